@@ -1,0 +1,66 @@
+"""Bootstrap for the quick start: create .venv, install evalmock pinned, then serve or test."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import subprocess
+import sys
+import venv
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent
+VENV = ROOT / ".venv"
+BIN = VENV / ("Scripts" if os.name == "nt" else "bin")
+STAMP = VENV / ".evalmock-install"
+USAGE = """usage: python3.11 dev.py serve [evalmock serve flags...]
+       python3.11 dev.py test [pytest args...]
+       python3.11 dev.py evalmock <any evalmock command...>"""
+
+
+def _install_fingerprint() -> str:
+    # Reinstall only when what decides the environment changes.
+    digest = hashlib.sha256()
+    for name in ("pyproject.toml", "constraints.txt"):
+        digest.update((ROOT / name).read_bytes())
+    return digest.hexdigest()
+
+
+def ensure_environment() -> None:
+    if sys.version_info < (3, 11):  # noqa: UP036  (dev.py may be started by an older python)
+        sys.exit("evalmock needs Python 3.11 or newer")
+    if not (BIN / "python").exists():
+        print("creating .venv ...", flush=True)
+        venv.EnvBuilder(with_pip=True).create(VENV)
+    fingerprint = _install_fingerprint()
+    if STAMP.exists() and STAMP.read_text() == fingerprint:
+        return
+    print("installing evalmock and its pinned dependencies into .venv ...", flush=True)
+    subprocess.run(
+        [str(BIN / "python"), "-m", "pip", "install", "--quiet", "--disable-pip-version-check",
+         "-c", str(ROOT / "constraints.txt"), "-e", f"{ROOT}[dev]"],
+        check=True,
+    )
+    STAMP.write_text(fingerprint)
+
+
+def main(argv: list[str]) -> int:
+    if not argv or argv[0] not in {"serve", "test", "evalmock"}:
+        print(USAGE, file=sys.stderr)
+        return 2
+    ensure_environment()
+    command, rest = argv[0], argv[1:]
+    if command == "serve":
+        args = [str(BIN / "evalmock"), "serve", *rest]
+    elif command == "test":
+        subprocess.run([str(BIN / "ruff"), "check", "src", "tests", "bench", "dev.py"], check=True, cwd=ROOT)
+        args = [str(BIN / "python"), "-m", "pytest", *rest]
+    else:
+        args = [str(BIN / "evalmock"), *rest]
+    os.chdir(ROOT)
+    os.execv(args[0], args)
+    return 0  # not reached
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,148 @@
+"""The command line: `evalmock serve | contract | validate | fixtures`, wiring only."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from collections.abc import Sequence
+
+DEFAULT_HOST = "127.0.0.1"
+DEFAULT_PORT = 8080
+DEFAULT_SEED = 42
+DEFAULT_CASES = 1000
+
+
+def _latency(text: str) -> tuple[int, int]:
+    """`200` or `50-400` (milliseconds) -> (low, high)."""
+    try:
+        low, _, high = text.partition("-")
+        bounds = (int(low), int(high or low))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected MS or MIN-MAX in milliseconds, got {text!r}") from None
+    if bounds[0] < 0 or bounds[1] < bounds[0] or bounds[1] > 60_000:
+        raise argparse.ArgumentTypeError("latency must satisfy 0 <= MIN <= MAX <= 60000 ms")
+    return bounds
+
+
+def _rate(text: str) -> float:
+    try:
+        rate = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number from 0 to 1, got {text!r}") from None
+    if not 0.0 <= rate <= 1.0:
+        raise argparse.ArgumentTypeError("the error rate must be between 0 and 1")
+    return rate
+
+
+def _positive(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError("must be at least 1")
+    return value
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="evalmock",
+        description="Mock server and contract-test harness for agent-evaluation test-case APIs.",
+    )
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    serve = commands.add_parser("serve", help="serve both APIs from a seeded world")
+    serve.add_argument("--host", default=DEFAULT_HOST, help=f"interface to listen on (default {DEFAULT_HOST})")
+    serve.add_argument("--port", type=int, default=DEFAULT_PORT, help=f"port (default {DEFAULT_PORT})")
+    serve.add_argument("--seed", type=int, default=DEFAULT_SEED, help=f"world seed (default {DEFAULT_SEED})")
+    serve.add_argument(
+        "--cases", type=_positive, default=DEFAULT_CASES,
+        help=f"generated cases per agent and project (default {DEFAULT_CASES})",
+    )
+    serve.add_argument("--workers", type=_positive, default=1, help="server processes (default 1)")
+    serve.add_argument(
+        "--write-targets", metavar="PATH",
+        help="write this world's demo tokens and known ids as a targets file for `evalmock contract`",
+    )
+    serve.add_argument(
+        "--cursor-key", default=os.environ.get("EVALMOCK_CURSOR_KEY"),
+        help="secret that seals cursors, shared by every process (default: env EVALMOCK_CURSOR_KEY, "
+        "else derived from the seed)",
+    )
+    serve.add_argument(
+        "--latency", type=_latency, default=(0, 0), metavar="MS|MIN-MAX",
+        help="added latency per request in milliseconds, fixed or a uniform range (default 0)",
+    )
+    serve.add_argument(
+        "--error-rate", type=_rate, default=0.0, metavar="RATE",
+        help="fraction of requests answered with the API's transient error (default 0)",
+    )
+    serve.add_argument("--validate-responses", action="store_true", help="validate every response against the document")
+    serve.add_argument("--access-log", action="store_true", help="log every request")
+    serve.add_argument("--no-cors", action="store_true", help="do not answer CORS requests")
+
+    contract = commands.add_parser("contract", help="audit an implementation against the contract")
+    contract.add_argument("--base-url", required=True, help="the implementation's root URL, e.g. http://127.0.0.1:8080")
+    contract.add_argument(
+        "--api", choices=["test-set", "gradient", "all"], default="all", help="which API to audit (default all)"
+    )
+    contract.add_argument("--targets", metavar="FILE", help="TOML or YAML file of known ids and facts")
+    contract.add_argument(
+        "--token", default=None,
+        help="bearer token (default: env EVALMOCK_TOKEN, else the targets file); never printed",
+    )
+    contract.add_argument(
+        "--second-token", default=None,
+        help="a second caller's token, for cursor-binding checks (default: env EVALMOCK_SECOND_TOKEN)",
+    )
+    contract.add_argument(
+        "--max-examples", type=_positive, default=25, help="examples per Schemathesis phase (default 25)"
+    )
+    contract.add_argument("--seed", type=int, default=DEFAULT_SEED, help="generation seed (default 42)")
+    contract.add_argument("--junit", metavar="PATH", help="write JUnit XML here")
+    contract.add_argument("--report", metavar="PATH", help="write a conformance report here (.md or .html)")
+    contract.add_argument("--no-fuzz", action="store_true", help="run only our semantic checks, not Schemathesis")
+    contract.add_argument("--quiet", action="store_true", help="no live progress, only the summary")
+
+    validate = commands.add_parser("validate", help="validate OpenAPI documents and lint them")
+    validate.add_argument("paths", nargs="*", metavar="PATH", help="documents (default: every one under openapi/)")
+
+    fixtures = commands.add_parser("fixtures", help="curated fixtures and world exports")
+    fixture_commands = fixtures.add_subparsers(dest="fixtures_command", required=True, metavar="ACTION")
+    export = fixture_commands.add_parser("export", help="write a world, or a slice of it, as JSON")
+    export.add_argument("--seed", type=int, default=DEFAULT_SEED, help=f"world seed (default {DEFAULT_SEED})")
+    export.add_argument("--cases", type=_positive, default=DEFAULT_CASES, help="generated cases per agent and project")
+    export.add_argument("--agent", help="only this agent")
+    export.add_argument("--project", help="only this project")
+    export.add_argument("--include-retired", action="store_true", help="retired cases too")
+    export.add_argument("--kind", help="only these kinds, comma-separated (correction,hand)")
+    export.add_argument("--limit", type=_positive, help="at most this many cases per agent and project")
+    export.add_argument("--output", "-o", default="-", help="file to write (default: standard output)")
+    fixture_commands.add_parser("list", help="list the curated fixture cases")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    if args.command == "serve":
+        from evalmock.server.runner import serve
+
+        return serve(args)
+    if args.command == "contract":
+        from evalmock.harness.runner import run_contract
+
+        return run_contract(args)
+    if args.command == "validate":
+        from evalmock.contract.validate import run_validate
+
+        return run_validate(args.paths)
+    if args.command == "fixtures":
+        from evalmock.world.export import run_fixtures
+
+        return run_fixtures(args)
+    raise AssertionError(args.command)  # argparse rejects unknown commands
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,53 @@
+"""Validate instances against schemas taken from an OpenAPI 3.0 document, with its `$ref`s resolved."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+from jsonschema.exceptions import ValidationError
+from openapi_schema_validator import OAS30Validator, oas30_format_checker
+
+
+class RefError(LookupError):
+    """A `$ref` that names nothing in the document."""
+
+
+def resolve_pointer(spec: Mapping[str, Any], ref: str) -> Any:
+    """Follow a local reference such as `#/components/schemas/Case`."""
+    if not ref.startswith("#/"):
+        raise RefError(f"only local references are supported, got {ref!r}")
+    node: Any = spec
+    for raw in ref[2:].split("/"):
+        part = raw.replace("~1", "/").replace("~0", "~")
+        if isinstance(node, Mapping) and part in node:
+            node = node[part]
+        elif isinstance(node, list) and part.isdigit() and int(part) < len(node):
+            node = node[int(part)]
+        else:
+            raise RefError(f"$ref {ref!r} points to nothing")
+    return node
+
+
+def inline_refs(spec: Mapping[str, Any], node: Any, depth: int = 0) -> Any:
+    """A copy of `node` with every local `$ref` replaced by what it names (our schemas are not recursive)."""
+    if depth > 64:
+        raise RefError("references nest more than 64 deep (a cycle?)")
+    if isinstance(node, Mapping):
+        if "$ref" in node:
+            return inline_refs(spec, resolve_pointer(spec, node["$ref"]), depth + 1)
+        return {key: inline_refs(spec, value, depth + 1) for key, value in node.items()}
+    if isinstance(node, list):
+        return [inline_refs(spec, item, depth + 1) for item in node]
+    return node
+
+
+def schema_errors(spec: Mapping[str, Any], schema: Any, instance: Any) -> Iterator[ValidationError]:
+    """Every way `instance` fails `schema` (OpenAPI 3.0 dialect, formats checked)."""
+    validator = OAS30Validator(inline_refs(spec, schema), format_checker=oas30_format_checker)
+    yield from validator.iter_errors(instance)
+
+
+def component_schema(spec: Mapping[str, Any], name: str) -> dict[str, Any]:
+    """`#/components/schemas/<name>` with its references inlined, ready for a validator."""
+    return inline_refs(spec, spec["components"]["schemas"][name])

@@ -1,0 +1,1 @@
+"""The harness: audit any implementation against the contract (Schemathesis plus semantic checks)."""

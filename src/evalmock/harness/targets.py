@@ -1,0 +1,170 @@
+"""Known-good identifiers and facts about a target implementation, read from and written to TOML or YAML."""
+
+from __future__ import annotations
+
+import json
+import tomllib
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+
+class TargetsError(ValueError):
+    """A targets file that cannot be read or does not have the documented shape."""
+
+
+@dataclass(frozen=True)
+class ProjectTarget:
+    """An agent and one of its projects that exist in the target, with optional facts about its cases."""
+
+    agent_id: str
+    project_id: str
+    has_retired: bool | None = None  # True: at least one retired case; enables the retired-filter checks
+    has_hand: bool | None = None  # True: at least one active hand case
+    has_corrections: bool | None = None  # True: at least one active correction case
+    active_cases: int | None = None  # exact number of active cases, when known
+
+
+@dataclass(frozen=True)
+class TestCaseTarget:
+    """A DigitalOcean evaluation test case that exists in the target, with the versions it has."""
+
+    __test__ = False  # not a pytest test class, despite the name
+
+    uuid: str
+    versions: tuple[int, ...] = ()
+
+    @property
+    def latest(self) -> int | None:
+        return max(self.versions) if self.versions else None
+
+
+@dataclass(frozen=True)
+class Targets:
+    """Everything the harness knows about a target beyond its base URL."""
+
+    projects: tuple[ProjectTarget, ...] = ()
+    test_cases: tuple[TestCaseTarget, ...] = ()
+    token: str | None = None
+    second_token: str | None = None  # another caller, for cursor-binding checks
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+def load_targets(path: str | Path) -> Targets:
+    """Read a targets file; `.toml` is TOML, anything else YAML (JSON is YAML too)."""
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise TargetsError(f"{path}: cannot read targets file: {exc.strerror or exc}") from exc
+    try:
+        raw = tomllib.loads(text) if path.suffix == ".toml" else yaml.safe_load(text)
+    except (tomllib.TOMLDecodeError, yaml.YAMLError) as exc:
+        raise TargetsError(f"{path}: not valid {'TOML' if path.suffix == '.toml' else 'YAML'}: {exc}") from exc
+    return targets_from_dict(raw or {}, source=str(path))
+
+
+def targets_from_dict(raw: Any, source: str = "targets") -> Targets:
+    if not isinstance(raw, dict):
+        raise TargetsError(f"{source}: the top level must be a table/mapping")
+    auth = _table(raw, "auth", source)
+    test_set = _table(raw, "test_set", source)
+    gradient = _table(raw, "gradient", source)
+    projects = tuple(
+        _build(ProjectTarget, item, f"{source}: test_set.projects[{i}]")
+        for i, item in enumerate(_list(test_set, "projects", source))
+    )
+    test_cases = []
+    for i, item in enumerate(_list(gradient, "test_cases", source)):
+        where = f"{source}: gradient.test_cases[{i}]"
+        if isinstance(item, dict) and "versions" in item:
+            versions = item["versions"]
+            if not isinstance(versions, list) or not all(isinstance(v, int) for v in versions):
+                raise TargetsError(f"{where}.versions must be a list of integers")
+            item = {**item, "versions": tuple(versions)}
+        test_cases.append(_build(TestCaseTarget, item, where))
+    known = {"auth", "test_set", "gradient"}
+    return Targets(
+        projects=projects,
+        test_cases=tuple(test_cases),
+        token=auth.get("token"),
+        second_token=auth.get("second_token"),
+        extra={k: v for k, v in raw.items() if k not in known},
+    )
+
+
+def dump_targets(targets: Targets, path: str | Path) -> None:
+    """Write targets as TOML when the path ends in `.toml`, else as YAML."""
+    path = Path(path)
+    data = targets_to_dict(targets)
+    text = _to_toml(data) if path.suffix == ".toml" else yaml.safe_dump(data, sort_keys=False)
+    path.write_text(text, encoding="utf-8")
+
+
+def targets_to_dict(targets: Targets) -> dict[str, Any]:
+    auth = {k: v for k, v in (("token", targets.token), ("second_token", targets.second_token)) if v}
+    data: dict[str, Any] = {}
+    if auth:
+        data["auth"] = auth
+    data["test_set"] = {"projects": [_drop_none(asdict(p)) for p in targets.projects]}
+    data["gradient"] = {
+        "test_cases": [{"uuid": t.uuid, "versions": list(t.versions)} for t in targets.test_cases]
+    }
+    return data
+
+
+def _drop_none(item: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in item.items() if v is not None}
+
+
+def _table(raw: dict[str, Any], key: str, source: str) -> dict[str, Any]:
+    value = raw.get(key) or {}
+    if not isinstance(value, dict):
+        raise TargetsError(f"{source}: [{key}] must be a table/mapping")
+    return value
+
+
+def _list(table: dict[str, Any], key: str, source: str) -> list[Any]:
+    value = table.get(key) or []
+    if not isinstance(value, list):
+        raise TargetsError(f"{source}: {key} must be a list")
+    return value
+
+
+def _build(cls: type, item: Any, where: str) -> Any:
+    if not isinstance(item, dict):
+        raise TargetsError(f"{where} must be a table/mapping")
+    try:
+        return cls(**item)
+    except TypeError as exc:
+        raise TargetsError(f"{where}: {exc}") from exc
+
+
+def _to_toml(data: dict[str, Any]) -> str:
+    # The targets shape is shallow (tables of scalars and arrays of tables), so a small writer suffices.
+    lines = ["# evalmock targets: known-good identifiers and facts about a target implementation", ""]
+    for section, body in data.items():
+        scalars = {k: v for k, v in body.items() if not isinstance(v, list)}
+        if scalars:
+            lines.append(f"[{section}]")
+            lines += [f"{k} = {_toml_value(v)}" for k, v in scalars.items()]
+            lines.append("")
+        for key, items in body.items():
+            if isinstance(items, list):
+                for item in items:
+                    lines.append(f"[[{section}.{key}]]")
+                    lines += [f"{k} = {_toml_value(v)}" for k, v in item.items()]
+                    lines.append("")
+    return "\n".join(lines)
+
+
+def _toml_value(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, list | tuple):
+        return "[" + ", ".join(_toml_value(v) for v in value) + "]"
+    return json.dumps(str(value), ensure_ascii=False)  # a JSON string is a valid TOML basic string

@@ -1,0 +1,29 @@
+"""Where the contract documents and the curated fixtures live, installed or in a checkout."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+_PACKAGE = Path(__file__).resolve().parent
+_CHECKOUT = _PACKAGE.parent.parent
+
+
+def _data_dir(name: str, env: str) -> Path:
+    override = os.environ.get(env)
+    if override:
+        return Path(override)
+    bundled = _PACKAGE / "_data" / name
+    if bundled.is_dir():
+        return bundled
+    return _CHECKOUT / name
+
+
+def openapi_dir() -> Path:
+    """The folder of OpenAPI documents (EVALMOCK_OPENAPI_DIR overrides)."""
+    return _data_dir("openapi", "EVALMOCK_OPENAPI_DIR")
+
+
+def fixtures_dir() -> Path:
+    """The folder of hand-curated fixture cases (EVALMOCK_FIXTURES_DIR overrides)."""
+    return _data_dir("fixtures", "EVALMOCK_FIXTURES_DIR")

@@ -1,0 +1,1 @@
+"""The world: deterministic, lazily generated data served by the mock (no HTTP here)."""
