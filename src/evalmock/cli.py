@@ -119,7 +119,8 @@ def build_parser() -> argparse.ArgumentParser:
     export.add_argument("--kind", help="only these kinds, comma-separated (correction,hand)")
     export.add_argument("--limit", type=_positive, help="at most this many cases per agent and project")
     export.add_argument("--output", "-o", default="-", help="file to write (default: standard output)")
-    fixture_commands.add_parser("list", help="list the curated fixture cases")
+    listing = fixture_commands.add_parser("list", help="list the curated fixture cases")
+    listing.add_argument("--seed", type=int, default=DEFAULT_SEED, help=f"world seed (default {DEFAULT_SEED})")
     return parser
 
 

@@ -13,10 +13,11 @@ def _data_dir(name: str, env: str) -> Path:
     override = os.environ.get(env)
     if override:
         return Path(override)
-    bundled = _PACKAGE / "_data" / name
-    if bundled.is_dir():
-        return bundled
-    return _CHECKOUT / name
+    # A checkout (editable install) wins over the copy bundled into a wheel, so edits show at once.
+    in_checkout = _CHECKOUT / name
+    if (_CHECKOUT / "pyproject.toml").is_file() and in_checkout.is_dir():
+        return in_checkout
+    return _PACKAGE / "_data" / name
 
 
 def openapi_dir() -> Path:

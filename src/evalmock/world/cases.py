@@ -1,0 +1,187 @@
+"""One generated TestSetCase, composed from the vocabulary by hashing (seed, agent, project, rank)."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from evalmock.world.catalog import Agent, Tool
+from evalmock.world.hashing import Stream, mix48, splitmix64, stable_hash
+from evalmock.world.layout import category_at, is_retired, kind_of
+from evalmock.world.timeline import NEWEST, added_at, rfc3339
+from evalmock.world.vocabulary import Vocabulary
+
+# Which parts `expect` holds, as a bit mask (decisions 1, answer 2, items 4), weighted towards one or two parts.
+_EXPECT_MASKS = (1, 1, 1, 2, 2, 2, 3, 3, 3, 4, 4, 5, 6, 7)
+_ITEM_ROOTS = ("matches", "results", "hits", "candidates")
+_TEMPLATES = ("nda", "msa", "dpa", "sow", "order-form")
+_TEAMS = ("billing", "tier-2", "legal", "onboarding", "security")
+_PRIORITIES = ("low", "normal", "high", "urgent")
+_STATUSES = ("open", "pending", "resolved", "failed", "paid")
+_DAY = 86_400
+
+
+class CaseFactory:
+    """Builds the generated cases of one list (agent and project); every draw is a pure function of the rank."""
+
+    def __init__(self, seed: int, agent: Agent, project_id: str, vocabulary: Vocabulary) -> None:
+        self.agent = agent
+        self.project_id = project_id
+        self.vocabulary = vocabulary
+        self.tools: tuple[Tool, ...] = agent.tools + tuple(
+            Tool(name, ("query", "limit")) for name in vocabulary.extra_tools[:2]
+        )
+        self.block_base = stable_hash(seed, agent.id, project_id, "layout")
+        self.time_base = stable_hash(seed, agent.id, project_id, "timeline")
+        self._case_base = stable_hash(seed, agent.id, project_id, "case")
+        self._id_salt = stable_hash(seed, agent.id, project_id, "ids")
+
+    def category(self, rank: int) -> int:
+        return category_at(self.block_base, rank)
+
+    def added_at(self, rank: int) -> int:
+        return added_at(self.time_base, rank)
+
+    def case_id(self, rank: int) -> str:
+        """Unique within the list: a bijection of the rank, prefixed by kind."""
+        prefix = "case-" if kind_of(self.category(rank)) == "hand" else "corr-"
+        return f"{prefix}{mix48(self._id_salt + rank):012x}"
+
+    def case(self, rank: int) -> dict[str, Any]:
+        stream = Stream(splitmix64(self._case_base ^ rank))
+        category = self.category(rank)
+        kind = kind_of(category)
+        added = self.added_at(rank)
+        case: dict[str, Any] = {
+            "id": self.case_id(rank),
+            "kind": kind,
+            "projectId": self.project_id,
+            "runId": f"run-{stream.hex(8)}",
+            "madeOn": self._version(added - stream.between(3_600, 5 * _DAY)),
+            "expect": self._expect(stream, rank),
+            "addedBy": self._actor(stream, user_percent=85 if kind == "hand" else 60),
+            "addedAt": rfc3339(added),
+            "updatedAt": rfc3339(added),
+        }
+        if is_retired(category):
+            # Retired within 45 days, and no later than a day after the newest case (the world's "now").
+            retired_at = added + stream.between(600, max(600, min(45 * _DAY, NEWEST + _DAY - added)))
+            case["updatedAt"] = rfc3339(retired_at)
+            case["retired"] = {
+                "reason": stream.choice(self.vocabulary.retirement_reasons),
+                "by": self._actor(stream, user_percent=80),
+                "at": rfc3339(retired_at),
+            }
+        # Every hand case is an expert's; a correction is when its group was restricted.
+        if kind == "hand" or stream.chance(25):
+            case["expert"] = True
+        return case
+
+    def _version(self, seconds: int) -> str:
+        """Weekly releases named year.month.week, the version live when the run ran."""
+        t = time.gmtime(seconds)
+        return f"{self.agent.id}@{t.tm_year}.{t.tm_mon}.{(t.tm_mday - 1) // 7}"
+
+    def _actor(self, stream: Stream, user_percent: int) -> dict[str, str]:
+        if stream.chance(user_percent):
+            return {"kind": "user", "id": stream.choice(self.vocabulary.people).actor_id}
+        return {"kind": "service", "id": stream.choice(self.vocabulary.services)}
+
+    def _expect(self, stream: Stream, rank: int) -> dict[str, Any]:
+        mask = stream.choice(_EXPECT_MASKS)
+        expect: dict[str, Any] = {}
+        if mask & 1:
+            expect["decisions"] = self._decisions(stream)
+        if mask & 2:
+            expect["answer"] = self._answer(stream)
+        if mask & 4:
+            expect["items"] = self._items(stream, rank)
+        return expect
+
+    def _decisions(self, stream: Stream) -> dict[str, Any]:
+        if stream.chance(35):
+            return {"verdict": "right"}
+        calls = stream.sample(self.tools, stream.between(1, 3))
+        decisions: dict[str, Any] = {
+            "verdict": "wrong",
+            "shouldCall": [{"tool": tool.name, "args": self._args(stream, tool)} for tool in calls],
+        }
+        if stream.chance(60):
+            others = [tool.name for tool in self.tools if tool not in calls]
+            decisions["mustNotCall"] = stream.sample(others, stream.between(0, 2))
+        return decisions
+
+    def _args(self, stream: Stream, tool: Tool) -> dict[str, Any]:
+        keys = stream.sample(tool.args, stream.between(0, len(tool.args)))
+        return {key: self._value(stream, key) for key in sorted(keys, key=tool.args.index)}
+
+    def _value(self, stream: Stream, key: str) -> Any:
+        words = self.vocabulary
+        match key:
+            case "jurisdiction":
+                return stream.choice(words.countries)
+            case "query":
+                return stream.choice(words.phrases)
+            case "counterparty":
+                return stream.choice(words.companies)
+            case "clause":
+                return stream.choice(words.nouns)
+            case "template":
+                return stream.choice(_TEMPLATES)
+            case "language":
+                return stream.choice(words.languages)
+            case "to":
+                return stream.choice(words.people).email
+            case "subject":
+                return f"Your {stream.choice(words.nouns)} question"
+            case "team":
+                return stream.choice(_TEAMS)
+            case "priority":
+                return stream.choice(_PRIORITIES)
+            case "status":
+                return stream.choice(_STATUSES)
+            case "currency":
+                return stream.choice(words.currencies)
+            case "limit":
+                return stream.between(5, 50)
+            case "amount":
+                return stream.between(100, 250_000) / 100
+            case "since":
+                return f"2026-{stream.between(1, 10):02d}-{stream.between(1, 28):02d}"
+            case "contract_id":
+                return f"ctr-{stream.hex(6)}"
+            case "ticket_id":
+                return f"T-{stream.between(100_000, 999_999)}"
+            case "invoice_id":
+                return f"INV-{stream.between(1_000_000, 9_999_999)}"
+            case "customer_id":
+                return f"cus_{stream.hex(10)}"
+            case "document_id":
+                return f"doc-{stream.hex(8)}"
+            case _:
+                return stream.choice(words.nouns)
+
+    def _answer(self, stream: Stream) -> dict[str, Any]:
+        if stream.chance(40):
+            return {"verdict": "right"}
+        answer: dict[str, Any] = {"verdict": "wrong"}
+        parts = stream.between(1, 3)  # shouldSay, why, or both
+        if parts & 1:
+            answer["shouldSay"] = stream.choice(self.vocabulary.should_say)
+        if parts & 2:
+            answer["why"] = stream.choice(self.vocabulary.why)
+        return answer
+
+    def _items(self, stream: Stream, rank: int) -> list[dict[str, Any]]:
+        """A ranked answer whose items are older cases of the same list, keyed by their ids."""
+        root = stream.choice(_ITEM_ROOTS)
+        offsets = sorted(stream.sample(range(1, 400), stream.between(1, 5)))
+        return [
+            {
+                "key": self.case_id(rank + offset),
+                "pointer": f"/{root}/{position}",
+                "rank": position,
+                "verdict": "right" if stream.chance(60) else "wrong",
+            }
+            for position, offset in enumerate(offsets)
+        ]

@@ -1,0 +1,126 @@
+"""`evalmock fixtures export | list`: write a world (or a slice) as JSON, or list the curated fixture cases."""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import os
+import sys
+from collections.abc import Iterator
+from typing import IO, Any
+
+from evalmock.world.world import ALL_KINDS, CaseQuery, World
+
+
+class UsageError(ValueError):
+    """A flag value the export cannot use; reported on stderr with exit status 2."""
+
+
+def run_fixtures(args: argparse.Namespace) -> int:
+    try:
+        if args.fixtures_command == "export":
+            return export(args)
+        if args.fixtures_command == "list":
+            return list_fixtures(World(seed=args.seed, cases=1), sys.stdout)
+    except UsageError as exc:
+        print(f"evalmock fixtures: {exc}", file=sys.stderr)
+        return 2
+    except BrokenPipeError:  # the reader left early (`| head`): stop quietly
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 1
+    raise AssertionError(args.fixtures_command)  # argparse rejects unknown actions
+
+
+def export(args: argparse.Namespace) -> int:
+    world = World(seed=args.seed, cases=args.cases)
+    kinds = parse_kinds(args.kind)
+    lists = select_lists(world, args.agent, args.project)
+    whole_world = args.agent is None and args.project is None
+    with _open_output(args.output) as out:
+        write_export(world, out, lists, kinds, args.include_retired, args.limit, whole_world)
+    return 0
+
+
+def parse_kinds(text: str | None) -> frozenset[str]:
+    if text is None:
+        return ALL_KINDS
+    kinds = frozenset(part.strip() for part in text.split(","))
+    unknown = sorted(kinds - ALL_KINDS)
+    if unknown or not kinds:
+        raise UsageError(f"--kind takes correction and/or hand, comma-separated; got {text!r}")
+    return kinds
+
+
+def select_lists(world: World, agent_id: str | None, project_id: str | None) -> list[tuple[str, str]]:
+    """The (agent, project) pairs to export, in the world's order."""
+    if agent_id is not None and not world.has_agent(agent_id):
+        raise UsageError(f"unknown agent {agent_id!r}; agents: {', '.join(world.agent_ids())}")
+    agents = [agent_id] if agent_id is not None else world.agent_ids()
+    pairs = [(agent, project) for agent in agents for project in world.project_ids(agent)]
+    if project_id is not None:
+        pairs = [(agent, project) for agent, project in pairs if project == project_id.lower()]
+        if not pairs:
+            owner = f"agent {agent_id!r}" if agent_id else "any agent"
+            raise UsageError(f"project {project_id!r} is not a project of {owner}")
+    return pairs
+
+
+def write_export(
+    world: World, out: IO[str], lists: list[tuple[str, str]], kinds: frozenset[str],
+    include_retired: bool, limit: int | None, whole_world: bool,
+) -> None:
+    """Stream the JSON document case by case, so a large world never sits in memory."""
+    out.write("{\n")
+    out.write(f'  "seed": {world.seed},\n  "casesPerProject": {world.cases},\n')
+    out.write(f'  "filters": {_dumps({"includeRetired": include_retired, "kinds": sorted(kinds), "limit": limit})},\n')
+    out.write('  "testSet": [')
+    for number, (agent_id, project_id) in enumerate(lists):
+        query = CaseQuery(agent_id, project_id, include_retired=include_retired, kinds=kinds)
+        head = _dumps({"agentId": agent_id, "projectId": project_id})[:-1]
+        out.write(f'{"," if number else ""}\n    {head}, "cases": [')
+        for index, case in enumerate(_limited(world.iter_cases(query), limit)):
+            out.write(f'{"," if index else ""}\n      {_dumps(case)}')
+        out.write("\n    ]}")
+    out.write("\n  ]")
+    if whole_world:
+        out.write(',\n  "gradient": [')
+        tests = world.evaluation_test_case_versions()
+        for number, (uuid, versions) in enumerate(tests.items()):
+            bodies = [world.evaluation_test_case(uuid, version) for version in versions]
+            out.write(f'{"," if number else ""}\n    {_dumps({"test_case_uuid": uuid, "versions": bodies})}')
+        out.write("\n  ]")
+    out.write("\n}\n")
+
+
+def list_fixtures(world: World, out: IO[str]) -> int:
+    """One line per curated case: where it comes from, where it lives, what it is, and why it exists."""
+    for curated in world.curated:
+        case = curated.case
+        flags = [case["kind"]] + [flag for flag in ("retired", "expert") if flag in case]
+        out.write(
+            f"{curated.source}\t{curated.agent_id}\t{curated.project_id}\t{case['id']}\t"
+            f"{','.join(flags)}\t{case['addedAt']}\t{curated.note}\n"
+        )
+    return 0
+
+
+def _limited(cases: Iterator[dict[str, Any]], limit: int | None) -> Iterator[dict[str, Any]]:
+    for count, case in enumerate(cases):
+        if limit is not None and count >= limit:
+            return
+        yield case
+
+
+def _dumps(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False)
+
+
+@contextlib.contextmanager
+def _open_output(path: str) -> Iterator[IO[str]]:
+    if path == "-":
+        yield sys.stdout
+        sys.stdout.flush()
+        return
+    with open(path, "w", encoding="utf-8") as handle:
+        yield handle

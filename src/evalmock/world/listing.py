@@ -1,0 +1,111 @@
+"""One agent-and-project list: generated ranks and curated cases merged newest first, filtered and paged.
+
+A position is an index into the merged list. Curated cases sit at fixed positions (decided by their
+`addedAt` among the generated ones), so positions never depend on the filters or the page size, and a
+page costs O(limit): scan forward from `after`, test each position's category, stop after limit+1 matches.
+"""
+
+from __future__ import annotations
+
+import bisect
+import copy
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from evalmock.world.cases import CaseFactory
+from evalmock.world.layout import (
+    CORRECTION_ACTIVE,
+    CORRECTION_RETIRED,
+    HAND_ACTIVE,
+    HAND_RETIRED,
+    CategoryFilter,
+    count_in_prefix,
+)
+from evalmock.world.timeline import first_rank_older_than, parse_rfc3339
+
+
+@dataclass(frozen=True)
+class ListPage:
+    cases: list[dict[str, Any]]
+    next_position: int | None
+
+
+def curated_category(case: dict[str, Any]) -> int:
+    retired = "retired" in case
+    if case["kind"] == "hand":
+        return HAND_RETIRED if retired else HAND_ACTIVE
+    return CORRECTION_RETIRED if retired else CORRECTION_ACTIVE
+
+
+class CaseList:
+    """The cases of one agent and project: `size` generated ones plus the curated ones placed among them."""
+
+    def __init__(self, factory: CaseFactory, size: int, curated: list[dict[str, Any]]) -> None:
+        self.factory = factory
+        self.size = size
+        # A curated case goes before the first generated rank added before it; equal ranks keep newest first.
+        stamped = sorted(((parse_rfc3339(case["addedAt"]), case) for case in curated), key=lambda pair: -pair[0])
+        placed = [(first_rank_older_than(factory.time_base, size, seconds), case) for seconds, case in stamped]
+        self._curated_positions = [rank + number for number, (rank, _) in enumerate(placed)]
+        self._curated_cases = [case for _, case in placed]
+        self._curated_categories = [curated_category(case) for case in self._curated_cases]
+        self.total = size + len(placed)
+
+    def _walk(self, start: int) -> Iterator[tuple[int, int, int]]:
+        """(position, category, rank or -(curated number)-1) from `start` to the end of the list."""
+        positions = self._curated_positions
+        curated = bisect.bisect_left(positions, start)
+        rank = start - curated
+        category_at = self.factory.category
+        for position in range(start, self.total):
+            if curated < len(positions) and positions[curated] == position:
+                yield position, self._curated_categories[curated], -curated - 1
+                curated += 1
+            else:
+                yield position, category_at(rank), rank
+                rank += 1
+
+    def _case(self, source: int) -> dict[str, Any]:
+        if source >= 0:
+            return self.factory.case(source)
+        return copy.deepcopy(self._curated_cases[-source - 1])
+
+    def page(self, wanted: CategoryFilter, after: int | None, limit: int) -> ListPage:
+        if limit < 1:
+            raise ValueError(f"limit must be at least 1, got {limit}")
+        start = self.start_after(after)
+        if not wanted.accepted:
+            return ListPage([], None)
+        sources: list[int] = []
+        last_position = None
+        for position, category, source in self._walk(start):
+            if category not in wanted.accepted:
+                continue
+            if len(sources) == limit:  # one match past the page: there is more
+                return ListPage([self._case(s) for s in sources], last_position)
+            sources.append(source)
+            last_position = position
+        return ListPage([self._case(s) for s in sources], None)
+
+    def start_after(self, after: int | None) -> int:
+        if after is None:
+            return 0
+        if isinstance(after, bool) or not isinstance(after, int) or not 0 <= after < self.total:
+            raise ValueError(f"position {after!r} is not in this list (0..{self.total - 1})")
+        return after + 1
+
+    def iter_cases(self, wanted: CategoryFilter) -> Iterator[dict[str, Any]]:
+        if not wanted.accepted:
+            return
+        for _, category, source in self._walk(0):
+            if category in wanted.accepted:
+                yield self._case(source)
+
+    def count(self, wanted: CategoryFilter) -> int:
+        """Exact, in O(BLOCK + curated) whatever the size."""
+        generated = count_in_prefix(self.factory.block_base, self.size, wanted.accepted)
+        return generated + sum(1 for category in self._curated_categories if category in wanted.accepted)
+
+    def curated_cases(self) -> list[dict[str, Any]]:
+        return copy.deepcopy(self._curated_cases)

@@ -1,0 +1,145 @@
+"""The World facade: agents, projects, paged test-set cases and gradient test cases for one seed."""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from evalmock.paths import fixtures_dir as default_fixtures_dir
+from evalmock.world.cases import CaseFactory
+from evalmock.world.catalog import AGENTS, project_ids
+from evalmock.world.curated import CuratedCase, load_curated
+from evalmock.world.gradient import build_test_cases
+from evalmock.world.layout import CategoryFilter
+from evalmock.world.listing import CaseList
+from evalmock.world.vocabulary import build_vocabulary
+
+ALL_KINDS = frozenset({"correction", "hand"})
+
+
+@dataclass(frozen=True)
+class CaseQuery:
+    agent_id: str
+    project_id: str  # any case; the world compares lower-cased
+    include_retired: bool = False
+    kinds: frozenset[str] = field(default=ALL_KINDS)
+
+
+@dataclass(frozen=True)
+class Page:
+    cases: list[dict[str, Any]]  # JSON-ready TestSetCase objects, newest added first
+    next_position: int | None  # None on the last page; else pass it back as `after`
+
+
+@dataclass(frozen=True)
+class ProjectFacts:
+    agent_id: str
+    project_id: str
+    has_retired: bool
+    has_hand: bool
+    has_corrections: bool
+    active_cases: int | None
+
+
+class World:
+    """Everything the mock serves, as a pure function of the seed (and the number of cases per project)."""
+
+    def __init__(self, seed: int = 42, cases: int = 1000, fixtures_dir: Path | None = None) -> None:
+        if cases < 1:
+            raise ValueError(f"cases must be at least 1, got {cases}")
+        self.seed = seed
+        self.cases = cases
+        self.vocabulary = build_vocabulary(seed)
+        self._projects: dict[str, tuple[str, ...]] = {agent.id: project_ids(seed, agent) for agent in AGENTS}
+        self.curated: list[CuratedCase] = load_curated(fixtures_dir or default_fixtures_dir(), self._projects)
+        self._lists: dict[tuple[str, str], CaseList] = {}
+        for agent in AGENTS:
+            for project_id in self._projects[agent.id]:
+                factory = CaseFactory(seed, agent, project_id, self.vocabulary)
+                placed = [c.case for c in self.curated if (c.agent_id, c.project_id) == (agent.id, project_id)]
+                self._lists[agent.id, project_id] = CaseList(factory, cases, placed)
+        self._test_cases = build_test_cases(seed, self.vocabulary)
+
+    # Test set -----------------------------------------------------------------------------------------
+
+    def agent_ids(self) -> list[str]:
+        return list(self._projects)
+
+    def has_agent(self, agent_id: str) -> bool:
+        return agent_id in self._projects
+
+    def project_ids(self, agent_id: str) -> list[str]:
+        """The agent's projects, lower-case UUIDs; KeyError for an unknown agent."""
+        return list(self._projects[agent_id])
+
+    def _list(self, query: CaseQuery) -> CaseList | None:
+        if query.agent_id not in self._projects:
+            raise KeyError(query.agent_id)
+        return self._lists.get((query.agent_id, query.project_id.lower()))
+
+    def page(self, query: CaseQuery, after: int | None, limit: int) -> Page:
+        """Up to `limit` matching cases after position `after` (None: from the start), in O(limit).
+
+        KeyError for an unknown agent; an empty last page for a project the agent does not have;
+        ValueError for a position that is not in the list or a limit below 1.
+        """
+        case_list = self._list(query)
+        if case_list is None:
+            if limit < 1:
+                raise ValueError(f"limit must be at least 1, got {limit}")
+            if after is not None:
+                raise ValueError(f"position {after!r} is not in this list (it is empty)")
+            return Page([], None)
+        page = case_list.page(_filter(query), after, limit)
+        return Page(page.cases, page.next_position)
+
+    def iter_cases(self, query: CaseQuery) -> Iterator[dict[str, Any]]:
+        """Every matching case, newest added first (lazily: a large world is long)."""
+        case_list = self._list(query)
+        if case_list is not None:
+            yield from case_list.iter_cases(_filter(query))
+
+    def count_cases(self, query: CaseQuery) -> int:
+        """How many cases match, exactly and cheaply."""
+        case_list = self._list(query)
+        return 0 if case_list is None else case_list.count(_filter(query))
+
+    def project_facts(self) -> list[ProjectFacts]:
+        facts = []
+        for (agent_id, project_id), case_list in self._lists.items():
+            def count(kinds: frozenset[str], include_retired: bool, case_list: CaseList = case_list) -> int:
+                return case_list.count(CategoryFilter.of(kinds, include_retired))
+
+            everything = count(ALL_KINDS, True)
+            facts.append(ProjectFacts(
+                agent_id=agent_id,
+                project_id=project_id,
+                has_retired=everything > count(ALL_KINDS, False),
+                has_hand=count(frozenset({"hand"}), True) > 0,
+                has_corrections=count(frozenset({"correction"}), True) > 0,
+                active_cases=count(ALL_KINDS, False),
+            ))
+        return facts
+
+    # Gradient -----------------------------------------------------------------------------------------
+
+    def evaluation_test_case(self, test_case_uuid: str, version: int | None) -> dict[str, Any] | None:
+        """That version (None: the latest) of the test case, or None when either is unknown."""
+        versions = self._test_cases.get(test_case_uuid) if isinstance(test_case_uuid, str) else None
+        if versions is None:
+            return None
+        if version is None:
+            return copy.deepcopy(versions[-1])
+        if isinstance(version, bool) or not isinstance(version, int) or not 1 <= version <= len(versions):
+            return None
+        return copy.deepcopy(versions[version - 1])
+
+    def evaluation_test_case_versions(self) -> dict[str, tuple[int, ...]]:
+        return {uuid: tuple(range(1, len(versions) + 1)) for uuid, versions in self._test_cases.items()}
+
+
+def _filter(query: CaseQuery) -> CategoryFilter:
+    return CategoryFilter.of(frozenset(query.kinds) & ALL_KINDS, query.include_retired)

@@ -1,0 +1,59 @@
+"""The case rules catch what they claim to catch (so the suites built on them can fail)."""
+
+from __future__ import annotations
+
+import copy
+
+import pytest
+
+from evalmock.world.rules import case_problems
+
+VALID = {
+    "id": "corr-1", "kind": "correction", "projectId": "2489e9ad-2ee2-8e00-8ec9-32d5f69181c0",
+    "runId": "run-1", "madeOn": "example@2026.11.2",
+    "expect": {"decisions": {"verdict": "wrong", "shouldCall": [{"tool": "send_email", "args": {"to": "a@b.c"}}]},
+               "items": [{"key": "case-1", "pointer": "/matches/0", "rank": 0, "verdict": "right"}]},
+    "addedBy": {"kind": "service", "id": "svc-1"},
+    "addedAt": "2026-11-20T08:00:01Z", "updatedAt": "2026-11-20T08:00:01Z",
+}
+
+
+def with_change(path: str, value) -> dict:
+    case = copy.deepcopy(VALID)
+    *parents, last = path.split(".")
+    node = case
+    for part in parents:
+        node = node[int(part)] if part.isdigit() else node[part]
+    if value is KeyError:
+        del node[last]
+    else:
+        node[last] = value
+    return case
+
+
+def test_the_valid_case_has_no_problems():
+    assert case_problems(VALID) == []
+
+
+@pytest.mark.parametrize(
+    ("case", "expected"),
+    [
+        (with_change("id", "case-1"), "correction's id"),
+        (with_change("kind", "robot"), "schema"),
+        (with_change("projectId", "nope"), "schema"),
+        (with_change("expert", False), "only as true"),
+        (with_change("updatedAt", "2026-11-21T08:00:01Z"), "equals addedAt"),
+        (with_change("addedAt", "2026-11-20T08:00:01+00:00"), "2026-11-20T09:15:02Z"),
+        (with_change("retired", {"reason": "r", "by": {"kind": "user", "id": "u"}, "at": "2026-11-20T08:00:01Z"}),
+         "later than addedAt"),
+        (with_change("expect", {}), "at least one"),
+        (with_change("expect.items.0.rank", 1), "ranks 0..n-1"),
+        (with_change("expect.items.0.pointer", "matches/0"), "schema"),
+        (with_change("expect.decisions.shouldCall.0.tool", "x" * 201), "1..200"),
+        (with_change("expect.decisions.shouldCall.0.args", {f"k{i}": i for i in range(101)}), "properties"),
+        (with_change("expect.decisions.shouldCall.0.args", {"k": "x" * 3995}), "4000"),
+        (with_change("addedBy", {"kind": "robot", "id": "r"}), "schema"),
+    ],
+)
+def test_each_broken_rule_is_reported(case, expected):
+    assert any(expected in problem for problem in case_problems(case)), case_problems(case)
