@@ -1,1 +1,6 @@
 """The server: a thin Connexion adapter between the documents, the world and HTTP clients."""
+
+import warnings
+
+# Connexion imports Starlette's test client at import time, which warns on every `evalmock serve` start.
+warnings.filterwarnings("ignore", message=r"Using `httpx` with `starlette\.testclient` is deprecated")

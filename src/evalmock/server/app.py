@@ -1,0 +1,93 @@
+"""The app factory: both documents on one Connexion AsyncApp, with our middleware stack and error bodies."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from functools import partial
+from typing import Any
+
+from connexion import AsyncApp
+from connexion.middleware.context import ContextMiddleware
+from connexion.middleware.exceptions import ExceptionMiddleware
+from connexion.middleware.lifespan import LifespanMiddleware
+from connexion.middleware.request_validation import RequestValidationMiddleware
+from connexion.middleware.response_validation import ResponseValidationMiddleware
+from connexion.middleware.routing import RoutingMiddleware
+from connexion.middleware.security import SecurityMiddleware
+from connexion.middleware.server_error import ServerErrorMiddleware
+from connexion.middleware.swagger_ui import SwaggerUIMiddleware
+from connexion.options import SwaggerUIOptions
+from starlette.middleware.cors import CORSMiddleware
+
+from evalmock.contract.documents import APIS
+from evalmock.server import errors
+from evalmock.server.auth import SECURITY_MAP
+from evalmock.server.cursors import CursorSealer
+from evalmock.server.handlers import build_handlers, resolver
+from evalmock.server.prefer import LatencyMiddleware, ScenarioMiddleware
+from evalmock.server.ratelimit import RateLimitCounter, RateLimitHeadersMiddleware
+from evalmock.server.request_id import RequestIdMiddleware
+from evalmock.server.settings import ServerSettings
+from evalmock.server.validation import VALIDATOR_MAP
+from evalmock.world import World
+
+CORS_OPTIONS: dict[str, Any] = {
+    "allow_origins": ["*"],
+    "allow_methods": ["GET"],
+    "allow_headers": ["*"],  # Starlette echoes the requested headers, so Authorization and Prefer pass
+    "expose_headers": ["X-Request-Id", "Retry-After", "ratelimit-limit", "ratelimit-remaining", "ratelimit-reset"],
+    "max_age": 600,
+}
+
+
+def _middlewares(settings: ServerSettings) -> list[Any]:
+    """The whole stack, outermost first; Connexion's own middlewares keep their usual order."""
+    counter = RateLimitCounter()
+    headers = [RequestIdMiddleware, partial(RateLimitHeadersMiddleware, counter=counter)]
+    cors = [partial(CORSMiddleware, **CORS_OPTIONS)] if settings.cors else []
+    return [
+        # Outside the error handlers, so that every answer, errors and preflights included, has these headers.
+        *headers,
+        *cors,
+        partial(ServerErrorMiddleware, handler=errors.on_unhandled),
+        ExceptionMiddleware,
+        SwaggerUIMiddleware,
+        RoutingMiddleware,
+        partial(LatencyMiddleware, latency_ms=settings.latency_ms, seed=settings.seed),
+        SecurityMiddleware,
+        RequestValidationMiddleware,
+        ResponseValidationMiddleware,
+        LifespanMiddleware,
+        # Response validation checks that required headers are present, so add them before it looks.
+        *(headers if settings.validate_responses else []),
+        partial(ScenarioMiddleware, error_rate=settings.error_rate, seed=settings.seed),
+        ContextMiddleware,
+    ]
+
+
+def create_app(
+    settings: ServerSettings | None = None,
+    world: World | None = None,
+    *,
+    clock: Callable[[], float] = time.time,
+) -> AsyncApp:
+    """Both APIs (/v1 and /v2) with Swagger UI at {base}/ui/; `clock` is the cursors' time source."""
+    settings = settings or ServerSettings()
+    world = world if world is not None else World(seed=settings.seed, cases=settings.cases)
+    handlers = build_handlers(world, CursorSealer(settings.cursor_key_bytes, clock=clock))
+    app = AsyncApp(
+        __name__,
+        middlewares=_middlewares(settings),
+        resolver=resolver(handlers),
+        security_map=SECURITY_MAP,
+        validator_map=VALIDATOR_MAP,
+        strict_validation=settings.strict_validation,
+        validate_responses=settings.validate_responses,
+        pythonic_params=True,
+        swagger_ui_options=SwaggerUIOptions(swagger_ui=True, swagger_ui_path="/ui"),
+    )
+    for api in APIS.values():
+        app.add_api(api.path, base_path=api.base_path, name=api.name)
+    errors.install(app)
+    return app

@@ -1,0 +1,185 @@
+"""Every error as the API's own body: the test-set envelope on /v1 (and elsewhere), DigitalOcean's on /v2."""
+
+from __future__ import annotations
+
+import functools
+import logging
+from typing import Any
+
+import orjson
+from connexion.exceptions import ProblemException
+from connexion.lifecycle import ConnexionRequest, ConnexionResponse
+from starlette.exceptions import HTTPException
+
+from evalmock.contract.documents import GRADIENT
+from evalmock.server.operations import operations
+from evalmock.server.request_id import current_request_id
+
+logger = logging.getLogger("evalmock.server")
+
+MAX_ECHO = 120  # longest client-supplied text quoted back in a message
+
+# The envelope's code for a status when nothing more specific is known.
+STATUS_CODES = {
+    400: "bad-input",
+    401: "unauthorized",
+    403: "forbidden",
+    404: "not-found",
+    405: "method-not-allowed",
+    415: "unsupported-media-type",
+    429: "too-many-requests",
+    500: "internal",
+    503: "database-busy",
+}
+MESSAGES = {
+    "bad-input": "The request is not valid.",
+    "unauthorized": "A bearer token is required.",
+    "agent-not-found": "No such agent.",
+    "not-found": "Nothing is served at this path.",
+    "method-not-allowed": "This path does not answer this method.",
+    "database-busy": "The database was too busy to answer in time; try again later.",
+    "internal": "Internal server error.",
+}
+# DigitalOcean ids for statuses its document does not list with an example of their own.
+_DIGITALOCEAN_FALLBACK_IDS = {400: "bad_request", 403: "forbidden", 405: "method_not_allowed"}
+
+
+class ApiError(Exception):
+    """An error answer: raised anywhere on a request's path, rendered in the API's own body.
+
+    `code` is the test-set envelope's code; on /v2 the DigitalOcean id follows from the status.
+    `message=None` takes the API's canonical message for the code (or, on /v2, for the status).
+    """
+
+    def __init__(
+        self,
+        status: int,
+        code: str,
+        message: str | None = None,
+        details: dict[str, Any] | None = None,
+        headers: dict[str, str] | None = None,
+    ) -> None:
+        super().__init__(message or code)
+        self.status = self.status_code = status  # Connexion's security layer ranks errors by status_code
+        self.code = code
+        self.message = message
+        self.details = details or {}
+        self.headers = headers or {}
+
+
+def echo(text: str) -> str:
+    """Client text safe to quote in a message: bounded, with control characters escaped."""
+    quoted = repr(text[:MAX_ECHO])
+    return quoted if len(text) <= MAX_ECHO else quoted + "…"
+
+
+def bad_input(parameter: str, message: str) -> ApiError:
+    return ApiError(400, "bad-input", message, {"parameter": parameter})
+
+
+def database_busy(retry_after: int) -> ApiError:
+    return ApiError(
+        503, "database-busy", None, {"retryAfterSeconds": retry_after}, {"Retry-After": str(retry_after)}
+    )
+
+
+def agent_not_found(agent_id: str) -> ApiError:
+    return ApiError(404, "agent-not-found", f"No agent {echo(agent_id)}.", {"agentId": agent_id[:MAX_ECHO]})
+
+
+def for_status(status: int, message: str | None = None) -> ApiError:
+    """The generic error of a status, for errors that come from the framework rather than a handler."""
+    code = STATUS_CODES.get(status) or ("bad-input" if status < 500 else "internal")
+    return ApiError(status, code, message)
+
+
+# -- rendering ---------------------------------------------------------------------------------------------
+
+
+def is_gradient_path(path: str) -> bool:
+    base = GRADIENT.base_path
+    return path == base or path.startswith(base + "/")
+
+
+@functools.cache
+def digitalocean_errors() -> dict[int, tuple[str, str]]:
+    """status -> (id, message), from the examples of the DigitalOcean document's error responses."""
+    found: dict[int, tuple[str, str]] = {}
+    for operation in operations().values():
+        if operation.api is not GRADIENT:
+            continue
+        for status, response in operation.responses.items():
+            example = response.example
+            if status.isdigit() and isinstance(example, dict) and "id" in example:
+                found.setdefault(int(status), (example["id"], example.get("message", "")))
+    return found
+
+
+def digitalocean_body(error: ApiError, request_id: str) -> dict[str, Any]:
+    known = digitalocean_errors().get(error.status)
+    if known:
+        error_id, canonical = known
+    else:
+        fallback = "bad_request" if error.status < 500 else "server_error"
+        error_id = _DIGITALOCEAN_FALLBACK_IDS.get(error.status, fallback)
+        canonical = MESSAGES.get(error.code, "Error.")
+    return {"id": error_id, "message": error.message or canonical, "request_id": request_id}
+
+
+def envelope_body(error: ApiError, request_id: str) -> dict[str, Any]:
+    message = error.message or MESSAGES.get(error.code, "Error.")
+    return {"error": {"code": error.code, "message": message, "details": error.details, "requestId": request_id}}
+
+
+def render(error: ApiError, path: str) -> ConnexionResponse:
+    request_id = current_request_id()
+    body = digitalocean_body(error, request_id) if is_gradient_path(path) else envelope_body(error, request_id)
+    return ConnexionResponse(
+        status_code=error.status,
+        mimetype="application/json",
+        body=orjson.dumps(body),
+        headers=dict(error.headers),
+    )
+
+
+# -- Connexion error handlers ------------------------------------------------------------------------------
+
+
+async def on_api_error(request: ConnexionRequest, exc: ApiError) -> ConnexionResponse:
+    return render(exc, request.scope["path"])
+
+
+async def on_problem(request: ConnexionRequest, exc: ProblemException) -> ConnexionResponse:
+    """Connexion's own errors (e.g. response validation): never its problem+json, always our body."""
+    detail = str(exc.detail or exc.title or "").split("\n\n", 1)[0]
+    if exc.status >= 500:
+        logger.error("%s %s: %s", request.scope.get("method"), request.scope["path"], exc.detail)
+    error = for_status(exc.status, detail or None)
+    error.headers = {k: v for k, v in (exc.headers or {}).items() if k.lower() != "content-type"}
+    return render(error, request.scope["path"])
+
+
+async def on_http_exception(request: ConnexionRequest, exc: HTTPException) -> ConnexionResponse:
+    path = request.scope["path"]
+    if exc.status_code == 404:
+        message = f"No route {request.scope.get('method', 'GET')} {echo(path)}; the APIs live under /v1 and /v2."
+    elif exc.status_code == 405:
+        message = f"{request.scope.get('method')} is not allowed here; allowed: {(exc.headers or {}).get('Allow')}."
+    else:
+        message = str(exc.detail) if exc.detail else None
+    error = for_status(exc.status_code, message)
+    error.headers = dict(exc.headers or {})  # keeps Allow on a 405
+    return render(error, path)
+
+
+async def on_unhandled(request: ConnexionRequest, exc: Exception) -> ConnexionResponse:
+    logger.error("unhandled error on %s", request.scope.get("path"), exc_info=exc)
+    return render(for_status(500), request.scope.get("path", "/"))
+
+
+def install(app: Any) -> None:
+    """Register the handlers; ProblemException explicitly, since Connexion pre-registers one for it."""
+    app.add_error_handler(ApiError, on_api_error)
+    app.add_error_handler(ProblemException, on_problem)
+    app.add_error_handler(HTTPException, on_http_exception)
+    app.add_error_handler(Exception, on_unhandled)

@@ -1,0 +1,31 @@
+"""The operation handlers, one module per API, and the resolver that maps operationIds to them."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from connexion.resolver import Resolver
+
+from evalmock.server.cursors import CursorSealer
+from evalmock.server.handlers.gradient import EvaluationTestCases
+from evalmock.server.handlers.test_set import TestSetCases
+from evalmock.world import World
+
+
+def build_handlers(world: World, sealer: CursorSealer) -> dict[str, Callable[..., Any]]:
+    """operationId -> handler, for every operation of both documents."""
+    return {
+        "listTestSetCases": TestSetCases(world, sealer).list_cases,
+        "getEvaluationTestCase": EvaluationTestCases(world).get,
+    }
+
+
+def resolver(handlers: dict[str, Callable[..., Any]]) -> Resolver:
+    def resolve(operation_id: str) -> Callable[..., Any]:
+        try:
+            return handlers[operation_id]
+        except KeyError:  # Connexion turns a ValueError, not a KeyError, into a ResolverError
+            raise ValueError(f"no handler for operationId {operation_id!r}") from None
+
+    return Resolver(function_resolver=resolve)

@@ -1,0 +1,72 @@
+"""GET /v1/agents/{agentId}/test-set/cases: a validated request -> a world query -> a page with a sealed cursor."""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+from starlette.responses import Response
+
+from evalmock.server.cursors import Binding, CursorError, CursorSealer
+from evalmock.server.errors import agent_not_found, bad_input
+from evalmock.server.responses import json_response
+from evalmock.world import CaseQuery, World
+
+EMPTY_PAGE = {"data": [], "hasMore": False}
+
+
+def _bad_cursor(reason: str) -> Exception:
+    return bad_input(
+        "cursor",
+        f"The cursor is not valid for this list, these filters and this caller ({reason}); start again without it.",
+    )
+
+
+class TestSetCases:
+    """The listTestSetCases operation over one world."""
+
+    __test__ = False  # not a pytest test class, despite the name
+
+    def __init__(self, world: World, sealer: CursorSealer) -> None:
+        self.world = world
+        self.sealer = sealer
+        # Built once: each agent's projects (lower-case), to tell an unknown agent or another agent's project apart
+        # without asking the world.
+        self.projects = {agent: frozenset(world.project_ids(agent)) for agent in world.agent_ids()}
+
+    async def list_cases(
+        self,
+        agent_id: str,
+        project_id: str,
+        include: str | None = None,
+        kind: str | None = None,
+        limit: int = 25,
+        cursor: str | None = None,
+        token_info: dict[str, Any] | None = None,
+    ) -> Response:
+        projects = self.projects.get(agent_id)
+        if projects is None:
+            raise agent_not_found(agent_id)
+        query = CaseQuery(agent_id=agent_id, project_id=project_id.lower(), include_retired=include == "retired")
+        if kind:
+            query = dataclasses.replace(query, kinds=frozenset(kind.split(",")))
+        binding = Binding.of(
+            agent_id, query.project_id, query.include_retired, query.kinds, (token_info or {}).get("sub", "")
+        )
+        after = None
+        if cursor is not None:
+            try:
+                after = self.sealer.open(cursor, binding)
+            except CursorError as exc:
+                raise _bad_cursor(exc.reason) from None
+        if query.project_id not in projects:
+            return json_response(EMPTY_PAGE)  # a project that is not the agent's: nothing to list
+        try:
+            page = self.world.page(query, after, limit)
+        except ValueError:
+            raise _bad_cursor("it points nowhere in this list") from None
+        body: dict[str, Any] = {"data": page.cases}
+        if page.next_position is not None:
+            body["nextCursor"] = self.sealer.seal(page.next_position, binding)
+        body["hasMore"] = page.next_position is not None
+        return json_response(body)

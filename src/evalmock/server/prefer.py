@@ -1,0 +1,182 @@
+"""Scenarios: `Prefer: code=… / example=… / delay=…` per request (as Prism reads them), server latency, error rate.
+
+Prefer and the error rate apply after authentication and request validation, so a request must be valid to
+be answered with a chosen status or example, and what is chosen must be declared by the operation's
+document. Server latency applies to every request routed to an operation.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from starlette.types import ASGIApp, Receive, Scope, Send
+
+from evalmock.contract.documents import GRADIENT
+from evalmock.server.errors import ApiError, agent_not_found, bad_input, database_busy, for_status
+from evalmock.server.operations import Operation, operations
+from evalmock.server.responses import json_response
+
+MAX_DELAY_MS = 60_000
+RETRY_AFTER_SECONDS = 1
+_KNOWN = ("code", "example", "delay")
+
+
+@dataclass(frozen=True)
+class Preferences:
+    code: int | None = None
+    example: str | None = None
+    delay_ms: int = 0
+
+    @property
+    def chooses_response(self) -> bool:
+        return self.code is not None or self.example is not None
+
+
+def _tokens(values: Iterable[str]) -> Iterable[tuple[str, str]]:
+    for value in values:
+        for item in value.split(","):
+            preference = item.split(";", 1)[0].strip()  # RFC 7240 parameters after ';' are ignored
+            if not preference:
+                continue
+            name, _, text = preference.partition("=")
+            text = text.strip()
+            if len(text) >= 2 and text[0] == text[-1] == '"':
+                text = text[1:-1]
+            yield name.strip().lower(), text
+
+
+def _whole_number(name: str, text: str, low: int, high: int) -> int:
+    if not text.isascii() or not text.isdigit() or len(text) > 6 or not low <= int(text) <= high:
+        raise bad_input("Prefer", f"Prefer: {name}= must be a whole number from {low} to {high}, not {text[:40]!r}.")
+    return int(text)
+
+
+def parse_prefer(values: Iterable[str]) -> Preferences:
+    """Read Prefer header values; unknown preferences are ignored and only the first of each counts (RFC 7240)."""
+    found: dict[str, str] = {}
+    for name, text in _tokens(values):
+        if name in _KNOWN and name not in found:
+            found[name] = text
+    code = _whole_number("code", found["code"], 100, 599) if "code" in found else None
+    delay = _whole_number("delay", found["delay"], 0, MAX_DELAY_MS) if "delay" in found else 0
+    example = found.get("example")
+    if example is not None and not example:
+        raise bad_input("Prefer", "Prefer: example= needs the name of an example.")
+    return Preferences(code=code, example=example, delay_ms=delay)
+
+
+def _choices(operation: Operation) -> str:
+    listed = ", ".join(s for s in operation.responses if s != "default")
+    return listed + (", or any 4xx/5xx status (the document has a default response)" if operation.has_default else "")
+
+
+def check_against(operation: Operation, preferences: Preferences) -> None:
+    """Refuse a status the operation does not declare, or an example its response does not have."""
+    status = preferences.code or 200
+    if not operation.declares(status):
+        raise bad_input(
+            "Prefer",
+            f"Prefer: code={status} is not a response of {operation.operation_id}; choose from {_choices(operation)}.",
+        )
+    if preferences.example is not None:
+        response = operation.response_for(status)
+        examples = response.examples if response else {}
+        if preferences.example not in examples:
+            names = ", ".join(examples) or "none (this response has no named examples)"
+            raise bad_input(
+                "Prefer",
+                f"Prefer: example={preferences.example[:80]!r} is not an example of the {status} response of "
+                f"{operation.operation_id}; choose from {names}.",
+            )
+
+
+def transient_error(operation: Operation) -> ApiError:
+    """The error an overloaded server answers with: 429 on DigitalOcean's API, 503 database-busy on ours."""
+    return for_status(429) if operation.api is GRADIENT else database_busy(RETRY_AFTER_SECONDS)
+
+
+def forced_error(operation: Operation, status: int, example: str | None, path_params: dict[str, Any]) -> ApiError:
+    """The error answer for `Prefer: code=status` (and `example=`), with this request's id in the body."""
+    response = operation.response_for(status)
+    if example is not None and response is not None:
+        value = response.examples[example]
+        inner = value.get("error", value) if isinstance(value, dict) else {}
+        details = inner.get("details") if isinstance(inner.get("details"), dict) else {}
+        headers = {"Retry-After": str(details.get("retryAfterSeconds", RETRY_AFTER_SECONDS))} if status == 503 else {}
+        code = str(inner.get("code") or for_status(status).code)
+        return ApiError(status, code, inner.get("message"), details, headers)
+    if operation.api is not GRADIENT:
+        if status == 404 and "agentId" in path_params:
+            return agent_not_found(str(path_params["agentId"]))
+        if status == 503:
+            return database_busy(RETRY_AFTER_SECONDS)
+    return for_status(status)
+
+
+async def pause(milliseconds: int) -> None:
+    await asyncio.sleep(milliseconds / 1000)
+
+
+class Latency:
+    """A fixed or uniformly drawn added latency, in milliseconds."""
+
+    def __init__(self, low_ms: int, high_ms: int, rng: random.Random) -> None:
+        self.low_ms, self.high_ms, self._rng = low_ms, high_ms, rng
+
+    def sample(self) -> int:
+        return self.low_ms if self.high_ms <= self.low_ms else self._rng.randint(self.low_ms, self.high_ms)
+
+
+def _operation(scope: Scope) -> Operation | None:
+    routing = scope.get("extensions", {}).get("connexion_routing", {}) if scope["type"] == "http" else {}
+    return operations().get(routing.get("operation_id") or "")
+
+
+class LatencyMiddleware:
+    """`--latency`: sits right after routing, so every API request waits, whether it succeeds or not."""
+
+    def __init__(self, app: ASGIApp, latency_ms: tuple[int, int] = (0, 0), seed: int = 0) -> None:
+        self.app = app
+        self._latency = Latency(latency_ms[0], latency_ms[1], random.Random(seed))
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if self._latency.high_ms and _operation(scope) is not None:
+            await pause(self._latency.sample())
+        await self.app(scope, receive, send)
+
+
+class ScenarioMiddleware:
+    """Sits after security and validation: honours Prefer (code, example, delay) and fails at the error rate."""
+
+    def __init__(self, app: ASGIApp, error_rate: float = 0.0, seed: int = 0) -> None:
+        self.app = app
+        self._rng = random.Random(seed)
+        self._error_rate = error_rate
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        operation = _operation(scope)
+        if operation is None:
+            await self.app(scope, receive, send)
+            return
+        prefer = [v.decode("latin-1") for k, v in scope["headers"] if k == b"prefer"]
+        preferences = parse_prefer(prefer) if prefer else Preferences()
+        check_against(operation, preferences)
+        if preferences.delay_ms:
+            await pause(preferences.delay_ms)
+        if not preferences.chooses_response:
+            if self._error_rate and self._rng.random() < self._error_rate:
+                raise transient_error(operation)
+            await self.app(scope, receive, send)
+            return
+        status = preferences.code or 200
+        if status >= 300:
+            raise forced_error(operation, status, preferences.example, scope.get("path_params", {}))
+        if preferences.example is None:
+            await self.app(scope, receive, send)
+            return
+        value = operation.response_for(status).examples[preferences.example]  # type: ignore[union-attr]
+        await json_response(value, status)(scope, receive, send)

@@ -1,0 +1,38 @@
+"""`evalmock serve`: settings, world, targets file, banner, then uvicorn (one process, or N workers)."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+
+import uvicorn
+
+from evalmock.harness.targets import dump_targets
+from evalmock.server.app import create_app
+from evalmock.server.banner import banner
+from evalmock.server.settings import ServerSettings
+from evalmock.server.targets import targets_for
+from evalmock.world import World
+
+ASGI_APP = "evalmock.server.asgi:app"
+
+
+def serve(args: argparse.Namespace) -> int:
+    settings = ServerSettings.from_args(args)
+    world = World(seed=settings.seed, cases=settings.cases)
+    if settings.write_targets:
+        try:
+            dump_targets(targets_for(world), settings.write_targets)
+        except OSError as exc:
+            print(f"evalmock serve: cannot write {settings.write_targets}: {exc.strerror or exc}", file=sys.stderr)
+            return 2
+    print(banner(settings, world), flush=True)
+    options = {"host": settings.host, "port": settings.port, "access_log": settings.access_log}
+    if settings.workers > 1:
+        # Each worker imports ASGI_APP and rebuilds the same settings (and cursor key) from the environment.
+        os.environ.update(settings.to_env())
+        uvicorn.run(ASGI_APP, workers=settings.workers, **options)
+    else:
+        uvicorn.run(create_app(settings, world), **options)
+    return 0

@@ -1,0 +1,79 @@
+"""What one server runs with: built from `evalmock serve`'s arguments, or from the environment in a worker."""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import hashlib
+import json
+import os
+from dataclasses import dataclass
+
+# Every worker process of `--workers N` rebuilds its settings from this variable (see asgi.py).
+SETTINGS_ENV = "EVALMOCK_SERVE_SETTINGS"
+CURSOR_KEY_ENV = "EVALMOCK_CURSOR_KEY"
+
+
+def default_cursor_key(seed: int) -> str:
+    """A key derived from the seed, so that every process of one server (and every restart) agrees."""
+    return hashlib.sha256(f"evalmock cursor key, seed {seed}".encode()).hexdigest()
+
+
+@dataclass(frozen=True)
+class ServerSettings:
+    host: str = "127.0.0.1"
+    port: int = 8080
+    seed: int = 42
+    cases: int = 1000
+    workers: int = 1
+    cursor_key: str = ""  # empty: derived from the seed
+    latency_ms: tuple[int, int] = (0, 0)
+    error_rate: float = 0.0
+    validate_responses: bool = False
+    access_log: bool = False
+    cors: bool = True
+    # Unknown query parameters are a 400 bad-input: a typo such as `limt=10` must not pass unnoticed.
+    strict_validation: bool = True
+    write_targets: str | None = None
+
+    def __post_init__(self) -> None:
+        if not self.cursor_key:
+            object.__setattr__(self, "cursor_key", default_cursor_key(self.seed))
+        object.__setattr__(self, "latency_ms", tuple(self.latency_ms))
+
+    @property
+    def cursor_key_bytes(self) -> bytes:
+        return self.cursor_key.encode()
+
+    @classmethod
+    def from_args(cls, args: argparse.Namespace) -> ServerSettings:
+        """From `evalmock serve`'s parsed arguments (attribute names as in cli.py)."""
+        return cls(
+            host=args.host,
+            port=args.port,
+            seed=args.seed,
+            cases=args.cases,
+            workers=args.workers,
+            cursor_key=args.cursor_key or "",
+            latency_ms=tuple(args.latency),
+            error_rate=args.error_rate,
+            validate_responses=args.validate_responses,
+            access_log=args.access_log,
+            cors=not args.no_cors,
+            write_targets=args.write_targets,
+        )
+
+    def to_env(self) -> dict[str, str]:
+        """Environment variables a worker process reads back with `from_env`."""
+        return {SETTINGS_ENV: json.dumps(dataclasses.asdict(self))}
+
+    @classmethod
+    def from_env(cls, environ: dict[str, str] | None = None) -> ServerSettings:
+        """From `to_env`'s variable; without it, the defaults (with EVALMOCK_CURSOR_KEY if set)."""
+        environ = os.environ if environ is None else environ
+        raw = environ.get(SETTINGS_ENV)
+        if not raw:
+            return cls(cursor_key=environ.get(CURSOR_KEY_ENV, ""))
+        values = json.loads(raw)
+        names = {f.name for f in dataclasses.fields(cls)}
+        return cls(**{k: v for k, v in values.items() if k in names})

@@ -1,0 +1,28 @@
+"""A served world as a targets file: the demo tokens and every known project and test case, for `contract`."""
+
+from __future__ import annotations
+
+from evalmock.harness.targets import ProjectTarget, Targets, TestCaseTarget
+from evalmock.world import World
+
+TOKEN = "demo-user"
+SECOND_TOKEN = "demo-other"
+
+
+def targets_for(world: World) -> Targets:
+    projects = tuple(
+        ProjectTarget(
+            agent_id=facts.agent_id,
+            project_id=facts.project_id,
+            has_retired=facts.has_retired,
+            has_hand=facts.has_hand,
+            has_corrections=facts.has_corrections,
+            active_cases=facts.active_cases,
+        )
+        for facts in world.project_facts()
+    )
+    test_cases = tuple(
+        TestCaseTarget(uuid=uuid, versions=versions)
+        for uuid, versions in world.evaluation_test_case_versions().items()
+    )
+    return Targets(projects=projects, test_cases=test_cases, token=TOKEN, second_token=SECOND_TOKEN)

@@ -1,0 +1,209 @@
+"""Request validation: Connexion's parameter validator, replaced by one that names the parameter in a 400.
+
+This is the one place that wires validation into the app (see `VALIDATOR_MAP`). Schemas are compiled once
+per operation, not per request; repeated and (in strict mode) unknown query parameters are refused; a
+body on a GET is refused; patterns are matched with JSON Schema's (ECMA-262) reading of `$`, which does
+not match before a trailing newline as Python's does.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import parse_qsl
+
+from connexion.validators import VALIDATOR_MAP as CONNEXION_VALIDATOR_MAP
+from jsonschema import Draft4Validator, FormatChecker, ValidationError, validators
+
+from evalmock.server.errors import MAX_ECHO, ApiError, bad_input, echo
+
+MAX_QUERY_FIELDS = 64
+_INTEGER = re.compile(r"-?[0-9]{1,32}")
+_NUMBER = re.compile(r"-?[0-9]{1,32}(\.[0-9]{1,32})?([eE][-+]?[0-9]{1,3})?")
+_BOOLEANS = {"true": True, "false": False}
+# The keyword whose failure explains a bad value best, when several fail at once.
+_PRIORITY = ("type", "format", "pattern", "enum", "minimum", "maximum", "minLength", "maxLength")
+_FORMAT_NAMES = {"uuid": "a UUID", "date-time": "a date-time (RFC 3339)", "date": "a date (YYYY-MM-DD)"}
+
+FORMAT_CHECKER = FormatChecker()
+
+
+@FORMAT_CHECKER.checks("uuid", raises=ValueError)
+def _is_uuid(value: object) -> bool:
+    if not isinstance(value, str):
+        return True
+    uuid.UUID(value)  # raises ValueError
+    return len(value) == 36 and all(value[i] == "-" for i in (8, 13, 18, 23))
+
+
+@functools.cache
+def _ecma_regex(pattern: str) -> re.Pattern[str]:
+    if pattern.endswith("$") and not pattern.endswith("\\$"):
+        pattern = pattern[:-1] + r"\Z"
+    return re.compile(pattern)
+
+
+def _pattern(validator: Any, pattern: str, instance: Any, schema: dict[str, Any]) -> Iterator[ValidationError]:
+    if validator.is_type(instance, "string") and not _ecma_regex(pattern).search(instance):
+        yield ValidationError(f"{instance!r} does not match {pattern!r}")
+
+
+SchemaValidator = validators.extend(Draft4Validator, {"pattern": _pattern})
+
+
+def _describe(error: ValidationError, schema: dict[str, Any]) -> str:
+    """What the value must be, in words, from the failing keyword."""
+    keyword, value = error.validator, error.validator_value
+    if keyword == "type":
+        article = "an" if str(value)[0] in "aeiou" else "a"
+        return f"must be {article} {value}"
+    if keyword == "format":
+        return f"must be {_FORMAT_NAMES.get(value, 'a ' + str(value))}"
+    if keyword == "pattern":
+        if schema.get("format") in _FORMAT_NAMES:
+            return f"must be {_FORMAT_NAMES[schema['format']]}"
+        return f"must match {value}"
+    if keyword == "enum":
+        return "must be one of: " + ", ".join(str(v) for v in value)
+    if keyword == "minimum":
+        return f"must be {'greater than' if schema.get('exclusiveMinimum') else 'at least'} {value}"
+    if keyword == "maximum":
+        return f"must be {'less than' if schema.get('exclusiveMaximum') else 'at most'} {value}"
+    if keyword == "minLength":
+        return "must not be empty" if value == 1 else f"must be at least {value} characters long"
+    if keyword == "maxLength":
+        return f"must be at most {value} characters long"
+    return f"is not valid: {error.message}"
+
+
+@dataclass(frozen=True)
+class _Rule:
+    """One declared parameter, with its schema compiled once."""
+
+    name: str
+    location: str  # "query" or "path"
+    required: bool
+    schema: dict[str, Any]
+    validator: Any
+
+    @property
+    def label(self) -> str:
+        return f"{self.location.capitalize()} parameter '{self.name}'"
+
+    def error(self, problem: str) -> ApiError:
+        return bad_input(self.name, f"{self.label} {problem}.")
+
+    def coerce(self, text: str) -> Any:
+        kind = self.schema.get("type")
+        if kind == "integer":
+            if not _INTEGER.fullmatch(text):
+                raise self.error("must be an integer")
+            return int(text)
+        if kind == "number":
+            if not _NUMBER.fullmatch(text):
+                raise self.error("must be a number")
+            return float(text)
+        if kind == "boolean":
+            if text not in _BOOLEANS:
+                raise self.error("must be true or false")
+            return _BOOLEANS[text]
+        return text
+
+    def check(self, text: str) -> None:
+        value = self.coerce(text)
+        errors = list(self.validator.iter_errors(value))
+        if errors:
+            errors.sort(key=lambda e: _PRIORITY.index(e.validator) if e.validator in _PRIORITY else len(_PRIORITY))
+            raise self.error(_describe(errors[0], self.schema))
+
+
+@dataclass(frozen=True)
+class _OperationRules:
+    parameters: list[dict[str, Any]]  # held so that its id stays unique while cached
+    query: dict[str, _Rule]
+    path: dict[str, _Rule]
+
+
+_compiled: dict[int, _OperationRules] = {}
+
+
+def _rules_for(parameters: list[dict[str, Any]]) -> _OperationRules:
+    rules = _compiled.get(id(parameters))
+    if rules is not None and rules.parameters is parameters:
+        return rules
+    by_location: dict[str, dict[str, _Rule]] = {"query": {}, "path": {}}
+    for parameter in parameters:
+        location = parameter["in"]
+        if location not in by_location:
+            continue  # headers and cookies are not used by these documents
+        schema = parameter.get("schema", {})
+        by_location[location][parameter["name"]] = _Rule(
+            name=parameter["name"],
+            location=location,
+            required=bool(parameter.get("required")),
+            schema=schema,
+            validator=SchemaValidator(schema, format_checker=FORMAT_CHECKER),
+        )
+    rules = _OperationRules(parameters, by_location["query"], by_location["path"])
+    _compiled[id(parameters)] = rules
+    return rules
+
+
+def _has_body(scope: dict[str, Any]) -> bool:
+    for name, value in scope["headers"]:
+        if name == b"transfer-encoding" or (name == b"content-length" and value.strip() not in (b"", b"0")):
+            return True
+    return False
+
+
+class ParameterValidator:
+    """Drop-in for Connexion's ParameterValidator (same constructor), raising our bad-input errors."""
+
+    def __init__(
+        self,
+        parameters: list[dict[str, Any]],
+        uri_parser: Any = None,
+        strict_validation: bool = False,
+        security_query_params: Any = None,
+    ) -> None:
+        self.rules = _rules_for(parameters)
+        self.strict_validation = strict_validation
+
+    def validate(self, scope: dict[str, Any]) -> None:
+        if scope.get("method") in ("GET", "HEAD") and _has_body(scope):
+            raise bad_input("body", f"A {scope['method']} request takes no body.")
+        self._validate_query(scope.get("query_string", b"").decode("latin-1"))
+        path_params = scope.get("path_params", {})
+        for name, rule in self.rules.path.items():
+            rule.check(str(path_params.get(name, "")))
+
+    def _validate_query(self, query_string: str) -> None:
+        try:
+            pairs = parse_qsl(query_string, keep_blank_values=True, max_num_fields=MAX_QUERY_FIELDS)
+        except ValueError:
+            raise bad_input("query", f"The query string has more than {MAX_QUERY_FIELDS} parameters.") from None
+        seen: dict[str, str] = {}
+        for name, value in pairs:
+            rule = self.rules.query.get(name)
+            if rule is None:
+                if self.strict_validation:
+                    known = ", ".join(self.rules.query)
+                    message = f"Unknown query parameter {echo(name)}; this operation takes: {known}."
+                    raise bad_input(name[:MAX_ECHO], message)
+                continue
+            if name in seen:
+                raise rule.error("must be given at most once")
+            seen[name] = value
+        for name, rule in self.rules.query.items():
+            if name in seen:
+                rule.check(seen[name])
+            elif rule.required:
+                raise rule.error("is required")
+
+
+# Connexion's map with our parameter validator; request bodies and responses keep Connexion's validators.
+VALIDATOR_MAP = {**CONNEXION_VALIDATOR_MAP, "parameter": ParameterValidator}

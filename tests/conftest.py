@@ -1,0 +1,134 @@
+"""Shared fixtures: a served world in process (fast, responses validated) and `evalmock serve` as a subprocess."""
+
+from __future__ import annotations
+
+import contextlib
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from evalmock.server.app import create_app
+from evalmock.server.settings import ServerSettings
+from evalmock.world import World
+
+SERVER_SEED = 42
+SERVER_CASES = 300
+READY_TIMEOUT_S = 30.0
+AUTH = {"Authorization": "Bearer demo-user"}
+
+
+@pytest.fixture(scope="session")
+def server_world() -> World:
+    return World(seed=SERVER_SEED, cases=SERVER_CASES)
+
+
+@pytest.fixture(scope="session")
+def make_client(server_world: World) -> Iterator[Callable[..., httpx.Client]]:
+    """Build an in-process client: `make_client(clock=..., world=..., **settings)`; response validation is on."""
+    opened: list[httpx.Client] = []
+
+    def build(*, clock: Callable[[], float] = time.time, world: World | None = None, **overrides: Any) -> httpx.Client:
+        values = {"seed": SERVER_SEED, "cases": SERVER_CASES, "validate_responses": True, **overrides}
+        settings = ServerSettings(**values)
+        app = create_app(settings, world if world is not None else server_world, clock=clock)
+        client = app.test_client(raise_server_exceptions=False)
+        client.__enter__()  # runs the lifespan, which builds the middleware stack once
+        opened.append(client)
+        return client
+
+    yield build
+    for client in opened:
+        client.__exit__(None, None, None)
+
+
+@pytest.fixture(scope="session")
+def client(make_client: Callable[..., httpx.Client]) -> httpx.Client:
+    """The default in-process server (seed 42, 300 cases), validating its own responses."""
+    return make_client()
+
+
+def free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+@dataclass
+class LiveServer:
+    """A running `evalmock serve` subprocess."""
+
+    base_url: str
+    targets_path: Path
+    process: subprocess.Popen[bytes]
+    log_path: Path
+
+    def log(self) -> str:
+        return self.log_path.read_text(errors="replace") if self.log_path.exists() else ""
+
+
+ServerContext = contextlib.AbstractContextManager[LiveServer]
+
+
+def start_server(tmp_dir: Path, *extra: str) -> LiveServer:
+    """Start `python -m evalmock serve` on a free port and wait (bounded) until it answers."""
+    port = free_port()
+    targets_path = tmp_dir / "targets.toml"
+    log_path = tmp_dir / "server.log"
+    command = [
+        sys.executable, "-m", "evalmock", "serve", "--port", str(port), "--host", "127.0.0.1",
+        "--seed", str(SERVER_SEED), "--cases", str(SERVER_CASES), "--write-targets", str(targets_path), *extra,
+    ]
+    with open(log_path, "wb") as log:
+        process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT)
+    server = LiveServer(f"http://127.0.0.1:{port}", targets_path, process, log_path)
+    deadline = time.monotonic() + READY_TIMEOUT_S
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise RuntimeError(f"evalmock serve exited with {process.returncode}:\n{server.log()}")
+        try:
+            if httpx.get(f"{server.base_url}/v1/openapi.json", timeout=1.0).status_code == 200:
+                return server
+        except httpx.TransportError:
+            pass
+        time.sleep(0.1)
+    stop_server(server)
+    raise RuntimeError(f"evalmock serve was not ready within {READY_TIMEOUT_S} s:\n{server.log()}")
+
+
+def stop_server(server: LiveServer) -> None:
+    server.process.terminate()
+    try:
+        server.process.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        server.process.kill()
+        server.process.wait(timeout=10)
+
+
+@pytest.fixture(scope="session")
+def live_server_factory(tmp_path_factory: pytest.TempPathFactory) -> Callable[..., ServerContext]:
+    """`with live_server_factory("--workers", "2") as server:` runs `evalmock serve` with extra flags."""
+
+    @contextlib.contextmanager
+    def run(*extra: str) -> Iterator[LiveServer]:
+        server = start_server(tmp_path_factory.mktemp("live-server"), *extra)
+        try:
+            yield server
+        finally:
+            stop_server(server)
+
+    return run
+
+
+@pytest.fixture(scope="session")
+def live_server(live_server_factory: Callable[..., ServerContext]) -> Iterator[LiveServer]:
+    """`evalmock serve --seed 42 --cases 300 --write-targets <tmp>/targets.toml` on a free local port."""
+    with live_server_factory() as server:
+        yield server

@@ -1,0 +1,186 @@
+"""Sealed cursors: only the list, filters and caller they were issued for, within a day, untampered."""
+
+from __future__ import annotations
+
+import base64
+from collections.abc import Callable
+from typing import Any
+
+import httpx
+import pytest
+
+from evalmock.server.cursors import TTL_SECONDS, Binding, CursorError, CursorSealer
+from evalmock.server.settings import default_cursor_key
+from evalmock.world.catalog import EXAMPLE_AGENT, EXAMPLE_PROJECT
+
+from .helpers import AUTH, OTHER, SERVER_SEED, FrozenClock, assert_envelope, cases_path, example_params
+
+KEY = b"test key"
+BINDING = Binding.of("acme.drafting", "A60767BC-F81B-4009-86CC-372B632C4C53", False, ["hand", "correction"], "u-1")
+
+
+def sealer(clock: Callable[[], float] | None = None, key: bytes = KEY) -> CursorSealer:
+    return CursorSealer(key, clock=clock or FrozenClock())
+
+
+def flip(cursor: str, index: int) -> str:
+    """The cursor with one bit of its decoded bytes flipped."""
+    raw = bytearray(base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)))
+    raw[index] ^= 1
+    return base64.urlsafe_b64encode(bytes(raw)).rstrip(b"=").decode()
+
+
+def test_a_sealed_position_opens_again() -> None:
+    assert sealer().open(sealer().seal(1234, BINDING), BINDING) == 1234
+
+
+def test_binding_ignores_project_case_and_kind_order() -> None:
+    same = Binding.of("acme.drafting", "a60767bc-f81b-4009-86cc-372b632c4c53", False, ["correction", "hand"], "u-1")
+    assert sealer().open(sealer().seal(7, BINDING), same) == 7
+
+
+@pytest.mark.parametrize("index", [0, 5, 12, 20, 40])
+def test_a_tampered_cursor_is_refused(index: int) -> None:
+    with pytest.raises(CursorError, match="tampered"):
+        sealer().open(flip(sealer().seal(7, BINDING), index), BINDING)
+
+
+def test_a_cursor_sealed_with_another_key_is_refused() -> None:
+    forged = sealer(key=b"another key").seal(7, BINDING)
+    with pytest.raises(CursorError):
+        sealer().open(forged, BINDING)
+
+
+@pytest.mark.parametrize(
+    "other",
+    [
+        Binding.of("globex.search", BINDING.project_id, False, BINDING.kinds, "u-1"),
+        Binding.of(BINDING.agent_id, "9611adda-b293-4ed5-8f5c-0eee9be6ad46", False, BINDING.kinds, "u-1"),
+        Binding.of(BINDING.agent_id, BINDING.project_id, True, BINDING.kinds, "u-1"),
+        Binding.of(BINDING.agent_id, BINDING.project_id, False, ["hand"], "u-1"),
+        Binding.of(BINDING.agent_id, BINDING.project_id, False, BINDING.kinds, "u-2"),
+    ],
+    ids=["agent", "project", "include", "kind", "caller"],
+)
+def test_a_cursor_for_another_list_filter_or_caller_is_refused(other: Binding) -> None:
+    with pytest.raises(CursorError):
+        sealer().open(sealer().seal(7, BINDING), other)
+
+
+def test_a_cursor_is_valid_for_a_day_and_no_longer() -> None:
+    clock = FrozenClock()
+    cursor = sealer(clock).seal(7, BINDING)
+    clock.advance(TTL_SECONDS)
+    assert sealer(clock).open(cursor, BINDING) == 7
+    clock.advance(1)
+    with pytest.raises(CursorError, match="expired"):
+        sealer(clock).open(cursor, BINDING)
+
+
+def test_a_cursor_issued_in_the_future_is_refused() -> None:
+    clock = FrozenClock()
+    clock.advance(3600)
+    cursor = sealer(clock).seal(7, BINDING)
+    with pytest.raises(CursorError, match="future"):
+        sealer(FrozenClock()).open(cursor, BINDING)
+
+
+@pytest.mark.parametrize("garbage", ["", "x", "A" * 10_000, "é" * 66, "!" * 66, "=" * 66])
+def test_garbage_is_refused_with_a_cursor_error(garbage: str) -> None:
+    with pytest.raises(CursorError):
+        sealer().open(garbage, BINDING)
+
+
+def test_truncated_cursor_is_refused() -> None:
+    with pytest.raises(CursorError):
+        sealer().open(sealer().seal(7, BINDING)[:-3], BINDING)
+
+
+# -- over HTTP ---------------------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def clock() -> FrozenClock:
+    return FrozenClock()
+
+
+@pytest.fixture(scope="module")
+def frozen_client(make_client: Callable[..., httpx.Client], clock: FrozenClock) -> httpx.Client:
+    return make_client(clock=clock)
+
+
+def first_cursor(client: httpx.Client, headers: dict[str, str] = AUTH, **params: Any) -> str:
+    response = client.get(cases_path(), params=example_params(limit=2, **params), headers=headers)
+    assert response.status_code == 200, response.text
+    return response.json()["nextCursor"]
+
+
+def next_page(client: httpx.Client, cursor: str, headers: dict[str, str] = AUTH, **params: Any) -> httpx.Response:
+    return client.get(cases_path(), params=example_params(cursor=cursor, **params), headers=headers)
+
+
+def assert_bad_cursor(response: httpx.Response) -> None:
+    error = assert_envelope(response, 400, "bad-input")
+    assert error["details"]["parameter"] == "cursor"
+    assert "start again without it" in error["message"]
+
+
+def test_cursor_survives_a_change_of_limit(frozen_client: httpx.Client) -> None:
+    cursor = first_cursor(frozen_client)
+    assert next_page(frozen_client, cursor, limit=7).status_code == 200
+
+
+def test_cursor_accepts_the_same_filters_spelled_differently(frozen_client: httpx.Client) -> None:
+    cursor = first_cursor(frozen_client, kind="hand,correction")
+    lower = next_page(frozen_client, cursor, projectId=EXAMPLE_PROJECT.lower(), kind="correction,hand")
+    assert lower.status_code == 200
+    assert next_page(frozen_client, cursor).status_code == 200  # no kind means both kinds
+
+
+@pytest.mark.parametrize(
+    "changes",
+    [{"include": "retired"}, {"kind": "hand"}, {"projectId": "9611adda-b293-4ed5-8f5c-0eee9be6ad46"}],
+    ids=["include", "kind", "project"],
+)
+def test_cursor_for_other_filters_is_400(frozen_client: httpx.Client, changes: dict[str, str]) -> None:
+    assert_bad_cursor(next_page(frozen_client, first_cursor(frozen_client), **changes))
+
+
+def test_cursor_for_another_agent_is_400(frozen_client: httpx.Client, server_world: Any) -> None:
+    cursor = first_cursor(frozen_client)
+    other_agent = next(a for a in server_world.agent_ids() if a != EXAMPLE_AGENT)
+    project = server_world.project_ids(other_agent)[0]
+    response = frozen_client.get(cases_path(other_agent), params={"projectId": project, "cursor": cursor}, headers=AUTH)
+    assert_bad_cursor(response)
+
+
+def test_cursor_of_another_caller_is_400(frozen_client: httpx.Client) -> None:
+    assert_bad_cursor(next_page(frozen_client, first_cursor(frozen_client), headers=OTHER))
+
+
+def test_cursor_of_a_tampered_byte_is_400(frozen_client: httpx.Client) -> None:
+    assert_bad_cursor(next_page(frozen_client, flip(first_cursor(frozen_client), 3)))
+
+
+def test_cursor_forged_with_another_key_is_400(frozen_client: httpx.Client, clock: FrozenClock) -> None:
+    binding = Binding.of(EXAMPLE_AGENT, EXAMPLE_PROJECT, False, ["correction", "hand"], "user-demo")
+    forged = CursorSealer(b"guessed key", clock=clock).seal(2, binding)
+    assert_bad_cursor(next_page(frozen_client, forged))
+
+
+def test_expired_cursor_is_400(frozen_client: httpx.Client, clock: FrozenClock) -> None:
+    cursor = first_cursor(frozen_client)
+    clock.advance(TTL_SECONDS + 1)
+    try:
+        response = next_page(frozen_client, cursor)
+    finally:
+        clock.advance(-(TTL_SECONDS + 1))
+    assert_bad_cursor(response)
+    assert "expired" in response.json()["error"]["message"]
+
+
+def test_signed_cursor_for_a_position_the_list_lacks_is_400(frozen_client: httpx.Client, clock: FrozenClock) -> None:
+    # Signed with the server's own key (by default derived from the seed), so only the world can object.
+    binding = Binding.of(EXAMPLE_AGENT, EXAMPLE_PROJECT, False, ["correction", "hand"], "user-demo")
+    cursor = CursorSealer(default_cursor_key(SERVER_SEED).encode(), clock=clock).seal(10**15, binding)
+    assert_bad_cursor(next_page(frozen_client, cursor))

@@ -1,0 +1,244 @@
+"""Every error path answers with the API's documented body, its request id echoed, never problem+json or a 500."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import httpx
+import pytest
+
+from evalmock.world import Page, World
+from evalmock.world.catalog import EXAMPLE_PROJECT
+
+from .helpers import (
+    AUTH,
+    assert_digitalocean_error,
+    assert_envelope,
+    assert_ratelimit_headers,
+    cases_path,
+    evaluation_path,
+    example_params,
+)
+
+BAD_QUERIES = [
+    pytest.param({"projectId": None}, "projectId", id="projectId-missing"),
+    pytest.param({"projectId": "not-a-uuid"}, "projectId", id="projectId-not-uuid"),
+    pytest.param({"projectId": EXAMPLE_PROJECT + "\n"}, "projectId", id="projectId-trailing-newline"),
+    pytest.param({"projectId": ""}, "projectId", id="projectId-empty"),
+    pytest.param({"include": "everything"}, "include", id="include-other"),
+    pytest.param({"include": ""}, "include", id="include-empty"),
+    pytest.param({"kind": "hand,robot"}, "kind", id="kind-other"),
+    pytest.param({"kind": "hand\n"}, "kind", id="kind-trailing-newline"),
+    pytest.param({"kind": ""}, "kind", id="kind-empty"),
+    pytest.param({"limit": 0}, "limit", id="limit-zero"),
+    pytest.param({"limit": 101}, "limit", id="limit-over"),
+    pytest.param({"limit": -5}, "limit", id="limit-negative"),
+    pytest.param({"limit": "10" * 40}, "limit", id="limit-huge"),
+    pytest.param({"limit": "ten"}, "limit", id="limit-word"),
+    pytest.param({"limit": "2.5"}, "limit", id="limit-fraction"),
+    pytest.param({"limit": " 5"}, "limit", id="limit-padded"),
+    pytest.param({"cursor": "garbage"}, "cursor", id="cursor-garbage"),
+    pytest.param({"cursor": ""}, "cursor", id="cursor-empty"),
+    pytest.param({"cursor": "A" * 10_000}, "cursor", id="cursor-over-long"),
+    pytest.param({"cursor": "\x00\x01\x7f"}, "cursor", id="cursor-control-characters"),
+    pytest.param({"limt": 10}, "limt", id="unknown-parameter"),
+]
+
+
+@pytest.mark.parametrize(("changes", "parameter"), BAD_QUERIES)
+def test_bad_query_is_400_bad_input_naming_the_parameter(
+    client: httpx.Client, changes: dict[str, Any], parameter: str
+) -> None:
+    params = {k: v for k, v in example_params(**changes).items() if v is not None}
+    error = assert_envelope(client.get(cases_path(), params=params, headers=AUTH), 400, "bad-input")
+    assert error["details"]["parameter"] == parameter
+    assert parameter in error["message"]
+
+
+def test_repeated_parameter_is_400_bad_input(client: httpx.Client) -> None:
+    response = client.get(cases_path(), params=[("projectId", EXAMPLE_PROJECT), ("limit", "5"), ("limit", "6")],
+                          headers=AUTH)
+    assert assert_envelope(response, 400, "bad-input")["details"] == {"parameter": "limit"}
+
+
+def test_body_on_get_is_400_bad_input(client: httpx.Client) -> None:
+    response = client.request("GET", cases_path(), params=example_params(), headers=AUTH, content=b'{"x": 1}')
+    assert assert_envelope(response, 400, "bad-input")["details"] == {"parameter": "body"}
+
+
+def test_too_many_query_parameters_is_400(client: httpx.Client) -> None:
+    params = [("projectId", EXAMPLE_PROJECT)] + [(f"p{i}", "x") for i in range(200)]
+    assert_envelope(client.get(cases_path(), params=params, headers=AUTH), 400, "bad-input")
+
+
+def test_bad_input_message_matches_the_document_wording(client: httpx.Client) -> None:
+    response = client.get(cases_path(), params={"projectId": "nope"}, headers=AUTH)
+    assert assert_envelope(response, 400, "bad-input")["message"] == "Query parameter 'projectId' must be a UUID."
+
+
+@pytest.mark.parametrize(
+    ("authorization", "code"),
+    [
+        pytest.param(None, "unauthorized", id="missing"),
+        pytest.param("", "unauthorized", id="empty-header"),
+        pytest.param("Basic dXNlcjpwYXNz", "unauthorized", id="other-scheme"),
+        pytest.param("Bearer", "unauthorized", id="scheme-only"),
+        pytest.param("Bearer    ", "unauthorized", id="blank-token"),
+        pytest.param("Bearer two words", "unauthorized", id="malformed"),
+        pytest.param("Bearer tok\u00e9n", "unauthorized", id="non-ascii"),
+        pytest.param("Bearer " + "a" * 5000, "unauthorized", id="over-long"),
+        pytest.param("Bearer demo-expired", "token-expired", id="expired"),
+        pytest.param("Bearer demo-revoked", "token-revoked", id="revoked"),
+    ],
+)
+def test_each_token_problem_is_401_with_its_code(client: httpx.Client, authorization: str | None, code: str) -> None:
+    headers = {} if authorization is None else {"Authorization": authorization.encode()}
+    response = client.get(cases_path(), params=example_params(), headers=headers)
+    assert_envelope(response, 401, code)
+    assert response.headers["www-authenticate"].startswith("Bearer")
+
+
+def test_authentication_comes_before_validation(client: httpx.Client) -> None:
+    assert_envelope(client.get(cases_path(), params={"limit": 0}), 401, "unauthorized")
+
+
+@pytest.mark.parametrize("token", ["demo-user", "demo-service", "demo-other", "any-well-formed.token~+/=="])
+def test_accepted_tokens_list_cases(client: httpx.Client, token: str) -> None:
+    response = client.get(cases_path(), params=example_params(limit=1), headers={"Authorization": f"Bearer {token}"})
+    assert response.status_code == 200
+
+
+def test_unknown_agent_is_404_agent_not_found(client: httpx.Client) -> None:
+    response = client.get(cases_path("acme.unknown"), params=example_params(), headers=AUTH)
+    error = assert_envelope(response, 404, "agent-not-found")
+    assert error["details"] == {"agentId": "acme.unknown"}
+    assert "acme.unknown" in error["message"]
+
+
+def test_agent_id_with_control_characters_is_a_plain_404(client: httpx.Client) -> None:
+    response = client.get(cases_path("%00%1b" + "x" * 3000), params=example_params(), headers=AUTH)
+    error = assert_envelope(response, 404, "agent-not-found")
+    assert len(error["message"]) < 300
+
+
+def test_database_busy_via_prefer_is_503_with_retry_after(client: httpx.Client) -> None:
+    response = client.get(cases_path(), params=example_params(), headers={**AUTH, "Prefer": "code=503"})
+    error = assert_envelope(response, 503, "database-busy")
+    assert response.headers["retry-after"].isdigit()
+    assert error["details"]["retryAfterSeconds"] == int(response.headers["retry-after"])
+
+
+@pytest.mark.parametrize("method", ["POST", "PUT", "DELETE", "PATCH", "TRACE"])
+def test_other_methods_are_405_with_allow(client: httpx.Client, method: str) -> None:
+    response = client.request(method, cases_path(), params=example_params(), headers=AUTH)
+    assert_envelope(response, 405, "method-not-allowed")
+    assert "GET" in response.headers["allow"]
+
+
+def test_gradient_other_method_is_405_with_allow_and_digitalocean_body(client: httpx.Client) -> None:
+    response = client.delete(evaluation_path(), headers=AUTH)
+    assert_digitalocean_error(response, 405, "method_not_allowed")
+    assert "GET" in response.headers["allow"]
+
+
+@pytest.mark.parametrize("path", ["/", "/nothing", "/v1", "/v1/agents", "/v1/agents/example/test-set", "/v3/x"])
+def test_unknown_route_is_404_not_found_envelope(client: httpx.Client, path: str) -> None:
+    assert_envelope(client.get(path, headers=AUTH), 404, "not-found")
+
+
+def test_unknown_gradient_route_is_404_with_digitalocean_body(client: httpx.Client) -> None:
+    assert_digitalocean_error(client.get("/v2/gen-ai/nothing", headers=AUTH), 404, "not_found")
+
+
+@pytest.mark.parametrize(
+    "uuid", ["00000000-0000-0000-0000-000000000000", "not-a-uuid", "x" * 5000, "%00%ff"]
+)
+def test_gradient_unknown_test_case_is_404_not_found(client: httpx.Client, uuid: str) -> None:
+    assert_digitalocean_error(client.get(evaluation_path(uuid), headers=AUTH), 404, "not_found")
+
+
+@pytest.mark.parametrize("version", ["0", "999", "-1", "99999999999999999999"])
+def test_gradient_version_the_case_does_not_have_is_404(client: httpx.Client, version: str) -> None:
+    response = client.get(evaluation_path(), params={"evaluation_test_case_version": version}, headers=AUTH)
+    assert_digitalocean_error(response, 404, "not_found")
+
+
+@pytest.mark.parametrize("version", ["latest", "1.5", "", "1e3", " 2"])
+def test_gradient_version_of_wrong_type_is_400_bad_request(client: httpx.Client, version: str) -> None:
+    response = client.get(evaluation_path(), params={"evaluation_test_case_version": version}, headers=AUTH)
+    body = assert_digitalocean_error(response, 400, "bad_request")
+    assert "evaluation_test_case_version" in body["message"]
+
+
+@pytest.mark.parametrize(
+    ("token", "message_part"),
+    [(None, "required"), ("demo-expired", "expired"), ("demo-revoked", "revoked"), ("a b", "malformed")],
+)
+def test_gradient_auth_failures_are_401_unauthorized(
+    client: httpx.Client, token: str | None, message_part: str
+) -> None:
+    headers = {} if token is None else {"Authorization": f"Bearer {token}"}
+    body = assert_digitalocean_error(client.get(evaluation_path(), headers=headers), 401, "unauthorized")
+    assert message_part in body["message"]
+
+
+def test_every_gradient_response_carries_integer_ratelimit_headers(client: httpx.Client) -> None:
+    for response in (
+        client.get(evaluation_path(), headers=AUTH),
+        client.get(evaluation_path(), headers={**AUTH, "Prefer": "code=500"}),
+        client.get("/v2/openapi.json"),
+    ):
+        assert_ratelimit_headers(response)
+
+
+def test_ratelimit_remaining_counts_down(client: httpx.Client) -> None:
+    first = client.get(evaluation_path(), headers=AUTH)
+    second = client.get(evaluation_path(), headers=AUTH)
+    assert int(second.headers["ratelimit-remaining"]) == int(first.headers["ratelimit-remaining"]) - 1
+
+
+def test_test_set_responses_have_no_ratelimit_headers(client: httpx.Client) -> None:
+    assert "ratelimit-limit" not in client.get(cases_path(), params=example_params(), headers=AUTH).headers
+
+
+@pytest.mark.parametrize(
+    ("incoming", "kept"),
+    [("abc-123.x:y_z", True), ("a" * 128, True), ("a" * 129, False), ("has space", False), ("tab\there", False)],
+)
+def test_incoming_request_id_is_kept_only_when_sane(client: httpx.Client, incoming: str, kept: bool) -> None:
+    response = client.get("/nothing", headers={"X-Request-Id": incoming})
+    error = assert_envelope(response, 404, "not-found")
+    assert (error["requestId"] == incoming) is kept
+    assert 1 <= len(error["requestId"]) <= 128
+
+
+def test_successful_responses_carry_a_request_id(client: httpx.Client) -> None:
+    response = client.get(cases_path(), params=example_params(limit=1), headers={**AUTH, "X-Request-Id": "trace-1"})
+    assert response.headers["x-request-id"] == "trace-1"
+
+
+class BrokenWorld(World):
+    """A world that breaks its promises: an invalid case, and an exception."""
+
+    def page(self, query: Any, after: int | None, limit: int) -> Page:
+        return Page([{"id": "half-a-case"}], None)
+
+    def evaluation_test_case(self, test_case_uuid: str, version: int | None) -> dict[str, Any] | None:
+        raise RuntimeError("the world broke")
+
+
+@pytest.fixture(scope="module")
+def broken_client(make_client: Any) -> httpx.Client:
+    return make_client(world=BrokenWorld(seed=1, cases=10))
+
+
+def test_non_conforming_response_is_500_internal_envelope(broken_client: httpx.Client) -> None:
+    response = broken_client.get(cases_path(), params=example_params(), headers=AUTH)
+    error = assert_envelope(response, 500, "internal")
+    assert "conform" in error["message"]
+
+
+def test_unhandled_exception_is_500_without_a_stack_trace(broken_client: httpx.Client) -> None:
+    response = broken_client.get(evaluation_path(), headers=AUTH)
+    body = assert_digitalocean_error(response, 500, "server_error")
+    assert "Traceback" not in response.text and "the world broke" not in body["message"]

@@ -1,0 +1,167 @@
+"""Prefer (code, example, delay), server latency and error rate: answers the documents declare, nothing else."""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable
+
+import httpx
+import pytest
+
+from evalmock.contract.documents import GRADIENT, TEST_SET
+from evalmock.server import prefer as prefer_module
+from evalmock.server.errors import ApiError
+from evalmock.server.prefer import Latency, Preferences, parse_prefer
+
+from .helpers import (
+    AUTH,
+    assert_conforms,
+    assert_digitalocean_error,
+    assert_envelope,
+    cases_path,
+    evaluation_path,
+    example_params,
+)
+
+
+def prefer(client: httpx.Client, value: str, path: str | None = None) -> httpx.Response:
+    params = example_params() if path is None else None
+    return client.get(path or cases_path(), params=params, headers={**AUTH, "Prefer": value})
+
+
+@pytest.mark.parametrize(
+    ("values", "expected"),
+    [
+        (["code=503"], Preferences(code=503)),
+        (["code=200, example=page"], Preferences(code=200, example="page")),
+        (['example="retired"; q=1', "delay=250"], Preferences(example="retired", delay_ms=250)),
+        (["code=404, code=503"], Preferences(code=404)),  # RFC 7240: the first of each counts
+        (["return=minimal, respond-async, wait=5"], Preferences()),  # unknown preferences are ignored
+        (["CODE=401"], Preferences(code=401)),
+    ],
+)
+def test_parse_prefer(values: list[str], expected: Preferences) -> None:
+    assert parse_prefer(values) == expected
+
+
+@pytest.mark.parametrize("value", ["code=abc", "code=", "code=99", "code=600", "delay=-1", "delay=60001", "example="])
+def test_parse_prefer_refuses_malformed_values(value: str) -> None:
+    with pytest.raises(ApiError) as caught:
+        parse_prefer([value])
+    assert caught.value.status == 400 and caught.value.details == {"parameter": "Prefer"}
+
+
+@pytest.mark.parametrize(("status", "code"), [(400, "bad-input"), (401, "unauthorized"), (404, "agent-not-found"),
+                                              (503, "database-busy")])
+def test_prefer_code_answers_each_declared_error_with_its_canonical_code(
+    client: httpx.Client, status: int, code: str
+) -> None:
+    assert_envelope(prefer(client, f"code={status}"), status, code)
+
+
+def test_prefer_code_200_is_the_real_answer(client: httpx.Client) -> None:
+    forced = prefer(client, "code=200")
+    plain = client.get(cases_path(), params=example_params(), headers=AUTH)
+    assert forced.status_code == 200 and forced.json() == plain.json()
+
+
+@pytest.mark.parametrize("name", ["page", "retired", "empty"])
+def test_prefer_example_answers_the_named_example(client: httpx.Client, name: str) -> None:
+    response = prefer(client, f"example={name}")
+    assert response.status_code == 200
+    assert response.json() == TEST_SET.spec["paths"]["/agents/{agentId}/test-set/cases"]["get"]["responses"]["200"][
+        "content"]["application/json"]["examples"][name]["value"]
+    assert_conforms(TEST_SET, response)
+
+
+@pytest.mark.parametrize(("value", "status"), [("code=400, example=bad-cursor", 400),
+                                               ("code=503, example=database-busy", 503)])
+def test_prefer_error_example_keeps_this_requests_id(client: httpx.Client, value: str, status: int) -> None:
+    response = prefer(client, value)
+    error = assert_envelope(response, status, "bad-input" if status == 400 else "database-busy")
+    assert error["requestId"] == response.headers["x-request-id"]  # not the example's fixed id
+    if status == 503:
+        assert int(response.headers["retry-after"]) == error["details"]["retryAfterSeconds"]
+
+
+@pytest.mark.parametrize(
+    ("value", "mentions"),
+    [("code=418", "200, 400, 401, 404, 503"), ("example=nope", "page, retired, empty"),
+     ("code=503, example=page", "database-busy"), ("code=xyz", "whole number")],
+)
+def test_prefer_naming_what_the_document_lacks_is_400_listing_the_choices(
+    client: httpx.Client, value: str, mentions: str
+) -> None:
+    error = assert_envelope(prefer(client, value), 400, "bad-input")
+    assert error["details"] == {"parameter": "Prefer"} and mentions in error["message"]
+
+
+def test_prefer_needs_a_valid_request(client: httpx.Client) -> None:
+    response = client.get(cases_path(), params={"projectId": "nope"}, headers={**AUTH, "Prefer": "code=503"})
+    assert_envelope(response, 400, "bad-input")
+    assert_envelope(client.get(cases_path(), params=example_params(), headers={"Prefer": "code=503"}), 401,
+                    "unauthorized")
+
+
+@pytest.mark.parametrize(("status", "error_id"), [(401, "unauthorized"), (404, "not_found"),
+                                                  (429, "too_many_requests"), (500, "server_error"),
+                                                  (400, "bad_request"), (503, "server_error")])
+def test_gradient_prefer_code_answers_digitalocean_bodies(client: httpx.Client, status: int, error_id: str) -> None:
+    assert_digitalocean_error(prefer(client, f"code={status}", evaluation_path()), status, error_id)
+
+
+def test_gradient_prefer_example_answers_the_reference_example(client: httpx.Client) -> None:
+    response = prefer(client, "example=reference", evaluation_path("anything"))
+    assert response.status_code == 200
+    assert response.json()["evaluation_test_case"]["test_case_uuid"] == "123e4567-e89b-12d3-a456-426614174000"
+    assert_conforms(GRADIENT, response)
+
+
+def test_gradient_prefer_errors_are_400_bad_request(client: httpx.Client) -> None:
+    body = assert_digitalocean_error(prefer(client, "code=302", evaluation_path()), 400, "bad_request")
+    assert "302" in body["message"]
+
+
+def test_prefer_delay_within_bounds_is_accepted(client: httpx.Client) -> None:
+    assert prefer(client, "delay=1").status_code == 200
+
+
+def test_latency_samples_stay_within_the_range() -> None:
+    latency = Latency(50, 400, random.Random(1))
+    samples = [latency.sample() for _ in range(200)]
+    assert min(samples) >= 50 and max(samples) <= 400 and len(set(samples)) > 1
+    assert Latency(30, 30, random.Random(1)).sample() == 30
+
+
+def test_latency_delays_every_api_request_and_prefer_delay_adds_to_it(
+    make_client: Callable[..., httpx.Client], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    pauses: list[int] = []
+
+    async def record(milliseconds: int) -> None:
+        pauses.append(milliseconds)
+
+    monkeypatch.setattr(prefer_module, "pause", record)
+    slow = make_client(latency_ms=(20, 30))
+    assert slow.get(cases_path(), params=example_params(limit=1), headers=AUTH).status_code == 200
+    assert slow.get(cases_path(), params=example_params()).status_code == 401
+    assert slow.get(evaluation_path(), headers={**AUTH, "Prefer": "delay=500"}).status_code == 200
+    assert slow.get("/v1/openapi.json").status_code == 200  # not an API operation: no latency
+    assert len(pauses) == 4 and all(20 <= p <= 30 for p in pauses[:3]) and pauses[3] == 500
+
+
+def test_error_rate_one_fails_every_request_with_the_apis_transient_error(
+    make_client: Callable[..., httpx.Client],
+) -> None:
+    failing = make_client(error_rate=1.0)
+    response = failing.get(cases_path(), params=example_params(), headers=AUTH)
+    assert_envelope(response, 503, "database-busy")
+    assert response.headers["retry-after"].isdigit()
+    assert_digitalocean_error(failing.get(evaluation_path(), headers=AUTH), 429, "too_many_requests")
+    # An explicit Prefer wins over the error rate.
+    assert prefer(failing, "code=200").status_code == 200
+
+
+def test_error_rate_zero_never_fails(client: httpx.Client) -> None:
+    responses = [client.get(cases_path(), params=example_params(limit=1), headers=AUTH) for _ in range(20)]
+    assert {r.status_code for r in responses} == {200}

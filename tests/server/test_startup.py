@@ -1,0 +1,80 @@
+"""Settings from the command line and the environment, the banner, the targets file and the ASGI module."""
+
+from __future__ import annotations
+
+import importlib
+from pathlib import Path
+
+import pytest
+
+from evalmock.cli import build_parser
+from evalmock.harness.targets import dump_targets, load_targets
+from evalmock.server.banner import banner
+from evalmock.server.settings import CURSOR_KEY_ENV, SETTINGS_ENV, ServerSettings, default_cursor_key
+from evalmock.server.targets import targets_for
+from evalmock.world import World
+
+
+def settings_from(*argv: str) -> ServerSettings:
+    return ServerSettings.from_args(build_parser().parse_args(["serve", *argv]))
+
+
+def test_settings_from_the_command_line() -> None:
+    settings = settings_from(
+        "--port", "9000", "--seed", "7", "--cases", "50", "--workers", "2", "--latency", "10-20",
+        "--error-rate", "0.5", "--validate-responses", "--access-log", "--no-cors", "--cursor-key", "k",
+    )
+    assert settings == ServerSettings(
+        port=9000, seed=7, cases=50, workers=2, latency_ms=(10, 20), error_rate=0.5, validate_responses=True,
+        access_log=True, cors=False, cursor_key="k",
+    )
+
+
+def test_default_cursor_key_is_derived_from_the_seed() -> None:
+    assert settings_from("--seed", "7").cursor_key == default_cursor_key(7) == ServerSettings(seed=7).cursor_key
+    assert default_cursor_key(7) != default_cursor_key(8)
+
+
+def test_cursor_key_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(CURSOR_KEY_ENV, "from-env")
+    assert settings_from().cursor_key == "from-env"
+    assert ServerSettings.from_env({CURSOR_KEY_ENV: "from-env"}).cursor_key == "from-env"
+
+
+def test_settings_travel_to_workers_through_the_environment() -> None:
+    settings = ServerSettings(port=9001, seed=3, cases=20, workers=3, latency_ms=(5, 9), cursor_key="shared")
+    assert ServerSettings.from_env(settings.to_env()) == settings
+    assert ServerSettings.from_env({}) == ServerSettings()
+
+
+def test_asgi_module_builds_its_app_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(SETTINGS_ENV, ServerSettings(seed=5, cases=10).to_env()[SETTINGS_ENV])
+    import evalmock.server.asgi as asgi
+
+    module = importlib.reload(asgi)
+    with module.app.test_client() as client:
+        assert client.get("/v1/openapi.json").status_code == 200
+
+
+def test_banner_says_where_everything_is() -> None:
+    world = World(seed=42, cases=10)
+    text = banner(ServerSettings(port=8123, write_targets="t.toml"), world)
+    for expected in (
+        "http://127.0.0.1:8123/v1/ui/", "http://127.0.0.1:8123/v2/ui/", "demo-user", "demo-expired", "demo-revoked",
+        "acme.drafting", "123e4567-e89b-12d3-a456-426614174000", "t.toml",
+        "curl 'http://127.0.0.1:8123/v1/agents/example/test-set/cases?projectId=2489E9AD-2EE2-8E00-8EC9-32D5F69181C0"
+        "&include=retired&limit=25' -H 'Authorization: Bearer demo-user'",
+    ):
+        assert expected in text
+
+
+def test_targets_file_round_trips_through_load_targets(tmp_path: Path) -> None:
+    world = World(seed=42, cases=10)
+    path = tmp_path / "targets.toml"
+    dump_targets(targets_for(world), path)
+    targets = load_targets(path)
+    assert targets.token == "demo-user" and targets.second_token == "demo-other"
+    assert {(p.agent_id, p.project_id) for p in targets.projects} == {
+        (agent, project) for agent in world.agent_ids() for project in world.project_ids(agent)
+    }
+    assert {t.uuid: t.versions for t in targets.test_cases} == world.evaluation_test_case_versions()
