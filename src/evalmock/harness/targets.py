@@ -49,6 +49,8 @@ class Targets:
     test_cases: tuple[TestCaseTarget, ...] = ()
     token: str | None = None
     second_token: str | None = None  # another caller, for cursor-binding checks
+    # True: the target seals cursors, so the page's binding rules (same list, filters, caller) apply
+    sealed_cursors: bool | None = None
     extra: dict[str, Any] = field(default_factory=dict)
 
 
@@ -85,12 +87,19 @@ def targets_from_dict(raw: Any, source: str = "targets") -> Targets:
                 raise TargetsError(f"{where}.versions must be a list of integers")
             item = {**item, "versions": tuple(versions)}
         test_cases.append(_build(TestCaseTarget, item, where))
+    sealed = test_set.get("sealed_cursors")
+    if sealed is not None and not isinstance(sealed, bool):
+        raise TargetsError(f"{source}: test_set.sealed_cursors must be true or false")
+    for key in ("token", "second_token"):
+        if auth.get(key) is not None and not isinstance(auth[key], str):
+            raise TargetsError(f"{source}: auth.{key} must be a string")
     known = {"auth", "test_set", "gradient"}
     return Targets(
         projects=projects,
         test_cases=tuple(test_cases),
         token=auth.get("token"),
         second_token=auth.get("second_token"),
+        sealed_cursors=sealed,
         extra={k: v for k, v in raw.items() if k not in known},
     )
 
@@ -108,7 +117,11 @@ def targets_to_dict(targets: Targets) -> dict[str, Any]:
     data: dict[str, Any] = {}
     if auth:
         data["auth"] = auth
-    data["test_set"] = {"projects": [_drop_none(asdict(p)) for p in targets.projects]}
+    test_set: dict[str, Any] = {}
+    if targets.sealed_cursors is not None:
+        test_set["sealed_cursors"] = targets.sealed_cursors
+    test_set["projects"] = [_drop_none(asdict(p)) for p in targets.projects]
+    data["test_set"] = test_set
     data["gradient"] = {
         "test_cases": [{"uuid": t.uuid, "versions": list(t.versions)} for t in targets.test_cases]
     }
@@ -137,9 +150,27 @@ def _build(cls: type, item: Any, where: str) -> Any:
     if not isinstance(item, dict):
         raise TargetsError(f"{where} must be a table/mapping")
     try:
-        return cls(**item)
+        built = cls(**item)
     except TypeError as exc:
         raise TargetsError(f"{where}: {exc}") from exc
+    for name, value in item.items():
+        expected = _FIELD_TYPES.get(name)
+        # bool is an int in Python; a count or version given as true/false is still a mistake
+        if expected and not (isinstance(value, expected) and not (expected is int and isinstance(value, bool))):
+            raise TargetsError(f"{where}.{name} must be {_TYPE_WORDS[expected]}, got {value!r}")
+    return built
+
+
+_FIELD_TYPES: dict[str, type] = {
+    "agent_id": str,
+    "project_id": str,
+    "uuid": str,
+    "has_retired": bool,
+    "has_hand": bool,
+    "has_corrections": bool,
+    "active_cases": int,
+}
+_TYPE_WORDS = {str: "a string", bool: "true or false", int: "a whole number"}
 
 
 def _to_toml(data: dict[str, Any]) -> str:

@@ -25,4 +25,6 @@ def targets_for(world: World) -> Targets:
         TestCaseTarget(uuid=uuid, versions=versions)
         for uuid, versions in world.evaluation_test_case_versions().items()
     )
-    return Targets(projects=projects, test_cases=test_cases, token=TOKEN, second_token=SECOND_TOKEN)
+    return Targets(
+        projects=projects, test_cases=test_cases, token=TOKEN, second_token=SECOND_TOKEN, sealed_cursors=True
+    )

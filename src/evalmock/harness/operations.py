@@ -1,0 +1,55 @@
+"""Each API's one operation as its document declares it: id, method, path template, label."""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass
+from urllib.parse import quote
+
+from evalmock.contract.documents import api as api_document
+
+_METHODS = ("get", "put", "post", "delete", "patch", "head", "options", "trace")
+
+
+@dataclass(frozen=True)
+class Operation:
+    api: str
+    operation_id: str
+    method: str  # upper case
+    path: str  # the document's path template, without the base path
+    base_path: str  # "/v1", "/v2"
+
+    @property
+    def label(self) -> str:
+        """`GET /v1/agents/{agentId}/test-set/cases`: how reports name the operation."""
+        return f"{self.method} {self.base_path}{self.path}"
+
+    def url_path(self, **params: str) -> str:
+        """The full path with path parameters filled in, each percent-encoded as one segment."""
+        path = self.path
+        for name, value in params.items():
+            path = path.replace("{" + name + "}", quote(str(value), safe=""))
+        return self.base_path + path
+
+
+@functools.cache
+def operation(api: str) -> Operation:
+    """The single operation of an API document (each of ours declares exactly one)."""
+    document = api_document(api)
+    found = [
+        (path, method, spec["operationId"])
+        for path, item in document.spec["paths"].items()
+        for method, spec in item.items()
+        if method in _METHODS
+    ]
+    if len(found) != 1:
+        raise ValueError(f"{document.filename}: expected one operation, found {len(found)}")
+    path, method, operation_id = found[0]
+    return Operation(api, operation_id, method.upper(), path, document.base_path)
+
+
+def api_of_operation_id(operation_id: str | None) -> str | None:
+    for name in ("test-set", "gradient"):
+        if operation(name).operation_id == operation_id:
+            return name
+    return None

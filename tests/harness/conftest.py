@@ -1,0 +1,38 @@
+"""Harness fixtures: our own server on a free local port, wrapped in a switch that can plant defects."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+import pytest
+
+from evalmock.harness.targets import Targets
+from evalmock.server.app import create_app
+from evalmock.server.settings import ServerSettings
+from evalmock.server.targets import targets_for
+from evalmock.world import World
+
+from .mutants import MutationSwitch
+from .serving import serving
+
+MUTABLE_CASES = 200  # per project: enough for several pages, small enough for quick walks
+
+
+@dataclass(frozen=True)
+class MutableServer:
+    base_url: str
+    switch: MutationSwitch
+    world: World
+    targets: Targets
+
+
+@pytest.fixture(scope="session")
+def mutable_server() -> Iterator[MutableServer]:
+    """Our server (seed 42, 200 cases) in this process; tests set `switch.mutation` to plant a defect."""
+    world = World(seed=42, cases=MUTABLE_CASES)
+    switch = MutationSwitch(create_app(ServerSettings(cases=MUTABLE_CASES), world=world))
+    targets = dataclasses.replace(targets_for(world), sealed_cursors=True)
+    with serving(switch) as base_url:
+        yield MutableServer(base_url, switch, world, targets)

@@ -1,0 +1,437 @@
+"""Realistic defects planted in our own server by test code: an ASGI switch that rewrites requests and
+responses, and patches of the world and the cursor sealer. Nothing here is reachable from the shipped CLI."""
+
+from __future__ import annotations
+
+import base64
+import dataclasses
+import json
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import parse_qsl, urlencode
+
+import pytest
+
+from evalmock.server import cursors
+from evalmock.server.cursors import Binding, CursorError, CursorSealer
+from evalmock.world import Page, World
+
+Scope = dict[str, Any]
+Headers = list[tuple[bytes, bytes]]
+RequestRewrite = Callable[[Scope], Scope]
+ResponseRewrite = Callable[[Scope, int, Headers, bytes], tuple[int, Headers, bytes]]
+Patch = Callable[[pytest.MonkeyPatch, World], None]
+
+
+@dataclass(frozen=True)
+class Mutation:
+    """One planted defect, the check that must catch it, and the scenario checks that reach it."""
+
+    name: str
+    defect: str
+    caught_by: str
+    scenarios: tuple[str, ...]
+    api: str = "test-set"
+    request: RequestRewrite | None = None
+    response: ResponseRewrite | None = None
+    patch: Patch | None = None
+
+
+class MutationSwitch:
+    """An ASGI wrapper around the real app that applies the current mutation, if any."""
+
+    def __init__(self, app: Any) -> None:
+        self.app = app
+        self.mutation: Mutation | None = None
+
+    async def __call__(self, scope: Scope, receive: Any, send: Any) -> None:
+        mutation = self.mutation
+        if scope["type"] != "http" or mutation is None:
+            await self.app(scope, receive, send)
+            return
+        if mutation.request is not None:
+            scope = mutation.request(dict(scope))
+        if mutation.response is None:
+            await self.app(scope, receive, send)
+            return
+        start: dict[str, Any] = {}
+        chunks: list[bytes] = []
+
+        async def capture(message: dict[str, Any]) -> None:
+            if message["type"] == "http.response.start":
+                start.update(message)
+            elif message["type"] == "http.response.body":
+                chunks.append(message.get("body", b""))
+                if not message.get("more_body"):
+                    status, headers, body = mutation.response(scope, start["status"], list(start["headers"]),
+                                                              b"".join(chunks))
+                    headers = [(k, v) for k, v in headers if k.lower() != b"content-length"]
+                    headers.append((b"content-length", str(len(body)).encode()))
+                    await send({"type": "http.response.start", "status": status, "headers": headers})
+                    await send({"type": "http.response.body", "body": body})
+            else:
+                await send(message)
+
+        await self.app(scope, receive, capture)
+
+
+# -- building blocks ------------------------------------------------------------------------------------
+def _query(scope: Scope) -> dict[str, str]:
+    return dict(parse_qsl(scope.get("query_string", b"").decode("latin-1"), keep_blank_values=True))
+
+
+def rewrite_query(edit: Callable[[dict[str, str]], None]) -> RequestRewrite:
+    def request(scope: Scope) -> Scope:
+        params = _query(scope)
+        edit(params)
+        scope["query_string"] = urlencode(params).encode("latin-1")
+        return scope
+
+    return request
+
+
+def _is_list(scope: Scope) -> bool:
+    return scope["path"].endswith("/test-set/cases")
+
+
+def _header(headers: Headers, name: bytes) -> bytes | None:
+    return next((v for k, v in headers if k.lower() == name), None)
+
+
+def _set_header(headers: Headers, name: bytes, value: bytes | None) -> Headers:
+    kept = [(k, v) for k, v in headers if k.lower() != name]
+    return kept + ([(name, value)] if value is not None else [])
+
+
+def on_pages(edit: Callable[[dict[str, Any], dict[str, str]], None]) -> ResponseRewrite:
+    """Edit the body of every 200 page of listTestSetCases (given the request's query)."""
+
+    def response(scope: Scope, status: int, headers: Headers, body: bytes) -> tuple[int, Headers, bytes]:
+        if status == 200 and _is_list(scope):
+            page = json.loads(body)
+            edit(page, _query(scope))
+            body = json.dumps(page).encode()
+        return status, headers, body
+
+    return response
+
+
+def on_cases(edit: Callable[[dict[str, Any]], None]) -> ResponseRewrite:
+    def each(page: dict[str, Any], query: dict[str, str]) -> None:
+        for case in page["data"]:
+            edit(case)
+
+    return on_pages(each)
+
+
+def on_errors(api: str, edit: Callable[[int, Headers, bytes], tuple[int, Headers, bytes]]) -> ResponseRewrite:
+    prefix = "/v1/" if api == "test-set" else "/v2/"
+
+    def response(scope: Scope, status: int, headers: Headers, body: bytes) -> tuple[int, Headers, bytes]:
+        if status >= 400 and scope["path"].startswith(prefix):
+            return edit(status, headers, body)
+        return status, headers, body
+
+    return response
+
+
+def patch_world(replace_page: Callable[[Callable[..., Page], Any, int | None, int], Page]) -> Patch:
+    def patch(monkeypatch: pytest.MonkeyPatch, world: World) -> None:
+        original = world.page
+        monkeypatch.setattr(world, "page", lambda query, after, limit: replace_page(original, query, after, limit))
+
+    return patch
+
+
+def patch_binding(drop: str) -> Patch:
+    """Seal cursors without part of their binding ("filters" or "caller")."""
+    original = Binding.of.__func__
+
+    def of(
+        cls: type[Binding], agent_id: str, project_id: str, include_retired: bool, kinds: Any, caller: str
+    ) -> Binding:
+        if drop == "filters":
+            include_retired, kinds = False, ("correction", "hand")
+        else:
+            caller = "anyone"
+        return original(cls, agent_id, project_id, include_retired, kinds, caller)
+
+    def patch(monkeypatch: pytest.MonkeyPatch, world: World) -> None:
+        monkeypatch.setattr(Binding, "of", classmethod(of))
+
+    return patch
+
+
+def patch_open(on_error: Callable[[str], int]) -> Patch:
+    """Replace what the sealer does with a cursor it refuses."""
+    original = CursorSealer.open
+
+    def open_cursor(self: CursorSealer, cursor: str, binding: Binding) -> int:
+        try:
+            return original(self, cursor, binding)
+        except CursorError:
+            return on_error(cursor)
+
+    def patch(monkeypatch: pytest.MonkeyPatch, world: World) -> None:
+        monkeypatch.setattr(CursorSealer, "open", open_cursor)
+
+    return patch
+
+
+def _position_without_mac(cursor: str) -> int:
+    try:
+        raw = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4))
+        return cursors._PAYLOAD.unpack(raw[: cursors._PAYLOAD.size])[1]
+    except Exception as exc:
+        raise CursorError("not a cursor") from exc
+
+
+def _crash(cursor: str) -> int:
+    raise RuntimeError("cursor decoding crashed")
+
+
+# -- the defects ----------------------------------------------------------------------------------------
+def _overlap(original: Callable[..., Page], query: Any, after: int | None, limit: int) -> Page:
+    page = original(query, after, limit)
+    if limit > 1 and page.next_position is not None:
+        return Page(page.cases, original(query, after, limit - 1).next_position)
+    return page
+
+
+def _skip_one(original: Callable[..., Page], query: Any, after: int | None, limit: int) -> Page:
+    page = original(query, after, limit)
+    if page.next_position is not None:
+        return Page(page.cases, original(query, after, limit + 1).next_position)
+    return page
+
+
+def _all_kinds(original: Callable[..., Page], query: Any, after: int | None, limit: int) -> Page:
+    return original(dataclasses.replace(query, kinds=frozenset({"correction", "hand"})), after, limit)
+
+
+def _always_retired(original: Callable[..., Page], query: Any, after: int | None, limit: int) -> Page:
+    return original(dataclasses.replace(query, include_retired=True), after, limit)
+
+
+def _never_retired(original: Callable[..., Page], query: Any, after: int | None, limit: int) -> Page:
+    return original(dataclasses.replace(query, include_retired=False), after, limit)
+
+
+def _other_project(world: World) -> Callable[..., Page]:
+    def page(original: Callable[..., Page], query: Any, after: int | None, limit: int) -> Page:
+        others = [p for p in world.project_ids(query.agent_id) if p != query.project_id.lower()]
+        return original(dataclasses.replace(query, project_id=others[0]) if others else query, after, limit)
+
+    return page
+
+
+def _patch_other_project(monkeypatch: pytest.MonkeyPatch, world: World) -> None:
+    patch_world(_other_project(world))(monkeypatch, world)
+
+
+def _default_limit_20(params: dict[str, str]) -> None:
+    params.setdefault("limit", "20")
+
+
+def _ignore_limit(params: dict[str, str]) -> None:
+    params.pop("limit", None)
+
+
+def _accept_out_of_range_limit(params: dict[str, str]) -> None:
+    if params.get("limit") in {"0", "101"}:
+        params.pop("limit")
+
+
+def _drop_version(params: dict[str, str]) -> None:
+    params.pop("evaluation_test_case_version", None)
+
+
+def _no_auth_needed(scope: Scope) -> Scope:
+    if _header(scope["headers"], b"authorization") is None:
+        scope["headers"] = [*scope["headers"], (b"authorization", b"Bearer demo-user")]
+    return scope
+
+
+def _drop_cursor_when_more(page: dict[str, Any], query: dict[str, str]) -> None:
+    page.pop("nextCursor", None)
+
+
+def _cursor_on_last_page(page: dict[str, Any], query: dict[str, str]) -> None:
+    if not page["hasMore"]:
+        page["nextCursor"] = "bGFzdA"
+
+
+def _oldest_first(page: dict[str, Any], query: dict[str, str]) -> None:
+    page["data"].reverse()
+
+
+def _hand_id(case: dict[str, Any]) -> None:
+    if case["kind"] == "hand":
+        case["id"] = "hand-" + case["id"].removeprefix("case-")
+
+
+def _touch_updated_at(case: dict[str, Any]) -> None:
+    if "retired" not in case:
+        case["updatedAt"] = "2030-01-01T00:00:00Z"
+
+
+def _drop_expert_on_hand(case: dict[str, Any]) -> None:
+    if case["kind"] == "hand":
+        case.pop("expert", None)
+
+
+def _ranks_from_one(case: dict[str, Any]) -> None:
+    for position, item in enumerate(case["expect"].get("items", [])):
+        item["rank"] = position + 1
+
+
+def _long_args(case: dict[str, Any]) -> None:
+    case["expect"]["decisions"] = {"verdict": "wrong", "shouldCall": [{"tool": "search", "args": {"q": "x" * 4100}}]}
+
+
+def _retired_before_added(case: dict[str, Any]) -> None:
+    if "retired" in case:
+        case["retired"]["at"] = "2001-01-01T00:00:00Z"
+
+
+def _drop_request_id(status: int, headers: Headers, body: bytes) -> tuple[int, Headers, bytes]:
+    return status, _set_header(headers, b"x-request-id", None), body
+
+
+def _other_request_id(status: int, headers: Headers, body: bytes) -> tuple[int, Headers, bytes]:
+    return status, _set_header(headers, b"x-request-id", b"not-the-request-id"), body
+
+
+def _problem_json(status: int, headers: Headers, body: bytes) -> tuple[int, Headers, bytes]:
+    problem = {"type": "about:blank", "title": "Error", "detail": "It went wrong.", "status": status}
+    return status, _set_header(headers, b"content-type", b"application/problem+json"), json.dumps(problem).encode()
+
+
+def _unknown_agent_empty(status: int, headers: Headers, body: bytes) -> tuple[int, Headers, bytes]:
+    if status == 404:
+        return 200, headers, json.dumps({"data": [], "hasMore": False}).encode()
+    return status, headers, body
+
+
+def _not_found_code(status: int, headers: Headers, body: bytes) -> tuple[int, Headers, bytes]:
+    if status == 404:
+        envelope = json.loads(body)
+        envelope["error"]["code"] = "not-found"
+        body = json.dumps(envelope).encode()
+    return status, headers, body
+
+
+def _drop_retry_after(status: int, headers: Headers, body: bytes) -> tuple[int, Headers, bytes]:
+    return status, _set_header(headers, b"retry-after", None), body
+
+
+def _unknown_test_case_400(status: int, headers: Headers, body: bytes) -> tuple[int, Headers, bytes]:
+    if status == 404:
+        return 400, headers, json.dumps({"id": "bad_request", "message": "Not a test case id."}).encode()
+    return status, headers, body
+
+
+def _v1_envelope_on_v2(status: int, headers: Headers, body: bytes) -> tuple[int, Headers, bytes]:
+    error = json.loads(body)
+    envelope = {"error": {"code": error["id"], "message": error["message"], "details": {}, "requestId": "r"}}
+    return status, headers, json.dumps(envelope).encode()
+
+
+def _uint64_as_integer(scope: Scope, status: int, headers: Headers, body: bytes) -> tuple[int, Headers, bytes]:
+    if status == 200 and scope["path"].startswith("/v2/"):
+        answer = json.loads(body)
+        test_case = answer["evaluation_test_case"]
+        for key in ("created_by_user_id", "updated_by_user_id"):
+            if key in test_case:
+                test_case[key] = int(test_case[key])
+        body = json.dumps(answer).encode()
+    return status, headers, body
+
+
+def _no_ratelimit_headers(scope: Scope, status: int, headers: Headers, body: bytes) -> tuple[int, Headers, bytes]:
+    if scope["path"].startswith("/v2/"):
+        headers = [(k, v) for k, v in headers if not k.lower().startswith(b"ratelimit-")]
+    return status, headers, body
+
+
+WALK = ("walk_yields_every_case_once",)
+PAGES = ("limit_is_honoured",)
+RETIRED = ("include_retired_adds_the_retired_cases",)
+
+MUTATIONS: list[Mutation] = [
+    Mutation("page-overlap", "each next page starts with the previous page's last case",
+             "walk_yields_every_case_once", WALK, patch=patch_world(_overlap)),
+    Mutation("skipped-case", "one case is skipped between consecutive pages",
+             "walk_yields_every_case_once", WALK, patch=patch_world(_skip_one)),
+    Mutation("kind-ignored", "the kind filter is ignored", "kind_filter_selects_those_kinds",
+             ("kind_filter_selects_those_kinds",), patch=patch_world(_all_kinds)),
+    Mutation("retired-leak", "include is ignored: retired cases are always listed",
+             "retired_cases_only_with_include_retired", RETIRED, patch=patch_world(_always_retired)),
+    Mutation("retired-never-shown", "include=retired is ignored: retired cases never come back",
+             "include_retired_adds_the_retired_cases", RETIRED, patch=patch_world(_never_retired)),
+    Mutation("project-ignored", "the list holds another project's cases", "cases_belong_to_the_project",
+             PAGES, patch=_patch_other_project),
+    Mutation("default-limit-20", "the default page size is 20, not 25", "default_limit_is_25",
+             ("default_limit_is_25",), request=rewrite_query(_default_limit_20)),
+    Mutation("limit-ignored", "limit is ignored (always 25)", "page_holds_at_most_limit", PAGES,
+             request=rewrite_query(_ignore_limit)),
+    Mutation("limit-out-of-range-accepted", "limit=0 and limit=101 are taken as the default",
+             "invalid_parameters_are_bad_input", ("invalid_parameters_are_bad_input",),
+             request=rewrite_query(_accept_out_of_range_limit)),
+    Mutation("has-more-without-cursor", "hasMore is true but nextCursor is missing",
+             "next_cursor_present_exactly_when_has_more", PAGES, response=on_pages(_drop_cursor_when_more)),
+    Mutation("cursor-on-last-page", "the last page carries a nextCursor",
+             "next_cursor_present_exactly_when_has_more", WALK, response=on_pages(_cursor_on_last_page)),
+    Mutation("oldest-first", "pages list the oldest case first", "page_is_newest_first", PAGES,
+             response=on_pages(_oldest_first)),
+    Mutation("cursor-not-bound-to-filters", "a cursor is taken with other include/kind filters",
+             "cursor_is_bound_to_the_filters", ("cursor_is_bound_to_the_filters",), patch=patch_binding("filters")),
+    Mutation("cursor-not-bound-to-caller", "a cursor is taken from another caller",
+             "cursor_is_bound_to_the_caller", ("cursor_is_bound_to_the_caller",), patch=patch_binding("caller")),
+    Mutation("tampered-cursor-accepted", "the cursor's signature is not verified", "tampered_cursor_is_bad_input",
+             ("tampered_cursor_is_bad_input",), patch=patch_open(_position_without_mac)),
+    Mutation("bad-cursor-500", "a cursor that does not verify crashes the handler (500)",
+             "junk_cursor_is_bad_input", ("junk_cursor_is_bad_input",), patch=patch_open(_crash)),
+    Mutation("missing-request-id", "errors lack X-Request-Id", "request_id_header_is_the_envelope_s",
+             ("invalid_parameters_are_bad_input",), response=on_errors("test-set", _drop_request_id)),
+    Mutation("request-id-mismatch", "X-Request-Id differs from the envelope's requestId",
+             "request_id_header_is_the_envelope_s", ("invalid_parameters_are_bad_input",),
+             response=on_errors("test-set", _other_request_id)),
+    Mutation("problem-json-errors", "errors answer with problem+json instead of the envelope",
+             "error_body_is_the_envelope", ("invalid_parameters_are_bad_input",),
+             response=on_errors("test-set", _problem_json)),
+    Mutation("auth-not-enforced", "a request without a token is served", "missing_token_is_401",
+             ("missing_token_is_401",), request=_no_auth_needed),
+    Mutation("unknown-agent-empty-page", "an unknown agent gets a 200 empty page",
+             "unknown_agent_is_agent_not_found", ("unknown_agent_is_agent_not_found",),
+             response=on_errors("test-set", _unknown_agent_empty)),
+    Mutation("wrong-404-code", "an unknown agent's 404 says not-found instead of agent-not-found",
+             "error_code_is_the_page_s", ("unknown_agent_is_agent_not_found",),
+             response=on_errors("test-set", _not_found_code)),
+    Mutation("hand-id-without-case-prefix", "hand case ids start hand- instead of case-",
+             "hand_case_id_starts_with_case", PAGES, response=on_cases(_hand_id)),
+    Mutation("updated-at-moves", "an active case's updatedAt differs from its addedAt",
+             "updated_at_is_added_at_until_retired", PAGES, response=on_cases(_touch_updated_at)),
+    Mutation("expert-missing-on-hand", "hand cases lose expert: true", "hand_cases_are_expert", WALK,
+             response=on_cases(_drop_expert_on_hand)),
+    Mutation("item-ranks-from-one", "item ranks count from 1", "item_ranks_are_positions", WALK,
+             response=on_cases(_ranks_from_one)),
+    Mutation("args-too-long", "shouldCall args exceed 4000 characters", "should_call_args_fit", PAGES,
+             response=on_cases(_long_args)),
+    Mutation("retired-before-added", "a retirement dated before the case was added", "retirement_is_consistent",
+             RETIRED, response=on_cases(_retired_before_added)),
+    Mutation("busy-without-retry-after", "a 503 database-busy lacks Retry-After", "busy_answer_has_retry_after",
+             ("busy_answer_has_retry_after",), response=on_errors("test-set", _drop_retry_after)),
+    Mutation("v2-version-ignored", "the version parameter is ignored (always the latest)",
+             "each_version_is_that_version", ("each_version_is_that_version",), api="gradient",
+             request=rewrite_query(_drop_version)),
+    Mutation("v2-uint64-as-integer", "uint64 fields travel as JSON numbers", "uint64_fields_are_strings",
+             ("no_version_is_the_latest",), api="gradient", response=_uint64_as_integer),
+    Mutation("v2-no-ratelimit-headers", "responses lack the ratelimit-* headers", "ratelimit_headers_are_integers",
+             ("no_version_is_the_latest",), api="gradient", response=_no_ratelimit_headers),
+    Mutation("v2-v1-envelope", "/v2 errors use the test-set envelope", "error_body_is_digitalocean_s",
+             ("unknown_test_case_is_404",), api="gradient", response=on_errors("gradient", _v1_envelope_on_v2)),
+    Mutation("v2-unknown-is-400", "an unknown test case id is a 400, not a 404", "unknown_test_case_is_404",
+             ("unknown_test_case_is_404",), api="gradient", response=on_errors("gradient", _unknown_test_case_400)),
+]

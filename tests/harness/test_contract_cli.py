@@ -1,0 +1,106 @@
+"""`evalmock contract` end to end: it passes our live server, keeps tokens out of every output, and exits
+with 3 for an unreachable target and 2 for a bad targets file or bad arguments."""
+
+from __future__ import annotations
+
+import xml.etree.ElementTree as ET
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from evalmock.cli import main
+from evalmock.harness.targets import Targets, dump_targets
+
+from .conftest import MutableServer
+from .mutants import MUTATIONS
+from .serving import free_port
+
+FAST = ["--max-examples", "3", "--quiet"]
+
+
+def test_contract_passes_against_the_live_server(live_server: Any, tmp_path: Path,
+                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    junit, report = tmp_path / "junit.xml", tmp_path / "report.md"
+    code = main(["contract", "--base-url", live_server.base_url, "--targets", str(live_server.targets_path),
+                 "--junit", str(junit), "--report", str(report), *FAST])
+    out = capsys.readouterr().out
+    assert code == 0, out
+    assert "CONFORMS" in out
+    suites = ET.parse(junit).getroot()
+    assert {suite.get("name") for suite in suites} == {"test-set", "gradient"}
+    assert all(suite.get("failures") == "0" for suite in suites)
+    skipped = {case.get("name") for case in suites.iter("testcase") if case.find("skipped") is not None}
+    # The served targets state every fact, so no check may wait for one.
+    assert skipped == set(), skipped
+    assert "walk_yields_every_case_once" in report.read_text()
+
+
+def test_semantic_checks_alone_pass_against_the_live_server(live_server: Any,
+                                                            capsys: pytest.CaptureFixture[str]) -> None:
+    code = main(["contract", "--base-url", live_server.base_url, "--targets", str(live_server.targets_path),
+                 "--no-fuzz", "--api", "test-set", "--quiet"])
+    out = capsys.readouterr().out
+    assert code == 0, out
+    assert "positive_data_acceptance" not in out  # no Schemathesis run
+
+
+def test_the_token_never_appears_in_any_output(mutable_server: MutableServer, tmp_path: Path,
+                                               capsys: pytest.CaptureFixture[str]) -> None:
+    token, second = "s3cret-Token-0123456789", "an0ther-S3cret-987654"
+    targets = tmp_path / "targets.toml"
+    dump_targets(Targets(projects=mutable_server.targets.projects, test_cases=mutable_server.targets.test_cases,
+                         sealed_cursors=True), targets)
+    junit, markdown, page = tmp_path / "junit.xml", tmp_path / "report.md", tmp_path / "report.html"
+    mutable_server.switch.mutation = next(m for m in MUTATIONS if m.name == "problem-json-errors")
+    try:
+        codes = [
+            main(["contract", "--base-url", mutable_server.base_url, "--targets", str(targets), "--token", token,
+                  "--second-token", second, "--junit", str(junit), "--report", str(report), "--max-examples", "3"])
+            for report in (markdown, page)
+        ]
+    finally:
+        mutable_server.switch.mutation = None
+    captured = capsys.readouterr()
+    assert codes == [1, 1]
+    outputs = {"stdout": captured.out, "stderr": captured.err, "junit": junit.read_text(),
+               "markdown": markdown.read_text(), "html": page.read_text()}
+    for name, text in outputs.items():
+        assert token not in text and second not in text, f"a token leaked into {name}"
+    assert 'curl -sS -i' in outputs["markdown"] and '"Authorization: Bearer $EVALMOCK_TOKEN"' in outputs["markdown"]
+    assert "$EVALMOCK_SECOND_TOKEN" in outputs["junit"] + outputs["markdown"]
+
+
+def test_an_unreachable_target_exits_3(capsys: pytest.CaptureFixture[str]) -> None:
+    code = main(["contract", "--base-url", f"http://127.0.0.1:{free_port()}", *FAST])
+    assert code == 3
+    assert "unreachable" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("name", "text"),
+    [
+        ("broken.toml", "[auth\ntoken = "),
+        ("shape.toml", "test_set = 3\n"),
+        ("types.toml", "[[test_set.projects]]\nagent_id = 1\nproject_id = \"p\"\n"),
+        ("unknown-key.yaml", "test_set:\n  projects:\n    - {agent_id: a, project_id: p, colour: red}\n"),
+    ],
+)
+def test_a_bad_targets_file_exits_2(tmp_path: Path, capsys: pytest.CaptureFixture[str], name: str, text: str) -> None:
+    path = tmp_path / name
+    path.write_text(text)
+    assert main(["contract", "--base-url", "http://127.0.0.1:9", "--targets", str(path), *FAST]) == 2
+    assert name in capsys.readouterr().err
+
+
+def test_a_missing_targets_file_exits_2(tmp_path: Path) -> None:
+    missing = tmp_path / "nowhere.toml"
+    assert main(["contract", "--base-url", "http://127.0.0.1:9", "--targets", str(missing), *FAST]) == 2
+
+
+@pytest.mark.parametrize(
+    "arguments",
+    [["--base-url", "127.0.0.1:8080"], ["--base-url", "ftp://host"], ["--base-url", "http://h", "--report", "r.pdf"]],
+)
+def test_bad_arguments_exit_2(arguments: list[str]) -> None:
+    assert main(["contract", *arguments, *FAST]) == 2

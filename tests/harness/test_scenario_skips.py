@@ -1,0 +1,72 @@
+"""A scenario whose prerequisite is missing from the targets is skipped with the reason, never passed."""
+
+from __future__ import annotations
+
+import httpx
+import pytest
+
+from evalmock.harness.audit import run_scenario_check
+from evalmock.harness.checks import find_check
+from evalmock.harness.redact import Redactor
+from evalmock.harness.results import FAILED, PASSED, SKIPPED, Results
+from evalmock.harness.scenario import Scenario
+from evalmock.harness.targets import ProjectTarget, Targets, TestCaseTarget
+
+PROJECT = ProjectTarget("acme.drafting", "2489e9ad-2ee2-8e00-8ec9-32d5f69181c0")
+
+
+def _refuse(request: httpx.Request) -> httpx.Response:
+    raise AssertionError(f"a skipped scenario made a request: {request.url}")
+
+
+def outcome(check: str, targets: Targets, *, token: str | None = "demo-user", second: str | None = None,
+            handler=_refuse) -> tuple[str, str]:
+    results = Results()
+    with httpx.Client(base_url="http://target.invalid", transport=httpx.MockTransport(handler)) as client:
+        scenario = Scenario(client, targets, token=token, second_token=second)
+        run_scenario_check(find_check(check), scenario, "op", results, Redactor(token))
+    ((_, counts),) = results.counts.items()
+    status = next(s for s in (PASSED, FAILED, SKIPPED) if counts[s])
+    return status, (results.findings[0].message if results.findings else "")
+
+
+@pytest.mark.parametrize(
+    ("check", "targets", "words"),
+    [
+        ("walk_yields_every_case_once", Targets(), "[[test_set.projects]]"),
+        ("include_retired_adds_the_retired_cases", Targets(projects=(PROJECT,)), "has_retired"),
+        ("kind_filter_selects_those_kinds", Targets(projects=(PROJECT,)), "has_hand"),
+        ("default_limit_is_25", Targets(projects=(PROJECT,)), "active_cases"),
+        ("tampered_cursor_is_bad_input", Targets(projects=(PROJECT,)), "sealed_cursors"),
+        ("cursor_is_bound_to_the_filters", Targets(projects=(PROJECT,)), "sealed_cursors"),
+        ("cursor_is_bound_to_the_list", Targets(projects=(PROJECT,)), "sealed_cursors"),
+        ("cursor_is_bound_to_the_caller", Targets(projects=(PROJECT,), sealed_cursors=True), "second-token"),
+        ("each_version_is_that_version", Targets(), "[[gradient.test_cases]]"),
+        ("no_version_is_the_latest", Targets(test_cases=(TestCaseTarget("u"),)), "versions"),
+    ],
+)
+def test_a_missing_fact_skips_with_the_reason(check: str, targets: Targets, words: str) -> None:
+    status, message = outcome(check, targets)
+    assert status == SKIPPED
+    assert words in message
+
+
+def test_no_token_skips_with_the_reason() -> None:
+    status, message = outcome("walk_yields_every_case_once", Targets(projects=(PROJECT,)), token=None)
+    assert (status, "--token" in message) == (SKIPPED, True)
+
+
+def test_an_unhonoured_prefer_skips_the_busy_scenario() -> None:
+    def ok(request: httpx.Request) -> httpx.Response:
+        return httpx.Response(200, json={"data": [], "hasMore": False})
+
+    status, message = outcome("busy_answer_has_retry_after", Targets(projects=(PROJECT,)), handler=ok)
+    assert status == SKIPPED and "Prefer" in message
+
+
+def test_a_target_that_answers_wrongly_fails_the_scenario() -> None:
+    def empty(request: httpx.Request) -> httpx.Response:
+        return httpx.Response(200, json={"data": [], "hasMore": False}, headers={"X-Request-Id": "r"})
+
+    status, message = outcome("unknown_agent_is_agent_not_found", Targets(projects=(PROJECT,)), handler=empty)
+    assert status == FAILED and "expected: 404 agent-not-found" in message
