@@ -53,7 +53,9 @@ def main(argv: list[str]) -> int:
     if command == "serve":
         args = [str(BIN / "evalmock"), "serve", *rest]
     elif command == "test":
-        subprocess.run([str(BIN / "ruff"), "check", "src", "tests", "bench", "dev.py"], check=True, cwd=ROOT)
+        lint = subprocess.run([str(BIN / "ruff"), "check", "."], cwd=ROOT)
+        if lint.returncode != 0:
+            return lint.returncode
         args = [str(BIN / "python"), "-m", "pytest", *rest]
     else:
         args = [str(BIN / "evalmock"), *rest]
