@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import contextlib
-import socket
 import subprocess
 import sys
 import time
@@ -18,11 +17,9 @@ import pytest
 from evalmock.server.app import create_app
 from evalmock.server.settings import ServerSettings
 from evalmock.world import World
+from shared import SERVER_CASES, SERVER_SEED, free_port
 
-SERVER_SEED = 42
-SERVER_CASES = 300
 READY_TIMEOUT_S = 30.0
-AUTH = {"Authorization": "Bearer demo-user"}
 
 
 @pytest.fixture(scope="session")
@@ -53,12 +50,6 @@ def make_client(server_world: World) -> Iterator[Callable[..., httpx.Client]]:
 def client(make_client: Callable[..., httpx.Client]) -> httpx.Client:
     """The default in-process server (seed 42, 300 cases), validating its own responses."""
     return make_client()
-
-
-def free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 @dataclass

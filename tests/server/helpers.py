@@ -7,12 +7,11 @@ from typing import Any
 import httpx
 
 from evalmock.contract.documents import GRADIENT, TEST_SET, ApiDocument
+from evalmock.contract.operations import deref, iter_operations
 from evalmock.contract.schemas import component_schema, inline_refs, schema_errors
-from evalmock.server.operations import resolve
 from evalmock.world.catalog import EXAMPLE_AGENT, EXAMPLE_PROJECT
 from evalmock.world.gradient import EXAMPLE_TEST_CASE
 
-SERVER_SEED = 42  # as tests/conftest.py serves
 AUTH = {"Authorization": "Bearer demo-user"}
 OTHER = {"Authorization": "Bearer demo-other"}
 MAX_PAGES = 500  # every walk in these tests is bounded
@@ -47,12 +46,12 @@ def example_params(**extra: Any) -> dict[str, Any]:
 def response_schema(api: ApiDocument, status: int) -> dict[str, Any]:
     """The JSON schema the document gives the (only) operation's response with this status (or default)."""
     spec = api.spec
-    (item,) = spec["paths"].values()
-    responses = item["get"]["responses"]
+    ((_, _, operation),) = iter_operations(spec)
+    responses = operation["responses"]
     declared = responses.get(str(status)) or responses.get("default")
     if declared is None:  # a status the operation does not list (405, an unknown route): the error schema
         return component_schema(spec, ERROR_SCHEMAS[api.name])
-    return inline_refs(spec, resolve(spec, declared)["content"]["application/json"]["schema"])
+    return inline_refs(spec, deref(spec, declared)["content"]["application/json"]["schema"])
 
 
 def assert_conforms(api: ApiDocument, response: httpx.Response) -> None:

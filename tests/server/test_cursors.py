@@ -12,8 +12,9 @@ import pytest
 from evalmock.server.cursors import TTL_SECONDS, Binding, CursorError, CursorSealer
 from evalmock.server.settings import default_cursor_key
 from evalmock.world.catalog import EXAMPLE_AGENT, EXAMPLE_PROJECT
+from shared import SERVER_SEED
 
-from .helpers import AUTH, OTHER, SERVER_SEED, FrozenClock, assert_envelope, cases_path, example_params
+from .helpers import AUTH, OTHER, FrozenClock, assert_envelope, cases_path, example_params
 
 KEY = b"test key"
 BINDING = Binding.of("acme.drafting", "A60767BC-F81B-4009-86CC-372B632C4C53", False, ["hand", "correction"], "u-1")

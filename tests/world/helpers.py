@@ -1,7 +1,9 @@
-"""Brute-force views of a world, built without the listing code they check."""
+"""Brute-force views of a world, built without the listing code they check, and a digest of a whole world."""
 
 from __future__ import annotations
 
+import hashlib
+import json
 from typing import Any
 
 from evalmock.world import CaseQuery, World
@@ -37,3 +39,15 @@ def walk(world: World, query: CaseQuery, limits: list[int]) -> list[dict[str, An
 
 def lists(world: World) -> list[tuple[str, str]]:
     return [(agent, project) for agent in world.agent_ids() for project in world.project_ids(agent)]
+
+
+def world_digest(world: World) -> str:
+    """A hash of every case and every evaluation test case version, in the world's order."""
+    digest = hashlib.sha256()
+    for agent, project in lists(world):
+        for case in world.iter_cases(CaseQuery(agent, project, include_retired=True)):
+            digest.update(json.dumps(case, sort_keys=True).encode())
+    for uuid, versions in world.evaluation_test_case_versions().items():
+        for version in versions:
+            digest.update(json.dumps(world.evaluation_test_case(uuid, version), sort_keys=True).encode())
+    return digest.hexdigest()

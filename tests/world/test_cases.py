@@ -8,6 +8,7 @@ from collections import Counter
 
 import pytest
 
+from evalmock.contract import case_rules
 from evalmock.world import CaseQuery, World
 from evalmock.world.catalog import AGENTS_BY_ID
 from evalmock.world.rules import case_problems
@@ -31,6 +32,14 @@ def all_cases(world: World):
 def test_every_case_is_valid_and_keeps_the_rules(seeded_world):
     problems = {case["id"]: case_problems(case) for _, _, case in all_cases(seeded_world)}
     assert {case_id: found for case_id, found in problems.items() if found} == {}
+
+
+def test_every_case_keeps_the_page_rules_as_the_harness_reads_them(seeded_world):
+    breaches = {
+        case["id"]: [str(breach) for rule in case_rules.RULES for breach in rule(case)]
+        for _, _, case in all_cases(seeded_world)
+    }
+    assert {case_id: found for case_id, found in breaches.items() if found} == {}
 
 
 def test_each_list_has_both_kinds_retired_cases_and_experts(seeded_world):

@@ -8,11 +8,11 @@ from pathlib import Path
 
 import pytest
 
+from evalmock.contract.case_rules import canonical_json
 from evalmock.contract.documents import TEST_SET
 from evalmock.paths import fixtures_dir
 from evalmock.world import CaseQuery, FixtureError, World
 from evalmock.world.catalog import EXAMPLE_AGENT, EXAMPLE_PROJECT
-from evalmock.world.rules import canonical_json
 
 
 def curated(world: World, case_id: str) -> dict:
@@ -50,7 +50,7 @@ def test_the_limits_case_sits_exactly_on_the_should_call_bounds(world):
     calls = curated(world, "corr-fixture-limits")["expect"]["decisions"]["shouldCall"]
     assert len(calls[0]["tool"]) == 200
     assert len(calls[0]["args"]) == 100
-    assert len(canonical_json(calls[0]["args"])) == 4000
+    assert len(canonical_json(calls[0]["args"], ascii=True)) == 4000
     assert calls[1]["args"] == {}
     assert curated(world, "corr-fixture-limits")["expect"]["decisions"]["mustNotCall"] == []
 

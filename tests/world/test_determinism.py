@@ -2,41 +2,22 @@
 
 from __future__ import annotations
 
-import hashlib
-import json
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 from evalmock.world import CaseQuery, World
 
-from .helpers import lists
+from .helpers import world_digest
 
+# Run from the tests folder, so that `world.helpers` is importable in the fresh process.
 DIGEST_SCRIPT = """
-import hashlib, json
-from evalmock.world import CaseQuery, World
-world = World(seed={seed}, cases=40)
-digest = hashlib.sha256()
-for agent in world.agent_ids():
-    for project in world.project_ids(agent):
-        for case in world.iter_cases(CaseQuery(agent, project, include_retired=True)):
-            digest.update(json.dumps(case, sort_keys=True).encode())
-for uuid, versions in world.evaluation_test_case_versions().items():
-    for version in versions:
-        digest.update(json.dumps(world.evaluation_test_case(uuid, version), sort_keys=True).encode())
-print(digest.hexdigest())
+from evalmock.world import World
+from world.helpers import world_digest
+print(world_digest(World(seed={seed}, cases=40)))
 """
-
-
-def world_digest(world: World) -> str:
-    digest = hashlib.sha256()
-    for agent, project in lists(world):
-        for case in world.iter_cases(CaseQuery(agent, project, include_retired=True)):
-            digest.update(json.dumps(case, sort_keys=True).encode())
-    for uuid, versions in world.evaluation_test_case_versions().items():
-        for version in versions:
-            digest.update(json.dumps(world.evaluation_test_case(uuid, version), sort_keys=True).encode())
-    return digest.hexdigest()
+TESTS_DIR = Path(__file__).resolve().parents[1]
 
 
 def test_two_worlds_with_one_seed_are_equal():
@@ -60,7 +41,8 @@ def test_a_fresh_process_with_other_string_hashing_builds_the_same_world():
     # Python's own hash() of strings changes per process; the world must not depend on it.
     env = {**os.environ, "PYTHONHASHSEED": "12345"}
     result = subprocess.run(
-        [sys.executable, "-c", DIGEST_SCRIPT.format(seed=42)], capture_output=True, text=True, env=env, check=True
+        [sys.executable, "-c", DIGEST_SCRIPT.format(seed=42)],
+        capture_output=True, text=True, env=env, check=True, cwd=TESTS_DIR,
     )
     assert result.stdout.strip() == world_digest(World(seed=42, cases=40))
 

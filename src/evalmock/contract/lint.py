@@ -8,13 +8,12 @@ from typing import Any
 
 from jsonschema.exceptions import SchemaError, UnknownType
 
+from evalmock.contract.operations import deref, iter_operations
 from evalmock.contract.schemas import RefError, resolve_pointer, schema_errors
 
 # A finding: (JSON pointer into the document, message).
 Finding = tuple[str, str]
 Rule = Callable[[Mapping[str, Any]], Iterator[Finding]]
-
-HTTP_METHODS = ("get", "put", "post", "delete", "options", "head", "patch", "trace")
 
 
 def pointer(*parts: object) -> str:
@@ -65,7 +64,7 @@ def patterns_are_anchored_regexes(spec: Mapping[str, Any]) -> Iterator[Finding]:
 def operations_have_unique_ids(spec: Mapping[str, Any]) -> Iterator[Finding]:
     """Every operation has an operationId, and no two share one (links and handlers use them)."""
     seen: dict[str, str] = {}
-    for path, method, operation in _operations(spec):
+    for path, method, operation in iter_operations(spec):
         where = pointer("paths", path, method)
         op_id = operation.get("operationId")
         if not op_id:
@@ -92,10 +91,10 @@ def examples_match_schemas(spec: Mapping[str, Any]) -> Iterator[Finding]:
 
 def links_name_known_operations(spec: Mapping[str, Any]) -> Iterator[Finding]:
     """Every link targets an existing operationId and only parameters that operation declares."""
-    operations = {op.get("operationId"): (path, op) for path, _, op in _operations(spec)}
-    for path, method, operation in _operations(spec):
+    operations = {op.get("operationId"): (path, op) for path, _, op in iter_operations(spec)}
+    for path, method, operation in iter_operations(spec):
         for status, response in (operation.get("responses") or {}).items():
-            response = _deref(spec, response)
+            response = deref(spec, response)
             for name, link in (response.get("links") or {}).items():
                 where = pointer("paths", path, method, "responses", status, "links", name)
                 target = operations.get(link.get("operationId"))
@@ -132,22 +131,9 @@ def _in_schema(path: tuple[object, ...]) -> bool:
     return len(path) < 2 or path[-2] != "properties"
 
 
-def _deref(spec: Mapping[str, Any], node: Any) -> Any:
-    while isinstance(node, Mapping) and "$ref" in node:
-        node = resolve_pointer(spec, node["$ref"])
-    return node
-
-
-def _operations(spec: Mapping[str, Any]) -> Iterator[tuple[str, str, Mapping[str, Any]]]:
-    for path, item in (spec.get("paths") or {}).items():
-        for method in HTTP_METHODS:
-            if isinstance(item, Mapping) and isinstance(item.get(method), Mapping):
-                yield path, method, item[method]
-
-
 def _parameters(spec: Mapping[str, Any], path: str, operation: Mapping[str, Any]) -> list[Mapping[str, Any]]:
     item = spec["paths"][path]
-    return [_deref(spec, p) for p in [*(item.get("parameters") or []), *(operation.get("parameters") or [])]]
+    return [deref(spec, p) for p in [*(item.get("parameters") or []), *(operation.get("parameters") or [])]]
 
 
 def _examples(spec: Mapping[str, Any]) -> Iterator[tuple[str, Any, Any]]:
@@ -161,7 +147,7 @@ def _examples(spec: Mapping[str, Any]) -> Iterator[tuple[str, Any, Any]]:
             if "example" in node:
                 yield pointer(*path, "example"), schema, node["example"]
             for name, example in (node.get("examples") or {}).items():
-                example = _deref(spec, example)
+                example = deref(spec, example)
                 if isinstance(example, Mapping) and "value" in example:
                     yield pointer(*path, "examples", name, "value"), schema, example["value"]
         if _looks_like_schema(path) and "$ref" not in node:

@@ -13,13 +13,17 @@ class RefError(LookupError):
     """A `$ref` that names nothing in the document."""
 
 
+def pointer_tokens(pointer: str) -> list[str]:
+    """The reference tokens of a JSON Pointer (RFC 6901), unescaped: `/a~1b/0` -> ["a/b", "0"]."""
+    return [raw.replace("~1", "/").replace("~0", "~") for raw in pointer.split("/")[1:]]
+
+
 def resolve_pointer(spec: Mapping[str, Any], ref: str) -> Any:
     """Follow a local reference such as `#/components/schemas/Case`."""
     if not ref.startswith("#/"):
         raise RefError(f"only local references are supported, got {ref!r}")
     node: Any = spec
-    for raw in ref[2:].split("/"):
-        part = raw.replace("~1", "/").replace("~0", "~")
+    for part in pointer_tokens(ref[1:]):
         if isinstance(node, Mapping) and part in node:
             node = node[part]
         elif isinstance(node, list) and part.isdigit() and int(part) < len(node):
@@ -42,10 +46,14 @@ def inline_refs(spec: Mapping[str, Any], node: Any, depth: int = 0) -> Any:
     return node
 
 
+def schema_validator(spec: Mapping[str, Any], schema: Any) -> OAS30Validator:
+    """A validator for `schema` (OpenAPI 3.0 dialect, formats checked); build it once to check many instances."""
+    return OAS30Validator(inline_refs(spec, schema), format_checker=oas30_format_checker)
+
+
 def schema_errors(spec: Mapping[str, Any], schema: Any, instance: Any) -> Iterator[ValidationError]:
     """Every way `instance` fails `schema` (OpenAPI 3.0 dialect, formats checked)."""
-    validator = OAS30Validator(inline_refs(spec, schema), format_checker=oas30_format_checker)
-    yield from validator.iter_errors(instance)
+    yield from schema_validator(spec, schema).iter_errors(instance)
 
 
 def component_schema(spec: Mapping[str, Any], name: str) -> dict[str, Any]:

@@ -12,6 +12,7 @@ import yaml
 from openapi_spec_validator import OpenAPIV30SpecValidator
 
 from evalmock.contract.lint import lint, pointer
+from evalmock.contract.schemas import pointer_tokens
 from evalmock.paths import openapi_dir
 
 
@@ -70,8 +71,7 @@ def _spec_validator_findings(spec: dict[str, Any]) -> list[tuple[str, str]]:
 def _line_of(tree: yaml.Node | None, where: str) -> int | None:
     """The 1-based line of the node at a JSON pointer, or of its nearest existing ancestor."""
     node, line = tree, (tree.start_mark.line + 1 if tree else None)
-    for raw in where.split("/")[1:]:
-        part = raw.replace("~1", "/").replace("~0", "~")
+    for part in pointer_tokens(where):
         if isinstance(node, yaml.MappingNode):
             pair = next(((k, v) for k, v in node.value if k.value == part), None)
             if pair is None:

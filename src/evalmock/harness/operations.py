@@ -7,8 +7,7 @@ from dataclasses import dataclass
 from urllib.parse import quote
 
 from evalmock.contract.documents import api as api_document
-
-_METHODS = ("get", "put", "post", "delete", "patch", "head", "options", "trace")
+from evalmock.contract.operations import iter_operations
 
 
 @dataclass(frozen=True)
@@ -36,12 +35,7 @@ class Operation:
 def operation(api: str) -> Operation:
     """The single operation of an API document (each of ours declares exactly one)."""
     document = api_document(api)
-    found = [
-        (path, method, spec["operationId"])
-        for path, item in document.spec["paths"].items()
-        for method, spec in item.items()
-        if method in _METHODS
-    ]
+    found = [(path, method, spec["operationId"]) for path, method, spec in iter_operations(document.spec)]
     if len(found) != 1:
         raise ValueError(f"{document.filename}: expected one operation, found {len(found)}")
     path, method, operation_id = found[0]

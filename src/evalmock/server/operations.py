@@ -7,18 +7,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from evalmock.contract.documents import APIS, ApiDocument
-
-HTTP_METHODS = ("get", "put", "post", "delete", "options", "head", "patch", "trace")
-
-
-def resolve(spec: dict[str, Any], node: Any) -> Any:
-    """Follow local `$ref`s (`#/components/...`) until a node that is not a reference."""
-    while isinstance(node, dict) and "$ref" in node:
-        target: Any = spec
-        for part in node["$ref"].removeprefix("#/").split("/"):
-            target = target[part.replace("~1", "/").replace("~0", "~")]
-        node = target
-    return node
+from evalmock.contract.operations import deref, iter_operations
 
 
 @dataclass(frozen=True)
@@ -49,8 +38,8 @@ class Operation:
 
 
 def _response(spec: dict[str, Any], status: str, node: Any) -> Response:
-    body = resolve(spec, node).get("content", {}).get("application/json", {})
-    examples = {name: resolve(spec, value).get("value") for name, value in body.get("examples", {}).items()}
+    body = deref(spec, node).get("content", {}).get("application/json", {})
+    examples = {name: deref(spec, value).get("value") for name, value in body.get("examples", {}).items()}
     return Response(status=status, examples=examples, example=body.get("example"))
 
 
@@ -60,14 +49,10 @@ def operations() -> dict[str, Operation]:
     found: dict[str, Operation] = {}
     for api in APIS.values():
         spec = api.spec
-        for item in spec["paths"].values():
-            for method in HTTP_METHODS:
-                operation = item.get(method)
-                if operation is None:
-                    continue
-                responses = {
-                    str(status): _response(spec, str(status), node)
-                    for status, node in operation.get("responses", {}).items()
-                }
-                found[operation["operationId"]] = Operation(api, operation["operationId"], responses)
+        for _, _, operation in iter_operations(spec):
+            responses = {
+                str(status): _response(spec, str(status), node)
+                for status, node in operation.get("responses", {}).items()
+            }
+            found[operation["operationId"]] = Operation(api, operation["operationId"], responses)
     return found

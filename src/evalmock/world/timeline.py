@@ -14,7 +14,7 @@ from evalmock.world.hashing import splitmix64
 
 NEWEST = calendar.timegm((2026, 11, 20, 9, 0, 0))  # the newest generated case is added just before this
 STEP = 90  # seconds between consecutive generated cases, on average
-_RFC3339_UTC = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z$")
+RFC3339_UTC = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z$")
 
 
 def added_at(time_base: int, rank: int) -> int:
@@ -34,7 +34,7 @@ def rfc3339(seconds: int) -> str:
 
 def parse_rfc3339(text: str) -> int:
     """The inverse of `rfc3339`; only that exact shape is accepted."""
-    if not _RFC3339_UTC.match(text):
+    if not RFC3339_UTC.match(text):
         raise ValueError(f"{text!r} is not a UTC timestamp like 2026-11-20T09:15:02Z")
     return calendar.timegm(time.strptime(text, "%Y-%m-%dT%H:%M:%SZ"))
 

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from evalmock.contract.case_rules import instant
 from evalmock.harness.checks.base import Exchange, Skip, Violation
-from evalmock.harness.checks.cases import instant, page_cases
+from evalmock.harness.checks.cases import page_cases
 from evalmock.harness.checks.registry import response_check, scenario_check
 from evalmock.harness.scenario import Scenario, Walk
 
