@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import logging
+import re
 from typing import Any
 
 import orjson
@@ -11,7 +12,7 @@ from connexion.exceptions import ProblemException
 from connexion.lifecycle import ConnexionRequest, ConnexionResponse
 from starlette.exceptions import HTTPException
 
-from evalmock.contract.documents import GRADIENT
+from evalmock.contract.documents import GRADIENT, TEST_SET
 from evalmock.server.operations import operations
 from evalmock.server.request_id import current_request_id
 
@@ -159,8 +160,20 @@ async def on_problem(request: ConnexionRequest, exc: ProblemException) -> Connex
     return render(error, request.scope["path"])
 
 
+@functools.cache
+def _agent_list_path() -> re.Pattern[str]:
+    """The list operation's full path with `agentId` matching anything, newlines and slashes included."""
+    template = TEST_SET.base_path + next(iter(TEST_SET.spec["paths"]))
+    head, _, tail = template.partition("{agentId}")
+    return re.compile(re.escape(head) + "(?P<agent>.+)" + re.escape(tail), re.DOTALL)
+
+
 async def on_http_exception(request: ConnexionRequest, exc: HTTPException) -> ConnexionResponse:
     path = request.scope["path"]
+    agent = _agent_list_path().fullmatch(path) if exc.status_code == 404 else None
+    if agent is not None:
+        # The router cannot match an agent id holding a newline or a slash; no agent has such an id.
+        return render(agent_not_found(agent["agent"]), path)
     if exc.status_code == 404:
         message = f"No route {request.scope.get('method', 'GET')} {echo(path)}; the APIs live under /v1 and /v2."
     elif exc.status_code == 405:

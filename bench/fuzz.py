@@ -1,0 +1,164 @@
+"""Schemathesis fuzzing of a running server, positive and negative, both APIs, until N requests; JSON to --output.
+
+Run by bench/run.py with the interpreter that has evalmock and Schemathesis:
+    python bench/fuzz.py --base-url http://127.0.0.1:PORT --targets FILE --requests 10000 --output fuzz.json
+Counts every request Schemathesis sends (its `after_call` hook), every 5xx, every body that looks like a stack
+trace, and every failed check (undocumented status, content type, header or body; negative data accepted...).
+"""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import itertools
+import json
+import sys
+import time
+import tomllib
+from pathlib import Path
+from typing import Any
+
+import schemathesis
+from schemathesis.engine import Status, events, from_schema
+from schemathesis.generation import GenerationMode
+
+ROOT = Path(__file__).resolve().parent.parent
+DOCUMENTS = {"test-set": ("agent-test-set.yaml", "/v1"), "gradient": ("gradient-evaluation-test-cases.yaml", "/v2")}
+TRACEBACK_MARKERS = ("Traceback (most recent call last)", 'File "/')
+
+
+class Tally:
+    """What the server answered, across every run."""
+
+    def __init__(self) -> None:
+        self.requests = 0
+        self.statuses: collections.Counter[int] = collections.Counter()
+        self.server_errors: list[str] = []
+        self.tracebacks: list[str] = []
+        self.failures: dict[tuple[str, str, str], str] = {}
+
+    def on_response(self, case: Any, response: Any) -> None:
+        self.requests += 1
+        self.statuses[response.status_code] += 1
+        if response.status_code >= 500 and len(self.server_errors) < 20:
+            self.server_errors.append(f"{response.status_code} {case.as_curl_command()}")
+        text = response.text if isinstance(response.text, str) else ""
+        if any(marker in text for marker in TRACEBACK_MARKERS) and len(self.tracebacks) < 20:
+            self.tracebacks.append(case.as_curl_command())
+
+
+def schema_for(api: str, base_url: str, targets: dict[str, Any], seed: int, max_examples: int, tally: Tally) -> Any:
+    filename, prefix = DOCUMENTS[api]
+    config = schemathesis.Config.from_dict({
+        "seed": seed,
+        "headers": {"Authorization": "Bearer demo-user"},
+        "generation": {"mode": "all", "max-examples": max_examples, "database": "none"},
+        "phases": {"coverage": {"generate-duplicate-query-parameters": True,
+                                "unexpected-methods": ["DELETE", "POST", "PUT", "PATCH", "TRACE"]}},
+        "checks": {"negative_data_rejection": {"expected-statuses": [400, 401, 404] if api == "gradient"
+                                               else [400, 401]},
+                   # A made-up cursor is schema-valid yet rightly refused (400), and a made-up agent is a 404.
+                   "positive_data_acceptance": {"expected-statuses": ["2xx", 400, 401, 404]}},
+    })
+    config.update(max_failures=None)
+    schema = schemathesis.openapi.from_path(ROOT / "openapi" / filename, config=config)
+    schema.config.update(base_url=base_url + prefix)
+    # Any well-formed bearer token is a caller of its own (a fixed decision, like Prism), so Schemathesis's
+    # "made-up credentials must get a 401" check does not apply; missing and malformed tokens are still 401.
+    schema.config.checks.update(included_check_names=["all"], excluded_check_names=["ignored_auth"])
+
+    projects = [("example", "2489e9ad-2ee2-8e00-8ec9-32d5f69181c0")]
+    projects += [(p["agent_id"], p["project_id"]) for p in targets.get("test_set", {}).get("projects", [])]
+    uuids = [c["uuid"] for c in targets.get("gradient", {}).get("test_cases", [])] or [
+        "123e4567-e89b-12d3-a456-426614174000"]
+    known = itertools.count()
+
+    @schema.hook
+    def map_case(context: Any, case: Any) -> Any:
+        # Positive cases reach real lists and test cases half of the time; random ids alone would all be 404.
+        meta = getattr(case, "meta", None)
+        if meta is None or meta.generation.mode != GenerationMode.POSITIVE:
+            return case
+        turn = next(known)
+        if turn % 2:
+            return case
+        if api == "test-set" and case.path_parameters is not None:
+            agent, project = projects[turn // 2 % len(projects)]
+            case.path_parameters["agentId"] = agent
+            case.query = {**(case.query or {}), "projectId": project}
+        elif api == "gradient" and case.path_parameters is not None:
+            case.path_parameters["test_case_uuid"] = uuids[turn // 2 % len(uuids)]
+        return case
+
+    @schema.hook
+    def after_call(context: Any, case: Any, response: Any) -> None:
+        tally.on_response(case, response)
+
+    return schema
+
+
+def run_once(schema: Any, tally: Tally, deadline: float) -> str:
+    stop_reason = "completed"
+    for event in from_schema(schema).execute():
+        if isinstance(event, events.ScenarioFinished):
+            for nodes in event.recorder.checks.values():
+                for node in nodes:
+                    if node.status == Status.FAILURE and node.failure_info:
+                        failure = node.failure_info.failure
+                        key = (failure.code or "", failure.title, str(failure.message)[:300])
+                        tally.failures.setdefault(key, node.failure_info.code_sample)
+        elif isinstance(event, (events.NonFatalError, events.FatalError)):
+            key = ("error", type(event).__name__, str(getattr(event, "value", event))[:300])
+            tally.failures.setdefault(key, "")
+        if time.monotonic() > deadline:
+            stop_reason = "time limit"
+            break
+    return stop_reason
+
+
+def main(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--base-url", required=True)
+    parser.add_argument("--targets", required=True)
+    parser.add_argument("--requests", type=int, default=10_000, help="keep fuzzing until this many requests")
+    parser.add_argument("--max-seconds", type=int, default=600)
+    parser.add_argument("--max-examples", type=int, default=500, help="per API, phase and run")
+    parser.add_argument("--output", required=True)
+    args = parser.parse_args(argv)
+    targets = tomllib.loads(Path(args.targets).read_text())
+    tally = Tally()
+    started = time.monotonic()
+    deadline = started + args.max_seconds
+    runs = []
+    for seed in range(1, 1000):  # bounded by --requests and --max-seconds well before the seeds run out
+        for api in DOCUMENTS:
+            before = tally.requests
+            reason = run_once(schema_for(api, args.base_url, targets, seed, args.max_examples, tally), tally,
+                              deadline)
+            runs.append({"api": api, "seed": seed, "requests": tally.requests - before, "stop": reason})
+            print(f"fuzz seed {seed} {api}: {tally.requests - before} requests, total {tally.requests}", flush=True)
+        if tally.requests >= args.requests or time.monotonic() > deadline:
+            break
+    failures = [{"code": k[0], "title": k[1], "message": k[2], "reproduce": v} for k, v in tally.failures.items()]
+    report = {
+        "requests": tally.requests,
+        "seconds": round(time.monotonic() - started, 1),
+        "statuses": {str(k): v for k, v in sorted(tally.statuses.items())},
+        "server_errors": len([s for s in tally.statuses.elements() if s >= 500]),
+        "server_error_examples": tally.server_errors,
+        "traceback_bodies": tally.tracebacks,
+        "failed_checks": len(failures),
+        "failures_detail": failures,
+        "failures": [f"{f['code']} {f['title']}: {f['message'][:160]}" for f in failures],
+        "runs": runs,
+        "targets": {"requests_ge_target": tally.requests >= args.requests,
+                    "zero_5xx": not any(s >= 500 for s in tally.statuses),
+                    "zero_nonconforming": not failures and not tally.tracebacks},
+    }
+    Path(args.output).write_text(json.dumps(report, indent=2))
+    print(json.dumps({k: v for k, v in report.items() if k not in ("runs", "failures_detail")}, indent=2))
+    return 0 if all(report["targets"].values()) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,399 @@
+"""Benchmarks of `evalmock serve` against Stoplight Prism, and hardening runs; one command runs them all.
+
+    python3.11 bench/run.py                 # everything (about 12 minutes on 2 cores)
+    python3.11 bench/run.py --quick         # every section, shorter runs (about 3 minutes)
+    python3.11 bench/run.py --only throughput,startup
+
+It installs what it needs: wrk from Debian's packages (apt-get, when run as root), Stoplight Prism from npm into
+bench/.tools; evalmock runs from --python, else the project's .venv, else this interpreter, else a .venv made by
+dev.py. Every server listens on 127.0.0.1 only and is pinned with taskset to CPU 0, the load generator to CPU 1;
+every run is bounded in time; every process started here is stopped on exit. Results go to bench/results/
+(JSON per section plus summary.md); docs/benchmarks.md explains them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+import lib
+
+SECTIONS = ("startup", "throughput", "mixed", "world_size", "harness", "fuzz", "load", "workers")
+
+
+@dataclass(frozen=True)
+class Plan:
+    """How long and how often each section runs."""
+
+    rounds: int = 3
+    seconds: int = 10
+    warmup_seconds: int = 3
+    connections: int = 32
+    startup_trials: int = 5
+    world_sizes: tuple[int, ...] = (1_000, 100_000, 1_000_000, 10_000_000)
+    page_seconds: int = 5
+    fuzz_requests: int = 10_000
+    fuzz_max_seconds: int = 600
+    load_connections: int = 64
+    load_seconds: int = 60
+    workers: int = 2
+
+
+QUICK = Plan(rounds=1, seconds=5, warmup_seconds=1, startup_trials=3, page_seconds=3, fuzz_requests=1_000,
+             fuzz_max_seconds=180, load_seconds=15)
+
+
+class Bench:
+    def __init__(self, plan: Plan, python: str, wrk: str, prism: Path) -> None:
+        self.plan = plan
+        self.python = python
+        self.wrk = wrk
+        self.prism = prism
+        self.results: dict[str, Any] = {}
+        self._targets: dict[str, Any] | None = None
+
+    # -- shared helpers -------------------------------------------------------------------------------------
+    def targets(self) -> dict[str, Any]:
+        """Known agents, projects and test cases, as `evalmock serve --write-targets` writes them."""
+        if self._targets is None:
+            path = lib.RESULTS / "targets.toml"
+            server = lib.start_evalmock(self.python, "targets", extra=["--write-targets", str(path)])
+            lib.stop(server.proc)
+            self._targets = lib.read_targets(path)
+        return self._targets
+
+    def warm_and_measure(self, servers: dict[str, lib.Server], files: dict[str, Path], connections: int,
+                         seconds: int) -> dict[str, list[lib.LoadResult]]:
+        """Alternating rounds: every server gets one run per round, in a rotating order."""
+        for label, server in servers.items():
+            lib.run_wrk(self.wrk, server.base, files[label], connections, self.plan.warmup_seconds)
+        runs: dict[str, list[lib.LoadResult]] = {label: [] for label in servers}
+        order = list(servers)
+        for round_number in range(self.plan.rounds):
+            for label in order[round_number % len(order):] + order[:round_number % len(order)]:
+                result = lib.run_wrk(self.wrk, servers[label].base, files[label], connections, seconds)
+                runs[label].append(result)
+                lib.log(f"  round {round_number + 1} {label}: {result.rps} req/s, p50 {result.p50_ms} ms, "
+                        f"p99 {result.p99_ms} ms, errors {result.error_count}")
+        return runs
+
+    @staticmethod
+    def summarise(runs: dict[str, list[lib.LoadResult]], servers: dict[str, lib.Server]) -> dict[str, Any]:
+        table = {}
+        for label, results in runs.items():
+            table[label] = {**lib.median_result(results), "rss_mib": servers[label].rss(),
+                            "runs": [asdict(r) for r in results]}
+        return table
+
+    # -- sections -------------------------------------------------------------------------------------------
+    def startup(self) -> dict[str, Any]:
+        """Time from spawn to the first 200 of the example request, and resident memory then."""
+        trials: dict[str, list[dict[str, float]]] = {"evalmock": [], "prism": []}
+        for _ in range(self.plan.startup_trials):
+            for label in trials:
+                if label == "evalmock":
+                    server = lib.start_evalmock(self.python, log_name="startup-evalmock")
+                else:
+                    server = lib.start_prism(self.prism, "agent-test-set.yaml", "prism", log_name="startup-prism")
+                time.sleep(1.0)  # settle, then read memory once more
+                trials[label].append({"startup_s": round(server.startup_s, 3),
+                                      "rss_at_first_200_mib": server.rss_after_start_mib,
+                                      "rss_after_1s_mib": server.rss()})
+                lib.stop(server.proc)
+        summary = {label: {"startup_s_median": round(statistics.median(t["startup_s"] for t in rows), 3),
+                           "startup_s_max": max(t["startup_s"] for t in rows),
+                           "rss_mib_median": statistics.median(t["rss_after_1s_mib"] for t in rows),
+                           "trials": rows} for label, rows in trials.items()}
+        summary["targets"] = {
+            "startup_le_1s": summary["evalmock"]["startup_s_median"] <= 1.0,
+            "rss_le_half_prism": summary["evalmock"]["rss_mib_median"] <= summary["prism"]["rss_mib_median"] / 2,
+        }
+        return summary
+
+    def throughput(self) -> dict[str, Any]:
+        """The page's example list request, same on every server, 32 connections, alternating rounds."""
+        servers = {
+            "evalmock": lib.start_evalmock(self.python),
+            "prism-static-default": lib.start_prism(self.prism, "agent-test-set.yaml", "prism-static-default",
+                                                    quiet=False),
+            "prism-static-quiet": lib.start_prism(self.prism, "agent-test-set.yaml", "prism-static-quiet"),
+            "prism-dynamic-quiet": lib.start_prism(self.prism, "agent-test-set.yaml", "prism-dynamic-quiet",
+                                                   dynamic=True),
+        }
+        files = {label: lib.write_request_file(f"example-{label}",
+                                               [(server.test_set_prefix + lib.EXAMPLE_TEST_SET_PATH, lib.TOKEN)])
+                 for label, server in servers.items()}
+        # The same request with `Prefer: example=page`: evalmock then answers the document's example, the very
+        # body Prism's static mode sends, so this pairing compares the servers' own cost per request.
+        servers["evalmock-same-body"] = servers["evalmock"]
+        files["evalmock-same-body"] = lib.write_request_file(
+            "example-evalmock-same-body", [("/v1" + lib.EXAMPLE_TEST_SET_PATH, lib.TOKEN, "example=page")])
+        try:
+            runs = self.warm_and_measure(servers, files, self.plan.connections, self.plan.seconds)
+            table = self.summarise(runs, servers)
+        finally:
+            for server in servers.values():
+                lib.stop(server.proc)
+        return {"request": "GET /v1" + lib.EXAMPLE_TEST_SET_PATH + " (Prism: without /v1)",
+                "connections": self.plan.connections, "seconds": self.plan.seconds, "rounds": self.plan.rounds,
+                "servers": table,
+                "ratios": ratios({k: v for k, v in runs.items() if k != "evalmock-same-body"}),
+                "ratios_same_body": ratios({k: v for k, v in runs.items() if k != "evalmock"},
+                                           ours="evalmock-same-body")}
+
+    def mixed(self) -> dict[str, Any]:
+        """Page walks under several filters, limits, callers and real cursors; and the DigitalOcean call."""
+        targets = self.targets()
+        servers = {
+            "evalmock": lib.start_evalmock(self.python),
+            "prism-static-quiet": lib.start_prism(self.prism, "agent-test-set.yaml", "prism-static-quiet"),
+            "prism-dynamic-quiet": lib.start_prism(self.prism, "agent-test-set.yaml", "prism-dynamic-quiet",
+                                                   dynamic=True),
+            "prism-gradient-static-quiet": lib.start_prism(
+                self.prism, "gradient-evaluation-test-cases.yaml", "prism-gradient-static-quiet"),
+            "prism-gradient-dynamic-quiet": lib.start_prism(
+                self.prism, "gradient-evaluation-test-cases.yaml", "prism-gradient-dynamic-quiet", dynamic=True),
+        }
+        try:
+            walks = lib.walk_test_set(servers["evalmock"], targets)
+            gradient = lib.gradient_lines(targets)
+            results: dict[str, Any] = {"test_set_requests": len(walks), "gradient_requests": len(gradient)}
+            for workload, lines, rivals in (
+                ("test-set", walks, ("prism-static-quiet", "prism-dynamic-quiet")),
+                ("gradient", gradient, ("prism-gradient-static-quiet", "prism-gradient-dynamic-quiet")),
+            ):
+                chosen = {"evalmock": servers["evalmock"], **{r: servers[r] for r in rivals}}
+                prefix_of = {label: (s.test_set_prefix if workload == "test-set" else s.gradient_prefix)
+                             for label, s in chosen.items()}
+                files = {label: lib.write_request_file(f"mixed-{workload}-{label}",
+                                                       lib.prefixed(lines, prefix_of[label]))
+                         for label in chosen}
+                lib.log(f" mixed workload {workload}: {len(lines)} distinct requests")
+                runs = self.warm_and_measure(chosen, files, self.plan.connections, self.plan.seconds)
+                renamed = {label.replace("gradient-", ""): r for label, r in runs.items()}
+                results[workload] = {"servers": self.summarise(runs, chosen), "ratios": ratios(renamed)}
+        finally:
+            for server in servers.values():
+                lib.stop(server.proc)
+        return results
+
+    def world_size(self) -> dict[str, Any]:
+        """One page's latency (one connection, so no queueing) as the world grows; memory of each."""
+        servers = {}
+        try:
+            for cases in self.plan.world_sizes:
+                servers[str(cases)] = lib.start_evalmock(self.python, f"cases-{cases}", cases=cases)
+                lib.log(f"  --cases {cases}: first 200 after {servers[str(cases)].startup_s:.2f} s")
+            # Pages 2..5 of 25 under three filters, walked on each world with its own cursors; every page is full
+            # in every world, so each size answers the same number of cases.
+            walks = {label: [line for line in lib.walk_test_set(server, {}, max_pages=5, limits=(25,),
+                                                                filters=lib.WALK_FILTERS[:4])
+                             if "cursor=" in line[0]]
+                     for label, server in servers.items()}
+            first = {label: [(lib.EXAMPLE_TEST_SET_PATH, lib.TOKEN)] for label in servers}
+            out: dict[str, Any] = {"sizes": {}}
+            for name, lines_of in (("first-page", first), ("cursor-pages", walks)):
+                files = {label: lib.write_request_file(f"size-{name}-{label}", lib.prefixed(lines_of[label], "/v1"))
+                         for label in servers}
+                runs = self.warm_and_measure(servers, files, 1, self.plan.page_seconds)
+                for label, results in runs.items():
+                    row = out["sizes"].setdefault(label, {"startup_s": round(servers[label].startup_s, 3),
+                                                          "rss_after_start_mib": servers[label].rss_after_start_mib})
+                    row[name] = lib.median_result(results)
+            for label, server in servers.items():
+                out["sizes"][label]["rss_after_runs_mib"] = server.rss()
+        finally:
+            for server in servers.values():
+                lib.stop(server.proc)
+        small, large = str(self.plan.world_sizes[0]), str(self.plan.world_sizes[-1])
+        for name in ("first-page", "cursor-pages"):
+            ratio = out["sizes"][large][name]["p50_ms"] / max(out["sizes"][small][name]["p50_ms"], 1e-6)
+            out[f"p50_ratio_{name}"] = round(ratio, 2)
+        rss = [out["sizes"][label]["rss_after_runs_mib"] for label in (small, large)]
+        out["rss_ratio"] = round(rss[1] / rss[0], 2)
+        worst = max(out["p50_ratio_first-page"], out["p50_ratio_cursor-pages"])
+        out["targets"] = {"page_p50_flat_le_1_2": worst <= 1.2}
+        return out
+
+    def harness(self) -> dict[str, Any]:
+        """Wall time of `evalmock contract` (both APIs) against a local server."""
+        targets_path = lib.RESULTS / "harness-targets.toml"
+        server = lib.start_evalmock(self.python, "harness-server", extra=["--write-targets", str(targets_path)])
+        command = [self.python, "-m", "evalmock", "contract", "--base-url", server.base, "--targets",
+                   str(targets_path), "--junit", str(lib.RESULTS / "harness-junit.xml"),
+                   "--report", str(lib.RESULTS / "harness-report.md")]
+        started = time.perf_counter()
+        try:
+            done = subprocess.run(["taskset", "-c", lib.LOAD_CPU, *command], capture_output=True, text=True,
+                                  timeout=1800, cwd=lib.ROOT)
+        finally:
+            wall = time.perf_counter() - started
+            lib.stop(server.proc)
+        (lib.RESULTS / "harness-output.txt").write_text(done.stdout + done.stderr)
+        return {"command": "evalmock contract --base-url URL --targets FILE --junit ... --report ...",
+                "wall_s": round(wall, 1), "exit_code": done.returncode,
+                "tail": (done.stdout + done.stderr).strip().splitlines()[-15:]}
+
+    def fuzz(self) -> dict[str, Any]:
+        """Schemathesis, positive and negative, both APIs, until at least N requests (bench/fuzz.py)."""
+        targets_path = lib.RESULTS / "fuzz-targets.toml"
+        server = lib.start_evalmock(self.python, "fuzz-server", extra=["--write-targets", str(targets_path)])
+        output = lib.RESULTS / "fuzz-detail.json"
+        command = ["taskset", "-c", lib.LOAD_CPU, self.python, str(lib.BENCH / "fuzz.py"), "--base-url", server.base,
+                   "--targets", str(targets_path), "--requests", str(self.plan.fuzz_requests),
+                   "--max-seconds", str(self.plan.fuzz_max_seconds), "--output", str(output)]
+        try:
+            done = subprocess.run(command, capture_output=True, text=True, timeout=self.plan.fuzz_max_seconds + 300,
+                                  cwd=lib.ROOT)
+            rss = server.rss()
+        finally:
+            lib.stop(server.proc)
+        (lib.RESULTS / "fuzz-output.txt").write_text(done.stdout + done.stderr)
+        if not output.exists():
+            raise RuntimeError(f"fuzz.py failed: {(done.stdout + done.stderr)[-3000:]}")
+        detail = json.loads(output.read_text())
+        detail.pop("failures_detail", None)
+        return {**detail, "server_rss_mib_after": rss}
+
+    def load(self) -> dict[str, Any]:
+        """64 connections, mixed requests on both APIs, 60 s: errors and resident-memory growth."""
+        targets = self.targets()
+        server = lib.start_evalmock(self.python, "load-server")
+        try:
+            lines = lib.prefixed(lib.walk_test_set(server, targets), "/v1")
+            lines += lib.prefixed(lib.gradient_lines(targets), "/v2") * 4
+            file = lib.write_request_file("load-mixed", lines)
+            warm = lib.run_wrk(self.wrk, server.base, file, self.plan.load_connections, 5)
+            rss_before = server.rss()
+            result = lib.run_wrk(self.wrk, server.base, file, self.plan.load_connections, self.plan.load_seconds)
+            rss_after = server.rss()
+        finally:
+            lib.stop(server.proc)
+        growth = (rss_after - rss_before) / rss_before
+        return {"connections": self.plan.load_connections, "seconds": self.plan.load_seconds,
+                "distinct_requests": len(lines), "warmup": asdict(warm), "result": asdict(result),
+                "rss_before_mib": rss_before, "rss_after_mib": rss_after, "rss_growth": round(growth, 4),
+                "targets": {"zero_errors": result.error_count == 0 and warm.error_count == 0,
+                            "rss_growth_lt_10pct": growth < 0.10}}
+
+    def workers(self) -> dict[str, Any]:
+        """`--workers N`: cursors minted on fresh connections are accepted on other fresh connections."""
+        server = lib.start_evalmock(self.python, "workers-server", workers=self.plan.workers, cpu=None)
+        try:
+            time.sleep(2.0)  # every worker up, not just the first to answer
+            processes = [pid for pid in lib.process_tree(server.proc.pid) if pid != server.proc.pid]
+            cpu_before = {pid: lib.cpu_seconds(pid) for pid in processes}
+            cursors = []
+            for _ in range(40):  # urllib opens a new connection per request, so the kernel spreads them
+                status, body = lib.get(server.example_url().replace("limit=25", "limit=5"))
+                cursors.append(json.loads(body)["nextCursor"] if status == 200 else None)
+            accepted = rejected = 0
+            for cursor in cursors:
+                for _ in range(10):
+                    if cursor is None:
+                        rejected += 1
+                        continue
+                    status, _ = lib.get(server.example_url().replace("limit=25", "limit=5") + f"&cursor={cursor}")
+                    accepted += status == 200
+                    rejected += status != 200
+            cpu_after = {pid: lib.cpu_seconds(pid) for pid in processes if Path(f"/proc/{pid}").exists()}
+        finally:
+            lib.stop(server.proc)
+        busy = [pid for pid in cpu_after if cpu_after[pid] - cpu_before.get(pid, 0) > 0.05]
+        return {"workers": self.plan.workers, "processes": len(processes), "busy_processes": len(busy),
+                "cursor_requests": accepted + rejected, "accepted": accepted, "rejected": rejected,
+                "targets": {"cross_worker_cursors_accepted": rejected == 0 and len(busy) >= 2}}
+
+
+def ratios(runs: dict[str, list[lib.LoadResult]], ours: str = "evalmock") -> dict[str, Any]:
+    """evalmock against each rival: throughput ratio (median of per-round ratios) and both p99s."""
+    mine = runs[ours]
+    out = {}
+    for label, theirs in runs.items():
+        if label == ours:
+            continue
+        per_round = [a.rps / b.rps for a, b in zip(mine, theirs, strict=True) if b.rps]
+        p99_ours = statistics.median(r.p99_ms for r in mine)
+        p99_theirs = statistics.median(r.p99_ms for r in theirs)
+        out[label] = {"throughput_ratio": round(statistics.median(per_round), 2) if per_round else None,
+                      "p99_ms_evalmock": p99_ours, "p99_ms_rival": p99_theirs, "lower_p99": p99_ours < p99_theirs}
+    return out
+
+
+def summary_markdown(results: dict[str, Any], facts: dict[str, Any]) -> str:
+    lines = [f"# bench results {time.strftime('%Y-%m-%d %H:%M')}", "", "```", json.dumps(facts, indent=2), "```", ""]
+    for section, data in results.items():
+        lines += [f"## {section}", "", "```json", json.dumps(strip_runs(data), indent=2), "```", ""]
+    return "\n".join(lines)
+
+
+def strip_runs(data: Any) -> Any:
+    if isinstance(data, dict):
+        return {k: strip_runs(v) for k, v in data.items() if k != "runs"}
+    if isinstance(data, list):
+        return [strip_runs(v) for v in data]
+    return data
+
+
+def git_revision() -> str:
+    """The commit measured, with `+changes` when the work tree differs from it."""
+    def git(*args: str) -> str:
+        return subprocess.run(["git", *args], capture_output=True, text=True, cwd=lib.ROOT).stdout.strip()
+
+    revision = git("rev-parse", "--short", "HEAD") or "unknown"
+    return revision + ("+changes" if git("status", "--porcelain", "--untracked-files=no") else "")
+
+
+def main(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--quick", action="store_true", help="shorter runs of every section")
+    parser.add_argument("--only", help=f"comma-separated sections: {', '.join(SECTIONS)}")
+    parser.add_argument("--python", help="interpreter with evalmock installed")
+    args = parser.parse_args(argv)
+    chosen = args.only.split(",") if args.only else list(SECTIONS)
+    unknown = set(chosen) - set(SECTIONS)
+    if unknown:
+        parser.error(f"unknown sections {sorted(unknown)}; choose from {', '.join(SECTIONS)}")
+
+    wrk = lib.ensure_wrk()
+    if wrk is None:
+        raise SystemExit("wrk is not available (apt-get install wrk) and is needed for the load runs")
+    prism = lib.ensure_prism()
+    python = lib.evalmock_python(args.python)
+    plan = QUICK if args.quick else Plan()
+    lib.RESULTS.mkdir(parents=True, exist_ok=True)
+    facts = {**lib.machine_facts(python), "date": time.strftime("%Y-%m-%d"), "prism": lib.prism_version(prism),
+             "wrk": subprocess.run([wrk, "-v"], capture_output=True, text=True).stdout.splitlines()[0],
+             "commit": git_revision(), "plan": asdict(plan), "quick": args.quick}
+    lib.log(f"machine: {facts['nproc']} cores, {facts['cpu']}, Python {facts['python']}, Prism {facts['prism']}")
+    bench = Bench(plan, python, wrk, prism)
+    sections: dict[str, Callable[[], dict[str, Any]]] = {name: getattr(bench, name) for name in SECTIONS}
+    for name in chosen:
+        lib.log(f"section {name}")
+        started = time.perf_counter()
+        try:
+            result = sections[name]()
+        except Exception as error:  # a failed section is reported, the others still run
+            result = {"error": f"{type(error).__name__}: {error}"}
+        result["section_seconds"] = round(time.perf_counter() - started, 1)
+        # Other work on the machine skews a run; the load average (1 min) when the section ended tells.
+        result["load_average_after"] = round(os.getloadavg()[0], 2)
+        bench.results[name] = result
+        (lib.RESULTS / f"{name}.json").write_text(json.dumps({"machine": facts, name: result}, indent=2))
+        lib.log(f"section {name} done in {result['section_seconds']} s")
+    (lib.RESULTS / "summary.md").write_text(summary_markdown(bench.results, facts))
+    print(summary_markdown(bench.results, facts))
+    return 1 if any("error" in r for r in bench.results.values()) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

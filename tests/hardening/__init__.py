@@ -1,0 +1,1 @@
+"""Hardening: the served APIs under bad input, fuzzing and load, over a real socket."""
