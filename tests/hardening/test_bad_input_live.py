@@ -203,6 +203,11 @@ def test_a_truncated_request_leaves_the_server_answering(live_server: Any, http:
     assert http.get(Q, headers=AUTH).status_code == 200
 
 
-def test_agent_id_with_a_newline_is_agent_not_found(http: httpx.Client) -> None:
+def test_agent_id_with_a_newline_is_bad_input_even_though_no_route_matches_it(http: httpx.Client) -> None:
     response = http.get(CASES.replace("example", "x%0Ay") + f"?projectId={EXAMPLE_PROJECT}", headers=AUTH)
+    assert_envelope(response, 400, "bad-input", "agentId")
+
+
+def test_agent_id_with_a_slash_is_agent_not_found_even_though_no_route_matches_it(http: httpx.Client) -> None:
+    response = http.get(CASES.replace("example", "acme%2Fdrafting") + f"?projectId={EXAMPLE_PROJECT}", headers=AUTH)
     assert_envelope(response, 404, "agent-not-found")

@@ -172,7 +172,11 @@ async def on_http_exception(request: ConnexionRequest, exc: HTTPException) -> Co
     path = request.scope["path"]
     agent = _agent_list_path().fullmatch(path) if exc.status_code == 404 else None
     if agent is not None:
-        # The router cannot match an agent id holding a newline or a slash; no agent has such an id.
+        # The router cannot match an agent id holding a line break or a slash, so the request never reached
+        # validation: a control character is bad input, anything else an agent that does not exist.
+        if any(ord(char) < 32 or ord(char) == 127 for char in agent["agent"]):
+            error = bad_input("agentId", "Path parameter 'agentId' must not contain control characters.")
+            return render(error, path)
         return render(agent_not_found(agent["agent"]), path)
     if exc.status_code == 404:
         message = f"No route {request.scope.get('method', 'GET')} {echo(path)}; the APIs live under /v1 and /v2."

@@ -27,8 +27,10 @@ from evalmock.world.layout import (
 )
 from evalmock.world.timeline import first_rank_older_than, parse_rfc3339
 
-# Generated cases recently served, per list, kept as compact JSON (about 0.5 KB each, so at most ~0.5 MiB
-# per list): composing a case costs ~20 µs, decoding its JSON ~2 µs, and clients re-read the same pages.
+# Generated cases recently served, kept per list as compact JSON: composing a case costs ~20 µs, decoding
+# its JSON ~2 µs, and clients re-read the same pages. Bounded, so memory stays flat whatever the world's
+# size: a full cache costs about 3 MiB of resident memory per list (0.5 KB a case, plus heap overhead;
+# docs/benchmarks.md has the measured trade-off of speed against memory).
 CACHED_CASES_PER_LIST = 1024
 
 
