@@ -1,11 +1,21 @@
-"""What several test packages share: the seed and size the test servers serve, and a free local port."""
+"""What several test packages share: the test servers' seed and size, a free local port, and assertions
+that an answer is the documented body."""
 
 from __future__ import annotations
 
 import socket
+from typing import Any
+
+import httpx
+
+from evalmock.contract.documents import GRADIENT, TEST_SET, ApiDocument
+from evalmock.contract.operations import deref, iter_operations
+from evalmock.contract.schemas import component_schema, inline_refs, schema_errors
 
 SERVER_SEED = 42
 SERVER_CASES = 300
+AUTH = {"Authorization": "Bearer demo-user"}
+ERROR_SCHEMAS = {TEST_SET.name: "ErrorEnvelope", GRADIENT.name: "error"}
 
 
 def free_port() -> int:
@@ -13,3 +23,51 @@ def free_port() -> int:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
         sock.bind(("127.0.0.1", 0))
         return sock.getsockname()[1]
+
+
+def response_schema(api: ApiDocument, status: int) -> dict[str, Any]:
+    """The JSON schema the document gives the (only) operation's response with this status (or default)."""
+    spec = api.spec
+    ((_, _, operation),) = iter_operations(spec)
+    responses = operation["responses"]
+    declared = responses.get(str(status)) or responses.get("default")
+    if declared is None:  # a status the operation does not list (405, an unknown route): the error schema
+        return component_schema(spec, ERROR_SCHEMAS[api.name])
+    return inline_refs(spec, deref(spec, declared)["content"]["application/json"]["schema"])
+
+
+def assert_conforms(api: ApiDocument, response: httpx.Response) -> None:
+    """The body is valid against the document's schema for its status."""
+    errors = [e.message for e in schema_errors(api.spec, response_schema(api, response.status_code), response.json())]
+    assert not errors, f"{response.status_code} body does not conform to {api.name}: {errors[:3]}"
+
+
+def assert_envelope(response: httpx.Response, status: int, code: str) -> dict[str, Any]:
+    """A test-set error: our envelope with this status and code, its requestId equal to X-Request-Id."""
+    assert response.status_code == status, response.text
+    assert response.headers["content-type"] == "application/json"
+    error = response.json()["error"]
+    assert error["code"] == code, error
+    assert isinstance(error["details"], dict)
+    assert error["message"]
+    assert error["requestId"] == response.headers["x-request-id"]
+    assert_conforms(TEST_SET, response)
+    return error
+
+
+def assert_ratelimit_headers(response: httpx.Response) -> None:
+    for name in ("ratelimit-limit", "ratelimit-remaining", "ratelimit-reset"):
+        assert response.headers.get(name, "").isdigit(), f"{name} missing or not an integer: {response.headers}"
+
+
+def assert_digitalocean_error(response: httpx.Response, status: int, error_id: str) -> dict[str, Any]:
+    """A /v2 error: DigitalOcean's body with this status and id, rate-limit headers, request ids equal."""
+    assert response.status_code == status, response.text
+    assert response.headers["content-type"] == "application/json"
+    body = response.json()
+    assert body["id"] == error_id, body
+    assert body["message"]
+    assert body["request_id"] == response.headers["x-request-id"]
+    assert_ratelimit_headers(response)
+    assert_conforms(GRADIENT, response)
+    return body
