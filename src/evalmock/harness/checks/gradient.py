@@ -5,12 +5,15 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from evalmock.contract.documents import GRADIENT
 from evalmock.harness.checks.base import Exchange, Skip, Violation
 from evalmock.harness.checks.registry import response_check, scenario_check
 from evalmock.harness.scenario import Scenario
 
 RATELIMIT_HEADERS = ("ratelimit-limit", "ratelimit-remaining", "ratelimit-reset")
 UINT64_FIELDS = (("created_by_user_id",), ("updated_by_user_id",), ("dataset", "file_size"))
+# The document's uint64 pattern, matched whole (its ^…$ anchors become fullmatch).
+UINT64 = re.compile(GRADIENT.spec["components"]["schemas"]["uint64"]["pattern"].removeprefix("^").removesuffix("$"))
 UNKNOWN_TEST_CASE = "00000000-0000-4000-8000-00000000dead"
 MALFORMED_TEST_CASE = "not-a-uuid"
 VERSION = "evaluation_test_case_version"
@@ -68,7 +71,7 @@ def uint64_fields_are_strings(exchange: Exchange) -> bool | None:
         value: Any = test_case
         for key in path:
             value = value.get(key) if isinstance(value, dict) else None
-        if value is not None and not (isinstance(value, str) and re.fullmatch(r"[0-9]{1,20}", value)):
+        if value is not None and not (isinstance(value, str) and UINT64.fullmatch(value)):
             raise Violation(f"{'.'.join(path)} is not a uint64 string", expected='a decimal string like "12345"',
                             received=value)
     return True
