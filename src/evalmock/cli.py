@@ -81,6 +81,10 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--validate-responses", action="store_true", help="validate every response against the document")
     serve.add_argument("--access-log", action="store_true", help="log every request")
     serve.add_argument("--no-cors", action="store_true", help="do not answer CORS requests")
+    serve.add_argument(
+        "--allow-unknown-params", action="store_true",
+        help="ignore query parameters the document does not declare (default: 400 bad-input naming them)",
+    )
 
     contract = commands.add_parser("contract", help="audit an implementation against the contract")
     contract.add_argument("--base-url", required=True, help="the implementation's root URL, e.g. http://127.0.0.1:8080")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -23,11 +24,20 @@ def test_settings_from_the_command_line() -> None:
     settings = settings_from(
         "--port", "9000", "--seed", "7", "--cases", "50", "--workers", "2", "--latency", "10-20",
         "--error-rate", "0.5", "--validate-responses", "--access-log", "--no-cors", "--cursor-key", "k",
+        "--allow-unknown-params",
     )
     assert settings == ServerSettings(
         port=9000, seed=7, cases=50, workers=2, latency_ms=(10, 20), error_rate=0.5, validate_responses=True,
-        access_log=True, cors=False, cursor_key="k",
+        access_log=True, cors=False, cursor_key="k", strict_validation=False,
     )
+
+
+def test_unknown_query_parameters_are_bad_input_unless_allowed(make_client: Any) -> None:
+    url = "/v1/agents/example/test-set/cases?projectId=2489E9AD-2EE2-8E00-8EC9-32D5F69181C0&limt=10"
+    auth = {"Authorization": "Bearer demo-user"}
+    strict = make_client().get(url, headers=auth)
+    assert strict.status_code == 400 and strict.json()["error"]["details"]["parameter"] == "limt"
+    assert make_client(strict_validation=False).get(url, headers=auth).status_code == 200
 
 
 def test_default_cursor_key_is_derived_from_the_seed() -> None:

@@ -60,6 +60,7 @@ class ServerSettings:
             validate_responses=args.validate_responses,
             access_log=args.access_log,
             cors=not args.no_cors,
+            strict_validation=not args.allow_unknown_params,
             write_targets=args.write_targets,
         )
 
