@@ -18,6 +18,7 @@ from evalmock.harness.targets import Targets
 APIS = ("test-set", "gradient")
 REQUEST_TIMEOUT = 15.0
 
+
 @dataclass(frozen=True)
 class Audit:
     """What to audit and how hard: the target, which APIs, tokens and targets, and the generation budget."""
@@ -37,6 +38,7 @@ class Audit:
     def redactor(self) -> Redactor:
         return Redactor(self.token, self.second_token)
 
+
 class Reporter:
     """What the audit tells the live display; the default says nothing."""
 
@@ -45,6 +47,7 @@ class Reporter:
     def advance(self, text: str) -> None: ...
 
     def finish(self, text: str) -> None: ...
+
 
 def run_audit(audit: Audit, reporter: Reporter | None = None) -> Results:
     reporter = reporter or Reporter()
@@ -68,6 +71,7 @@ def run_audit(audit: Audit, reporter: Reporter | None = None) -> Results:
         _note_unexercised(api, results)
     return results
 
+
 def run_scenarios(api: str, audit: Audit, results: Results, reporter: Reporter) -> None:
     """Run the scenario checks of one API; every response they get also goes through the response checks."""
     label = operation(api).label
@@ -87,6 +91,7 @@ def run_scenarios(api: str, audit: Audit, results: Results, reporter: Reporter) 
     failed = sum(1 for f in results.failures if f.api == api and f.source == "scenario")
     reporter.finish(f"{api}: {len(checks)} scenario checks done, {failed} failed")
 
+
 def run_scenario_check(check: Check, scenario: Scenario, label: str, results: Results, redactor: Redactor) -> None:
     try:
         check.func(scenario)
@@ -104,6 +109,7 @@ def run_scenario_check(check: Check, scenario: Scenario, label: str, results: Re
     else:
         results.record(check.api, label, check.name, PASSED, source="scenario", rule=check.rule)
 
+
 def check_response(api: str, exchange: Exchange, results: Results, redactor: Redactor,
                    checks: Iterable[Check] | None = None) -> None:
     """Run the per-response checks of `api` on one exchange and record what applied."""
@@ -118,6 +124,7 @@ def check_response(api: str, exchange: Exchange, results: Results, redactor: Red
             if applied:
                 results.record(api, label, check.name, PASSED, source="response", rule=check.rule)
 
+
 def request_record(exchange: Exchange | None, redactor: Redactor) -> RequestRecord | None:
     if exchange is None:
         return None
@@ -129,6 +136,7 @@ def request_record(exchange: Exchange | None, redactor: Redactor) -> RequestReco
         response_excerpt=redactor.text(exchange.text[:500]),
         curl=redactor.curl(exchange.method, exchange.url, exchange.request_headers),
     )
+
 
 def _note_unexercised(api: str, results: Results) -> None:
     label = operation(api).label

@@ -5,6 +5,8 @@
 """
 
 from evalmock.server.app import create_app
+from evalmock.server.runner import freeze_startup_objects
 from evalmock.server.settings import ServerSettings
 
 app = create_app(ServerSettings.from_env())
+freeze_startup_objects()  # each worker process, as the single-process path does
