@@ -7,6 +7,8 @@ import os
 import sys
 from collections.abc import Sequence
 
+from evalmock.harness.policy import DEFAULT_PROFILE, LIVE_PROFILE, PROFILES
+
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8080
 DEFAULT_SEED = 42
@@ -43,6 +45,15 @@ def _positive(text: str) -> int:
     if value < 1:
         raise argparse.ArgumentTypeError("must be at least 1")
     return value
+
+
+def _token(text: str) -> tuple[str, str]:
+    from evalmock.server.auth import parse_token_option
+
+    try:
+        return parse_token_option(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -82,6 +93,14 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--access-log", action="store_true", help="log every request")
     serve.add_argument("--no-cors", action="store_true", help="do not answer CORS requests")
     serve.add_argument(
+        "--token", action="append", type=_token, metavar="NAME[:user|service]",
+        help="accept this bearer token too, as a user (default) or a service; repeatable",
+    )
+    serve.add_argument(
+        "--any-token", action="store_true",
+        help="accept any well-formed bearer token as a user of its own (default: only demo and --token tokens)",
+    )
+    serve.add_argument(
         "--allow-unknown-params", action="store_true",
         help="ignore query parameters the document does not declare (default: 400 bad-input naming them)",
     )
@@ -107,6 +126,13 @@ def build_parser() -> argparse.ArgumentParser:
     contract.add_argument("--junit", metavar="PATH", help="write JUnit XML here")
     contract.add_argument("--report", metavar="PATH", help="write a conformance report here (.md or .html)")
     contract.add_argument("--no-fuzz", action="store_true", help="run only our semantic checks, not Schemathesis")
+    contract.add_argument(
+        "--strict", action="store_true", help="fail on inferred rules too (default: they are warnings)"
+    )
+    contract.add_argument(
+        "--profile", choices=PROFILES, default=DEFAULT_PROFILE,
+        help=f"{LIVE_PROFILE} adds the facts of DigitalOcean's live service (default {DEFAULT_PROFILE}: the pages)",
+    )
     contract.add_argument("--quiet", action="store_true", help="no live progress, only the summary")
 
     validate = commands.add_parser("validate", help="validate OpenAPI documents and lint them")
@@ -135,7 +161,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         return serve(args)
     if args.command == "contract":
-        from evalmock.harness.runner import run_contract
+        from evalmock.harness.contract_command import run_contract
 
         return run_contract(args)
     if args.command == "validate":

@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from evalmock.contract.documents import GRADIENT, TEST_SET
+from evalmock.contract.documents import LEVEL_MARK, GRADIENT, TEST_SET
 from evalmock.contract.schemas import component_schema, inline_refs, schema_errors
 
 LIST = TEST_SET.spec["paths"]["/agents/{agentId}/test-set/cases"]["get"]
@@ -205,17 +205,37 @@ def test_gradient_enums_are_exactly_the_pages_values() -> None:
 
 
 @pytest.mark.parametrize("status", ["200", "401", "404", "429", "500", "default"])
-def test_every_gradient_response_carries_integer_ratelimit_headers(status: str) -> None:
+def test_gradient_ratelimit_headers_are_declared_integers_not_required_and_live(status: str) -> None:
     headers = inline_refs(GRADIENT.spec, GET_CASE["responses"][status])["headers"]
     for name in ("ratelimit-limit", "ratelimit-remaining", "ratelimit-reset"):
-        assert headers[name]["required"] is True and headers[name]["schema"]["type"] == "integer"
+        assert not headers[name].get("required") and headers[name]["schema"]["type"] == "integer"
+        assert headers[name][LEVEL_MARK] == "live"
 
 
 @pytest.mark.parametrize("status", ["401", "404", "429", "500", "default"])
-def test_gradient_errors_use_digitaloceans_body(status: str) -> None:
-    schema = inline_refs(GRADIENT.spec, GET_CASE["responses"][status])["content"]["application/json"]["schema"]
+def test_gradient_errors_use_digitaloceans_body_marked_live(status: str) -> None:
+    response = inline_refs(GRADIENT.spec, GET_CASE["responses"][status])
+    schema = response["content"]["application/json"]["schema"]
     assert sorted(schema["required"]) == ["id", "message"]
     assert "request_id" in schema["properties"]
+    assert response[LEVEL_MARK] == "live"
+
+
+def test_the_page_view_of_digitaloceans_document_keeps_the_200_and_unspecifies_the_live_errors() -> None:
+    view = GRADIENT.page_spec["paths"]["/gen-ai/evaluation_test_cases/{test_case_uuid}"]["get"]["responses"]
+    assert set(view) == set(GET_CASE["responses"])  # every status stays documented
+    assert not view["200"].get("headers") and "content" in view["200"]
+    for status in ("401", "404", "429", "500", "default"):
+        assert set(view[status]) == {"description"}
+
+
+def test_the_test_set_document_states_nothing_only_the_live_service_does() -> None:
+    assert TEST_SET.page_spec == TEST_SET.spec
+
+
+@pytest.mark.parametrize("spec", [TEST_SET.spec, GRADIENT.spec])
+def test_both_documents_name_a_contact_and_a_license(spec: dict[str, Any]) -> None:
+    assert spec["info"]["contact"]["name"] and spec["info"]["license"]["name"]
 
 
 def test_gradient_declares_the_genai_read_scope() -> None:

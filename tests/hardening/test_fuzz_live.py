@@ -12,7 +12,7 @@ from schemathesis.engine import Status, events, from_schema
 from schemathesis.generation import GenerationMode
 
 from evalmock.contract.documents import APIS
-from evalmock.harness.targets import load_targets
+from evalmock.contract.targets import load_targets
 
 from .answers import TRACEBACK_MARKERS
 

@@ -9,7 +9,7 @@ from typing import Any
 
 import httpx
 
-from evalmock.harness.targets import load_targets
+from evalmock.contract.targets import load_targets
 
 from .answers import AUTH, CASES, EVALUATION, EXAMPLE_PROJECT
 

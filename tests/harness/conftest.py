@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 import pytest
 
-from evalmock.harness.targets import Targets
+from evalmock.contract.targets import Targets
 from evalmock.server.app import create_app
 from evalmock.server.settings import ServerSettings
 from evalmock.server.targets import targets_for

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from evalmock.cli import main
-from evalmock.harness.targets import Targets, dump_targets
+from evalmock.contract.targets import Targets, dump_targets
 
 from .conftest import MutableServer
 from .mutants import MUTATIONS

@@ -10,7 +10,7 @@ from evalmock.harness.checks import find_check
 from evalmock.harness.redact import Redactor
 from evalmock.harness.results import FAILED, PASSED, SKIPPED, Results
 from evalmock.harness.scenario import Scenario
-from evalmock.harness.targets import ProjectTarget, Targets, TestCaseTarget
+from evalmock.contract.targets import ProjectTarget, Targets, TestCaseTarget
 
 PROJECT = ProjectTarget("acme.drafting", "2489e9ad-2ee2-8e00-8ec9-32d5f69181c0")
 

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from evalmock.harness.runner import resolve_tokens
-from evalmock.harness.targets import (
+from evalmock.harness.contract_command import resolve_tokens
+from evalmock.contract.targets import (
     ProjectTarget,
     Targets,
     TargetsError,

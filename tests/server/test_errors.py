@@ -6,7 +6,10 @@ from typing import Any
 
 import httpx
 import pytest
+from starlette.testclient import TestClient
 
+from evalmock.server.app import create_app
+from evalmock.server.settings import ServerSettings
 from evalmock.world import Page, World
 from evalmock.world.catalog import EXAMPLE_PROJECT
 
@@ -20,6 +23,7 @@ from .helpers import (
     example_params,
 )
 
+SMALL_WORLD = World(seed=42, cases=50)
 BAD_QUERIES = [
     pytest.param({"projectId": None}, "projectId", id="projectId-missing"),
     pytest.param({"projectId": "not-a-uuid"}, "projectId", id="projectId-not-uuid"),
@@ -102,10 +106,31 @@ def test_authentication_comes_before_validation(client: httpx.Client) -> None:
     assert_envelope(client.get(cases_path(), params={"limit": 0}), 401, "unauthorized")
 
 
-@pytest.mark.parametrize("token", ["demo-user", "demo-service", "demo-other", "any-well-formed.token~+/=="])
-def test_accepted_tokens_list_cases(client: httpx.Client, token: str) -> None:
+@pytest.mark.parametrize("token", ["demo-user", "demo-service", "demo-other"])
+def test_demo_tokens_list_cases(client: httpx.Client, token: str) -> None:
     response = client.get(cases_path(), params=example_params(limit=1), headers={"Authorization": f"Bearer {token}"})
     assert response.status_code == 200
+
+
+def test_a_made_up_token_is_401_naming_the_fix(client: httpx.Client) -> None:
+    headers = {"Authorization": "Bearer any-well-formed.token~+/=="}
+    error = assert_envelope(client.get(cases_path(), params=example_params(), headers=headers), 401, "unauthorized")
+    assert "--token" in error["message"] and "--any-token" in error["message"]
+
+
+def test_registered_tokens_and_any_token_are_accepted() -> None:
+    settings = ServerSettings(tokens=(("ci-user-token", "user"), ("ci-service", "service")))
+    with TestClient(create_app(settings, SMALL_WORLD)) as registered:
+        for token in ("ci-user-token", "ci-service", "demo-user"):
+            response = registered.get(cases_path(), params=example_params(limit=1),
+                                      headers={"Authorization": f"Bearer {token}"})
+            assert response.status_code == 200, token
+        refused = registered.get(cases_path(), params=example_params(), headers={"Authorization": "Bearer other"})
+        assert refused.status_code == 401
+    with TestClient(create_app(ServerSettings(any_token=True), SMALL_WORLD)) as anyone:
+        response = anyone.get(cases_path(), params=example_params(limit=1),
+                              headers={"Authorization": "Bearer any-well-formed.token~+/=="})
+        assert response.status_code == 200
 
 
 def test_unknown_agent_is_404_agent_not_found(client: httpx.Client) -> None:

@@ -9,7 +9,7 @@ from typing import Any
 import httpx
 import pytest
 
-from evalmock.harness.targets import load_targets
+from evalmock.contract.targets import load_targets
 
 from .helpers import AUTH
 

@@ -2,7 +2,8 @@
 
 Each rule reads a case as any implementation may send it: timestamps are compared as instants (`Z` and
 `+00:00` spell the same time), and what is malformed (a missing field, a string that is not a date-time) is
-left to the schema. A rule yields one Breach for each way the case breaks it.
+left to the schema. A rule yields one Breach for each way the case breaks it, and carries its Source: the
+page's words it rests on, or why it is only inferred from them.
 """
 
 from __future__ import annotations
@@ -13,7 +14,9 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-# shouldCall[].args: "At most 4000 characters in canonical JSON" is stated in prose only.
+from evalmock.contract.sources import Source, inferred, on_test_set_page, page
+
+# shouldCall[].args: the page states this bound in prose only, so the schema cannot carry it.
 MAX_ARGS_CHARS = 4000
 EXPECT_PARTS = ("decisions", "answer", "items")
 
@@ -22,24 +25,55 @@ Case = Mapping[str, Any]
 
 @dataclass(frozen=True)
 class Breach:
-    """How a case breaks one rule: the rule, what is wrong, what the rule expects and what the case holds."""
+    """How a case breaks one rule: the rule, what is wrong, where in the case (a JSON pointer), what the rule
+    expects and what the case holds."""
 
     rule: str
     problem: str
     expected: Any
     received: Any
+    pointer: str = ""
 
     def __str__(self) -> str:
-        return f"{self.rule}: {self.problem} (expected {self.expected!r}, received {self.received!r})"
+        where = f" at {self.pointer}" if self.pointer else ""
+        return f"{self.rule}: {self.problem}{where} (expected {self.expected!r}, received {self.received!r})"
 
 
-CaseRule = Callable[[Case], Iterator[Breach]]
+@dataclass(frozen=True)
+class CaseRule:
+    """A named per-case rule with its source; calling it yields the case's breaches."""
+
+    name: str
+    source: Source
+    check: Callable[..., Iterator[Breach]]
+
+    def __call__(self, case: Case, **options: Any) -> Iterator[Breach]:
+        return self.check(case, **options)
+
+
+def case_rule(source: Source) -> Callable[[Callable[..., Iterator[Breach]]], CaseRule]:
+    def decorate(func: Callable[..., Iterator[Breach]]) -> CaseRule:
+        return CaseRule(func.__name__, source, func)
+
+    return decorate
 
 
 def canonical_json(value: Any, *, ascii: bool) -> str:
-    """The page's canonical JSON: sorted keys, no insignificant white space. The page does not say whether
-    non-ASCII characters are escaped: `ascii=True` is the longer reading, `ascii=False` the shorter one."""
-    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=ascii)
+    """Canonical JSON as we read the page's term: sorted keys, no insignificant white space. The page does not say
+    more. `ascii=False` is the shorter reading (non-ASCII characters as they are, and a whole number written
+    without a fraction, as RFC 8785 writes 1.0); `ascii=True` the longer one (escaped, and Python's own numbers)."""
+    return json.dumps(value if ascii else _whole_floats(value), sort_keys=True, separators=(",", ":"),
+                      ensure_ascii=ascii)
+
+
+def _whole_floats(value: Any) -> Any:
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    if isinstance(value, Mapping):
+        return {key: _whole_floats(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_whole_floats(item) for item in value]
+    return value
 
 
 def instant(value: Any) -> datetime | None:
@@ -53,12 +87,14 @@ def instant(value: Any) -> datetime | None:
     return parsed if parsed.tzinfo is not None else None
 
 
+@case_rule(page(on_test_set_page(60, "A correction’s case has the correction’s id; a hand case’s starts case-.")))
 def hand_case_id_starts_with_case(case: Case) -> Iterator[Breach]:
     if case.get("kind") == "hand" and not str(case.get("id", "")).startswith("case-"):
         yield Breach("a hand case's id starts `case-`", "a hand case's id does not start with case-",
-                     expected="case-…", received=case.get("id"))
+                     expected="case-…", received=case.get("id"), pointer="/id")
 
 
+@case_rule(page(on_test_set_page(178, "When the case last changed: its addedAt until it’s retired.")))
 def updated_at_is_added_at_until_retired(case: Case) -> Iterator[Breach]:
     if "retired" in case:
         return
@@ -66,11 +102,15 @@ def updated_at_is_added_at_until_retired(case: Case) -> Iterator[Breach]:
     if added is not None and updated is not None and added != updated:
         yield Breach("updatedAt equals addedAt until the case is retired",
                      "an active case's updatedAt differs from its addedAt",
-                     expected=case.get("addedAt"), received=case.get("updatedAt"))
+                     expected=case.get("addedAt"), received=case.get("updatedAt"), pointer="/updatedAt")
 
 
+@case_rule(inferred(
+    "A case cannot be retired before it was added, and retiring it is a change, so updatedAt (when the case "
+    "last changed) is not before retired.at. The page gives retired.at and updatedAt but no order between them.",
+    on_test_set_page(178, "When the case last changed: its addedAt until it’s retired."),
+))
 def retirement_is_consistent(case: Case) -> Iterator[Breach]:
-    """updatedAt is "when the case last changed", and retiring it is a change."""
     retired = case.get("retired")
     if not isinstance(retired, Mapping):
         return
@@ -79,54 +119,104 @@ def retirement_is_consistent(case: Case) -> Iterator[Breach]:
         return  # not a date-time: the schema says so
     if added is not None and at < added:
         yield Breach("a case is retired after it was added", "retired before it was added",
-                     expected=f"retired.at >= addedAt {case.get('addedAt')}", received=retired.get("at"))
+                     expected=f"retired.at >= addedAt {case.get('addedAt')}", received=retired.get("at"),
+                     pointer="/retired/at")
     if updated is not None and updated < at:
         yield Breach("a retired case's updatedAt is not before its retirement", "updatedAt is before the retirement",
-                     expected=f"updatedAt >= retired.at {retired.get('at')}", received=case.get("updatedAt"))
+                     expected=f"updatedAt >= retired.at {retired.get('at')}", received=case.get("updatedAt"),
+                     pointer="/updatedAt")
 
 
+@case_rule(page(
+    on_test_set_page(210, "Present (true) on an expert’s case: a correction’s case when the correction was recorded "
+                          "while its group was restricted, and every hand case, since adding one needs publish on "
+                          "the agent, or write on its project when more than one project serves the agent."),
+    on_test_set_page(210, "Absent from older servers."),
+    reading="Whether a whole page comes from an older server (no case carries expert) is for the caller to say.",
+))
 def hand_case_is_expert(case: Case) -> Iterator[Breach]:
-    """Older servers send no `expert` at all; whether a whole page is from one is for the caller to say."""
     if case.get("kind") == "hand" and case.get("expert") is not True:
         yield Breach("every hand case is an expert's case (expert: true)", "a hand case is not marked expert",
-                     expected="expert: true", received=case.get("expert", "(absent)"))
+                     expected="expert: true", received=case.get("expert", "(absent)"), pointer="/expert")
 
 
+@case_rule(page(on_test_set_page(88, "One part for each part its correction gave a verdict on; at least one.")))
 def expect_has_a_part(case: Case) -> Iterator[Breach]:
     """The schema states it as an `anyOf`, whose error names no part; this one says which parts count."""
     expect = case.get("expect")
     if not isinstance(expect, Mapping) or not any(part in expect for part in EXPECT_PARTS):
         yield Breach("expect holds at least one of decisions, answer, items", "a case's expect has no part",
-                     expected="at least one of decisions, answer, items", received=expect)
+                     expected="at least one of decisions, answer, items", received=expect, pointer="/expect")
 
 
-def item_ranks_are_positions(case: Case) -> Iterator[Breach]:
-    """A rank is "the item's position in the ranked list": distinct, within 0..n-1, in any listed order."""
+@case_rule(page(
+    on_test_set_page(149, "The item’s position in the ranked list (0 = first)."),
+    reading="A position is a whole number from 0, and two items cannot hold one position. The ranked list may be "
+            "longer than the judged items, so ranks may have gaps (1, 3, 5).",
+))
+def item_ranks_are_distinct_positions(case: Case) -> Iterator[Breach]:
     expect = case.get("expect")
     items = expect.get("items") if isinstance(expect, Mapping) else None
     if not isinstance(items, list):
         return
-    ranks = [item.get("rank") for item in items if isinstance(item, Mapping) and "rank" in item]
-    valid = all(isinstance(r, int) and not isinstance(r, bool) and 0 <= r < len(items) for r in ranks)
-    if not valid or len(set(ranks)) != len(ranks):
-        yield Breach("items hold distinct ranks 0..n-1, their positions in the ranked list",
-                     f"item ranks are not positions in the list of {len(items)}",
-                     expected=f"distinct ranks within 0..{len(items) - 1}", received=ranks)
+    seen: dict[Any, int] = {}
+    for index, item in enumerate(items):
+        if not isinstance(item, Mapping) or "rank" not in item:
+            continue
+        rank = item["rank"]
+        where = f"/expect/items/{index}/rank"
+        if not isinstance(rank, int) or isinstance(rank, bool) or rank < 0:
+            yield Breach("an item's rank is its position in the ranked list, from 0", "a rank is not a position",
+                         expected="a whole number >= 0", received=rank, pointer=where)
+        elif rank in seen:
+            yield Breach("two items cannot hold one position in the ranked list", "two items share a rank",
+                         expected=f"a rank other than items/{seen[rank]}'s", received=rank, pointer=where)
+        else:
+            seen[rank] = index
 
 
+@case_rule(page(on_test_set_page(110, "At most 4000 characters in canonical JSON.")))
 def should_call_args_fit(case: Case, *, ascii: bool = False) -> Iterator[Breach]:
     """Measured by default in the shorter reading of canonical JSON, so no conforming case fails it."""
     expect = case.get("expect")
     decisions = expect.get("decisions") if isinstance(expect, Mapping) else None
     calls = decisions.get("shouldCall") if isinstance(decisions, Mapping) else None
-    for call in calls if isinstance(calls, list) else ():
+    for index, call in enumerate(calls if isinstance(calls, list) else ()):
         if not isinstance(call, Mapping) or "args" not in call:
             continue
         size = len(canonical_json(call["args"], ascii=ascii))
         if size > MAX_ARGS_CHARS:
             yield Breach(f"shouldCall args are at most {MAX_ARGS_CHARS} characters of canonical JSON",
                          f"shouldCall args of tool {call.get('tool')!r} are too long",
-                         expected=f"<= {MAX_ARGS_CHARS} characters", received=f"{size} characters")
+                         expected=f"<= {MAX_ARGS_CHARS} characters", received=f"{size} characters",
+                         pointer=f"/expect/decisions/shouldCall/{index}/args")
+
+
+_NOTHING_TO_DO = ("A `wrong` verdict says what the agent should do instead; with nothing to say it, no run could be "
+                  "graded against it. The page does not state it as a rule.")
+
+
+@case_rule(inferred(_NOTHING_TO_DO, on_test_set_page(118, "wrong: it does what shouldSay or why asks.")))
+def wrong_answer_says_what_to_do(case: Case) -> Iterator[Breach]:
+    expect = case.get("expect")
+    answer = expect.get("answer") if isinstance(expect, Mapping) else None
+    if isinstance(answer, Mapping) and answer.get("verdict") == "wrong" and not (answer.get("shouldSay")
+                                                                                or answer.get("why")):
+        yield Breach("a wrong answer says what to say instead", "a wrong answer has neither shouldSay nor why",
+                     expected="shouldSay or why", received=answer, pointer="/expect/answer")
+
+
+@case_rule(inferred(_NOTHING_TO_DO, on_test_set_page(
+    93, "wrong: it calls every shouldCall tool (with its args where given) and none of mustNotCall, checked exactly, "
+        "without a model.")))
+def wrong_decisions_name_tools(case: Case) -> Iterator[Breach]:
+    expect = case.get("expect")
+    decisions = expect.get("decisions") if isinstance(expect, Mapping) else None
+    if isinstance(decisions, Mapping) and decisions.get("verdict") == "wrong" and not (
+        decisions.get("shouldCall") or decisions.get("mustNotCall")
+    ):
+        yield Breach("wrong decisions name the tools to call or not", "wrong decisions name no tool",
+                     expected="a shouldCall or mustNotCall tool", received=decisions, pointer="/expect/decisions")
 
 
 # Every rule, each in its lenient reading (hand_case_is_expert, only where a server sends `expert` at all).
@@ -136,6 +226,8 @@ RULES: tuple[CaseRule, ...] = (
     retirement_is_consistent,
     hand_case_is_expert,
     expect_has_a_part,
-    item_ranks_are_positions,
+    item_ranks_are_distinct_positions,
     should_call_args_fit,
+    wrong_answer_says_what_to_do,
+    wrong_decisions_name_tools,
 )

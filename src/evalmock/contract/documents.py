@@ -1,15 +1,21 @@
-"""The registry of API documents: each API's name, file and base path, loaded once."""
+"""The registry of API documents: each API's name, file and base path, loaded once, whole or as the pages state it."""
 
 from __future__ import annotations
 
+import copy
 import functools
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import yaml
 
+from evalmock.contract.operations import deref
 from evalmock.paths import openapi_dir
+
+# Marks the parts of a document that state a fact of DigitalOcean's live service rather than of its page.
+LEVEL_MARK = "x-evalmock-level"
 
 
 @dataclass(frozen=True)
@@ -27,6 +33,11 @@ class ApiDocument:
     @property
     def spec(self) -> dict[str, Any]:
         return load_document(self.path)
+
+    @property
+    def page_spec(self) -> dict[str, Any]:
+        """The document as its reference page alone states it (see `page_view`)."""
+        return _page_view_of(self.path)
 
     @property
     def base_path(self) -> str:
@@ -59,3 +70,35 @@ def load_document(path: Path) -> dict[str, Any]:
     """Parse a YAML or JSON document once; callers must not mutate the result."""
     with open(path, encoding="utf-8") as handle:
         return yaml.safe_load(handle)
+
+
+def is_live(node: Any) -> bool:
+    return isinstance(node, Mapping) and node.get(LEVEL_MARK) == "live"
+
+
+def page_view(spec: Mapping[str, Any]) -> dict[str, Any]:
+    """A copy of `spec` without what only DigitalOcean's live service states: a response marked live keeps only
+    its description (its status stays documented, its body and headers become unspecified), and any other node
+    marked live (such as a header) is left out, wherever it is referenced from."""
+
+    def prune(node: Any, parent_key: str | None) -> Any:
+        if isinstance(node, Mapping):
+            kept: dict[str, Any] = {}
+            for key, value in node.items():
+                target = deref(spec, value)
+                if is_live(target):
+                    if parent_key == "responses":
+                        kept[key] = {"description": target.get("description", "")}
+                    continue
+                kept[key] = prune(value, key)
+            return kept
+        if isinstance(node, list):
+            return [prune(item, parent_key) for item in node]
+        return copy.deepcopy(node)
+
+    return prune(spec, None)
+
+
+@functools.cache
+def _page_view_of(path: Path) -> dict[str, Any]:
+    return page_view(load_document(path))

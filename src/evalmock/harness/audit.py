@@ -1,33 +1,52 @@
-"""One audit of a target: our scenario checks (with every response checked) and then the Schemathesis run."""
+"""One audit of a target: per API, our scenario checks (every response they get judged too), then Schemathesis."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import os
 from dataclasses import dataclass, field
+from pathlib import Path
+from urllib.parse import urlsplit
 
 import httpx
 
-from evalmock.harness.checks import Check, Exchange, Skip, Violation, response_checks, scenario_checks
-from evalmock.harness.fuzz import PHASES, FuzzProgress, run_schemathesis
-from evalmock.harness.operations import operation
+from evalmock.contract.documents import APIS as DOCUMENTS
+from evalmock.contract.targets import Targets, TargetsError, load_targets
+from evalmock.harness.checks.registry import Check, scenario_checks
+from evalmock.harness.document_checks import DocumentJudge
+from evalmock.harness.exchange import Exchange
+from evalmock.harness.outcomes import Skip, Violation
+from evalmock.harness.policy import DEFAULT_PROFILE, Policy
 from evalmock.harness.redact import Redactor
-from evalmock.harness.results import FAILED, PASSED, SKIPPED, RequestRecord, Results
+from evalmock.harness.response_judge import ResponseJudge, violation_example
+from evalmock.harness.results import Example, Results
 from evalmock.harness.scenario import Scenario
-from evalmock.harness.targets import Targets
+from evalmock.harness.schemathesis_config import PHASES
+from evalmock.harness.schemathesis_run import FuzzProgress, run_schemathesis
 
-APIS = ("test-set", "gradient")
+APIS = tuple(DOCUMENTS)
 REQUEST_TIMEOUT = 15.0
+REACHABILITY_TIMEOUT = 5.0  # seconds, for connecting and for the first answer
+EXIT_USAGE, EXIT_UNREACHABLE = 2, 3  # besides a Verdict's own exit codes
+
+
+class AuditError(Exception):
+    """An audit that cannot start: bad options or targets (exit code 2), or a target that does not answer (3)."""
+
+    def __init__(self, message: str, exit_code: int = EXIT_USAGE) -> None:
+        super().__init__(message)
+        self.exit_code = exit_code
 
 
 @dataclass(frozen=True)
 class Audit:
-    """What to audit and how hard: the target, which APIs, tokens and targets, and the generation budget."""
+    """What to audit and how: the target, which APIs, tokens and targets, the policy and the generation budget."""
 
     base_url: str
     targets: Targets = field(default_factory=Targets)
     apis: tuple[str, ...] = APIS
     token: str | None = None
     second_token: str | None = None
+    policy: Policy = field(default_factory=Policy)
     seed: int = 42
     max_examples: int = 25
     fuzz: bool = True  # run Schemathesis after our scenarios
@@ -36,7 +55,7 @@ class Audit:
 
     @property
     def redactor(self) -> Redactor:
-        return Redactor(self.token, self.second_token)
+        return Redactor(self.token, self.second_token, self.targets.expired_token, self.targets.revoked_token)
 
 
 class Reporter:
@@ -49,9 +68,78 @@ class Reporter:
     def finish(self, text: str) -> None: ...
 
 
+def plan_audit(
+    base_url: str,
+    *,
+    targets: str | Path | None = None,
+    token: str | None = None,
+    second_token: str | None = None,
+    apis: tuple[str, ...] = APIS,
+    strict: bool = False,
+    profile: str = DEFAULT_PROFILE,
+    seed: int = 42,
+    max_examples: int = 25,
+    fuzz: bool = True,
+) -> Audit:
+    """The audit that `evalmock contract`, the pytest plugin and `audit_url` run for the same options: the targets
+    file read, and each token taken from the option, else the environment (EVALMOCK_TOKEN, EVALMOCK_SECOND_TOKEN),
+    else the targets' [auth]."""
+    problem = check_base_url(base_url)
+    if problem:
+        raise AuditError(problem)
+    try:
+        known = load_targets(targets) if targets else Targets()
+        policy = Policy(strict=strict, profile=profile)
+    except (TargetsError, ValueError) as exc:
+        raise AuditError(str(exc)) from None
+    return Audit(
+        base_url=base_url.rstrip("/"),
+        targets=known,
+        apis=apis,
+        token=token or os.environ.get("EVALMOCK_TOKEN") or known.token or None,
+        second_token=second_token or os.environ.get("EVALMOCK_SECOND_TOKEN") or known.second_token or None,
+        policy=policy,
+        seed=seed,
+        max_examples=max_examples,
+        fuzz=fuzz,
+    )
+
+
+def audit_url(base_url: str, **options: object) -> Results:
+    """Audit the service at `base_url` (options as `plan_audit` takes them); AuditError when it cannot start.
+
+        results = audit_url("http://127.0.0.1:8080", targets="targets.toml")
+        assert results.conforms, summary_text(results)   # evalmock.harness.report.summary_text
+    """
+    audit = plan_audit(base_url, **options)  # type: ignore[arg-type]
+    unreachable = reachable(audit.base_url)
+    if unreachable:
+        raise AuditError(f"{audit.base_url} is unreachable ({unreachable})", EXIT_UNREACHABLE)
+    return run_audit(audit)
+
+
+def check_base_url(base_url: str) -> str | None:
+    """Why a base URL is unusable, or None when it is fine."""
+    parts = urlsplit(base_url)
+    if parts.scheme not in {"http", "https"} or not parts.netloc:
+        return f"the base URL must be an http(s) URL such as http://127.0.0.1:8080, got {base_url!r}"
+    if parts.query or parts.fragment:
+        return "the base URL must not carry a query or fragment"
+    return None
+
+
+def reachable(base_url: str, timeout: float = REACHABILITY_TIMEOUT) -> str | None:
+    """None when the target answers HTTP at all (any status), else why not."""
+    try:
+        httpx.get(base_url.rstrip("/") + "/", timeout=timeout)
+    except httpx.HTTPError as exc:
+        return f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+    return None
+
+
 def run_audit(audit: Audit, reporter: Reporter | None = None) -> Results:
     reporter = reporter or Reporter()
-    results = Results()
+    results = Results(audit.policy, audit.apis)
     for api in audit.apis:
         run_scenarios(api, audit, results, reporter)
         if audit.fuzz:
@@ -60,7 +148,7 @@ def run_audit(audit: Audit, reporter: Reporter | None = None) -> Results:
 
             def progress(p: FuzzProgress, api: str = api, seen: FuzzProgress = seen) -> None:
                 seen.cases, seen.failures = p.cases, p.failures
-                reporter.advance(f"{api}: Schemathesis {p.phase}: {p.cases} cases, {p.failures} failures")
+                reporter.advance(f"{api}: Schemathesis {p.phase}: {p.cases} cases, {p.failures} failed checks")
 
             run_schemathesis(
                 api, base_url=audit.base_url, token=audit.token, targets=audit.targets, results=results,
@@ -68,79 +156,62 @@ def run_audit(audit: Audit, reporter: Reporter | None = None) -> Results:
                 on_progress=progress,
             )
             reporter.finish(f"{api}: Schemathesis done: {seen.cases} cases, {seen.failures} failed checks")
-        _note_unexercised(api, results)
+        _note_unexercised(api, results, audit.fuzz)
     return results
 
 
 def run_scenarios(api: str, audit: Audit, results: Results, reporter: Reporter) -> None:
-    """Run the scenario checks of one API; every response they get also goes through the response checks."""
-    label = operation(api).label
-    redactor = audit.redactor
-    checks = [c for c in scenario_checks(api) if audit.only is None or c.name in audit.only]
-    reporter.stage(f"{api}: {len(checks)} scenario checks")
+    """Run the scenario checks of one API; every response they get is judged by the response and document checks."""
+    chosen = [c for c in scenario_checks(api) if audit.only is None or c.name in audit.only]
+    results.selected[api] = {c.name for c in chosen}
+    runnable = [c for c in chosen if results.policy.applies(c.level)]
+    reporter.stage(f"{api}: {len(runnable)} scenario checks")
+    judge = ResponseJudge(api, results, audit.redactor, DocumentJudge(api, results.policy), audit.targets)
 
     def observe(observed_api: str, exchange: Exchange) -> None:
-        check_response(observed_api, exchange, results, redactor)
+        judge.judge(exchange)
 
     with httpx.Client(base_url=audit.base_url.rstrip("/"), timeout=REQUEST_TIMEOUT) as client:
-        for check in checks:
+        for check in runnable:
             scenario = Scenario(client, audit.targets, token=audit.token, second_token=audit.second_token,
                                 observe=observe)
-            run_scenario_check(check, scenario, label, results, redactor)
+            run_scenario_check(check, scenario, judge)
             reporter.advance(f"{api}: {check.name}")
-    failed = sum(1 for f in results.failures if f.api == api and f.source == "scenario")
-    reporter.finish(f"{api}: {len(checks)} scenario checks done, {failed} failed")
+    failed = sum(1 for f in results.failures if f.api == api and f.check.kind == "scenario")
+    reporter.finish(f"{api}: {len(runnable)} scenario checks done, {failed} failed")
 
 
-def run_scenario_check(check: Check, scenario: Scenario, label: str, results: Results, redactor: Redactor) -> None:
+def run_scenario_check(check: Check, scenario: Scenario, judge: ResponseJudge) -> None:
+    results, redactor = judge.results, judge.redactor
     try:
-        check.func(scenario)
+        check.func(scenario)  # type: ignore[misc]
     except Skip as skip:
-        results.record(check.api, label, check.name, SKIPPED, source="scenario", rule=check.rule,
-                       message=redactor.text(skip.reason))
+        results.skipped(check, redactor.text(skip.reason))
     except Violation as violation:
         exchange = violation.exchange or scenario.last
-        results.record(check.api, label, check.name, FAILED, source="scenario", rule=check.rule,
-                       message=redactor.text(violation.render()), request=request_record(exchange, redactor))
-    except httpx.HTTPError as exc:
-        results.record(check.api, label, check.name, FAILED, source="scenario", rule=check.rule,
-                       message=redactor.text(f"the request failed: {type(exc).__name__}: {exc}"),
-                       request=request_record(scenario.last, redactor))
-    else:
-        results.record(check.api, label, check.name, PASSED, source="scenario", rule=check.rule)
-
-
-def check_response(api: str, exchange: Exchange, results: Results, redactor: Redactor,
-                   checks: Iterable[Check] | None = None) -> None:
-    """Run the per-response checks of `api` on one exchange and record what applied."""
-    label = operation(api).label
-    for check in checks if checks is not None else response_checks(api):
-        try:
-            applied = check.func(exchange)
-        except Violation as violation:
-            results.record(api, label, check.name, FAILED, source="response", rule=check.rule,
-                           message=redactor.text(violation.render()), request=request_record(exchange, redactor))
+        example = violation_example(violation, judge.record(exchange))
+        example = Example(redactor.text(example.message), example.request, example.pointer, example.value)
+        if exchange is not None:
+            judge.breach(check, exchange, example)
         else:
-            if applied:
-                results.record(api, label, check.name, PASSED, source="response", rule=check.rule)
+            results.breach(check, example, shape="")
+    except httpx.HTTPError as exc:
+        message = redactor.text(f"the request failed: {type(exc).__name__}: {exc}")
+        results.breach(check, Example(message, judge.record(scenario.last)), shape="")
+    else:
+        results.passed(check)
 
 
-def request_record(exchange: Exchange | None, redactor: Redactor) -> RequestRecord | None:
-    if exchange is None:
-        return None
-    return RequestRecord(
-        method=exchange.method,
-        url=redactor.text(exchange.url),
-        headers=redactor.headers(dict(exchange.request_headers)),
-        status=exchange.status,
-        response_excerpt=redactor.text(exchange.text[:500]),
-        curl=redactor.curl(exchange.method, exchange.url, exchange.request_headers),
-    )
-
-
-def _note_unexercised(api: str, results: Results) -> None:
-    label = operation(api).label
-    for check in response_checks(api):
-        if not results.has_seen(api, check.name):
-            results.record(api, label, check.name, SKIPPED, source="response", rule=check.rule,
-                           message="no response this check speaks about was seen")
+def _note_unexercised(api: str, results: Results, fuzzed: bool) -> None:
+    """A check that never met a response it speaks about is skipped, with that reason, never passed."""
+    for tally in results.rows(api):
+        if tally.ran or tally.off or tally.skipped:
+            continue
+        check = tally.check
+        if check.kind == "scenario":
+            continue  # not chosen for this audit
+        if check.kind == "schemathesis" and not fuzzed:
+            reason = "Schemathesis did not run (--no-fuzz)"
+        else:
+            reason = "no response this check speaks about was seen"
+        results.skipped(check, reason)

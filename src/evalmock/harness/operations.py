@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import functools
+import re
 from dataclasses import dataclass
-from urllib.parse import quote
+from urllib.parse import quote, unquote
 
 from evalmock.contract.documents import api as api_document
 from evalmock.contract.operations import iter_operations
@@ -22,6 +23,12 @@ class Operation:
     def label(self) -> str:
         """`GET /v1/agents/{agentId}/test-set/cases`: how reports name the operation."""
         return f"{self.method} {self.base_path}{self.path}"
+
+    def path_parameters(self, path: str) -> dict[str, str] | None:
+        """The decoded path parameters of a request path to this operation (behind any prefix of the base URL),
+        or None when the path is not one of this operation's."""
+        match = _template_pattern(self.base_path + self.path).search(path)
+        return None if match is None else {name: unquote(value) for name, value in match.groupdict().items()}
 
     def url_path(self, **params: str) -> str:
         """The full path with path parameters filled in, each percent-encoded as one segment."""
@@ -47,3 +54,11 @@ def api_of_operation_id(operation_id: str | None) -> str | None:
         if operation(name).operation_id == operation_id:
             return name
     return None
+
+
+@functools.cache
+def _template_pattern(template: str) -> re.Pattern[str]:
+    """A path template as a regular expression matching the end of a path, one segment per parameter."""
+    parts = re.split(r"\{([^}]+)\}", template)
+    pattern = "".join(re.escape(part) if i % 2 == 0 else f"(?P<{part}>[^/]+)" for i, part in enumerate(parts))
+    return re.compile(pattern + "$")

@@ -15,11 +15,11 @@ from typing import Any
 
 import pytest
 
+from evalmock.contract.targets import Targets, TargetsError, load_targets
 from evalmock.harness.audit import APIS, Audit, run_audit
 from evalmock.harness.checks import response_checks, scenario_checks
+from evalmock.harness.contract_command import check_base_url, reachable
 from evalmock.harness.results import FAILED, SKIPPED, Finding, Results
-from evalmock.harness.runner import check_base_url, reachable
-from evalmock.harness.targets import Targets, TargetsError, load_targets
 
 SCHEMATHESIS = "schemathesis"
 

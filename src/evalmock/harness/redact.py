@@ -8,13 +8,22 @@ from collections.abc import Mapping
 
 TOKEN_VARIABLE = "$EVALMOCK_TOKEN"
 SECOND_TOKEN_VARIABLE = "$EVALMOCK_SECOND_TOKEN"
+EXPIRED_TOKEN_VARIABLE = "$EVALMOCK_EXPIRED_TOKEN"
+REVOKED_TOKEN_VARIABLE = "$EVALMOCK_REVOKED_TOKEN"
 
 
 class Redactor:
     """Replaces known secrets (longest first) in any text, and builds curl commands that stay runnable."""
 
-    def __init__(self, token: str | None = None, second_token: str | None = None) -> None:
-        pairs = [(token, TOKEN_VARIABLE), (second_token, SECOND_TOKEN_VARIABLE)]
+    def __init__(
+        self,
+        token: str | None = None,
+        second_token: str | None = None,
+        expired_token: str | None = None,
+        revoked_token: str | None = None,
+    ) -> None:
+        pairs = [(token, TOKEN_VARIABLE), (second_token, SECOND_TOKEN_VARIABLE),
+                 (expired_token, EXPIRED_TOKEN_VARIABLE), (revoked_token, REVOKED_TOKEN_VARIABLE)]
         self._secrets = sorted(((s, v) for s, v in pairs if s), key=lambda pair: -len(pair[0]))
 
     def text(self, value: str) -> str:

@@ -1,108 +1,141 @@
-"""Outputs of an audit: the summary table, JUnit XML, and a Markdown or HTML report of each finding."""
+"""Outputs of an audit: the terminal summary, JUnit XML, and a Markdown or HTML report that leads with failures.
+
+Every output says each check's level and source. Findings come in the order of what needs doing: failures,
+then warnings (inferred rules), then what was not checked (skipped, with why), then what passed.
+"""
 
 from __future__ import annotations
 
 import html
 import xml.etree.ElementTree as ET
-from collections.abc import Iterable
 from pathlib import Path
 from typing import TextIO
 
+from evalmock.harness.policy import FAILED, PASSED, SKIPPED, WARNED
 from evalmock.harness.redact import Redactor
-from evalmock.harness.results import FAILED, PASSED, SKIPPED, Finding, Results, Row
+from evalmock.harness.results import OFF, Finding, Results, Tally, Verdict
 
-SOURCE_WORDS = {"schemathesis": "Schemathesis", "response": "every response", "scenario": "scenario"}
+KIND_WORDS = {"schemathesis": "Schemathesis", "response": "every response", "scenario": "scenario"}
+OUTCOME_ORDER = {FAILED: 0, WARNED: 1, SKIPPED: 2, PASSED: 3, OFF: 4}
+MAX_JUNIT_TEXT = 4000  # characters of one JUnit failure body, whatever the number of responses
+MAX_EXAMPLE_TEXT = 700
 
 
-def verdict(results: Results) -> str:
-    return "CONFORMS" if results.conforms else "VIOLATIONS FOUND"
+def headline(results: Results) -> str:
+    counts = results.counts()
+    return (f"{results.verdict.name}: {counts[FAILED]} checks failed, {counts[WARNED]} warned, {counts[PASSED]} passed, "
+            f"{counts[SKIPPED]} skipped, {counts[OFF]} off in this profile")
+
+
+def api_line(results: Results, api: str) -> str:
+    rows = results.rows(api)
+    count = {outcome: sum(t.outcome == outcome for t in rows) for outcome in OUTCOME_ORDER}
+    state = "failed" if count[FAILED] else "incomplete" if any(
+        r.startswith(f"{api}:") for r in results.incomplete_reasons()) else "conforms"
+    return (f"{api}: {state} — {count[FAILED]} failed, {count[WARNED]} warned, {count[PASSED]} passed, "
+            f"{count[SKIPPED]} skipped, {count[OFF]} off")
+
+
+def policy_line(results: Results) -> str:
+    return f"profile {results.policy.profile}, {'strict' if results.policy.strict else 'inferred rules as warnings'}"
+
+
+def ordered_rows(results: Results, api: str) -> list[Tally]:
+    return sorted(results.rows(api), key=lambda t: OUTCOME_ORDER[t.outcome])
 
 
 def print_summary(results: Results, redactor: Redactor, stream: TextIO) -> None:
-    """The operation × check table and a one-line verdict (rich renders plain text when not a terminal)."""
+    """Per API a table of checks (what needs doing first), then each failure and warning, then the verdict."""
     from rich.console import Console
     from rich.table import Table
 
     console = Console(file=stream, width=160 if not stream.isatty() else None, highlight=False)
-    colour = {PASSED: "green", FAILED: "red", SKIPPED: "yellow"}
-    rows = results.rows()
-    longest = max((len(row.check) for row in rows), default=5)
-    for operation in dict.fromkeys(row.operation for row in rows):
-        table = Table(title=redactor.text(operation), title_justify="left")
-        table.add_column("check", no_wrap=True, min_width=longest)
-        table.add_column("source", no_wrap=True)
-        for column in ("passed", "failed", "skipped"):
+    colour = {PASSED: "green", FAILED: "red", WARNED: "yellow", SKIPPED: "yellow", OFF: "dim"}
+    for api in results.apis:
+        table = Table(title=api_line(results, api), title_justify="left")
+        for column in ("check", "level", "kind"):
+            table.add_column(column, no_wrap=True)
+        for column in ("passed", "failed", "warned", "skipped"):
             table.add_column(column, justify="right")
         table.add_column("result", no_wrap=True)
-        for row in rows:
-            if row.operation == operation:
-                paint = colour[row.status]
-                table.add_row(row.check, SOURCE_WORDS[row.source], str(row.passed), str(row.failed), str(row.skipped),
-                              f"[{paint}]{row.status}[/{paint}]")
+        for t in ordered_rows(results, api):
+            paint = colour[t.outcome]
+            table.add_row(t.check.name, t.check.level.value, KIND_WORDS[t.check.kind], str(t.passed), str(t.failed),
+                          str(t.warned), str(t.skipped), f"[{paint}]{t.outcome}[/{paint}]")
         console.print(table)
-    for finding in results.failures:
-        first = finding.message.split("\n", 1)[0]
-        console.print(f"[red]FAILED[/red] {finding.check} ({finding.operation}): {redactor.text(first)}")
+    for finding in [*results.failures, *results.warnings]:
+        word = "FAILED" if finding.outcome == FAILED else "WARNING"
+        console.print(f"{word} {finding.check.name} [{finding.check.level}] ({finding.count}× {finding.shape}): "
+                      f"{redactor.text(finding.title)}", markup=False)
+    for reason in results.incomplete_reasons():
+        console.print(f"incomplete: {redactor.text(reason)}", markup=False)
     for note in results.notes:
-        console.print(f"note: {redactor.text(note)}")
-    totals = results.totals()
-    console.print(
-        f"{verdict(results)}: {totals[PASSED]} checks passed, {totals[FAILED]} failed, {totals[SKIPPED]} skipped"
-    )
+        console.print(f"note: {redactor.text(note)}", markup=False)
+    console.print(f"{headline(results)} ({policy_line(results)})", markup=False)
 
 
-# -- JUnit ------------------------------------------------------------------------------------------------
-def _finding_text(finding: Finding) -> str:
-    lines = [f"rule: {finding.rule}", "", finding.message]
+# -- one finding as text ------------------------------------------------------------------------------------
+def _clip(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def finding_text(finding: Finding, limit: int = MAX_JUNIT_TEXT) -> str:
+    """A finding in plain text, at most `limit` characters: rule, source, count, examples, a curl for the first."""
+    check = finding.check
+    lines = [f"rule: {check.rule}", f"source: {check.source.describe()}"]
     if finding.code:
-        lines.insert(0, f"code: {finding.code}")
-    if finding.repeats > 1:
-        lines.append(f"(seen {finding.repeats} times)")
-    if finding.request is not None:
-        lines += ["", f"request: {finding.request.method} {finding.request.url} -> {finding.request.status}",
-                  f"reproduce: {finding.request.curl}"]
-        if finding.request.response_excerpt:
-            lines.append(f"response: {finding.request.response_excerpt}")
-    return "\n".join(lines)
+        lines.append(f"Schemathesis code: {finding.code}")
+    if finding.shape:
+        lines.append(f"{finding.count} response(s) of {finding.shape}")
+    for number, example in enumerate(finding.examples, 1):
+        lines += ["", f"example {number}: {_clip(example.message, MAX_EXAMPLE_TEXT)}"]
+        if example.pointer is not None:
+            lines.append(f"at {example.pointer or '(the body)'}: {_clip(example.value or '', 200)}")
+        if example.request is not None:
+            lines.append(f"request: {example.request.method} {example.request.url} -> {example.request.status}")
+            if number == 1:
+                lines.append(f"reproduce: {example.request.curl}")
+    if finding.count > len(finding.examples):
+        lines.append(f"… and {finding.count - len(finding.examples)} more")
+    return _clip("\n".join(lines), limit)
 
 
+# -- JUnit --------------------------------------------------------------------------------------------------
 def write_junit(results: Results, path: str | Path, redactor: Redactor) -> None:
-    """One <testsuite> per API, one <testcase> per operation × check."""
-    rows = results.rows()
-    findings = _findings_by_key(results.findings)
+    """One <testsuite> per API, one <testcase> per check; a warning passes, with its text in <system-out>."""
     root = ET.Element("testsuites", name="evalmock contract")
-    for api in dict.fromkeys(row.api for row in rows):
-        api_rows = [row for row in rows if row.api == api]
+    for api in results.apis:
+        rows = results.rows(api)
         suite = ET.SubElement(
-            root, "testsuite", name=api, tests=str(len(api_rows)),
-            failures=str(sum(row.status == FAILED for row in api_rows)),
-            skipped=str(sum(row.status == SKIPPED for row in api_rows)), errors="0",
+            root, "testsuite", name=api, tests=str(len(rows)),
+            failures=str(sum(t.outcome == FAILED for t in rows)),
+            skipped=str(sum(t.outcome in (SKIPPED, OFF) for t in rows)), errors="0",
         )
-        for row in api_rows:
-            case = ET.SubElement(suite, "testcase", classname=f"{api}.{row.operation}", name=row.check)
-            matching = findings.get((row.api, row.operation, row.check), [])
-            if row.status == FAILED:
-                failed = [f for f in matching if f.status == FAILED]
-                first = failed[0].message.split("\n", 1)[0] if failed else "failed"
-                element = ET.SubElement(case, "failure", message=redactor.text(first),
-                                        type=(failed[0].code or failed[0].source) if failed else "failure")
-                element.text = redactor.text("\n\n".join(_finding_text(f) for f in failed))
-            elif row.status == SKIPPED:
-                skipped = [f for f in matching if f.status == SKIPPED]
-                ET.SubElement(case, "skipped", message=redactor.text(skipped[0].message if skipped else "skipped"))
+        for t in rows:
+            case = ET.SubElement(suite, "testcase", classname=f"{api}.{t.check.topic}", name=t.check.name)
+            props = ET.SubElement(case, "properties")
+            ET.SubElement(props, "property", name="level", value=t.check.level.value)
+            ET.SubElement(props, "property", name="source", value=redactor.text(t.check.source.describe()))
+            mine = [f for f in results.findings if f.check is t.check]
+            if t.outcome == FAILED:
+                failed = [f for f in mine if f.outcome == FAILED]
+                element = ET.SubElement(case, "failure", message=redactor.text(failed[0].title),
+                                        type=failed[0].code or t.check.level.value)
+                element.text = redactor.text(_clip("\n\n".join(finding_text(f) for f in failed), MAX_JUNIT_TEXT))
+            elif t.outcome in (SKIPPED, OFF):
+                reason = next((f.title for f in mine if f.outcome == SKIPPED),
+                              f"a {t.check.level} rule, off in profile {results.policy.profile}")
+                ET.SubElement(case, "skipped", message=redactor.text(reason))
+            elif t.outcome == WARNED:
+                out = ET.SubElement(case, "system-out")
+                out.text = redactor.text(_clip("\n\n".join("warning: " + finding_text(f) for f in mine
+                                                          if f.outcome == WARNED), MAX_JUNIT_TEXT))
     ET.indent(root)
     Path(path).write_text(redactor.text(ET.tostring(root, encoding="unicode", xml_declaration=True)) + "\n",
                           encoding="utf-8")
 
 
-def _findings_by_key(findings: Iterable[Finding]) -> dict[tuple[str, str, str], list[Finding]]:
-    grouped: dict[tuple[str, str, str], list[Finding]] = {}
-    for finding in findings:
-        grouped.setdefault((finding.api, finding.operation, finding.check), []).append(finding)
-    return grouped
-
-
-# -- Markdown and HTML ------------------------------------------------------------------------------------
+# -- Markdown and HTML --------------------------------------------------------------------------------------
 REPORT_FORMATS = {".md": "markdown", ".markdown": "markdown", ".html": "html", ".htm": "html"}
 
 
@@ -114,108 +147,151 @@ def report_format(path: str | Path) -> str | None:
 def write_report(results: Results, path: str | Path, *, base_url: str, redactor: Redactor) -> None:
     """A Markdown report (`.md`) or an HTML one (`.html`/`.htm`), chosen by the file's suffix."""
     path = Path(path)
-    if report_format(path) == "html":
-        text = render_html(results, base_url=base_url)
-    else:
-        text = render_markdown(results, base_url=base_url)
-    path.write_text(redactor.text(text), encoding="utf-8")
+    render = render_html if report_format(path) == "html" else render_markdown
+    path.write_text(redactor.text(render(results, base_url=base_url)), encoding="utf-8")
 
 
-def _table_rows(rows: list[Row]) -> list[str]:
-    lines = ["| operation | check | source | passed | failed | skipped | result |", "|---|---|---|--:|--:|--:|---|"]
-    for row in rows:
-        lines.append(
-            f"| `{row.operation}` | `{row.check}` | {SOURCE_WORDS[row.source]} | {row.passed} | {row.failed} "
-            f"| {row.skipped} | {'**failed**' if row.status == FAILED else row.status} |"
-        )
-    return lines
+SECTIONS = (
+    (FAILED, "Failures", "Rules the target breaks. Each is a page rule (or, with --strict, an inferred one)."),
+    (WARNED, "Warnings", "Inferred rules the target breaks: conventions the pages imply but do not state. They fail "
+                         "only with --strict."),
+)
 
 
 def render_markdown(results: Results, *, base_url: str) -> str:
-    totals = results.totals()
-    lines = [
-        "# evalmock contract report",
-        "",
-        f"Target: `{base_url}`",
-        "",
-        f"**{verdict(results)}**: {totals[PASSED]} checks passed, {totals[FAILED]} failed, "
-        f"{totals[SKIPPED]} skipped.",
-        "",
-        "## Summary",
-        "",
-        *_table_rows(results.rows()),
-        "",
-    ]
-    if results.failures:
-        lines += ["## Failures", ""]
-        for finding in results.failures:
-            lines += [f"### `{finding.check}` on `{finding.operation}`", ""]
-            lines += ["Rule: " + finding.rule.replace("\n", " "), ""]
-            if finding.code:
-                lines += [f"Schemathesis code: {finding.code}", ""]
-            lines += ["```text", finding.message, "```", ""]
-            if finding.repeats > 1:
-                lines += [f"Seen {finding.repeats} times.", ""]
-            if finding.request is not None:
-                request = finding.request
-                lines += [f"Request: `{request.method} {request.url}` answered {request.status}.", ""]
-                lines += ["Reproduce:", "", "```sh", request.curl, "```", ""]
-                if request.response_excerpt:
-                    lines += ["Response (start):", "", "```text", request.response_excerpt, "```", ""]
-    if results.skips:
-        lines += ["## Skipped", ""]
-        for finding in results.skips:
-            lines.append(f"- `{finding.check}` on `{finding.operation}`: {finding.message}")
-        lines.append("")
+    lines = ["# evalmock contract report", "", f"Target: `{base_url}` ({policy_line(results)})", "",
+             f"**{headline(results)}**", ""]
+    lines += [f"- {api_line(results, api)}" for api in results.apis] + [""]
+    if results.verdict is Verdict.INCOMPLETE:
+        lines += ["## Incomplete", "", "Nothing failed, but the audit cannot say the target conforms:", ""]
+        lines += [f"- {reason}" for reason in results.incomplete_reasons()] + [""]
+    for outcome, title, intro in SECTIONS:
+        findings = results.findings_of(outcome)
+        if not findings:
+            continue
+        lines += [f"## {title} ({len(findings)})", "", intro, ""]
+        for finding in findings:
+            lines += _markdown_finding(finding)
+    lines += ["## Not checked", "", "| check | level | why |", "|---|---|---|"]
+    for api in results.apis:
+        for t in ordered_rows(results, api):
+            if t.outcome == SKIPPED:
+                why = "; ".join(f.title for f in results.skips if f.check is t.check)
+                lines.append(f"| `{api}` `{t.check.name}` | {t.check.level} | {why} |")
+            elif t.outcome == OFF:
+                lines.append(f"| `{api}` `{t.check.name}` | {t.check.level} | off in profile "
+                             f"{results.policy.profile} (`--profile digitalocean-live` runs it) |")
+    lines += ["", "## Passed", "", "| check | level | kind | responses or runs | source |", "|---|---|---|--:|---|"]
+    for api in results.apis:
+        for t in ordered_rows(results, api):
+            if t.outcome == PASSED:
+                lines.append(f"| `{api}` `{t.check.name}` | {t.check.level} | {KIND_WORDS[t.check.kind]} | {t.passed} "
+                             f"| {t.check.source.describe()} |")
     if results.notes:
-        lines += ["## Notes", ""] + [f"- {note}" for note in results.notes] + [""]
-    return "\n".join(lines)
+        lines += ["", "## Notes", ""] + [f"- {note}" for note in results.notes]
+    return "\n".join(lines) + "\n"
+
+
+def _markdown_finding(finding: Finding) -> list[str]:
+    check = finding.check
+    lines = [f"### `{check.name}` ({check.api}, {check.level})", "", f"Rule: {check.rule.replace(chr(10), ' ')}", "",
+             f"Source: {check.source.describe()}", ""]
+    if finding.shape:
+        lines += [f"{finding.count} response(s) of `{finding.shape}`" + (f", Schemathesis {finding.code}"
+                                                                           if finding.code else "") + ".", ""]
+    for number, example in enumerate(finding.examples, 1):
+        lines += [f"Example {number}:", "", "```text", _clip(example.message, MAX_EXAMPLE_TEXT), "```", ""]
+        if example.pointer is not None:
+            lines += [f"At `{example.pointer or '/'}`: `{_clip(example.value or '', 200)}`", ""]
+        if example.request is not None:
+            lines += [f"Request: `{example.request.method} {example.request.url}` answered {example.request.status}.",
+                      ""]
+            if number == 1:
+                lines += ["```sh", example.request.curl, "```", ""]
+    if finding.count > len(finding.examples):
+        lines += [f"… and {finding.count - len(finding.examples)} more.", ""]
+    return lines
+
+
+_CSS = (
+    "body{font-family:system-ui,sans-serif;max-width:72rem;margin:2rem auto;padding:0 1rem;color:#222}"
+    "table{border-collapse:collapse;margin:.5rem 0}td,th{border:1px solid #ccc;padding:.25rem .5rem;text-align:left;"
+    "vertical-align:top}.failed{color:#b00020;font-weight:bold}.warned{color:#8a5a00;font-weight:bold}"
+    ".skipped,.off{color:#666}.passed{color:#1b6e20}.finding{border-left:4px solid #b00020;padding:.25rem 1rem;"
+    "margin:1rem 0;background:#fff7f7}.finding.warned{border-color:#c98a00;background:#fffbf0}"
+    "pre{background:#f4f4f4;padding:.5rem;overflow-x:auto;white-space:pre-wrap}.verdict{font-size:1.2rem}"
+    ".source{color:#444;font-size:.9rem}"
+)
 
 
 def render_html(results: Results, *, base_url: str) -> str:
     e = html.escape
-    totals = results.totals()
+    verdict_class = {Verdict.VIOLATIONS: "failed", Verdict.INCOMPLETE: "warned", Verdict.CONFORMS: "passed"}
     parts = [
         "<!doctype html>",
         '<html lang="en"><head><meta charset="utf-8"><title>evalmock contract report</title>',
-        "<style>body{font-family:sans-serif;max-width:70rem;margin:2rem auto;padding:0 1rem}"
-        "table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:.2rem .5rem;text-align:left}"
-        ".failed{color:#b00;font-weight:bold}.skipped{color:#a60}.passed{color:#070}"
-        "pre{background:#f4f4f4;padding:.5rem;overflow-x:auto;white-space:pre-wrap}</style></head><body>",
+        f"<style>{_CSS}</style></head><body>",
         "<h1>evalmock contract report</h1>",
-        f"<p>Target: <code>{e(base_url)}</code></p>",
-        f"<p><strong>{e(verdict(results))}</strong>: {totals[PASSED]} checks passed, {totals[FAILED]} failed, "
-        f"{totals[SKIPPED]} skipped.</p>",
-        "<h2>Summary</h2><table><tr><th>operation</th><th>check</th><th>source</th><th>passed</th>"
-        "<th>failed</th><th>skipped</th><th>result</th></tr>",
+        f"<p>Target: <code>{e(base_url)}</code> ({e(policy_line(results))})</p>",
+        f'<p class="verdict {verdict_class[results.verdict]}">{e(headline(results))}</p>',
+        "<ul>" + "".join(f"<li>{e(api_line(results, api))}</li>" for api in results.apis) + "</ul>",
     ]
-    for row in results.rows():
-        parts.append(
-            f"<tr><td><code>{e(row.operation)}</code></td><td><code>{e(row.check)}</code></td>"
-            f"<td>{e(SOURCE_WORDS[row.source])}</td><td>{row.passed}</td><td>{row.failed}</td><td>{row.skipped}</td>"
-            f'<td class="{row.status}">{row.status}</td></tr>'
-        )
+    if results.verdict is Verdict.INCOMPLETE:
+        parts.append("<h2>Incomplete</h2><p>Nothing failed, but the audit cannot say the target conforms:</p><ul>"
+                     + "".join(f"<li>{e(r)}</li>" for r in results.incomplete_reasons()) + "</ul>")
+    for outcome, title, intro in SECTIONS:
+        findings = results.findings_of(outcome)
+        if not findings:
+            continue
+        parts.append(f"<h2>{title} ({len(findings)})</h2><p>{e(intro)}</p>")
+        for finding in findings:
+            parts.append(_html_finding(finding))
+    parts.append("<h2>Not checked</h2><table><tr><th>API</th><th>check</th><th>level</th><th>why</th></tr>")
+    for api in results.apis:
+        for t in ordered_rows(results, api):
+            if t.outcome == SKIPPED:
+                why = "; ".join(f.title for f in results.skips if f.check is t.check)
+            elif t.outcome == OFF:
+                why = f"off in profile {results.policy.profile} (--profile digitalocean-live runs it)"
+            else:
+                continue
+            parts.append(f"<tr><td>{e(api)}</td><td><code>{e(t.check.name)}</code></td><td>{t.check.level}</td>"
+                         f'<td class="{t.outcome}">{e(why)}</td></tr>')
+    parts.append("</table><h2>Passed</h2><table><tr><th>API</th><th>check</th><th>level</th><th>kind</th>"
+                 "<th>responses or runs</th><th>source</th></tr>")
+    for api in results.apis:
+        for t in ordered_rows(results, api):
+            if t.outcome == PASSED:
+                parts.append(f"<tr><td>{e(api)}</td><td><code>{e(t.check.name)}</code></td><td>{t.check.level}</td>"
+                             f"<td>{KIND_WORDS[t.check.kind]}</td><td>{t.passed}</td>"
+                             f'<td class="source">{e(t.check.source.describe())}</td></tr>')
     parts.append("</table>")
-    if results.failures:
-        parts.append("<h2>Failures</h2>")
-        for finding in results.failures:
-            parts.append(f"<h3><code>{e(finding.check)}</code> on <code>{e(finding.operation)}</code></h3>")
-            parts.append(f"<p>Rule: {e(finding.rule)}</p>")
-            if finding.code:
-                parts.append(f"<p>Schemathesis code: {e(finding.code)}</p>")
-            parts.append(f"<pre>{e(finding.message)}</pre>")
-            if finding.request is not None:
-                request = finding.request
-                parts.append(f"<p>Request: <code>{e(request.method)} {e(request.url)}</code> answered "
-                             f"{request.status}.</p><p>Reproduce:</p><pre>{e(request.curl)}</pre>")
-                if request.response_excerpt:
-                    parts.append(f"<p>Response (start):</p><pre>{e(request.response_excerpt)}</pre>")
-    if results.skips:
-        parts.append("<h2>Skipped</h2><ul>")
-        parts += [f"<li><code>{e(f.check)}</code> on <code>{e(f.operation)}</code>: {e(f.message)}</li>"
-                  for f in results.skips]
-        parts.append("</ul>")
     if results.notes:
         parts.append("<h2>Notes</h2><ul>" + "".join(f"<li>{e(n)}</li>" for n in results.notes) + "</ul>")
     parts.append("</body></html>")
     return "\n".join(parts) + "\n"
+
+
+def _html_finding(finding: Finding) -> str:
+    e = html.escape
+    check = finding.check
+    parts = [f'<div class="finding {finding.outcome}"><h3><code>{e(check.name)}</code> '
+             f"<small>({e(check.api)}, {check.level})</small></h3>",
+             f"<p>Rule: {e(check.rule)}</p>", f'<p class="source">Source: {e(check.source.describe())}</p>']
+    if finding.shape:
+        code = f", Schemathesis {e(finding.code)}" if finding.code else ""
+        parts.append(f"<p>{finding.count} response(s) of <code>{e(finding.shape)}</code>{code}.</p>")
+    for number, example in enumerate(finding.examples, 1):
+        parts.append(f"<p>Example {number}:</p><pre>{e(_clip(example.message, MAX_EXAMPLE_TEXT))}</pre>")
+        if example.pointer is not None:
+            parts.append(f"<p>At <code>{e(example.pointer or '/')}</code>: <code>{e(_clip(example.value or '', 200))}"
+                         "</code></p>")
+        if example.request is not None:
+            parts.append(f"<p>Request: <code>{e(example.request.method)} {e(example.request.url)}</code> answered "
+                         f"{example.request.status}.</p>")
+            if number == 1:
+                parts.append(f"<pre>{e(example.request.curl)}</pre>")
+    if finding.count > len(finding.examples):
+        parts.append(f"<p>… and {finding.count - len(finding.examples)} more.</p>")
+    parts.append("</div>")
+    return "".join(parts)

@@ -1,121 +1,207 @@
-"""What an audit found: counts per operation and check, and the failures and skips with their requests."""
+"""What an audit found: per check, how many responses kept or broke it; per broken rule and request shape, one
+finding with a count and the first few examples; and the verdict, which a run that checked nothing never passes."""
 
 from __future__ import annotations
 
-from collections import Counter
+from collections.abc import Iterable
 from dataclasses import dataclass, field
+from enum import Enum
+from typing import Any
 
-PASSED, FAILED, SKIPPED = "passed", "failed", "skipped"
-_SOURCE_ORDER = {"scenario": 0, "response": 1, "schemathesis": 2}
+from evalmock.harness.checks.registry import SCENARIO, Check, checks
+from evalmock.harness.policy import FAILED, PASSED, SKIPPED, WARNED, Policy
+
+OFF = "off"  # a check whose level this profile does not apply
+MAX_EXAMPLES = 3  # examples kept per finding; the rest are counted
+
+
+class Verdict(Enum):
+    """The audit's answer and its exit code."""
+
+    CONFORMS = 0
+    VIOLATIONS = 1
+    INCOMPLETE = 4
+
+    @property
+    def exit_code(self) -> int:
+        return self.value
 
 
 @dataclass(frozen=True)
 class RequestRecord:
-    """A request that shows a finding, already redacted, with a reproducing curl command."""
+    """A request that shows a finding, already redacted, with its answer's status and a reproducing curl."""
 
     method: str
     url: str
     headers: dict[str, str]
     status: int | None
-    response_excerpt: str
     curl: str
 
 
 @dataclass(frozen=True)
-class Finding:
-    """One failed or skipped check: the rule it states, what happened, and the request that shows it."""
+class Example:
+    """One response that broke a rule: what was expected and received, where (a JSON pointer), the request."""
 
-    api: str
-    operation: str
-    check: str
-    status: str
-    source: str  # "schemathesis", "response" (our per-response checks) or "scenario"
-    rule: str
     message: str
     request: RequestRecord | None = None
-    code: str | None = None  # Schemathesis failure code, e.g. ST201
-    repeats: int = 1
-
-
-@dataclass(frozen=True)
-class Row:
-    api: str
-    operation: str
-    check: str
-    source: str
-    passed: int
-    failed: int
-    skipped: int
-
-    @property
-    def status(self) -> str:
-        return FAILED if self.failed else PASSED if self.passed else SKIPPED
+    pointer: str | None = None
+    value: str | None = None  # the offending value, as JSON text, shortened
 
 
 @dataclass
+class Finding:
+    """One broken (or skipped) rule for one request shape: how often, and the first few examples."""
+
+    check: Check
+    outcome: str  # FAILED, WARNED or SKIPPED
+    shape: str  # "GET /v1/agents/{agentId}/test-set/cases ?limit&projectId -> 200"; "" for a skip
+    title: str  # the first example's first line
+    code: str | None = None  # Schemathesis's failure code (ST108, ...)
+    count: int = 0
+    examples: list[Example] = field(default_factory=list)
+
+    @property
+    def api(self) -> str:
+        return self.check.api
+
+
+@dataclass
+class Tally:
+    """How one check did over the whole audit."""
+
+    check: Check
+    passed: int = 0
+    failed: int = 0
+    warned: int = 0
+    skipped: int = 0
+    off: bool = False
+
+    @property
+    def outcome(self) -> str:
+        if self.off:
+            return OFF
+        if self.failed:
+            return FAILED
+        if self.warned:
+            return WARNED
+        return PASSED if self.passed else SKIPPED
+
+    @property
+    def ran(self) -> bool:
+        return bool(self.passed or self.failed or self.warned)
+
+
 class Results:
-    """Accumulates outcomes; failures are kept once per (operation, check, message) with a repeat count."""
+    """Outcomes of every check of the audited APIs under one policy."""
 
-    counts: dict[tuple[str, str, str, str], Counter[str]] = field(default_factory=dict)
-    findings: list[Finding] = field(default_factory=list)
-    notes: list[str] = field(default_factory=list)  # run-level remarks (warnings, stop reasons)
-    _index: dict[tuple[str, str, str, str], int] = field(default_factory=dict)
+    def __init__(self, policy: Policy, apis: Iterable[str]) -> None:
+        self.policy = policy
+        self.apis = tuple(apis)
+        self.tallies: dict[tuple[str, str], Tally] = {
+            (check.api, check.name): Tally(check, off=not policy.applies(check.level))
+            for api in self.apis
+            for check in checks(api)
+        }
+        self._findings: dict[tuple[str, str, str, str], Finding] = {}
+        self.notes: list[str] = []  # run-level remarks (Schemathesis stopping early, requests not judged)
+        self.selected: dict[str, set[str]] = {}  # per API, the scenario checks this audit chose to run
 
-    def record(
-        self,
-        api: str,
-        operation: str,
-        check: str,
-        status: str,
-        *,
-        source: str,
-        rule: str = "",
-        message: str = "",
-        request: RequestRecord | None = None,
-        code: str | None = None,
-    ) -> None:
-        self.counts.setdefault((api, operation, check, source), Counter())[status] += 1
-        if status == PASSED:
-            return
-        key = (operation, check, status, message.split("\n", 1)[0])
-        if key in self._index:
-            index = self._index[key]
-            old = self.findings[index]
-            self.findings[index] = Finding(**{**old.__dict__, "repeats": old.repeats + 1})
-            return
-        self._index[key] = len(self.findings)
-        self.findings.append(Finding(api, operation, check, status, source, rule, message, request, code))
+    # -- recording ---------------------------------------------------------------------------------------
+    def tally(self, check: Check) -> Tally:
+        return self.tallies.setdefault((check.api, check.name), Tally(check))
 
-    def has_seen(self, api: str, check: str) -> bool:
-        return any(key[0] == api and key[2] == check for key in self.counts)
+    def passed(self, check: Check) -> None:
+        tally = self.tally(check)
+        if not tally.off:
+            tally.passed += 1
 
-    def rows(self) -> list[Row]:
-        """Per API in audit order: scenario checks, then per-response checks, then Schemathesis's."""
-        apis = list(dict.fromkeys(key[0] for key in self.counts))
+    def breach(self, check: Check, example: Example, *, shape: str, code: str | None = None) -> str | None:
+        """Record a response that broke `check`; returns what it counts as under the policy (failed or warned),
+        or None for a check this profile does not apply (nothing is recorded)."""
+        tally = self.tally(check)
+        if tally.off:
+            return None
+        outcome = self.policy.breach(check.level)
+        if outcome == FAILED:
+            tally.failed += 1
+        else:
+            tally.warned += 1
+        self._add(check, outcome, shape, example, code)
+        return outcome
 
-        def order(key: tuple[str, str, str, str]) -> tuple[int, str, int, str]:
-            api, operation, check, source = key
-            return apis.index(api), operation, _SOURCE_ORDER.get(source, 9), check
+    def skipped(self, check: Check, reason: str) -> None:
+        self.tally(check).skipped += 1
+        self._add(check, SKIPPED, "", Example(reason), None)
 
-        return [
-            Row(api, operation, check, source, c[PASSED], c[FAILED], c[SKIPPED])
-            for (api, operation, check, source), c in sorted(self.counts.items(), key=lambda item: order(item[0]))
-        ]
+    def _add(self, check: Check, outcome: str, shape: str, example: Example, code: str | None) -> None:
+        key = (check.api, check.name, outcome, shape)
+        finding = self._findings.get(key)
+        if finding is None:
+            title = example.message.split("\n", 1)[0]
+            finding = self._findings[key] = Finding(check, outcome, shape, title, code)
+        finding.count += 1
+        if len(finding.examples) < MAX_EXAMPLES:
+            finding.examples.append(example)
+
+    # -- reading -----------------------------------------------------------------------------------------
+    @property
+    def findings(self) -> list[Finding]:
+        return list(self._findings.values())
+
+    def findings_of(self, outcome: str) -> list[Finding]:
+        return [f for f in self._findings.values() if f.outcome == outcome]
 
     @property
     def failures(self) -> list[Finding]:
-        return [f for f in self.findings if f.status == FAILED]
+        return self.findings_of(FAILED)
+
+    @property
+    def warnings(self) -> list[Finding]:
+        return self.findings_of(WARNED)
 
     @property
     def skips(self) -> list[Finding]:
-        return [f for f in self.findings if f.status == SKIPPED]
+        return self.findings_of(SKIPPED)
 
-    def totals(self) -> Counter[str]:
-        total: Counter[str] = Counter()
-        for row in self.rows():
-            total[row.status] += 1
-        return total
+    def rows(self, api: str | None = None) -> list[Tally]:
+        return [t for (row_api, _), t in self.tallies.items() if api is None or row_api == api]
+
+    def incomplete_reasons(self) -> list[str]:
+        """Why the audit cannot say a target conforms, though nothing failed: per API, no deciding rule (a page
+        rule; a live one in the live profile) was checked at all, or every chosen scenario check was skipped."""
+        reasons = []
+        for api in self.apis:
+            rows = self.rows(api)
+            if not any(t.ran for t in rows if self.policy.decides(t.check.level)):
+                reasons.append(f"{api}: no page rule was checked")
+            chosen = [t for t in rows if t.check.kind == SCENARIO and not t.off
+                      and t.check.name in self.selected.get(api, {t.check.name})]
+            if chosen and not any(t.ran for t in chosen):
+                needs = sorted({f.examples[0].message for f in self.skips if f.api == api
+                                and f.check.kind == SCENARIO and f.examples})
+                reasons.append(f"{api}: every scenario check was skipped ({'; '.join(needs)})")
+        return reasons
+
+    @property
+    def verdict(self) -> Verdict:
+        if self.failures:
+            return Verdict.VIOLATIONS
+        return Verdict.INCOMPLETE if self.incomplete_reasons() else Verdict.CONFORMS
 
     @property
     def conforms(self) -> bool:
-        return not self.failures
+        """True only for a complete audit without failures (warnings allowed)."""
+        return self.verdict is Verdict.CONFORMS
+
+    def counts(self) -> dict[str, int]:
+        """How many checks ended each way (one per check, by its tally's outcome)."""
+        found: dict[str, int] = {FAILED: 0, WARNED: 0, PASSED: 0, SKIPPED: 0, OFF: 0}
+        for tally in self.tallies.values():
+            found[tally.outcome] += 1
+        return found
+
+
+def request_shape(method: str, operation_path: str, query_names: Iterable[Any], status: int | None) -> str:
+    """What makes two requests "the same kind": method, operation, which parameters were sent, and the status."""
+    names = "&".join(sorted(set(map(str, query_names))))
+    return f"{method.upper()} {operation_path}{' ?' + names if names else ''} -> {status}"

@@ -8,9 +8,10 @@ from typing import Any
 
 import httpx
 
-from evalmock.harness.checks.base import Exchange, Skip, Violation, exchange_from_httpx
+from evalmock.contract.targets import ProjectTarget, Targets, TestCaseTarget
+from evalmock.harness.exchange import Exchange, exchange_from_httpx
 from evalmock.harness.operations import operation
-from evalmock.harness.targets import ProjectTarget, Targets, TestCaseTarget
+from evalmock.harness.outcomes import Skip, Violation
 
 DEFAULT_TOKEN: Any = object()  # use the audit's main token
 MAX_WALK_CASES = 2000  # a walk stops after this many cases; comparisons then use the prefixes
@@ -28,7 +29,7 @@ class Walk:
 
     @property
     def cases(self) -> list[dict[str, Any]]:
-        return [case for page in self.pages for case in page.get("data", [])]
+        return [case if isinstance(case, dict) else {} for page in self.pages for case in page.get("data", [])]
 
     @property
     def ids(self) -> list[Any]:
@@ -83,9 +84,11 @@ class Scenario:
         return self.token
 
     # -- the test-set API -----------------------------------------------------------------------------
-    def project(self, fact: str | None = None, why: str = "") -> ProjectTarget:
-        """The first target project, or the first whose `fact` is true; Skip when none is known."""
-        self.require_token()
+    def project(self, fact: str | None = None, why: str = "", *, token: bool = True) -> ProjectTarget:
+        """The first target project, or the first whose `fact` is true; Skip when none is known (or when `token`
+        and the audit has none: the checks that send no token of their own pass token=False)."""
+        if token:
+            self.require_token()
         if not self.targets.projects:
             raise Skip("the targets name no test-set project ([[test_set.projects]])")
         if fact is None:
@@ -144,8 +147,9 @@ class Scenario:
         return walk
 
     # -- the gradient API -----------------------------------------------------------------------------
-    def test_case(self, why: str = "") -> TestCaseTarget:
-        self.require_token()
+    def test_case(self, why: str = "", *, token: bool = True) -> TestCaseTarget:
+        if token:
+            self.require_token()
         if not self.targets.test_cases:
             suffix = f": {why}" if why else ""
             raise Skip("the targets name no evaluation test case ([[gradient.test_cases]])" + suffix)

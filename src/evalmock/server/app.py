@@ -22,7 +22,7 @@ from starlette.middleware.cors import CORSMiddleware
 
 from evalmock.contract.documents import APIS
 from evalmock.server import errors
-from evalmock.server.auth import SECURITY_MAP
+from evalmock.server.auth import Tokens, security_map
 from evalmock.server.cursors import CursorSealer
 from evalmock.server.handlers import build_handlers, resolver
 from evalmock.server.prefer import LatencyMiddleware, ScenarioMiddleware
@@ -80,7 +80,7 @@ def create_app(
         __name__,
         middlewares=_middlewares(settings),
         resolver=resolver(handlers),
-        security_map=SECURITY_MAP,
+        security_map=security_map(Tokens(settings.tokens, any_token=settings.any_token)),
         validator_map=VALIDATOR_MAP,
         strict_validation=settings.strict_validation,
         validate_responses=settings.validate_responses,

@@ -1,4 +1,4 @@
-"""Bearer tokens: the demo tokens, Prism-like acceptance of any well-formed token, and each 401's code."""
+"""Bearer tokens: the demo tokens, tokens registered with --token, optionally any well-formed one; each 401's code."""
 
 from __future__ import annotations
 
@@ -46,43 +46,77 @@ def _unauthorized(message: str, code: str = "unauthorized") -> ApiError:
     return ApiError(401, code, message, headers=dict(_CHALLENGE))
 
 
-def caller_for_token(token: str) -> Caller:
-    """The caller a well-formed token stands for; any unknown token is a user of its own."""
-    if token in DEMO_CALLERS:
-        return DEMO_CALLERS[token]
-    if token == EXPIRED_TOKEN:
-        raise _unauthorized("The bearer token has expired.", "token-expired")
-    if token == REVOKED_TOKEN:
-        raise _unauthorized("The bearer token has been revoked.", "token-revoked")
-    return Caller("user", "user-" + hashlib.sha256(token.encode()).hexdigest()[:12])
+CALLER_KINDS = ("user", "service")
 
 
-def authenticate(authorization: str | None) -> Caller:
-    """The caller of an `Authorization` header value, or an ApiError 401 saying what is wrong with it."""
-    if not authorization or not authorization.strip():
-        raise _unauthorized("A bearer token is required.")
-    scheme, _, token = authorization.strip().partition(" ")
-    if scheme.lower() != "bearer":
-        raise _unauthorized("The Authorization header must use the Bearer scheme: 'Bearer <token>'.")
-    token = token.strip(" ")
-    if not token:
-        raise _unauthorized("The bearer token is empty.")
-    if len(token) > MAX_TOKEN_LENGTH or not _B64TOKEN.fullmatch(token):
-        raise _unauthorized("The bearer token is malformed.")
-    return caller_for_token(token)
+def _caller_of(token: str, kind: str) -> Caller:
+    # A registered or accepted token's caller id is derived from it, so the token itself never shows.
+    prefix = "user-" if kind == "user" else "svc-"
+    return Caller(kind, prefix + hashlib.sha256(token.encode()).hexdigest()[:12])
 
 
-class DemoBearerHandler(BearerSecurityHandler):
-    """Connexion's bearer scheme, answered by `authenticate` (no x-bearerInfoFunc needed in the documents)."""
-
-    def _resolve_func(self, security_scheme: dict[str, Any]) -> Any:
-        return authenticate
-
-    def _get_verify_func(self, function: Any) -> Any:
-        def verify(request: Any) -> dict[str, Any]:
-            return function(request.headers.get("authorization")).token_info()
-
-        return verify
+def parse_token_option(text: str) -> tuple[str, str]:
+    """`NAME` or `NAME:user|service` (the --token flag) as (token, kind); ValueError says what is wrong."""
+    token, _, kind = text.rpartition(":") if text.endswith((":user", ":service")) else (text, "", "user")
+    if not token or len(token) > MAX_TOKEN_LENGTH or not _B64TOKEN.fullmatch(token):
+        raise ValueError(f"a token is 1..{MAX_TOKEN_LENGTH} characters of A-Z a-z 0-9 - . _ ~ + / (then = padding), "
+                         f"optionally followed by :user or :service; got {text[:80]!r}")
+    if token in DEMO_TOKENS:
+        raise ValueError(f"{token!r} is already a demo token")
+    return token, kind
 
 
-SECURITY_MAP = {"bearer": DemoBearerHandler}
+class Tokens:
+    """Which bearer tokens a server accepts: its demo tokens, the registered ones, and (only with --any-token)
+    any other well-formed token as a user of its own."""
+
+    def __init__(self, registered: tuple[tuple[str, str], ...] = (), *, any_token: bool = False) -> None:
+        self.callers = {**DEMO_CALLERS, **{token: _caller_of(token, kind) for token, kind in registered}}
+        self.any_token = any_token
+
+    def caller(self, token: str) -> Caller:
+        """The caller a well-formed token stands for, or an ApiError 401 naming the fix."""
+        known = self.callers.get(token)
+        if known is not None:
+            return known
+        if token == EXPIRED_TOKEN:
+            raise _unauthorized("The bearer token has expired.", "token-expired")
+        if token == REVOKED_TOKEN:
+            raise _unauthorized("The bearer token has been revoked.", "token-revoked")
+        if self.any_token:
+            return _caller_of(token, "user")
+        raise _unauthorized(
+            "The bearer token is not one this server issued. evalmock serve accepts its demo tokens "
+            f"({', '.join(DEMO_CALLERS)}) and tokens registered with --token NAME[:user|service]; "
+            "start it with --any-token to accept any well-formed token."
+        )
+
+    def authenticate(self, authorization: str | None) -> Caller:
+        """The caller of an `Authorization` header value, or an ApiError 401 saying what is wrong with it."""
+        if not authorization or not authorization.strip():
+            raise _unauthorized("A bearer token is required.")
+        scheme, _, token = authorization.strip().partition(" ")
+        if scheme.lower() != "bearer":
+            raise _unauthorized("The Authorization header must use the Bearer scheme: 'Bearer <token>'.")
+        token = token.strip(" ")
+        if not token:
+            raise _unauthorized("The bearer token is empty.")
+        if len(token) > MAX_TOKEN_LENGTH or not _B64TOKEN.fullmatch(token):
+            raise _unauthorized("The bearer token is malformed.")
+        return self.caller(token)
+
+
+def security_map(tokens: Tokens) -> dict[str, type[BearerSecurityHandler]]:
+    """Connexion's bearer scheme answered by `tokens` (no x-bearerInfoFunc needed in the documents)."""
+
+    class BearerHandler(BearerSecurityHandler):
+        def _resolve_func(self, security_scheme: dict[str, Any]) -> Any:
+            return tokens.authenticate
+
+        def _get_verify_func(self, function: Any) -> Any:
+            def verify(request: Any) -> dict[str, Any]:
+                return function(request.headers.get("authorization")).token_info()
+
+            return verify
+
+    return {"bearer": BearerHandler}

@@ -46,8 +46,11 @@ def banner(settings: ServerSettings, world: World) -> str:
         f"    {root}{GRADIENT.base_path}/gen-ai/evaluation_test_cases/{{test_case_uuid}}",
         f"    Swagger UI {root}{GRADIENT.base_path}/ui/   document {root}{GRADIENT.base_path}/openapi.json",
         "",
-        "Demo tokens (Authorization: Bearer <token>; any other well-formed token is a user of its own):",
+        "Demo tokens (Authorization: Bearer <token>):",
         *(f"  {token:<14} {meaning}" for token, meaning in DEMO_TOKENS.items()),
+        *(f"  {token:<14} a {kind} (--token)" for token, kind in settings.tokens),
+        "  any other       well-formed token: a user of its own" if settings.any_token else
+        "  any other       401 (register more with --token NAME[:user|service], or accept any with --any-token)",
         "",
         "Agents and projects:",
     ]

@@ -9,7 +9,7 @@ import sys
 
 import uvicorn
 
-from evalmock.harness.targets import dump_targets
+from evalmock.contract.targets import dump_targets
 from evalmock.server.app import create_app
 from evalmock.server.banner import banner
 from evalmock.server.settings import ServerSettings

@@ -35,11 +35,14 @@ class ServerSettings:
     # Unknown query parameters are a 400 bad-input: a typo such as `limt=10` must not pass unnoticed.
     strict_validation: bool = True
     write_targets: str | None = None
+    tokens: tuple[tuple[str, str], ...] = ()  # (token, "user" | "service") registered besides the demo tokens
+    any_token: bool = False  # accept any well-formed bearer token as a user of its own
 
     def __post_init__(self) -> None:
         if not self.cursor_key:
             object.__setattr__(self, "cursor_key", default_cursor_key(self.seed))
         object.__setattr__(self, "latency_ms", tuple(self.latency_ms))
+        object.__setattr__(self, "tokens", tuple(tuple(pair) for pair in self.tokens))
 
     @property
     def cursor_key_bytes(self) -> bytes:
@@ -62,6 +65,8 @@ class ServerSettings:
             cors=not args.no_cors,
             strict_validation=not args.allow_unknown_params,
             write_targets=args.write_targets,
+            tokens=tuple(args.token or ()),
+            any_token=args.any_token,
         )
 
     def to_env(self) -> dict[str, str]:

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from evalmock.harness.targets import ProjectTarget, Targets, TestCaseTarget
+from evalmock.contract.targets import ProjectTarget, Targets, TestCaseTarget
+from evalmock.server.auth import EXPIRED_TOKEN, REVOKED_TOKEN
 from evalmock.world import World
 
 TOKEN = "demo-user"
@@ -26,5 +27,6 @@ def targets_for(world: World) -> Targets:
         for uuid, versions in world.evaluation_test_case_versions().items()
     )
     return Targets(
-        projects=projects, test_cases=test_cases, token=TOKEN, second_token=SECOND_TOKEN, sealed_cursors=True
+        projects=projects, test_cases=test_cases, token=TOKEN, second_token=SECOND_TOKEN,
+        expired_token=EXPIRED_TOKEN, revoked_token=REVOKED_TOKEN, sealed_cursors=True,
     )

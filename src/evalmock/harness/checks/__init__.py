@@ -1,23 +1,35 @@
-"""Our semantic checks, grouped by the pages' topics; importing this package registers every one."""
+"""Every rule the harness applies, grouped by the pages' topics; importing this package registers every one."""
 
-from evalmock.harness.checks import cases, cursors, errors, filters, gradient, pagination  # noqa: F401
-from evalmock.harness.checks.base import Exchange, Skip, Violation
+from evalmock.harness.checks import (  # noqa: F401  (registration)
+    authentication,
+    builtins,
+    case_invariants,
+    cursor_binding,
+    digitalocean,
+    error_answers,
+    filters,
+    pagination,
+    parameters,
+)
 from evalmock.harness.checks.registry import (
-    RESPONSE_CHECKS,
-    SCENARIO_CHECKS,
+    CHECKS,
+    RESPONSE,
+    SCENARIO,
+    SCHEMATHESIS,
     Check,
+    checks,
     find_check,
     response_checks,
     scenario_checks,
 )
 
 __all__ = [
-    "RESPONSE_CHECKS",
-    "SCENARIO_CHECKS",
+    "CHECKS",
+    "RESPONSE",
+    "SCENARIO",
+    "SCHEMATHESIS",
     "Check",
-    "Exchange",
-    "Skip",
-    "Violation",
+    "checks",
     "find_check",
     "response_checks",
     "scenario_checks",

@@ -1,13 +1,25 @@
-"""Filters of the test-set API: projectId, include=retired and kind narrow the list as the pages say."""
+"""Filters of the test-set API: projectId, include=retired and kind narrow the list as the page says."""
 
 from __future__ import annotations
 
-from evalmock.harness.checks.base import Exchange, Skip, Violation
-from evalmock.harness.checks.cases import page_cases
+from typing import Any
+
+from evalmock.contract.sources import on_test_set_page, page
+from evalmock.harness.checks.case_invariants import page_cases
 from evalmock.harness.checks.registry import response_check, scenario_check
+from evalmock.harness.exchange import Exchange
+from evalmock.harness.outcomes import Skip, Violation
 from evalmock.harness.scenario import Scenario
 
 KINDS = ("correction", "hand")
+
+_PROJECT = on_test_set_page(24, "The project whose cases to read: the agent’s set, narrowed to that project’s cases.")
+_UUID = on_test_set_page(22, "string format: uuid")
+_KIND = on_test_set_page(36, "Comma-separated correction and hand. Left out, both.")
+_RETIRED_ONLY_WITH = on_test_set_page(12, "A retired case comes back only with include=retired.")
+_INCLUDE = on_test_set_page(30, "retired: retired cases too. Left out, active ones only.")
+_UUID_READING = ("A UUID names the same project in either letter case (RFC 4122: its hex digits are case-insensitive "
+                 "on input); the page's own request writes one in upper case.")
 
 
 def _requested_kinds(exchange: Exchange) -> set[str]:
@@ -15,59 +27,70 @@ def _requested_kinds(exchange: Exchange) -> set[str]:
     return set(raw.split(",")) if raw else set(KINDS)
 
 
-@response_check("test-set")
+@response_check("test-set", page(_PROJECT, _UUID, reading=_UUID_READING))
 def cases_belong_to_the_project(exchange: Exchange) -> bool | None:
-    """projectId: "the agent's set, narrowed to that project's cases" ("in either letter case"): every
-    case's projectId equals the requested one, compared case-insensitively."""
+    """Every case's projectId is the requested one, compared without regard to letter case."""
     cases = page_cases(exchange)
     requested = exchange.query.get("projectId")
     if cases is None or not requested or exchange.ambiguous("projectId"):
         return None
-    for case in cases:
+    for index, case in enumerate(cases):
         if str(case.get("projectId", "")).lower() != requested.lower():
             raise Violation(f"case {case.get('id')!r} belongs to another project", expected=requested,
-                            received=case.get("projectId"))
+                            received=case.get("projectId"), pointer=f"/data/{index}/projectId")
     return True
 
 
-@response_check("test-set")
+@response_check("test-set", page(_KIND))
 def cases_have_the_requested_kinds(exchange: Exchange) -> bool | None:
-    """kind: "Comma-separated `correction` and `hand`; only cases of the named kinds. Left out, both"."""
+    """Every case is of a kind the request named (both kinds when kind is left out)."""
     cases = page_cases(exchange)
     if cases is None or exchange.ambiguous("kind"):
         return None
     kinds = _requested_kinds(exchange)
-    for case in cases:
+    for index, case in enumerate(cases):
         if case.get("kind") not in kinds:
             raise Violation(f"case {case.get('id')!r} is of a kind not asked for", expected=sorted(kinds),
-                            received=case.get("kind"))
+                            received=case.get("kind"), pointer=f"/data/{index}/kind")
     return True
 
 
-@response_check("test-set")
+@response_check("test-set", page(_RETIRED_ONLY_WITH, _INCLUDE))
 def retired_cases_only_with_include_retired(exchange: Exchange) -> bool | None:
-    """"A retired case comes back only with `include=retired`"; "Left out, active (not retired) cases
-    only"."""
+    """Without include=retired, no case on the page carries `retired`."""
     cases = page_cases(exchange)
-    if cases is None:
+    if cases is None or exchange.ambiguous("include") or exchange.query.get("include") == "retired":
         return None
-    if exchange.ambiguous("include"):
-        return None
-    if exchange.query.get("include") == "retired":
-        return True
-    for case in cases:
+    for index, case in enumerate(cases):
         if "retired" in case:
             raise Violation(f"retired case {case.get('id')!r} listed without include=retired",
-                            expected="active cases only", received=case.get("retired"))
+                            expected="active cases only", received=case.get("retired"),
+                            pointer=f"/data/{index}/retired")
     return True
 
 
 # -- scenarios --------------------------------------------------------------------------------------------
-@scenario_check("test-set")
+def _ids(cases: list[dict[str, Any]]) -> list[Any]:
+    return [case.get("id") for case in cases]
+
+
+def same_first_cases(a: list[dict[str, Any]], b: list[dict[str, Any]]) -> bool:
+    """Whether two first pages of one list hold the same cases: cases added at the same instant as a page's
+    last case may fall on either side of the cut, so only those added strictly later are compared."""
+    if len(a) != len(b):
+        return False
+    if not a:
+        return True
+    last = {a[-1].get("addedAt"), b[-1].get("addedAt")}
+    kept_a = {case.get("id") for case in a if case.get("addedAt") not in last}
+    kept_b = {case.get("id") for case in b if case.get("addedAt") not in last}
+    return kept_a == kept_b
+
+
+@scenario_check("test-set", page(_INCLUDE, _RETIRED_ONLY_WITH))
 def include_retired_adds_the_retired_cases(s: Scenario) -> None:
-    """include: "`retired`: retired cases too. Left out, active (not retired) cases only": the walk with
-    include=retired holds every active case plus at least one retired case (the targets say there is one);
-    the walk without it holds no retired case."""
+    """With include=retired the walk lists every active case and at least one retired case (the targets say there
+    is one); without it, no retired case."""
     project = s.project("has_retired", "needed to see retired cases come back")
     active = s.walk(project, limit=100)
     everything = s.walk(project, limit=100, include="retired")
@@ -87,40 +110,41 @@ def include_retired_adds_the_retired_cases(s: Scenario) -> None:
                             received=f"missing {sorted(map(str, missing))[:5]}", exchange=everything.exchanges[-1])
 
 
-@scenario_check("test-set")
+@scenario_check("test-set", page(_KIND))
 def kind_filter_selects_those_kinds(s: Scenario) -> None:
-    """kind: "only cases of the named kinds. Left out, both": kind=hand lists hand cases (at least one, the
-    targets say there are some), kind=correction lists corrections, and kind=correction,hand lists the same
-    cases as no kind."""
+    """kind=hand lists only hand cases and kind=correction only corrections (at least one each where the targets
+    say there are some), and kind=correction,hand lists the same cases as no kind."""
     project = s.project()
     facts = {"hand": project.has_hand, "correction": project.has_corrections}
     if not any(facts.values()):
         project = s.project("has_hand", "needed to see the kind filter select cases")
         facts = {"hand": project.has_hand, "correction": project.has_corrections}
     for kind, present in facts.items():
-        page = s.page(project, kind=kind, limit=100)
-        wrong = [case.get("id") for case in page["data"] if case.get("kind") != kind]
+        body = s.page(project, kind=kind, limit=100)
+        wrong = [case.get("id") for case in body["data"] if case.get("kind") != kind]
         if wrong:
             raise Violation(f"kind={kind} listed other kinds", expected=f"only {kind} cases", received=wrong[:5])
-        if present and not page["data"]:
+        if present and not body["data"]:
             raise Violation(f"kind={kind} listed nothing, though the target has {kind} cases",
                             expected=f"at least one {kind} case", received="an empty page")
     both = s.page(project, kind="correction,hand", limit=50)
     plain = s.page(project, limit=50)
-    if [c.get("id") for c in both["data"]] != [c.get("id") for c in plain["data"]]:
-        raise Violation("kind=correction,hand lists other cases than no kind", expected="the same first page",
-                        received="a different first page")
+    if not same_first_cases(both["data"], plain["data"]):
+        raise Violation("kind=correction,hand lists other cases than no kind", expected=_ids(plain["data"])[:10],
+                        received=_ids(both["data"])[:10])
 
 
-@scenario_check("test-set")
+@scenario_check("test-set", page(on_test_set_page(9, "--url 'https://example.com/v1/agents/example/test-set/cases?"
+                                                     "projectId=2489E9AD-2EE2-8E00-8EC9-32D5F69181C0&include=retired"
+                                                     "&limit=25' \\"),
+                                 _UUID, reading=_UUID_READING))
 def project_id_is_case_insensitive(s: Scenario) -> None:
-    """projectId: "A UUID in its textual form, in either letter case": the upper- and lower-case spellings
-    select the same cases."""
+    """The upper- and lower-case spellings of a project id list the same cases."""
     project = s.project()
     lower = s.page(project, project_id=project.project_id.lower(), limit=20)
     upper = s.page(project, project_id=project.project_id.upper(), limit=20)
     if not lower["data"]:
         raise Skip("the target project lists no active case, so there is nothing to compare")
-    if [c.get("id") for c in lower["data"]] != [c.get("id") for c in upper["data"]]:
-        raise Violation("the project id's letter case changed the list", expected="the same first page",
-                        received="a different first page")
+    if not same_first_cases(lower["data"], upper["data"]):
+        raise Violation("the project id's letter case changed the list", expected=_ids(lower["data"])[:10],
+                        received=_ids(upper["data"])[:10])

@@ -2,14 +2,24 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from evalmock.contract.case_rules import instant
-from evalmock.harness.checks.base import Exchange, Skip, Violation
-from evalmock.harness.checks.cases import page_cases
+from evalmock.contract.sources import inferred, on_test_set_page, page
+from evalmock.harness.checks.case_invariants import page_cases
 from evalmock.harness.checks.registry import response_check, scenario_check
+from evalmock.harness.exchange import Exchange
+from evalmock.harness.outcomes import Skip, Violation
 from evalmock.harness.scenario import Scenario, Walk
 
 DEFAULT_LIMIT = 25
-WALK_LIMITS = (100, 37)  # two page sizes whose walks must list the same cases in the same order
+WALK_LIMITS = (100, 37)  # two page sizes whose walks must list the same cases
+
+_NEWEST_FIRST = on_test_set_page(12, "Cursor-paginated, newest added first.")
+_AS_IT_CAME = on_test_set_page(47, "Where the previous page ended: its nextCursor, as it came.")
+_FIRST_PAGE = on_test_set_page(47, "Absent → first page.")
+_LIMIT = on_test_set_page(42, "1..100. Default 25.")
+_LIMIT_READING = "limit bounds how many cases one page of this cursor-paginated list holds."
 
 
 def _requested_limit(exchange: Exchange) -> int | None:
@@ -22,57 +32,80 @@ def _requested_limit(exchange: Exchange) -> int | None:
         return None
 
 
-@response_check("test-set")
-def next_cursor_present_exactly_when_has_more(exchange: Exchange) -> bool | None:
-    """"`hasMore` is true exactly when a further page exists, and then `nextCursor` is present; the last
-    page has no `nextCursor`"."""
-    if page_cases(exchange) is None:
-        return None
-    body = exchange.json()
-    has_more, cursor = body.get("hasMore"), body.get("nextCursor")
-    if has_more is True and not (isinstance(cursor, str) and cursor):
-        raise Violation("hasMore is true but the page has no nextCursor", expected="a nextCursor",
-                        received=cursor if "nextCursor" in body else "(absent)")
-    if has_more is False and "nextCursor" in body:
-        raise Violation("the last page (hasMore false) carries a nextCursor", expected="no nextCursor",
-                        received=cursor)
-    return True
-
-
-@response_check("test-set")
+@response_check("test-set", page(_LIMIT, reading=_LIMIT_READING))
 def page_holds_at_most_limit(exchange: Exchange) -> bool | None:
-    """limit: "The most cases on one page, 1..100. Default 25"."""
+    """A page holds at most limit cases (25 when limit is left out)."""
     cases = page_cases(exchange)
     limit = _requested_limit(exchange)
     if cases is None or limit is None or exchange.ambiguous("limit"):
         return None
     if len(cases) > limit:
-        raise Violation("a page holds more cases than the limit", expected=f"<= {limit}", received=len(cases))
+        raise Violation("a page holds more cases than the limit", expected=f"<= {limit}", received=len(cases),
+                        pointer=f"/data/{limit}")
     return True
 
 
-@response_check("test-set")
+@response_check("test-set", page(_NEWEST_FIRST))
 def page_is_newest_first(exchange: Exchange) -> bool | None:
-    """"Cursor-paginated, newest added first (descending `addedAt`)"."""
+    """Along a page, addedAt never increases (cases with equal addedAt may come in any order)."""
     cases = page_cases(exchange)
     if cases is None:
         return None
-    _assert_newest_first(cases)
+    assert_newest_first([cases], [None])
     return True
 
 
-def _assert_newest_first(cases: list[dict], exchange: Exchange | None = None) -> None:
+def assert_newest_first(pages: list[list[dict[str, Any]]], exchanges: list[Exchange | None]) -> None:
+    """addedAt never increases along consecutive pages; a breach points at its case on its page."""
     previous = None
-    for case in cases:
-        added = instant(case.get("addedAt"))
-        if added is None:
-            continue
-        if previous is not None and added > previous[0]:
-            raise Violation(
-                f"case {case.get('id')!r} was added after the case before it ({previous[1]!r})",
-                expected=f"addedAt <= {previous[2]}", received=case.get("addedAt"), exchange=exchange,
-            )
-        previous = (added, case.get("id"), case.get("addedAt"))
+    for cases, exchange in zip(pages, exchanges, strict=True):
+        for index, case in enumerate(cases):
+            added = instant(case.get("addedAt"))
+            if added is None:
+                continue
+            if previous is not None and added > previous[0]:
+                raise Violation(
+                    f"case {case.get('id')!r} was added after the case before it ({previous[1]!r})",
+                    expected=f"addedAt <= {previous[2]}", received=case.get("addedAt"), exchange=exchange,
+                    pointer=f"/data/{index}/addedAt",
+                )
+            previous = (added, case.get("id"), case.get("addedAt"))
+
+
+@response_check("test-set", page(
+    _AS_IT_CAME, reading="A page that says more follows (hasMore: true) gives the nextCursor to ask for it with; "
+                         "without one the rest of the list cannot be read.",
+))
+def has_more_page_has_a_next_cursor(exchange: Exchange) -> bool | None:
+    """A page with hasMore: true carries a nextCursor string."""
+    if page_cases(exchange) is None:
+        return None
+    body = exchange.json()
+    if body.get("hasMore") is not True:
+        return None
+    cursor = body.get("nextCursor")
+    if not (isinstance(cursor, str) and cursor):
+        raise Violation("hasMore is true but the page has no nextCursor", expected="a nextCursor",
+                        received=cursor if "nextCursor" in body else "(absent)", pointer="/nextCursor")
+    return True
+
+
+@response_check("test-set", inferred(
+    "The page defines nextCursor only as where the next page starts; a last page (hasMore: false) has no next "
+    "page, so by convention it carries no cursor. A client that stops on hasMore: false is not misled either way.",
+    _AS_IT_CAME,
+))
+def last_page_has_no_next_cursor(exchange: Exchange) -> bool | None:
+    """A page with hasMore: false carries no nextCursor."""
+    if page_cases(exchange) is None:
+        return None
+    body = exchange.json()
+    if body.get("hasMore") is not False:
+        return None
+    if "nextCursor" in body:
+        raise Violation("the last page (hasMore false) carries a nextCursor", expected="no nextCursor",
+                        received=body["nextCursor"], pointer="/nextCursor")
+    return True
 
 
 # -- scenarios --------------------------------------------------------------------------------------------
@@ -87,50 +120,47 @@ def _assert_once(walk: Walk, limit: int) -> None:
         seen[case_id] = position
 
 
-@scenario_check("test-set")
+@scenario_check("test-set", page(
+    _AS_IT_CAME, _FIRST_PAGE, _NEWEST_FIRST,
+    reading="Following each page's nextCursor from the first page lists every matching case once, newest first.",
+))
 def walk_yields_every_case_once(s: Scenario) -> None:
-    """"Walking the pages, from the first (no `cursor`) and passing each page's `nextCursor` as the next
-    request's `cursor`, yields every matching case exactly once", newest first: two walks with different
-    limits list the same cases in the same order, none repeated, none skipped (and as many as the targets'
-    active_cases, when stated)."""
+    """Two walks from the first page, with limit 100 and 37, each list no case twice and newest first, and list
+    the same cases (as many as the targets' active_cases, when stated)."""
     project = s.project()
     walks = {limit: s.walk(project, limit=limit) for limit in WALK_LIMITS}
     for limit, walk in walks.items():
         _assert_once(walk, limit)
-        _assert_newest_first(walk.cases, walk.exchanges[-1])
+        assert_newest_first([page_body.get("data") or [] for page_body in walk.pages], list(walk.exchanges))
     (a_limit, a), (b_limit, b) = walks.items()
-    shared = min(len(a.ids), len(b.ids)) if not (a.complete and b.complete) else max(len(a.ids), len(b.ids))
-    for position in range(shared):
-        left = a.ids[position] if position < len(a.ids) else "(walk ended)"
-        right = b.ids[position] if position < len(b.ids) else "(walk ended)"
-        if left != right:
-            raise Violation(
-                f"walks with limit={a_limit} and limit={b_limit} differ at position {position}: a case was "
-                "skipped or repeated between pages",
-                expected=f"{left!r} (limit={a_limit})", received=f"{right!r} (limit={b_limit})",
-            )
+    if a.complete and b.complete and set(a.ids) != set(b.ids):
+        only_a, only_b = sorted(map(str, set(a.ids) - set(b.ids))), sorted(map(str, set(b.ids) - set(a.ids)))
+        raise Violation(
+            f"walks with limit={a_limit} and limit={b_limit} list different cases: a case was skipped or repeated "
+            "between pages", expected="the same cases in both walks",
+            received=f"only with limit={a_limit}: {only_a[:5]}; only with limit={b_limit}: {only_b[:5]}",
+        )
     if project.active_cases is not None and a.complete and len(a.ids) != project.active_cases:
         raise Violation("the walk did not list every active case", expected=f"{project.active_cases} cases",
                         received=f"{len(a.ids)} cases")
 
 
-@scenario_check("test-set")
-def has_more_means_a_further_page(s: Scenario) -> None:
-    """"`hasMore` is true exactly when a further page exists": a page that says hasMore is followed by a
-    page with cases, and the walk ends on hasMore false."""
+@scenario_check("test-set", inferred(
+    "hasMore is read as saying a further page exists; a page after hasMore: true that lists nothing says otherwise. "
+    "The page does not state it.",
+    _AS_IT_CAME,
+))
+def page_after_has_more_is_not_empty(s: Scenario) -> None:
+    """In a walk, every page that follows a page with hasMore: true lists at least one case."""
     project = s.project()
     walk = s.walk(project, limit=WALK_LIMITS[0])
-    for index, page in enumerate(walk.pages[:-1]):
+    for index, page_body in enumerate(walk.pages[:-1]):
         following = walk.pages[index + 1]
-        if page.get("hasMore") is True and not following.get("data"):
+        if page_body.get("hasMore") is True and not following.get("data"):
             raise Violation(
                 f"page {index + 1} said hasMore, but the next page is empty",
                 expected="a further page with cases", received=following, exchange=walk.exchanges[index + 1],
             )
-    last = walk.pages[-1]
-    if walk.complete and last.get("hasMore") is not False:
-        raise Violation("the walk ended on a page without hasMore false", expected="hasMore: false",
-                        received=last.get("hasMore"), exchange=walk.exchanges[-1])
 
 
 def _enough_cases(s: Scenario, needed: int) -> bool:
@@ -141,26 +171,30 @@ def _enough_cases(s: Scenario, needed: int) -> bool:
     raise Skip(f"the targets do not state active_cases for {project.agent_id}/{project.project_id}")
 
 
-@scenario_check("test-set")
+_FULL_PAGES = ("The page bounds a page by limit (default 25) but does not say a first page is full when more cases "
+               "exist; a full page is how the default and the limit show from outside.")
+
+
+@scenario_check("test-set", inferred(_FULL_PAGES, on_test_set_page(40, "default: 25 >= 1 <= 100"), _LIMIT))
 def default_limit_is_25(s: Scenario) -> None:
-    """limit: "Default 25": without `limit`, a project with more than 25 active cases gives a page of 25."""
+    """Without limit, a project with more than 25 active cases gives a first page of 25."""
     project = s.project()
     if not _enough_cases(s, DEFAULT_LIMIT + 1):
         raise Skip(f"the target project has {project.active_cases} active cases, fewer than 26")
-    page = s.page(project)
-    if len(page["data"]) != DEFAULT_LIMIT:
+    body = s.page(project)
+    if len(body["data"]) != DEFAULT_LIMIT:
         raise Violation("a first page without limit does not hold the default 25 cases",
-                        expected=DEFAULT_LIMIT, received=len(page["data"]))
+                        expected=DEFAULT_LIMIT, received=len(body["data"]))
 
 
-@scenario_check("test-set")
-def limit_is_honoured(s: Scenario) -> None:
-    """limit: "The most cases on one page, 1..100": a first page with limit=L holds L cases when the project
-    has more, and never more than L."""
+@scenario_check("test-set", inferred(_FULL_PAGES, _LIMIT))
+def limit_fills_a_first_page(s: Scenario) -> None:
+    """A first page with limit 1, 7 or 100 holds exactly that many cases when the targets say the project has more
+    (never more is page_holds_at_most_limit's rule)."""
     project = s.project()
     for limit in (1, 7, 100):
-        page = s.page(project, limit=limit)
-        count = len(page["data"])
+        body = s.page(project, limit=limit)
+        count = len(body["data"])
         if count > limit:
             raise Violation(f"limit={limit} was not honoured", expected=f"<= {limit} cases", received=count)
         if project.active_cases is not None and project.active_cases > limit and count != limit:

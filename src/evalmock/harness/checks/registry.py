@@ -1,4 +1,12 @@
-"""The check registry: per-response checks and scenario checks, each a named function stating one rule."""
+"""The check registry: every rule the harness applies, each a named function stating it, with its source.
+
+Three kinds of check:
+- `response`: a function of one exchange (and, when it takes a second argument, the targets: what is known to
+  exist), run on every response the audit sees; returns True when it applied, None when the response is not
+  one it speaks about, and raises Violation when the response breaks it;
+- `scenario`: a function of a Scenario, making its own requests; raises Violation or Skip;
+- `schemathesis`: one of Schemathesis's built-in checks, declared here so that it too has a source.
+"""
 
 from __future__ import annotations
 
@@ -7,72 +15,87 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from evalmock.contract.documents import APIS
+from evalmock.contract.sources import Level, Source
+
 if TYPE_CHECKING:
-    from evalmock.harness.checks.base import Exchange
+    from evalmock.harness.exchange import Exchange
     from evalmock.harness.scenario import Scenario
 
-API_NAMES = ("test-set", "gradient")
+RESPONSE, SCENARIO, SCHEMATHESIS = "response", "scenario", "schemathesis"
 
 
 @dataclass(frozen=True)
 class Check:
-    """One rule: its name, the API it applies to, the page's topic, the rule in the page's words, the code."""
+    """One rule: its name, API, topic and kind, what it checks (our words), where the rule comes from, the code."""
 
     name: str
     api: str
     topic: str
     rule: str
-    kind: str  # "response": runs on every response; "scenario": makes its own requests
-    func: Callable[..., Any]
+    kind: str
+    source: Source
+    func: Callable[..., Any] | None = None
+    needs_targets: bool = False  # a response check called as func(exchange, targets)
+
+    @property
+    def level(self) -> Level:
+        return self.source.level
 
 
-RESPONSE_CHECKS: list[Check] = []
-SCENARIO_CHECKS: list[Check] = []
+CHECKS: list[Check] = []
 
 
-def _register(kind: str, api: str, func: Callable[..., Any], into: list[Check]) -> Check:
-    if api not in API_NAMES:
-        raise ValueError(f"unknown API {api!r}")
-    if any(existing.name == func.__name__ for existing in (*RESPONSE_CHECKS, *SCENARIO_CHECKS)):
-        raise ValueError(f"a check named {func.__name__!r} is already registered")
-    rule = inspect.cleandoc(func.__doc__ or "").strip()
-    if not rule:
-        raise ValueError(f"check {func.__name__} must state its rule in its docstring")
-    check = Check(func.__name__, api, func.__module__.rsplit(".", 1)[-1], rule, kind, func)
-    into.append(check)
+def register(check: Check) -> Check:
+    """Add a check; its name is unique per API, it states its rule and it has a source."""
+    if check.api not in APIS:
+        raise ValueError(f"unknown API {check.api!r}")
+    if any(existing.name == check.name and existing.api == check.api for existing in CHECKS):
+        raise ValueError(f"a check named {check.name!r} is already registered for {check.api}")
+    if not check.rule:
+        raise ValueError(f"check {check.name} must state its rule")
+    if not isinstance(check.source, Source):
+        raise TypeError(f"check {check.name} must say where its rule comes from (a Source)")
+    CHECKS.append(check)
     return check
 
 
-def response_check(api: str) -> Callable[[Callable[[Exchange], bool | None]], Callable[[Exchange], bool | None]]:
+def _decorator(kind: str, api: str, source: Source) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    def decorate(func: Callable[..., Any]) -> Callable[..., Any]:
+        topic = func.__module__.rsplit(".", 1)[-1]
+        rule = inspect.cleandoc(func.__doc__ or "").strip()
+        needs_targets = kind == RESPONSE and len(inspect.signature(func).parameters) == 2
+        register(Check(func.__name__, api, topic, rule, kind, source, func, needs_targets))
+        return func
+
+    return decorate
+
+
+def response_check(api: str, source: Source) -> Callable[[Callable[[Exchange], bool | None]], Callable[..., Any]]:
     """Register a per-response check: `(exchange) -> True` when it applied, None when it did not apply."""
-
-    def decorate(func: Callable[[Exchange], bool | None]) -> Callable[[Exchange], bool | None]:
-        _register("response", api, func, RESPONSE_CHECKS)
-        return func
-
-    return decorate
+    return _decorator(RESPONSE, api, source)
 
 
-def scenario_check(api: str) -> Callable[[Callable[[Scenario], None]], Callable[[Scenario], None]]:
+def scenario_check(api: str, source: Source) -> Callable[[Callable[[Scenario], None]], Callable[..., Any]]:
     """Register a scenario check: `(scenario) -> None`, raising Violation or Skip."""
+    return _decorator(SCENARIO, api, source)
 
-    def decorate(func: Callable[[Scenario], None]) -> Callable[[Scenario], None]:
-        _register("scenario", api, func, SCENARIO_CHECKS)
-        return func
 
-    return decorate
+def checks(api: str | None = None, kind: str | None = None) -> list[Check]:
+    """The registered checks, in registration order, of one API and kind (or all)."""
+    return [c for c in CHECKS if (api is None or c.api == api) and (kind is None or c.kind == kind)]
 
 
 def response_checks(api: str) -> list[Check]:
-    return [check for check in RESPONSE_CHECKS if check.api == api]
+    return checks(api, RESPONSE)
 
 
 def scenario_checks(api: str) -> list[Check]:
-    return [check for check in SCENARIO_CHECKS if check.api == api]
+    return checks(api, SCENARIO)
 
 
-def find_check(name: str) -> Check:
-    for check in (*RESPONSE_CHECKS, *SCENARIO_CHECKS):
-        if check.name == name:
+def find_check(name: str, api: str | None = None) -> Check:
+    for check in CHECKS:
+        if check.name == name and (api is None or check.api == api):
             return check
     raise KeyError(name)

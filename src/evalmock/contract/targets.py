@@ -1,4 +1,7 @@
-"""Known-good identifiers and facts about a target implementation, read from and written to TOML or YAML."""
+"""The targets file: known-good identifiers and facts about a target implementation, in TOML or YAML.
+
+Shared by the server (which writes one for its world) and the harness (which reads one to audit a target).
+"""
 
 from __future__ import annotations
 
@@ -9,6 +12,8 @@ from pathlib import Path
 from typing import Any
 
 import yaml
+
+AUTH_KEYS = ("token", "second_token", "expired_token", "revoked_token")
 
 
 class TargetsError(ValueError):
@@ -49,6 +54,8 @@ class Targets:
     test_cases: tuple[TestCaseTarget, ...] = ()
     token: str | None = None
     second_token: str | None = None  # another caller, for cursor-binding checks
+    expired_token: str | None = None  # a token the target issued that has expired: it must get 401
+    revoked_token: str | None = None  # a token the target issued and revoked: it must get 401
     # True: the target seals cursors, so the page's binding rules (same list, filters, caller) apply
     sealed_cursors: bool | None = None
     extra: dict[str, Any] = field(default_factory=dict)
@@ -90,15 +97,17 @@ def targets_from_dict(raw: Any, source: str = "targets") -> Targets:
     sealed = test_set.get("sealed_cursors")
     if sealed is not None and not isinstance(sealed, bool):
         raise TargetsError(f"{source}: test_set.sealed_cursors must be true or false")
-    for key in ("token", "second_token"):
+    for key in AUTH_KEYS:
         if auth.get(key) is not None and not isinstance(auth[key], str):
             raise TargetsError(f"{source}: auth.{key} must be a string")
+    unknown = set(auth) - set(AUTH_KEYS)
+    if unknown:
+        raise TargetsError(f"{source}: unknown [auth] key(s) {', '.join(sorted(unknown))}; known: {', '.join(AUTH_KEYS)}")
     known = {"auth", "test_set", "gradient"}
     return Targets(
         projects=projects,
         test_cases=tuple(test_cases),
-        token=auth.get("token"),
-        second_token=auth.get("second_token"),
+        **{key: auth.get(key) for key in AUTH_KEYS},
         sealed_cursors=sealed,
         extra={k: v for k, v in raw.items() if k not in known},
     )
@@ -113,7 +122,7 @@ def dump_targets(targets: Targets, path: str | Path) -> None:
 
 
 def targets_to_dict(targets: Targets) -> dict[str, Any]:
-    auth = {k: v for k, v in (("token", targets.token), ("second_token", targets.second_token)) if v}
+    auth = {key: getattr(targets, key) for key in AUTH_KEYS if getattr(targets, key)}
     data: dict[str, Any] = {}
     if auth:
         data["auth"] = auth

@@ -1,4 +1,4 @@
-"""What a check sees and how it fails: an HTTP exchange, a Violation (expected vs received) and a Skip."""
+"""One HTTP request and its response as every check sees it, built from httpx or Schemathesis responses."""
 
 from __future__ import annotations
 
@@ -7,53 +7,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
-from urllib.parse import parse_qsl, unquote, urlsplit
+from urllib.parse import parse_qsl, urlsplit
 
-_UNSET: Any = object()
-
-
-class Violation(AssertionError):
-    """A response that breaks one rule of the pages, with what the rule expects and what was received."""
-
-    def __init__(
-        self,
-        message: str,
-        *,
-        expected: Any = _UNSET,
-        received: Any = _UNSET,
-        exchange: Exchange | None = None,
-    ) -> None:
-        self.message = message
-        self.expected = expected
-        self.received = received
-        self.exchange = exchange  # the request that shows the violation, when not the last one made
-        super().__init__(self.render())
-
-    def render(self) -> str:
-        lines = [self.message]
-        if self.expected is not _UNSET:
-            lines.append(f"expected: {_show(self.expected)}")
-        if self.received is not _UNSET:
-            lines.append(f"received: {_show(self.received)}")
-        return "\n".join(lines)
-
-
-class Skip(Exception):
-    """A scenario that cannot run against this target, and why (a missing fact, an unhonoured probe)."""
-
-    def __init__(self, reason: str) -> None:
-        self.reason = reason
-        super().__init__(reason)
-
-
-def _show(value: Any) -> str:
-    if isinstance(value, str):
-        return value
-    try:
-        text = json.dumps(value, ensure_ascii=False, sort_keys=True, default=str)
-    except (TypeError, ValueError):
-        text = repr(value)
-    return text if len(text) <= 600 else text[:600] + "…"
+from evalmock.harness.outcomes import Violation
 
 
 @dataclass(frozen=True)
@@ -79,10 +35,17 @@ class Exchange:
             params.setdefault(key, value)
         return params
 
+    @cached_property
+    def query_values(self) -> dict[str, list[str]]:
+        """The query as sent, every value of each parameter in order."""
+        params: dict[str, list[str]] = {}
+        for key, value in parse_qsl(urlsplit(self.url).query, keep_blank_values=True):
+            params.setdefault(key, []).append(value)
+        return params
+
     def ambiguous(self, *names: str) -> bool:
         """Whether any of these query parameters was sent more than once (the pages do not say which wins)."""
-        sent = [key for key, _ in parse_qsl(urlsplit(self.url).query, keep_blank_values=True)]
-        return any(sent.count(name) > 1 for name in names)
+        return any(len(self.query_values.get(name, ())) > 1 for name in names)
 
     @property
     def has_body(self) -> bool:
@@ -121,10 +84,6 @@ class Exchange:
     def text(self) -> str:
         return self.body.decode("utf-8", "replace")
 
-    def path_segment(self, index: int) -> str:
-        """A decoded segment of the path (0 = first after the leading slash)."""
-        segments = self.path.split("/")[1:]
-        return unquote(segments[index]) if index < len(segments) else ""
 
 
 def exchange_from_httpx(response: Any) -> Exchange:

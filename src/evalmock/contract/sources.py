@@ -1,0 +1,102 @@
+"""Where a rule comes from: the reference page's own words, an inference from them, or DigitalOcean's live service.
+
+Every rule the harness applies (and every per-case rule the world keeps) carries a Source. Its level decides
+what breaking the rule does to a verdict:
+
+- `page`: the page states it; `quotes` hold the page's words, verbatim, with the page file and line. An audit
+  fails on it.
+- `inferred`: a convention the page implies but does not state; `reason` says from what and why. A warning,
+  a failure only with `--strict`.
+- `live`: a fact of DigitalOcean's running service or its public spec, not of its reference page. Checked only
+  with `--profile digitalocean-live`, where it fails like a page rule.
+
+The pages themselves are not part of the package: a test compares every quote with them, word for word.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from enum import StrEnum
+
+# The two reference pages, by their file names (the product's source of truth).
+TEST_SET_PAGE = "000_f4434837f5b13534.txt"  # GET /v1/agents/{agentId}/test-set/cases
+DIGITALOCEAN_PAGE = "004_ad1dfd63bbdc293b.txt"  # GET /v2/gen-ai/evaluation_test_cases/{test_case_uuid}
+PAGES = (TEST_SET_PAGE, DIGITALOCEAN_PAGE)
+
+
+class Level(StrEnum):
+    PAGE = "page"
+    INFERRED = "inferred"
+    LIVE = "live"
+
+
+@dataclass(frozen=True)
+class Quote:
+    """Words of a reference page, verbatim, and the line of the page file they stand on."""
+
+    page: str
+    line: int
+    text: str
+
+    def __post_init__(self) -> None:
+        if self.page not in PAGES:
+            raise ValueError(f"unknown page {self.page!r}")
+        if not self.text.strip() or self.line < 1:
+            raise ValueError("a quote needs words and a line number")
+
+    def __str__(self) -> str:
+        return f"“{self.text}” ({self.page}:{self.line})"
+
+
+def on_test_set_page(line: int, text: str) -> Quote:
+    return Quote(TEST_SET_PAGE, line, text)
+
+
+def on_digitalocean_page(line: int, text: str) -> Quote:
+    return Quote(DIGITALOCEAN_PAGE, line, text)
+
+
+@dataclass(frozen=True)
+class Source:
+    """A rule's origin: its level, the page's words it rests on, and (unless it is the page's) why it holds."""
+
+    level: Level
+    quotes: tuple[Quote, ...] = ()
+    reason: str = ""
+
+    def __post_init__(self) -> None:
+        if self.level is Level.PAGE and not self.quotes:
+            raise ValueError("a page rule quotes the page")
+        if self.level is not Level.PAGE and not self.reason:
+            raise ValueError(f"an {self.level} rule says why it holds")
+
+    def describe(self) -> str:
+        """One paragraph for reports: the level, the quotes and the reason."""
+        parts = [f"{self.level}:"]
+        parts += [str(quote) for quote in self.quotes]
+        if self.reason:
+            parts.append(("— " if self.quotes else "") + self.reason)
+        return " ".join(parts)
+
+
+def page(*quotes: Quote, reading: str = "") -> Source:
+    """A rule the page states in `quotes`; `reading` says, in our words, how a check reads them."""
+    return Source(Level.PAGE, quotes, reading)
+
+
+def inferred(reason: str, *basis: Quote) -> Source:
+    """A rule the page implies: `reason` says what it is inferred from and why; `basis` quotes the page."""
+    return Source(Level.INFERRED, basis, reason)
+
+
+def live(fact: str, *basis: Quote) -> Source:
+    """A fact of DigitalOcean's running service or public spec that its reference page does not state."""
+    return Source(Level.LIVE, basis, fact)
+
+
+def normalise(text: str) -> str:
+    """Text as quotes are compared with the pages: typographic quotes made plain, white space collapsed."""
+    for fancy, plain in (("\u2019", "'"), ("\u2018", "'"), ("\u201c", '"'), ("\u201d", '"')):
+        text = text.replace(fancy, plain)
+    return re.sub(r"\s+", " ", text).strip()

@@ -1,0 +1,64 @@
+"""Who may read: a missing, malformed, expired, revoked or made-up bearer token gets 401, never a page."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from evalmock.contract.sources import live, on_test_set_page, page
+from evalmock.harness.checks.error_answers import expect_error
+from evalmock.harness.checks.registry import scenario_check
+from evalmock.harness.outcomes import Skip, Violation
+from evalmock.harness.scenario import Scenario
+
+MADE_UP_TOKEN = "evalmock-made-up-token-3b9f1c"  # well-formed (RFC 6750), issued by no one
+_REFUSED_TOKENS = on_test_set_page(292, "Missing / malformed / expired / revoked bearer token.")
+_NEEDS_READ = on_test_set_page(12, "Needs read on the project.")
+
+MISSING_OR_MALFORMED: dict[str, dict[str, Any]] = {
+    "no Authorization header": {"token": None},
+    "a Basic credential": {"token": None, "headers": {"Authorization": "Basic ZGVtbzpkZW1v"}},
+    "an empty bearer token": {"token": None, "headers": {"Authorization": "Bearer"}},
+    "a bearer token with a space in it": {"token": None, "headers": {"Authorization": "Bearer not a token"}},
+}
+
+
+@scenario_check("test-set", page(_REFUSED_TOKENS))
+def missing_or_malformed_token_is_401(s: Scenario) -> None:
+    """No Authorization, another scheme, an empty bearer token or a malformed one gets 401 in the envelope, with
+    X-Request-Id equal to requestId (the 401's code is left open)."""
+    project = s.project(token=False)
+    for what, attempt in MISSING_OR_MALFORMED.items():
+        expect_error(s.list_cases(project, **attempt), 401, None, f"{what} was not refused with 401")
+
+
+@scenario_check("test-set", page(_NEEDS_READ, reading="A token no one issued grants nothing, so it cannot read the "
+                                                        "project. Which error it gets is the document checks' business."))
+def made_up_token_is_refused(s: Scenario) -> None:
+    """A well-formed bearer token that no one issued gets an error (4xx), never the project's cases."""
+    project = s.project(token=False)
+    exchange = s.list_cases(project, token=MADE_UP_TOKEN)
+    if not 400 <= exchange.status < 500:
+        raise Violation("a made-up token was not refused", expected="a 4xx error (401)",
+                        received=f"{exchange.status} {exchange.text[:200]}", exchange=exchange)
+
+
+@scenario_check("test-set", page(_REFUSED_TOKENS))
+def expired_and_revoked_tokens_are_401(s: Scenario) -> None:
+    """The targets' expired_token and revoked_token ([auth]) each get 401 in the envelope."""
+    tokens = {"expired": s.targets.expired_token, "revoked": s.targets.revoked_token}
+    if not any(tokens.values()):
+        raise Skip("the targets name no expired_token or revoked_token ([auth])")
+    project = s.project(token=False)
+    for what, token in tokens.items():
+        if token:
+            expect_error(s.list_cases(project, token=token), 401, None, f"the {what} token was not refused with 401")
+
+
+@scenario_check("gradient", live("DigitalOcean's API answers a request without a token with 401 unauthorized."))
+def missing_token_is_401_on_digitalocean(s: Scenario) -> None:
+    """A request without a token gets 401 (its body and headers are judged against DigitalOcean's spec)."""
+    test_case = s.test_case(token=False)
+    exchange = s.get_test_case(test_case.uuid, token=None)
+    if exchange.status != 401:
+        raise Violation("a request without a token was not a 401", expected=401,
+                        received=f"{exchange.status} {exchange.text[:200]}", exchange=exchange)

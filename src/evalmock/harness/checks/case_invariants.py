@@ -1,0 +1,93 @@
+"""Each case on a page of the test-set API keeps the page's per-case rules (contract/case_rules.py)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from evalmock.contract import case_rules
+from evalmock.contract.case_rules import CaseRule
+from evalmock.harness.checks.registry import response_check
+from evalmock.harness.exchange import Exchange
+from evalmock.harness.operations import operation
+from evalmock.harness.outcomes import Violation
+
+
+def page_cases(exchange: Exchange) -> list[dict[str, Any]] | None:
+    """The cases of a 200 page, or None when the exchange is not one."""
+    if exchange.status != 200 or operation("test-set").path_parameters(exchange.path) is None:
+        return None
+    body = exchange.json_or_none()
+    if not isinstance(body, dict) or not isinstance(body.get("data"), list):
+        return None  # the document checks report a malformed page
+    return [case if isinstance(case, dict) else {} for case in body["data"]]
+
+
+def keep(exchange: Exchange, rule: CaseRule, cases: list[dict[str, Any]] | None = None) -> bool | None:
+    """Every case on the page keeps `rule`; the first breach is the violation, pointing into the page."""
+    cases = page_cases(exchange) if cases is None else cases
+    if cases is None:
+        return None
+    for index, case in enumerate(cases):
+        for breach in rule(case):
+            raise Violation(f"{breach.problem} (case {case.get('id')!r})", expected=breach.expected,
+                            received=breach.received, pointer=f"/data/{index}{breach.pointer}")
+    return True
+
+
+@response_check("test-set", case_rules.hand_case_id_starts_with_case.source)
+def hand_case_id_starts_with_case(exchange: Exchange) -> bool | None:
+    """Every hand case's id starts `case-`."""
+    return keep(exchange, case_rules.hand_case_id_starts_with_case)
+
+
+@response_check("test-set", case_rules.updated_at_is_added_at_until_retired.source)
+def updated_at_is_added_at_until_retired(exchange: Exchange) -> bool | None:
+    """An active case's updatedAt is its addedAt (compared as instants: `Z` and `+00:00` are one time)."""
+    return keep(exchange, case_rules.updated_at_is_added_at_until_retired)
+
+
+@response_check("test-set", case_rules.retirement_is_consistent.source)
+def retirement_is_consistent(exchange: Exchange) -> bool | None:
+    """A retired case was retired no earlier than it was added, and its updatedAt is not before the retirement."""
+    return keep(exchange, case_rules.retirement_is_consistent)
+
+
+@response_check("test-set", case_rules.hand_case_is_expert.source)
+def hand_cases_are_expert(exchange: Exchange) -> bool | None:
+    """Every hand case has expert: true, on a page where any case carries expert at all (a page where none does is
+    an older server's)."""
+    cases = page_cases(exchange)
+    if cases is not None and not any("expert" in case for case in cases):
+        return None  # an older server's page: nothing this rule speaks about
+    return keep(exchange, case_rules.hand_case_is_expert, cases)
+
+
+@response_check("test-set", case_rules.expect_has_a_part.source)
+def expect_has_a_part(exchange: Exchange) -> bool | None:
+    """Every case's expect holds at least one of decisions, answer and items."""
+    return keep(exchange, case_rules.expect_has_a_part)
+
+
+@response_check("test-set", case_rules.item_ranks_are_distinct_positions.source)
+def item_ranks_are_distinct_positions(exchange: Exchange) -> bool | None:
+    """Item ranks are whole numbers from 0, no two items of a case sharing one (gaps are allowed)."""
+    return keep(exchange, case_rules.item_ranks_are_distinct_positions)
+
+
+@response_check("test-set", case_rules.should_call_args_fit.source)
+def should_call_args_fit(exchange: Exchange) -> bool | None:
+    """Every shouldCall's args are at most 4000 characters of canonical JSON (sorted keys, no insignificant white
+    space, non-ASCII unescaped: the shorter reading)."""
+    return keep(exchange, case_rules.should_call_args_fit)
+
+
+@response_check("test-set", case_rules.wrong_answer_says_what_to_do.source)
+def wrong_answer_says_what_to_do(exchange: Exchange) -> bool | None:
+    """An answer expectation with verdict wrong has a shouldSay or a why."""
+    return keep(exchange, case_rules.wrong_answer_says_what_to_do)
+
+
+@response_check("test-set", case_rules.wrong_decisions_name_tools.source)
+def wrong_decisions_name_tools(exchange: Exchange) -> bool | None:
+    """A decisions expectation with verdict wrong names a shouldCall or a mustNotCall tool."""
+    return keep(exchange, case_rules.wrong_decisions_name_tools)

@@ -1,0 +1,115 @@
+"""Error answers of the test-set API: X-Request-Id equal to requestId, the codes the page names, Retry-After."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from evalmock.contract.sources import on_test_set_page, page
+from evalmock.harness.checks.registry import response_check, scenario_check
+from evalmock.harness.exchange import Exchange
+from evalmock.harness.operations import operation
+from evalmock.harness.outcomes import Skip, Violation
+from evalmock.harness.scenario import Scenario
+
+UNKNOWN_AGENT = "evalmock.no-such-agent"
+# The statuses the page documents for errors, and the code it names for each (the 401's is left open).
+DOCUMENTED_ERRORS = (400, 401, 404, 503)
+CODE_OF_STATUS = {400: "bad-input", 404: "agent-not-found", 503: "database-busy"}
+
+_REQUEST_ID = on_test_set_page(279, "Server-assigned request id; also echoed via X-Request-Id header.")
+_BUSY = on_test_set_page(372, "The database was too busy to answer in time (database-busy); Retry-After (whole "
+                              "seconds) says when to try again.")
+
+
+def envelope_error(exchange: Exchange) -> dict[str, Any] | None:
+    body = exchange.json_or_none()
+    if isinstance(body, dict) and isinstance(body.get("error"), dict):
+        return body["error"]
+    return None
+
+
+def documented_error(exchange: Exchange) -> bool:
+    """An answer of the documented GET with a status the page lists for errors (other methods are HTTP's)."""
+    return (
+        exchange.method.upper() in ("GET", "HEAD")
+        and exchange.status in DOCUMENTED_ERRORS
+        and operation("test-set").path_parameters(exchange.path) is not None
+    )
+
+
+@response_check("test-set", page(_REQUEST_ID))
+def request_id_header_is_the_envelope_s(exchange: Exchange) -> bool | None:
+    """An error's X-Request-Id header equals its envelope's requestId (that the header is there at all is the
+    document's response_headers_conformance)."""
+    header = exchange.header("x-request-id")
+    if not documented_error(exchange) or not exchange.has_body or header is None:
+        return None
+    error = envelope_error(exchange)
+    request_id = error.get("requestId") if error else None
+    if request_id != header:
+        raise Violation("X-Request-Id differs from the envelope's requestId", expected=header, received=request_id,
+                        pointer="/error/requestId")
+    return True
+
+
+@response_check("test-set", page(
+    _BUSY,
+    on_test_set_page(332, "agent-not-found."),
+    on_test_set_page(47, "A runtime that seals cursors takes one only for the same list, filters and caller, within "
+                         "a day; otherwise 400 bad-input, and the list starts again without it."),
+    reading="The page names one code per documented error status: 400 bad-input, 404 agent-not-found, 503 "
+            "database-busy. The 401's code is left open.",
+))
+def error_code_is_the_page_s(exchange: Exchange) -> bool | None:
+    """A 400 says bad-input, a 404 agent-not-found and a 503 database-busy in error.code."""
+    expected = CODE_OF_STATUS.get(exchange.status)
+    if expected is None or not documented_error(exchange) or not exchange.has_body:
+        return None
+    error = envelope_error(exchange)
+    code = error.get("code") if error else None
+    if code != expected:
+        raise Violation(f"a {exchange.status} names another code", expected=expected, received=code,
+                        pointer="/error/code")
+    return True
+
+
+# -- scenarios --------------------------------------------------------------------------------------------
+def expect_error(exchange: Exchange, status: int, code: str | None, what: str) -> None:
+    """The exchange is an error of `status` in the envelope (with `code`, when given) and the request id echoed."""
+    if exchange.status != status:
+        raise Violation(what, expected=f"{status}" + (f" {code}" if code else ""),
+                        received=f"{exchange.status} {exchange.text[:300]}", exchange=exchange)
+    error = envelope_error(exchange)
+    if error is None:
+        raise Violation(f"{what}: the body is not the error envelope", expected='{"error": {"code", "message", '
+                        '"requestId"}}', received=exchange.text[:300], exchange=exchange)
+    if code is not None and error.get("code") != code:
+        raise Violation(f"{what}: wrong code", expected=code, received=error.get("code"), exchange=exchange,
+                        pointer="/error/code")
+    if exchange.header("x-request-id") != error.get("requestId"):
+        raise Violation(f"{what}: X-Request-Id differs from requestId", expected=error.get("requestId"),
+                        received=exchange.header("x-request-id"), exchange=exchange)
+
+
+@scenario_check("test-set", page(on_test_set_page(332, "agent-not-found.")))
+def unknown_agent_is_agent_not_found(s: Scenario) -> None:
+    """An agent id that names no agent gets 404 agent-not-found, never a page."""
+    project = s.project()
+    exchange = s.list_cases(project, agent_id=UNKNOWN_AGENT)
+    expect_error(exchange, 404, "agent-not-found", f"agent {UNKNOWN_AGENT!r} is unknown")
+
+
+@scenario_check("test-set", page(_BUSY))
+def busy_answer_says_when_to_retry(s: Scenario) -> None:
+    """A 503 database-busy carries Retry-After in whole seconds. Reached with `Prefer: code=503`, which a mock may
+    honour; a target that does not is skipped, not failed."""
+    project = s.project()
+    exchange = s.list_cases(project, headers={"Prefer": "code=503"})
+    if exchange.status != 503:
+        raise Skip(f"the target did not answer 503 to `Prefer: code=503` (got {exchange.status})")
+    expect_error(exchange, 503, "database-busy", "the 503 answer")
+    value = exchange.header("retry-after")
+    if value is None or not re.fullmatch(r"[0-9]+", value.strip()):
+        raise Violation("a 503 without Retry-After in whole seconds", expected="Retry-After: <seconds>",
+                        received=value if value is not None else "(no header)", exchange=exchange)

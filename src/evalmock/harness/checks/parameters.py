@@ -1,0 +1,65 @@
+"""Parameters of the test-set API just outside the document: each near miss is refused with 400 bad-input."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from evalmock.contract.documents import api as api_document
+from evalmock.contract.operations import deref
+from evalmock.contract.sources import inferred, on_test_set_page, page
+from evalmock.harness.checks.error_answers import expect_error
+from evalmock.harness.checks.registry import scenario_check
+from evalmock.harness.operations import operation
+from evalmock.harness.probes import Probe, near_misses
+from evalmock.harness.scenario import Scenario
+
+# The parameters whose malformed values the page's 400 sentence names, and those it does not (but bounds).
+PAGE_400 = {"test-set": ("projectId", "include", "kind")}
+INFERRED_400 = {"test-set": ("limit",), "gradient": ("evaluation_test_case_version",)}
+
+_THE_400 = on_test_set_page(252, "projectId is missing or not a project id (a UUID), or include or kind names "
+                                 "something else.")
+_BAD_INPUT = on_test_set_page(47, "A runtime that seals cursors takes one only for the same list, filters and caller, "
+                                  "within a day; otherwise 400 bad-input, and the list starts again without it.")
+
+
+def probes(api: str, names: Iterable[str]) -> list[Probe]:
+    """The near misses of the named query parameters, from the API's document."""
+    spec = api_document(api).spec
+    op = operation(api)
+    item = spec["paths"][op.path]
+    declared = {p["name"]: p for p in (deref(spec, raw) for raw in [
+        *item.get("parameters", []), *item[op.method.lower()].get("parameters", [])])}
+    return [probe for name in names for probe in near_misses(spec, declared[name])]
+
+
+def _refused(s: Scenario, found: list[Probe]) -> None:
+    project = s.project()
+    for probe in found:
+        query: dict[str, str | None] = {"projectId": project.project_id, probe.parameter: probe.value}
+        path = operation("test-set").url_path(agentId=project.agent_id)
+        exchange = s.get("test-set", path, query)
+        expect_error(exchange, 400, "bad-input", f"{probe.parameter} {probe.what} ({probe.value!r}) was not refused")
+
+
+@scenario_check("test-set", page(
+    _THE_400, _BAD_INPUT,
+    reading="The page names this operation's 400 bad-input; a value outside a parameter's stated form (its "
+            "allowed values, its pattern, format uuid, required) is one that \"names something else\".",
+))
+def malformed_project_include_or_kind_is_bad_input(s: Scenario) -> None:
+    """Every near miss of projectId, include and kind that the document yields (left out; letter case; a trailing,
+    leading or doubled separator; a character short, long or stray; an unknown word) gets 400 bad-input, with
+    X-Request-Id equal to requestId."""
+    _refused(s, probes("test-set", PAGE_400["test-set"]))
+
+
+@scenario_check("test-set", inferred(
+    "The page bounds limit (1..100) but its 400 sentence names only projectId, include and kind; refusing a limit "
+    "out of bounds, rather than clamping it, is the usual reading.",
+    on_test_set_page(40, "default: 25 >= 1 <= 100"),
+    on_test_set_page(42, "1..100. Default 25."),
+))
+def limit_outside_its_bounds_is_bad_input(s: Scenario) -> None:
+    """A limit just outside 1..100, a word, or not a whole number gets 400 bad-input."""
+    _refused(s, probes("test-set", INFERRED_400["test-set"]))

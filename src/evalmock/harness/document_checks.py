@@ -1,0 +1,78 @@
+"""Every response the audit sees, judged against the document by Schemathesis's own response checks.
+
+Schemathesis judges the responses to the requests it generates; this judges any other exchange of an API's
+operation (the scenario walks, and whatever else hands one in) with the same checks, configuration and
+document view, through Schemathesis's public `Case.validate_response`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import requests
+import schemathesis
+from schemathesis.checks import CHECKS
+from schemathesis.core.failures import FailureGroup
+
+from evalmock.harness.attribution import builtin_check_names
+from evalmock.harness.exchange import Exchange
+from evalmock.harness.operations import operation
+from evalmock.harness.policy import Policy
+from evalmock.harness.schemathesis_config import load_schema
+
+# The built-in checks that judge a response on its own (the others compare it with the request's generation).
+RESPONSE_ONLY = (
+    "not_a_server_error",
+    "status_code_conformance",
+    "content_type_conformance",
+    "response_headers_conformance",
+    "response_schema_conformance",
+)
+
+
+@dataclass(frozen=True)
+class DocumentOutcome:
+    """One built-in check on one exchange: passed (failure None) or failed with Schemathesis's Failure."""
+
+    check: str
+    failure: Any = None
+
+
+class DocumentJudge:
+    """Schemathesis's response-only checks for one API's operation under one policy, built once per audit."""
+
+    def __init__(self, api: str, policy: Policy) -> None:
+        op = operation(api)
+        self.schema = load_schema(api, policy, base_url="http://judge.invalid")
+        self.operation = self.schema[op.path][op.method]
+        names = [name for name in RESPONSE_ONLY if name in builtin_check_names(api, policy)]
+        self.checks = CHECKS.get_by_names(names)
+        self._operation = op
+        self._results: list[Any] = []
+
+        def after_validate(context: Any, case: Any, response: Any, results: list[Any]) -> None:
+            self._results = list(results)
+
+        self.schema.hook(after_validate)
+
+    def judge(self, exchange: Exchange) -> list[DocumentOutcome] | None:
+        """The outcome of each check, or None when the exchange is no request of this operation."""
+        parameters = self._operation.path_parameters(exchange.path)
+        if parameters is None or exchange.method.upper() != self._operation.method or not self.checks:
+            return None
+        case = self.operation.Case(path_parameters=parameters, query=exchange.query_values)
+        self._results = []
+        try:
+            case.validate_response(to_schemathesis(exchange), checks=self.checks)
+        except FailureGroup:
+            pass  # the failures are in the results, each with its check
+        return [DocumentOutcome(result.name, result.failure) for result in self._results]
+
+
+def to_schemathesis(exchange: Exchange) -> schemathesis.Response:
+    """A Schemathesis response carrying an exchange (its request rebuilt as `requests` prepares one)."""
+    request = requests.Request(exchange.method, exchange.url, headers=dict(exchange.request_headers)).prepare()
+    headers = {name: [value] for name, value in exchange.headers.items()}
+    return schemathesis.Response(exchange.status, headers, exchange.body, request, 0.0, True)
+

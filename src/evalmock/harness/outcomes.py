@@ -1,0 +1,63 @@
+"""How a check ends when it does not pass: a Violation (expected against received) or a Skip (and why)."""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from evalmock.harness.exchange import Exchange
+
+_UNSET: Any = object()
+
+
+class Violation(AssertionError):
+    """A response that breaks one rule, with what the rule expects, what was received and where (a JSON pointer
+    into the response body, when the breach is a value in it)."""
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        expected: Any = _UNSET,
+        received: Any = _UNSET,
+        exchange: Exchange | None = None,
+        pointer: str | None = None,
+    ) -> None:
+        self.message = message
+        self.expected = expected
+        self.received = received
+        self.exchange = exchange  # the request that shows the violation, when not the last one made
+        self.pointer = pointer
+        super().__init__(self.render())
+
+    @property
+    def value(self) -> Any:
+        """The offending value: what was received."""
+        return None if self.received is _UNSET else self.received
+
+    def render(self) -> str:
+        lines = [self.message]
+        if self.expected is not _UNSET:
+            lines.append(f"expected: {show(self.expected)}")
+        if self.received is not _UNSET:
+            lines.append(f"received: {show(self.received)}")
+        return "\n".join(lines)
+
+
+class Skip(Exception):
+    """A scenario that cannot run against this target, and why (a missing fact, an unhonoured probe)."""
+
+    def __init__(self, reason: str) -> None:
+        self.reason = reason
+        super().__init__(reason)
+
+
+def show(value: Any) -> str:
+    if isinstance(value, str):
+        return value
+    try:
+        text = json.dumps(value, ensure_ascii=False, sort_keys=True, default=str)
+    except (TypeError, ValueError):
+        text = repr(value)
+    return text if len(text) <= 600 else text[:600] + "…"

@@ -1,0 +1,42 @@
+"""What an audit holds a target to: page rules always, inferred ones as warnings (failures with --strict), live
+ones only in DigitalOcean's live profile."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from evalmock.contract.sources import Level
+
+DEFAULT_PROFILE = "pages"
+LIVE_PROFILE = "digitalocean-live"
+PROFILES = (DEFAULT_PROFILE, LIVE_PROFILE)
+
+FAILED, WARNED, PASSED, SKIPPED = "failed", "warned", "passed", "skipped"
+
+
+@dataclass(frozen=True)
+class Policy:
+    """`strict`: inferred rules fail too. `profile`: `digitalocean-live` adds the live rules (and documents)."""
+
+    strict: bool = False
+    profile: str = DEFAULT_PROFILE
+
+    def __post_init__(self) -> None:
+        if self.profile not in PROFILES:
+            raise ValueError(f"unknown profile {self.profile!r}; choose from {', '.join(PROFILES)}")
+
+    @property
+    def live(self) -> bool:
+        return self.profile == LIVE_PROFILE
+
+    def applies(self, level: Level) -> bool:
+        """Whether rules of this level run at all."""
+        return level is not Level.LIVE or self.live
+
+    def breach(self, level: Level) -> str:
+        """What breaking a rule of this level is: a failure, or only a warning."""
+        return WARNED if level is Level.INFERRED and not self.strict else FAILED
+
+    def decides(self, level: Level) -> bool:
+        """Whether a rule of this level, having run, counts toward a complete audit."""
+        return level is Level.PAGE or (level is Level.LIVE and self.live)

@@ -1,0 +1,103 @@
+"""Judging one exchange: every per-response check of its API and, unless Schemathesis already did, the document's
+own response checks; each outcome recorded at its rule's level (scenarios, Schemathesis and recorded traffic)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from evalmock.contract.targets import Targets
+from evalmock.harness.attribution import attribute
+from evalmock.harness.checks.registry import Check, response_checks
+from evalmock.harness.document_checks import DocumentJudge
+from evalmock.harness.exchange import Exchange
+from evalmock.harness.operations import operation
+from evalmock.harness.outcomes import Violation, show
+from evalmock.harness.redact import Redactor
+from evalmock.harness.results import Example, RequestRecord, Results, request_shape
+
+
+class ResponseJudge:
+    """Judges the exchanges of one API into `results`; `document` adds the document's checks (None: not those);
+    `targets` is what is known to exist (a check that needs it does not apply without it)."""
+
+    def __init__(
+        self,
+        api: str,
+        results: Results,
+        redactor: Redactor,
+        document: DocumentJudge | None = None,
+        targets: Targets | None = None,
+    ) -> None:
+        self.api = api
+        self.targets = targets
+        self.results = results
+        self.redactor = redactor
+        self.document = document
+        self.checks = [c for c in response_checks(api) if results.policy.applies(c.level)]
+        self._operation_path = operation(api).base_path + operation(api).path
+
+    def judge(self, exchange: Exchange) -> list[tuple[Check, str]]:
+        """Every check that applies to the exchange; returns the broken ones with what each counts as."""
+        broken: list[tuple[Check, str]] = []
+        for check in self.checks:
+            try:
+                if check.needs_targets:
+                    applied = check.func(exchange, self.targets) if self.targets is not None else None  # type: ignore[misc]
+                else:
+                    applied = check.func(exchange)  # type: ignore[misc]
+            except Violation as violation:
+                example = violation_example(violation, self.record(exchange))
+                broken.append((check, self.breach(check, exchange, example)))
+            else:
+                if applied:
+                    self.results.passed(check)
+        if self.document is not None:
+            for outcome in self.document.judge(exchange) or ():
+                check = attribute(self.api, outcome.check, status=exchange.status, query=exchange.query_values)
+                if check is None:
+                    continue
+                if outcome.failure is None:
+                    self.results.passed(check)
+                else:
+                    example = failure_example(outcome.failure, self.record(exchange), self.redactor)
+                    code = getattr(outcome.failure, "code", None)
+                    broken.append((check, self.breach(check, exchange, example, code)))
+        return broken
+
+    def breach(self, check: Check, exchange: Exchange, example: Example, code: str | None = None) -> str:
+        shape = request_shape(exchange.method, self._operation_path, exchange.query_values, exchange.status)
+        return self.results.breach(check, example, shape=shape, code=code)
+
+    def record(self, exchange: Exchange | None) -> RequestRecord | None:
+        return request_record(exchange, self.redactor)
+
+
+def request_record(exchange: Exchange | None, redactor: Redactor) -> RequestRecord | None:
+    if exchange is None:
+        return None
+    return RequestRecord(
+        method=exchange.method,
+        url=redactor.text(exchange.url),
+        headers=redactor.headers(dict(exchange.request_headers)),
+        status=exchange.status,
+        curl=redactor.curl(exchange.method, exchange.url, exchange.request_headers),
+    )
+
+
+def violation_example(violation: Violation, request: RequestRecord | None) -> Example:
+    value = None if violation.pointer is None else show(violation.value)
+    return Example(violation.render(), request, violation.pointer, value)
+
+
+def failure_example(failure: Any, request: RequestRecord | None, redactor: Redactor) -> Example:
+    """An Example from a Schemathesis Failure; a schema failure points at the offending value."""
+    title = str(getattr(failure, "title", "") or type(failure).__name__)
+    # Schemathesis's message goes on to print the whole schema; its first paragraph says what is wrong.
+    message = str(getattr(failure, "message", "") or "").strip().split("\n\n", 1)[0]
+    pointer = value = None
+    path = getattr(failure, "instance_path", None)
+    if isinstance(path, Iterable) and not isinstance(path, str):
+        pointer = "".join("/" + str(part).replace("~", "~0").replace("/", "~1") for part in path)
+        value = show(getattr(failure, "instance", None))
+    return Example(redactor.text(f"{title}\n{message}".strip()), request, pointer, value)
