@@ -10,20 +10,20 @@ from __future__ import annotations
 
 import argparse
 import collections
-import itertools
 import json
 import sys
 import time
-import tomllib
 from pathlib import Path
 from typing import Any
 
-import schemathesis
 from schemathesis.engine import Status, events, from_schema
-from schemathesis.generation import GenerationMode
 
-ROOT = Path(__file__).resolve().parent.parent
-DOCUMENTS = {"test-set": ("agent-test-set.yaml", "/v1"), "gradient": ("gradient-evaluation-test-cases.yaml", "/v2")}
+from evalmock.contract.documents import APIS
+from evalmock.contract.targets import Targets, load_targets
+from evalmock.harness.policy import LIVE_PROFILE, Policy
+from evalmock.harness.schemathesis_config import known_good_case_hook, load_schema
+
+STRICTEST = Policy(strict=True, profile=LIVE_PROFILE)
 TRACEBACK_MARKERS = ("Traceback (most recent call last)", 'File "/')
 
 
@@ -47,48 +47,11 @@ class Tally:
             self.tracebacks.append(case.as_curl_command())
 
 
-def schema_for(api: str, base_url: str, targets: dict[str, Any], seed: int, max_examples: int, tally: Tally) -> Any:
-    filename, prefix = DOCUMENTS[api]
-    config = schemathesis.Config.from_dict({
-        "seed": seed,
-        "headers": {"Authorization": "Bearer demo-user"},
-        "generation": {"mode": "all", "max-examples": max_examples, "database": "none"},
-        "phases": {"coverage": {"generate-duplicate-query-parameters": True,
-                                "unexpected-methods": ["DELETE", "POST", "PUT", "PATCH", "TRACE"]}},
-        "checks": {"negative_data_rejection": {"expected-statuses": [400, 401, 404] if api == "gradient"
-                                               else [400, 401]},
-                   # A made-up cursor is schema-valid yet rightly refused (400), and a made-up agent is a 404.
-                   "positive_data_acceptance": {"expected-statuses": ["2xx", 400, 401, 404]}},
-    })
-    config.update(max_failures=None)
-    schema = schemathesis.openapi.from_path(ROOT / "openapi" / filename, config=config)
-    schema.config.update(base_url=base_url + prefix)
-    # Any well-formed bearer token is a caller of its own (a fixed decision, like Prism), so Schemathesis's
-    # "made-up credentials must get a 401" check does not apply; missing and malformed tokens are still 401.
-    schema.config.checks.update(included_check_names=["all"], excluded_check_names=["ignored_auth"])
-
-    projects = [("example", "2489e9ad-2ee2-8e00-8ec9-32d5f69181c0")]
-    projects += [(p["agent_id"], p["project_id"]) for p in targets.get("test_set", {}).get("projects", [])]
-    uuids = [c["uuid"] for c in targets.get("gradient", {}).get("test_cases", [])] or [
-        "123e4567-e89b-12d3-a456-426614174000"]
-    known = itertools.count()
-
-    @schema.hook
-    def map_case(context: Any, case: Any) -> Any:
-        # Positive cases reach real lists and test cases half of the time; random ids alone would all be 404.
-        meta = getattr(case, "meta", None)
-        if meta is None or meta.generation.mode != GenerationMode.POSITIVE:
-            return case
-        turn = next(known)
-        if turn % 2:
-            return case
-        if api == "test-set" and case.path_parameters is not None:
-            agent, project = projects[turn // 2 % len(projects)]
-            case.path_parameters["agentId"] = agent
-            case.query = {**(case.query or {}), "projectId": project}
-        elif api == "gradient" and case.path_parameters is not None:
-            case.path_parameters["test_case_uuid"] = uuids[turn // 2 % len(uuids)]
-        return case
+def schema_for(api: str, base_url: str, targets: Targets, seed: int, max_examples: int, tally: Tally) -> Any:
+    """The audit's own Schemathesis configuration (every rule, strict and live: our mock keeps them all)."""
+    schema = load_schema(api, STRICTEST, base_url=base_url, token=targets.token or "demo-user", seed=seed,
+                         max_examples=max_examples)
+    schema.hook(known_good_case_hook(api, targets))
 
     @schema.hook
     def after_call(context: Any, case: Any, response: Any) -> None:
@@ -125,13 +88,13 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--max-examples", type=int, default=500, help="per API, phase and run")
     parser.add_argument("--output", required=True)
     args = parser.parse_args(argv)
-    targets = tomllib.loads(Path(args.targets).read_text())
+    targets = load_targets(args.targets)
     tally = Tally()
     started = time.monotonic()
     deadline = started + args.max_seconds
     runs = []
     for seed in range(1, 1000):  # bounded by --requests and --max-seconds well before the seeds run out
-        for api in DOCUMENTS:
+        for api in APIS:
             before = tally.requests
             reason = run_once(schema_for(api, args.base_url, targets, seed, args.max_examples, tally), tally,
                               deadline)

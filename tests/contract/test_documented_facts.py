@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from evalmock.contract.documents import LEVEL_MARK, GRADIENT, TEST_SET
+from evalmock.contract.documents import GRADIENT, LEVEL_MARK, TEST_SET
 from evalmock.contract.schemas import component_schema, inline_refs, schema_errors
 
 LIST = TEST_SET.spec["paths"]["/agents/{agentId}/test-set/cases"]["get"]

@@ -18,6 +18,8 @@ from .mutants import MutationSwitch
 from .serving import serving
 
 MUTABLE_CASES = 200  # per project: enough for several pages, small enough for quick walks
+# Tokens the mutable server accepts besides its demo tokens (for the redaction tests).
+SECRET_TOKENS = ("s3cret-Token-0123456789", "an0ther-S3cret-987654")
 
 
 @dataclass(frozen=True)
@@ -32,7 +34,8 @@ class MutableServer:
 def mutable_server() -> Iterator[MutableServer]:
     """Our server (seed 42, 200 cases) in this process; tests set `switch.mutation` to plant a defect."""
     world = World(seed=42, cases=MUTABLE_CASES)
-    switch = MutationSwitch(create_app(ServerSettings(cases=MUTABLE_CASES), world=world))
+    settings = ServerSettings(cases=MUTABLE_CASES, tokens=tuple((token, "user") for token in SECRET_TOKENS))
+    switch = MutationSwitch(create_app(settings, world=world))
     targets = dataclasses.replace(targets_for(world), sealed_cursors=True)
     with serving(switch) as base_url:
         yield MutableServer(base_url, switch, world, targets)

@@ -13,6 +13,7 @@ from urllib.parse import parse_qsl, urlencode
 
 import pytest
 
+from evalmock.harness.policy import LIVE_PROFILE, Policy
 from evalmock.server import cursors
 from evalmock.server.cursors import Binding, CursorError, CursorSealer
 from evalmock.world import Page, World
@@ -22,6 +23,7 @@ Headers = list[tuple[bytes, bytes]]
 RequestRewrite = Callable[[Scope], Scope]
 ResponseRewrite = Callable[[Scope, int, Headers, bytes], tuple[int, Headers, bytes]]
 Patch = Callable[[pytest.MonkeyPatch, World], None]
+DEFAULT = Policy()
 
 
 @dataclass(frozen=True)
@@ -36,6 +38,7 @@ class Mutation:
     request: RequestRewrite | None = None
     response: ResponseRewrite | None = None
     patch: Patch | None = None
+    policy: Policy = DEFAULT  # strict for a defect that breaks an inferred rule, live for a live one
 
 
 class MutationSwitch:
@@ -349,21 +352,53 @@ def _uint64_as_integer(scope: Scope, status: int, headers: Headers, body: bytes)
     return status, headers, body
 
 
-def _no_ratelimit_headers(scope: Scope, status: int, headers: Headers, body: bytes) -> tuple[int, Headers, bytes]:
+def _ratelimit_not_integer(scope: Scope, status: int, headers: Headers, body: bytes) -> tuple[int, Headers, bytes]:
     if scope["path"].startswith("/v2/"):
-        headers = [(k, v) for k, v in headers if not k.lower().startswith(b"ratelimit-")]
+        headers = _set_header(headers, b"ratelimit-remaining", b"plenty")
     return status, headers, body
 
 
+def _case_insensitive_include(params: dict[str, str]) -> None:
+    if "include" in params:
+        params["include"] = params["include"].lower()
+
+
+def _lenient_kind(params: dict[str, str]) -> None:
+    if "kind" in params:
+        params["kind"] = ",".join(part for part in params["kind"].lower().split(",") if part)
+
+
+def _any_token(scope: Scope) -> Scope:
+    if _header(scope["headers"], b"authorization") not in (None, b"Bearer demo-user", b"Bearer demo-other"):
+        scope["headers"] = _set_header(scope["headers"], b"authorization", b"Bearer demo-user")
+    return scope
+
+
+def _long_tool_on_later_pages(scope: Scope, status: int, headers: Headers, body: bytes) -> tuple[int, Headers, bytes]:
+    if status == 200 and _is_list(scope) and "cursor" in _query(scope):
+        page = json.loads(body)
+        for case in page["data"]:
+            case["expect"]["decisions"] = {"verdict": "wrong", "shouldCall": [{"tool": "t" * 300, "args": {}}]}
+        body = json.dumps(page).encode()
+    return status, headers, body
+
+
+def _repeated_ranks(case: dict[str, Any]) -> None:
+    for item in case["expect"].get("items", []):
+        item["rank"] = 0
+
+
 WALK = ("walk_yields_every_case_once",)
-PAGES = ("limit_is_honoured",)
+PAGES = ("limit_fills_a_first_page",)
 RETIRED = ("include_retired_adds_the_retired_cases",)
+PROBES = ("malformed_project_include_or_kind_is_bad_input",)
+STRICT, LIVE = Policy(strict=True), Policy(profile=LIVE_PROFILE)
 
 MUTATIONS: list[Mutation] = [
     Mutation("page-overlap", "each next page starts with the previous page's last case",
              "walk_yields_every_case_once", WALK, patch=patch_world(_overlap)),
     Mutation("skipped-case", "one case is skipped between consecutive pages",
-             "walk_yields_every_case_once", WALK, patch=patch_world(_skip_one)),
+             "walk_yields_every_case_once", ("walk_yields_every_case_once",), patch=patch_world(_skip_one)),
     Mutation("kind-ignored", "the kind filter is ignored", "kind_filter_selects_those_kinds",
              ("kind_filter_selects_those_kinds",), patch=patch_world(_all_kinds)),
     Mutation("retired-leak", "include is ignored: retired cases are always listed",
@@ -373,36 +408,45 @@ MUTATIONS: list[Mutation] = [
     Mutation("project-ignored", "the list holds another project's cases", "cases_belong_to_the_project",
              PAGES, patch=_patch_other_project),
     Mutation("default-limit-20", "the default page size is 20, not 25", "default_limit_is_25",
-             ("default_limit_is_25",), request=rewrite_query(_default_limit_20)),
+             ("default_limit_is_25",), request=rewrite_query(_default_limit_20), policy=STRICT),
     Mutation("limit-ignored", "limit is ignored (always 25)", "page_holds_at_most_limit", PAGES,
              request=rewrite_query(_ignore_limit)),
     Mutation("limit-out-of-range-accepted", "limit=0 and limit=101 are taken as the default",
-             "invalid_parameters_are_bad_input", ("invalid_parameters_are_bad_input",),
-             request=rewrite_query(_accept_out_of_range_limit)),
+             "limit_outside_its_bounds_is_bad_input", ("limit_outside_its_bounds_is_bad_input",),
+             request=rewrite_query(_accept_out_of_range_limit), policy=STRICT),
+    Mutation("include-letter-case-accepted", "include=RETIRED is read as include=retired",
+             "malformed_project_include_or_kind_is_bad_input", PROBES,
+             request=rewrite_query(_case_insensitive_include)),
+    Mutation("kind-near-miss-accepted", "kind=correction, (a trailing or doubled comma, any case) is accepted",
+             "malformed_project_include_or_kind_is_bad_input", PROBES, request=rewrite_query(_lenient_kind)),
     Mutation("has-more-without-cursor", "hasMore is true but nextCursor is missing",
-             "next_cursor_present_exactly_when_has_more", PAGES, response=on_pages(_drop_cursor_when_more)),
+             "has_more_page_has_a_next_cursor", PAGES, response=on_pages(_drop_cursor_when_more)),
     Mutation("cursor-on-last-page", "the last page carries a nextCursor",
-             "next_cursor_present_exactly_when_has_more", WALK, response=on_pages(_cursor_on_last_page)),
+             "last_page_has_no_next_cursor", WALK, response=on_pages(_cursor_on_last_page), policy=STRICT),
     Mutation("oldest-first", "pages list the oldest case first", "page_is_newest_first", PAGES,
              response=on_pages(_oldest_first)),
+    Mutation("schema-breach-on-later-pages", "pages after the first carry a 300-character tool name",
+             "response_schema_conformance", WALK, response=_long_tool_on_later_pages),
     Mutation("cursor-not-bound-to-filters", "a cursor is taken with other include/kind filters",
              "cursor_is_bound_to_the_filters", ("cursor_is_bound_to_the_filters",), patch=patch_binding("filters")),
     Mutation("cursor-not-bound-to-caller", "a cursor is taken from another caller",
              "cursor_is_bound_to_the_caller", ("cursor_is_bound_to_the_caller",), patch=patch_binding("caller")),
     Mutation("tampered-cursor-accepted", "the cursor's signature is not verified", "tampered_cursor_is_bad_input",
-             ("tampered_cursor_is_bad_input",), patch=patch_open(_position_without_mac)),
+             ("tampered_cursor_is_bad_input",), patch=patch_open(_position_without_mac), policy=STRICT),
     Mutation("bad-cursor-500", "a cursor that does not verify crashes the handler (500)",
-             "junk_cursor_is_bad_input", ("junk_cursor_is_bad_input",), patch=patch_open(_crash)),
-    Mutation("missing-request-id", "errors lack X-Request-Id", "request_id_header_is_the_envelope_s",
-             ("invalid_parameters_are_bad_input",), response=on_errors("test-set", _drop_request_id)),
+             "status_code_conformance", ("junk_cursor_is_bad_input",), patch=patch_open(_crash)),
+    Mutation("missing-request-id", "errors lack X-Request-Id", "response_headers_conformance",
+             PROBES, response=on_errors("test-set", _drop_request_id)),
     Mutation("request-id-mismatch", "X-Request-Id differs from the envelope's requestId",
-             "request_id_header_is_the_envelope_s", ("invalid_parameters_are_bad_input",),
-             response=on_errors("test-set", _other_request_id)),
+             "request_id_header_is_the_envelope_s", PROBES, response=on_errors("test-set", _other_request_id)),
     Mutation("problem-json-errors", "errors answer with problem+json instead of the envelope",
-             "error_body_is_the_envelope", ("invalid_parameters_are_bad_input",),
-             response=on_errors("test-set", _problem_json)),
-    Mutation("auth-not-enforced", "a request without a token is served", "missing_token_is_401",
-             ("missing_token_is_401",), request=_no_auth_needed),
+             "content_type_conformance", PROBES, response=on_errors("test-set", _problem_json)),
+    Mutation("auth-not-enforced", "a request without a token is served", "missing_or_malformed_token_is_401",
+             ("missing_or_malformed_token_is_401",), request=_no_auth_needed),
+    Mutation("made-up-token-accepted", "any well-formed bearer token reads the project",
+             "made_up_token_is_refused", ("made_up_token_is_refused",), request=_any_token),
+    Mutation("expired-token-accepted", "expired and revoked tokens still read the project",
+             "expired_and_revoked_tokens_are_401", ("expired_and_revoked_tokens_are_401",), request=_any_token),
     Mutation("unknown-agent-empty-page", "an unknown agent gets a 200 empty page",
              "unknown_agent_is_agent_not_found", ("unknown_agent_is_agent_not_found",),
              response=on_errors("test-set", _unknown_agent_empty)),
@@ -415,23 +459,25 @@ MUTATIONS: list[Mutation] = [
              "updated_at_is_added_at_until_retired", PAGES, response=on_cases(_touch_updated_at)),
     Mutation("expert-missing-on-hand", "hand cases lose expert: true", "hand_cases_are_expert", WALK,
              response=on_cases(_drop_expert_on_hand)),
-    Mutation("item-ranks-from-one", "item ranks count from 1", "item_ranks_are_positions", WALK,
-             response=on_cases(_ranks_from_one)),
+    Mutation("item-ranks-repeated", "every item of a case has rank 0", "item_ranks_are_distinct_positions", WALK,
+             response=on_cases(_repeated_ranks)),
     Mutation("args-too-long", "shouldCall args exceed 4000 characters", "should_call_args_fit", PAGES,
              response=on_cases(_long_args)),
     Mutation("retired-before-added", "a retirement dated before the case was added", "retirement_is_consistent",
-             RETIRED, response=on_cases(_retired_before_added)),
-    Mutation("busy-without-retry-after", "a 503 database-busy lacks Retry-After", "busy_answer_has_retry_after",
-             ("busy_answer_has_retry_after",), response=on_errors("test-set", _drop_retry_after)),
+             RETIRED, response=on_cases(_retired_before_added), policy=STRICT),
+    Mutation("busy-without-retry-after", "a 503 database-busy lacks Retry-After", "busy_answer_says_when_to_retry",
+             ("busy_answer_says_when_to_retry",), response=on_errors("test-set", _drop_retry_after)),
     Mutation("v2-version-ignored", "the version parameter is ignored (always the latest)",
              "each_version_is_that_version", ("each_version_is_that_version",), api="gradient",
              request=rewrite_query(_drop_version)),
-    Mutation("v2-uint64-as-integer", "uint64 fields travel as JSON numbers", "uint64_fields_are_strings",
-             ("no_version_is_the_latest",), api="gradient", response=_uint64_as_integer),
-    Mutation("v2-no-ratelimit-headers", "responses lack the ratelimit-* headers", "ratelimit_headers_are_integers",
-             ("no_version_is_the_latest",), api="gradient", response=_no_ratelimit_headers),
-    Mutation("v2-v1-envelope", "/v2 errors use the test-set envelope", "error_body_is_digitalocean_s",
-             ("unknown_test_case_is_404",), api="gradient", response=on_errors("gradient", _v1_envelope_on_v2)),
+    Mutation("v2-uint64-as-integer", "uint64 fields travel as JSON numbers", "response_schema_conformance",
+             ("each_version_is_that_version",), api="gradient", response=_uint64_as_integer),
+    Mutation("v2-ratelimit-not-integer", "ratelimit-remaining is a word", "conforms_to_digitalocean_s_spec",
+             ("no_version_is_the_latest",), api="gradient", response=_ratelimit_not_integer, policy=LIVE),
+    Mutation("v2-v1-envelope", "/v2 errors use the test-set envelope", "conforms_to_digitalocean_s_spec",
+             ("unknown_test_case_is_404",), api="gradient", response=on_errors("gradient", _v1_envelope_on_v2),
+             policy=LIVE),
     Mutation("v2-unknown-is-400", "an unknown test case id is a 400, not a 404", "unknown_test_case_is_404",
-             ("unknown_test_case_is_404",), api="gradient", response=on_errors("gradient", _unknown_test_case_400)),
+             ("unknown_test_case_is_404",), api="gradient", response=on_errors("gradient", _unknown_test_case_400),
+             policy=LIVE),
 ]

@@ -1,5 +1,5 @@
-"""`evalmock contract` end to end: it passes our live server, keeps tokens out of every output, and exits
-with 3 for an unreachable target and 2 for a bad targets file or bad arguments."""
+"""`evalmock contract` end to end: it passes our live server, keeps tokens out of every output, and exits with
+4 when it checked too little to say, 3 for an unreachable target and 2 for a bad targets file or bad arguments."""
 
 from __future__ import annotations
 
@@ -10,9 +10,11 @@ from typing import Any
 import pytest
 
 from evalmock.cli import main
+from evalmock.contract.sources import Level
 from evalmock.contract.targets import Targets, dump_targets
+from evalmock.harness.checks import CHECKS
 
-from .conftest import MutableServer
+from .conftest import SECRET_TOKENS, MutableServer
 from .mutants import MUTATIONS
 from .serving import free_port
 
@@ -27,27 +29,32 @@ def test_contract_passes_against_the_live_server(live_server: Any, tmp_path: Pat
     out = capsys.readouterr().out
     assert code == 0, out
     assert "CONFORMS" in out
+    assert "0 warned" in out  # our mock keeps the inferred rules too
     suites = ET.parse(junit).getroot()
     assert {suite.get("name") for suite in suites} == {"test-set", "gradient"}
     assert all(suite.get("failures") == "0" for suite in suites)
     skipped = {case.get("name") for case in suites.iter("testcase") if case.find("skipped") is not None}
-    # The served targets state every fact, so no check may wait for one.
-    assert skipped == set(), skipped
+    # The served targets state every fact, so no check may wait for one; only the live rules are off.
+    live = {c.name for c in CHECKS if c.level is Level.LIVE}
+    assert skipped == live, skipped ^ live
     assert "walk_yields_every_case_once" in report.read_text()
 
 
-def test_semantic_checks_alone_pass_against_the_live_server(live_server: Any,
+def test_semantic_checks_alone_pass_against_the_live_server(live_server: Any, tmp_path: Path,
                                                             capsys: pytest.CaptureFixture[str]) -> None:
+    junit = tmp_path / "junit.xml"
     code = main(["contract", "--base-url", live_server.base_url, "--targets", str(live_server.targets_path),
-                 "--no-fuzz", "--api", "test-set", "--quiet"])
-    out = capsys.readouterr().out
-    assert code == 0, out
-    assert "positive_data_acceptance" not in out  # no Schemathesis run
+                 "--no-fuzz", "--api", "test-set", "--quiet", "--junit", str(junit)])
+    assert code == 0, capsys.readouterr().out
+    cases = {case.get("name"): case for case in ET.parse(junit).getroot().iter("testcase")}
+    # Schemathesis's own generation did not run, but its document checks judged every scenario response.
+    assert "Schemathesis did not run" in (cases["positive_data_acceptance"].find("skipped").get("message") or "")
+    assert cases["response_schema_conformance"].find("skipped") is None
 
 
 def test_the_token_never_appears_in_any_output(mutable_server: MutableServer, tmp_path: Path,
                                                capsys: pytest.CaptureFixture[str]) -> None:
-    token, second = "s3cret-Token-0123456789", "an0ther-S3cret-987654"
+    token, second = SECRET_TOKENS
     targets = tmp_path / "targets.toml"
     dump_targets(Targets(projects=mutable_server.targets.projects, test_cases=mutable_server.targets.test_cases,
                          sealed_cursors=True), targets)
@@ -104,3 +111,34 @@ def test_a_missing_targets_file_exits_2(tmp_path: Path) -> None:
 )
 def test_bad_arguments_exit_2(arguments: list[str]) -> None:
     assert main(["contract", *arguments, *FAST]) == 2
+
+
+def test_an_audit_without_token_or_targets_is_incomplete_not_a_pass(live_server: Any,
+                                                                    capsys: pytest.CaptureFixture[str]) -> None:
+    code = main(["contract", "--base-url", live_server.base_url, "--no-fuzz", "--quiet"])
+    out = capsys.readouterr().out
+    assert code == 4, out
+    assert "INCOMPLETE" in out and "every scenario check was skipped" in out and "--token" in out
+
+
+def test_strict_and_the_live_profile_pass_our_server(live_server: Any, capsys: pytest.CaptureFixture[str]) -> None:
+    code = main(["contract", "--base-url", live_server.base_url, "--targets", str(live_server.targets_path),
+                 "--strict", "--profile", "digitalocean-live", *FAST])
+    out = capsys.readouterr().out
+    assert code == 0, out
+    assert "0 off in this profile" in out
+
+
+def test_a_defect_of_an_inferred_rule_warns_by_default_and_fails_when_strict(mutable_server: MutableServer,
+                                                                            tmp_path: Path) -> None:
+    targets = tmp_path / "targets.toml"
+    dump_targets(mutable_server.targets, targets)
+    mutable_server.switch.mutation = next(m for m in MUTATIONS if m.name == "cursor-on-last-page")
+    try:
+        lenient = main(["contract", "--base-url", mutable_server.base_url, "--targets", str(targets), "--no-fuzz",
+                        "--api", "test-set", "--quiet"])
+        strict = main(["contract", "--base-url", mutable_server.base_url, "--targets", str(targets), "--no-fuzz",
+                       "--api", "test-set", "--quiet", "--strict"])
+    finally:
+        mutable_server.switch.mutation = None
+    assert (lenient, strict) == (0, 1)

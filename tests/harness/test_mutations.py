@@ -1,5 +1,8 @@
-"""The mutation suite: each realistic defect planted in our own server makes the harness fail, and the check
-that is meant to catch it is among the failures (docs/mutations.md maps each defect to its check)."""
+"""The mutation suite: each realistic defect planted in our own server makes the harness fail, and the check that
+is meant to catch it is among the failures, at its level (docs/mutations.md maps each defect to its check).
+
+A defect that breaks only an inferred rule is a warning by default and a failure with --strict; one that breaks a
+live rule is caught only in the live profile."""
 
 from __future__ import annotations
 
@@ -7,38 +10,45 @@ from pathlib import Path
 
 import pytest
 
+from evalmock.contract.sources import Level
 from evalmock.harness.audit import Audit, run_audit
 from evalmock.harness.checks import find_check
+from evalmock.harness.policy import LIVE_PROFILE, Policy
 from evalmock.harness.results import Results
 
 from .conftest import MutableServer
 from .mutants import MUTATIONS, Mutation
 
+EVERYTHING = Policy(strict=True, profile=LIVE_PROFILE)
 
-def lean_audit(server: MutableServer, api: str, scenarios: set[str] | tuple[str, ...]) -> Results:
+
+def lean_audit(server: MutableServer, api: str, scenarios: set[str] | tuple[str, ...], policy: Policy) -> Results:
     """Only the named scenario checks (each response they get still goes through every response check)."""
     audit = Audit(
         base_url=server.base_url, targets=server.targets, apis=(api,), token=server.targets.token,
-        second_token=server.targets.second_token, fuzz=False, only=frozenset(scenarios),
+        second_token=server.targets.second_token, fuzz=False, only=frozenset(scenarios), policy=policy,
     )
     return run_audit(audit)
 
 
-def test_every_mutation_names_registered_checks() -> None:
+def test_every_mutation_names_registered_checks_at_the_policy_its_level_needs() -> None:
     for mutation in MUTATIONS:
-        assert find_check(mutation.caught_by).api == mutation.api
+        check = find_check(mutation.caught_by, mutation.api)
+        assert mutation.policy.strict == (check.level is Level.INFERRED), mutation.name
+        assert mutation.policy.live == (check.level is Level.LIVE), mutation.name
         for name in mutation.scenarios:
-            assert find_check(name).kind == "scenario"
-    assert len(MUTATIONS) >= 25
+            assert find_check(name, mutation.api).kind == "scenario"
+    assert len(MUTATIONS) >= 35
     assert len({m.name for m in MUTATIONS}) == len(MUTATIONS)
 
 
 @pytest.mark.parametrize("api", ["test-set", "gradient"])
-def test_the_unmutated_server_passes_the_lean_audits(mutable_server: MutableServer, api: str) -> None:
+def test_the_unmutated_server_passes_the_lean_audits_even_strict_and_live(mutable_server: MutableServer,
+                                                                          api: str) -> None:
     scenarios = {name for m in MUTATIONS if m.api == api for name in m.scenarios}
-    results = lean_audit(mutable_server, api, scenarios)
-    assert results.conforms, [f"{f.check}: {f.message}" for f in results.failures]
-    ran = {row.check for row in results.rows() if row.source == "scenario" and row.passed}
+    results = lean_audit(mutable_server, api, scenarios, EVERYTHING)
+    assert results.conforms, [f"{f.check.name}: {f.title}" for f in results.failures + results.warnings]
+    ran = {t.check.name for t in results.rows() if t.check.kind == "scenario" and t.ran}
     assert ran == scenarios  # none skipped, so every mutation below is tested against a working scenario
 
 
@@ -50,25 +60,37 @@ def test_the_harness_catches_the_planted_defect(
         mutation.patch(monkeypatch, mutable_server.world)
     mutable_server.switch.mutation = mutation
     try:
-        results = lean_audit(mutable_server, mutation.api, mutation.scenarios)
+        results = lean_audit(mutable_server, mutation.api, mutation.scenarios, mutation.policy)
+        default = None if mutation.policy == Policy() else lean_audit(
+            mutable_server, mutation.api, mutation.scenarios, Policy())
     finally:
         mutable_server.switch.mutation = None
-    caught = {finding.check for finding in results.failures}
+    caught = {finding.check.name for finding in results.failures}
     assert mutation.caught_by in caught, f"{mutation.name} ({mutation.defect}) was caught only by {sorted(caught)}"
+    if default is not None and mutation.policy.strict:
+        # By default the same defect is a warning, not a failure.
+        assert mutation.caught_by in {f.check.name for f in default.warnings}
+        assert mutation.caught_by not in {f.check.name for f in default.failures}
+    if default is not None and mutation.policy.live:
+        assert mutation.caught_by not in {f.check.name for f in default.findings}
 
 
-# Defects that Schemathesis's own checks also see, on a lean run (two phases, three examples).
+def test_docs_map_every_mutation_to_its_check() -> None:
+    text = (Path(__file__).resolve().parents[2] / "docs" / "mutations.md").read_text(encoding="utf-8")
+    for mutation in MUTATIONS:
+        assert f"`{mutation.name}`" in text and f"`{mutation.caught_by}`" in text, mutation.name
+
+
+# Defects that Schemathesis's own phases also see, on a lean run (two phases, three examples, no scenario).
 SCHEMATHESIS_CATCHES = {
-    "v2-uint64-as-integer": {"response_schema_conformance"},
-    "problem-json-errors": {"content_type_conformance", "response_schema_conformance"},
-    "v2-no-ratelimit-headers": {"response_headers_conformance"},
+    "v2-uint64-as-integer": "response_schema_conformance",
+    "problem-json-errors": "content_type_conformance",
+    "made-up-token-accepted": "ignored_auth",
 }
 
 
 @pytest.mark.parametrize("name", sorted(SCHEMATHESIS_CATCHES))
-def test_schemathesis_catches_schema_level_defects(
-    mutable_server: MutableServer, name: str, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_schemathesis_catches_document_level_defects(mutable_server: MutableServer, name: str) -> None:
     mutation = next(m for m in MUTATIONS if m.name == name)
     audit = Audit(base_url=mutable_server.base_url, targets=mutable_server.targets, apis=(mutation.api,),
                   token=mutable_server.targets.token, max_examples=3, phases=("examples", "coverage"),
@@ -78,11 +100,5 @@ def test_schemathesis_catches_schema_level_defects(
         results = run_audit(audit)
     finally:
         mutable_server.switch.mutation = None
-    caught = {f.check for f in results.failures if f.source == "schemathesis"}
-    assert caught & SCHEMATHESIS_CATCHES[name], f"Schemathesis caught only {sorted(caught)}"
-
-
-def test_docs_map_every_mutation_to_its_check() -> None:
-    text = (Path(__file__).resolve().parents[2] / "docs" / "mutations.md").read_text(encoding="utf-8")
-    for mutation in MUTATIONS:
-        assert f"`{mutation.name}`" in text and f"`{mutation.caught_by}`" in text, mutation.name
+    caught = {f.check.name for f in results.failures if f.check.kind == "schemathesis"}
+    assert SCHEMATHESIS_CATCHES[name] in caught, f"Schemathesis caught only {sorted(caught)}"

@@ -1,4 +1,4 @@
-"""Redaction, curl commands and the report formats, on hand-made results."""
+"""Redaction, curl commands, findings grouped per rule and request shape, and the outputs that lead with failures."""
 
 from __future__ import annotations
 
@@ -7,16 +7,26 @@ import shlex
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
+from evalmock.harness.checks import find_check
+from evalmock.harness.policy import LIVE_PROFILE, Policy
 from evalmock.harness.redact import Redactor
-from evalmock.harness.report import print_summary, render_html, render_markdown, write_junit, write_report
-from evalmock.harness.results import FAILED, PASSED, SKIPPED, RequestRecord, Results
+from evalmock.harness.report import (
+    MAX_JUNIT_TEXT,
+    print_summary,
+    render_html,
+    render_markdown,
+    write_junit,
+    write_report,
+)
+from evalmock.harness.results import Example, RequestRecord, Results, Verdict, request_shape
 
-OP = "GET /v1/agents/{agentId}/test-set/cases"
+LIST = "/v1/agents/{agentId}/test-set/cases"
 
 
 def test_secrets_become_their_variables() -> None:
-    redactor = Redactor("tok-123", "tok-123-second")
+    redactor = Redactor("tok-123", "tok-123-second", "tok-old", "tok-gone")
     assert redactor.text("a tok-123 and tok-123-second") == "a $EVALMOCK_TOKEN and $EVALMOCK_SECOND_TOKEN"
+    assert redactor.text("tok-old tok-gone") == "$EVALMOCK_EXPIRED_TOKEN $EVALMOCK_REVOKED_TOKEN"
 
 
 def test_the_curl_command_expands_only_our_variables() -> None:
@@ -31,57 +41,117 @@ def test_the_curl_command_expands_only_our_variables() -> None:
     assert "User-Agent" not in curl
 
 
-def _results() -> Results:
-    results = Results()
-    results.record("test-set", OP, "page_is_newest_first", PASSED, source="response")
-    request = RequestRecord("GET", "http://h/v1/agents/a/test-set/cases?projectId=p", {}, 200, "<b>body</b>",
-                            "curl -sS -i 'http://h/v1/agents/a/test-set/cases?projectId=p'")
-    for _ in range(2):
-        results.record("test-set", OP, "hand_case_id_starts_with_case", FAILED, source="response",
-                       rule="a hand case's id starts `case-`", message="bad id\nexpected: case-…\nreceived: <x>",
-                       request=request)
-    results.record("test-set", OP, "default_limit_is_25", SKIPPED, source="scenario", rule="Default 25",
-                   message="the targets do not state active_cases")
+def request(case_id: str = "corr-1", limit: int = 25) -> RequestRecord:
+    url = f"http://h/v1/agents/a/test-set/cases?projectId=p&limit={limit}"
+    return RequestRecord("GET", url, {}, 200, f"curl -sS -i '{url}'")
+
+
+def results_with(breaking: int = 45) -> Results:
+    """A test-set audit where one defect breaks `breaking` responses (each a different case id)."""
+    results = Results(Policy(), ("test-set",))
+    results.passed(find_check("page_is_newest_first", "test-set"))
+    updated = find_check("updated_at_is_added_at_until_retired", "test-set")
+    shape = request_shape("GET", LIST, ["projectId", "limit"], 200)
+    for number in range(breaking):
+        message = (f"an active case's updatedAt differs from its addedAt (case 'corr-{number}')\n"
+                   f"expected: 2026-11-20T09:15:02Z\nreceived: 2030-01-01T00:00:00Z {'padding ' * 60}")
+        results.breach(updated, Example(message, request(f"corr-{number}"), f"/data/{number % 25}/updatedAt",
+                                        '"2030-01-01T00:00:00Z"'), shape=shape)
+    results.breach(find_check("last_page_has_no_next_cursor", "test-set"),
+                   Example("the last page carries a nextCursor", request(), "/nextCursor", '"abc"'), shape=shape)
+    results.skipped(find_check("default_limit_is_25", "test-set"), "the targets do not state active_cases")
     return results
 
 
-def test_failures_are_kept_once_with_a_repeat_count() -> None:
-    results = _results()
-    assert [f.repeats for f in results.failures] == [2]
-    assert [row.status for row in results.rows()] == [SKIPPED, FAILED, PASSED]
-    assert not results.conforms
+def test_many_breaking_responses_of_one_shape_are_one_finding_with_a_count() -> None:
+    [finding] = results_with(45).failures
+    assert finding.count == 45 and len(finding.examples) == 3
+    assert finding.examples[0].pointer == "/data/0/updatedAt" and finding.examples[0].value == '"2030-01-01T00:00:00Z"'
+    assert finding.shape == "GET /v1/agents/{agentId}/test-set/cases ?limit&projectId -> 200"
 
 
-def test_the_markdown_report_lists_rule_request_and_curl() -> None:
-    text = render_markdown(_results(), base_url="http://h")
-    assert "VIOLATIONS FOUND" in text and "| `hand_case_id_starts_with_case` |" in text
-    assert "Rule: a hand case's id starts `case-`" in text and "```sh\ncurl -sS -i" in text
-    assert "`default_limit_is_25` on" in text and "active_cases" in text
+def test_another_request_shape_is_another_finding() -> None:
+    results = results_with(2)
+    updated = find_check("updated_at_is_added_at_until_retired", "test-set")
+    results.breach(updated, Example("x"), shape=request_shape("GET", LIST, ["projectId", "cursor"], 200))
+    assert sorted(f.count for f in results.failures) == [1, 2]
+
+
+def test_an_inferred_rule_warns_by_default_and_fails_when_strict() -> None:
+    check = find_check("last_page_has_no_next_cursor", "test-set")
+    lenient, strict = Results(Policy(), ("test-set",)), Results(Policy(strict=True), ("test-set",))
+    assert lenient.breach(check, Example("x"), shape="s") == "warned"
+    assert strict.breach(check, Example("x"), shape="s") == "failed"
+    assert lenient.findings[0].outcome == "warned" and strict.findings[0].outcome == "failed"
+
+
+def test_a_live_rule_is_off_outside_the_live_profile() -> None:
+    check = find_check("no_version_is_the_latest", "gradient")
+    pages, live = Results(Policy(), ("gradient",)), Results(Policy(profile=LIVE_PROFILE), ("gradient",))
+    assert pages.breach(check, Example("x"), shape="s") is None and not pages.findings
+    assert live.breach(check, Example("x"), shape="s") == "failed"
+
+
+def test_the_junit_failure_body_stays_small_whatever_the_number_of_responses(tmp_path: Path) -> None:
+    path = tmp_path / "junit.xml"
+    write_junit(results_with(450), path, Redactor())
+    failure = ET.parse(path).getroot().find("testsuite/testcase[@name='updated_at_is_added_at_until_retired']/failure")
+    assert failure is not None and len(failure.text or "") <= MAX_JUNIT_TEXT
+    assert "450 response(s)" in (failure.text or "") and "/data/0/updatedAt" in (failure.text or "")
+    assert "reproduce: curl" in (failure.text or "")
+
+
+def test_junit_names_levels_skips_and_passes_warnings_with_their_text(tmp_path: Path) -> None:
+    path = tmp_path / "junit.xml"
+    write_junit(results_with(1), path, Redactor())
+    suite = ET.parse(path).getroot().find("testsuite")
+    assert suite is not None and suite.get("failures") == "1"
+    warned = suite.find("testcase[@name='last_page_has_no_next_cursor']")
+    assert warned is not None and warned.find("failure") is None
+    assert "warning:" in (warned.findtext("system-out") or "")
+    level = suite.find("testcase[@name='page_is_newest_first']/properties/property[@name='level']")
+    assert level is not None and level.get("value") == "page"
+    assert suite.find("testcase[@name='default_limit_is_25']/skipped") is not None
+    assert all(case.get("classname", "").startswith("test-set.") for case in suite.iter("testcase"))
+
+
+def test_the_report_leads_with_failures_then_warnings_then_what_was_not_checked_then_passes() -> None:
+    for text in (render_markdown(results_with(3), base_url="http://h"), render_html(results_with(3), base_url="http://h")):
+        order = [text.index(heading) for heading in ("Failures (1)", "Warnings (1)", "Not checked", "Passed")]
+        assert order == sorted(order)
+        assert text.index("test-set: failed") < order[0]  # a summary line per API at the top
+        assert "updated_at_is_added_at_until_retired" in text and "When the case last changed" in text
+
+
+def test_the_report_says_why_an_audit_is_incomplete() -> None:
+    results = Results(Policy(), ("test-set",))
+    results.selected["test-set"] = {"walk_yields_every_case_once"}
+    results.skipped(find_check("walk_yields_every_case_once", "test-set"), "no token: pass --token")
+    assert results.verdict is Verdict.INCOMPLETE
+    text = render_markdown(results, base_url="http://h")
+    assert "INCOMPLETE" in text and "no page rule was checked" in text and "pass --token" in text
 
 
 def test_the_html_report_escapes_what_it_quotes() -> None:
-    text = render_html(_results(), base_url="http://h")
-    assert "&lt;b&gt;body&lt;/b&gt;" in text and "<b>body</b>" not in text
-
-
-def test_junit_has_a_testcase_per_check(tmp_path: Path) -> None:
-    path = tmp_path / "junit.xml"
-    write_junit(_results(), path, Redactor())
-    suite = ET.parse(path).getroot().find("testsuite")
-    assert suite is not None and suite.get("failures") == "1" and suite.get("skipped") == "1"
-    failure = suite.find("testcase[@name='hand_case_id_starts_with_case']/failure")
-    assert failure is not None and "curl -sS -i" in (failure.text or "")
+    results = results_with(1)
+    check = find_check("hand_case_id_starts_with_case", "test-set")
+    results.breach(check, Example("bad id <b>x</b>", request()), shape="s")
+    text = render_html(results, base_url="http://h")
+    assert "&lt;b&gt;x&lt;/b&gt;" in text and "<b>x</b>" not in text
 
 
 def test_the_report_format_follows_the_suffix(tmp_path: Path) -> None:
-    write_report(_results(), tmp_path / "r.html", base_url="http://h", redactor=Redactor())
-    write_report(_results(), tmp_path / "r.md", base_url="http://h", redactor=Redactor())
+    write_report(results_with(1), tmp_path / "r.html", base_url="http://h", redactor=Redactor())
+    write_report(results_with(1), tmp_path / "r.md", base_url="http://h", redactor=Redactor())
     assert (tmp_path / "r.html").read_text().startswith("<!doctype html>")
     assert (tmp_path / "r.md").read_text().startswith("# evalmock contract report")
 
 
-def test_the_summary_prints_each_check_and_the_verdict() -> None:
+def test_the_summary_prints_each_check_its_level_and_the_verdict() -> None:
     stream = io.StringIO()
-    print_summary(_results(), Redactor(), stream)
+    print_summary(results_with(2), Redactor(), stream)
     text = stream.getvalue()
-    assert "hand_case_id_starts_with_case" in text and "VIOLATIONS FOUND: 1 checks passed, 1 failed" in text
+    assert "updated_at_is_added_at_until_retired" in text and "inferred" in text
+    assert "FAILED updated_at_is_added_at_until_retired [page] (2×" in text
+    assert "WARNING last_page_has_no_next_cursor [inferred]" in text
+    assert "VIOLATIONS: 1 checks failed, 1 warned" in text

@@ -5,12 +5,14 @@ from __future__ import annotations
 import httpx
 import pytest
 
+from evalmock.contract.targets import ProjectTarget, Targets, TestCaseTarget
 from evalmock.harness.audit import run_scenario_check
 from evalmock.harness.checks import find_check
+from evalmock.harness.policy import FAILED, LIVE_PROFILE, PASSED, SKIPPED, Policy
 from evalmock.harness.redact import Redactor
-from evalmock.harness.results import FAILED, PASSED, SKIPPED, Results
+from evalmock.harness.response_judge import ResponseJudge
+from evalmock.harness.results import Results
 from evalmock.harness.scenario import Scenario
-from evalmock.contract.targets import ProjectTarget, Targets, TestCaseTarget
 
 PROJECT = ProjectTarget("acme.drafting", "2489e9ad-2ee2-8e00-8ec9-32d5f69181c0")
 
@@ -21,13 +23,14 @@ def _refuse(request: httpx.Request) -> httpx.Response:
 
 def outcome(check: str, targets: Targets, *, token: str | None = "demo-user", second: str | None = None,
             handler=_refuse) -> tuple[str, str]:
-    results = Results()
+    found = find_check(check)
+    results = Results(Policy(profile=LIVE_PROFILE), (found.api,))
     with httpx.Client(base_url="http://target.invalid", transport=httpx.MockTransport(handler)) as client:
         scenario = Scenario(client, targets, token=token, second_token=second)
-        run_scenario_check(find_check(check), scenario, "op", results, Redactor(token))
-    ((_, counts),) = results.counts.items()
-    status = next(s for s in (PASSED, FAILED, SKIPPED) if counts[s])
-    return status, (results.findings[0].message if results.findings else "")
+        run_scenario_check(found, scenario, ResponseJudge(found.api, results, Redactor(token)))
+    tally = results.tally(found)
+    status = next(s for s in (PASSED, FAILED, SKIPPED) if getattr(tally, s))
+    return status, (results.findings[0].examples[0].message if results.findings else "")
 
 
 @pytest.mark.parametrize(
@@ -40,6 +43,8 @@ def outcome(check: str, targets: Targets, *, token: str | None = "demo-user", se
         ("tampered_cursor_is_bad_input", Targets(projects=(PROJECT,)), "sealed_cursors"),
         ("cursor_is_bound_to_the_filters", Targets(projects=(PROJECT,)), "sealed_cursors"),
         ("cursor_is_bound_to_the_list", Targets(projects=(PROJECT,)), "sealed_cursors"),
+        ("cursor_is_bound_to_the_list", Targets(projects=(PROJECT,), sealed_cursors=True), "one project"),
+        ("expired_and_revoked_tokens_are_401", Targets(projects=(PROJECT,)), "expired_token"),
         ("cursor_is_bound_to_the_caller", Targets(projects=(PROJECT,), sealed_cursors=True), "second-token"),
         ("each_version_is_that_version", Targets(), "[[gradient.test_cases]]"),
         ("no_version_is_the_latest", Targets(test_cases=(TestCaseTarget("u"),)), "versions"),
@@ -56,11 +61,33 @@ def test_no_token_skips_with_the_reason() -> None:
     assert (status, "--token" in message) == (SKIPPED, True)
 
 
+def test_checks_that_send_no_token_of_their_own_run_without_one() -> None:
+    def refused(request: httpx.Request) -> httpx.Response:
+        rid = "r-1"
+        return httpx.Response(401, json={"error": {"code": "unauthorized", "message": "No.", "requestId": rid}},
+                              headers={"X-Request-Id": rid})
+
+    for check in ("missing_or_malformed_token_is_401", "made_up_token_is_refused"):
+        status, _ = outcome(check, Targets(projects=(PROJECT,)), token=None, handler=refused)
+        assert status == PASSED, check
+
+
+def test_a_second_caller_who_cannot_read_the_project_skips_the_binding_check() -> None:
+    def answer(request: httpx.Request) -> httpx.Response:
+        if request.headers.get("authorization") == "Bearer other":
+            return httpx.Response(401, json={"error": {"code": "x", "message": "No.", "requestId": "r"}})
+        return httpx.Response(200, json={"data": [], "hasMore": False})
+
+    status, message = outcome("cursor_is_bound_to_the_caller", Targets(projects=(PROJECT,), sealed_cursors=True),
+                              second="other", handler=answer)
+    assert status == SKIPPED and "second caller cannot read" in message
+
+
 def test_an_unhonoured_prefer_skips_the_busy_scenario() -> None:
     def ok(request: httpx.Request) -> httpx.Response:
         return httpx.Response(200, json={"data": [], "hasMore": False})
 
-    status, message = outcome("busy_answer_has_retry_after", Targets(projects=(PROJECT,)), handler=ok)
+    status, message = outcome("busy_answer_says_when_to_retry", Targets(projects=(PROJECT,)), handler=ok)
     assert status == SKIPPED and "Prefer" in message
 
 

@@ -102,7 +102,9 @@ def targets_from_dict(raw: Any, source: str = "targets") -> Targets:
             raise TargetsError(f"{source}: auth.{key} must be a string")
     unknown = set(auth) - set(AUTH_KEYS)
     if unknown:
-        raise TargetsError(f"{source}: unknown [auth] key(s) {', '.join(sorted(unknown))}; known: {', '.join(AUTH_KEYS)}")
+        raise TargetsError(
+            f"{source}: unknown [auth] key(s) {', '.join(sorted(unknown))}; known: {', '.join(AUTH_KEYS)}"
+        )
     known = {"auth", "test_set", "gradient"}
     return Targets(
         projects=projects,

@@ -61,3 +61,12 @@ def show(value: Any) -> str:
     except (TypeError, ValueError):
         text = repr(value)
     return text if len(text) <= 600 else text[:600] + "…"
+
+
+def as_json(value: Any, limit: int = 300) -> str:
+    """A value as JSON text (so that "12345" and 12345 read differently), shortened to `limit` characters."""
+    try:
+        text = json.dumps(value, ensure_ascii=False, sort_keys=True, default=str)
+    except (TypeError, ValueError):
+        text = repr(value)
+    return text if len(text) <= limit else text[: limit - 1] + "…"

@@ -23,8 +23,8 @@ MAX_EXAMPLE_TEXT = 700
 
 def headline(results: Results) -> str:
     counts = results.counts()
-    return (f"{results.verdict.name}: {counts[FAILED]} checks failed, {counts[WARNED]} warned, {counts[PASSED]} passed, "
-            f"{counts[SKIPPED]} skipped, {counts[OFF]} off in this profile")
+    return (f"{results.verdict.name}: {counts[FAILED]} checks failed, {counts[WARNED]} warned, "
+            f"{counts[PASSED]} passed, {counts[SKIPPED]} skipped, {counts[OFF]} off in this profile")
 
 
 def api_line(results: Results, api: str) -> str:
@@ -72,6 +72,17 @@ def print_summary(results: Results, redactor: Redactor, stream: TextIO) -> None:
     for note in results.notes:
         console.print(f"note: {redactor.text(note)}", markup=False)
     console.print(f"{headline(results)} ({policy_line(results)})", markup=False)
+
+
+def summary_text(results: Results) -> str:
+    """The verdict in a few plain lines: headline, each API, why incomplete, and each failure and warning."""
+    lines = [headline(results), *(api_line(results, api) for api in results.apis)]
+    lines += [f"incomplete: {reason}" for reason in results.incomplete_reasons()]
+    for finding in [*results.failures, *results.warnings]:
+        word = "FAILED" if finding.outcome == FAILED else "WARNING"
+        lines.append(f"{word} {finding.check.name} [{finding.check.level}] ({finding.count}× {finding.shape}): "
+                     f"{finding.title}")
+    return "\n".join(lines)
 
 
 # -- one finding as text ------------------------------------------------------------------------------------

@@ -12,7 +12,7 @@ from evalmock.harness.checks.registry import Check, response_checks
 from evalmock.harness.document_checks import DocumentJudge
 from evalmock.harness.exchange import Exchange
 from evalmock.harness.operations import operation
-from evalmock.harness.outcomes import Violation, show
+from evalmock.harness.outcomes import Violation, as_json
 from evalmock.harness.redact import Redactor
 from evalmock.harness.results import Example, RequestRecord, Results, request_shape
 
@@ -86,7 +86,7 @@ def request_record(exchange: Exchange | None, redactor: Redactor) -> RequestReco
 
 
 def violation_example(violation: Violation, request: RequestRecord | None) -> Example:
-    value = None if violation.pointer is None else show(violation.value)
+    value = None if violation.pointer is None else as_json(violation.value)
     return Example(violation.render(), request, violation.pointer, value)
 
 
@@ -99,5 +99,5 @@ def failure_example(failure: Any, request: RequestRecord | None, redactor: Redac
     path = getattr(failure, "instance_path", None)
     if isinstance(path, Iterable) and not isinstance(path, str):
         pointer = "".join("/" + str(part).replace("~", "~0").replace("/", "~1") for part in path)
-        value = show(getattr(failure, "instance", None))
+        value = as_json(getattr(failure, "instance", None))
     return Example(redactor.text(f"{title}\n{message}".strip()), request, pointer, value)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -14,6 +15,9 @@ from evalmock.harness.operations import operation
 from evalmock.harness.outcomes import Skip, Violation
 
 DEFAULT_TOKEN: Any = object()  # use the audit's main token
+# A documented 503 database-busy says, in Retry-After, when to try again: a scenario does, a few times, briefly.
+BUSY_RETRIES = 3
+MAX_BUSY_WAIT_SECONDS = 5
 MAX_WALK_CASES = 2000  # a walk stops after this many cases; comparisons then use the prefixes
 
 ExchangeObserver = Callable[[str, Exchange], None]
@@ -47,12 +51,14 @@ class Scenario:
         token: str | None,
         second_token: str | None = None,
         observe: ExchangeObserver | None = None,
+        sleep: Callable[[float], None] = time.sleep,
     ) -> None:
         self.client = client
         self.targets = targets
         self.token = token
         self.second_token = second_token
         self.observe = observe
+        self.sleep = sleep
         self.last: Exchange | None = None
         self._walks: dict[tuple[Any, ...], Walk] = {}
 
@@ -71,12 +77,17 @@ class Scenario:
         if bearer is not None and "Authorization" not in sent:
             sent["Authorization"] = f"Bearer {bearer}"
         query = {k: v for k, v in (params or {}).items() if v is not None}
-        response = self.client.get(path, params=query, headers=sent)
-        exchange = exchange_from_httpx(response)
-        self.last = exchange
-        if self.observe is not None:
-            self.observe(api, exchange)
-        return exchange
+        for attempt in range(BUSY_RETRIES + 1):
+            exchange = exchange_from_httpx(self.client.get(path, params=query, headers=sent))
+            self.last = exchange
+            if self.observe is not None:
+                self.observe(api, exchange)
+            wait = _busy_wait(exchange)
+            # A request that asks for a 503 (Prefer: code=503) takes it as its answer.
+            if wait is None or attempt == BUSY_RETRIES or "prefer" in {k.lower() for k in sent}:
+                return exchange
+            self.sleep(wait)
+        raise AssertionError("not reached")
 
     def require_token(self) -> str:
         if not self.token:
@@ -174,3 +185,11 @@ def expect_page(exchange: Exchange) -> dict[str, Any]:
         raise Violation("a 200 page is not an object with a data array", expected="{data: [...], hasMore}",
                         received=body, exchange=exchange)
     return body
+
+
+def _busy_wait(exchange: Exchange) -> float | None:
+    """Seconds to wait before trying again after a 503 that says when (whole seconds, not too long), else None."""
+    value = (exchange.header("retry-after") or "").strip()
+    if exchange.status != 503 or not value.isdigit() or int(value) > MAX_BUSY_WAIT_SECONDS:
+        return None
+    return float(value)

@@ -31,8 +31,11 @@ def missing_or_malformed_token_is_401(s: Scenario) -> None:
         expect_error(s.list_cases(project, **attempt), 401, None, f"{what} was not refused with 401")
 
 
-@scenario_check("test-set", page(_NEEDS_READ, reading="A token no one issued grants nothing, so it cannot read the "
-                                                        "project. Which error it gets is the document checks' business."))
+@scenario_check("test-set", page(
+    _NEEDS_READ,
+    reading="A token no one issued grants nothing, so it cannot read the project. Which error it gets is the "
+            "document checks' business.",
+))
 def made_up_token_is_refused(s: Scenario) -> None:
     """A well-formed bearer token that no one issued gets an error (4xx), never the project's cases."""
     project = s.project(token=False)

@@ -26,7 +26,8 @@ _NO_SERVER_ERRORS = inferred(
 )
 _TEST_SET_ANSWERS = (
     on_test_set_page(49, "Page of cases."),
-    on_test_set_page(252, "projectId is missing or not a project id (a UUID), or include or kind names something else."),
+    on_test_set_page(252, "projectId is missing or not a project id (a UUID), or include or kind names something "
+                          "else."),
     on_test_set_page(292, "Missing / malformed / expired / revoked bearer token."),
     on_test_set_page(332, "agent-not-found."),
     on_test_set_page(372, "The database was too busy to answer in time (database-busy); Retry-After (whole seconds) "

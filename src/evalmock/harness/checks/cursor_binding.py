@@ -102,12 +102,12 @@ def cursor_is_bound_to_the_list(s: Scenario) -> None:
     """A sealed cursor reused for another project, or another agent, gets 400 bad-input."""
     _require_sealed(s)
     project = s.project()
-    cursor = _first_cursor(s, project)
     # Only lists the targets know exist: for a project that is not the agent's, an empty page without looking at
     # the cursor is also an answer the page allows.
     others = [p for p in s.targets.projects if p.project_id.lower() != project.project_id.lower()]
     if not others:
         raise Skip("the targets name one project only; a second list is needed to reuse a cursor on")
+    cursor = _first_cursor(s, project)
     same_agent = next((p for p in others if p.agent_id == project.agent_id), None)
     if same_agent is not None:
         _refused(s.list_cases(same_agent, limit=1, cursor=cursor), "a cursor reused for another project")

@@ -1,13 +1,11 @@
-"""Targets files: the shipped example matches the default world, files round-trip, and tokens resolve in order."""
+"""Targets files: the shipped example matches the default world, files round-trip, bad shapes are refused."""
 
 from __future__ import annotations
 
-import argparse
 from pathlib import Path
 
 import pytest
 
-from evalmock.harness.contract_command import resolve_tokens
 from evalmock.contract.targets import (
     ProjectTarget,
     Targets,
@@ -25,6 +23,7 @@ def test_the_example_targets_match_the_default_world() -> None:
     targets = load_targets(fixtures_dir() / "targets.example.toml")
     world = World()
     assert targets.token == "demo-user" and targets.second_token == "demo-other" and targets.sealed_cursors
+    assert (targets.expired_token, targets.revoked_token) == ("demo-expired", "demo-revoked")
     facts = {(f.agent_id, f.project_id): f for f in world.project_facts()}
     assert {(p.agent_id, p.project_id) for p in targets.projects} == set(facts)
     for project in targets.projects:
@@ -42,7 +41,7 @@ def test_targets_round_trip(tmp_path: Path, suffix: str) -> None:
         projects=(ProjectTarget("acme.drafting", "2489e9ad-2ee2-8e00-8ec9-32d5f69181c0", has_retired=True,
                                 active_cases=30),),
         test_cases=(TestCaseTarget("123e4567-e89b-12d3-a456-426614174000", (1, 2)),),
-        token="t", second_token="u", sealed_cursors=True,
+        token="t", second_token="u", expired_token="x", revoked_token="r", sealed_cursors=True,
     )
     path = tmp_path / f"targets{suffix}"
     dump_targets(targets, path)
@@ -56,25 +55,10 @@ def test_targets_round_trip(tmp_path: Path, suffix: str) -> None:
         ({"test_set": {"projects": [{"agent_id": "a", "project_id": "p", "active_cases": True}]}}, "active_cases"),
         ({"gradient": {"test_cases": [{"uuid": "u", "versions": ["1"]}]}}, "versions"),
         ({"auth": {"token": 42}}, "auth.token"),
+        ({"auth": {"tokne": "t"}}, "unknown \\[auth\\] key"),
         ({"test_set": {"projects": [{"agent_id": "a"}]}}, "project_id"),
     ],
 )
 def test_targets_of_the_wrong_shape_are_refused(raw: dict, words: str) -> None:
     with pytest.raises(TargetsError, match=words):
         targets_from_dict(raw)
-
-
-def _args(token: str | None = None, second: str | None = None) -> argparse.Namespace:
-    return argparse.Namespace(token=token, second_token=second)
-
-
-def test_the_command_line_token_wins(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("EVALMOCK_TOKEN", "from-env")
-    monkeypatch.setenv("EVALMOCK_SECOND_TOKEN", "second-from-env")
-    targets = Targets(token="from-file", second_token="second-from-file")
-    assert resolve_tokens(_args("from-flag", "second-from-flag"), targets) == ("from-flag", "second-from-flag")
-    assert resolve_tokens(_args(), targets) == ("from-env", "second-from-env")
-    monkeypatch.delenv("EVALMOCK_TOKEN")
-    monkeypatch.delenv("EVALMOCK_SECOND_TOKEN")
-    assert resolve_tokens(_args(), targets) == ("from-file", "second-from-file")
-    assert resolve_tokens(_args(), Targets()) == (None, None)

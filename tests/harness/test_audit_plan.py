@@ -1,0 +1,66 @@
+"""Planning an audit from options, as the command line, the pytest plugin and `audit_url` all do: the targets file
+read, tokens taken from the option, else the environment, else the targets' [auth]; bad options refused."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from evalmock.contract.targets import Targets, dump_targets
+from evalmock.harness.audit import EXIT_UNREACHABLE, EXIT_USAGE, AuditError, audit_url, plan_audit
+from evalmock.harness.policy import LIVE_PROFILE
+
+from .serving import free_port
+
+URL = "http://127.0.0.1:8080"
+
+
+def test_the_option_wins_then_the_environment_then_the_targets(monkeypatch: pytest.MonkeyPatch,
+                                                               tmp_path: Path) -> None:
+    path = tmp_path / "targets.toml"
+    dump_targets(Targets(token="from-file", second_token="second-from-file"), path)
+    monkeypatch.setenv("EVALMOCK_TOKEN", "from-env")
+    monkeypatch.setenv("EVALMOCK_SECOND_TOKEN", "second-from-env")
+    flagged = plan_audit(URL, targets=path, token="from-flag", second_token="second-from-flag")
+    assert (flagged.token, flagged.second_token) == ("from-flag", "second-from-flag")
+    environment = plan_audit(URL, targets=path)
+    assert (environment.token, environment.second_token) == ("from-env", "second-from-env")
+    monkeypatch.delenv("EVALMOCK_TOKEN")
+    monkeypatch.delenv("EVALMOCK_SECOND_TOKEN")
+    from_file = plan_audit(URL, targets=path)
+    assert (from_file.token, from_file.second_token) == ("from-file", "second-from-file")
+    assert plan_audit(URL).token is None
+
+
+def test_the_policy_comes_from_the_options() -> None:
+    audit = plan_audit(URL + "/", strict=True, profile=LIVE_PROFILE)
+    assert audit.policy.strict and audit.policy.live and audit.base_url == URL
+
+
+@pytest.mark.parametrize(
+    ("options", "words"),
+    [
+        ({"base_url": "ftp://example.com"}, "http"),
+        ({"base_url": URL + "?x=1"}, "query"),
+        ({"base_url": URL, "profile": "prod"}, "unknown profile"),
+    ],
+)
+def test_bad_options_are_usage_errors(options: dict, words: str) -> None:
+    with pytest.raises(AuditError, match=words) as caught:
+        plan_audit(**options)
+    assert caught.value.exit_code == EXIT_USAGE
+
+
+def test_a_bad_targets_file_is_a_usage_error(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.toml"
+    bad.write_text("[auth\n")
+    with pytest.raises(AuditError, match=r"bad\.toml") as caught:
+        plan_audit(URL, targets=bad)
+    assert caught.value.exit_code == EXIT_USAGE
+
+
+def test_audit_url_says_when_the_target_is_unreachable() -> None:
+    with pytest.raises(AuditError, match="unreachable") as caught:
+        audit_url(f"http://127.0.0.1:{free_port()}")
+    assert caught.value.exit_code == EXIT_UNREACHABLE

@@ -1,0 +1,89 @@
+"""Every response the audit sees is judged against the document (schema, status, headers, content type) with
+Schemathesis's own checks, each outcome counted for its rule at that rule's level."""
+
+from __future__ import annotations
+
+import json
+
+from evalmock.harness.checks.builtins import LIVE_SPEC
+from evalmock.harness.document_checks import DocumentJudge
+from evalmock.harness.exchange import Exchange
+from evalmock.harness.policy import FAILED, LIVE_PROFILE, Policy
+from evalmock.harness.redact import Redactor
+from evalmock.harness.response_judge import ResponseJudge
+from evalmock.harness.results import Results
+
+from .builders import error, gradient_error, hand_case, page
+
+PAGES = Policy()
+
+
+def judged(api: str, exchange: Exchange, policy: Policy = PAGES) -> Results:
+    results = Results(policy, (api,))
+    ResponseJudge(api, results, Redactor(), DocumentJudge(api, policy)).judge(exchange)
+    return results
+
+
+def test_a_later_page_breaking_the_schema_fails_with_the_pointer_and_value() -> None:
+    later = page([hand_case(), hand_case(id="case-2", expect={"decisions": {
+        "verdict": "wrong", "shouldCall": [{"tool": "t" * 300, "args": {}}]}})], cursor="opaque-cursor")
+    results = judged("test-set", later)
+    [finding] = [f for f in results.failures if f.check.name == "response_schema_conformance"]
+    assert finding.code == "ST108" and finding.check.level.value == "page"
+    assert finding.examples[0].pointer == "/data/1/expect/decisions/shouldCall/0/tool"
+    assert finding.examples[0].value is not None and finding.examples[0].value.startswith('"ttt')
+    assert "cursor" in finding.shape
+
+
+def test_a_conforming_page_passes_every_document_check() -> None:
+    results = judged("test-set", page())
+    assert not results.failures
+    passed = {t.check.name for t in results.rows() if t.passed}
+    assert {"status_code_conformance", "content_type_conformance", "response_schema_conformance",
+            "response_headers_conformance", "not_a_server_error"} <= passed
+
+
+def test_an_error_without_x_request_id_breaks_the_documents_header_rule() -> None:
+    results = judged("test-set", error(400, "bad-input", header=None))
+    assert {f.check.name for f in results.failures} == {"response_headers_conformance"}
+
+
+def test_an_undocumented_status_on_the_test_set_api_fails() -> None:
+    results = judged("test-set", error(418, "teapot"))
+    assert "status_code_conformance" in {f.check.name for f in results.failures}
+
+
+def test_digitaloceans_error_bodies_are_not_judged_by_the_pages() -> None:
+    problem = gradient_error(404, {"type": "about:blank", "title": "Not Found"}, headers={},
+                             content_type="application/problem+json")
+    assert not judged("gradient", problem).failures
+
+
+def test_digitaloceans_error_bodies_are_judged_against_its_spec_in_the_live_profile() -> None:
+    problem = gradient_error(404, {"type": "about:blank", "title": "Not Found"}, headers={},
+                             content_type="application/problem+json")
+    results = judged("gradient", problem, Policy(profile=LIVE_PROFILE))
+    assert {f.check for f in results.failures} == {LIVE_SPEC}
+    assert all(f.outcome == FAILED for f in results.failures)
+
+
+def test_non_integer_ratelimit_headers_break_the_live_spec_only_in_the_live_profile() -> None:
+    answer = gradient_error(404, headers={"ratelimit-limit": "lots"})
+    assert not judged("gradient", answer).failures
+    assert {f.check for f in judged("gradient", answer, Policy(profile=LIVE_PROFILE)).failures} == {LIVE_SPEC}
+
+
+def test_a_request_of_another_path_is_not_the_documents_business() -> None:
+    other = Exchange("GET", "http://127.0.0.1:8080/v1/health", 404, {"content-type": "text/plain"}, b"nope")
+    assert DocumentJudge("test-set", Policy()).judge(other) is None
+
+
+def test_uint64_fields_as_numbers_break_the_page_schema() -> None:
+    from .builders import evaluation_answer, gradient_test_case
+
+    bad = evaluation_answer(gradient_test_case(created_by_user_id=12345))
+    results = judged("gradient", bad)
+    [finding] = results.failures
+    assert finding.check.name == "response_schema_conformance"
+    assert finding.examples[0].pointer == "/evaluation_test_case/created_by_user_id"
+    assert json.loads(finding.examples[0].value or "null") == 12345

@@ -1,0 +1,92 @@
+"""How Schemathesis is driven and judged: which checks run under which policy, the statuses the pages allow, and
+which rule (at which level) each of its outcomes counts for."""
+
+from __future__ import annotations
+
+import pytest
+import schemathesis
+
+from evalmock.contract.sources import Level
+from evalmock.harness.attribution import attribute, broken_parameters
+from evalmock.harness.checks import find_check
+from evalmock.harness.checks.builtins import LIVE_SPEC
+from evalmock.harness.policy import LIVE_PROFILE, Policy
+from evalmock.harness.schemathesis_config import config_dict
+
+PAGES, LIVE = Policy(), Policy(profile=LIVE_PROFILE)
+PROJECT = "2489e9ad-2ee2-8e00-8ec9-32d5f69181c0"
+
+
+def enabled(api: str, policy: Policy) -> dict[str, dict]:
+    checks = config_dict(api, policy, seed=42, max_examples=5)["checks"]
+    assert checks["enabled"] is False  # everything not named is off
+    return {name: value for name, value in checks.items() if isinstance(value, dict)}
+
+
+def test_a_made_up_cursor_refused_with_400_is_acceptable_positive_data() -> None:
+    assert "400" in enabled("test-set", PAGES)["positive_data_acceptance"]["expected-statuses"]
+
+
+def test_negative_data_must_get_what_the_pages_say() -> None:
+    assert enabled("test-set", PAGES)["negative_data_rejection"]["expected-statuses"] == ["400", "401"]
+    assert enabled("gradient", PAGES)["negative_data_rejection"]["expected-statuses"] == ["4xx"]
+
+
+def test_the_documented_503_is_not_a_server_error_on_the_test_set_api() -> None:
+    assert "503" in enabled("test-set", PAGES)["not_a_server_error"]["expected-statuses"]
+
+
+def test_made_up_tokens_are_probed_on_the_test_set_api() -> None:
+    assert "ignored_auth" in enabled("test-set", PAGES)
+
+
+def test_live_rules_run_only_in_the_live_profile() -> None:
+    for name in ("ignored_auth", "positive_data_acceptance", "response_headers_conformance"):
+        assert name not in enabled("gradient", PAGES)
+        assert name in enabled("gradient", LIVE)
+
+
+def test_checks_with_nothing_to_act_on_do_not_run() -> None:
+    for api in ("test-set", "gradient"):
+        for policy in (PAGES, LIVE):
+            assert not {"use_after_free", "ensure_resource_availability", "object_level_authorization",
+                        "missing_required_header"} & set(enabled(api, policy))
+
+
+@pytest.mark.parametrize("policy", [PAGES, LIVE])
+def test_the_configuration_is_valid_for_schemathesis(policy: Policy) -> None:
+    for api in ("test-set", "gradient"):
+        schemathesis.Config.from_dict(config_dict(api, policy, seed=1, max_examples=3, phases=("examples",)))
+
+
+def test_a_negative_request_breaking_a_page_parameter_counts_for_the_page_rule() -> None:
+    check = attribute("test-set", "negative_data_rejection", status=200, query={"projectId": "nope"})
+    assert check is find_check("negative_data_rejection", "test-set") and check.level is Level.PAGE
+    missing = attribute("test-set", "negative_data_rejection", status=200, query={"limit": 5})
+    assert missing is check  # projectId left out
+
+
+def test_a_negative_request_breaking_only_limit_counts_for_the_inferred_limit_rule() -> None:
+    check = attribute("test-set", "negative_data_rejection", status=200, query={"projectId": PROJECT, "limit": 0})
+    assert check is not None and check.name == "limit_outside_its_bounds_is_bad_input"
+    assert check.level is Level.INFERRED
+
+
+def test_a_negative_request_breaking_no_stated_rule_is_not_judged() -> None:
+    unknown = {"projectId": PROJECT, "x-schemathesis-unknown-property": "1"}
+    assert attribute("test-set", "negative_data_rejection", status=200, query=unknown) is None
+    repeated = {"projectId": [PROJECT, PROJECT]}
+    assert attribute("test-set", "negative_data_rejection", status=200, query=repeated) is None
+
+
+def test_digitaloceans_error_bodies_and_headers_count_for_the_live_spec() -> None:
+    for name in ("response_schema_conformance", "content_type_conformance"):
+        assert attribute("gradient", name, status=404, query={}) is LIVE_SPEC
+        assert attribute("gradient", name, status=200, query={}) is find_check(name, "gradient")
+    assert attribute("gradient", "response_headers_conformance", status=200, query={}) is LIVE_SPEC
+
+
+def test_broken_parameters_reads_values_as_sent() -> None:
+    assert broken_parameters("test-set", {"projectId": PROJECT, "limit": "ten", "kind": "hand,"}) == {"limit", "kind"}
+    assert broken_parameters("test-set", {"projectId": PROJECT.upper(), "limit": "100", "include": "retired"}) == set()
+    assert broken_parameters("gradient", {"evaluation_test_case_version": "2.5"}) == {"evaluation_test_case_version"}
