@@ -1,0 +1,63 @@
+"""The independent service served on a free 127.0.0.1 port for the fairness suite, and its targets."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+
+import pytest
+
+from evalmock.harness.targets import Targets, targets_from_dict
+
+from ..serving import serving
+from .independent_service import Service
+from .service_data import CASES, PROJECTS, TEST_CASES
+
+TOKEN, SECOND_TOKEN = "fair-user", "fair-other"  # two of the service's CALLERS
+
+
+def fairness_targets(*, sealed_cursors: bool) -> Targets:
+    """What a targets file says of the independent service, in the file's shape, recomputed from its data."""
+    projects = []
+    for agent, project in PROJECTS:
+        cases = [c for c in CASES if (c.agent, c.project) == (agent, project)]
+        active = [c for c in cases if c.retired is None]
+        projects.append({
+            "agent_id": agent, "project_id": project, "has_retired": len(active) < len(cases),
+            "has_hand": any(c.kind == "hand" for c in active),
+            "has_corrections": any(c.kind == "correction" for c in active), "active_cases": len(active),
+        })
+    raw = {
+        "auth": {"token": TOKEN, "second_token": SECOND_TOKEN},
+        "test_set": {"sealed_cursors": sealed_cursors, "projects": projects},
+        "gradient": {"test_cases": [{"uuid": uuid, "versions": sorted(versions)}
+                                    for uuid, versions in TEST_CASES.items()]},
+    }
+    return targets_from_dict(raw, source="fairness targets")
+
+
+@dataclass(frozen=True)
+class Independent:
+    """The served independent service; `varied(...)` switches its variations for one block."""
+
+    base_url: str
+    service: Service
+
+    @contextmanager
+    def varied(self, variations: Iterable[str]) -> Iterator[Service]:
+        self.service.use(variations)
+        try:
+            yield self.service
+        finally:
+            self.service.use(())
+
+    def targets(self) -> Targets:
+        return fairness_targets(sealed_cursors="unsealed_cursors" not in self.service.variations)
+
+
+@pytest.fixture(scope="module")
+def independent() -> Iterator[Independent]:
+    service = Service()
+    with serving(service.app) as base_url:
+        yield Independent(base_url, service)

@@ -1,0 +1,226 @@
+"""The fairness suite, twin of the mutation suite: an independent implementation that follows the two pages
+passes the default audit, with each variation the pages allow on its own and with all of them together."""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+from collections.abc import Iterable
+from datetime import datetime
+from typing import Any
+
+import httpx
+import pytest
+
+from evalmock.harness.audit import Audit, run_audit
+from evalmock.harness.fuzz import PHASES
+from evalmock.harness.results import Results
+
+from .conftest import SECOND_TOKEN, TOKEN, Independent
+from .independent_service import VARIATIONS
+from .service_data import CASES, DRAFTING, MAIN_PROJECT, PROJECTS, SEARCH_PROJECT, TEST_CASES
+
+# Schemathesis's deterministic phase: other methods, boundary and near-miss values, repeated parameters.
+VARIATION_PHASES = ("coverage",)
+# Variations no request of today's audit meets (none sends a bad token, or an unknown agent, together with a
+# bad parameter): their tests show only that everything else still conforms; the probe test shows they work.
+UNMET = {"validate_before_auth", "agent_before_validation"}
+AUTH = {"Authorization": f"Bearer {TOKEN}"}
+LIST = f"/v1/agents/{DRAFTING}/test-set/cases"
+POINTER = re.compile(r"(/([^~/]|~[01])*)*")  # RFC 6901
+UINT64 = re.compile(r"[0-9]{1,20}")
+
+
+def audit(independent: Independent, *, phases: tuple[str, ...] = (), max_examples: int = 3) -> Results:
+    """The default audit of both APIs: scenario and per-response checks, then Schemathesis's `phases`."""
+    targets = independent.targets()
+    return run_audit(Audit(
+        base_url=independent.base_url, targets=targets, token=targets.token, second_token=targets.second_token,
+        fuzz=bool(phases), phases=phases or PHASES, max_examples=max_examples,
+    ))
+
+
+def failures(results: Results) -> list[str]:
+    return [f"{f.api} {f.check} [{f.source}]: {f.message.splitlines()[0]}" for f in results.failures]
+
+
+def assert_checked_both_apis(results: Results) -> None:
+    """Not a pass by having checked nothing: scenario and per-response checks passed on both APIs."""
+    passed = {(row.api, row.source) for row in results.rows() if row.passed}
+    for api in ("test-set", "gradient"):
+        assert {(api, "scenario"), (api, "response")} <= passed, f"nothing of {api} was checked: {passed}"
+
+
+@pytest.mark.parametrize("variation", sorted(VARIATIONS))
+def test_the_default_audit_passes_the_variation(independent: Independent, variation: str) -> None:
+    with independent.varied({variation}) as service:
+        results = audit(independent, phases=VARIATION_PHASES)
+        met = service.met[variation]
+    assert results.conforms, f"{variation} ({VARIATIONS[variation]}) failed: {failures(results)}"
+    assert_checked_both_apis(results)
+    if variation not in UNMET:
+        assert met, f"the audit never met {variation}, so its verdict says nothing about it"
+
+
+def test_the_plain_service_passes_the_default_audit(independent: Independent) -> None:
+    """The control: without variations, the service conforms, so each failure above is its variation's."""
+    results = audit(independent, phases=PHASES)
+    assert results.conforms, failures(results)
+    assert_checked_both_apis(results)
+
+
+def test_the_default_audit_passes_all_variations_together(independent: Independent) -> None:
+    with independent.varied(VARIATIONS):
+        results = audit(independent, phases=PHASES, max_examples=5)
+    assert results.conforms, failures(results)
+    assert_checked_both_apis(results)
+
+
+# -- the independent service follows the pages -----------------------------------------------------------
+def get(client: httpx.Client, path: str, params: dict[str, Any] | None = None, **headers: str) -> httpx.Response:
+    """GET, trying again when the page's 503 database-busy says so (at most three times)."""
+    for _ in range(3):
+        response = client.get(path, params=params, headers={**AUTH, **headers})
+        if response.status_code != 503:
+            return response
+        time.sleep(int(response.headers["retry-after"]))
+    return response
+
+
+def walk(client: httpx.Client, project: str, **params: Any) -> list[dict[str, Any]]:
+    cases: list[dict[str, Any]] = []
+    cursor = None
+    for _ in range(200):
+        page = get(client, LIST, {"projectId": project, **params, **({"cursor": cursor} if cursor else {})})
+        assert page.status_code == 200, page.text
+        body = page.json()
+        cases += body["data"]
+        cursor = body.get("nextCursor")
+        if not body["hasMore"]:
+            return cases
+    raise AssertionError("the walk did not end")
+
+
+def instant(text: str) -> datetime:
+    moment = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    assert moment.tzinfo is not None, text
+    return moment
+
+
+def assert_case_follows_the_page(case: dict[str, Any]) -> None:
+    assert case["kind"] in ("correction", "hand")
+    if case["kind"] == "hand":
+        assert case["id"].startswith("case-")
+    assert case["projectId"].lower() in {project for _, project in PROJECTS}
+    if "retired" not in case:
+        assert instant(case["updatedAt"]) == instant(case["addedAt"])
+    else:
+        assert instant(case["updatedAt"]) >= instant(case["retired"]["at"]) >= instant(case["addedAt"])
+    expect = case["expect"]
+    assert {"decisions", "answer", "items"} & expect.keys()
+    for call in expect.get("decisions", {}).get("shouldCall", []):
+        assert 1 <= len(call["tool"]) <= 200
+        assert len(call["args"]) <= 100
+        assert len(json.dumps(call["args"], sort_keys=True, separators=(",", ":"))) <= 4000
+    items = expect.get("items", [])
+    ranks = [item["rank"] for item in items if "rank" in item]
+    assert all(isinstance(rank, int) and rank >= 0 for rank in ranks) and len(set(ranks)) == len(ranks)
+    for item in items:
+        assert item["key"] and item["verdict"] in ("right", "wrong")
+        assert POINTER.fullmatch(item.get("pointer", "")), item
+    assert case.get("expert", True) is True
+
+
+def assert_envelope(response: httpx.Response, status: int, code: str | None) -> None:
+    assert response.status_code == status, response.text
+    error = response.json()["error"]
+    assert code is None or error["code"] == code
+    assert isinstance(error["message"], str) and isinstance(error.get("details", {}), dict)
+    assert error["requestId"] and error["requestId"] == response.headers["x-request-id"]
+
+
+@pytest.mark.parametrize("variations", [(), tuple(VARIATIONS)], ids=["plain", "all-variations"])
+def test_the_independent_service_follows_the_test_set_page(independent: Independent,
+                                                           variations: Iterable[str]) -> None:
+    with independent.varied(variations), httpx.Client(base_url=independent.base_url) as client:
+        active = [c for c in CASES if c.project == MAIN_PROJECT and c.retired is None]
+        for limit in (7, 25, 100):
+            cases = walk(client, MAIN_PROJECT, limit=limit)
+            assert len({c["id"] for c in cases}) == len(cases) == len(active)  # each case once
+            added = [instant(c["addedAt"]) for c in cases]
+            assert added == sorted(added, reverse=True)  # "newest added first"
+            assert not any("retired" in c for c in cases)
+        everything = walk(client, MAIN_PROJECT, include="retired", limit=50)
+        assert {c["id"] for c in cases} < {c["id"] for c in everything}
+        assert any("retired" in c for c in everything)
+        for case in everything:
+            assert_case_follows_the_page(case)
+        hand = walk(client, MAIN_PROJECT.upper(), kind="hand", limit=100)  # any letter case of a UUID
+        assert hand and {c["kind"] for c in hand} == {"hand"}
+        if any("expert" in c for c in everything):  # "Absent from older servers"; else on every hand case
+            assert all(c.get("expert") is True for c in everything if c["kind"] == "hand")
+        foreign = get(client, LIST, {"projectId": SEARCH_PROJECT})  # another agent's project: open
+        if "foreign_project_404" in variations:
+            assert_envelope(foreign, 404, "agent-not-found")
+        else:
+            assert foreign.json()["data"] == [] and foreign.json()["hasMore"] is False
+        for params in ({}, {"projectId": "not-a-uuid"}, {"projectId": MAIN_PROJECT, "include": "RETIRED"},
+                       {"projectId": MAIN_PROJECT, "kind": "correction,"},
+                       {"projectId": MAIN_PROJECT, "cursor": "not-a-cursor"}):
+            assert_envelope(get(client, LIST, params), 400, "bad-input")
+        for authorization in ("", "Basic ZGVtbzpkZW1v", "Bearer made-up", "Bearer fair-expired",
+                              "Bearer fair-revoked"):
+            assert_envelope(get(client, LIST, {"projectId": MAIN_PROJECT}, Authorization=authorization), 401, None)
+        assert_envelope(get(client, "/v1/agents/nobody/test-set/cases", {"projectId": MAIN_PROJECT}), 404,
+                        "agent-not-found")
+        second = get(client, LIST, {"projectId": MAIN_PROJECT, "limit": 1}, Authorization=f"Bearer {SECOND_TOKEN}")
+        assert second.status_code == 200  # the second caller reads the project too
+
+
+@pytest.mark.parametrize("variations", [(), tuple(VARIATIONS)], ids=["plain", "all-variations"])
+def test_the_independent_service_follows_the_digitalocean_page(independent: Independent,
+                                                              variations: Iterable[str]) -> None:
+    with independent.varied(variations), httpx.Client(base_url=independent.base_url) as client:
+        for uuid, versions in TEST_CASES.items():
+            for version in versions:
+                response = get(client, f"/v2/gen-ai/evaluation_test_cases/{uuid}",
+                               {"evaluation_test_case_version": version})
+                assert response.status_code == 200, response.text
+                test_case = response.json()["evaluation_test_case"]
+                assert test_case["version"] == version and test_case["test_case_uuid"] == uuid
+                for value in (test_case.get("created_by_user_id"), test_case.get("updated_by_user_id"),
+                              test_case.get("dataset", {}).get("file_size")):
+                    assert value is None or (isinstance(value, str) and UINT64.fullmatch(value))
+                for metric in test_case.get("metrics", []):
+                    assert metric["category"].startswith("METRIC_CATEGORY_")
+                    assert metric["metric_type"].startswith("METRIC_TYPE_")
+                    assert metric["metric_value_type"].startswith("METRIC_VALUE_TYPE_")
+                for stamp in ("created_at", "updated_at", "archived_at"):
+                    assert stamp not in test_case or instant(test_case[stamp])
+
+
+PROBES: list[tuple[str, str, dict[str, Any], dict[str, str]]] = [
+    # method, path, query, headers: with a walk of the main project, they meet every variation
+    ("GET", LIST, {"projectId": MAIN_PROJECT, "limit": 500}, AUTH),
+    ("GET", LIST, {"projectId": MAIN_PROJECT, "limit": 0}, {}),  # a bad parameter and no token
+    ("GET", "/v1/agents/nobody/test-set/cases", {"projectId": "x"}, AUTH),  # an unknown agent, a bad parameter
+    ("GET", LIST, {"projectId": MAIN_PROJECT, "limt": 5}, AUTH),
+    ("GET", f"{LIST}?projectId={MAIN_PROJECT}&limit=3&limit=4", {}, AUTH),
+    ("GET", LIST, {"projectId": SEARCH_PROJECT}, AUTH),
+    ("GET", LIST, {"projectId": MAIN_PROJECT}, {"Authorization": "Bearer made-up"}),
+    ("POST", LIST, {"projectId": MAIN_PROJECT}, AUTH),
+    ("GET", "/v2/gen-ai/evaluation_test_cases/5f0c8a0e-3a51-4c7e-9d7b-2f1e0c9a6b11", {}, AUTH),
+    ("GET", "/v2/gen-ai/evaluation_test_cases/not-a-uuid", {}, AUTH),
+    ("GET", "/v2/gen-ai/evaluation_test_cases/5f0c8a0e-3a51-4c7e-9d7b-2f1e0c9a6b11", {}, {}),
+]
+
+
+@pytest.mark.parametrize("variation", sorted(VARIATIONS))
+def test_each_variation_changes_an_answer(independent: Independent, variation: str) -> None:
+    """So that an audit passing a variation passes something real, and none of them is dead code."""
+    with independent.varied({variation}) as service, httpx.Client(base_url=independent.base_url) as client:
+        walk(client, MAIN_PROJECT, limit=5)  # twenty pages and a last one: cursors, page ends, busy answers
+        for method, path, query, headers in PROBES:
+            client.request(method, path, params=query or None, headers=headers)
+        assert service.met[variation], f"no probe met {variation}"
