@@ -8,13 +8,14 @@ from dataclasses import dataclass
 
 import pytest
 
-from evalmock.harness.targets import Targets, targets_from_dict
+from evalmock.contract.targets import Targets, targets_from_dict
 
 from ..serving import serving
 from .independent_service import Service
-from .service_data import CASES, PROJECTS, TEST_CASES
+from .service_data import CASES, PROJECTS, REFUSED_TOKENS, TEST_CASES
 
 TOKEN, SECOND_TOKEN = "fair-user", "fair-other"  # two of the service's CALLERS
+REFUSED = {why: token for token, why in REFUSED_TOKENS.items()}  # "expired" -> its expired token
 
 
 def fairness_targets(*, sealed_cursors: bool) -> Targets:
@@ -29,7 +30,8 @@ def fairness_targets(*, sealed_cursors: bool) -> Targets:
             "has_corrections": any(c.kind == "correction" for c in active), "active_cases": len(active),
         })
     raw = {
-        "auth": {"token": TOKEN, "second_token": SECOND_TOKEN},
+        "auth": {"token": TOKEN, "second_token": SECOND_TOKEN, "expired_token": REFUSED["expired"],
+                 "revoked_token": REFUSED["revoked"]},
         "test_set": {"sealed_cursors": sealed_cursors, "projects": projects},
         "gradient": {"test_cases": [{"uuid": uuid, "versions": sorted(versions)}
                                     for uuid, versions in TEST_CASES.items()]},

@@ -1,5 +1,6 @@
 """The fairness suite, twin of the mutation suite: an independent implementation that follows the two pages
-passes the default audit, with each variation the pages allow on its own and with all of them together."""
+passes the default audit, with each variation the pages allow on its own and with all of them together; --strict
+and --profile digitalocean-live add exactly their rules."""
 
 from __future__ import annotations
 
@@ -14,8 +15,9 @@ import httpx
 import pytest
 
 from evalmock.harness.audit import Audit, run_audit
-from evalmock.harness.fuzz import PHASES
+from evalmock.harness.policy import LIVE_PROFILE, Policy
 from evalmock.harness.results import Results
+from evalmock.harness.schemathesis_config import PHASES
 
 from .conftest import SECOND_TOKEN, TOKEN, Independent
 from .independent_service import VARIATIONS
@@ -26,28 +28,48 @@ VARIATION_PHASES = ("coverage",)
 # Variations no request of today's audit meets (none sends a bad token, or an unknown agent, together with a
 # bad parameter): their tests show only that everything else still conforms; the probe test shows they work.
 UNMET = {"validate_before_auth", "agent_before_validation"}
+# Variations only the live profile meets: the default audit never asks what only DigitalOcean's service answers (a
+# test case without a version, a malformed id).
+MET_ONLY_LIVE = {"do_400_malformed_id", "do_first_version_by_default"}
 AUTH = {"Authorization": f"Bearer {TOKEN}"}
 LIST = f"/v1/agents/{DRAFTING}/test-set/cases"
 POINTER = re.compile(r"(/([^~/]|~[01])*)*")  # RFC 6901
 UINT64 = re.compile(r"[0-9]{1,20}")
 
 
-def audit(independent: Independent, *, phases: tuple[str, ...] = (), max_examples: int = 3) -> Results:
-    """The default audit of both APIs: scenario and per-response checks, then Schemathesis's `phases`."""
+# Variations that break a rule the pages only imply: a warning by default, a failure with --strict.
+INFERRED = {
+    "clamped_limit": {"limit_outside_its_bounds_is_bad_input"},
+    "cursor_on_last_page": {"last_page_has_no_next_cursor"},
+    "lazy_has_more": {"page_after_has_more_is_not_empty"},
+}
+# Variations that differ from DigitalOcean's live service: failures only in the live profile.
+LIVE = {
+    "do_400_malformed_id": {"unknown_test_case_is_404"},
+    "do_problem_json_errors": {"conforms_to_digitalocean_s_spec"},
+    "do_bare_401": {"conforms_to_digitalocean_s_spec"},
+    "do_first_version_by_default": {"no_version_is_the_latest"},
+}
+
+
+def audit(independent: Independent, *, phases: tuple[str, ...] = (), max_examples: int = 3,
+          policy: Policy | None = None) -> Results:
+    """An audit of both APIs (the default policy unless told): scenario and per-response checks, then
+    Schemathesis's `phases`."""
     targets = independent.targets()
     return run_audit(Audit(
         base_url=independent.base_url, targets=targets, token=targets.token, second_token=targets.second_token,
-        fuzz=bool(phases), phases=phases or PHASES, max_examples=max_examples,
+        fuzz=bool(phases), phases=phases or PHASES, max_examples=max_examples, policy=policy or Policy(),
     ))
 
 
 def failures(results: Results) -> list[str]:
-    return [f"{f.api} {f.check} [{f.source}]: {f.message.splitlines()[0]}" for f in results.failures]
+    return [f"{f.api} {f.check.name} [{f.check.kind}]: {f.title}" for f in results.failures]
 
 
 def assert_checked_both_apis(results: Results) -> None:
     """Not a pass by having checked nothing: scenario and per-response checks passed on both APIs."""
-    passed = {(row.api, row.source) for row in results.rows() if row.passed}
+    passed = {(t.check.api, t.check.kind) for t in results.rows() if t.passed}
     for api in ("test-set", "gradient"):
         assert {(api, "scenario"), (api, "response")} <= passed, f"nothing of {api} was checked: {passed}"
 
@@ -58,9 +80,26 @@ def test_the_default_audit_passes_the_variation(independent: Independent, variat
         results = audit(independent, phases=VARIATION_PHASES)
         met = service.met[variation]
     assert results.conforms, f"{variation} ({VARIATIONS[variation]}) failed: {failures(results)}"
+    assert {f.check.name for f in results.warnings} == INFERRED.get(variation, set())
     assert_checked_both_apis(results)
-    if variation not in UNMET:
+    if variation not in UNMET | MET_ONLY_LIVE:
         assert met, f"the audit never met {variation}, so its verdict says nothing about it"
+
+
+@pytest.mark.parametrize("variation", sorted(INFERRED))
+def test_strict_fails_exactly_the_inferred_rule_a_variation_breaks(independent: Independent, variation: str) -> None:
+    with independent.varied({variation}):
+        results = audit(independent, phases=VARIATION_PHASES, policy=Policy(strict=True))
+    assert {f.check.name for f in results.failures} == INFERRED[variation], failures(results)
+
+
+@pytest.mark.parametrize("variation", sorted(LIVE))
+def test_the_live_profile_fails_exactly_the_live_rule_a_variation_breaks(independent: Independent,
+                                                                        variation: str) -> None:
+    with independent.varied({variation}) as service:
+        results = audit(independent, phases=VARIATION_PHASES, policy=Policy(profile=LIVE_PROFILE))
+        assert service.met[variation]
+    assert {f.check.name for f in results.failures} == LIVE[variation], failures(results)
 
 
 def test_the_plain_service_passes_the_default_audit(independent: Independent) -> None:
@@ -74,6 +113,7 @@ def test_the_default_audit_passes_all_variations_together(independent: Independe
     with independent.varied(VARIATIONS):
         results = audit(independent, phases=PHASES, max_examples=5)
     assert results.conforms, failures(results)
+    assert {f.check.name for f in results.warnings} <= set().union(*INFERRED.values())
     assert_checked_both_apis(results)
 
 

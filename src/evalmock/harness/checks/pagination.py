@@ -5,14 +5,16 @@ from __future__ import annotations
 from typing import Any
 
 from evalmock.contract.case_rules import instant
+from evalmock.contract.documents import TEST_SET
+from evalmock.contract.operations import deref
 from evalmock.contract.sources import inferred, on_test_set_page, page
 from evalmock.harness.checks.case_invariants import page_cases
 from evalmock.harness.checks.registry import response_check, scenario_check
 from evalmock.harness.exchange import Exchange
+from evalmock.harness.operations import operation
 from evalmock.harness.outcomes import Skip, Violation
 from evalmock.harness.scenario import Scenario, Walk
 
-DEFAULT_LIMIT = 25
 WALK_LIMITS = (100, 37)  # two page sizes whose walks must list the same cases
 
 _NEWEST_FIRST = on_test_set_page(12, "Cursor-paginated, newest added first.")
@@ -22,14 +24,27 @@ _LIMIT = on_test_set_page(42, "1..100. Default 25.")
 _LIMIT_READING = "limit bounds how many cases one page of this cursor-paginated list holds."
 
 
+def _limit_schema() -> dict[str, Any]:
+    op = operation("test-set")
+    spec = TEST_SET.spec
+    declared = [deref(spec, p) for p in spec["paths"][op.path][op.method.lower()].get("parameters", [])]
+    return next(p["schema"] for p in declared if p["name"] == "limit")
+
+
+LIMIT = _limit_schema()  # the document's limit: its default and bounds
+
+
 def _requested_limit(exchange: Exchange) -> int | None:
+    """The page size asked for: the default when left out; None when outside the document's bounds (what such a
+    request gets is limit_outside_its_bounds_is_bad_input's business, and a runtime may clamp)."""
     raw = exchange.query.get("limit")
     if raw is None:
-        return DEFAULT_LIMIT
+        return LIMIT["default"]
     try:
-        return int(raw)
+        limit = int(raw)
     except ValueError:
         return None
+    return limit if LIMIT["minimum"] <= limit <= LIMIT["maximum"] else None
 
 
 @response_check("test-set", page(_LIMIT, reading=_LIMIT_READING))
@@ -179,12 +194,12 @@ _FULL_PAGES = ("The page bounds a page by limit (default 25) but does not say a 
 def default_limit_is_25(s: Scenario) -> None:
     """Without limit, a project with more than 25 active cases gives a first page of 25."""
     project = s.project()
-    if not _enough_cases(s, DEFAULT_LIMIT + 1):
+    if not _enough_cases(s, LIMIT["default"] + 1):
         raise Skip(f"the target project has {project.active_cases} active cases, fewer than 26")
     body = s.page(project)
-    if len(body["data"]) != DEFAULT_LIMIT:
+    if len(body["data"]) != LIMIT["default"]:
         raise Violation("a first page without limit does not hold the default 25 cases",
-                        expected=DEFAULT_LIMIT, received=len(body["data"]))
+                        expected=LIMIT["default"], received=len(body["data"]))
 
 
 @scenario_check("test-set", inferred(_FULL_PAGES, _LIMIT))
