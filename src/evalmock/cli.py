@@ -1,4 +1,4 @@
-"""The command line: `evalmock serve | contract | validate | fixtures`, wiring only."""
+"""The command line: `evalmock serve | contract | rules | validate | fixtures`, wiring only."""
 
 from __future__ import annotations
 
@@ -135,6 +135,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     contract.add_argument("--quiet", action="store_true", help="no live progress, only the summary")
 
+    rules = commands.add_parser("rules", help="list every rule the audit applies, with its level and source")
+    rules.add_argument(
+        "--coverage", metavar="PAGES_DIR",
+        help="instead, walk the two reference pages (the folder holding them) line by line: what enforces each",
+    )
+
     validate = commands.add_parser("validate", help="validate OpenAPI documents and lint them")
     validate.add_argument("paths", nargs="*", metavar="PATH", help="documents (default: every one under openapi/)")
 
@@ -164,6 +170,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         from evalmock.harness.contract_command import run_contract
 
         return run_contract(args)
+    if args.command == "rules":
+        from evalmock.harness.rule_tables import print_rules
+
+        return print_rules(args.coverage)
     if args.command == "validate":
         from evalmock.contract.validate import run_validate
 

@@ -22,7 +22,7 @@ MISSING_OR_MALFORMED: dict[str, dict[str, Any]] = {
 }
 
 
-@scenario_check("test-set", page(_REFUSED_TOKENS))
+@scenario_check("test-set", page(on_test_set_page(10, "--header 'Authorization: Bearer <token>'"), _REFUSED_TOKENS))
 def missing_or_malformed_token_is_401(s: Scenario) -> None:
     """No Authorization, another scheme, an empty bearer token or a malformed one gets 401 in the envelope, with
     X-Request-Id equal to requestId (the 401's code is left open)."""

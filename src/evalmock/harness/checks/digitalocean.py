@@ -65,6 +65,7 @@ def body_is_the_requested_version(exchange: Exchange, targets: Targets) -> bool 
 @response_check("gradient", page(
     on_digitalocean_page(7, "To retrive information about an existing evaluation test case, send a GET request to "
                             "/v2/gen-ai/evaluation_test_case/{test_case_uuid}."),
+    on_digitalocean_page(11, "testCaseUuid string"),
     reading="The answer is about the test case the path names; its test_case_uuid, when sent, is that id (in any "
             "letter case).",
 ))

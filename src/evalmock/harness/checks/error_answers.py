@@ -58,6 +58,7 @@ def request_id_header_is_the_envelope_s(exchange: Exchange) -> bool | None:
     on_test_set_page(332, "agent-not-found."),
     on_test_set_page(47, "A runtime that seals cursors takes one only for the same list, filters and caller, within "
                          "a day; otherwise 400 bad-input, and the list starts again without it."),
+    on_test_set_page(262, "Stable machine-readable discriminant."),
     reading="The page names one code per documented error status: 400 bad-input, 404 agent-not-found, 503 "
             "database-busy. The 401's code is left open.",
 ))

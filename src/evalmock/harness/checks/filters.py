@@ -27,7 +27,7 @@ def _requested_kinds(exchange: Exchange) -> set[str]:
     return set(raw.split(",")) if raw else set(KINDS)
 
 
-@response_check("test-set", page(_PROJECT, _UUID, reading=_UUID_READING))
+@response_check("test-set", page(_PROJECT, on_test_set_page(73, "The run’s project."), _UUID, reading=_UUID_READING))
 def cases_belong_to_the_project(exchange: Exchange) -> bool | None:
     """Every case's projectId is the requested one, compared without regard to letter case."""
     cases = page_cases(exchange)
@@ -87,7 +87,10 @@ def same_first_cases(a: list[dict[str, Any]], b: list[dict[str, Any]]) -> bool:
     return kept_a == kept_b
 
 
-@scenario_check("test-set", page(_INCLUDE, _RETIRED_ONLY_WITH))
+@scenario_check("test-set", page(
+    _INCLUDE, _RETIRED_ONLY_WITH,
+    on_test_set_page(183, "Present on a retired case: it stays listed, and no test run checks it."),
+))
 def include_retired_adds_the_retired_cases(s: Scenario) -> None:
     """With include=retired the walk lists every active case and at least one retired case (the targets say there
     is one); without it, no retired case."""

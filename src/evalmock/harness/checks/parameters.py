@@ -44,6 +44,9 @@ def _refused(s: Scenario, found: list[Probe]) -> None:
 
 @scenario_check("test-set", page(
     _THE_400, _BAD_INPUT,
+    on_test_set_page(22, "string format: uuid"),
+    on_test_set_page(28, "Allowed values: retired"),
+    on_test_set_page(34, "/^(correction|hand)(,(correction|hand))*$/"),
     reading="The page names this operation's 400 bad-input; a value outside a parameter's stated form (its "
             "allowed values, its pattern, format uuid, required) is one that \"names something else\".",
 ))
