@@ -22,12 +22,14 @@ Case = Mapping[str, Any]
 
 @dataclass(frozen=True)
 class Breach:
-    """How a case breaks one rule: the rule, what is wrong, what the rule expects and what the case holds."""
+    """How a case breaks one rule: the rule, what is wrong, what the rule expects and what the case holds, and
+    where in the case (a JSON pointer to the value that breaks it)."""
 
     rule: str
     problem: str
     expected: Any
     received: Any
+    pointer: str = ""
 
     def __str__(self) -> str:
         return f"{self.rule}: {self.problem} (expected {self.expected!r}, received {self.received!r})"
@@ -56,7 +58,7 @@ def instant(value: Any) -> datetime | None:
 def hand_case_id_starts_with_case(case: Case) -> Iterator[Breach]:
     if case.get("kind") == "hand" and not str(case.get("id", "")).startswith("case-"):
         yield Breach("a hand case's id starts `case-`", "a hand case's id does not start with case-",
-                     expected="case-…", received=case.get("id"))
+                     expected="case-…", received=case.get("id"), pointer="/id")
 
 
 def updated_at_is_added_at_until_retired(case: Case) -> Iterator[Breach]:
@@ -66,7 +68,7 @@ def updated_at_is_added_at_until_retired(case: Case) -> Iterator[Breach]:
     if added is not None and updated is not None and added != updated:
         yield Breach("updatedAt equals addedAt until the case is retired",
                      "an active case's updatedAt differs from its addedAt",
-                     expected=case.get("addedAt"), received=case.get("updatedAt"))
+                     expected=case.get("addedAt"), received=case.get("updatedAt"), pointer="/updatedAt")
 
 
 def retirement_is_consistent(case: Case) -> Iterator[Breach]:
@@ -79,17 +81,19 @@ def retirement_is_consistent(case: Case) -> Iterator[Breach]:
         return  # not a date-time: the schema says so
     if added is not None and at < added:
         yield Breach("a case is retired after it was added", "retired before it was added",
-                     expected=f"retired.at >= addedAt {case.get('addedAt')}", received=retired.get("at"))
+                     expected=f"retired.at >= addedAt {case.get('addedAt')}", received=retired.get("at"),
+                     pointer="/retired/at")
     if updated is not None and updated < at:
         yield Breach("a retired case's updatedAt is not before its retirement", "updatedAt is before the retirement",
-                     expected=f"updatedAt >= retired.at {retired.get('at')}", received=case.get("updatedAt"))
+                     expected=f"updatedAt >= retired.at {retired.get('at')}", received=case.get("updatedAt"),
+                     pointer="/updatedAt")
 
 
 def hand_case_is_expert(case: Case) -> Iterator[Breach]:
     """Older servers send no `expert` at all; whether a whole page is from one is for the caller to say."""
     if case.get("kind") == "hand" and case.get("expert") is not True:
         yield Breach("every hand case is an expert's case (expert: true)", "a hand case is not marked expert",
-                     expected="expert: true", received=case.get("expert", "(absent)"))
+                     expected="expert: true", received=case.get("expert", "(absent)"), pointer="/expert")
 
 
 def expect_has_a_part(case: Case) -> Iterator[Breach]:
@@ -97,7 +101,7 @@ def expect_has_a_part(case: Case) -> Iterator[Breach]:
     expect = case.get("expect")
     if not isinstance(expect, Mapping) or not any(part in expect for part in EXPECT_PARTS):
         yield Breach("expect holds at least one of decisions, answer, items", "a case's expect has no part",
-                     expected="at least one of decisions, answer, items", received=expect)
+                     expected="at least one of decisions, answer, items", received=expect, pointer="/expect")
 
 
 def item_ranks_are_positions(case: Case) -> Iterator[Breach]:
@@ -111,7 +115,7 @@ def item_ranks_are_positions(case: Case) -> Iterator[Breach]:
     if not valid or len(set(ranks)) != len(ranks):
         yield Breach("items hold distinct ranks 0..n-1, their positions in the ranked list",
                      f"item ranks are not positions in the list of {len(items)}",
-                     expected=f"distinct ranks within 0..{len(items) - 1}", received=ranks)
+                     expected=f"distinct ranks within 0..{len(items) - 1}", received=ranks, pointer="/expect/items")
 
 
 def should_call_args_fit(case: Case, *, ascii: bool = False) -> Iterator[Breach]:
@@ -119,14 +123,15 @@ def should_call_args_fit(case: Case, *, ascii: bool = False) -> Iterator[Breach]
     expect = case.get("expect")
     decisions = expect.get("decisions") if isinstance(expect, Mapping) else None
     calls = decisions.get("shouldCall") if isinstance(decisions, Mapping) else None
-    for call in calls if isinstance(calls, list) else ():
+    for index, call in enumerate(calls if isinstance(calls, list) else ()):
         if not isinstance(call, Mapping) or "args" not in call:
             continue
         size = len(canonical_json(call["args"], ascii=ascii))
         if size > MAX_ARGS_CHARS:
             yield Breach(f"shouldCall args are at most {MAX_ARGS_CHARS} characters of canonical JSON",
                          f"shouldCall args of tool {call.get('tool')!r} are too long",
-                         expected=f"<= {MAX_ARGS_CHARS} characters", received=f"{size} characters")
+                         expected=f"<= {MAX_ARGS_CHARS} characters", received=f"{size} characters",
+                         pointer=f"/expect/decisions/shouldCall/{index}/args")
 
 
 # Every rule, each in its lenient reading (hand_case_is_expert, only where a server sends `expert` at all).
