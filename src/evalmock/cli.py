@@ -85,6 +85,12 @@ def build_parser() -> argparse.ArgumentParser:
         "--allow-unknown-params", action="store_true",
         help="ignore query parameters the document does not declare (default: 400 bad-input naming them)",
     )
+    serve.add_argument(
+        "--data", action="append", dest="data_files", metavar="FILE",
+        help="also serve your agents, projects, cases and test cases from this JSON or YAML file (repeatable); "
+        "checked at start and reloaded when it changes",
+    )
+    serve.add_argument("--data-only", action="store_true", help="serve only the --data files, nothing generated")
 
     contract = commands.add_parser("contract", help="audit an implementation against the contract")
     contract.add_argument("--base-url", required=True, help="the implementation's root URL, e.g. http://127.0.0.1:8080")
@@ -129,7 +135,10 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.command == "serve" and args.data_only and not args.data_files:
+        parser.error("--data-only serves only the --data files: name at least one")
     if args.command == "serve":
         from evalmock.server.runner import serve
 

@@ -35,11 +35,14 @@ class ServerSettings:
     # Unknown query parameters are a 400 bad-input: a typo such as `limt=10` must not pass unnoticed.
     strict_validation: bool = True
     write_targets: str | None = None
+    data_files: tuple[str, ...] = ()  # the user's data files, served with (or, data_only, without) the world's
+    data_only: bool = False
 
     def __post_init__(self) -> None:
         if not self.cursor_key:
             object.__setattr__(self, "cursor_key", default_cursor_key(self.seed))
         object.__setattr__(self, "latency_ms", tuple(self.latency_ms))
+        object.__setattr__(self, "data_files", tuple(self.data_files))
 
     @property
     def cursor_key_bytes(self) -> bytes:
@@ -62,6 +65,8 @@ class ServerSettings:
             cors=not args.no_cors,
             strict_validation=not args.allow_unknown_params,
             write_targets=args.write_targets,
+            data_files=tuple(args.data_files or ()),
+            data_only=args.data_only,
         )
 
     def to_env(self) -> dict[str, str]:
