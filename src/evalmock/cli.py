@@ -120,7 +120,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     fixtures = commands.add_parser("fixtures", help="curated fixtures and world exports")
     fixture_commands = fixtures.add_subparsers(dest="fixtures_command", required=True, metavar="ACTION")
-    export = fixture_commands.add_parser("export", help="write a world, or a slice of it, as JSON")
+    export = fixture_commands.add_parser(
+        "export", help="write a world, or a slice of it, as a JSON data file (for `evalmock serve --data`)"
+    )
     export.add_argument("--seed", type=int, default=DEFAULT_SEED, help=f"world seed (default {DEFAULT_SEED})")
     export.add_argument("--cases", type=_positive, default=DEFAULT_CASES, help="generated cases per agent and project")
     export.add_argument("--agent", help="only this agent")
@@ -128,9 +130,15 @@ def build_parser() -> argparse.ArgumentParser:
     export.add_argument("--include-retired", action="store_true", help="retired cases too")
     export.add_argument("--kind", help="only these kinds, comma-separated (correction,hand)")
     export.add_argument("--limit", type=_positive, help="at most this many cases per agent and project")
+    export.add_argument(
+        "--test-case", action="append", metavar="UUID",
+        help="this evaluation test case, with every version (repeatable; without --agent or --project, no cases)",
+    )
     export.add_argument("--output", "-o", default="-", help="file to write (default: standard output)")
     listing = fixture_commands.add_parser("list", help="list the curated fixture cases")
     listing.add_argument("--seed", type=int, default=DEFAULT_SEED, help=f"world seed (default {DEFAULT_SEED})")
+    schema = fixture_commands.add_parser("schema", help="write the JSON Schema of a data file, for editors")
+    schema.add_argument("--output", "-o", default="-", help="file to write (default: standard output)")
     return parser
 
 

@@ -124,6 +124,9 @@ def described(error: ValidationError) -> str:
     # jsonschema says only that a value is too long or too short; the schema's bounds say by how much.
     for size, unit in _SIZES.items():
         if error.validator in (f"min{size}", f"max{size}"):
-            low, high = error.schema.get(f"min{size}", 0), error.schema.get(f"max{size}", "")
-            return f"has {len(error.instance)} {unit}, must have {low}..{high}"
+            low, high = error.schema.get(f"min{size}"), error.schema.get(f"max{size}")
+            bounds = f"{low}..{high}" if low is not None and high is not None else (
+                f"at least {low}" if high is None else f"at most {high}"
+            )
+            return f"has {len(error.instance)} {unit}, must have {bounds}"
     return error.message
