@@ -20,6 +20,7 @@ from evalmock.contract.documents import GRADIENT
 from evalmock.contract.lint import pointer
 from evalmock.contract.problems import Problem
 from evalmock.contract.schemas import schema_validator
+from evalmock.world.listing import CaseList
 from evalmock.world.rules import case_findings, described, schema_problems
 from evalmock.world.timeline import first_rank_older_than, parse_rfc3339
 from evalmock.world.world import World
@@ -114,43 +115,43 @@ def cases_are_of_their_list_project(data: ReadData, world: World) -> Iterator[Pr
 
 
 # -- each list ----------------------------------------------------------------------------------------------------
+def _repeats(cases: list[ReadCase], key: Callable[[dict[str, Any]], Any]) -> Iterator[tuple[ReadCase, ReadCase]]:
+    """(case, the earlier case of the same key) for each case whose key an earlier one has; None keys are skipped."""
+    first: dict[Any, ReadCase] = {}
+    for read in cases:
+        value = key(read.case)
+        if value is not None and first.setdefault(value, read) is not read:
+            yield read, first[value]
+
+
 def case_ids_are_unique_in_a_list(data: ReadData, world: World) -> Iterator[Problem]:
     """No two cases of one list share an id, whichever files and entries they come from."""
     for cases in data.lists().values():
-        seen: dict[str, ReadCase] = {}
-        for read in cases:
-            case_id = _case_id(read.case)
-            if case_id is None:
-                continue
-            if case_id in seen:
-                yield Problem(read.path, read.at("/id"),
-                              f"id {case_id!r} is already in this list, at {seen[case_id].where}")
-            else:
-                seen[case_id] = read
+        for read, earlier in _repeats(cases, _case_id):
+            yield Problem(read.path, read.at("/id"),
+                          f"id {read.case['id']!r} is already in this list, at {earlier.where}")
 
 
 def added_ats_are_unique_in_a_list(data: ReadData, world: World) -> Iterator[Problem]:
     """A list is ordered by addedAt, newest first, and the order must be total: no two cases share one."""
     for cases in data.lists().values():
-        seen: dict[int, ReadCase] = {}
-        for read in cases:
-            seconds = _seconds(read.case)
-            if seconds is None:
-                continue
-            if seconds in seen:
-                yield Problem(read.path, read.at("/addedAt"),
-                              f"addedAt {read.case['addedAt']!r} is also the addedAt of {seen[seconds].where}; "
-                              "a list is ordered by addedAt, so no two of its cases may share one")
-            else:
-                seen[seconds] = read
+        for read, earlier in _repeats(cases, _seconds):
+            yield Problem(read.path, read.at("/addedAt"),
+                          f"addedAt {read.case['addedAt']!r} is also the addedAt of {earlier.where}; "
+                          "a list is ordered by addedAt, so no two of its cases may share one")
+
+
+def _joining_the_world(data: ReadData, world: World) -> Iterator[tuple[CaseList, list[ReadCase]]]:
+    """(the world's list, the user's cases of it) for each user list that joins one of the world's own."""
+    for (agent_id, project_id), cases in data.lists().items():
+        own = world.own_list(agent_id, project_id)
+        if own is not None:
+            yield own, cases
 
 
 def case_ids_are_not_the_world_s(data: ReadData, world: World) -> Iterator[Problem]:
     """A case added to one of the world's lists has an id none of its generated or curated cases has."""
-    for (agent_id, project_id), cases in data.lists().items():
-        own = world.own_list(agent_id, project_id)
-        if own is None:
-            continue
+    for own, cases in _joining_the_world(data, world):
         curated = {case["id"] for case in own.curated_cases()}
         for read in cases:
             case_id = _case_id(read.case)
@@ -168,10 +169,7 @@ def case_ids_are_not_the_world_s(data: ReadData, world: World) -> Iterator[Probl
 
 def added_ats_do_not_tie_with_the_world_s(data: ReadData, world: World) -> Iterator[Problem]:
     """A case added to one of the world's lists takes a second none of its generated or curated cases has."""
-    for (agent_id, project_id), cases in data.lists().items():
-        own = world.own_list(agent_id, project_id)
-        if own is None:
-            continue
+    for own, cases in _joining_the_world(data, world):
         curated = {_seconds(case): case["id"] for case in own.curated_cases()}
         for read in cases:
             seconds = _seconds(read.case)
