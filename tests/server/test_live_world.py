@@ -133,3 +133,16 @@ def test_a_change_to_the_generated_world_s_data_keeps_the_generated_cases(tmp_pa
     write(path, data())
     assert live.reload() is True
     assert live.world.agent_ids() == generated
+
+
+def test_a_reload_checks_a_case_whose_json_changed_even_if_python_sees_it_equal(tmp_path: Path) -> None:
+    ranked = case("corr-1", "2026-10-01T12:00:00Z", expect={"items": [{"key": "k", "rank": 0, "verdict": "right"}]})
+    path = write(tmp_path / "ranked.json", data([(AGENT, PROJECT, [ranked])]))
+    live = live_from(path)
+    ranked["expect"]["items"][0]["rank"] = 0.0  # == 0 in Python, a number but not an integer in JSON Schema
+    write(path, data([(AGENT, PROJECT, [ranked])]))
+    with pytest.raises(DataFileError) as raised:
+        live.reload()
+    assert [(p.pointer, p.message) for p in raised.value.problems] == [
+        ("/testSet/0/cases/0/expect/items/0/rank", "0.0 is not of type 'integer'")
+    ]

@@ -470,3 +470,14 @@ def _seconds(text: str) -> int:
     from evalmock.world.timeline import parse_rfc3339
 
     return parse_rfc3339(text)
+
+
+@pytest.mark.parametrize("doc", ["README.md", "docs/world.md"])
+def test_the_data_files_the_documentation_shows_load(doc: str, tmp_path: Path) -> None:
+    text = (Path(__file__).resolve().parents[2] / doc).read_text(encoding="utf-8")
+    blocks = [block for block in re.findall(r"```yaml\n(.*?)```", text, re.S) if block.startswith("testSet:")]
+    assert blocks, f"{doc} shows no data file"
+    for number, block in enumerate(blocks):
+        (tmp_path / f"shown-{number}.yaml").write_text(block, encoding="utf-8")
+        for world in (World(cases=10), World(cases=1, generated=False)):
+            assert load_data([tmp_path / f"shown-{number}.yaml"], world).case_count > 0

@@ -175,6 +175,6 @@ def render(schema: Mapping[str, Any]) -> str:
 def frame_validator() -> Draft7Validator:
     """Checks a data file's frame only: the cases and versions in it are left to their documents' validators."""
     schema = json.loads(json.dumps(data_file_schema()))
-    for _, name in (TEST_SET_CASE, EVALUATION_TEST_CASE):
-        schema["definitions"][name] = {}
+    for frame, inner in (("TestSetList", "cases"), ("EvaluationTestCase", "versions")):
+        del schema["definitions"][frame]["properties"][inner]["items"]  # no need to walk thousands of cases here
     return FrameValidator(schema)
