@@ -11,7 +11,7 @@ import pytest
 
 from data_builders import AGENT, PROJECT, TEST_CASE, case, data, shop, version, write
 from evalmock.cli import main
-from evalmock.world import CaseQuery, World
+from evalmock.world import CaseQuery, World, data_files
 from evalmock.world.catalog import EXAMPLE_AGENT, EXAMPLE_PROJECT
 from evalmock.world.data_files import DataFileError, load_data
 from evalmock.world.gradient import EXAMPLE_TEST_CASE
@@ -216,6 +216,18 @@ def test_yaml_that_is_not_json_is_refused(data_only: World, tmp_path: Path, text
                                          expected: tuple[str, str]) -> None:
     (tmp_path / "values.yaml").write_text(text, encoding="utf-8")
     assert refusals(data_only, tmp_path / "values.yaml") == [expected]
+
+
+def test_yaml_aliases_that_multiply_a_file_beyond_bounds_are_refused(
+    data_only: World, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(data_files, "MAX_VALUES", 1_000)
+    lines = ["testSet: []", "filters:", "  a0: &a0 [x, x, x, x, x, x, x, x, x, x]"]
+    lines += [f"  a{n}: &a{n} [{', '.join([f'*a{n - 1}'] * 10)}]" for n in range(1, 4)]  # 10,000 values
+    (tmp_path / "aliases.yaml").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    assert refusals(data_only, tmp_path / "aliases.yaml") == [
+        ("", "holds more than 1,000 values (YAML aliases repeat all they name)")
+    ]
 
 
 # -- refusals: the frame ---------------------------------------------------------------------------------------------

@@ -43,7 +43,7 @@ def _headline(settings: ServerSettings, world: World) -> str:
     return f"evalmock: seed {world.seed}, {world.cases} generated cases per agent and project, {workers}"
 
 
-def _user_data(world: World) -> list[str]:
+def _your_data(world: World) -> list[str]:
     """The user's lists with their case counts and test cases with their versions (reloads may change them)."""
     data = world.data
     lines = [f"Your data ({', '.join(data.files)}), reloaded when a file changes: {data.summary()}"]
@@ -85,7 +85,7 @@ def banner(settings: ServerSettings, world: World) -> str:
         if len(versions) > MAX_LISTED:
             lines.append(f"  … {len(versions) - MAX_LISTED} more (evalmock serve --write-targets FILE lists them all)")
     if world.data.files:
-        lines += _user_data(world)
+        lines += _your_data(world)
     lines += ["", "Try:"]
     example = _example_ids(world)
     if example is not None:

@@ -11,7 +11,7 @@ import os
 import sys
 import threading
 from collections.abc import AsyncIterator, Callable
-from typing import Any, TextIO
+from typing import Any
 
 import watchfiles
 
@@ -30,14 +30,11 @@ def _real(path: str) -> str:
 
 
 class DataWatcher:
-    """Reloads `live` whenever one of its data files changes; reports every reload on `console`."""
+    """Reloads `live` whenever one of its data files changes; says on stderr what came of each change."""
 
-    def __init__(
-        self, live: LiveWorld, on_reload: Callable[[World], None] | None = None, console: TextIO | None = None
-    ) -> None:
+    def __init__(self, live: LiveWorld, on_reload: Callable[[World], None] | None = None) -> None:
         self.live = live
         self.on_reload = on_reload
-        self.console = console
         self._files = {_real(path) for path in live.data_files}
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
@@ -54,11 +51,15 @@ class DataWatcher:
 
     def _watch(self) -> None:
         folders = sorted({os.path.dirname(path) for path in self._files})
-        for _ in watchfiles.watch(
-            *folders, watch_filter=self._is_data_file, step=STEP_MS, rust_timeout=STOP_CHECK_MS,
-            stop_event=self._stop, recursive=False, raise_interrupt=False,
-        ):
-            self.reload()
+        try:
+            for _ in watchfiles.watch(
+                *folders, watch_filter=self._is_data_file, step=STEP_MS, rust_timeout=STOP_CHECK_MS,
+                stop_event=self._stop, recursive=False, raise_interrupt=False,
+            ):
+                self.reload()
+        except Exception as exc:  # a folder removed, say: the server keeps serving what it has
+            self._say(f"evalmock serve: no longer watching the data files ({type(exc).__name__}: {exc}); "
+                      "restart to pick up changes")
 
     def _is_data_file(self, change: watchfiles.Change, path: str) -> bool:
         return _real(path) in self._files
@@ -80,7 +81,7 @@ class DataWatcher:
                 self.on_reload(world)
 
     def _say(self, *lines: str) -> None:
-        print("\n".join(lines), file=self.console or sys.stderr, flush=True)
+        print("\n".join(lines), file=sys.stderr, flush=True)
 
     def lifespan(self, app: Any) -> contextlib.AbstractAsyncContextManager[None]:
         """An ASGI lifespan that watches while the server runs."""

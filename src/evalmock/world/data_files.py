@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+import itertools
 import json
 import math
 from collections.abc import Iterator, Sequence
@@ -30,6 +31,7 @@ from evalmock.world.world import World
 
 # orjson, which serves every answer, refuses deeper nesting and integers beyond 64 bits.
 MAX_DEPTH = 200
+MAX_VALUES = 5_000_000  # about 15 times the whole default world's export
 _INT_RANGE = (-(1 << 63), (1 << 64) - 1)
 
 
@@ -61,7 +63,11 @@ class _File:
 
     @property
     def is_json(self) -> bool:
-        return self.path.suffix.lower() == ".json"
+        return _is_json(self.path)
+
+
+def _is_json(path: Path) -> bool:
+    return path.suffix.lower() == ".json"
 
 
 def load_data(paths: Sequence[str | Path], world: World) -> UserData:
@@ -74,9 +80,9 @@ def load_data(paths: Sequence[str | Path], world: World) -> UserData:
     read = ReadData()
     for file in files:
         if not file.problems:
-            frame = list(_frame_problems(file))
-            problems += frame
-            _collect(file, read, {_entry_of(problem.pointer) for problem in frame if _breaks_entry(problem)})
+            frame = list(frame_validator().iter_errors(file.document))
+            problems += [Problem(file.path, _pointer(error), _frame_message(error)) for error in frame]
+            _collect(file, read, {tuple(error.absolute_path)[:2] for error in frame if _breaks_entry(error)})
     problems += [problem for rule in RULES for problem in rule(read, world)]
     if problems:
         raise DataFileError(_located(problems, files))
@@ -92,16 +98,19 @@ def _read(path: Path) -> _File:
         text = raw.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
         return _File(path, raw, "", None, [Problem(path, "", f"not UTF-8 text: {exc.reason} at byte {exc.start}")])
-    is_json = path.suffix.lower() == ".json"
+    language = "JSON" if _is_json(path) else "YAML"
     try:
-        document = json.loads(text, parse_constant=_no_constant) if is_json else yaml.load(text, Loader=_DataLoader)
+        if language == "JSON":
+            document = json.loads(text, parse_constant=_no_constant)
+        else:
+            document = yaml.load(text, Loader=_DataLoader)
     except json.JSONDecodeError as exc:
         return _File(path, raw, text, None, [Problem(path, "", f"not valid JSON: {exc.msg}", exc.lineno)])
     except yaml.YAMLError as exc:
         return _File(path, raw, text, None, [unreadable(path, exc)])
     except (ValueError, RecursionError) as exc:
         message = f"nested more than {MAX_DEPTH} deep" if isinstance(exc, RecursionError) else str(exc)
-        return _File(path, raw, text, None, [Problem(path, "", f"not valid JSON: {message}")])
+        return _File(path, raw, text, None, [Problem(path, "", f"not valid {language}: {message}")])
     return _File(path, raw, text, document, [Problem(path, where, message) for where, message in _unservable(document)])
 
 
@@ -109,40 +118,49 @@ def _no_constant(name: str) -> Any:
     raise ValueError(f"{name} is not a JSON number")
 
 
-def _unservable(value: Any, where: str = "", depth: int = 0) -> Iterator[tuple[str, str]]:
+def _unservable(document: Any) -> Iterator[tuple[str, str]]:
     """What in a parsed file is not plain JSON (YAML can say more), or is beyond what the server can send."""
-    if depth > MAX_DEPTH:
-        yield where, f"nested more than {MAX_DEPTH} deep"
-    elif isinstance(value, dict):
-        for key, item in value.items():
-            if not isinstance(key, str):
-                yield where, f"keys are strings, got {key!r}"
-            else:
-                yield from _unservable(item, f"{where}{pointer(key)}", depth + 1)
-    elif isinstance(value, list):
-        for index, item in enumerate(value):
-            yield from _unservable(item, f"{where}/{index}", depth + 1)
-    elif isinstance(value, str):
-        try:
-            value.encode("utf-8")
-        except UnicodeEncodeError:
-            yield where, "the text holds an unpaired surrogate, which is not Unicode text"
-    elif isinstance(value, bool) or value is None:
-        pass
-    elif isinstance(value, int):
-        if not _INT_RANGE[0] <= value <= _INT_RANGE[1]:
-            yield where, f"the integer {value} is beyond 64 bits"
-    elif isinstance(value, float):
-        if not math.isfinite(value):
-            yield where, f"{value} is not a JSON number"
-    else:
-        yield where, f"a {type(value).__name__} is not a JSON value: {value!r}"[:200]
+    pending: list[tuple[str, Any, int]] = [("", document, 0)]
+    for count in itertools.count(1):
+        if not pending:
+            return
+        if count > MAX_VALUES:
+            yield "", f"holds more than {MAX_VALUES:,} values (YAML aliases repeat all they name)"
+            return
+        where, value, depth = pending.pop()
+        if depth > MAX_DEPTH:
+            yield where, f"nested more than {MAX_DEPTH} deep"
+        elif isinstance(value, dict):
+            for key in value:
+                if not isinstance(key, str):
+                    yield where, f"keys are strings, got {key!r}"
+            children = [(f"{where}{pointer(key)}", item) for key, item in value.items() if isinstance(key, str)]
+            pending += [(child, item, depth + 1) for child, item in reversed(children)]
+        elif isinstance(value, list):
+            pending += [(f"{where}/{index}", value[index], depth + 1) for index in reversed(range(len(value)))]
+        elif isinstance(value, str):
+            if not _is_unicode(value):
+                yield where, "the text holds an unpaired surrogate, which is not Unicode text"
+        elif isinstance(value, int) and not isinstance(value, bool):
+            if not _INT_RANGE[0] <= value <= _INT_RANGE[1]:
+                yield where, f"the integer {value} is beyond 64 bits"
+        elif isinstance(value, float):
+            if not math.isfinite(value):
+                yield where, f"{value} is not a JSON number"
+        elif not (isinstance(value, bool) or value is None):
+            yield where, f"a {type(value).__name__} is not a JSON value: {value!r}"[:200]
 
 
-def _frame_problems(file: _File) -> Iterator[Problem]:
-    for error in frame_validator().iter_errors(file.document):
-        where = pointer(*error.absolute_path) if error.absolute_path else ""
-        yield Problem(file.path, where, _frame_message(error))
+def _is_unicode(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def _pointer(error: ValidationError) -> str:
+    return pointer(*error.absolute_path) if error.absolute_path else ""
 
 
 def _frame_message(error: ValidationError) -> str:
@@ -153,22 +171,18 @@ def _frame_message(error: ValidationError) -> str:
     return described(error)
 
 
-def _entry_of(where: str) -> str:
-    return "/".join(where.split("/")[:3])  # /testSet/0/agentId -> /testSet/0
+def _breaks_entry(error: ValidationError) -> bool:
+    """Whether a frame error leaves its entry (`/testSet/0`) unusable: its ids, or its cases or versions, are wrong."""
+    path = list(error.absolute_path)
+    return len(path) in (2, 3) and error.validator != "additionalProperties" and path[2:] != ["note"]
 
 
-def _breaks_entry(problem: Problem) -> bool:
-    """Whether a frame problem leaves its entry unusable: its ids or its list of cases or versions are wrong."""
-    parts = problem.pointer.split("/")[1:]
-    unexpected_key = problem.message.startswith("Additional properties")
-    return len(parts) in (2, 3) and not unexpected_key and parts[2:] != ["note"]
-
-
-def _collect(file: _File, read: ReadData, broken: set[str]) -> None:
+def _collect(file: _File, read: ReadData, broken: set[tuple[Any, ...]]) -> None:
+    """The cases and test cases of the file's usable entries, with where they are."""
     document = file.document if isinstance(file.document, dict) else {}
     for index, entry in enumerate(_list(document.get("testSet"))):
         where = f"/testSet/{index}"
-        if where in broken or not isinstance(entry, dict):
+        if ("testSet", index) in broken or not isinstance(entry, dict):
             continue
         read.list_keys.append((entry["agentId"], entry["projectId"].lower()))
         for number, case in enumerate(entry["cases"]):
@@ -176,10 +190,10 @@ def _collect(file: _File, read: ReadData, broken: set[str]) -> None:
                 ReadCase(file.path, f"{where}/cases/{number}", entry["agentId"], entry["projectId"].lower(), case)
             )
     for index, entry in enumerate(_list(document.get("gradient"))):
-        where = f"/gradient/{index}"
-        if where in broken or not isinstance(entry, dict):
+        if ("gradient", index) in broken or not isinstance(entry, dict):
             continue
-        read.test_cases.append(ReadTestCase(file.path, where, entry["test_case_uuid"], entry["versions"]))
+        uuid, versions = entry["test_case_uuid"], entry["versions"]
+        read.test_cases.append(ReadTestCase(file.path, f"/gradient/{index}", uuid, versions))
 
 
 def _list(value: Any) -> list[Any]:
