@@ -8,7 +8,7 @@ from typing import Any
 
 import yaml
 
-AGENT = "shop.assistant"
+AGENT = "shop.checkout"
 PROJECT = "0b5e6c1a-7d2f-4e8b-9a31-5c4d3e2f1a0b"
 TEST_CASE = "5f0c6d2e-1a2b-4c3d-8e4f-a5b6c7d8e9f0"
 
