@@ -27,7 +27,7 @@ from typing import Any
 
 import lib
 
-SECTIONS = ("startup", "throughput", "mixed", "world_size", "harness", "fuzz", "load", "workers")
+SECTIONS = ("startup", "throughput", "mixed", "world_size", "harness", "fuzz", "load", "workers", "data")
 
 
 @dataclass(frozen=True)
@@ -46,10 +46,11 @@ class Plan:
     load_connections: int = 64
     load_seconds: int = 60
     workers: int = 2
+    data_sizes: tuple[int, ...] = (10, 100, 1_000)  # --cases of the worlds exported as --data files
 
 
 QUICK = Plan(rounds=1, seconds=5, warmup_seconds=1, startup_trials=3, page_seconds=3, fuzz_requests=1_000,
-             fuzz_max_seconds=180, load_seconds=15)
+             fuzz_max_seconds=180, load_seconds=15, data_sizes=(10, 100))
 
 
 class Bench:
@@ -312,6 +313,41 @@ class Bench:
         return {"workers": self.plan.workers, "processes": len(processes), "busy_processes": len(busy),
                 "cursor_requests": accepted + rejected, "accepted": accepted, "rejected": rejected,
                 "targets": {"cross_worker_cursors_accepted": rejected == 0 and len(busy) >= 2}}
+
+    def data(self) -> dict[str, Any]:
+        """`--data FILE --data-only` with an exported world: start-up (and without data, for scale), and the time
+        from a change to the file (written whole, then renamed over it, as editors save) until it is served."""
+        plain = lib.start_evalmock(self.python, "data-none", log_name="data-none")  # the same start without data
+        lib.stop(plain.proc)
+        rows = []
+        for cases in self.plan.data_sizes:
+            path = lib.RESULTS / f"data-{cases}.json"
+            subprocess.run([self.python, "-m", "evalmock", "fixtures", "export", "--cases", str(cases),
+                            "-o", str(path)], check=True, timeout=600)
+            document = json.loads(path.read_text(encoding="utf-8"))
+            server = lib.start_evalmock(self.python, f"data-{cases}", extra=["--data", str(path), "--data-only"],
+                                        log_name=f"data-{cases}")
+            try:
+                test_case = document["gradient"][0]
+                url = f"{server.base}/v2/gen-ai/evaluation_test_cases/{test_case['test_case_uuid']}"
+                test_case["versions"][-1]["name"] = "changed"
+                staged = path.with_suffix(".staged")
+                staged.write_text(json.dumps(document), encoding="utf-8")
+                changed = time.perf_counter()
+                os.replace(staged, path)
+                reload_s = None
+                while time.perf_counter() - changed < 120:
+                    status, body = lib.get(url)
+                    if status == 200 and json.loads(body)["evaluation_test_case"]["name"] == "changed":
+                        reload_s = round(time.perf_counter() - changed, 3)
+                        break
+                    time.sleep(0.01)
+            finally:
+                lib.stop(server.proc)
+            rows.append({"cases_per_project": cases, "cases": sum(len(e["cases"]) for e in document["testSet"]),
+                         "file_mib": round(path.stat().st_size / 2**20, 2), "startup_s": round(server.startup_s, 3),
+                         "rss_at_first_200_mib": server.rss_after_start_mib, "change_served_after_s": reload_s})
+        return {"startup_s_without_data": round(plain.startup_s, 3), "files": rows}
 
 
 def ratios(runs: dict[str, list[lib.LoadResult]], ours: str = "evalmock") -> dict[str, Any]:

@@ -104,6 +104,12 @@ def build_parser() -> argparse.ArgumentParser:
         "--allow-unknown-params", action="store_true",
         help="ignore query parameters the document does not declare (default: 400 bad-input naming them)",
     )
+    serve.add_argument(
+        "--data", action="append", dest="data_files", metavar="FILE",
+        help="also serve your agents, projects, cases and test cases from this JSON or YAML file (repeatable); "
+        "checked at start and reloaded when it changes",
+    )
+    serve.add_argument("--data-only", action="store_true", help="serve only the --data files, nothing generated")
 
     contract = commands.add_parser("contract", help="audit an implementation against the contract")
     contract.add_argument("--base-url", required=True, help="the implementation's root URL, e.g. http://127.0.0.1:8080")
@@ -146,7 +152,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     fixtures = commands.add_parser("fixtures", help="curated fixtures and world exports")
     fixture_commands = fixtures.add_subparsers(dest="fixtures_command", required=True, metavar="ACTION")
-    export = fixture_commands.add_parser("export", help="write a world, or a slice of it, as JSON")
+    export = fixture_commands.add_parser(
+        "export", help="write a world, or a slice of it, as a JSON data file (for `evalmock serve --data`)"
+    )
     export.add_argument("--seed", type=int, default=DEFAULT_SEED, help=f"world seed (default {DEFAULT_SEED})")
     export.add_argument("--cases", type=_positive, default=DEFAULT_CASES, help="generated cases per agent and project")
     export.add_argument("--agent", help="only this agent")
@@ -154,14 +162,23 @@ def build_parser() -> argparse.ArgumentParser:
     export.add_argument("--include-retired", action="store_true", help="retired cases too")
     export.add_argument("--kind", help="only these kinds, comma-separated (correction,hand)")
     export.add_argument("--limit", type=_positive, help="at most this many cases per agent and project")
+    export.add_argument(
+        "--test-case", action="append", metavar="UUID",
+        help="this evaluation test case, with every version (repeatable; without --agent or --project, no cases)",
+    )
     export.add_argument("--output", "-o", default="-", help="file to write (default: standard output)")
     listing = fixture_commands.add_parser("list", help="list the curated fixture cases")
     listing.add_argument("--seed", type=int, default=DEFAULT_SEED, help=f"world seed (default {DEFAULT_SEED})")
+    schema = fixture_commands.add_parser("schema", help="write the JSON Schema of a data file, for editors")
+    schema.add_argument("--output", "-o", default="-", help="file to write (default: standard output)")
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.command == "serve" and args.data_only and not args.data_files:
+        parser.error("--data-only serves only the --data files: name at least one")
     if args.command == "serve":
         from evalmock.server.runner import serve
 

@@ -152,13 +152,14 @@ def patch_binding(drop: str) -> Patch:
     original = Binding.of.__func__
 
     def of(
-        cls: type[Binding], agent_id: str, project_id: str, include_retired: bool, kinds: Any, caller: str
+        cls: type[Binding], agent_id: str, project_id: str, include_retired: bool, kinds: Any, caller: str,
+        *rest: Any,
     ) -> Binding:
         if drop == "filters":
             include_retired, kinds = False, ("correction", "hand")
         else:
             caller = "anyone"
-        return original(cls, agent_id, project_id, include_retired, kinds, caller)
+        return original(cls, agent_id, project_id, include_retired, kinds, caller, *rest)
 
     def patch(monkeypatch: pytest.MonkeyPatch, world: World) -> None:
         monkeypatch.setattr(Binding, "of", classmethod(of))

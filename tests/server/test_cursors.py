@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import base64
+import dataclasses
 from collections.abc import Callable
 from typing import Any
 
 import httpx
 import pytest
 
-from evalmock.server.cursors import TTL_SECONDS, Binding, CursorError, CursorSealer
+from evalmock.server.cursors import TTL_SECONDS, Binding, CursorError, CursorSealer, DataChanged
 from evalmock.server.settings import default_cursor_key
 from evalmock.world.catalog import EXAMPLE_AGENT, EXAMPLE_PROJECT
 from shared import SERVER_SEED
@@ -66,6 +67,17 @@ def test_a_cursor_sealed_with_another_key_is_refused() -> None:
 def test_a_cursor_for_another_list_filter_or_caller_is_refused(other: Binding) -> None:
     with pytest.raises(CursorError):
         sealer().open(sealer().seal(7, BINDING), other)
+
+
+def test_a_cursor_of_other_data_is_refused_as_data_changed() -> None:
+    before = dataclasses.replace(BINDING, data_generation=1)
+    after = dataclasses.replace(BINDING, data_generation=2)
+    cursor = sealer().seal(7, before)
+    assert sealer().open(cursor, before) == 7
+    with pytest.raises(DataChanged, match="the data changed"):
+        sealer().open(cursor, after)
+    with pytest.raises(CursorError, match="tampered"):  # the generation is under the MAC: editing it is tampering
+        sealer().open(flip(cursor, 24), after)
 
 
 def test_a_cursor_is_valid_for_a_day_and_no_longer() -> None:

@@ -112,3 +112,14 @@ def test_retired_cases_were_retired_after_they_were_added(seeded_world):
 def test_cases_are_plain_json(seeded_world):
     for _, _, case in all_cases(seeded_world):
         assert json.loads(json.dumps(case)) == case
+
+
+def test_a_generated_id_gives_back_its_rank_and_no_other_id_does(world):
+    own = world.own_list("example", "2489e9ad-2ee2-8e00-8ec9-32d5f69181c0")
+    factory = own.factory
+    ranks = [0, 1, 39, 40, 12_345, 10**12]
+    assert [factory.rank_of(factory.case_id(rank)) for rank in ranks] == ranks
+    swapped = ("corr-" if factory.case_id(0).startswith("case-") else "case-") + factory.case_id(0)[5:]
+    assert [factory.rank_of(other) for other in (swapped, "case-fixture-unicode", "corr-XYZ", "case-00000000000g")] == [
+        None, None, None, None
+    ]

@@ -39,8 +39,8 @@ def test_the_valid_case_has_no_problems():
     ("case", "expected"),
     [
         (with_change("id", "case-1"), "correction's id"),
-        (with_change("kind", "robot"), "schema"),
-        (with_change("projectId", "nope"), "schema"),
+        (with_change("kind", "robot"), "/kind: 'robot' is not one of"),
+        (with_change("projectId", "nope"), "/projectId: 'nope' does not match"),
         (with_change("expert", False), "only as true"),
         (with_change("updatedAt", "2026-11-21T08:00:01Z"), "equals addedAt"),
         (with_change("addedAt", "2026-11-20T08:00:01+00:00"), "2026-11-20T09:15:02Z"),
@@ -48,11 +48,11 @@ def test_the_valid_case_has_no_problems():
          "later than addedAt"),
         (with_change("expect", {}), "at least one"),
         (with_change("expect.items.0.rank", 1), "ranks 0..n-1"),
-        (with_change("expect.items.0.pointer", "matches/0"), "schema"),
+        (with_change("expect.items.0.pointer", "matches/0"), "/expect/items/0/pointer: 'matches/0' does not match"),
         (with_change("expect.decisions.shouldCall.0.tool", "x" * 201), "1..200"),
         (with_change("expect.decisions.shouldCall.0.args", {f"k{i}": i for i in range(101)}), "properties"),
         (with_change("expect.decisions.shouldCall.0.args", {"k": "x" * 3995}), "4000"),
-        (with_change("addedBy", {"kind": "robot", "id": "r"}), "schema"),
+        (with_change("addedBy", {"kind": "robot", "id": "r"}), "/addedBy/kind: 'robot' is not one of"),
     ],
 )
 def test_each_broken_rule_is_reported(case, expected):

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import functools
+import re
 from collections.abc import Iterator, Mapping
 from typing import Any
 
@@ -59,3 +61,17 @@ def schema_errors(spec: Mapping[str, Any], schema: Any, instance: Any) -> Iterat
 def component_schema(spec: Mapping[str, Any], name: str) -> dict[str, Any]:
     """`#/components/schemas/<name>` with its references inlined, ready for a validator."""
     return inline_refs(spec, spec["components"]["schemas"][name])
+
+
+@functools.cache
+def ecma_regex(pattern: str) -> re.Pattern[str]:
+    """A schema `pattern` as JSON Schema (ECMA-262) reads it: `$` ends the text, never before a final newline."""
+    if pattern.endswith("$") and not pattern.endswith("\\$"):
+        pattern = pattern[:-1] + r"\Z"
+    return re.compile(pattern)
+
+
+def ecma_pattern(validator: Any, pattern: str, instance: Any, schema: Mapping[str, Any]) -> Iterator[ValidationError]:
+    """The `pattern` keyword for jsonschema validators (`validators.extend`), matched with `ecma_regex`."""
+    if validator.is_type(instance, "string") and not ecma_regex(pattern).search(instance):
+        yield ValidationError(f"{instance!r} does not match {pattern!r}")

@@ -83,7 +83,9 @@ NOTES: dict[tuple[str, int], str] = {
 }
 # Field and format lines of the DigitalOcean page ("ArchivedAt Timeoptional", "formatdate-time", the enum
 # constants): the document's types, formats and enums.
-_DO_SCHEMA_LINE = re.compile(r"\w+ (\[\])?\w+optional|format\w[\w-]*|const \w+ \w+ = \"[A-Z_]+\"|Accepts one of the following:")
+_DO_SCHEMA_LINE = re.compile(
+    r"\w+ (\[\])?\w+optional|format\w[\w-]*|const \w+ \w+ = \"[A-Z_]+\"|Accepts one of the following:"
+)
 _DO_INTEGER_FORMAT = re.compile(r"formatint(32|64)")
 
 

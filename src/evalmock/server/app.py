@@ -24,11 +24,14 @@ from evalmock.contract.documents import APIS
 from evalmock.server import errors
 from evalmock.server.auth import Tokens, security_map
 from evalmock.server.cursors import CursorSealer
+from evalmock.server.data_watcher import DataWatcher
 from evalmock.server.handlers import build_handlers, resolver
+from evalmock.server.live_world import LiveWorld, build_world
 from evalmock.server.prefer import LatencyMiddleware, ScenarioMiddleware
 from evalmock.server.ratelimit import RateLimitCounter, RateLimitHeadersMiddleware
 from evalmock.server.request_id import RequestIdMiddleware
 from evalmock.server.settings import ServerSettings
+from evalmock.server.targets import rewrite_targets
 from evalmock.server.validation import VALIDATOR_MAP
 from evalmock.world import World
 
@@ -72,12 +75,19 @@ def create_app(
     *,
     clock: Callable[[], float] = time.time,
 ) -> AsyncApp:
-    """Both APIs (/v1 and /v2) with Swagger UI at {base}/ui/; `clock` is the cursors' time source."""
+    """Both APIs (/v1 and /v2) with Swagger UI at {base}/ui/; `clock` is the cursors' time source.
+
+    Without `world`, the settings' world (DataFileError when a data file has a problem). With data files, the
+    app reloads them while it runs (from its lifespan's start to its end).
+    """
     settings = settings or ServerSettings()
-    world = world if world is not None else World(seed=settings.seed, cases=settings.cases)
-    handlers = build_handlers(world, CursorSealer(settings.cursor_key_bytes, clock=clock))
+    live = LiveWorld(world if world is not None else build_world(settings), settings.data_files)
+    handlers = build_handlers(live, CursorSealer(settings.cursor_key_bytes, clock=clock))
+    on_reload = partial(rewrite_targets, settings.write_targets) if settings.write_targets else None
+    watcher = DataWatcher(live, on_reload) if settings.data_files else None
     app = AsyncApp(
         __name__,
+        lifespan=watcher.lifespan if watcher else None,
         middlewares=_middlewares(settings),
         resolver=resolver(handlers),
         security_map=security_map(Tokens(settings.tokens, any_token=settings.any_token)),

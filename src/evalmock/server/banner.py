@@ -10,6 +10,7 @@ from evalmock.world.catalog import EXAMPLE_AGENT, EXAMPLE_PROJECT
 from evalmock.world.gradient import EXAMPLE_TEST_CASE
 
 MAX_LISTED = 6
+MAX_USER_LISTED = 12
 
 
 def base_url(settings: ServerSettings) -> str:
@@ -19,25 +20,48 @@ def base_url(settings: ServerSettings) -> str:
     return f"http://{host}:{settings.port}"
 
 
-def _example_ids(world: World) -> tuple[str, str]:
+def _example_ids(world: World) -> tuple[str, str] | None:
+    """The list the banner's curl reads: the user's first, else the reference page's, else any."""
+    if world.data.lists:
+        return world.data.lists[0].agent_id, world.data.lists[0].project_id
     if world.has_agent(EXAMPLE_AGENT) and EXAMPLE_PROJECT in world.project_ids(EXAMPLE_AGENT):
         return EXAMPLE_AGENT, EXAMPLE_PROJECT.upper()  # as the reference page writes it
-    agent = world.agent_ids()[0]
-    return agent, world.project_ids(agent)[0]
+    return next(((agent, world.project_ids(agent)[0]) for agent in world.agent_ids() if world.project_ids(agent)), None)
 
 
-def _example_test_case(world: World) -> str:
+def _example_test_case(world: World) -> str | None:
+    if world.data.test_cases:
+        return world.data.test_cases[0].uuid
     versions = world.evaluation_test_case_versions()
-    return EXAMPLE_TEST_CASE if EXAMPLE_TEST_CASE in versions else next(iter(versions), EXAMPLE_TEST_CASE)
+    return EXAMPLE_TEST_CASE if EXAMPLE_TEST_CASE in versions else next(iter(versions), None)
+
+
+def _headline(settings: ServerSettings, world: World) -> str:
+    workers = f"{settings.workers} worker{'s' if settings.workers != 1 else ''}"
+    if not world.generated:
+        return f"evalmock: only the data of {', '.join(world.data.files)}, {workers}"
+    return f"evalmock: seed {world.seed}, {world.cases} generated cases per agent and project, {workers}"
+
+
+def _your_data(world: World) -> list[str]:
+    """The user's lists with their case counts and test cases with their versions (reloads may change them)."""
+    data = world.data
+    lines = [f"Your data ({', '.join(data.files)}), reloaded when a file changes: {data.summary()}"]
+    for user_list in data.lists[:MAX_USER_LISTED]:
+        count = len(user_list.cases)
+        lines.append(f"  {user_list.agent_id:<22} {user_list.project_id} ({count} case{'s' if count != 1 else ''})")
+    for test_case in data.test_cases[:MAX_USER_LISTED]:
+        lines.append(f"  {test_case.uuid}: versions {', '.join(str(n) for n in range(1, len(test_case.versions) + 1))}")
+    hidden = max(0, len(data.lists) - MAX_USER_LISTED) + max(0, len(data.test_cases) - MAX_USER_LISTED)
+    if hidden:
+        lines.append(f"  … {hidden} more (evalmock serve --write-targets FILE lists them all)")
+    return lines
 
 
 def banner(settings: ServerSettings, world: World) -> str:
     root = base_url(settings)
-    agent, project = _example_ids(world)
-    test_case = _example_test_case(world)
-    workers = f"{settings.workers} worker{'s' if settings.workers != 1 else ''}"
     lines = [
-        f"evalmock: seed {world.seed}, {world.cases} generated cases per agent and project, {workers}",
+        _headline(settings, world),
         "",
         f"  {TEST_SET.title}",
         f"    {root}{TEST_SET.base_path}/agents/{{agentId}}/test-set/cases",
@@ -52,25 +76,31 @@ def banner(settings: ServerSettings, world: World) -> str:
         "  any other       well-formed token: a user of its own" if settings.any_token else
         "  any other       401 (register more with --token NAME[:user|service], or accept any with --any-token)",
         "",
-        "Agents and projects:",
     ]
-    for agent_id in world.agent_ids()[:MAX_LISTED]:
-        lines.append(f"  {agent_id:<22} {', '.join(world.project_ids(agent_id))}")
-    versions = world.evaluation_test_case_versions()
-    lines.append("Evaluation test cases (uuid: versions):")
-    for uuid, numbers in list(versions.items())[:MAX_LISTED]:
-        lines.append(f"  {uuid}: {', '.join(map(str, numbers))}")
-    if len(versions) > MAX_LISTED:
-        lines.append(f"  … {len(versions) - MAX_LISTED} more (evalmock serve --write-targets FILE lists them all)")
-    lines += [
-        "",
-        "Try:",
-        f"  curl '{root}{TEST_SET.base_path}/agents/{agent}/test-set/cases"
-        f"?projectId={project}&include=retired&limit=25' -H 'Authorization: Bearer demo-user'",
-        f"  curl '{root}{GRADIENT.base_path}/gen-ai/evaluation_test_cases/{test_case}'"
-        " -H 'Authorization: Bearer demo-user'",
-        "Force an answer with a Prefer header: 'Prefer: code=503', 'Prefer: example=retired', 'Prefer: delay=800'.",
-    ]
+    if world.generated:
+        lines.append("Agents and projects:")
+        for agent_id in world.agent_ids()[:MAX_LISTED]:
+            lines.append(f"  {agent_id:<22} {', '.join(world.project_ids(agent_id))}")
+        versions = world.evaluation_test_case_versions()
+        lines.append("Evaluation test cases (uuid: versions):")
+        for uuid, numbers in list(versions.items())[:MAX_LISTED]:
+            lines.append(f"  {uuid}: {', '.join(map(str, numbers))}")
+        if len(versions) > MAX_LISTED:
+            lines.append(f"  … {len(versions) - MAX_LISTED} more (evalmock serve --write-targets FILE lists them all)")
+    if world.data.files:
+        lines += _your_data(world)
+    lines += ["", "Try:"]
+    example = _example_ids(world)
+    if example is not None:
+        lines.append(f"  curl '{root}{TEST_SET.base_path}/agents/{example[0]}/test-set/cases"
+                     f"?projectId={example[1]}&include=retired&limit=25' -H 'Authorization: Bearer demo-user'")
+    test_case = _example_test_case(world)
+    if test_case is not None:
+        lines.append(f"  curl '{root}{GRADIENT.base_path}/gen-ai/evaluation_test_cases/{test_case}'"
+                     " -H 'Authorization: Bearer demo-user'")
+    lines.append(
+        "Force an answer with a Prefer header: 'Prefer: code=503', 'Prefer: example=retired', 'Prefer: delay=800'."
+    )
     low, high = settings.latency_ms
     if high or settings.error_rate:
         latency = f"{low} ms" if low == high else f"{low}-{high} ms"

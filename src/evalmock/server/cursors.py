@@ -1,11 +1,14 @@
-"""Sealed cursors: a world position, signed (HMAC-SHA256) together with the list, filters, caller and issue time.
+"""Sealed cursors: a world position, signed (HMAC-SHA256) together with the list, filters, caller, data and issue time.
 
-A cursor is base64url (no padding) of 17 bytes of payload followed by the 32-byte MAC:
-payload = version (1 byte) | position (signed 64-bit) | issued at (unsigned 64-bit, Unix seconds).
+A cursor is base64url (no padding) of 25 bytes of payload followed by the 32-byte MAC:
+payload = version (1 byte) | position (signed 64-bit) | issued at (unsigned 64-bit, Unix seconds)
+          | data generation (unsigned 64-bit).
 The binding (agent, lower-cased project, include, sorted kinds, caller id) is not in the cursor; it goes
 into the MAC only, so a cursor presented for another list, other filters or another caller simply fails
-to verify, and a cursor reveals nothing about who asked. Nothing binds the limit: a cursor survives a
-change of page size.
+to verify, and a cursor reveals nothing about who asked. The binding's data generation (a hash of the
+served data files, 0 without any) is in the payload, under the MAC: a cursor issued before the data
+changed verifies, and is then refused as such (DataChanged), not as a forgery. Nothing binds the limit:
+a cursor survives a change of page size.
 """
 
 from __future__ import annotations
@@ -21,10 +24,10 @@ from dataclasses import dataclass
 
 import orjson
 
-VERSION = 1
+VERSION = 2
 TTL_SECONDS = 24 * 60 * 60
 CLOCK_SKEW_SECONDS = 300  # a cursor "issued" further in the future than this is refused
-_PAYLOAD = struct.Struct(">BqQ")
+_PAYLOAD = struct.Struct(">BqQQ")
 _MAC_SIZE = hashlib.sha256().digest_size
 _RAW_SIZE = _PAYLOAD.size + _MAC_SIZE
 ENCODED_SIZE = len(base64.urlsafe_b64encode(b"\0" * _RAW_SIZE).rstrip(b"="))
@@ -38,6 +41,10 @@ class CursorError(ValueError):
         self.reason = reason
 
 
+class DataChanged(CursorError):
+    """A cursor issued for other data than is served now: its position means nothing in this world."""
+
+
 @dataclass(frozen=True)
 class Binding:
     """What a cursor is valid for, beside its issue time."""
@@ -47,12 +54,14 @@ class Binding:
     include_retired: bool
     kinds: frozenset[str]
     caller_id: str
+    data_generation: int = 0  # sealed in the payload, not in `encode`
 
     @classmethod
     def of(
-        cls, agent_id: str, project_id: str, include_retired: bool, kinds: Iterable[str], caller_id: str
+        cls, agent_id: str, project_id: str, include_retired: bool, kinds: Iterable[str], caller_id: str,
+        data_generation: int = 0,
     ) -> Binding:
-        return cls(agent_id, project_id.lower(), include_retired, frozenset(kinds), caller_id)
+        return cls(agent_id, project_id.lower(), include_retired, frozenset(kinds), caller_id, data_generation)
 
     def encode(self) -> bytes:
         # JSON keeps the parts unambiguous whatever characters an id holds.
@@ -75,7 +84,7 @@ class CursorSealer:
         return hmac.new(self._key, payload + b"\n" + binding.encode(), hashlib.sha256).digest()
 
     def seal(self, position: int, binding: Binding) -> str:
-        payload = _PAYLOAD.pack(VERSION, position, int(self._clock()))
+        payload = _PAYLOAD.pack(VERSION, position, int(self._clock()), binding.data_generation)
         raw = payload + self._mac(payload, binding)
         return base64.urlsafe_b64encode(raw).rstrip(b"=").decode("ascii")
 
@@ -90,9 +99,11 @@ class CursorSealer:
         payload, mac = raw[: _PAYLOAD.size], raw[_PAYLOAD.size :]
         if len(raw) != _RAW_SIZE or not hmac.compare_digest(mac, self._mac(payload, binding)):
             raise CursorError("it was tampered with, or issued for another list, other filters or another caller")
-        version, position, issued_at = _PAYLOAD.unpack(payload)
+        version, position, issued_at, data_generation = _PAYLOAD.unpack(payload)
         if version != VERSION:
             raise CursorError("it comes from another version of this server")
+        if data_generation != binding.data_generation:
+            raise DataChanged("the data changed since it was issued")
         now = self._clock()
         if now - issued_at > self._ttl:
             raise CursorError("it has expired: a cursor is valid for a day")

@@ -12,9 +12,10 @@ import uvicorn
 from evalmock.contract.targets import dump_targets
 from evalmock.server.app import create_app
 from evalmock.server.banner import banner
+from evalmock.server.live_world import build_world
 from evalmock.server.settings import ServerSettings
 from evalmock.server.targets import targets_for
-from evalmock.world import World
+from evalmock.world.data_files import DataFileError
 
 ASGI_APP = "evalmock.server.asgi:app"
 
@@ -29,9 +30,20 @@ def freeze_startup_objects() -> None:
     gc.freeze()
 
 
+def refusal(error: DataFileError) -> str:
+    """Why nothing is served: every problem of the data files, one per line."""
+    count = len(error.problems)
+    head = f"evalmock serve: the data files have {count} problem{'s' if count != 1 else ''}; nothing is served:"
+    return "\n".join([head, *map(str, error.problems)])
+
+
 def serve(args: argparse.Namespace) -> int:
     settings = ServerSettings.from_args(args)
-    world = World(seed=settings.seed, cases=settings.cases)
+    try:
+        world = build_world(settings)
+    except DataFileError as error:
+        print(refusal(error), file=sys.stderr)
+        return 2
     if settings.write_targets:
         try:
             dump_targets(targets_for(world), settings.write_targets)

@@ -37,12 +37,15 @@ class ServerSettings:
     write_targets: str | None = None
     tokens: tuple[tuple[str, str], ...] = ()  # (token, "user" | "service") registered besides the demo tokens
     any_token: bool = False  # accept any well-formed bearer token as a user of its own
+    data_files: tuple[str, ...] = ()  # the user's data files, served with (or, data_only, without) the world's
+    data_only: bool = False
 
     def __post_init__(self) -> None:
         if not self.cursor_key:
             object.__setattr__(self, "cursor_key", default_cursor_key(self.seed))
         object.__setattr__(self, "latency_ms", tuple(self.latency_ms))
         object.__setattr__(self, "tokens", tuple(tuple(pair) for pair in self.tokens))
+        object.__setattr__(self, "data_files", tuple(self.data_files))
 
     @property
     def cursor_key_bytes(self) -> bytes:
@@ -67,6 +70,8 @@ class ServerSettings:
             write_targets=args.write_targets,
             tokens=tuple(args.token or ()),
             any_token=args.any_token,
+            data_files=tuple(args.data_files or ()),
+            data_only=args.data_only,
         )
 
     def to_env(self) -> dict[str, str]:

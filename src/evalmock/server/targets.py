@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from evalmock.contract.targets import ProjectTarget, Targets, TestCaseTarget
+import sys
+
+from evalmock.contract.targets import ProjectTarget, Targets, TestCaseTarget, dump_targets
 from evalmock.server.auth import EXPIRED_TOKEN, REVOKED_TOKEN
 from evalmock.world import World
 
@@ -30,3 +32,11 @@ def targets_for(world: World) -> Targets:
         projects=projects, test_cases=test_cases, token=TOKEN, second_token=SECOND_TOKEN,
         expired_token=EXPIRED_TOKEN, revoked_token=REVOKED_TOKEN, sealed_cursors=True,
     )
+
+
+def rewrite_targets(path: str, world: World) -> None:
+    """After a reload, the targets file names what is served now; a failure to write is said, not raised."""
+    try:
+        dump_targets(targets_for(world), path)
+    except OSError as exc:
+        print(f"evalmock serve: cannot write {path}: {exc.strerror or exc}", file=sys.stderr, flush=True)

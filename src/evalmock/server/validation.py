@@ -8,10 +8,8 @@ not match before a trailing newline as Python's does.
 
 from __future__ import annotations
 
-import functools
 import re
 import uuid
-from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import parse_qsl
@@ -19,6 +17,7 @@ from urllib.parse import parse_qsl
 from connexion.validators import VALIDATOR_MAP as CONNEXION_VALIDATOR_MAP
 from jsonschema import Draft4Validator, FormatChecker, ValidationError, validators
 
+from evalmock.contract.schemas import ecma_pattern
 from evalmock.server.errors import MAX_ECHO, ApiError, bad_input, echo
 
 MAX_QUERY_FIELDS = 64
@@ -40,19 +39,7 @@ def _is_uuid(value: object) -> bool:
     return len(value) == 36 and all(value[i] == "-" for i in (8, 13, 18, 23))
 
 
-@functools.cache
-def _ecma_regex(pattern: str) -> re.Pattern[str]:
-    if pattern.endswith("$") and not pattern.endswith("\\$"):
-        pattern = pattern[:-1] + r"\Z"
-    return re.compile(pattern)
-
-
-def _pattern(validator: Any, pattern: str, instance: Any, schema: dict[str, Any]) -> Iterator[ValidationError]:
-    if validator.is_type(instance, "string") and not _ecma_regex(pattern).search(instance):
-        yield ValidationError(f"{instance!r} does not match {pattern!r}")
-
-
-SchemaValidator = validators.extend(Draft4Validator, {"pattern": _pattern})
+SchemaValidator = validators.extend(Draft4Validator, {"pattern": ecma_pattern})
 
 
 def _describe(error: ValidationError, schema: dict[str, Any]) -> str:

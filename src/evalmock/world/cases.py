@@ -6,7 +6,7 @@ import time
 from typing import Any
 
 from evalmock.world.catalog import Agent, Tool
-from evalmock.world.hashing import Stream, mix48, splitmix64, stable_hash
+from evalmock.world.hashing import MASK48, Stream, mix48, splitmix64, stable_hash, unmix48
 from evalmock.world.layout import category_at, is_retired, kind_of
 from evalmock.world.timeline import NEWEST, added_at, rfc3339
 from evalmock.world.vocabulary import Vocabulary
@@ -46,6 +46,14 @@ class CaseFactory:
         """Unique within the list: a bijection of the rank, prefixed by kind."""
         prefix = "case-" if kind_of(self.category(rank)) == "hand" else "corr-"
         return f"{prefix}{mix48(self._id_salt + rank):012x}"
+
+    def rank_of(self, case_id: str) -> int | None:
+        """The rank whose id `case_id` is, in a list of any size (the inverse of `case_id`); None if none is."""
+        prefix, _, digits = case_id.partition("-")
+        if prefix not in ("case", "corr") or len(digits) != 12 or digits.strip("0123456789abcdef"):
+            return None
+        rank = (unmix48(int(digits, 16)) - self._id_salt) & MASK48
+        return rank if self.case_id(rank) == case_id else None
 
     def case(self, rank: int) -> dict[str, Any]:
         stream = Stream(splitmix64(self._case_base ^ rank))

@@ -1,4 +1,5 @@
-"""`evalmock fixtures export | list`: write a world (or a slice) as JSON, or list the curated fixture cases."""
+"""`evalmock fixtures export | list | schema`: write a world (or a slice) as a data file, list the curated fixture
+cases, or write the data file's JSON Schema."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ import sys
 from collections.abc import Iterator
 from typing import IO, Any
 
+from evalmock.world.data_schema import data_file_schema, render
 from evalmock.world.world import ALL_KINDS, CaseQuery, World
 
 
@@ -23,6 +25,10 @@ def run_fixtures(args: argparse.Namespace) -> int:
             return export(args)
         if args.fixtures_command == "list":
             return list_fixtures(World(seed=args.seed, cases=1), sys.stdout)
+        if args.fixtures_command == "schema":
+            with _open_output(args.output) as out:
+                out.write(render(data_file_schema()))
+            return 0
     except UsageError as exc:
         print(f"evalmock fixtures: {exc}", file=sys.stderr)
         return 2
@@ -35,10 +41,14 @@ def run_fixtures(args: argparse.Namespace) -> int:
 def export(args: argparse.Namespace) -> int:
     world = World(seed=args.seed, cases=args.cases)
     kinds = parse_kinds(args.kind)
-    lists = select_lists(world, args.agent, args.project)
-    whole_world = args.agent is None and args.project is None
+    test_cases = select_test_cases(world, args.test_case)
+    some_lists = args.agent is not None or args.project is not None
+    if some_lists or test_cases is not None:  # a slice: only what its flags name
+        lists = select_lists(world, args.agent, args.project) if some_lists else []
+    else:
+        lists, test_cases = select_lists(world, None, None), list(world.evaluation_test_case_versions())
     with _open_output(args.output) as out:
-        write_export(world, out, lists, kinds, args.include_retired, args.limit, whole_world)
+        write_export(world, out, lists, kinds, args.include_retired, args.limit, test_cases or [])
     return 0
 
 
@@ -66,11 +76,22 @@ def select_lists(world: World, agent_id: str | None, project_id: str | None) -> 
     return pairs
 
 
+def select_test_cases(world: World, uuids: list[str] | None) -> list[str] | None:
+    """The evaluation test cases `--test-case` names (lower-cased), or None when it names none."""
+    if not uuids:
+        return None
+    known = world.evaluation_test_case_versions()
+    unknown = [uuid for uuid in uuids if uuid.lower() not in known]
+    if unknown:
+        raise UsageError(f"unknown evaluation test case {unknown[0]!r}; test cases: {', '.join(known)}")
+    return list(dict.fromkeys(uuid.lower() for uuid in uuids))
+
+
 def write_export(
     world: World, out: IO[str], lists: list[tuple[str, str]], kinds: frozenset[str],
-    include_retired: bool, limit: int | None, whole_world: bool,
+    include_retired: bool, limit: int | None, test_cases: list[str],
 ) -> None:
-    """Stream the JSON document case by case, so a large world never sits in memory."""
+    """Stream the data file case by case, so a large world never sits in memory (`evalmock serve --data` reads it)."""
     out.write("{\n")
     out.write(f'  "seed": {world.seed},\n  "casesPerProject": {world.cases},\n')
     out.write(f'  "filters": {_dumps({"includeRetired": include_retired, "kinds": sorted(kinds), "limit": limit})},\n')
@@ -83,11 +104,11 @@ def write_export(
             out.write(f'{"," if index else ""}\n      {_dumps(case)}')
         out.write("\n    ]}")
     out.write("\n  ]")
-    if whole_world:
+    if test_cases:
         out.write(',\n  "gradient": [')
-        tests = world.evaluation_test_case_versions()
-        for number, (uuid, versions) in enumerate(tests.items()):
-            bodies = [world.evaluation_test_case(uuid, version) for version in versions]
+        versions_of = world.evaluation_test_case_versions()
+        for number, uuid in enumerate(test_cases):
+            bodies = [world.evaluation_test_case(uuid, version) for version in versions_of[uuid]]
             out.write(f'{"," if number else ""}\n    {_dumps({"test_case_uuid": uuid, "versions": bodies})}')
         out.write("\n  ]")
     out.write("\n}\n")

@@ -27,14 +27,28 @@ def splitmix64(state: int) -> int:
     return z ^ (z >> 31)
 
 
+_MIX_A, _MIX_B = 0x9E3779B97F4B, 0xBF58476D1CE5  # odd multipliers: invertible modulo 2**48
+
+
 def mix48(value: int) -> int:
     """A bijection on 48-bit integers: distinct inputs give distinct ids within one list."""
     x = value & MASK48
     x ^= x >> 24
-    x = (x * 0x9E3779B97F4B) & MASK48  # odd multiplier: invertible modulo 2**48
+    x = (x * _MIX_A) & MASK48
     x ^= x >> 21
-    x = (x * 0xBF58476D1CE5) & MASK48
+    x = (x * _MIX_B) & MASK48
     x ^= x >> 25
+    return x
+
+
+def unmix48(value: int) -> int:
+    """The inverse of `mix48`: which 48-bit input gave `value`."""
+    x = value & MASK48
+    x ^= x >> 25
+    x = (x * pow(_MIX_B, -1, 1 << 48)) & MASK48
+    x ^= (x >> 21) ^ (x >> 42)
+    x = (x * pow(_MIX_A, -1, 1 << 48)) & MASK48
+    x ^= x >> 24
     return x
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from typing import Any
 
 from jsonschema.exceptions import ValidationError
@@ -15,6 +16,7 @@ from openapi_schema_validator import OAS30Validator
 
 from evalmock.contract import case_rules
 from evalmock.contract.documents import TEST_SET
+from evalmock.contract.lint import pointer
 from evalmock.contract.schemas import schema_validator
 from evalmock.world.timeline import RFC3339_UTC
 
@@ -27,50 +29,67 @@ def case_validator() -> OAS30Validator:
     return schema_validator(TEST_SET.spec, {"$ref": "#/components/schemas/TestSetCase"})
 
 
-def schema_problems(case: dict[str, Any]) -> Iterator[str]:
+@dataclass(frozen=True)
+class CaseFinding:
+    """One way a case breaks a rule: where in the case (a JSON pointer) and what is wrong."""
+
+    pointer: str
+    message: str
+
+    def __str__(self) -> str:
+        return f"{self.pointer}: {self.message}" if self.pointer else self.message
+
+
+CaseCheck = Callable[[dict[str, Any]], Iterator[CaseFinding]]
+
+
+def schema_problems(case: dict[str, Any]) -> Iterator[CaseFinding]:
     for error in case_validator().iter_errors(case):
-        where = "/".join(str(part) for part in error.absolute_path)
-        yield f"schema: /{where}: {_described(error)}"
+        yield CaseFinding(pointer(*error.absolute_path) if error.absolute_path else "", described(error))
 
 
-def timestamps_are_utc(case: dict[str, Any]) -> Iterator[str]:
-    stamps = {"addedAt": case.get("addedAt"), "updatedAt": case.get("updatedAt")}
+def timestamps_are_utc(case: dict[str, Any]) -> Iterator[CaseFinding]:
+    stamps = {"/addedAt": case.get("addedAt"), "/updatedAt": case.get("updatedAt")}
     if isinstance(case.get("retired"), dict):
-        stamps["retired.at"] = case["retired"].get("at")
-    for name, value in stamps.items():
+        stamps["/retired/at"] = case["retired"].get("at")
+    for where, value in stamps.items():
         if not isinstance(value, str) or not RFC3339_UTC.match(value):
-            yield f"{name} must look like 2026-11-20T09:15:02Z, got {value!r}"
+            yield CaseFinding(where, f"must look like 2026-11-20T09:15:02Z, got {value!r}")
 
 
-def correction_has_its_own_id(case: dict[str, Any]) -> Iterator[str]:
+def correction_has_its_own_id(case: dict[str, Any]) -> Iterator[CaseFinding]:
     if case.get("kind") == "correction" and str(case.get("id", "")).startswith("case-"):
-        yield f"a correction's case has the correction's id, not a `case-` id: {case.get('id')!r}"
+        yield CaseFinding("/id", f"a correction's case has the correction's id, not a `case-` id: {case.get('id')!r}")
 
 
-def retirement_is_strictly_later(case: dict[str, Any]) -> Iterator[str]:
+def retirement_is_strictly_later(case: dict[str, Any]) -> Iterator[CaseFinding]:
     """Retiring a case is its last change and comes strictly after it was added."""
     retired = case.get("retired")
-    if retired is None:
+    if not isinstance(retired, dict):
         return
     if case.get("updatedAt") != retired.get("at"):
-        yield "a retired case's updatedAt equals retired.at"
+        yield CaseFinding("/updatedAt", f"a retired case's updatedAt equals retired.at {retired.get('at')!r}, "
+                                        f"got {case.get('updatedAt')!r}")
     if not str(retired.get("at")) > str(case.get("addedAt")):
-        yield "retired.at is later than addedAt"
+        yield CaseFinding("/retired/at", f"retired.at is later than addedAt {case.get('addedAt')!r}, "
+                                         f"got {retired.get('at')!r}")
 
 
-def expert_is_true_or_absent(case: dict[str, Any]) -> Iterator[str]:
+def expert_is_true_or_absent(case: dict[str, Any]) -> Iterator[CaseFinding]:
     if "expert" in case and case["expert"] is not True:
-        yield "expert is present only as true"
+        yield CaseFinding("/expert", f"expert is present only as true, got {case['expert']!r}")
 
 
-def items_are_in_rank_order(case: dict[str, Any]) -> Iterator[str]:
-    items = (case.get("expect") or {}).get("items") or []
-    for position, item in enumerate(items):
-        if item.get("rank", position) != position:
-            yield f"items[{position}].rank is {item.get('rank')}, expected {position} (ranks 0..n-1 in order)"
+def items_are_in_rank_order(case: dict[str, Any]) -> Iterator[CaseFinding]:
+    expect = case.get("expect")
+    items = expect.get("items") if isinstance(expect, dict) else None
+    for position, item in enumerate(items if isinstance(items, list) else ()):
+        if isinstance(item, dict) and item.get("rank", position) != position:
+            yield CaseFinding(f"/expect/items/{position}/rank",
+                              f"rank is {item.get('rank')!r}, expected {position} (ranks 0..n-1 in order)")
 
 
-WORLD_RULES: tuple[Callable[[dict[str, Any]], Iterator[str]], ...] = (
+WORLD_RULES: tuple[CaseCheck, ...] = (
     schema_problems,
     timestamps_are_utc,
     correction_has_its_own_id,
@@ -89,16 +108,25 @@ PAGE_RULES: tuple[case_rules.CaseRule, ...] = (
 )
 
 
+def case_findings(case: dict[str, Any]) -> list[CaseFinding]:
+    """Every rule `case` breaks, each where it breaks (empty when the case is valid)."""
+    findings = [finding for rule in WORLD_RULES for finding in rule(case)]
+    return findings + [CaseFinding(breach.pointer, str(breach)) for rule in PAGE_RULES for breach in rule(case)]
+
+
 def case_problems(case: dict[str, Any]) -> list[str]:
     """Every rule `case` breaks, as readable sentences (empty when the case is valid)."""
-    problems = [problem for rule in WORLD_RULES for problem in rule(case)]
-    return problems + [str(breach) for rule in PAGE_RULES for breach in rule(case)]
+    return [str(finding) for finding in case_findings(case)]
 
 
-def _described(error: ValidationError) -> str:
+def described(error: ValidationError) -> str:
+    """A schema error in words (sizes with their bounds)."""
     # jsonschema says only that a value is too long or too short; the schema's bounds say by how much.
     for size, unit in _SIZES.items():
         if error.validator in (f"min{size}", f"max{size}"):
-            low, high = error.schema.get(f"min{size}", 0), error.schema.get(f"max{size}", "")
-            return f"has {len(error.instance)} {unit}, must have {low}..{high}"
+            low, high = error.schema.get(f"min{size}"), error.schema.get(f"max{size}")
+            bounds = f"{low}..{high}" if low is not None and high is not None else (
+                f"at least {low}" if high is None else f"at most {high}"
+            )
+            return f"has {len(error.instance)} {unit}, must have {bounds}"
     return error.message

@@ -10,11 +10,12 @@ from typing import Any
 
 from evalmock.paths import fixtures_dir as default_fixtures_dir
 from evalmock.world.cases import CaseFactory
-from evalmock.world.catalog import AGENTS, project_ids
+from evalmock.world.catalog import AGENTS, AGENTS_BY_ID, Agent, project_ids
 from evalmock.world.curated import CuratedCase, load_curated
 from evalmock.world.gradient import build_test_cases
 from evalmock.world.layout import CategoryFilter
 from evalmock.world.listing import CaseList
+from evalmock.world.user_data import NO_DATA, UserData
 from evalmock.world.vocabulary import build_vocabulary
 
 ALL_KINDS = frozenset({"correction", "hand"})
@@ -45,23 +46,73 @@ class ProjectFacts:
 
 
 class World:
-    """Everything the mock serves, as a pure function of the seed (and the number of cases per project)."""
+    """Everything the mock serves, as a pure function of the seed (and the number of cases per project), plus
+    the data a user brings (`with_data`).
 
-    def __init__(self, seed: int = 42, cases: int = 1000, fixtures_dir: Path | None = None) -> None:
+    `generated=False` leaves out the generated agents, the curated fixtures and the generated test cases: such
+    a world serves only the user's data. A world is never changed once built; a reload builds another.
+    """
+
+    def __init__(
+        self, seed: int = 42, cases: int = 1000, fixtures_dir: Path | None = None, *, generated: bool = True
+    ) -> None:
         if cases < 1:
             raise ValueError(f"cases must be at least 1, got {cases}")
         self.seed = seed
         self.cases = cases
+        self.generated = generated
         self.vocabulary = build_vocabulary(seed)
-        self._projects: dict[str, tuple[str, ...]] = {agent.id: project_ids(seed, agent) for agent in AGENTS}
-        self.curated: list[CuratedCase] = load_curated(fixtures_dir or default_fixtures_dir(), self._projects)
+        agents = AGENTS if generated else ()
+        self._projects: dict[str, tuple[str, ...]] = {agent.id: project_ids(seed, agent) for agent in agents}
+        self.curated: list[CuratedCase] = (
+            load_curated(fixtures_dir or default_fixtures_dir(), self._projects) if generated else []
+        )
         self._lists: dict[tuple[str, str], CaseList] = {}
-        for agent in AGENTS:
+        for agent in agents:
             for project_id in self._projects[agent.id]:
                 factory = CaseFactory(seed, agent, project_id, self.vocabulary)
                 placed = [c.case for c in self.curated if (c.agent_id, c.project_id) == (agent.id, project_id)]
                 self._lists[agent.id, project_id] = CaseList(factory, cases, placed)
-        self._test_cases = build_test_cases(seed, self.vocabulary)
+        self._test_cases = build_test_cases(seed, self.vocabulary) if generated else {}
+        self.data: UserData = NO_DATA
+        self._own = (self._projects, self._lists, self._test_cases)  # what any user data is added to
+        self._project_sets = _project_sets(self._projects)
+
+    def with_data(self, data: UserData) -> World:
+        """A world of this one's generated and curated data and the user's `data` (in place of any it had).
+
+        `data` must have been checked against this world (`evalmock.world.data_files.load_data`), so none of its
+        ids or `addedAt`s clashes with this world's own.
+        """
+        projects, lists, test_cases = self._own
+        world = copy.copy(self)
+        world.data = data
+        world._projects = dict(projects)
+        world._lists = dict(lists)
+        for user_list in data.lists:
+            agent_id, project_id = user_list.agent_id, user_list.project_id
+            if project_id not in world._projects.get(agent_id, ()):
+                world._projects[agent_id] = (*world._projects.get(agent_id, ()), project_id)
+            own = lists.get((agent_id, project_id))
+            if own is not None:
+                world._lists[agent_id, project_id] = CaseList(
+                    own.factory, own.size, own.curated_cases() + list(user_list.cases)
+                )
+            else:
+                agent = AGENTS_BY_ID.get(agent_id) or Agent(agent_id, ())
+                factory = CaseFactory(self.seed, agent, project_id, self.vocabulary)
+                world._lists[agent_id, project_id] = CaseList(factory, 0, list(user_list.cases))
+        world._test_cases = {**test_cases, **{test_case.uuid: test_case.versions for test_case in data.test_cases}}
+        world._project_sets = _project_sets(world._projects)
+        return world
+
+    def own_list(self, agent_id: str, project_id: str) -> CaseList | None:
+        """The list of generated and curated cases that user cases of this agent and project would join."""
+        return self._own[1].get((agent_id, project_id.lower()))
+
+    def has_own_test_case(self, uuid: str) -> bool:
+        """Whether a generated test case has this uuid (lower-case)."""
+        return uuid in self._own[2]
 
     # Test set -----------------------------------------------------------------------------------------
 
@@ -74,6 +125,10 @@ class World:
     def project_ids(self, agent_id: str) -> list[str]:
         """The agent's projects, lower-case UUIDs; KeyError for an unknown agent."""
         return list(self._projects[agent_id])
+
+    def projects_of(self, agent_id: str) -> frozenset[str] | None:
+        """The agent's projects (lower-case) as a set, or None for an unknown agent; built once per world."""
+        return self._project_sets.get(agent_id)
 
     def _list(self, query: CaseQuery) -> CaseList | None:
         if query.agent_id not in self._projects:
@@ -139,6 +194,10 @@ class World:
 
     def evaluation_test_case_versions(self) -> dict[str, tuple[int, ...]]:
         return {uuid: tuple(range(1, len(versions) + 1)) for uuid, versions in self._test_cases.items()}
+
+
+def _project_sets(projects: dict[str, tuple[str, ...]]) -> dict[str, frozenset[str]]:
+    return {agent_id: frozenset(ids) for agent_id, ids in projects.items()}
 
 
 def _filter(query: CaseQuery) -> CategoryFilter:

@@ -10,14 +10,14 @@ from connexion.resolver import Resolver
 from evalmock.server.cursors import CursorSealer
 from evalmock.server.handlers.gradient import EvaluationTestCases
 from evalmock.server.handlers.test_set import TestSetCases
-from evalmock.world import World
+from evalmock.server.live_world import LiveWorld
 
 
-def build_handlers(world: World, sealer: CursorSealer) -> dict[str, Callable[..., Any]]:
-    """operationId -> handler, for every operation of both documents."""
+def build_handlers(live: LiveWorld, sealer: CursorSealer) -> dict[str, Callable[..., Any]]:
+    """operationId -> handler, for every operation of both documents, each serving `live.world`."""
     return {
-        "listTestSetCases": TestSetCases(world, sealer).list_cases,
-        "getEvaluationTestCase": EvaluationTestCases(world).get,
+        "listTestSetCases": TestSetCases(live, sealer).list_cases,
+        "getEvaluationTestCase": EvaluationTestCases(live).get,
     }
 
 

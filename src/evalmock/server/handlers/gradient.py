@@ -5,19 +5,19 @@ from __future__ import annotations
 from starlette.responses import Response
 
 from evalmock.server.errors import ApiError
+from evalmock.server.live_world import LiveWorld
 from evalmock.server.responses import json_response
-from evalmock.world import World
 
 
 class EvaluationTestCases:
-    """The getEvaluationTestCase operation over one world."""
+    """The getEvaluationTestCase operation over the live world."""
 
-    def __init__(self, world: World) -> None:
-        self.world = world
+    def __init__(self, live: LiveWorld) -> None:
+        self.live = live
 
     async def get(self, test_case_uuid: str, evaluation_test_case_version: int | None = None) -> Response:
         # The path parameter is a plain string: anything that names no test case (or no such version) is a 404.
-        found = self.world.evaluation_test_case(test_case_uuid.lower(), evaluation_test_case_version)
+        found = self.live.world.evaluation_test_case(test_case_uuid.lower(), evaluation_test_case_version)
         if found is None:
             raise ApiError(404, "not-found")
         return json_response({"evaluation_test_case": found})

@@ -7,12 +7,14 @@ from typing import Any
 
 from starlette.responses import Response
 
-from evalmock.server.cursors import Binding, CursorError, CursorSealer
+from evalmock.server.cursors import Binding, CursorError, CursorSealer, DataChanged
 from evalmock.server.errors import agent_not_found, bad_input
+from evalmock.server.live_world import LiveWorld
 from evalmock.server.responses import json_response
-from evalmock.world import CaseQuery, World
+from evalmock.world import CaseQuery
 
 EMPTY_PAGE = {"data": [], "hasMore": False}
+DATA_CHANGED = "The data changed since the cursor was issued, so the list starts again: send the request without it."
 
 
 def _bad_cursor(reason: str) -> Exception:
@@ -23,16 +25,13 @@ def _bad_cursor(reason: str) -> Exception:
 
 
 class TestSetCases:
-    """The listTestSetCases operation over one world."""
+    """The listTestSetCases operation over the live world."""
 
     __test__ = False  # not a pytest test class, despite the name
 
-    def __init__(self, world: World, sealer: CursorSealer) -> None:
-        self.world = world
+    def __init__(self, live: LiveWorld, sealer: CursorSealer) -> None:
+        self.live = live
         self.sealer = sealer
-        # Built once: each agent's projects (lower-case), to tell an unknown agent or another agent's project apart
-        # without asking the world.
-        self.projects = {agent: frozenset(world.project_ids(agent)) for agent in world.agent_ids()}
 
     async def list_cases(
         self,
@@ -44,25 +43,29 @@ class TestSetCases:
         cursor: str | None = None,
         token_info: dict[str, Any] | None = None,
     ) -> Response:
-        projects = self.projects.get(agent_id)
+        world = self.live.world  # this request's world to its end, whatever a reload swaps in meanwhile
+        projects = world.projects_of(agent_id)
         if projects is None:
             raise agent_not_found(agent_id)
         query = CaseQuery(agent_id=agent_id, project_id=project_id.lower(), include_retired=include == "retired")
         if kind:
             query = dataclasses.replace(query, kinds=frozenset(kind.split(",")))
         binding = Binding.of(
-            agent_id, query.project_id, query.include_retired, query.kinds, (token_info or {}).get("sub", "")
+            agent_id, query.project_id, query.include_retired, query.kinds, (token_info or {}).get("sub", ""),
+            world.data.generation,
         )
         after = None
         if cursor is not None:
             try:
                 after = self.sealer.open(cursor, binding)
+            except DataChanged:
+                raise bad_input("cursor", DATA_CHANGED) from None
             except CursorError as exc:
                 raise _bad_cursor(exc.reason) from None
         if query.project_id not in projects:
             return json_response(EMPTY_PAGE)  # a project that is not the agent's: nothing to list
         try:
-            page = self.world.page(query, after, limit)
+            page = world.page(query, after, limit)
         except ValueError:
             raise _bad_cursor("it points nowhere in this list") from None
         body: dict[str, Any] = {"data": page.cases}

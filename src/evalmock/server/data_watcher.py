@@ -1,0 +1,97 @@
+"""Live reload: watch the user's data files, and on a change reload the served world (or keep it, and say why).
+
+The watcher is a thread, so reading and checking a large file never blocks the event loop. It watches the
+files' folders, not the files, because editors save by writing a new file and renaming it over the old one.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import sys
+import threading
+from collections.abc import AsyncIterator, Callable
+from typing import Any
+
+import watchfiles
+
+from evalmock.server.live_world import LiveWorld
+from evalmock.world import World
+from evalmock.world.data_files import DataFileError
+
+STEP_MS = 50  # a change is reloaded once the files have been quiet this long
+STOP_CHECK_MS = 500  # how often the thread looks whether it should stop
+
+
+def _real(path: str) -> str:
+    """The path with its folder's symbolic links resolved (the file itself may be gone for a moment)."""
+    folder, name = os.path.split(os.path.abspath(path))
+    return os.path.join(os.path.realpath(folder), name)
+
+
+class DataWatcher:
+    """Reloads `live` whenever one of its data files changes; says on stderr what came of each change."""
+
+    def __init__(self, live: LiveWorld, on_reload: Callable[[World], None] | None = None) -> None:
+        self.live = live
+        self.on_reload = on_reload
+        self._files = {_real(path) for path in live.data_files}
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    def start(self) -> None:
+        self._stop.clear()
+        self._thread = threading.Thread(target=self._watch, name="evalmock-data-watcher", daemon=True)
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(timeout=5)
+
+    def _watch(self) -> None:
+        folders = sorted({os.path.dirname(path) for path in self._files})
+        try:
+            for _ in watchfiles.watch(
+                *folders, watch_filter=self._is_data_file, step=STEP_MS, rust_timeout=STOP_CHECK_MS,
+                stop_event=self._stop, recursive=False, raise_interrupt=False,
+            ):
+                self.reload()
+        except Exception as exc:  # a folder removed, say: the server keeps serving what it has
+            self._say(f"evalmock serve: no longer watching the data files ({type(exc).__name__}: {exc}); "
+                      "restart to pick up changes")
+
+    def _is_data_file(self, change: watchfiles.Change, path: str) -> bool:
+        return _real(path) in self._files
+
+    def reload(self) -> None:
+        """Load the files again now: swap in the new world, or keep the old one and list the problems."""
+        files = ", ".join(self.live.data_files)
+        try:
+            changed = self.live.reload()
+        except DataFileError as error:
+            self._say(f"evalmock serve: refused the changed data, {len(error.problems)} problem(s); "
+                      "still serving the previous data:", *map(str, error.problems))
+            return
+        if changed:
+            world = self.live.world
+            self._say(f"evalmock serve: reloaded {files}: {world.data.summary()}; "
+                      "cursors issued before now start their list again.")
+            if self.on_reload is not None:
+                self.on_reload(world)
+
+    def _say(self, *lines: str) -> None:
+        print("\n".join(lines), file=sys.stderr, flush=True)
+
+    def lifespan(self, app: Any) -> contextlib.AbstractAsyncContextManager[None]:
+        """An ASGI lifespan that watches while the server runs."""
+
+        @contextlib.asynccontextmanager
+        async def watching() -> AsyncIterator[None]:
+            self.start()
+            try:
+                yield
+            finally:
+                self.stop()
+
+        return watching()

@@ -1,0 +1,232 @@
+"""Reading data files (`evalmock serve --data`, JSON or YAML): all of them checked, or all refused with every problem.
+
+A file is read (JSON when it ends in `.json`, else YAML), checked to hold only what JSON can (so that every
+value can be served), checked against the frame of `evalmock.world.data_schema`, and then by the rules of
+`evalmock.world.data_rules`. Problems come out as `FILE:LINE: /json/pointer: message`, lines found only
+when there are problems (composing a large file is slow).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import itertools
+import json
+import math
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+from jsonschema.exceptions import ValidationError
+
+from evalmock.contract.lint import pointer
+from evalmock.contract.problems import Problem, compose, line_of, unreadable
+from evalmock.world.data_rules import RULES, ReadCase, ReadData, ReadTestCase
+from evalmock.world.data_schema import PATH_SEGMENT, frame_validator
+from evalmock.world.rules import described
+from evalmock.world.user_data import UserData, UserList, UserTestCase
+from evalmock.world.world import World
+
+# orjson, which serves every answer, refuses deeper nesting and integers beyond 64 bits.
+MAX_DEPTH = 200
+MAX_VALUES = 5_000_000  # about 15 times the whole default world's export
+_INT_RANGE = (-(1 << 63), (1 << 64) - 1)
+
+
+class DataFileError(ValueError):
+    """Data files that break a rule; `problems` holds every problem, each at its file, line and JSON pointer."""
+
+    def __init__(self, problems: list[Problem]) -> None:
+        super().__init__("\n".join(map(str, problems)))
+        self.problems = problems
+
+
+class _DataLoader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):  # type: ignore[misc]
+    """Safe YAML, read as JSON would be: an unquoted date-time stays a string, as the APIs send it."""
+
+
+_DataLoader.yaml_implicit_resolvers = {
+    first: [(tag, regexp) for tag, regexp in resolvers if tag != "tag:yaml.org,2002:timestamp"]
+    for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
+}
+
+
+@dataclass(frozen=True)
+class _File:
+    path: Path
+    raw: bytes
+    text: str
+    document: Any
+    problems: list[Problem]
+
+    @property
+    def is_json(self) -> bool:
+        return _is_json(self.path)
+
+
+def _is_json(path: Path) -> bool:
+    return path.suffix.lower() == ".json"
+
+
+def load_data(paths: Sequence[str | Path], world: World) -> UserData:
+    """The data of every file, checked against the rules and against `world` (which it will be added to).
+
+    DataFileError lists every problem of every file; nothing of a file with a problem is ever used.
+    """
+    files = [_read(Path(path)) for path in paths]
+    problems = [problem for file in files for problem in file.problems]
+    read = ReadData()
+    for file in files:
+        if not file.problems:
+            frame = list(frame_validator().iter_errors(file.document))
+            problems += [Problem(file.path, _pointer(error), _frame_message(error)) for error in frame]
+            _collect(file, read, {tuple(error.absolute_path)[:2] for error in frame if _breaks_entry(error)})
+    problems += [problem for rule in RULES for problem in rule(read, world)]
+    if problems:
+        raise DataFileError(_located(problems, files))
+    return _user_data(files, read)
+
+
+def _read(path: Path) -> _File:
+    try:
+        raw = path.read_bytes()
+    except OSError as exc:
+        return _File(path, b"", "", None, [Problem(path, "", f"cannot read: {exc.strerror or exc}")])
+    try:
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        return _File(path, raw, "", None, [Problem(path, "", f"not UTF-8 text: {exc.reason} at byte {exc.start}")])
+    language = "JSON" if _is_json(path) else "YAML"
+    try:
+        if language == "JSON":
+            document = json.loads(text, parse_constant=_no_constant)
+        else:
+            document = yaml.load(text, Loader=_DataLoader)
+    except json.JSONDecodeError as exc:
+        return _File(path, raw, text, None, [Problem(path, "", f"not valid JSON: {exc.msg}", exc.lineno)])
+    except yaml.YAMLError as exc:
+        return _File(path, raw, text, None, [unreadable(path, exc)])
+    except (ValueError, RecursionError) as exc:
+        message = f"nested more than {MAX_DEPTH} deep" if isinstance(exc, RecursionError) else str(exc)
+        return _File(path, raw, text, None, [Problem(path, "", f"not valid {language}: {message}")])
+    return _File(path, raw, text, document, [Problem(path, where, message) for where, message in _unservable(document)])
+
+
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not a JSON number")
+
+
+def _unservable(document: Any) -> Iterator[tuple[str, str]]:
+    """What in a parsed file is not plain JSON (YAML can say more), or is beyond what the server can send."""
+    pending: list[tuple[str, Any, int]] = [("", document, 0)]
+    for count in itertools.count(1):
+        if not pending:
+            return
+        if count > MAX_VALUES:
+            yield "", f"holds more than {MAX_VALUES:,} values (YAML aliases repeat all they name)"
+            return
+        where, value, depth = pending.pop()
+        if depth > MAX_DEPTH:
+            yield where, f"nested more than {MAX_DEPTH} deep"
+        elif isinstance(value, dict):
+            for key in value:
+                if not isinstance(key, str):
+                    yield where, f"keys are strings, got {key!r}"
+            children = [(f"{where}{pointer(key)}", item) for key, item in value.items() if isinstance(key, str)]
+            pending += [(child, item, depth + 1) for child, item in reversed(children)]
+        elif isinstance(value, list):
+            pending += [(f"{where}/{index}", value[index], depth + 1) for index in reversed(range(len(value)))]
+        elif isinstance(value, str):
+            if not _is_unicode(value):
+                yield where, "the text holds an unpaired surrogate, which is not Unicode text"
+        elif isinstance(value, int) and not isinstance(value, bool):
+            if not _INT_RANGE[0] <= value <= _INT_RANGE[1]:
+                yield where, f"the integer {value} is beyond 64 bits"
+        elif isinstance(value, float):
+            if not math.isfinite(value):
+                yield where, f"{value} is not a JSON number"
+        elif not (isinstance(value, bool) or value is None):
+            yield where, f"a {type(value).__name__} is not a JSON value: {value!r}"[:200]
+
+
+def _is_unicode(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def _pointer(error: ValidationError) -> str:
+    return pointer(*error.absolute_path) if error.absolute_path else ""
+
+
+def _frame_message(error: ValidationError) -> str:
+    if error.validator == "pattern" and error.validator_value == PATH_SEGMENT:
+        return f"{error.instance!r} does not fit in a path segment (no slash, no control characters)"
+    if error.validator == "pattern" and error.schema.get("format") == "uuid":
+        return f"{error.instance!r} is not a UUID"
+    return described(error)
+
+
+def _breaks_entry(error: ValidationError) -> bool:
+    """Whether a frame error leaves its entry (`/testSet/0`) unusable: its ids, or its cases or versions, are wrong."""
+    path = list(error.absolute_path)
+    return len(path) in (2, 3) and error.validator != "additionalProperties" and path[2:] != ["note"]
+
+
+def _collect(file: _File, read: ReadData, broken: set[tuple[Any, ...]]) -> None:
+    """The cases and test cases of the file's usable entries, with where they are."""
+    document = file.document if isinstance(file.document, dict) else {}
+    for index, entry in enumerate(_list(document.get("testSet"))):
+        where = f"/testSet/{index}"
+        if ("testSet", index) in broken or not isinstance(entry, dict):
+            continue
+        read.list_keys.append((entry["agentId"], entry["projectId"].lower()))
+        for number, case in enumerate(entry["cases"]):
+            read.cases.append(
+                ReadCase(file.path, f"{where}/cases/{number}", entry["agentId"], entry["projectId"].lower(), case)
+            )
+    for index, entry in enumerate(_list(document.get("gradient"))):
+        if ("gradient", index) in broken or not isinstance(entry, dict):
+            continue
+        uuid, versions = entry["test_case_uuid"], entry["versions"]
+        read.test_cases.append(ReadTestCase(file.path, f"/gradient/{index}", uuid, versions))
+
+
+def _list(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else []
+
+
+def _located(problems: list[Problem], files: list[_File]) -> list[Problem]:
+    """Each problem with its line, in file order and then line order."""
+    order = {file.path: number for number, file in enumerate(files)}
+    with_problems = {problem.path for problem in problems}
+    trees = {
+        file.path: compose(file.text, is_json=file.is_json)
+        for file in files
+        if file.document is not None and file.path in with_problems
+    }
+    located = [
+        problem if problem.line or problem.path not in trees
+        else dataclasses.replace(problem, line=line_of(trees[problem.path], problem.pointer))
+        for problem in problems
+    ]
+    return sorted(located, key=lambda problem: (order.get(problem.path, 0), problem.line or 0))
+
+
+def _user_data(files: list[_File], read: ReadData) -> UserData:
+    lists: dict[tuple[str, str], list[dict[str, Any]]] = {key: [] for key in read.list_keys}
+    for case in read.cases:
+        lists.setdefault((case.agent_id, case.project_id), []).append(case.case)
+    digest = hashlib.blake2b(digest_size=8)
+    for file in files:
+        digest.update(len(file.raw).to_bytes(8, "big") + file.raw)
+    return UserData(
+        files=tuple(str(file.path) for file in files),
+        lists=tuple(UserList(agent_id, project_id, tuple(cases)) for (agent_id, project_id), cases in lists.items()),
+        test_cases=tuple(UserTestCase(test.uuid.lower(), tuple(test.versions)) for test in read.test_cases),
+        generation=int.from_bytes(digest.digest(), "big"),
+    )

@@ -1,0 +1,180 @@
+"""The JSON Schema of a data file (`evalmock serve --data`), derived from the documents' component schemas.
+
+The documents stay the only place where a case's shape is stated: the schema's `definitions` are their
+component schemas (TestSetCase, apiEvaluationTestCase and what they reference), converted from OpenAPI 3.0's
+dialect to JSON Schema draft-07, which editors read. Only the file's frame (lists of cases, test cases with
+versions) is stated here. `schemas/evalmock-data.schema.json` is this module's output, kept current by a test.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+from collections.abc import Mapping
+from typing import Any
+
+from jsonschema import Draft7Validator, validators
+
+from evalmock.contract.documents import GRADIENT, TEST_SET, ApiDocument
+from evalmock.contract.operations import deref, iter_operations
+from evalmock.contract.schemas import ecma_pattern
+
+SCHEMA_FILENAME = "evalmock-data.schema.json"
+DRAFT = "http://json-schema.org/draft-07/schema#"
+# The case shapes a data file holds, each the component schema of its document.
+TEST_SET_CASE = (TEST_SET, "TestSetCase")
+EVALUATION_TEST_CASE = (GRADIENT, "apiEvaluationTestCase")
+# Keywords of OpenAPI 3.0's Schema Object that JSON Schema does not have (`nullable` and `example` are converted).
+_OPENAPI_ONLY = frozenset({"discriminator", "xml", "externalDocs", "deprecated"})
+# An id that must fit in one path segment of a request: no slash, no control character.
+PATH_SEGMENT = "^[^/\\u0000-\\u001f\\u007f]+$"
+
+FrameValidator = validators.extend(Draft7Validator, {"pattern": ecma_pattern})
+
+
+def _parameter_schema(api: ApiDocument, name: str) -> dict[str, Any]:
+    """The schema of the operation's parameter `name`, as the document states it."""
+    spec = api.spec
+    for _, _, operation in iter_operations(spec):
+        for parameter in operation.get("parameters") or ():
+            parameter = deref(spec, parameter)
+            if parameter.get("name") == name:
+                return _converted(parameter["schema"])
+    raise LookupError(f"{api.filename} declares no parameter {name!r}")
+
+
+def _converted(node: Any) -> Any:
+    """An OpenAPI 3.0 schema as JSON Schema draft-07: local component `$ref`s point into `definitions`."""
+    if isinstance(node, list):
+        return [_converted(item) for item in node]
+    if not isinstance(node, Mapping):
+        return node
+    schema: dict[str, Any] = {}
+    for key, value in node.items():
+        if key == "$ref":
+            schema[key] = "#/definitions/" + value.rsplit("/", 1)[-1]
+        elif key == "example":
+            schema["examples"] = [value]
+        elif key in ("properties", "definitions"):
+            schema[key] = {name: _converted(sub) for name, sub in value.items()}
+        elif key == "nullable" or key in _OPENAPI_ONLY or key.startswith("x-"):
+            continue
+        else:
+            schema[key] = _converted(value)
+    if node.get("nullable") is True and "type" in schema:
+        schema["type"] = [schema["type"], "null"]
+    return schema
+
+
+def _component_definitions(api: ApiDocument, name: str, into: dict[str, Any]) -> None:
+    """`name` and every component schema it references, converted, added to `into`."""
+    spec = api.spec
+    pending = [name]
+    while pending:
+        current = pending.pop()
+        if current in into:
+            continue
+        original = spec["components"]["schemas"][current]
+        into[current] = _converted(original)
+        pending += [ref.rsplit("/", 1)[-1] for ref in _refs(original)]
+
+
+def _refs(node: Any) -> list[str]:
+    if isinstance(node, Mapping):
+        found = [node["$ref"]] if isinstance(node.get("$ref"), str) else []
+        return found + [ref for value in node.values() for ref in _refs(value)]
+    if isinstance(node, list):
+        return [ref for item in node for ref in _refs(item)]
+    return []
+
+
+def _with(schema: dict[str, Any], **extra: Any) -> dict[str, Any]:
+    """A document's schema with more constraints; refuses to overwrite one the document states."""
+    clash = sorted(set(schema) & set(extra) - {"description"})
+    if clash:
+        raise ValueError(f"the document now states {clash} itself; revisit the data file schema")
+    return {**schema, **extra}
+
+
+@functools.cache
+def data_file_schema() -> dict[str, Any]:
+    """The whole schema, as shipped (callers must not mutate it)."""
+    definitions: dict[str, Any] = {}
+    for api, name in (TEST_SET_CASE, EVALUATION_TEST_CASE):
+        own: dict[str, Any] = {}
+        _component_definitions(api, name, own)
+        shared = sorted(set(own) & set(definitions))
+        if shared:
+            raise ValueError(f"{api.filename} names component schemas as another document does: {shared}")
+        definitions.update(own)
+    definitions["TestSetList"] = {
+        "type": "object",
+        "description": "One agent's project and cases of it. An agent or project the world does not have is added; "
+        "in one it has, the cases sit among its own by addedAt.",
+        "required": ["agentId", "projectId", "cases"],
+        "additionalProperties": False,
+        "properties": {
+            "agentId": _with(
+                _parameter_schema(TEST_SET, "agentId"), pattern=PATH_SEGMENT,
+                description="The agent, as the path's agentId: no slash and no control characters.",
+            ),
+            "projectId": _parameter_schema(TEST_SET, "projectId"),
+            "note": {"type": "string", "description": "Anything you want to remember; not served."},
+            "cases": {
+                "type": "array",
+                "description": "TestSetCase objects, in any order (served newest addedAt first); each case's "
+                "projectId is the list's.",
+                "items": {"$ref": f"#/definitions/{TEST_SET_CASE[1]}"},
+            },
+        },
+    }
+    definitions["EvaluationTestCase"] = {
+        "type": "object",
+        "description": "A DigitalOcean evaluation test case and every version of it.",
+        "required": ["test_case_uuid", "versions"],
+        "additionalProperties": False,
+        "properties": {
+            "test_case_uuid": _with(
+                _parameter_schema(GRADIENT, "test_case_uuid"), minLength=1, pattern=PATH_SEGMENT,
+                description="The id the path names (any letter case matches); no slash and no control characters.",
+            ),
+            "note": {"type": "string", "description": "Anything you want to remember; not served."},
+            "versions": {
+                "type": "array",
+                "minItems": 1,
+                "description": "Oldest first: versions[0] is version 1, and each body's `version` says so.",
+                "items": {"$ref": f"#/definitions/{EVALUATION_TEST_CASE[1]}"},
+            },
+        },
+    }
+    return {
+        "$schema": DRAFT,
+        "title": "evalmock data file",
+        "description": "Agents, projects and test-set cases, and DigitalOcean evaluation test cases, for "
+        "`evalmock serve --data FILE` (JSON or YAML). `evalmock fixtures export` writes this format.",
+        "type": "object",
+        "additionalProperties": False,
+        "properties": {
+            "$schema": {"type": "string", "description": "This schema, for editors; not served."},
+            "seed": {"type": "integer", "description": "The seed an export was made from; not served."},
+            "casesPerProject": {"type": "integer", "description": "An export's world size; not served."},
+            "filters": {"type": "object", "description": "An export's filters; not served."},
+            "testSet": {"type": "array", "items": {"$ref": "#/definitions/TestSetList"}},
+            "gradient": {"type": "array", "items": {"$ref": "#/definitions/EvaluationTestCase"}},
+        },
+        "definitions": definitions,
+    }
+
+
+def render(schema: Mapping[str, Any]) -> str:
+    """The schema as the shipped file holds it."""
+    return json.dumps(schema, indent=2, ensure_ascii=False) + "\n"
+
+
+@functools.cache
+def frame_validator() -> Draft7Validator:
+    """Checks a data file's frame only: the cases and versions in it are left to their documents' validators."""
+    schema = json.loads(json.dumps(data_file_schema()))
+    for frame, inner in (("TestSetList", "cases"), ("EvaluationTestCase", "versions")):
+        del schema["definitions"][frame]["properties"][inner]["items"]  # no need to walk thousands of cases here
+    return FrameValidator(schema)

@@ -1,0 +1,30 @@
+"""The audit passes a server that serves only a user's data file: the world's rules held for user data too."""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+
+from data_builders import shop, write
+from evalmock.harness.audit import Audit, run_audit
+from evalmock.server.app import create_app
+from evalmock.server.live_world import build_world
+from evalmock.server.settings import ServerSettings
+from evalmock.server.targets import targets_for
+
+from .serving import serving
+
+CASES = 30  # enough active cases for every pagination check (more than one page of 25)
+
+
+def test_the_audit_passes_a_server_of_user_data_only(tmp_path: Path) -> None:
+    settings = ServerSettings(data_files=(str(write(tmp_path / "shop.yaml", shop(CASES))),), data_only=True)
+    world = build_world(settings)
+    targets = dataclasses.replace(targets_for(world), sealed_cursors=True)
+    with serving(create_app(settings, world)) as base_url:
+        results = run_audit(Audit(base_url=base_url, targets=targets, token="demo-user", second_token="demo-other",
+                                  max_examples=5))
+    assert results.has_seen("test-set", "walk_yields_every_case_once") and results.has_seen("gradient",
+                                                                                           "each_version_is_that_version")
+    assert results.failures == [], [f.message for f in results.failures]
+    assert [skip.check for skip in results.skips] == []

@@ -1,0 +1,148 @@
+"""Reloading the served world: a valid file swaps it whole, an invalid one is refused, cursors do not cross a swap."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from data_builders import AGENT, PROJECT, TEST_CASE, case, data, shop, version, write
+from evalmock.server.cursors import CursorSealer
+from evalmock.server.errors import ApiError
+from evalmock.server.handlers.gradient import EvaluationTestCases
+from evalmock.server.handlers.test_set import DATA_CHANGED, TestSetCases
+from evalmock.server.live_world import LiveWorld, build_world
+from evalmock.server.settings import ServerSettings
+from evalmock.world.data_files import DataFileError
+
+from .helpers import FrozenClock
+
+CALLER = {"sub": "user-demo"}
+
+
+def live_from(path: Path, data_only: bool = True) -> LiveWorld:
+    settings = ServerSettings(cases=5, data_files=(str(path),), data_only=data_only)
+    return LiveWorld(build_world(settings), settings.data_files)
+
+
+def page(handler: TestSetCases, **params: Any) -> dict[str, Any]:
+    response = asyncio.run(handler.list_cases(agent_id=AGENT, project_id=PROJECT, token_info=CALLER, **params))
+    return json.loads(response.body)
+
+
+def refusal(handler: TestSetCases, **params: Any) -> ApiError:
+    with pytest.raises(ApiError) as raised:
+        page(handler, **params)
+    return raised.value
+
+
+@pytest.fixture
+def shop_file(tmp_path: Path) -> Path:
+    return write(tmp_path / "shop.yaml", shop())
+
+
+@pytest.fixture
+def handler_of(shop_file: Path) -> tuple[LiveWorld, TestSetCases]:
+    live = live_from(shop_file)
+    return live, TestSetCases(live, CursorSealer(b"key", clock=FrozenClock()))
+
+
+def test_a_valid_change_is_served_after_a_reload(shop_file: Path, handler_of: tuple[LiveWorld, TestSetCases]) -> None:
+    live, handler = handler_of
+    document = shop()
+    document["testSet"][0]["cases"].append(case("case-new", "2026-12-01T00:00:00Z"))
+    document["gradient"][0]["versions"].append(version(3))
+    write(shop_file, document)
+    assert live.reload() is True
+    assert page(handler, limit=1)["data"][0]["id"] == "case-new"
+    found = asyncio.run(EvaluationTestCases(live).get(TEST_CASE))
+    assert json.loads(found.body)["evaluation_test_case"]["version"] == 3
+
+
+def test_a_cursor_issued_before_a_swap_is_bad_input_saying_the_data_changed(
+    shop_file: Path, handler_of: tuple[LiveWorld, TestSetCases]
+) -> None:
+    live, handler = handler_of
+    cursor = page(handler, limit=1)["nextCursor"]
+    assert page(handler, limit=1, cursor=cursor)["data"]  # valid before the swap
+    write(shop_file, shop(5))
+    assert live.reload() is True
+    error = refusal(handler, limit=1, cursor=cursor)
+    assert (error.status, error.code, error.message, error.details) == (
+        400, "bad-input", DATA_CHANGED, {"parameter": "cursor"}
+    )
+    fresh = page(handler, limit=1)["nextCursor"]
+    assert page(handler, limit=1, cursor=fresh)["data"]
+
+
+def test_an_invalid_change_is_refused_and_the_previous_data_served(
+    shop_file: Path, handler_of: tuple[LiveWorld, TestSetCases]
+) -> None:
+    live, handler = handler_of
+    before = live.world
+    cursor = page(handler, limit=1)["nextCursor"]
+    write(shop_file, data([(AGENT, "not-a-uuid", [])]))
+    with pytest.raises(DataFileError) as raised:
+        live.reload()
+    assert [(p.pointer, p.message) for p in raised.value.problems] == [
+        ("/testSet/0/projectId", "'not-a-uuid' is not a UUID")
+    ]
+    assert live.world is before
+    assert page(handler, limit=1, cursor=cursor)["data"]  # its cursors still work
+
+
+def test_saving_the_same_content_again_keeps_the_world_and_its_cursors(
+    shop_file: Path, handler_of: tuple[LiveWorld, TestSetCases]
+) -> None:
+    live, handler = handler_of
+    before = live.world
+    cursor = page(handler, limit=1)["nextCursor"]
+    write(shop_file, shop())
+    assert live.reload() is False and live.world is before
+    assert page(handler, limit=1, cursor=cursor)["data"]
+
+
+def test_a_request_in_flight_finishes_on_the_world_it_started_with(
+    shop_file: Path, handler_of: tuple[LiveWorld, TestSetCases], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    live, handler = handler_of
+    old = live.world
+    write(shop_file, data([(AGENT, PROJECT, [case("case-only", "2026-12-01T00:00:00Z")])]))
+    original = old.page
+
+    def page_during_a_reload(*args: Any) -> Any:
+        assert live.reload() is True  # the swap happens while this request is being answered
+        del live.world.page  # the new world was copied from the old one, this patch included
+        return original(*args)
+
+    monkeypatch.setattr(old, "page", page_during_a_reload)
+    answered = page(handler, limit=100, include="retired")
+    assert [c["id"] for c in answered["data"]] == [c["id"] for c in sorted(
+        shop()["testSet"][0]["cases"], key=lambda c: c["addedAt"], reverse=True)]
+    assert live.world is not old
+    assert [c["id"] for c in page(handler, limit=100)["data"]] == ["case-only"]
+
+
+def test_a_change_to_the_generated_world_s_data_keeps_the_generated_cases(tmp_path: Path) -> None:
+    path = write(tmp_path / "shop.json", shop())
+    live = live_from(path, data_only=False)
+    generated = live.world.agent_ids()[:-1]
+    write(path, data())
+    assert live.reload() is True
+    assert live.world.agent_ids() == generated
+
+
+def test_a_reload_checks_a_case_whose_json_changed_even_if_python_sees_it_equal(tmp_path: Path) -> None:
+    ranked = case("corr-1", "2026-10-01T12:00:00Z", expect={"items": [{"key": "k", "rank": 0, "verdict": "right"}]})
+    path = write(tmp_path / "ranked.json", data([(AGENT, PROJECT, [ranked])]))
+    live = live_from(path)
+    ranked["expect"]["items"][0]["rank"] = 0.0  # == 0 in Python, a number but not an integer in JSON Schema
+    write(path, data([(AGENT, PROJECT, [ranked])]))
+    with pytest.raises(DataFileError) as raised:
+        live.reload()
+    assert [(p.pointer, p.message) for p in raised.value.problems] == [
+        ("/testSet/0/cases/0/expect/items/0/rank", "0.0 is not of type 'integer'")
+    ]

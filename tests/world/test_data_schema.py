@@ -1,0 +1,55 @@
+"""The data file's JSON Schema: derived from the documents, shipped up to date, and agreeing with the loader."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from jsonschema import Draft7Validator
+
+from data_builders import case, data, shop
+from evalmock.cli import main
+from evalmock.contract.documents import GRADIENT, TEST_SET
+from evalmock.paths import openapi_dir
+from evalmock.world.data_schema import SCHEMA_FILENAME, data_file_schema, render
+
+SHIPPED = openapi_dir().parent / "schemas" / SCHEMA_FILENAME
+REGENERATE = f"python3.11 dev.py evalmock fixtures schema -o schemas/{SCHEMA_FILENAME}"
+
+
+def editor() -> Draft7Validator:
+    """What an editor does with the shipped file."""
+    schema = json.loads(SHIPPED.read_text(encoding="utf-8"))
+    Draft7Validator.check_schema(schema)
+    return Draft7Validator(schema)
+
+
+def test_the_shipped_schema_is_the_one_the_documents_give() -> None:
+    assert SHIPPED.read_text(encoding="utf-8") == render(data_file_schema()), f"out of date: run {REGENERATE}"
+
+
+def test_the_case_shapes_are_the_documents_component_schemas() -> None:
+    definitions = data_file_schema()["definitions"]
+    for api, name in ((TEST_SET, "TestSetCase"), (TEST_SET, "ToolCall"), (GRADIENT, "apiEvaluationTestCase")):
+        stated = json.dumps(api.spec["components"]["schemas"][name]).replace("#/components/schemas/", "#/definitions/")
+        assert definitions[name] == json.loads(stated)
+
+
+def test_fixtures_schema_writes_the_schema(tmp_path: Path) -> None:
+    assert main(["fixtures", "schema", "-o", str(tmp_path / "schema.json")]) == 0
+    assert (tmp_path / "schema.json").read_text(encoding="utf-8") == SHIPPED.read_text(encoding="utf-8")
+
+
+def test_an_export_is_valid_for_an_editor(tmp_path: Path) -> None:
+    path = tmp_path / "world.json"
+    assert main(["fixtures", "export", "--cases", "5", "-o", str(path)]) == 0
+    assert list(editor().iter_errors(json.loads(path.read_text(encoding="utf-8")))) == []
+    assert list(editor().iter_errors(shop())) == []
+
+
+def test_an_editor_flags_a_case_the_document_refuses() -> None:
+    bad = case("case-1", "2026-10-01T12:00:00Z", kind="robot")
+    errors = list(editor().iter_errors(data([("shop", "0b5e6c1a-7d2f-4e8b-9a31-5c4d3e2f1a0b", [bad])])))
+    assert [(list(e.absolute_path), e.message) for e in errors] == [
+        (["testSet", 0, "cases", 0, "kind"], "'robot' is not one of ['correction', 'hand']")
+    ]
