@@ -7,6 +7,7 @@ from pathlib import Path
 
 from data_builders import shop, write
 from evalmock.harness.audit import Audit, run_audit
+from evalmock.harness.policy import LIVE_PROFILE, Policy
 from evalmock.server.app import create_app
 from evalmock.server.live_world import build_world
 from evalmock.server.settings import ServerSettings
@@ -23,8 +24,9 @@ def test_the_audit_passes_a_server_of_user_data_only(tmp_path: Path) -> None:
     targets = dataclasses.replace(targets_for(world), sealed_cursors=True)
     with serving(create_app(settings, world)) as base_url:
         results = run_audit(Audit(base_url=base_url, targets=targets, token="demo-user", second_token="demo-other",
-                                  max_examples=5))
-    assert results.has_seen("test-set", "walk_yields_every_case_once") and results.has_seen("gradient",
-                                                                                           "each_version_is_that_version")
-    assert results.failures == [], [f.message for f in results.failures]
-    assert [skip.check for skip in results.skips] == []
+                                  max_examples=5, policy=Policy(strict=True, profile=LIVE_PROFILE)))
+    assert results.tallies[("test-set", "walk_yields_every_case_once")].ran
+    assert results.tallies[("gradient", "each_version_is_that_version")].ran
+    assert results.conforms, [f"{f.check.name}: {f.title}" for f in results.failures]
+    # One project (no second list to reuse a cursor on) and no metrics: nothing else may wait for a fact.
+    assert {skip.check.name for skip in results.skips} == {"cursor_is_bound_to_the_list", "metric_range_is_ordered"}

@@ -35,8 +35,7 @@ class Breach:
     pointer: str = ""
 
     def __str__(self) -> str:
-        where = f" at {self.pointer}" if self.pointer else ""
-        return f"{self.rule}: {self.problem}{where} (expected {self.expected!r}, received {self.received!r})"
+        return f"{self.rule}: {self.problem} (expected {self.expected!r}, received {self.received!r})"
 
 
 @dataclass(frozen=True)
