@@ -32,7 +32,7 @@ def test_a_later_page_breaking_the_schema_fails_with_the_pointer_and_value() -> 
     assert finding.code == "ST108" and finding.check.level.value == "page"
     assert finding.examples[0].pointer == "/data/1/expect/decisions/shouldCall/0/tool"
     assert finding.examples[0].value is not None and finding.examples[0].value.startswith('"ttt')
-    assert "cursor" in finding.shape
+    assert finding.shape == "GET /v1/agents/{agentId}/test-set/cases -> 200"
 
 
 def test_a_conforming_page_passes_every_document_check() -> None:

@@ -229,7 +229,8 @@ _CSS = (
     "table{border-collapse:collapse;margin:.5rem 0}td,th{border:1px solid #ccc;padding:.25rem .5rem;text-align:left;"
     "vertical-align:top}.failed{color:#b00020;font-weight:bold}.warned{color:#8a5a00;font-weight:bold}"
     ".skipped,.off{color:#666}.passed{color:#1b6e20}.finding{border-left:4px solid #b00020;padding:.25rem 1rem;"
-    "margin:1rem 0;background:#fff7f7}.finding.warned{border-color:#c98a00;background:#fffbf0}"
+    "margin:1rem 0;background:#fff7f7}.finding-warned{border-color:#c98a00;background:#fffbf0}"
+    ".finding h3{margin:.5rem 0}.level{font-size:.8rem;padding:.05rem .4rem;border-radius:.6rem;background:#eee}"
     "pre{background:#f4f4f4;padding:.5rem;overflow-x:auto;white-space:pre-wrap}.verdict{font-size:1.2rem}"
     ".source{color:#444;font-size:.9rem}"
 )
@@ -286,8 +287,8 @@ def render_html(results: Results, *, base_url: str) -> str:
 def _html_finding(finding: Finding) -> str:
     e = html.escape
     check = finding.check
-    parts = [f'<div class="finding {finding.outcome}"><h3><code>{e(check.name)}</code> '
-             f"<small>({e(check.api)}, {check.level})</small></h3>",
+    parts = [f'<div class="finding finding-{finding.outcome}"><h3><code>{e(check.name)}</code> '
+             f'<span class="level">{e(check.api)} · {check.level}</span></h3>',
              f"<p>Rule: {e(check.rule)}</p>", f'<p class="source">Source: {e(check.source.describe())}</p>']
     if finding.shape:
         code = f", Schemathesis {e(finding.code)}" if finding.code else ""

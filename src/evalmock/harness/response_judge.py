@@ -66,7 +66,7 @@ class ResponseJudge:
         return broken
 
     def breach(self, check: Check, exchange: Exchange, example: Example, code: str | None = None) -> str:
-        shape = request_shape(exchange.method, self._operation_path, exchange.query_values, exchange.status)
+        shape = request_shape(exchange.method, self._operation_path, exchange.status)
         return self.results.breach(check, example, shape=shape, code=code)
 
     def record(self, exchange: Exchange | None) -> RequestRecord | None:

@@ -6,7 +6,6 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from enum import Enum
-from typing import Any
 
 from evalmock.harness.checks.registry import SCENARIO, Check, checks
 from evalmock.harness.policy import FAILED, PASSED, SKIPPED, WARNED, Policy
@@ -201,7 +200,7 @@ class Results:
         return found
 
 
-def request_shape(method: str, operation_path: str, query_names: Iterable[Any], status: int | None) -> str:
-    """What makes two requests "the same kind": method, operation, which parameters were sent, and the status."""
-    names = "&".join(sorted(set(map(str, query_names))))
-    return f"{method.upper()} {operation_path}{' ?' + names if names else ''} -> {status}"
+def request_shape(method: str, operation_path: str, status: int | None) -> str:
+    """What makes two requests "the same kind" for a finding: the method, the operation and the status answered
+    (the parameters sent vary with every request of a walk or a fuzzer, and rarely change what a defect is)."""
+    return f"{method.upper()} {operation_path} -> {status}"

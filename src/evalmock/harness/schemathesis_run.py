@@ -94,7 +94,7 @@ def _record_scenario(api: str, event: Any, results: Results, redactor: Redactor,
                 progress.failures += 1
                 record = _request_record(interaction, redactor)
                 method = record.method if record else "GET"
-                shape = request_shape(method, operation_path, (query or {}).keys(), status)
+                shape = request_shape(method, operation_path, status)
                 results.breach(check, failure_example(failure, record, redactor), shape=shape,
                                code=getattr(failure, "code", None))
     if not_judged:
