@@ -48,7 +48,8 @@ def _refused(s: Scenario, found: list[Probe]) -> None:
     on_test_set_page(28, "Allowed values: retired"),
     on_test_set_page(34, "/^(correction|hand)(,(correction|hand))*$/"),
     reading="The page names this operation's 400 bad-input; a value outside a parameter's stated form (its "
-            "allowed values, its pattern, format uuid, required) is one that \"names something else\".",
+            "allowed values, its pattern, format uuid, required) is one that names something else, in the "
+            "page's words.",
 ))
 def malformed_project_include_or_kind_is_bad_input(s: Scenario) -> None:
     """Every near miss of projectId, include and kind that the document yields (left out; letter case; a trailing,
