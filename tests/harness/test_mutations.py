@@ -102,3 +102,21 @@ def test_schemathesis_catches_document_level_defects(mutable_server: MutableServ
         mutable_server.switch.mutation = None
     caught = {f.check.name for f in results.failures if f.check.kind == "schemathesis"}
     assert SCHEMATHESIS_CATCHES[name] in caught, f"Schemathesis caught only {sorted(caught)}"
+
+
+def test_one_defect_on_many_responses_is_one_finding_with_a_count(mutable_server: MutableServer,
+                                                                   tmp_path: Path) -> None:
+    from evalmock.harness.redact import Redactor
+    from evalmock.harness.report import MAX_JUNIT_TEXT, write_junit
+
+    mutable_server.switch.mutation = next(m for m in MUTATIONS if m.name == "updated-at-moves")
+    try:
+        results = lean_audit(mutable_server, "test-set", ("walk_yields_every_case_once",), Policy())
+    finally:
+        mutable_server.switch.mutation = None
+    [finding] = [f for f in results.failures if f.check.name == "updated_at_is_added_at_until_retired"]
+    assert finding.count >= 5 and len(finding.examples) == 3  # every page of both walks, one finding
+    assert all(example.pointer and example.pointer.endswith("/updatedAt") for example in finding.examples)
+    junit = tmp_path / "junit.xml"
+    write_junit(results, junit, Redactor())
+    assert len(junit.read_text()) < 40 * MAX_JUNIT_TEXT  # every check's testcase, each failure body bounded
