@@ -11,7 +11,7 @@ import pytest
 from evalmock.contract.targets import Targets
 from evalmock.server.app import create_app
 from evalmock.server.settings import ServerSettings
-from evalmock.server.targets import targets_for
+from evalmock.server.targets_file import targets_for
 from evalmock.world import World
 
 from .mutants import MutationSwitch

@@ -11,7 +11,7 @@ from evalmock.harness.policy import LIVE_PROFILE, Policy
 from evalmock.server.app import create_app
 from evalmock.server.live_world import build_world
 from evalmock.server.settings import ServerSettings
-from evalmock.server.targets import targets_for
+from evalmock.server.targets_file import targets_for
 
 from .serving import serving
 

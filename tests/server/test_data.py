@@ -19,7 +19,7 @@ from evalmock.server.app import create_app
 from evalmock.server.banner import banner
 from evalmock.server.live_world import build_world
 from evalmock.server.settings import ServerSettings
-from evalmock.server.targets import targets_for
+from evalmock.server.targets_file import targets_for
 from evalmock.world.catalog import EXAMPLE_AGENT, EXAMPLE_PROJECT
 from evalmock.world.gradient import EXAMPLE_TEST_CASE
 

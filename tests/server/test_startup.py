@@ -12,7 +12,7 @@ from evalmock.cli import build_parser
 from evalmock.contract.targets import dump_targets, load_targets
 from evalmock.server.banner import banner
 from evalmock.server.settings import CURSOR_KEY_ENV, SETTINGS_ENV, ServerSettings, default_cursor_key
-from evalmock.server.targets import targets_for
+from evalmock.server.targets_file import targets_for
 from evalmock.world import World
 
 

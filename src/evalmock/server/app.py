@@ -31,7 +31,7 @@ from evalmock.server.prefer import LatencyMiddleware, ScenarioMiddleware
 from evalmock.server.ratelimit import RateLimitCounter, RateLimitHeadersMiddleware
 from evalmock.server.request_id import RequestIdMiddleware
 from evalmock.server.settings import ServerSettings
-from evalmock.server.targets import rewrite_targets
+from evalmock.server.targets_file import rewrite_targets
 from evalmock.server.validation import VALIDATOR_MAP
 from evalmock.world import World
 
