@@ -64,7 +64,9 @@ class Transcript:
         sent = _headers(**headers)
         if sent.get("X-Request-Id") == "":
             sent["X-Request-Id"] = f"recorded-{number}"
-        response = self.client.request(method, path, params=query, headers=sent, content=content)
+        response = self.client.request(
+            method, path, params=query, headers=sent, content=content, follow_redirects=False
+        )
         self.answers.append(_answer(number, method, path, query, sent, response))
         return response
 
@@ -169,6 +171,11 @@ def list_transcript(t: Transcript, world: World) -> None:
     t.get(*_list(agent="no.such.agent"), Prefer="example=page")
     t.get(*_list(limit=0), Prefer="code=503")
     t.get(*_list(), token=None, Prefer="code=503")
+    # The documents and Swagger UI, beside the operations.
+    for path in ("/v1/openapi.json", "/v2/openapi.yaml", "/v1/ui/", "/v2/ui", "/v1/ui/swagger-ui-config.json",
+                 "/v1/ui/nothing.js", "/v1/openapi.json/"):
+        t.get(path)
+    t.get(cases_path() + "/", {"projectId": EXAMPLE_PROJECT})
     # CORS: a simple request from a page, and a preflight.
     t.get(*_list(), Origin="http://localhost:3000")
     t.get(cases_path(), method="OPTIONS", token=None, Origin="http://localhost:3000",
