@@ -8,15 +8,12 @@ from functools import partial
 from typing import Any
 
 from connexion import AsyncApp
-from connexion.middleware.context import ContextMiddleware
 from connexion.middleware.exceptions import ExceptionMiddleware
 from connexion.middleware.lifespan import LifespanMiddleware
-from connexion.middleware.request_validation import RequestValidationMiddleware
 from connexion.middleware.response_validation import ResponseValidationMiddleware
 from connexion.middleware.routing import RoutingMiddleware
 from connexion.middleware.security import SecurityMiddleware
 from connexion.middleware.server_error import ServerErrorMiddleware
-from connexion.middleware.swagger_ui import SwaggerUIMiddleware
 from connexion.options import SwaggerUIOptions
 from starlette.middleware.cors import CORSMiddleware
 
@@ -24,12 +21,14 @@ from evalmock.contract.documents import APIS
 from evalmock.server import errors
 from evalmock.server.auth import SECURITY_MAP
 from evalmock.server.cursors import CursorSealer
+from evalmock.server.dispatch import PreparedApp
 from evalmock.server.handlers import build_handlers, resolver
 from evalmock.server.prefer import LatencyMiddleware, ScenarioMiddleware
 from evalmock.server.ratelimit import RateLimitCounter, RateLimitHeadersMiddleware
 from evalmock.server.request_id import RequestIdMiddleware
 from evalmock.server.settings import ServerSettings
-from evalmock.server.validation import VALIDATOR_MAP
+from evalmock.server.swagger_ui import SwaggerUIAfterRouting
+from evalmock.server.validation import VALIDATOR_MAP, ValidationMiddleware
 from evalmock.world import World
 
 CORS_OPTIONS: dict[str, Any] = {
@@ -52,17 +51,20 @@ def _middlewares(settings: ServerSettings) -> list[Any]:
         *cors,
         partial(ServerErrorMiddleware, handler=errors.on_unhandled),
         ExceptionMiddleware,
-        SwaggerUIMiddleware,
         RoutingMiddleware,
-        partial(LatencyMiddleware, latency_ms=settings.latency_ms, seed=settings.seed),
+        SwaggerUIAfterRouting,
+        # Only when asked for: without --latency, a request does not pass through it at all.
+        *([partial(LatencyMiddleware, latency_ms=settings.latency_ms, seed=settings.seed)]
+          if settings.latency_ms[1] else []),
         SecurityMiddleware,
-        RequestValidationMiddleware,
+        ValidationMiddleware,
         ResponseValidationMiddleware,
         LifespanMiddleware,
         # Response validation checks that required headers are present, so add them before it looks.
         *(headers if settings.validate_responses else []),
         partial(ScenarioMiddleware, error_rate=settings.error_rate, seed=settings.seed),
-        ContextMiddleware,
+        # No ContextMiddleware: it publishes the operation and scope in context variables for handlers that read
+        # `connexion.context`; ours get every value as an argument (dispatch.py).
     ]
 
 
@@ -76,7 +78,7 @@ def create_app(
     settings = settings or ServerSettings()
     world = world if world is not None else World(seed=settings.seed, cases=settings.cases)
     handlers = build_handlers(world, CursorSealer(settings.cursor_key_bytes, clock=clock))
-    app = AsyncApp(
+    app = PreparedApp(
         __name__,
         middlewares=_middlewares(settings),
         resolver=resolver(handlers),

@@ -97,8 +97,13 @@ def for_status(status: int, message: str | None = None) -> ApiError:
 # -- rendering ---------------------------------------------------------------------------------------------
 
 
+@functools.cache
+def _gradient_base_path() -> str:
+    return GRADIENT.base_path  # read once: finding the document's folder touches the file system
+
+
 def is_gradient_path(path: str) -> bool:
-    base = GRADIENT.base_path
+    base = _gradient_base_path()
     return path == base or path.startswith(base + "/")
 
 

@@ -158,11 +158,11 @@ class ScenarioMiddleware:
         self._error_rate = error_rate
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        operation = _operation(scope)
-        if operation is None:
+        prefer = [v.decode("latin-1") for k, v in scope["headers"] if k == b"prefer"] if scope["type"] == "http" else []
+        operation = _operation(scope) if prefer or self._error_rate else None
+        if operation is None:  # nothing asked for (or not an operation): no cost beyond looking for the header
             await self.app(scope, receive, send)
             return
-        prefer = [v.decode("latin-1") for k, v in scope["headers"] if k == b"prefer"]
         preferences = parse_prefer(prefer) if prefer else Preferences()
         check_against(operation, preferences)
         if preferences.delay_ms:
