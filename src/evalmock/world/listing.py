@@ -28,10 +28,16 @@ from evalmock.world.layout import (
 from evalmock.world.timeline import first_rank_older_than, parse_rfc3339
 
 # Generated cases recently served, kept per list as compact JSON: composing a case costs ~20 µs, and clients
-# re-read the same pages, which the server sends as these very bytes. Bounded, so memory stays flat whatever the world's
-# size: a full cache costs about 3 MiB of resident memory per list (0.5 KB a case, plus heap overhead;
-# docs/benchmarks.md has the measured trade-off of speed against memory).
+# re-read the same pages, which the server sends as these very bytes. Bounded, so memory stays flat whatever the
+# world's size: a full cache costs about 0.6 MiB of resident memory per list (0.5 KB a case, plus the cache's
+# own overhead; docs/benchmarks.md has the measured trade-off of speed against memory).
 CACHED_CASES_PER_LIST = 1024
+
+
+def encode(value: Any) -> bytes:
+    """Compact JSON (orjson) in a bytes object of its own size: orjson's result keeps a buffer of 4 KiB or more,
+    eight times a typical case, and these bytes are kept for long."""
+    return memoryview(orjson.dumps(value)).tobytes()
 
 
 @dataclass(frozen=True)
@@ -59,12 +65,12 @@ class CaseList:
         self._curated_positions = [rank + number for number, (rank, _) in enumerate(placed)]
         self._curated_cases = [case for _, case in placed]
         self._curated_categories = [curated_category(case) for case in self._curated_cases]
-        self._curated_encoded = [orjson.dumps(case) for case in self._curated_cases]
+        self._curated_encoded = [encode(case) for case in self._curated_cases]
         self.total = size + len(placed)
         self._encoded = functools.lru_cache(maxsize=CACHED_CASES_PER_LIST)(self._encode)
 
     def _encode(self, rank: int) -> bytes:
-        return orjson.dumps(self.factory.case(rank))
+        return encode(self.factory.case(rank))
 
     def _walk(self, start: int) -> Iterator[tuple[int, int, int]]:
         """(position, category, rank or -(curated number)-1) from `start` to the end of the list."""

@@ -16,7 +16,7 @@ from evalmock.world.catalog import AGENTS, project_ids
 from evalmock.world.curated import CuratedCase, load_curated
 from evalmock.world.gradient import build_test_cases
 from evalmock.world.layout import CategoryFilter
-from evalmock.world.listing import CaseList
+from evalmock.world.listing import CaseList, encode
 from evalmock.world.vocabulary import build_vocabulary
 
 ALL_KINDS = frozenset({"correction", "hand"})
@@ -71,7 +71,7 @@ class World:
                 self._lists[agent.id, project_id] = CaseList(factory, cases, placed)
         self._test_cases = build_test_cases(seed, self.vocabulary)
         self._encoded_test_cases = {
-            uuid: tuple(orjson.dumps(version) for version in versions) for uuid, versions in self._test_cases.items()
+            uuid: tuple(encode(version) for version in versions) for uuid, versions in self._test_cases.items()
         }
 
     # Test set -----------------------------------------------------------------------------------------
