@@ -41,10 +41,14 @@ CORS_OPTIONS: dict[str, Any] = {
 
 
 def _middlewares(settings: ServerSettings) -> list[Any]:
-    """The whole stack, outermost first; Connexion's own middlewares keep their usual order."""
+    """The whole stack, outermost first; Connexion's own middlewares keep their usual order.
+
+    What is off is left out, so a request does not pass through it: latency, response validation.
+    """
     counter = RateLimitCounter()
     headers = [RequestIdMiddleware, partial(RateLimitHeadersMiddleware, counter=counter)]
     cors = [partial(CORSMiddleware, **CORS_OPTIONS)] if settings.cors else []
+    latency = [partial(LatencyMiddleware, latency_ms=settings.latency_ms, seed=settings.seed)]
     return [
         # Outside the error handlers, so that every answer, errors and preflights included, has these headers.
         *headers,
@@ -53,15 +57,12 @@ def _middlewares(settings: ServerSettings) -> list[Any]:
         ExceptionMiddleware,
         RoutingMiddleware,
         SwaggerUIAfterRouting,
-        # Only when asked for: without --latency, a request does not pass through it at all.
-        *([partial(LatencyMiddleware, latency_ms=settings.latency_ms, seed=settings.seed)]
-          if settings.latency_ms[1] else []),
+        *(latency if settings.latency_ms[1] else []),
         SecurityMiddleware,
         ValidationMiddleware,
-        ResponseValidationMiddleware,
+        # Response validation checks that required headers are present, so the headers are added before it looks.
+        *([ResponseValidationMiddleware, *headers] if settings.validate_responses else []),
         LifespanMiddleware,
-        # Response validation checks that required headers are present, so add them before it looks.
-        *(headers if settings.validate_responses else []),
         partial(ScenarioMiddleware, error_rate=settings.error_rate, seed=settings.seed),
         # No ContextMiddleware: it publishes the operation and scope in context variables for handlers that read
         # `connexion.context`; ours get every value as an argument (dispatch.py).
