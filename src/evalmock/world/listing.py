@@ -23,6 +23,7 @@ from evalmock.world.layout import (
     HAND_ACTIVE,
     HAND_RETIRED,
     CategoryFilter,
+    categories_from,
     count_in_prefix,
 )
 from evalmock.world.timeline import first_rank_older_than, parse_rfc3339
@@ -77,13 +78,13 @@ class CaseList:
         positions = self._curated_positions
         curated = bisect.bisect_left(positions, start)
         rank = start - curated
-        category_at = self.factory.category
+        categories = categories_from(self.factory.block_base, rank)
         for position in range(start, self.total):
             if curated < len(positions) and positions[curated] == position:
                 yield position, self._curated_categories[curated], -curated - 1
                 curated += 1
             else:
-                yield position, category_at(rank), rank
+                yield position, next(categories), rank
                 rank += 1
 
     def _encoded_case(self, source: int) -> bytes:
