@@ -2,6 +2,7 @@
 
     .venv/bin/python bench/inprocess.py                       # microseconds per request, each request kind
     .venv/bin/python bench/inprocess.py --cprofile page       # and cProfile's top functions for one kind
+    .venv/bin/python bench/inprocess.py --only page --requests 20000   # one kind, e.g. under py-spy
 
 Each kind is sent `--requests` times after a warm-up (so the case cache is warm, as under wrk), and timed by
 process CPU time, which other work on a shared machine disturbs less than wall time. Run with the interpreter
@@ -90,7 +91,7 @@ async def measure(app: Any, kind: str, requests: int, profiler: cProfile.Profile
 async def main(args: argparse.Namespace) -> None:
     app = create_app(ServerSettings())
     lifespan = await start(app)
-    for kind in KINDS:
+    for kind in args.only.split(",") if args.only else KINDS:
         profiler = cProfile.Profile() if kind == args.cprofile else None
         micros, status, size = await measure(app, kind, args.requests, profiler)
         print(f"{kind:10} {micros:8.1f} µs CPU per request   {status}  {size:6} bytes")
@@ -104,6 +105,7 @@ async def main(args: argparse.Namespace) -> None:
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--requests", type=int, default=3000)
+    parser.add_argument("--only", help=f"comma-separated kinds: {', '.join(KINDS)}")
     parser.add_argument("--cprofile", choices=list(KINDS), help="profile this kind with cProfile")
     parser.add_argument("--top", type=int, default=40, help="functions shown by --cprofile")
     asyncio.run(main(parser.parse_args()))
