@@ -256,7 +256,16 @@ def recorded() -> Iterator[dict[str, list[dict[str, Any]]]]:
     answers = _recorded()
     yield answers
     if RECORD:
-        RECORDED.write_text(json.dumps(answers, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+        RECORDED.write_text(_dumps(answers), encoding="utf-8")
+
+
+def _dumps(answers: dict[str, list[dict[str, Any]]]) -> str:
+    """One answer per line, so that a changed answer shows as one changed line."""
+    servers = [
+        f"{json.dumps(name)}: [\n" + ",\n".join(json.dumps(a, ensure_ascii=False) for a in rows) + "\n]"
+        for name, rows in answers.items()
+    ]
+    return "{\n" + ",\n".join(servers) + "\n}\n"
 
 
 @pytest.mark.parametrize("name", list(SERVERS))
