@@ -256,6 +256,13 @@ def start_evalmock(python: str, label: str = "evalmock", cases: int | None = Non
     return _start(label, command, port, "/v1", "/v2", cpu, log_name, "/v1" + EXAMPLE_TEST_SET_PATH)
 
 
+def start_bare_starlette(python: str, label: str = "bare-starlette", cpu: str | None = SERVER_CPU) -> Server:
+    """bench/bare_starlette.py: fixed bytes on every path, served like evalmock (the Python ceiling)."""
+    port = free_port()
+    command = [python, str(BENCH / "bare_starlette.py"), "--host", HOST, "--port", str(port)]
+    return _start(label, command, port, "/v1", "/v2", cpu, None, "/v1" + EXAMPLE_TEST_SET_PATH)
+
+
 def start_prism(prism: Path, document: str, label: str, dynamic: bool = False, quiet: bool = True,
                 cpu: str | None = SERVER_CPU, log_name: str | None = None) -> Server:
     port = free_port()

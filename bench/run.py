@@ -129,6 +129,8 @@ class Bench:
             "prism-static-quiet": lib.start_prism(self.prism, "agent-test-set.yaml", "prism-static-quiet"),
             "prism-dynamic-quiet": lib.start_prism(self.prism, "agent-test-set.yaml", "prism-dynamic-quiet",
                                                    dynamic=True),
+            # The Python ceiling: uvicorn and Starlette answering fixed bytes, no framework work at all.
+            "bare-starlette": lib.start_bare_starlette(self.python),
         }
         files = {label: lib.write_request_file(f"example-{label}",
                                                [(server.test_set_prefix + lib.EXAMPLE_TEST_SET_PATH, lib.TOKEN)])

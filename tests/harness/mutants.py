@@ -16,7 +16,7 @@ import pytest
 from evalmock.harness.policy import LIVE_PROFILE, Policy
 from evalmock.server import cursors
 from evalmock.server.cursors import Binding, CursorError, CursorSealer
-from evalmock.world import Page, World
+from evalmock.world import EncodedPage, World
 
 Scope = dict[str, Any]
 Headers = list[tuple[bytes, bytes]]
@@ -139,10 +139,12 @@ def on_errors(api: str, edit: Callable[[int, Headers, bytes], tuple[int, Headers
     return response
 
 
-def patch_world(replace_page: Callable[[Callable[..., Page], Any, int | None, int], Page]) -> Patch:
+def patch_world(replace_page: Callable[[Callable[..., EncodedPage], Any, int | None, int], EncodedPage]) -> Patch:
     def patch(monkeypatch: pytest.MonkeyPatch, world: World) -> None:
-        original = world.page
-        monkeypatch.setattr(world, "page", lambda query, after, limit: replace_page(original, query, after, limit))
+        original = world.encoded_page  # what the server serves pages from
+        monkeypatch.setattr(
+            world, "encoded_page", lambda query, after, limit: replace_page(original, query, after, limit)
+        )
 
     return patch
 
@@ -196,34 +198,34 @@ def _crash(cursor: str) -> int:
 
 
 # -- the defects ----------------------------------------------------------------------------------------
-def _overlap(original: Callable[..., Page], query: Any, after: int | None, limit: int) -> Page:
+def _overlap(original: Callable[..., EncodedPage], query: Any, after: int | None, limit: int) -> EncodedPage:
     page = original(query, after, limit)
     if limit > 1 and page.next_position is not None:
-        return Page(page.cases, original(query, after, limit - 1).next_position)
+        return EncodedPage(page.cases, original(query, after, limit - 1).next_position)
     return page
 
 
-def _skip_one(original: Callable[..., Page], query: Any, after: int | None, limit: int) -> Page:
+def _skip_one(original: Callable[..., EncodedPage], query: Any, after: int | None, limit: int) -> EncodedPage:
     page = original(query, after, limit)
     if page.next_position is not None:
-        return Page(page.cases, original(query, after, limit + 1).next_position)
+        return EncodedPage(page.cases, original(query, after, limit + 1).next_position)
     return page
 
 
-def _all_kinds(original: Callable[..., Page], query: Any, after: int | None, limit: int) -> Page:
+def _all_kinds(original: Callable[..., EncodedPage], query: Any, after: int | None, limit: int) -> EncodedPage:
     return original(dataclasses.replace(query, kinds=frozenset({"correction", "hand"})), after, limit)
 
 
-def _always_retired(original: Callable[..., Page], query: Any, after: int | None, limit: int) -> Page:
+def _always_retired(original: Callable[..., EncodedPage], query: Any, after: int | None, limit: int) -> EncodedPage:
     return original(dataclasses.replace(query, include_retired=True), after, limit)
 
 
-def _never_retired(original: Callable[..., Page], query: Any, after: int | None, limit: int) -> Page:
+def _never_retired(original: Callable[..., EncodedPage], query: Any, after: int | None, limit: int) -> EncodedPage:
     return original(dataclasses.replace(query, include_retired=False), after, limit)
 
 
-def _other_project(world: World) -> Callable[..., Page]:
-    def page(original: Callable[..., Page], query: Any, after: int | None, limit: int) -> Page:
+def _other_project(world: World) -> Callable[..., EncodedPage]:
+    def page(original: Callable[..., EncodedPage], query: Any, after: int | None, limit: int) -> EncodedPage:
         others = [p for p in world.project_ids(query.agent_id) if p != query.project_id.lower()]
         return original(dataclasses.replace(query, project_id=others[0]) if others else query, after, limit)
 

@@ -10,7 +10,7 @@ from starlette.testclient import TestClient
 
 from evalmock.server.app import create_app
 from evalmock.server.settings import ServerSettings
-from evalmock.world import Page, World
+from evalmock.world import EncodedPage, World
 from evalmock.world.catalog import EXAMPLE_PROJECT
 
 from .helpers import (
@@ -245,10 +245,10 @@ def test_successful_responses_carry_a_request_id(client: httpx.Client) -> None:
 class BrokenWorld(World):
     """A world that breaks its promises: an invalid case, and an exception."""
 
-    def page(self, query: Any, after: int | None, limit: int) -> Page:
-        return Page([{"id": "half-a-case"}], None)
+    def encoded_page(self, query: Any, after: int | None, limit: int) -> EncodedPage:
+        return EncodedPage([b'{"id":"half-a-case"}'], None)
 
-    def evaluation_test_case(self, test_case_uuid: str, version: int | None) -> dict[str, Any] | None:
+    def encoded_evaluation_test_case(self, test_case_uuid: str, version: int | None) -> bytes | None:
         raise RuntimeError("the world broke")
 
 

@@ -1,9 +1,14 @@
-"""The cache of recently served cases changes nothing a caller can see."""
+"""The cache of recently served cases changes nothing a caller can see, and its bytes are the cases' JSON."""
 
 from __future__ import annotations
 
+import orjson
+
 from evalmock.world import CaseQuery, World
+from evalmock.world.catalog import EXAMPLE_AGENT, EXAMPLE_PROJECT
 from evalmock.world.listing import CACHED_CASES_PER_LIST
+
+MAX_PAGES = 100  # every walk here is bounded
 
 
 def first_list(world: World) -> CaseQuery:
@@ -42,3 +47,28 @@ def test_a_walk_longer_than_the_cache_still_yields_every_case_once() -> None:
         after = page.next_position
     assert ids == [case["id"] for case in world.iter_cases(query)]
     assert len(ids) == len(set(ids)) == world.count_cases(query)
+
+
+def test_an_encoded_page_is_the_page_as_json_curated_cases_included() -> None:
+    world = World(seed=7, cases=300)
+    curated_ids = {c.case["id"] for c in world.curated if c.agent_id == EXAMPLE_AGENT}
+    seen_curated = False
+    for query in (CaseQuery(EXAMPLE_AGENT, EXAMPLE_PROJECT, include_retired=True),
+                  CaseQuery(EXAMPLE_AGENT, EXAMPLE_PROJECT, kinds=frozenset({"hand"}))):
+        after = None
+        for _ in range(MAX_PAGES):
+            encoded, page = world.encoded_page(query, after, 40), world.page(query, after, 40)
+            assert encoded.cases == [orjson.dumps(case) for case in page.cases]
+            assert encoded.next_position == page.next_position
+            seen_curated |= any(case["id"] in curated_ids for case in page.cases)
+            if page.next_position is None:
+                break
+            after = page.next_position
+    assert seen_curated, "the walk should cross curated cases"
+
+
+def test_an_encoded_page_of_a_project_the_agent_lacks_is_empty() -> None:
+    world = World(seed=7, cases=300)
+    other = world.project_ids(world.agent_ids()[1])[0]
+    page = world.encoded_page(CaseQuery(EXAMPLE_AGENT, other), None, 25)
+    assert page.cases == [] and page.next_position is None

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import orjson
 import pytest
 
 from evalmock.contract.documents import GRADIENT
@@ -102,3 +103,12 @@ def test_unknown_test_cases_and_versions_are_none(world, uuid, version):
 def test_returned_bodies_are_copies(world):
     world.evaluation_test_case(EXAMPLE_TEST_CASE, None)["name"] = "changed"
     assert world.evaluation_test_case(EXAMPLE_TEST_CASE, None)["name"] != "changed"
+
+
+def test_each_version_encoded_once_is_that_version_as_json(world):
+    for uuid, versions in world.evaluation_test_case_versions().items():
+        for version in (None, *versions):
+            encoded = world.encoded_evaluation_test_case(uuid, version)
+            assert encoded == orjson.dumps(world.evaluation_test_case(uuid, version))
+    assert world.encoded_evaluation_test_case(EXAMPLE_TEST_CASE, 99) is None
+    assert world.encoded_evaluation_test_case("no-such-test-case", None) is None

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import itertools
+
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from evalmock.world import CaseQuery, World
 from evalmock.world.catalog import EXAMPLE_AGENT, EXAMPLE_PROJECT
+from evalmock.world.layout import BLOCK, categories_from, category_at
 
 from .helpers import every_case, lists, matches, walk
 
@@ -104,3 +107,10 @@ def test_a_position_outside_the_list_is_a_value_error(world, after):
 def test_a_limit_below_one_is_a_value_error(world):
     with pytest.raises(ValueError):
         world.page(CaseQuery(EXAMPLE_AGENT, EXAMPLE_PROJECT), None, 0)
+
+
+@pytest.mark.parametrize("start", [0, 1, BLOCK - 1, BLOCK, 3 * BLOCK + 7])
+def test_categories_read_block_by_block_are_each_ranks_category(start):
+    block_base = 12345
+    read = list(itertools.islice(categories_from(block_base, start), 2 * BLOCK + 3))
+    assert read == [category_at(block_base, rank) for rank in range(start, start + 2 * BLOCK + 3)]

@@ -8,15 +8,12 @@ from functools import partial
 from typing import Any
 
 from connexion import AsyncApp
-from connexion.middleware.context import ContextMiddleware
 from connexion.middleware.exceptions import ExceptionMiddleware
 from connexion.middleware.lifespan import LifespanMiddleware
-from connexion.middleware.request_validation import RequestValidationMiddleware
 from connexion.middleware.response_validation import ResponseValidationMiddleware
 from connexion.middleware.routing import RoutingMiddleware
 from connexion.middleware.security import SecurityMiddleware
 from connexion.middleware.server_error import ServerErrorMiddleware
-from connexion.middleware.swagger_ui import SwaggerUIMiddleware
 from connexion.options import SwaggerUIOptions
 from starlette.middleware.cors import CORSMiddleware
 
@@ -25,14 +22,16 @@ from evalmock.server import errors
 from evalmock.server.auth import Tokens, security_map
 from evalmock.server.cursors import CursorSealer
 from evalmock.server.data_watcher import DataWatcher
+from evalmock.server.dispatch import PreparedApp
 from evalmock.server.handlers import build_handlers, resolver
 from evalmock.server.live_world import LiveWorld, build_world
 from evalmock.server.prefer import LatencyMiddleware, ScenarioMiddleware
 from evalmock.server.ratelimit import RateLimitCounter, RateLimitHeadersMiddleware
 from evalmock.server.request_id import RequestIdMiddleware
 from evalmock.server.settings import ServerSettings
+from evalmock.server.swagger_ui import SwaggerUIAfterRouting
 from evalmock.server.targets_file import rewrite_targets
-from evalmock.server.validation import VALIDATOR_MAP
+from evalmock.server.validation import VALIDATOR_MAP, ValidationMiddleware
 from evalmock.world import World
 
 CORS_OPTIONS: dict[str, Any] = {
@@ -45,27 +44,31 @@ CORS_OPTIONS: dict[str, Any] = {
 
 
 def _middlewares(settings: ServerSettings) -> list[Any]:
-    """The whole stack, outermost first; Connexion's own middlewares keep their usual order."""
+    """The whole stack, outermost first; Connexion's own middlewares keep their usual order.
+
+    What is off is left out, so a request does not pass through it: latency, response validation.
+    """
     counter = RateLimitCounter()
     headers = [RequestIdMiddleware, partial(RateLimitHeadersMiddleware, counter=counter)]
     cors = [partial(CORSMiddleware, **CORS_OPTIONS)] if settings.cors else []
+    latency = [partial(LatencyMiddleware, latency_ms=settings.latency_ms, seed=settings.seed)]
     return [
         # Outside the error handlers, so that every answer, errors and preflights included, has these headers.
         *headers,
         *cors,
         partial(ServerErrorMiddleware, handler=errors.on_unhandled),
         ExceptionMiddleware,
-        SwaggerUIMiddleware,
         RoutingMiddleware,
-        partial(LatencyMiddleware, latency_ms=settings.latency_ms, seed=settings.seed),
+        SwaggerUIAfterRouting,
+        *(latency if settings.latency_ms[1] else []),
         SecurityMiddleware,
-        RequestValidationMiddleware,
-        ResponseValidationMiddleware,
+        ValidationMiddleware,
+        # Response validation checks that required headers are present, so the headers are added before it looks.
+        *([ResponseValidationMiddleware, *headers] if settings.validate_responses else []),
         LifespanMiddleware,
-        # Response validation checks that required headers are present, so add them before it looks.
-        *(headers if settings.validate_responses else []),
         partial(ScenarioMiddleware, error_rate=settings.error_rate, seed=settings.seed),
-        ContextMiddleware,
+        # No ContextMiddleware: it publishes the operation and scope in context variables for handlers that read
+        # `connexion.context`; ours get every value as an argument (dispatch.py).
     ]
 
 
@@ -85,7 +88,7 @@ def create_app(
     handlers = build_handlers(live, CursorSealer(settings.cursor_key_bytes, clock=clock))
     on_reload = partial(rewrite_targets, settings.write_targets) if settings.write_targets else None
     watcher = DataWatcher(live, on_reload) if settings.data_files else None
-    app = AsyncApp(
+    app = PreparedApp(
         __name__,
         lifespan=watcher.lifespan if watcher else None,
         middlewares=_middlewares(settings),

@@ -81,7 +81,7 @@ class CursorSealer:
         self._ttl = ttl
 
     def _mac(self, payload: bytes, binding: Binding) -> bytes:
-        return hmac.new(self._key, payload + b"\n" + binding.encode(), hashlib.sha256).digest()
+        return hmac.digest(self._key, payload + b"\n" + binding.encode(), "sha256")  # one-shot: hmac.new's result
 
     def seal(self, position: int, binding: Binding) -> str:
         payload = _PAYLOAD.pack(VERSION, position, int(self._clock()), binding.data_generation)

@@ -97,8 +97,13 @@ def for_status(status: int, message: str | None = None) -> ApiError:
 # -- rendering ---------------------------------------------------------------------------------------------
 
 
+@functools.cache
+def _gradient_base_path() -> str:
+    return GRADIENT.base_path  # read once: finding the document's folder touches the file system
+
+
 def is_gradient_path(path: str) -> bool:
-    base = GRADIENT.base_path
+    base = _gradient_base_path()
     return path == base or path.startswith(base + "/")
 
 
@@ -168,6 +173,11 @@ def _agent_list_path() -> re.Pattern[str]:
     return re.compile(re.escape(head) + "(?P<agent>.+)" + re.escape(tail), re.DOTALL)
 
 
+def _allowed(exc: HTTPException) -> str:
+    """The Allow list in a fixed order: Starlette keeps a route's methods in a set, whose order varies by process."""
+    return ", ".join(sorted(str((exc.headers or {}).get("Allow", "")).split(", ")))
+
+
 async def on_http_exception(request: ConnexionRequest, exc: HTTPException) -> ConnexionResponse:
     path = request.scope["path"]
     agent = _agent_list_path().fullmatch(path) if exc.status_code == 404 else None
@@ -181,11 +191,13 @@ async def on_http_exception(request: ConnexionRequest, exc: HTTPException) -> Co
     if exc.status_code == 404:
         message = f"No route {request.scope.get('method', 'GET')} {echo(path)}; the APIs live under /v1 and /v2."
     elif exc.status_code == 405:
-        message = f"{request.scope.get('method')} is not allowed here; allowed: {(exc.headers or {}).get('Allow')}."
+        message = f"{request.scope.get('method')} is not allowed here; allowed: {_allowed(exc)}."
     else:
         message = str(exc.detail) if exc.detail else None
     error = for_status(exc.status_code, message)
     error.headers = dict(exc.headers or {})  # keeps Allow on a 405
+    if "Allow" in error.headers:
+        error.headers["Allow"] = _allowed(exc)
     return render(error, path)
 
 

@@ -8,17 +8,19 @@ document. Server latency applies to every request routed to an operation.
 from __future__ import annotations
 
 import asyncio
+import functools
 import random
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
+import orjson
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from evalmock.contract.documents import GRADIENT
 from evalmock.server.errors import ApiError, agent_not_found, bad_input, database_busy, for_status
 from evalmock.server.operations import Operation, operations
-from evalmock.server.responses import json_response
+from evalmock.server.responses import encoded_json_response
 
 MAX_DELAY_MS = 60_000
 RETRY_AFTER_SECONDS = 1
@@ -117,6 +119,12 @@ def forced_error(operation: Operation, status: int, example: str | None, path_pa
     return for_status(status)
 
 
+@functools.cache
+def encoded_example(operation_id: str, status: int, name: str) -> bytes:
+    """A named example of a declared response, as JSON (encoded once: the documents do not change)."""
+    return orjson.dumps(operations()[operation_id].response_for(status).examples[name])  # type: ignore[union-attr]
+
+
 async def pause(milliseconds: int) -> None:
     await asyncio.sleep(milliseconds / 1000)
 
@@ -158,11 +166,11 @@ class ScenarioMiddleware:
         self._error_rate = error_rate
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        operation = _operation(scope)
-        if operation is None:
+        prefer = [v.decode("latin-1") for k, v in scope["headers"] if k == b"prefer"] if scope["type"] == "http" else []
+        operation = _operation(scope) if prefer or self._error_rate else None
+        if operation is None:  # nothing asked for (or not an operation): no cost beyond looking for the header
             await self.app(scope, receive, send)
             return
-        prefer = [v.decode("latin-1") for k, v in scope["headers"] if k == b"prefer"]
         preferences = parse_prefer(prefer) if prefer else Preferences()
         check_against(operation, preferences)
         if preferences.delay_ms:
@@ -178,5 +186,5 @@ class ScenarioMiddleware:
         if preferences.example is None:
             await self.app(scope, receive, send)
             return
-        value = operation.response_for(status).examples[preferences.example]  # type: ignore[union-attr]
-        await json_response(value, status)(scope, receive, send)
+        body = encoded_example(operation.operation_id, status, preferences.example)
+        await encoded_json_response(body, status)(scope, receive, send)

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import contextvars
+import os
 import re
-import uuid
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
@@ -15,9 +15,17 @@ _SANE = re.compile(r"[A-Za-z0-9._:-]{1,128}")
 _request_id: contextvars.ContextVar[str | None] = contextvars.ContextVar("evalmock_request_id", default=None)
 
 
+def fresh_id() -> str:
+    """A random (version 4) UUID as 32 hex digits, as `uuid.uuid4().hex` writes it, without a UUID object."""
+    raw = bytearray(os.urandom(16))
+    raw[6] = raw[6] & 0x0F | 0x40  # version 4
+    raw[8] = raw[8] & 0x3F | 0x80  # RFC 4122 variant
+    return raw.hex()
+
+
 def current_request_id() -> str:
     """The id of the request being answered (a fresh one outside any request, never empty)."""
-    return _request_id.get() or uuid.uuid4().hex
+    return _request_id.get() or fresh_id()
 
 
 def _incoming(scope: Scope) -> str | None:
@@ -42,7 +50,7 @@ class RequestIdMiddleware:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        request_id = _request_id.get() or _incoming(scope) or uuid.uuid4().hex
+        request_id = _request_id.get() or _incoming(scope) or fresh_id()
         encoded = request_id.encode("latin-1")
         token = _request_id.set(request_id)
 

@@ -1,26 +1,38 @@
 """Request validation: Connexion's parameter validator, replaced by one that names the parameter in a 400.
 
-This is the one place that wires validation into the app (see `VALIDATOR_MAP`). Schemas are compiled once
-per operation, not per request; repeated and (in strict mode) unknown query parameters are refused; a
-body on a GET is refused; patterns are matched with JSON Schema's (ECMA-262) reading of `$`, which does
-not match before a trailing newline as Python's does.
+This is the one place that wires validation into the app (`VALIDATOR_MAP`, `ValidationMiddleware`). Schemas
+are compiled once per operation, not per request; repeated and (in strict mode) unknown query parameters are
+refused; a body on a GET is refused; patterns are matched with JSON Schema's (ECMA-262) reading of `$`,
+which does not match before a trailing newline as Python's does. The values it parsed and coerced are left
+in the scope (`PARAMETERS_SCOPE_KEY`), and the handlers' arguments are taken from there (see dispatch.py).
 """
 
 from __future__ import annotations
 
+import functools
 import re
 import uuid
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import parse_qsl
 
+from connexion.middleware.request_validation import (
+    RequestValidationAPI,
+    RequestValidationMiddleware,
+    RequestValidationOperation,
+)
+from connexion.operations import AbstractOperation
 from connexion.validators import VALIDATOR_MAP as CONNEXION_VALIDATOR_MAP
 from jsonschema import Draft4Validator, FormatChecker, ValidationError, validators
+from starlette.types import ASGIApp, Receive, Scope, Send
 
 from evalmock.contract.schemas import ecma_pattern
 from evalmock.server.errors import MAX_ECHO, ApiError, bad_input, echo
 
 MAX_QUERY_FIELDS = 64
+VALID_VALUES_KEPT = 1024  # per parameter of each operation; a parameter's schema never changes
+# Where a validated request's parameter values wait for its handler: document name -> coerced value.
+PARAMETERS_SCOPE_KEY = "evalmock.parameters"
 _INTEGER = re.compile(r"-?[0-9]{1,32}")
 _NUMBER = re.compile(r"-?[0-9]{1,32}(\.[0-9]{1,32})?([eE][-+]?[0-9]{1,3})?")
 _BOOLEANS = {"true": True, "false": False}
@@ -100,12 +112,22 @@ class _Rule:
             return _BOOLEANS[text]
         return text
 
-    def check(self, text: str) -> None:
+    def __post_init__(self) -> None:
+        # Clients send the same few values again and again (ids, filters, limits): each valid text is checked
+        # once. Invalid texts raise, and lru_cache keeps nothing for them.
+        object.__setattr__(self, "_checked", functools.lru_cache(maxsize=VALID_VALUES_KEPT)(self._check))
+
+    def check(self, text: str) -> Any:
+        """The value, coerced to the schema's type, or a bad-input error naming what is wrong with it."""
+        return self._checked(text)  # type: ignore[attr-defined]
+
+    def _check(self, text: str) -> Any:
         value = self.coerce(text)
         errors = list(self.validator.iter_errors(value))
         if errors:
             errors.sort(key=lambda e: _PRIORITY.index(e.validator) if e.validator in _PRIORITY else len(_PRIORITY))
             raise self.error(_describe(errors[0], self.schema))
+        return value
 
 
 @dataclass(frozen=True)
@@ -161,14 +183,16 @@ class ParameterValidator:
         self.strict_validation = strict_validation
 
     def validate(self, scope: dict[str, Any]) -> None:
+        """Refuse a bad request; keep the parsed, coerced values in the scope for the handler's arguments."""
         if scope.get("method") in ("GET", "HEAD") and _has_body(scope):
             raise bad_input("body", f"A {scope['method']} request takes no body.")
-        self._validate_query(scope.get("query_string", b"").decode("latin-1"))
+        values = self._validate_query(scope.get("query_string", b"").decode("latin-1"))
         path_params = scope.get("path_params", {})
         for name, rule in self.rules.path.items():
-            rule.check(str(path_params.get(name, "")))
+            values[name] = rule.check(str(path_params.get(name, "")))
+        scope[PARAMETERS_SCOPE_KEY] = values
 
-    def _validate_query(self, query_string: str) -> None:
+    def _validate_query(self, query_string: str) -> dict[str, Any]:
         try:
             pairs = parse_qsl(query_string, keep_blank_values=True, max_num_fields=MAX_QUERY_FIELDS)
         except ValueError:
@@ -185,12 +209,52 @@ class ParameterValidator:
             if name in seen:
                 raise rule.error("must be given at most once")
             seen[name] = value
+        values: dict[str, Any] = {}
         for name, rule in self.rules.query.items():
             if name in seen:
-                rule.check(seen[name])
+                values[name] = rule.check(seen[name])
             elif rule.required:
                 raise rule.error("is required")
+        return values
 
 
 # Connexion's map with our parameter validator; request bodies and responses keep Connexion's validators.
 VALIDATOR_MAP = {**CONNEXION_VALIDATOR_MAP, "parameter": ParameterValidator}
+
+
+class _ValidationOperation(RequestValidationOperation):
+    """Connexion's request validation of one operation, with its parameter validator built once, not per request.
+
+    An operation without a request body (every operation of these documents) has nothing more to check:
+    Connexion would work out the request's content type only to find no body schema for it.
+    """
+
+    def __init__(self, next_app: ASGIApp, *, operation: AbstractOperation, **options: Any) -> None:
+        super().__init__(next_app, operation=operation, **options)
+        self._parameter_validator = self._validator_map["parameter"](
+            operation.parameters,
+            uri_parser=operation.uri_parser_class(operation.parameters, operation.body_definition()),
+            strict_validation=self.strict_validation,
+            security_query_params=self.security_query_params,
+        )
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if self._operation.request_body:
+            await super().__call__(scope, receive, send)
+            return
+        self._parameter_validator.validate(scope)
+        await self.next_app(scope, receive, send)
+
+
+class _ValidationAPI(RequestValidationAPI):
+    def make_operation(self, operation: AbstractOperation) -> _ValidationOperation:
+        return _ValidationOperation(
+            self.next_app, operation=operation, strict_validation=self.strict_validation,
+            validator_map=self.validator_map,
+        )
+
+
+class ValidationMiddleware(RequestValidationMiddleware):
+    """Connexion's RequestValidationMiddleware (same place in the stack, same validators from VALIDATOR_MAP)."""
+
+    api_cls = _ValidationAPI

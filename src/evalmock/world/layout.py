@@ -9,6 +9,7 @@ case of each category (tiny worlds still have hand, correction and retired cases
 from __future__ import annotations
 
 import functools
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 from evalmock.world.hashing import Stream, splitmix64
@@ -35,6 +36,7 @@ class CategoryFilter:
     accepted: frozenset[int]
 
     @classmethod
+    @functools.cache  # eight filters in all; a page asks for one on every request
     def of(cls, kinds: frozenset[str], include_retired: bool) -> CategoryFilter:
         return cls(
             frozenset(
@@ -66,6 +68,14 @@ def block_pattern(block_base: int, block: int) -> tuple[int, ...]:
 
 def category_at(block_base: int, rank: int) -> int:
     return block_pattern(block_base, rank // BLOCK)[rank % BLOCK]
+
+
+def categories_from(block_base: int, rank: int) -> Iterator[int]:
+    """The categories of ranks rank, rank+1, ... without end, looking up each block's pattern once."""
+    block, offset = divmod(rank, BLOCK)
+    while True:
+        yield from block_pattern(block_base, block)[offset:]
+        block, offset = block + 1, 0
 
 
 def count_in_prefix(block_base: int, size: int, accepted: frozenset[int]) -> int:

@@ -23,20 +23,27 @@ from evalmock.world.layout import (
     HAND_ACTIVE,
     HAND_RETIRED,
     CategoryFilter,
+    categories_from,
     count_in_prefix,
 )
 from evalmock.world.timeline import first_rank_older_than, parse_rfc3339
 
-# Generated cases recently served, kept per list as compact JSON: composing a case costs ~20 µs, decoding
-# its JSON ~2 µs, and clients re-read the same pages. Bounded, so memory stays flat whatever the world's
-# size: a full cache costs about 3 MiB of resident memory per list (0.5 KB a case, plus heap overhead;
-# docs/benchmarks.md has the measured trade-off of speed against memory).
+# Generated cases recently served, kept per list as compact JSON: composing a case costs ~20 µs, and clients
+# re-read the same pages, which the server sends as these very bytes. Bounded, so memory stays flat whatever the
+# world's size: a full cache costs about 0.6 MiB of resident memory per list (0.5 KB a case, plus the cache's
+# own overhead; docs/benchmarks.md has the measured trade-off of speed against memory).
 CACHED_CASES_PER_LIST = 1024
+
+
+def encode(value: Any) -> bytes:
+    """Compact JSON (orjson) in a bytes object of its own size: orjson's result keeps a buffer of 4 KiB or more,
+    eight times a typical case, and these bytes are kept for long."""
+    return memoryview(orjson.dumps(value)).tobytes()
 
 
 @dataclass(frozen=True)
 class ListPage:
-    cases: list[dict[str, Any]]
+    cases: list[bytes]  # each case as compact JSON (orjson), as the cache holds it
     next_position: int | None
 
 
@@ -59,30 +66,32 @@ class CaseList:
         self._curated_positions = [rank + number for number, (rank, _) in enumerate(placed)]
         self._curated_cases = [case for _, case in placed]
         self._curated_categories = [curated_category(case) for case in self._curated_cases]
+        self._curated_encoded = [encode(case) for case in self._curated_cases]
         self.total = size + len(placed)
         self._encoded = functools.lru_cache(maxsize=CACHED_CASES_PER_LIST)(self._encode)
 
     def _encode(self, rank: int) -> bytes:
-        return orjson.dumps(self.factory.case(rank))
+        return encode(self.factory.case(rank))
 
     def _walk(self, start: int) -> Iterator[tuple[int, int, int]]:
         """(position, category, rank or -(curated number)-1) from `start` to the end of the list."""
         positions = self._curated_positions
         curated = bisect.bisect_left(positions, start)
         rank = start - curated
-        category_at = self.factory.category
+        categories = categories_from(self.factory.block_base, rank)
         for position in range(start, self.total):
             if curated < len(positions) and positions[curated] == position:
                 yield position, self._curated_categories[curated], -curated - 1
                 curated += 1
             else:
-                yield position, category_at(rank), rank
+                yield position, next(categories), rank
                 rank += 1
 
+    def _encoded_case(self, source: int) -> bytes:
+        return self._encoded(source) if source >= 0 else self._curated_encoded[-source - 1]
+
     def _case(self, source: int) -> dict[str, Any]:
-        if source >= 0:
-            return orjson.loads(self._encoded(source))  # a fresh dict every time: callers may keep or edit it
-        return copy.deepcopy(self._curated_cases[-source - 1])
+        return orjson.loads(self._encoded_case(source))  # a fresh dict every time: callers may keep or edit it
 
     def page(self, wanted: CategoryFilter, after: int | None, limit: int) -> ListPage:
         if limit < 1:
@@ -96,10 +105,10 @@ class CaseList:
             if category not in wanted.accepted:
                 continue
             if len(sources) == limit:  # one match past the page: there is more
-                return ListPage([self._case(s) for s in sources], last_position)
+                return ListPage([self._encoded_case(s) for s in sources], last_position)
             sources.append(source)
             last_position = position
-        return ListPage([self._case(s) for s in sources], None)
+        return ListPage([self._encoded_case(s) for s in sources], None)
 
     def start_after(self, after: int | None) -> int:
         if after is None:

@@ -8,13 +8,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import orjson
+
 from evalmock.paths import fixtures_dir as default_fixtures_dir
 from evalmock.world.cases import CaseFactory
 from evalmock.world.catalog import AGENTS, AGENTS_BY_ID, Agent, project_ids
 from evalmock.world.curated import CuratedCase, load_curated
 from evalmock.world.gradient import build_test_cases
 from evalmock.world.layout import CategoryFilter
-from evalmock.world.listing import CaseList
+from evalmock.world.listing import CaseList, encode
 from evalmock.world.user_data import NO_DATA, UserData
 from evalmock.world.vocabulary import build_vocabulary
 
@@ -33,6 +35,12 @@ class CaseQuery:
 class Page:
     cases: list[dict[str, Any]]  # JSON-ready TestSetCase objects, newest added first
     next_position: int | None  # None on the last page; else pass it back as `after`
+
+
+@dataclass(frozen=True)
+class EncodedPage:
+    cases: list[bytes]  # each TestSetCase as compact JSON (orjson's bytes for `Page.cases`' dicts)
+    next_position: int | None
 
 
 @dataclass(frozen=True)
@@ -74,6 +82,7 @@ class World:
                 placed = [c.case for c in self.curated if (c.agent_id, c.project_id) == (agent.id, project_id)]
                 self._lists[agent.id, project_id] = CaseList(factory, cases, placed)
         self._test_cases = build_test_cases(seed, self.vocabulary) if generated else {}
+        self._encoded_test_cases = _encoded(self._test_cases)
         self.data: UserData = NO_DATA
         self._own = (self._projects, self._lists, self._test_cases)  # what any user data is added to
         self._project_sets = _project_sets(self._projects)
@@ -103,6 +112,7 @@ class World:
                 factory = CaseFactory(self.seed, agent, project_id, self.vocabulary)
                 world._lists[agent_id, project_id] = CaseList(factory, 0, list(user_list.cases))
         world._test_cases = {**test_cases, **{test_case.uuid: test_case.versions for test_case in data.test_cases}}
+        world._encoded_test_cases = _encoded(world._test_cases)
         world._project_sets = _project_sets(world._projects)
         return world
 
@@ -141,15 +151,20 @@ class World:
         KeyError for an unknown agent; an empty last page for a project the agent does not have;
         ValueError for a position that is not in the list or a limit below 1.
         """
+        page = self.encoded_page(query, after, limit)
+        return Page([orjson.loads(case) for case in page.cases], page.next_position)
+
+    def encoded_page(self, query: CaseQuery, after: int | None, limit: int) -> EncodedPage:
+        """`page`, with each case already encoded as JSON: what a server sends, without decoding it first."""
         case_list = self._list(query)
         if case_list is None:
             if limit < 1:
                 raise ValueError(f"limit must be at least 1, got {limit}")
             if after is not None:
                 raise ValueError(f"position {after!r} is not in this list (it is empty)")
-            return Page([], None)
+            return EncodedPage([], None)
         page = case_list.page(_filter(query), after, limit)
-        return Page(page.cases, page.next_position)
+        return EncodedPage(page.cases, page.next_position)
 
     def iter_cases(self, query: CaseQuery) -> Iterator[dict[str, Any]]:
         """Every matching case, newest added first (lazily: a large world is long)."""
@@ -183,17 +198,32 @@ class World:
 
     def evaluation_test_case(self, test_case_uuid: str, version: int | None) -> dict[str, Any] | None:
         """That version (None: the latest) of the test case, or None when either is unknown."""
+        found = self._test_case_version(test_case_uuid, version)
+        return None if found is None else copy.deepcopy(self._test_cases[found[0]][found[1]])
+
+    def encoded_evaluation_test_case(self, test_case_uuid: str, version: int | None) -> bytes | None:
+        """`evaluation_test_case` as compact JSON (encoded once, at start)."""
+        found = self._test_case_version(test_case_uuid, version)
+        return None if found is None else self._encoded_test_cases[found[0]][found[1]]
+
+    def _test_case_version(self, test_case_uuid: str, version: int | None) -> tuple[str, int] | None:
+        """(uuid, index of the version), or None when either is unknown."""
         versions = self._test_cases.get(test_case_uuid) if isinstance(test_case_uuid, str) else None
         if versions is None:
             return None
         if version is None:
-            return copy.deepcopy(versions[-1])
+            return test_case_uuid, len(versions) - 1
         if isinstance(version, bool) or not isinstance(version, int) or not 1 <= version <= len(versions):
             return None
-        return copy.deepcopy(versions[version - 1])
+        return test_case_uuid, version - 1
 
     def evaluation_test_case_versions(self) -> dict[str, tuple[int, ...]]:
         return {uuid: tuple(range(1, len(versions) + 1)) for uuid, versions in self._test_cases.items()}
+
+
+def _encoded(test_cases: dict[str, Any]) -> dict[str, tuple[bytes, ...]]:
+    """Each version of each test case as compact JSON, encoded once (a reload encodes its world's anew)."""
+    return {uuid: tuple(encode(version) for version in versions) for uuid, versions in test_cases.items()}
 
 
 def _project_sets(projects: dict[str, tuple[str, ...]]) -> dict[str, frozenset[str]]:

@@ -6,7 +6,7 @@ from starlette.responses import Response
 
 from evalmock.server.errors import ApiError
 from evalmock.server.live_world import LiveWorld
-from evalmock.server.responses import json_response
+from evalmock.server.responses import encoded_json_response
 
 
 class EvaluationTestCases:
@@ -17,7 +17,7 @@ class EvaluationTestCases:
 
     async def get(self, test_case_uuid: str, evaluation_test_case_version: int | None = None) -> Response:
         # The path parameter is a plain string: anything that names no test case (or no such version) is a 404.
-        found = self.live.world.evaluation_test_case(test_case_uuid.lower(), evaluation_test_case_version)
+        found = self.live.world.encoded_evaluation_test_case(test_case_uuid.lower(), evaluation_test_case_version)
         if found is None:
             raise ApiError(404, "not-found")
-        return json_response({"evaluation_test_case": found})
+        return encoded_json_response(b'{"evaluation_test_case":' + found + b"}")

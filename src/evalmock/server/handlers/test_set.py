@@ -5,16 +5,25 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
+import orjson
 from starlette.responses import Response
 
 from evalmock.server.cursors import Binding, CursorError, CursorSealer, DataChanged
 from evalmock.server.errors import agent_not_found, bad_input
 from evalmock.server.live_world import LiveWorld
-from evalmock.server.responses import json_response
+from evalmock.server.responses import encoded_json_response, json_response
 from evalmock.world import CaseQuery
 
 EMPTY_PAGE = {"data": [], "hasMore": False}
 DATA_CHANGED = "The data changed since the cursor was issued, so the list starts again: send the request without it."
+
+
+def page_body(cases: list[bytes], next_cursor: str | None) -> bytes:
+    """The CasePage `{"data": [...], "nextCursor": ..., "hasMore": ...}` joined from already encoded cases,
+    byte for byte what orjson writes for the same page decoded (compact, keys in this order)."""
+    more = next_cursor is not None
+    tail = b',"nextCursor":' + orjson.dumps(next_cursor) + b',"hasMore":true}' if more else b',"hasMore":false}'
+    return b'{"data":[' + b",".join(cases) + b"]" + tail
 
 
 def _bad_cursor(reason: str) -> Exception:
@@ -65,11 +74,8 @@ class TestSetCases:
         if query.project_id not in projects:
             return json_response(EMPTY_PAGE)  # a project that is not the agent's: nothing to list
         try:
-            page = world.page(query, after, limit)
+            page = world.encoded_page(query, after, limit)
         except ValueError:
             raise _bad_cursor("it points nowhere in this list") from None
-        body: dict[str, Any] = {"data": page.cases}
-        if page.next_position is not None:
-            body["nextCursor"] = self.sealer.seal(page.next_position, binding)
-        body["hasMore"] = page.next_position is not None
-        return json_response(body)
+        next_cursor = None if page.next_position is None else self.sealer.seal(page.next_position, binding)
+        return encoded_json_response(page_body(page.cases, next_cursor))
