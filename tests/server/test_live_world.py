@@ -111,14 +111,14 @@ def test_a_request_in_flight_finishes_on_the_world_it_started_with(
     live, handler = handler_of
     old = live.world
     write(shop_file, data([(AGENT, PROJECT, [case("case-only", "2026-12-01T00:00:00Z")])]))
-    original = old.page
+    original = old.encoded_page
 
     def page_during_a_reload(*args: Any) -> Any:
         assert live.reload() is True  # the swap happens while this request is being answered
-        del live.world.page  # the new world was copied from the old one, this patch included
+        del live.world.encoded_page  # the new world was copied from the old one, this patch included
         return original(*args)
 
-    monkeypatch.setattr(old, "page", page_during_a_reload)
+    monkeypatch.setattr(old, "encoded_page", page_during_a_reload)
     answered = page(handler, limit=100, include="retired")
     assert [c["id"] for c in answered["data"]] == [c["id"] for c in sorted(
         shop()["testSet"][0]["cases"], key=lambda c: c["addedAt"], reverse=True)]
