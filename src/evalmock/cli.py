@@ -1,4 +1,4 @@
-"""The command line: `evalmock serve | contract | rules | validate | fixtures`, wiring only."""
+"""The command line: `evalmock serve | proxy | contract | rules | validate | fixtures`, wiring only."""
 
 from __future__ import annotations
 
@@ -11,6 +11,8 @@ from evalmock.harness.policy import DEFAULT_PROFILE, LIVE_PROFILE, PROFILES
 
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8080
+DEFAULT_PROXY_PORT = 8081
+DEFAULT_PROXY_TIMEOUT = 30.0  # seconds
 # contract.documents.APIS's names (a test keeps them equal): importing it here would slow every command's start.
 API_CHOICES = ["test-set", "gradient", "all"]
 DEFAULT_SEED = 42
@@ -46,6 +48,16 @@ def _positive(text: str) -> int:
         raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
     if value < 1:
         raise argparse.ArgumentTypeError("must be at least 1")
+    return value
+
+
+def _seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number of seconds, got {text!r}") from None
+    if not 0 < value <= 3600:
+        raise argparse.ArgumentTypeError("must be more than 0 and at most 3600 seconds")
     return value
 
 
@@ -128,6 +140,22 @@ def build_parser() -> argparse.ArgumentParser:
     )
     serve.add_argument("--data-only", action="store_true", help="serve only the --data files, nothing generated")
 
+    proxy = commands.add_parser(
+        "proxy", help="forward to a live service and judge every response it sends against the contract"
+    )
+    proxy.add_argument(
+        "--upstream", required=True, metavar="URL", help="the service's root URL, e.g. https://staging.example.com"
+    )
+    proxy.add_argument("--host", default=DEFAULT_HOST, help=f"interface to listen on (default {DEFAULT_HOST})")
+    proxy.add_argument("--port", type=int, default=DEFAULT_PROXY_PORT, help=f"port (default {DEFAULT_PROXY_PORT})")
+    _judging_options(proxy, "which API's responses to judge (default all; the other's are forwarded unjudged)")
+    proxy.add_argument(
+        "--timeout", type=_seconds, default=DEFAULT_PROXY_TIMEOUT, metavar="SECONDS",
+        help=f"longest wait for the upstream's answer, and between two pieces of it; then 504 "
+        f"(default {DEFAULT_PROXY_TIMEOUT:g})",
+    )
+    proxy.add_argument("--har", metavar="PATH", help="record the traffic as a HAR 1.2 file")
+
     contract = commands.add_parser("contract", help="audit an implementation against the contract")
     contract.add_argument(
         "--base-url",
@@ -195,6 +223,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         from evalmock.server.runner import serve
 
         return serve(args)
+    if args.command == "proxy":
+        from evalmock.proxy.command import run_proxy
+
+        return run_proxy(args)
     if args.command == "contract":
         from evalmock.harness.contract_command import run_contract
 
