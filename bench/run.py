@@ -27,7 +27,7 @@ from typing import Any
 
 import lib
 
-SECTIONS = ("startup", "throughput", "mixed", "world_size", "harness", "fuzz", "load", "workers", "data")
+SECTIONS = ("startup", "throughput", "mixed", "world_size", "harness", "fuzz", "load", "workers", "data", "proxy")
 
 
 @dataclass(frozen=True)
@@ -348,6 +348,29 @@ class Bench:
                          "file_mib": round(path.stat().st_size / 2**20, 2), "startup_s": round(server.startup_s, 3),
                          "rss_at_first_200_mib": server.rss_after_start_mib, "change_served_after_s": reload_s})
         return {"startup_s_without_data": round(plain.startup_s, 3), "files": rows}
+
+    def proxy(self) -> dict[str, Any]:
+        """The latency `evalmock proxy` adds to the example request (25 cases) with every check on (--strict, the live
+        profile, a targets file): one connection (no queueing), direct and proxied in alternating rounds."""
+        targets_path = lib.RESULTS / "proxy-targets.toml"
+        server = lib.start_evalmock(self.python, "proxy-upstream", extra=["--write-targets", str(targets_path)])
+        every_check = ["--strict", "--profile", "digitalocean-live", "--targets", str(targets_path)]
+        # On the server's CPU: with one connection the two never work at the same time.
+        proxy = lib.start_proxy(self.python, server.base, extra=every_check)
+        servers = {"direct": server, "proxied": proxy}
+        request = [("/v1" + lib.EXAMPLE_TEST_SET_PATH, lib.TOKEN)]
+        files = {label: lib.write_request_file(f"proxy-{label}", request) for label in servers}
+        try:
+            runs = self.warm_and_measure(servers, files, 1, self.plan.seconds)
+            table = self.summarise(runs, servers)
+        finally:
+            lib.stop(proxy.proc)
+            lib.stop(server.proc)
+        added = {f"added_{q}_ms": round(table["proxied"][f"{q}_ms"] - table["direct"][f"{q}_ms"], 2)
+                 for q in ("p50", "p99")}
+        return {"request": "GET /v1" + lib.EXAMPLE_TEST_SET_PATH, "connections": 1, "seconds": self.plan.seconds,
+                "rounds": self.plan.rounds, "proxy_flags": " ".join(every_check[:-1]) + " FILE", "servers": table,
+                **added, "targets": {"added_p50_le_2ms": added["added_p50_ms"] <= 2.0}}
 
 
 def ratios(runs: dict[str, list[lib.LoadResult]], ours: str = "evalmock") -> dict[str, Any]:

@@ -22,10 +22,12 @@ from evalmock.proxy.cors import ProxyCORSMiddleware
 from evalmock.proxy.forwarding import ProxyApp
 from evalmock.proxy.session import Outputs, ProxySession
 from evalmock.proxy.violations import HEADER
+from evalmock.server.runner import freeze_startup_objects
 
 GRACEFUL_SHUTDOWN_S = 5  # how long open requests may take to finish after Ctrl-C
-# The upstream's own Server and Date headers pass through; uvicorn adds none of its own.
-UVICORN_OPTIONS: dict[str, Any] = {"server_header": False, "date_header": False}
+# The upstream's own Server and Date headers pass through, uvicorn adds none of its own; X-Forwarded-* headers are
+# forwarded, not taken as the proxy's own client address.
+UVICORN_OPTIONS: dict[str, Any] = {"server_header": False, "date_header": False, "proxy_headers": False}
 
 
 class UsageError(Exception):
@@ -73,6 +75,8 @@ def run_proxy(args: argparse.Namespace) -> int:
         return EXIT_USAGE
     config = uvicorn.Config(app, host=args.host, port=args.port, log_level="warning", lifespan="on",
                             timeout_graceful_shutdown=GRACEFUL_SHUTDOWN_S, **UVICORN_OPTIONS)
+    config.load()  # uvicorn's protocol modules, imported now so that they are frozen too
+    freeze_startup_objects()  # as `evalmock serve` does: the judges' documents and schemas out of the collector's way
     server = uvicorn.Server(config)
     print(banner(args, session), flush=True)
     # uvicorn stops on SIGINT and SIGTERM, then raises the signal again: both end here as KeyboardInterrupt.
