@@ -58,13 +58,15 @@ def too_long_page() -> Exchange:
 
 
 def other_traffic() -> list[dict[str, Any]]:
-    """What else a browser records: the app's own host, a CDN, a request that got no answer."""
+    """What else a browser records: a CDN, the app's other paths, a request that got no answer, a body not saved."""
     unanswered = entry(page())
     unanswered["response"] = {"status": 0, "statusText": "", "httpVersion": "", "headers": [], "cookies": [],
                               "content": {"size": 0, "mimeType": ""}, "redirectURL": "", "headersSize": -1,
                               "bodySize": -1, "_error": "net::ERR_BLOCKED_BY_CLIENT"}
+    unsaved = entry(page())
+    del unsaved["response"]["content"]["text"]  # saved without content
     return [entry(page(), url="https://cdn.example.test/assets/app.js"),
-            entry(page(), url=SERVICE + "/v1/health"), unanswered]
+            entry(page(), url=SERVICE + "/v1/health"), unanswered, unsaved]
 
 
 def test_a_planted_defect_fails_the_audit_with_the_request_that_shows_it(tmp_path: Path,
@@ -80,7 +82,8 @@ def test_a_planted_defect_fails_the_audit_with_the_request_that_shows_it(tmp_pat
     assert "`page_holds_at_most_limit` (test-set, page)" in report
     assert f"`GET {SERVICE}/v1/agents/acme.drafting/test-set/cases?" in report and "limit=2" in report
     assert "At `/data/2`" in report
-    assert "not judged: 1 of other hosts; 1 of other paths or methods; 1 without a response" in report
+    assert ("not judged: 1 of other hosts; 1 of other paths or methods; 1 without a response (blocked, failed or "
+            "cancelled in the browser); 1 without their response body recorded") in report
     for text in (out.out, out.err, report, (tmp_path / "junit.xml").read_text()):
         assert SECRET not in text
     assert 'Authorization: Bearer $EVALMOCK_TOKEN' in report

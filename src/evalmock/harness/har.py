@@ -63,7 +63,7 @@ def _recorded(number: int, entry: Mapping[str, Any]) -> Recorded:
         return Recorded(number, None, NO_RESPONSE, authorization)
     content = response.get("content") or {}
     text = content.get("text")
-    if text is None and int(content.get("size") or 0) > 0:
+    if text is None and content.get("size") != 0:  # left out (or of unknown size), not an empty body
         return Recorded(number, Exchange(method, url, status, request_headers=request_headers), NO_BODY, authorization)
     body = _body(str(text or ""), content.get("encoding"))
     exchange = Exchange(method, url, status, _headers(response.get("headers") or []), body, request_headers)

@@ -21,6 +21,8 @@ from evalmock.server.errors import ApiError, error_body
 from evalmock.server.request_id import RequestIdMiddleware, current_request_id
 
 MAX_JUDGED_BYTES = 4 * 2**20  # a larger body streams through unjudged
+NOT_AN_OPERATION = "not a request of an audited operation (streamed through unjudged)"
+CUT_SHORT = "cut short by the upstream while streaming"
 # Headers of one connection, never forwarded (RFC 9110, 7.6.1); Host is the upstream's own.
 HOP_BY_HOP = frozenset({
     "connection", "keep-alive", "proxy-connection", "proxy-authenticate", "proxy-authorization", "te", "trailer",
@@ -58,10 +60,6 @@ class Observer(Protocol):
     def passed(self, forwarded: Forwarded, why: str) -> None: ...
 
     def failed(self, forwarded: Forwarded, status: int, why: str) -> None: ...
-
-
-NOT_AN_OPERATION = "not a request of an audited operation (streamed through unjudged)"
-CUT_SHORT = "cut short by the upstream while streaming"
 
 
 class ProxyApp:
