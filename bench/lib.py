@@ -263,6 +263,15 @@ def start_bare_starlette(python: str, label: str = "bare-starlette", cpu: str | 
     return _start(label, command, port, "/v1", "/v2", cpu, None, "/v1" + EXAMPLE_TEST_SET_PATH)
 
 
+def start_proxy(python: str, upstream: str, label: str = "proxy", extra: Sequence[str] = (),
+                cpu: str | None = SERVER_CPU, log_name: str | None = None) -> Server:
+    """`evalmock proxy` in front of `upstream`, answering the example request through it."""
+    port = free_port()
+    command = [python, "-m", "evalmock", "proxy", "--upstream", upstream, "--host", HOST, "--port", str(port),
+               *extra]
+    return _start(label, command, port, "/v1", "/v2", cpu, log_name, "/v1" + EXAMPLE_TEST_SET_PATH)
+
+
 def start_prism(prism: Path, document: str, label: str, dynamic: bool = False, quiet: bool = True,
                 cpu: str | None = SERVER_CPU, log_name: str | None = None) -> Server:
     port = free_port()

@@ -1,6 +1,6 @@
 """Benchmarks of `evalmock serve` against Stoplight Prism, and hardening runs; one command runs them all.
 
-    python3.11 bench/run.py                 # everything (about 12 minutes on 2 cores)
+    python3.11 bench/run.py                 # everything (about 14 minutes on 2 cores)
     python3.11 bench/run.py --quick         # every section, shorter runs (about 3 minutes)
     python3.11 bench/run.py --only throughput,startup
 
@@ -27,7 +27,7 @@ from typing import Any
 
 import lib
 
-SECTIONS = ("startup", "throughput", "mixed", "world_size", "harness", "fuzz", "load", "workers", "data")
+SECTIONS = ("startup", "throughput", "mixed", "world_size", "harness", "fuzz", "load", "workers", "data", "proxy")
 
 
 @dataclass(frozen=True)
@@ -351,6 +351,36 @@ class Bench:
                          "rss_at_first_200_mib": server.rss_after_start_mib, "change_served_after_s": reload_s})
         return {"startup_s_without_data": round(plain.startup_s, 3), "files": rows}
 
+    def proxy(self) -> dict[str, Any]:
+        """The latency `evalmock proxy` adds to the example request (25 cases) with every check on (--strict, the live
+        profile, a targets file), and without judging it (--api gradient: the request only passes through); one
+        connection (no queueing), direct and proxied in alternating rounds."""
+        targets_path = lib.RESULTS / "proxy-targets.toml"
+        server = lib.start_evalmock(self.python, "proxy-upstream", extra=["--write-targets", str(targets_path)])
+        every_check = ["--strict", "--profile", "digitalocean-live", "--targets", str(targets_path)]
+        # On the server's CPU: with one connection the processes never work at the same time.
+        proxies = {"proxied": lib.start_proxy(self.python, server.base, "proxied", extra=every_check),
+                   "passed-through": lib.start_proxy(self.python, server.base, "passed-through",
+                                                     extra=["--api", "gradient"])}
+        servers = {"direct": server, **proxies}
+        request = [("/v1" + lib.EXAMPLE_TEST_SET_PATH, lib.TOKEN)]
+        files = {label: lib.write_request_file(f"proxy-{label}", request) for label in servers}
+        try:
+            runs = self.warm_and_measure(servers, files, 1, self.plan.seconds)
+            table = self.summarise(runs, servers)
+        finally:
+            for running in servers.values():
+                lib.stop(running.proc)
+
+        def added(label: str, over: str, quantile: str) -> float:
+            return round(table[label][f"{quantile}_ms"] - table[over][f"{quantile}_ms"], 2)
+
+        return {"request": "GET /v1" + lib.EXAMPLE_TEST_SET_PATH, "connections": 1, "seconds": self.plan.seconds,
+                "rounds": self.plan.rounds, "proxy_flags": " ".join(every_check[:-1]) + " FILE", "servers": table,
+                "added_p50_ms": added("proxied", "direct", "p50"), "added_p99_ms": added("proxied", "direct", "p99"),
+                "forwarding_p50_ms": added("passed-through", "direct", "p50"),
+                "judging_p50_ms": added("proxied", "passed-through", "p50"),
+                "targets": {"added_p50_le_2ms": added("proxied", "direct", "p50") <= 2.0}}
 
 def ratios(runs: dict[str, list[lib.LoadResult]], ours: str = "evalmock") -> dict[str, Any]:
     """evalmock against each rival: throughput ratio (median of per-round ratios) and both p99s."""

@@ -1,4 +1,4 @@
-"""The command line: `evalmock serve | contract | rules | validate | fixtures`, wiring only."""
+"""The command line: `evalmock serve | proxy | contract | rules | validate | fixtures`, wiring only."""
 
 from __future__ import annotations
 
@@ -11,6 +11,10 @@ from evalmock.harness.policy import DEFAULT_PROFILE, LIVE_PROFILE, PROFILES
 
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8080
+DEFAULT_PROXY_PORT = 8081
+DEFAULT_PROXY_TIMEOUT = 30.0  # seconds
+# contract.documents.APIS's names (a test keeps them equal): importing it here would slow every command's start.
+API_CHOICES = ["test-set", "gradient", "all"]
 DEFAULT_SEED = 42
 DEFAULT_CASES = 1000
 
@@ -47,6 +51,16 @@ def _positive(text: str) -> int:
     return value
 
 
+def _seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number of seconds, got {text!r}") from None
+    if not 0 < value <= 3600:
+        raise argparse.ArgumentTypeError("must be more than 0 and at most 3600 seconds")
+    return value
+
+
 def _token(text: str) -> tuple[str, str]:
     from evalmock.server.auth import parse_token_option
 
@@ -54,6 +68,21 @@ def _token(text: str) -> tuple[str, str]:
         return parse_token_option(text)
     except ValueError as exc:
         raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def _judging_options(command: argparse.ArgumentParser, api_help: str) -> None:
+    """What `evalmock contract` and `evalmock proxy` both judge by: which API, the targets, the policy, the outputs."""
+    command.add_argument("--api", choices=API_CHOICES, default="all", help=api_help)
+    command.add_argument("--targets", metavar="FILE", help="TOML or YAML file of known ids and facts")
+    command.add_argument(
+        "--strict", action="store_true", help="fail on inferred rules too (default: they are warnings)"
+    )
+    command.add_argument(
+        "--profile", choices=PROFILES, default=DEFAULT_PROFILE,
+        help=f"{LIVE_PROFILE} adds the facts of DigitalOcean's live service (default {DEFAULT_PROFILE}: the pages)",
+    )
+    command.add_argument("--junit", metavar="PATH", help="write JUnit XML here")
+    command.add_argument("--report", metavar="PATH", help="write a conformance report here (.md or .html)")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -111,12 +140,32 @@ def build_parser() -> argparse.ArgumentParser:
     )
     serve.add_argument("--data-only", action="store_true", help="serve only the --data files, nothing generated")
 
-    contract = commands.add_parser("contract", help="audit an implementation against the contract")
-    contract.add_argument("--base-url", required=True, help="the implementation's root URL, e.g. http://127.0.0.1:8080")
-    contract.add_argument(
-        "--api", choices=["test-set", "gradient", "all"], default="all", help="which API to audit (default all)"
+    proxy = commands.add_parser(
+        "proxy", help="forward to a live service and judge every response it sends against the contract"
     )
-    contract.add_argument("--targets", metavar="FILE", help="TOML or YAML file of known ids and facts")
+    proxy.add_argument(
+        "--upstream", required=True, metavar="URL", help="the service's root URL, e.g. https://staging.example.com"
+    )
+    proxy.add_argument("--host", default=DEFAULT_HOST, help=f"interface to listen on (default {DEFAULT_HOST})")
+    proxy.add_argument("--port", type=int, default=DEFAULT_PROXY_PORT, help=f"port (default {DEFAULT_PROXY_PORT})")
+    _judging_options(proxy, "which API's responses to judge (default all; the other's are forwarded unjudged)")
+    proxy.add_argument(
+        "--timeout", type=_seconds, default=DEFAULT_PROXY_TIMEOUT, metavar="SECONDS",
+        help=f"longest wait for the upstream's answer, and between two pieces of it; then 504 "
+        f"(default {DEFAULT_PROXY_TIMEOUT:g})",
+    )
+    proxy.add_argument("--har", metavar="PATH", help="record the traffic as a HAR 1.2 file")
+
+    contract = commands.add_parser("contract", help="audit an implementation against the contract")
+    contract.add_argument(
+        "--base-url",
+        help="the implementation's root URL, e.g. http://127.0.0.1:8080 (with --har: only entries of that service)",
+    )
+    contract.add_argument(
+        "--har", metavar="FILE",
+        help="audit recorded traffic (a HAR 1.2 file) instead of a running service: every response judged offline",
+    )
+    _judging_options(contract, "which API to audit (default all)")
     contract.add_argument(
         "--token", default=None,
         help="bearer token (default: env EVALMOCK_TOKEN, else the targets file); never printed",
@@ -129,16 +178,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--max-examples", type=_positive, default=25, help="examples per Schemathesis phase (default 25)"
     )
     contract.add_argument("--seed", type=int, default=DEFAULT_SEED, help="generation seed (default 42)")
-    contract.add_argument("--junit", metavar="PATH", help="write JUnit XML here")
-    contract.add_argument("--report", metavar="PATH", help="write a conformance report here (.md or .html)")
     contract.add_argument("--no-fuzz", action="store_true", help="run only our semantic checks, not Schemathesis")
-    contract.add_argument(
-        "--strict", action="store_true", help="fail on inferred rules too (default: they are warnings)"
-    )
-    contract.add_argument(
-        "--profile", choices=PROFILES, default=DEFAULT_PROFILE,
-        help=f"{LIVE_PROFILE} adds the facts of DigitalOcean's live service (default {DEFAULT_PROFILE}: the pages)",
-    )
     contract.add_argument("--quiet", action="store_true", help="no live progress, only the summary")
 
     rules = commands.add_parser("rules", help="list every rule the audit applies, with its level and source")
@@ -183,6 +223,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         from evalmock.server.runner import serve
 
         return serve(args)
+    if args.command == "proxy":
+        from evalmock.proxy.command import run_proxy
+
+        return run_proxy(args)
     if args.command == "contract":
         from evalmock.harness.contract_command import run_contract
 

@@ -16,10 +16,10 @@ START_TIMEOUT = 20.0  # seconds
 
 
 @contextmanager
-def serving(app: Any) -> Iterator[str]:
-    """Yield the base URL of `app` served by uvicorn; stop the server on exit."""
+def serving(app: Any, **options: Any) -> Iterator[str]:
+    """Yield the base URL of `app` served by uvicorn (with these further uvicorn options); stop it on exit."""
     port = free_port()
-    config = uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", lifespan="off")
+    config = uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", lifespan="off", **options)
     server = uvicorn.Server(config)
     thread = threading.Thread(target=server.run, name=f"uvicorn-{port}", daemon=True)
     thread.start()

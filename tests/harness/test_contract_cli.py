@@ -9,7 +9,8 @@ from typing import Any
 
 import pytest
 
-from evalmock.cli import main
+from evalmock.cli import API_CHOICES, main
+from evalmock.contract.documents import APIS
 from evalmock.contract.sources import Level
 from evalmock.contract.targets import Targets, dump_targets
 from evalmock.harness.checks import CHECKS
@@ -111,6 +112,10 @@ def test_a_missing_targets_file_exits_2(tmp_path: Path) -> None:
 )
 def test_bad_arguments_exit_2(arguments: list[str]) -> None:
     assert main(["contract", *arguments, *FAST]) == 2
+
+
+def test_the_command_line_offers_every_api_of_the_registry() -> None:
+    assert [*APIS, "all"] == API_CHOICES
 
 
 def test_an_audit_without_token_or_targets_is_incomplete_not_a_pass(live_server: Any,

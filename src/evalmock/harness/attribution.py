@@ -71,6 +71,11 @@ def broken_parameters(api: str, query: Mapping[str, Any]) -> set[str]:
     return broken
 
 
+def undeclared_parameters(api: str, query: Mapping[str, Any]) -> set[str]:
+    """The query parameters of `query` that the document does not declare."""
+    return set(query) - set(_query_parameters(api))
+
+
 def _valid(validator: Any, kind: str | None, value: Any) -> bool:
     if kind in ("integer", "number") and isinstance(value, str):
         try:

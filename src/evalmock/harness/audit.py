@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import urlsplit
@@ -156,7 +157,7 @@ def run_audit(audit: Audit, reporter: Reporter | None = None) -> Results:
                 on_progress=progress,
             )
             reporter.finish(f"{api}: Schemathesis done: {seen.cases} cases, {seen.failures} failed checks")
-        _note_unexercised(api, results, audit.fuzz)
+        results.skip_unexercised(api, _unexercised_reason(audit.fuzz))
     return results
 
 
@@ -202,16 +203,14 @@ def run_scenario_check(check: Check, scenario: Scenario, judge: ResponseJudge) -
         results.passed(check)
 
 
-def _note_unexercised(api: str, results: Results, fuzzed: bool) -> None:
-    """A check that never met a response it speaks about is skipped, with that reason, never passed."""
-    for tally in results.rows(api):
-        if tally.ran or tally.off or tally.skipped:
-            continue
-        check = tally.check
+def _unexercised_reason(fuzzed: bool) -> Callable[[Check], str | None]:
+    """Why a check that never met a response it speaks about did not run (scenario checks not chosen: no reason)."""
+
+    def reason(check: Check) -> str | None:
         if check.kind == "scenario":
-            continue  # not chosen for this audit
+            return None
         if check.kind == "schemathesis" and not fuzzed:
-            reason = "Schemathesis did not run (--no-fuzz)"
-        else:
-            reason = "no response this check speaks about was seen"
-        results.skipped(check, reason)
+            return "Schemathesis did not run (--no-fuzz)"
+        return "no response this check speaks about was seen"
+
+    return reason

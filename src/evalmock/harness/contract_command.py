@@ -1,14 +1,29 @@
-"""`evalmock contract`: plan the audit from the options, check the target answers, audit, print and write results."""
+"""`evalmock contract`: plan the audit from the options, check the target answers, audit, print and write results;
+with `--har FILE`, judge recorded traffic instead, with the same outputs and exit codes."""
 
 from __future__ import annotations
 
 import argparse
 import sys
 
-from evalmock.harness.audit import APIS, EXIT_UNREACHABLE, EXIT_USAGE, AuditError, plan_audit, reachable, run_audit
+from evalmock.contract.targets import TargetsError, load_targets
+from evalmock.harness.audit import (
+    APIS,
+    EXIT_UNREACHABLE,
+    EXIT_USAGE,
+    AuditError,
+    check_base_url,
+    plan_audit,
+    reachable,
+    run_audit,
+)
+from evalmock.harness.har import HarError, audit_har
+from evalmock.harness.policy import Policy
 from evalmock.harness.progress import LiveReporter, make_reporter
 from evalmock.harness.redact import Redactor
 from evalmock.harness.report import print_summary, report_format, write_junit, write_report
+from evalmock.harness.results import Results
+from evalmock.harness.traffic_audit import TrafficAudit, traffic_redactor
 
 
 def run_contract(args: argparse.Namespace) -> int:
@@ -19,6 +34,12 @@ def run_contract(args: argparse.Namespace) -> int:
         print(f"evalmock contract: {redactor.text(message)}", file=sys.stderr)
         return code
 
+    if args.report and report_format(args.report) is None:
+        return fail(f"--report must end in .md or .html, got {args.report!r}", EXIT_USAGE)
+    if args.har:
+        return run_har_audit(args, redactor)
+    if not args.base_url:
+        return fail("--base-url is required (or --har FILE, to audit recorded traffic)", EXIT_USAGE)
     try:
         audit = plan_audit(
             args.base_url, targets=args.targets, token=args.token, second_token=args.second_token,
@@ -28,8 +49,6 @@ def run_contract(args: argparse.Namespace) -> int:
     except AuditError as exc:
         return fail(str(exc).replace("the base URL", "--base-url"), exc.exit_code)
     redactor = audit.redactor
-    if args.report and report_format(args.report) is None:
-        return fail(f"--report must end in .md or .html, got {args.report!r}", EXIT_USAGE)
     unreachable = reachable(audit.base_url)
     if unreachable:
         return fail(f"{audit.base_url} is unreachable ({unreachable})", EXIT_UNREACHABLE)
@@ -42,12 +61,35 @@ def run_contract(args: argparse.Namespace) -> int:
     finally:
         if isinstance(reporter, LiveReporter):
             reporter.close()
+    return finish(args, results, audit.base_url, redactor)
+
+
+def run_har_audit(args: argparse.Namespace, redactor: Redactor) -> int:
+    """`--har FILE`: every entry of an audited API's operation judged; with --base-url, only that service's."""
+    if args.base_url and (problem := check_base_url(args.base_url)):
+        print(f"evalmock contract: {problem.replace('the base URL', '--base-url')}", file=sys.stderr)
+        return EXIT_USAGE
+    try:
+        targets = load_targets(args.targets) if args.targets else None
+        redactor = traffic_redactor(targets, args.token, args.second_token)
+        audit = TrafficAudit(Policy(strict=args.strict, profile=args.profile),
+                             apis=APIS if args.api == "all" else (args.api,), targets=targets, redactor=redactor)
+        audit_har(args.har, audit, args.base_url)
+    except (TargetsError, HarError) as exc:
+        print(f"evalmock contract: {redactor.text(str(exc))}", file=sys.stderr)
+        return EXIT_USAGE
+    return finish(args, audit.snapshot(), args.har, redactor)
+
+
+def finish(args: argparse.Namespace, results: Results, target: str, redactor: Redactor) -> int:
+    """Print the summary, write the JUnit and report files asked for; the exit code is the verdict's."""
     print_summary(results, redactor, sys.stdout)
     try:
         if args.junit:
             write_junit(results, args.junit, redactor)
         if args.report:
-            write_report(results, args.report, base_url=audit.base_url, redactor=redactor)
+            write_report(results, args.report, base_url=target, redactor=redactor)
     except OSError as exc:
-        return fail(f"cannot write the results: {exc}", EXIT_USAGE)
+        print(f"evalmock contract: cannot write the results: {redactor.text(str(exc))}", file=sys.stderr)
+        return EXIT_USAGE
     return results.verdict.exit_code

@@ -9,6 +9,8 @@ from functools import cached_property
 from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
+import orjson
+
 from evalmock.harness.outcomes import Violation
 
 
@@ -61,6 +63,10 @@ class Exchange:
 
     @cached_property
     def _parsed(self) -> tuple[bool, Any]:
+        try:
+            return True, orjson.loads(self.body)  # several times faster; stricter, so the standard parser decides
+        except orjson.JSONDecodeError:
+            pass
         try:
             return True, json.loads(self.body)
         except (ValueError, UnicodeDecodeError):

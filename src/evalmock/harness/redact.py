@@ -13,7 +13,8 @@ REVOKED_TOKEN_VARIABLE = "$EVALMOCK_REVOKED_TOKEN"
 
 
 class Redactor:
-    """Replaces known secrets (longest first) in any text, and builds curl commands that stay runnable."""
+    """Replaces known secrets (longest first) in any text, and builds curl commands that stay runnable; `learn` adds a
+    secret met in traffic (the proxy's and a HAR file's bearer tokens)."""
 
     def __init__(
         self,
@@ -24,12 +25,41 @@ class Redactor:
     ) -> None:
         pairs = [(token, TOKEN_VARIABLE), (second_token, SECOND_TOKEN_VARIABLE),
                  (expired_token, EXPIRED_TOKEN_VARIABLE), (revoked_token, REVOKED_TOKEN_VARIABLE)]
-        self._secrets = sorted(((s, v) for s, v in pairs if s), key=lambda pair: -len(pair[0]))
+        self._variables: dict[str, str] = {}
+        for secret, variable in pairs:
+            if secret:
+                self._variables.setdefault(secret, variable)
+        self._pattern = self._compile()
+
+    def learn(self, secret: str) -> str:
+        """Keep `secret` out of every output from now on; returns the variable that stands for it: $EVALMOCK_TOKEN
+        for the first token (unless one was given), then $EVALMOCK_TOKEN_2, $EVALMOCK_TOKEN_3, ..."""
+        if secret in self._variables or not secret:
+            return self._variables.get(secret, "")
+        taken = set(self._variables.values())
+        variable = TOKEN_VARIABLE
+        number = 1
+        while variable in taken:
+            number += 1
+            variable = f"{TOKEN_VARIABLE}_{number}"
+        self._variables[secret] = variable
+        self._pattern = self._compile()
+        return variable
+
+    def learn_authorization(self, value: str) -> None:
+        """Learn the credentials of an Authorization header's value (after its scheme, `Bearer` or any other)."""
+        scheme, _, credentials = value.strip().partition(" ")
+        self.learn(credentials.strip() or scheme)
+
+    def _compile(self) -> re.Pattern[str] | None:
+        # One pass, longest secret first, so that a secret inside another is never half replaced.
+        secrets = sorted(self._variables, key=len, reverse=True)
+        return re.compile("|".join(map(re.escape, secrets))) if secrets else None
 
     def text(self, value: str) -> str:
-        for secret, variable in self._secrets:
-            value = value.replace(secret, variable)
-        return value
+        if self._pattern is None:
+            return value
+        return self._pattern.sub(lambda match: self._variables[match.group()], value)
 
     def headers(self, headers: Mapping[str, str]) -> dict[str, str]:
         return {name: self.text(value) for name, value in headers.items()}

@@ -4,6 +4,7 @@ own response checks; each outcome recorded at its rule's level (scenarios, Schem
 from __future__ import annotations
 
 from collections.abc import Iterable
+from dataclasses import dataclass
 from typing import Any
 
 from evalmock.contract.targets import Targets
@@ -15,6 +16,15 @@ from evalmock.harness.operations import operation
 from evalmock.harness.outcomes import Violation, as_json
 from evalmock.harness.redact import Redactor
 from evalmock.harness.results import Example, RequestRecord, Results, request_shape
+
+
+@dataclass(frozen=True)
+class Breach:
+    """A rule one exchange broke: the check, what it counts as under the policy (failed or warned), the example."""
+
+    check: Check
+    outcome: str
+    example: Example
 
 
 class ResponseJudge:
@@ -37,9 +47,9 @@ class ResponseJudge:
         self.checks = [c for c in response_checks(api) if results.policy.applies(c.level)]
         self._operation_path = operation(api).base_path + operation(api).path
 
-    def judge(self, exchange: Exchange) -> list[tuple[Check, str]]:
-        """Every check that applies to the exchange; returns the broken ones with what each counts as."""
-        broken: list[tuple[Check, str]] = []
+    def judge(self, exchange: Exchange) -> list[Breach]:
+        """Every check that applies to the exchange; returns the broken ones (each recorded into the results)."""
+        broken: list[Breach] = []
         for check in self.checks:
             try:
                 if check.needs_targets:
@@ -48,7 +58,7 @@ class ResponseJudge:
                     applied = check.func(exchange)  # type: ignore[misc]
             except Violation as violation:
                 example = violation_example(violation, self.record(exchange))
-                broken.append((check, self.breach(check, exchange, example)))
+                self._breach(broken, check, exchange, example)
             else:
                 if applied:
                     self.results.passed(check)
@@ -61,13 +71,18 @@ class ResponseJudge:
                     self.results.passed(check)
                 else:
                     example = failure_example(outcome.failure, self.record(exchange), self.redactor)
-                    code = getattr(outcome.failure, "code", None)
-                    broken.append((check, self.breach(check, exchange, example, code)))
+                    self._breach(broken, check, exchange, example, getattr(outcome.failure, "code", None))
         return broken
 
-    def breach(self, check: Check, exchange: Exchange, example: Example, code: str | None = None) -> str:
+    def breach(self, check: Check, exchange: Exchange, example: Example, code: str | None = None) -> str | None:
         shape = request_shape(exchange.method, self._operation_path, exchange.status)
         return self.results.breach(check, example, shape=shape, code=code)
+
+    def _breach(self, broken: list[Breach], check: Check, exchange: Exchange, example: Example,
+                code: str | None = None) -> None:
+        outcome = self.breach(check, exchange, example, code)
+        if outcome is not None:
+            broken.append(Breach(check, outcome, example))
 
     def record(self, exchange: Exchange | None) -> RequestRecord | None:
         return request_record(exchange, self.redactor)

@@ -3,7 +3,8 @@ finding with a count and the first few examples; and the verdict, which a run th
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import dataclasses
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from enum import Enum
 
@@ -131,6 +132,26 @@ class Results:
     def skipped(self, check: Check, reason: str) -> None:
         self.tally(check).skipped += 1
         self._add(check, SKIPPED, "", Example(reason), None)
+
+    def skip_unexercised(self, api: str, reason: Callable[[Check], str | None]) -> None:
+        """Record each check of `api` that met nothing it speaks about as skipped, saying `reason(check)` (a check for
+        which it gives None is left alone): a check that never ran is never passed."""
+        for tally in self.rows(api):
+            if not (tally.ran or tally.off or tally.skipped):
+                why = reason(tally.check)
+                if why is not None:
+                    self.skipped(tally.check, why)
+
+    def copy(self) -> Results:
+        """The outcomes so far, apart from these (to finish and report while more are still being recorded)."""
+        other = Results(self.policy, ())
+        other.apis = self.apis
+        other.tallies = {key: dataclasses.replace(tally) for key, tally in self.tallies.items()}
+        other._findings = {key: dataclasses.replace(finding, examples=list(finding.examples))
+                           for key, finding in self._findings.items()}
+        other.notes = list(self.notes)
+        other.selected = {api: set(names) for api, names in self.selected.items()}
+        return other
 
     def _add(self, check: Check, outcome: str, shape: str, example: Example, code: str | None) -> None:
         key = (check.api, check.name, outcome, shape)

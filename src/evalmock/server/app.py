@@ -20,6 +20,7 @@ from starlette.middleware.cors import CORSMiddleware
 from evalmock.contract.documents import APIS
 from evalmock.server import errors
 from evalmock.server.auth import Tokens, security_map
+from evalmock.server.cors import CORS_OPTIONS
 from evalmock.server.cursors import CursorSealer
 from evalmock.server.data_watcher import DataWatcher
 from evalmock.server.dispatch import PreparedApp
@@ -33,14 +34,6 @@ from evalmock.server.swagger_ui import SwaggerUIAfterRouting
 from evalmock.server.targets_file import rewrite_targets
 from evalmock.server.validation import VALIDATOR_MAP, ValidationMiddleware
 from evalmock.world import World
-
-CORS_OPTIONS: dict[str, Any] = {
-    "allow_origins": ["*"],
-    "allow_methods": ["GET"],
-    "allow_headers": ["*"],  # Starlette echoes the requested headers, so Authorization and Prefer pass
-    "expose_headers": ["X-Request-Id", "Retry-After", "ratelimit-limit", "ratelimit-remaining", "ratelimit-reset"],
-    "max_age": 600,
-}
 
 
 def _middlewares(settings: ServerSettings) -> list[Any]:

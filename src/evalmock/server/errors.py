@@ -137,13 +137,17 @@ def envelope_body(error: ApiError, request_id: str) -> dict[str, Any]:
     return {"error": {"code": error.code, "message": message, "details": error.details, "requestId": request_id}}
 
 
-def render(error: ApiError, path: str) -> ConnexionResponse:
-    request_id = current_request_id()
+def error_body(error: ApiError, path: str, request_id: str) -> bytes:
+    """The error as the JSON body of the API that `path` belongs to."""
     body = digitalocean_body(error, request_id) if is_gradient_path(path) else envelope_body(error, request_id)
+    return orjson.dumps(body)
+
+
+def render(error: ApiError, path: str) -> ConnexionResponse:
     return ConnexionResponse(
         status_code=error.status,
         mimetype="application/json",
-        body=orjson.dumps(body),
+        body=error_body(error, path, current_request_id()),
         headers=dict(error.headers),
     )
 

@@ -1,0 +1,117 @@
+"""`evalmock contract --har FILE`: recorded traffic (a HAR 1.2 file, as browsers' developer tools and `evalmock proxy
+--har` write it) judged offline by every per-response and document check; other hosts, paths and methods counted."""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+from evalmock.harness.exchange import Exchange
+from evalmock.harness.traffic_audit import TrafficAudit
+
+NO_RESPONSE = "without a response (blocked, failed or cancelled in the browser)"
+OTHER_HOST = "of other hosts"
+OTHER_OPERATION = "of other paths or methods"
+NO_BODY = "without their response body recorded"
+
+
+class HarError(ValueError):
+    """A file that is not a readable HAR log: what is wrong, and in which entry."""
+
+
+@dataclass(frozen=True)
+class Recorded:
+    """One entry of a HAR log: the exchange, or why it holds none (no response, no body)."""
+
+    number: int  # from 1, as a reader counts the log's entries
+    exchange: Exchange | None
+    missing: str | None = None
+    authorization: str | None = None  # the request's Authorization header, for the redactor to learn
+
+
+def read_har(path: str | Path) -> Iterator[Recorded]:
+    """The entries of a HAR file, in order; HarError when the file is no HAR log or an entry lacks its request."""
+    try:
+        document = json.loads(Path(path).read_text(encoding="utf-8-sig"))
+    except OSError as exc:
+        raise HarError(f"cannot read {path}: {exc.strerror or exc}") from None
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise HarError(f"{path} is not JSON: {exc}") from None
+    entries = document.get("log", {}).get("entries") if isinstance(document, dict) else None
+    if not isinstance(entries, list):
+        raise HarError(f"{path} is not a HAR log: expected an object with log.entries, a list")
+    for number, entry in enumerate(entries, 1):
+        try:
+            yield _recorded(number, entry)
+        except (KeyError, TypeError, AttributeError, ValueError) as exc:
+            raise HarError(f"{path}: entry {number}: not a HAR entry ({type(exc).__name__}: {exc})") from None
+
+
+def _recorded(number: int, entry: Mapping[str, Any]) -> Recorded:
+    request, response = entry["request"], entry.get("response") or {}
+    method, url = str(request["method"]).upper(), str(request["url"])
+    request_headers = _headers(request.get("headers") or [])
+    authorization = request_headers.get("authorization")
+    status = int(response.get("status") or 0)
+    if status <= 0:  # what browsers record for a request that got no answer
+        return Recorded(number, None, NO_RESPONSE, authorization)
+    content = response.get("content") or {}
+    text = content.get("text")
+    if text is None and content.get("size") != 0:  # left out (or of unknown size), not an empty body
+        return Recorded(number, Exchange(method, url, status, request_headers=request_headers), NO_BODY, authorization)
+    body = _body(str(text or ""), content.get("encoding"))
+    exchange = Exchange(method, url, status, _headers(response.get("headers") or []), body, request_headers)
+    return Recorded(number, exchange, None, authorization)
+
+
+def _headers(records: list[Mapping[str, Any]]) -> dict[str, str]:
+    """Lower-case names, the first value of each; HTTP/2 pseudo-headers (`:authority`, ...) left out."""
+    headers: dict[str, str] = {}
+    for record in records:
+        name = str(record["name"]).lower()
+        if not name.startswith(":"):
+            headers.setdefault(name, str(record["value"]))
+    return headers
+
+
+def _body(text: str, encoding: str | None) -> bytes:
+    if encoding == "base64":
+        try:
+            return base64.b64decode(text, validate=True)
+        except binascii.Error as exc:
+            raise ValueError(f"response.content.text is not base64: {exc}") from None
+    return text.encode("utf-8")
+
+
+def audit_har(path: str | Path, audit: TrafficAudit, base_url: str | None = None) -> None:
+    """Judge every entry of the HAR file into `audit`; with `base_url`, entries outside it are other hosts."""
+    for recorded in read_har(path):
+        if recorded.authorization:
+            audit.redactor.learn_authorization(recorded.authorization)
+        exchange = recorded.exchange
+        if exchange is None:
+            audit.skip(recorded.missing or NO_RESPONSE)
+        elif base_url is not None and not under(exchange.url, base_url):
+            audit.skip(OTHER_HOST)
+        else:
+            api = audit.api_of(exchange.method, exchange.path)
+            if api is None:
+                audit.skip(OTHER_OPERATION)
+            elif recorded.missing:
+                audit.skip(recorded.missing)
+            else:
+                audit.judge(api, exchange)
+
+
+def under(url: str, base_url: str) -> bool:
+    """Whether `url` is on the service at `base_url` (same scheme and host, below its path)."""
+    target, base = urlsplit(url), urlsplit(base_url)
+    prefix = base.path.rstrip("/")
+    return (target.scheme.lower(), target.netloc.lower()) == (base.scheme.lower(), base.netloc.lower()) and (
+        target.path == prefix or target.path.startswith(prefix + "/"))

@@ -1,0 +1,118 @@
+"""Auditing traffic the harness did not send (a proxy's exchanges, a HAR file's entries): each exchange of an audited
+API's operation judged by every per-response and document check, everything else counted with why, and at any moment
+the results so far, finished as an audit's are."""
+
+from __future__ import annotations
+
+import os
+from collections import Counter
+from dataclasses import dataclass
+
+from evalmock.contract.documents import APIS
+from evalmock.contract.targets import AUTH_KEYS, Targets
+from evalmock.harness.attribution import broken_parameters, undeclared_parameters
+from evalmock.harness.checks.builtins import LIVE_SPEC
+from evalmock.harness.checks.registry import RESPONSE, SCENARIO, Check
+from evalmock.harness.document_checks import RESPONSE_ONLY, DocumentJudge
+from evalmock.harness.exchange import Exchange
+from evalmock.harness.operations import operation
+from evalmock.harness.policy import Policy
+from evalmock.harness.redact import Redactor
+from evalmock.harness.response_judge import Breach, ResponseJudge
+from evalmock.harness.results import Results
+
+SCENARIO_SKIP = ("a scenario check makes its own requests of a live service; a traffic audit only judges the "
+                 "responses it is given (`evalmock contract --base-url` runs it)")
+GENERATED_SKIP = "judges the requests Schemathesis generates; traffic has none"
+UNSEEN_SKIP = "no response this check speaks about was seen"
+
+
+@dataclass(frozen=True)
+class Judged:
+    """One exchange judged: the rules its response broke, and how the request itself left the document (the
+    client's side: no rule of the service, reported so that the client can be fixed)."""
+
+    api: str
+    breaches: list[Breach]
+    off_document: list[str]
+
+
+class TrafficAudit:
+    """Judges exchanges of the audited APIs' operations into one Results; `targets`: what is known to exist."""
+
+    def __init__(
+        self,
+        policy: Policy,
+        *,
+        apis: tuple[str, ...] = tuple(APIS),
+        targets: Targets | None = None,
+        redactor: Redactor | None = None,
+    ) -> None:
+        self.results = Results(policy, apis)
+        self.redactor = redactor or Redactor()
+        self.judges = {api: ResponseJudge(api, self.results, self.redactor, DocumentJudge(api, policy), targets)
+                       for api in apis}
+        self.judged = 0
+        self.not_judged: Counter[str] = Counter()  # why -> how many exchanges
+        self.off_document: Counter[str] = Counter()  # parameter -> how many requests
+        for api in apis:
+            self.results.selected[api] = set()  # traffic chooses no scenario check: none can be "all skipped"
+
+    def api_of(self, method: str, path: str) -> str | None:
+        """The audited API whose operation a request is (its method, or HEAD, on its path), or None."""
+        for api in self.results.apis:
+            op = operation(api)
+            if method.upper() in (op.method, "HEAD") and op.path_parameters(path) is not None:
+                return api
+        return None
+
+    def judge(self, api: str, exchange: Exchange) -> Judged:
+        """Judge one exchange of `api`'s operation; every outcome is recorded at its rule's level."""
+        self.judged += 1
+        query = exchange.query_values
+        off = sorted(broken_parameters(api, query)) + [f"{name} (undeclared)"
+                                                       for name in sorted(undeclared_parameters(api, query))]
+        self.off_document.update(off)
+        return Judged(api, self.judges[api].judge(exchange), off)
+
+    def skip(self, why: str) -> None:
+        """Count an exchange that is not judged, and why (another host, path or method, no body recorded, ...)."""
+        self.not_judged[why] += 1
+
+    def snapshot(self) -> Results:
+        """The results so far, finished: every check that never ran skipped with why, and what was not judged."""
+        results = self.results.copy()
+        for api in results.apis:
+            results.skip_unexercised(api, _unexercised_reason)
+        results.notes += self.notes()
+        return results
+
+    def notes(self) -> list[str]:
+        seen = self.judged + sum(self.not_judged.values())
+        notes = [f"traffic: {seen} exchanges, {self.judged} judged (a request of an audited API's operation, with "
+                 "its response)"]
+        if self.not_judged:
+            notes.append("not judged: " + "; ".join(f"{count} {why}" for why, count in self.not_judged.most_common()))
+        if self.off_document:
+            notes.append("requests that leave the document (the client's side; the service should refuse them): "
+                         + ", ".join(f"{name} in {count}" for name, count in self.off_document.most_common()))
+        return notes
+
+
+def traffic_redactor(targets: Targets | None, *tokens: str | None) -> Redactor:
+    """A redactor that knows the tokens given, EVALMOCK_TOKEN and EVALMOCK_SECOND_TOKEN, and the targets' [auth]
+    ones from the start; the traffic teaches it the rest."""
+    known = targets or Targets()
+    redactor = Redactor(**{key: getattr(known, key) for key in AUTH_KEYS})
+    for token in (*tokens, os.environ.get("EVALMOCK_TOKEN"), os.environ.get("EVALMOCK_SECOND_TOKEN")):
+        if token:
+            redactor.learn(token)
+    return redactor
+
+
+def _unexercised_reason(check: Check) -> str:
+    if check.kind == SCENARIO:
+        return SCENARIO_SKIP
+    judged = check.kind == RESPONSE or check.name in RESPONSE_ONLY or check is LIVE_SPEC
+    return UNSEEN_SKIP if judged else GENERATED_SKIP
+

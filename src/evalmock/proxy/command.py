@@ -1,0 +1,111 @@
+"""`evalmock proxy --upstream URL`: check the options, build the proxy, serve it until Ctrl-C (SIGINT or SIGTERM),
+then print the summary and write the outputs; SIGUSR1 writes them while it runs."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import signal
+import sys
+from typing import Any
+
+import uvicorn
+
+from evalmock.contract.documents import APIS
+from evalmock.contract.targets import TargetsError, load_targets
+from evalmock.harness.audit import EXIT_USAGE, check_base_url
+from evalmock.harness.operations import operation
+from evalmock.harness.policy import Policy
+from evalmock.harness.report import policy_line, print_summary, report_format
+from evalmock.harness.traffic_audit import TrafficAudit, traffic_redactor
+from evalmock.proxy.cors import ProxyCORSMiddleware
+from evalmock.proxy.forwarding import ProxyApp
+from evalmock.proxy.session import Outputs, ProxySession
+from evalmock.proxy.violations import HEADER
+from evalmock.server.runner import freeze_startup_objects
+
+GRACEFUL_SHUTDOWN_S = 5  # how long open requests may take to finish after Ctrl-C
+# The upstream's own Server and Date headers pass through, uvicorn adds none of its own; X-Forwarded-* headers are
+# forwarded, not taken as the proxy's own client address.
+UVICORN_OPTIONS: dict[str, Any] = {"server_header": False, "date_header": False, "proxy_headers": False}
+
+
+class UsageError(Exception):
+    """Options the proxy cannot start with (exit code 2)."""
+
+
+def build_proxy(args: argparse.Namespace, stream: Any = None) -> tuple[Any, ProxyApp, ProxySession]:
+    """The ASGI app to serve (CORS around the forwarder), the forwarder and its session; UsageError on bad options."""
+    upstream = args.upstream.rstrip("/")
+    problem = check_base_url(upstream)
+    if problem:
+        raise UsageError(problem.replace("the base URL", "--upstream"))
+    if args.report and report_format(args.report) is None:
+        raise UsageError(f"--report must end in .md or .html, got {args.report!r}")
+    try:
+        targets = load_targets(args.targets) if args.targets else None
+        policy = Policy(strict=args.strict, profile=args.profile)
+    except (TargetsError, ValueError) as exc:
+        raise UsageError(str(exc)) from None
+    apis = tuple(APIS) if args.api == "all" else (args.api,)
+    audit = TrafficAudit(policy, apis=apis, targets=targets, redactor=traffic_redactor(targets))
+    session = ProxySession(audit, upstream, Outputs(args.report, args.junit, args.har), stream)
+    forwarder = ProxyApp(upstream, session, timeout=args.timeout)
+    return ProxyCORSMiddleware(forwarder), forwarder, session
+
+
+def banner(args: argparse.Namespace, session: ProxySession) -> str:
+    apis = ", ".join(f"{api} ({operation(api).label})" for api in session.audit.results.apis)
+    lines = [
+        f"evalmock proxy: http://{args.host}:{args.port} -> {session.upstream} (timeout {args.timeout:g} s)",
+        f"  judging {apis}; {policy_line(session.audit.results)}",
+        f"  each broken rule: a line here, and the {HEADER} header on its response",
+    ]
+    if session.outputs.paths:
+        lines.append(f"  {', '.join(session.outputs.paths)}: written on Ctrl-C, and on `kill -USR1 <pid>`")
+    return "\n".join(lines)
+
+
+def run_proxy(args: argparse.Namespace) -> int:
+    """Serve until stopped; the exit code is the verdict on the traffic seen (0, 1 or 4), or 2 for bad options."""
+    try:
+        app, _, session = build_proxy(args)
+    except UsageError as exc:
+        print(f"evalmock proxy: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    config = uvicorn.Config(app, host=args.host, port=args.port, log_level="warning", lifespan="on",
+                            timeout_graceful_shutdown=GRACEFUL_SHUTDOWN_S, **UVICORN_OPTIONS)
+    config.load()  # uvicorn's protocol modules, imported now so that they are frozen too
+    freeze_startup_objects()  # as `evalmock serve` does: the judges' documents and schemas out of the collector's way
+    server = uvicorn.Server(config)
+    print(banner(args, session), flush=True)
+    # uvicorn stops on SIGINT and SIGTERM, then raises the signal again: both end here as KeyboardInterrupt.
+    previous = signal.signal(signal.SIGTERM, signal.default_int_handler)
+    try:
+        asyncio.run(_serve(server, session))
+    except KeyboardInterrupt:
+        pass
+    except SystemExit:  # uvicorn could not listen; it has said why
+        if not server.started:
+            return EXIT_USAGE
+        raise
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+    results = session.write_outputs()
+    session.close()
+    print_summary(results, session.redactor, sys.stdout)
+    return results.verdict.exit_code
+
+
+async def _serve(server: uvicorn.Server, session: ProxySession) -> None:
+    """Serve (the forwarder closes its connections in the lifespan's shutdown); SIGUSR1 writes the outputs, between
+    two requests, never in the middle of judging one."""
+    loop = asyncio.get_running_loop()
+    on_demand = getattr(signal, "SIGUSR1", None)  # not on Windows
+    if on_demand is not None:
+        loop.add_signal_handler(on_demand, session.write_outputs)
+    try:
+        await server.serve()
+    finally:
+        if on_demand is not None:
+            loop.remove_signal_handler(on_demand)

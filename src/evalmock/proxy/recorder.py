@@ -1,0 +1,112 @@
+"""`evalmock proxy --har`: every exchange the proxy forwards, kept as a HAR 1.2 entry (harfile's models) in a spool
+file, so that a HAR file of all the traffic so far can be written at any moment without holding it in memory."""
+
+from __future__ import annotations
+
+import base64
+import json
+import os
+import tempfile
+from pathlib import Path
+from typing import Any
+from urllib.parse import parse_qsl, urlsplit
+
+import harfile
+
+from evalmock import __version__
+from evalmock.harness.redact import Redactor
+from evalmock.proxy.forwarding import Forwarded, Headers
+
+NOT_HELD = "body not recorded: the proxy streamed it through without holding it"
+
+
+class HarRecorder:
+    """Spools one redacted HAR entry per exchange (a JSON line in an unnamed temporary file)."""
+
+    def __init__(self, redactor: Redactor) -> None:
+        self.redactor = redactor
+        self.entries = 0
+        self._spool = tempfile.TemporaryFile("w+", encoding="utf-8")  # noqa: SIM115  (open until close())
+
+    def record(self, forwarded: Forwarded) -> None:
+        entry = {
+            "startedDateTime": forwarded.started.isoformat(),
+            "time": forwarded.elapsed_ms,
+            "request": _request(forwarded).asdict(),
+            "response": _response(forwarded).asdict(),
+            "cache": {},
+            "timings": harfile.Timings(send=0, wait=forwarded.elapsed_ms, receive=0).asdict(),
+        }
+        self._spool.write(json.dumps(_redacted(entry, self.redactor), ensure_ascii=False) + "\n")
+        self.entries += 1
+
+    def write(self, path: str | Path) -> None:
+        """A HAR 1.2 file of every entry so far, written whole and then moved into place."""
+        path = Path(path)
+        self._spool.flush()
+        self._spool.seek(0)
+        creator = json.dumps({"name": "evalmock proxy", "version": __version__})
+        fd, staged = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent or ".")
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8") as out:
+                out.write(f'{{"log": {{"version": "{harfile.HAR_VERSION}", "creator": {creator}, "entries": [\n')
+                for number, line in enumerate(self._spool):
+                    # Again, for any secret learned after the entry was spooled.
+                    out.write(("" if number == 0 else ",\n") + self.redactor.text(line.rstrip("\n")))
+                out.write("\n]}}\n")
+            os.replace(staged, path)
+        except BaseException:
+            Path(staged).unlink(missing_ok=True)
+            raise
+        finally:
+            self._spool.seek(0, os.SEEK_END)
+
+    def close(self) -> None:
+        self._spool.close()
+
+
+def _redacted(value: Any, redactor: Redactor) -> Any:
+    """Every string of an entry with the known secrets replaced (before JSON escapes could hide one)."""
+    if isinstance(value, str):
+        return redactor.text(value)
+    if isinstance(value, dict):
+        return {key: _redacted(item, redactor) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_redacted(item, redactor) for item in value]
+    return value
+
+
+def _records(headers: Headers) -> list[harfile.Record]:
+    return [harfile.Record(name=name, value=value) for name, value in headers]
+
+
+def _request(forwarded: Forwarded) -> harfile.Request:
+    query = urlsplit(forwarded.url).query
+    return harfile.Request(
+        method=forwarded.method,
+        url=forwarded.url,
+        httpVersion="HTTP/1.1",
+        headers=_records(forwarded.request_headers),
+        queryString=[harfile.Record(name=k, value=v) for k, v in parse_qsl(query, keep_blank_values=True)],
+    )
+
+
+def _response(forwarded: Forwarded) -> harfile.Response:
+    media_type = next((value for name, value in forwarded.response_headers if name.lower() == "content-type"), "")
+    if forwarded.body is None:
+        content = harfile.Content(size=forwarded.body_size, mimeType=media_type, comment=NOT_HELD)
+    else:
+        try:
+            content = harfile.Content(size=len(forwarded.body), mimeType=media_type,
+                                      text=forwarded.body.decode("utf-8"))
+        except UnicodeDecodeError:
+            content = harfile.Content(size=len(forwarded.body), mimeType=media_type,
+                                      text=base64.b64encode(forwarded.body).decode("ascii"), encoding="base64")
+    return harfile.Response(
+        status=forwarded.status,
+        statusText=forwarded.reason,
+        httpVersion=forwarded.http_version,
+        headers=_records(forwarded.response_headers),
+        content=content,
+        bodySize=forwarded.body_size,
+    )

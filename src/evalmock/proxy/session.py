@@ -1,0 +1,127 @@
+"""What `evalmock proxy` does with the traffic it forwards: each exchange of an audited operation judged by the
+harness, each broken rule told on a live line and in the response's header, every exchange recorded; and the
+outputs (report, JUnit, HAR) of all the traffic so far, whenever they are asked for."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import TextIO
+
+from evalmock.harness.exchange import Exchange
+from evalmock.harness.redact import Redactor
+from evalmock.harness.report import write_junit, write_report
+from evalmock.harness.results import Results
+from evalmock.harness.traffic_audit import TrafficAudit
+from evalmock.proxy.forwarding import Forwarded, Headers
+from evalmock.proxy.recorder import HarRecorder
+from evalmock.proxy.violations import HEADER, header_value, live_line
+
+
+@dataclass(frozen=True)
+class Outputs:
+    """Where to write the results: a Markdown or HTML report, JUnit XML, a HAR file of the traffic."""
+
+    report: str | None = None
+    junit: str | None = None
+    har: str | None = None
+
+    @property
+    def paths(self) -> list[str]:
+        return [path for path in (self.report, self.junit, self.har) if path]
+
+
+class ProxySession:
+    """The proxy's Observer: judges, tells, records; `write_outputs` writes everything seen so far."""
+
+    def __init__(self, audit: TrafficAudit, upstream: str, outputs: Outputs, stream: TextIO | None = None) -> None:
+        self.audit = audit
+        self.upstream = upstream
+        self.outputs = outputs
+        self.stream = stream or sys.stderr
+        self.recorder = HarRecorder(audit.redactor) if outputs.har else None
+
+    @property
+    def redactor(self) -> Redactor:
+        return self.audit.redactor
+
+    # -- the Observer ----------------------------------------------------------------------------------------
+    def api_of(self, method: str, path: str) -> str | None:
+        return self.audit.api_of(method, path)
+
+    def judge(self, api: str, forwarded: Forwarded) -> Headers:
+        self._learn(forwarded)
+        exchange = Exchange(
+            method=forwarded.method,
+            url=forwarded.url,
+            status=forwarded.status,
+            headers=first_values(forwarded.response_headers),
+            body=forwarded.body or b"",
+            request_headers=first_values(forwarded.request_headers),
+        )
+        judged = self.audit.judge(api, exchange)
+        if judged.off_document:
+            self._say(f"REQUEST {forwarded.method} {forwarded.url} -> {forwarded.status}: leaves the document "
+                      f"({', '.join(judged.off_document)}); the service should refuse it")
+        for breach in judged.breaches:
+            self._say(live_line(breach, forwarded.method, forwarded.url, forwarded.status, self.redactor))
+        self._record(forwarded)
+        return [(HEADER, header_value(judged.breaches))] if judged.breaches else []
+
+    def passed(self, forwarded: Forwarded, why: str) -> None:
+        self._learn(forwarded)
+        self.audit.skip(why)
+        self._record(forwarded)
+
+    def failed(self, forwarded: Forwarded, status: int, why: str) -> None:
+        self._learn(forwarded)
+        self.audit.skip(f"answered {status} by the proxy (the upstream gave no answer)")
+        self._say(f"{status} {forwarded.method} {forwarded.url}: {why}")
+
+    # -- outputs ---------------------------------------------------------------------------------------------
+    def results(self) -> Results:
+        return self.audit.snapshot()
+
+    def write_outputs(self) -> Results:
+        """Write every output asked for, covering all traffic so far; a path that cannot be written is said."""
+        results = self.results()
+        for path, write in (
+            (self.outputs.report, lambda p: write_report(results, p, base_url=self.upstream, redactor=self.redactor)),
+            (self.outputs.junit, lambda p: write_junit(results, p, self.redactor)),
+            (self.outputs.har, lambda p: self.recorder.write(p) if self.recorder else None),
+        ):
+            if not path:
+                continue
+            try:
+                write(path)
+            except OSError as exc:
+                self._say(f"cannot write {path}: {exc.strerror or exc}")
+        if self.outputs.paths:
+            self._say(f"wrote {', '.join(self.outputs.paths)} ({self.audit.judged} exchanges judged so far)")
+        return results
+
+    def close(self) -> None:
+        if self.recorder is not None:
+            self.recorder.close()
+
+    # -- helpers ---------------------------------------------------------------------------------------------
+    def _learn(self, forwarded: Forwarded) -> None:
+        for name, value in forwarded.request_headers:
+            if name.lower() == "authorization":
+                self.redactor.learn_authorization(value)
+
+    def _record(self, forwarded: Forwarded) -> None:
+        if self.recorder is not None:
+            self.recorder.record(forwarded)
+
+    def _say(self, line: str) -> None:
+        print(f"evalmock proxy: {self.redactor.text(line)}", file=self.stream, flush=True)
+
+
+def first_values(headers: Iterable[tuple[str, str]]) -> dict[str, str]:
+    """Header names in lower case, the first value of each (as every check reads headers)."""
+    found: dict[str, str] = {}
+    for name, value in headers:
+        found.setdefault(name.lower(), value)
+    return found

@@ -1,0 +1,63 @@
+"""How the proxy tells what a response broke: the `evalmock-violations` header on the response, and one live line
+per broken rule.
+
+The header is an RFC 8941 structured-field list, one member per broken rule, in the order the checks ran:
+
+    evalmock-violations: page_holds_at_most_limit;level=page;outcome=failed;at="/data/2",
+                         not_a_server_error;level=inferred;outcome=warned
+
+Each member is the check's name (`evalmock rules` lists them), `level` (page, inferred or live), `outcome` (failed,
+or warned: an inferred rule without --strict) and, when the breach is a value in the body, `at`: the JSON pointer to
+it (non-ASCII characters percent-encoded). The header is sent only when some rule broke.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from evalmock.harness.policy import FAILED
+from evalmock.harness.redact import Redactor
+from evalmock.harness.response_judge import Breach
+
+HEADER = "evalmock-violations"
+MAX_LINE_VALUE = 120  # characters of the offending value on a live line
+
+
+def header_value(breaches: Iterable[Breach]) -> str:
+    """The header's value: each broken check once, with its level, outcome and pointer."""
+    members: dict[str, str] = {}
+    for breach in breaches:
+        name = breach.check.name
+        if name in members:
+            continue
+        member = f"{name};level={breach.check.level.value};outcome={breach.outcome}"
+        if breach.example.pointer is not None:
+            member += f';at="{_sf_string(breach.example.pointer)}"'
+        members[name] = member
+    return ", ".join(members.values())
+
+
+def _sf_string(text: str) -> str:
+    """An RFC 8941 string's content: printable ASCII, `"` and `\\` escaped, anything else percent-encoded."""
+    out = []
+    for char in text:
+        if char in '"\\':
+            out.append("\\" + char)
+        elif " " <= char <= "~" and char != "%":
+            out.append(char)
+        else:
+            out.extend(f"%{byte:02X}" for byte in char.encode("utf-8"))
+    return "".join(out)
+
+
+def live_line(breach: Breach, method: str, url: str, status: int, redactor: Redactor) -> str:
+    """`FAILED page_holds_at_most_limit [page] GET URL -> 200: what broke (at /data/2: the value)`, redacted."""
+    word = "FAILED" if breach.outcome == FAILED else "WARNING"
+    title = breach.example.message.split("\n", 1)[0]
+    line = f"{word} {breach.check.name} [{breach.check.level.value}] {method} {url} -> {status}: {title}"
+    if breach.example.pointer is not None:
+        value = breach.example.value or ""
+        if len(value) > MAX_LINE_VALUE:
+            value = value[: MAX_LINE_VALUE - 1] + "…"
+        line += f" (at {breach.example.pointer or '/'}: {value})"
+    return redactor.text(line)

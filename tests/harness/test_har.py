@@ -1,0 +1,136 @@
+"""`evalmock contract --har FILE`: recorded traffic judged offline by every per-response and document check, with
+the audit's outputs and exit codes; scenario checks skipped (they need a live service); other hosts and paths
+ignored and counted; the token never in any output."""
+
+from __future__ import annotations
+
+import base64
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from evalmock.cli import main
+from evalmock.harness.checks.registry import SCENARIO
+from evalmock.harness.exchange import Exchange
+from evalmock.harness.har import HarError, audit_har, read_har
+from evalmock.harness.policy import Policy
+from evalmock.harness.results import Verdict
+from evalmock.harness.traffic_audit import SCENARIO_SKIP, TrafficAudit
+
+from .builders import correction_case, evaluation_answer, hand_case, page
+
+SERVICE = "https://api.example.test"
+SECRET = "har-S3cret-Token-2718"
+
+
+def entry(exchange: Exchange, *, url: str | None = None, base64_body: bool = False) -> dict[str, Any]:
+    """A HAR entry as a browser's developer tools write it, for an exchange (its URL moved to SERVICE)."""
+    address = url or SERVICE + exchange.url.split("127.0.0.1:8080", 1)[1]
+    text = base64.b64encode(exchange.body).decode() if base64_body else exchange.body.decode()
+    return {
+        "startedDateTime": "2026-11-30T10:00:00.000Z", "time": 12.5, "cache": {}, "timings": {"send": 0, "wait": 12,
+                                                                                             "receive": 0.5},
+        "request": {"method": "GET", "url": address, "httpVersion": "HTTP/2", "cookies": [], "queryString": [],
+                    "headersSize": -1, "bodySize": 0,
+                    "headers": [{"name": ":authority", "value": "api.example.test"},
+                                {"name": "authorization", "value": f"Bearer {SECRET}"}]},
+        "response": {"status": exchange.status, "statusText": "", "httpVersion": "HTTP/2", "cookies": [],
+                     "redirectURL": "", "headersSize": -1, "bodySize": len(exchange.body),
+                     "headers": [{"name": name, "value": value} for name, value in exchange.headers.items()],
+                     "content": {"size": len(exchange.body), "mimeType": "application/json", "text": text,
+                                 **({"encoding": "base64"} if base64_body else {})}},
+    }
+
+
+def write_har(path: Path, entries: list[dict[str, Any]]) -> Path:
+    path.write_text(json.dumps({"log": {"version": "1.2", "creator": {"name": "a browser", "version": "1"},
+                                        "entries": entries}}))
+    return path
+
+
+def too_long_page() -> Exchange:
+    """The planted defect: a page of three cases for limit=2."""
+    cases = [hand_case(id=f"case-{n}", addedAt=f"2026-11-20T09:1{9 - n}:00Z", updatedAt=f"2026-11-20T09:1{9 - n}:00Z")
+             for n in range(3)]
+    return page(cases, limit=2)
+
+
+def other_traffic() -> list[dict[str, Any]]:
+    """What else a browser records: a CDN, the app's other paths, a request that got no answer, a body not saved."""
+    unanswered = entry(page())
+    unanswered["response"] = {"status": 0, "statusText": "", "httpVersion": "", "headers": [], "cookies": [],
+                              "content": {"size": 0, "mimeType": ""}, "redirectURL": "", "headersSize": -1,
+                              "bodySize": -1, "_error": "net::ERR_BLOCKED_BY_CLIENT"}
+    unsaved = entry(page())
+    del unsaved["response"]["content"]["text"]  # saved without content
+    return [entry(page(), url="https://cdn.example.test/assets/app.js"),
+            entry(page(), url=SERVICE + "/v1/health"), unanswered, unsaved]
+
+
+def test_a_planted_defect_fails_the_audit_with_the_request_that_shows_it(tmp_path: Path,
+                                                                          capsys: pytest.CaptureFixture[str]) -> None:
+    har = write_har(tmp_path / "session.har", [entry(page()), entry(too_long_page()), *other_traffic(),
+                                               entry(evaluation_answer(), base64_body=True)])
+    code = main(["contract", "--har", str(har), "--base-url", SERVICE, "--report", str(tmp_path / "report.md"),
+                 "--junit", str(tmp_path / "junit.xml")])
+    out = capsys.readouterr()
+
+    assert code == Verdict.VIOLATIONS.exit_code
+    report = (tmp_path / "report.md").read_text()
+    assert "`page_holds_at_most_limit` (test-set, page)" in report
+    assert f"`GET {SERVICE}/v1/agents/acme.drafting/test-set/cases?" in report and "limit=2" in report
+    assert "At `/data/2`" in report
+    assert ("not judged: 1 of other hosts; 1 of other paths or methods; 1 without a response (blocked, failed or "
+            "cancelled in the browser); 1 without their response body recorded") in report
+    for text in (out.out, out.err, report, (tmp_path / "junit.xml").read_text()):
+        assert SECRET not in text
+    assert 'Authorization: Bearer $EVALMOCK_TOKEN' in report
+
+
+def test_a_conforming_recording_conforms_though_no_scenario_check_ran(tmp_path: Path) -> None:
+    har = write_har(tmp_path / "fine.har", [entry(page([hand_case(), correction_case()])),
+                                            entry(evaluation_answer())])
+    audit = TrafficAudit(Policy())
+    audit_har(har, audit, SERVICE)
+    results = audit.snapshot()
+
+    assert results.verdict is Verdict.CONFORMS, results.incomplete_reasons()
+    scenario_rows = [t for t in results.rows() if t.check.kind == SCENARIO and not t.off]
+    assert scenario_rows and all(t.outcome == "skipped" for t in scenario_rows)
+    assert {f.title for f in results.skips if f.check.kind == SCENARIO} == {SCENARIO_SKIP}
+    assert main(["contract", "--har", str(har), "--quiet"]) == 0
+
+
+def test_a_recording_without_an_api_s_traffic_is_incomplete(tmp_path: Path) -> None:
+    har = write_har(tmp_path / "one-api.har", [entry(page()), *other_traffic()])
+    assert main(["contract", "--har", str(har)]) == Verdict.INCOMPLETE.exit_code
+    assert main(["contract", "--har", str(har), "--api", "test-set"]) == Verdict.CONFORMS.exit_code
+
+
+def test_entries_outside_the_base_url_are_other_hosts(tmp_path: Path) -> None:
+    har = write_har(tmp_path / "elsewhere.har", [entry(too_long_page())])
+    audit = TrafficAudit(Policy())
+    audit_har(har, audit, "https://staging.example.test")
+    assert audit.judged == 0 and audit.not_judged == {"of other hosts": 1}
+
+
+@pytest.mark.parametrize(("content", "problem"), [
+    ("not json at all", "is not JSON"),
+    ('{"log": {"entries": {}}}', "not a HAR log"),
+    ('{"log": {"entries": [{"response": {"status": 200}}]}}', "entry 1: not a HAR entry"),
+])
+def test_a_file_that_is_no_har_log_is_a_usage_error(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                    content: str, problem: str) -> None:
+    path = tmp_path / "bad.har"
+    path.write_text(content)
+    assert main(["contract", "--har", str(path)]) == 2
+    assert problem in capsys.readouterr().err
+    with pytest.raises(HarError, match=problem):
+        list(read_har(path))
+
+
+def test_without_base_url_or_har_the_command_says_what_it_needs(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["contract"]) == 2
+    assert "--base-url is required (or --har FILE" in capsys.readouterr().err

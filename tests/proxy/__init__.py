@@ -1,0 +1,1 @@
+"""Tests of `evalmock proxy`: pass-through, judging, failures, CORS, redaction, outputs."""

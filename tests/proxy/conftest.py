@@ -1,0 +1,85 @@
+"""Proxy fixtures: `evalmock proxy` built from its command line and served in this process, in front of `evalmock
+serve`'s app (recorded) or of a deliberately broken service, each on a free 127.0.0.1 port."""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager, contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from evalmock.cli import build_parser
+from evalmock.contract.targets import dump_targets
+from evalmock.proxy.command import UVICORN_OPTIONS, build_proxy
+from evalmock.proxy.forwarding import ProxyApp
+from evalmock.proxy.session import ProxySession
+from evalmock.server.app import create_app
+from evalmock.server.settings import ServerSettings
+from evalmock.server.targets import targets_for
+from evalmock.world import World
+from harness.serving import serving
+from shared import SERVER_CASES, SERVER_SEED
+
+from .upstreams import Recording, broken_upstream
+
+
+@dataclass
+class RunningProxy:
+    base_url: str
+    forwarder: ProxyApp
+    session: ProxySession
+    stream: io.StringIO
+
+    def lines(self) -> list[str]:
+        """What the proxy said on its console (stderr), one entry per line."""
+        return self.stream.getvalue().splitlines()
+
+
+ProxyFactory = Callable[..., AbstractContextManager[RunningProxy]]
+
+
+@pytest.fixture(scope="session")
+def proxy_for() -> ProxyFactory:
+    """`with proxy_for(upstream_url, "--strict", ...) as proxy:` serves `evalmock proxy` with those options."""
+
+    @contextmanager
+    def run(upstream: str, *options: str) -> Iterator[RunningProxy]:
+        args = build_parser().parse_args(["proxy", "--upstream", upstream, *options])
+        stream = io.StringIO()
+        app, forwarder, session = build_proxy(args, stream)
+        try:
+            with serving(app, **UVICORN_OPTIONS) as base_url:
+                yield RunningProxy(base_url, forwarder, session, stream)
+        finally:
+            session.close()
+
+    return run
+
+
+@dataclass(frozen=True)
+class RecordedServe:
+    base_url: str
+    recording: Recording
+    world: World
+    targets_path: Path
+
+
+@pytest.fixture(scope="session")
+def recorded_serve(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RecordedServe]:
+    """`evalmock serve`'s app (seed 42, 300 cases), keeping what it sent for each request, and its targets file."""
+    world = World(seed=SERVER_SEED, cases=SERVER_CASES)
+    recording = Recording(create_app(ServerSettings(seed=SERVER_SEED, cases=SERVER_CASES), world))
+    targets_path = tmp_path_factory.mktemp("recorded-serve") / "targets.toml"
+    dump_targets(targets_for(world), targets_path)
+    with serving(recording) as base_url:
+        yield RecordedServe(base_url, recording, world, targets_path)
+
+
+@pytest.fixture(scope="session")
+def broken() -> Iterator[str]:
+    """The base URL of the deliberately broken service (tests/proxy/upstreams.py)."""
+    with serving(broken_upstream()) as base_url:
+        yield base_url

@@ -1,0 +1,99 @@
+"""`evalmock proxy` as a process: it says where it listens, writes its outputs on SIGUSR1 and again, covering all
+traffic, on Ctrl-C (SIGINT) or SIGTERM, prints the summary and exits with the verdict; bad options exit 2."""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import httpx
+import pytest
+
+from evalmock.cli import main
+from evalmock.harness.operations import operation
+from harness.builders import PROJECT
+from shared import free_port
+
+READY_S = 30.0  # bound on start-up and on each wait below
+TOO_LONG = operation("test-set").url_path(agentId="too-long") + f"?projectId={PROJECT}&limit=2"
+
+
+@contextmanager
+def proxy_process(folder: Path, upstream: str, *options: str) -> Iterator[tuple[subprocess.Popen[str], str]]:
+    port = free_port()
+    command = [sys.executable, "-m", "evalmock", "proxy", "--upstream", upstream, "--port", str(port), *options]
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=folder)
+    base_url = f"http://127.0.0.1:{port}"
+    try:
+        _until(lambda: _answers(base_url) or process.poll() is not None)
+        assert process.poll() is None, process.communicate()
+        yield process, base_url
+    finally:
+        if process.poll() is None:
+            process.kill()
+        process.communicate(timeout=READY_S)
+
+
+def _answers(base_url: str) -> bool:
+    try:
+        httpx.get(base_url + "/", timeout=1.0)
+    except httpx.TransportError:
+        return False
+    return True
+
+
+def _until(condition: object) -> None:
+    deadline = time.monotonic() + READY_S
+    while not condition():  # type: ignore[operator]
+        assert time.monotonic() < deadline, "gave up waiting"
+        time.sleep(0.1)
+
+
+def _entries(har: Path) -> int:
+    return len(json.loads(har.read_text())["log"]["entries"])
+
+
+@pytest.mark.parametrize("stop", [signal.SIGINT, signal.SIGTERM])
+def test_outputs_on_demand_and_at_the_end_cover_all_traffic(tmp_path: Path, broken: str, stop: int) -> None:
+    outputs = ["--report", "report.md", "--junit", "junit.xml", "--har", "traffic.har"]
+    with proxy_process(tmp_path, broken, *outputs) as (process, base_url):
+        assert "evalmock-violations" in httpx.get(base_url + TOO_LONG).headers
+        process.send_signal(signal.SIGUSR1)
+        _until(lambda: all((tmp_path / name).exists() for name in ("report.md", "junit.xml", "traffic.har")))
+        on_demand = _entries(tmp_path / "traffic.har")
+        httpx.get(base_url + TOO_LONG)
+        process.send_signal(stop)
+        out, err = process.communicate(timeout=READY_S)
+
+    assert process.returncode == 1, err  # the verdict on the traffic: violations
+    assert f"-> {broken}" in out and "VIOLATIONS" in out and "page_holds_at_most_limit" in out
+    assert "FAILED page_holds_at_most_limit [page]" in err
+    assert "Traceback" not in err
+    assert _entries(tmp_path / "traffic.har") == on_demand + 1
+    assert "2 response(s) of `GET /v1/agents/{agentId}/test-set/cases ?limit&projectId -> 200`" in (
+        tmp_path / "report.md").read_text()
+
+
+def test_no_traffic_is_incomplete(tmp_path: Path, broken: str) -> None:
+    with proxy_process(tmp_path, broken, "--report", "report.md") as (process, _):
+        process.send_signal(signal.SIGTERM)
+        out, _ = process.communicate(timeout=READY_S)
+    assert process.returncode == 4 and "INCOMPLETE" in out
+    assert "no page rule was checked" in (tmp_path / "report.md").read_text()
+
+
+@pytest.mark.parametrize(("options", "problem"), [
+    (["--upstream", "staging.example.com"], "--upstream must be an http(s) URL"),
+    (["--upstream", "http://127.0.0.1:9", "--report", "report.pdf"], "--report must end in .md or .html"),
+    (["--upstream", "http://127.0.0.1:9", "--targets", "no-such-targets.toml"], "cannot read targets file"),
+])
+def test_bad_options_exit_2_with_the_reason(options: list[str], problem: str,
+                                            capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["proxy", *options]) == 2
+    assert problem in capsys.readouterr().err

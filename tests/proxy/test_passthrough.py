@@ -1,0 +1,130 @@
+"""In front of `evalmock serve`, a browser-like session (pages walked with cursors, filters, errors forced with
+Prefer, both APIs) passes through byte for byte, breaks no rule, and every page rule of both APIs is checked."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterator
+from typing import Any
+
+import httpx
+import pytest
+
+from evalmock.contract.targets import load_targets
+from evalmock.harness.operations import operation
+from evalmock.harness.results import Verdict
+from evalmock.proxy.violations import HEADER
+
+from .conftest import ProxyFactory, RecordedServe, RunningProxy
+from .upstreams import TEST_ID
+
+ORIGIN = "http://localhost:5173"  # a frontend's dev server
+CORS_SET = {b"access-control-allow-origin", b"access-control-expose-headers", b"access-control-allow-credentials"}
+ADDED_BY_THE_SERVER = {b"date", b"server"}  # by the uvicorn that serves the recorded app
+
+
+@pytest.fixture(scope="module")
+def proxy(recorded_serve: RecordedServe, proxy_for: ProxyFactory) -> Iterator[RunningProxy]:
+    with proxy_for(recorded_serve.base_url, "--targets", str(recorded_serve.targets_path)) as running:
+        yield running
+
+
+class Browser:
+    """A frontend's fetches through the proxy; each answer is compared with what the upstream app sent."""
+
+    def __init__(self, proxy: RunningProxy, upstream: RecordedServe) -> None:
+        self.client = httpx.Client(base_url=proxy.base_url, headers={"Origin": ORIGIN}, timeout=30)
+        self.upstream = upstream
+        self.answers = 0
+
+    def get(self, path: str, params: dict[str, Any] | None = None, *, token: str | None = "demo-user",
+            **headers: str) -> httpx.Response:
+        test_id = uuid.uuid4().hex
+        sent_headers = {TEST_ID: test_id, **headers}
+        if token:
+            sent_headers["Authorization"] = f"Bearer {token}"
+        response = self.client.get(path, params=params, headers=sent_headers)
+        sent = self.upstream.recording.sent[test_id]
+        assert (b"authorization", f"Bearer {token}".encode()) in sent.request_headers or not token
+        assert response.status_code == sent.status
+        assert response.content == sent.body
+        assert _without(response.headers.raw, CORS_SET | ADDED_BY_THE_SERVER) == _without(sent.headers, CORS_SET)
+        assert sorted(name.lower() for name, _ in response.headers.raw if name.lower() in ADDED_BY_THE_SERVER) == [
+            b"date", b"server"]  # the upstream's, once
+        assert response.headers["access-control-allow-origin"] == "*"
+        assert HEADER not in response.headers, response.headers[HEADER]
+        self.answers += 1
+        return response
+
+
+def _without(headers: list[tuple[bytes, bytes]], names: set[bytes]) -> list[tuple[bytes, bytes]]:
+    return [(name.lower(), value) for name, value in headers if name.lower() not in names]
+
+
+def test_a_browser_session_passes_through_byte_for_byte_and_breaks_no_rule(
+    proxy: RunningProxy, recorded_serve: RecordedServe
+) -> None:
+    targets = load_targets(recorded_serve.targets_path)
+    project = next(p for p in targets.projects if p.has_retired and p.has_hand)
+    test_case = targets.test_cases[0]
+    browser = Browser(proxy, recorded_serve)
+    cases = operation("test-set").url_path(agentId=project.agent_id)
+    walked = {"projectId": project.project_id, "include": "retired", "limit": "40"}
+
+    page = browser.get(cases, walked).json()
+    pages = 1
+    while page["hasMore"]:
+        page = browser.get(cases, {**walked, "cursor": page["nextCursor"]}).json()
+        pages += 1
+    browser.get(cases, {"projectId": project.project_id, "kind": "hand"})
+    browser.get(cases, {"projectId": project.project_id.upper(), "kind": "correction,hand", "limit": "100"})
+    for prefer in ("code=400", "code=401", "code=404", "code=503", "example=empty"):
+        browser.get(cases, {"projectId": project.project_id}, Prefer=prefer)
+    browser.get(cases, {"projectId": project.project_id}, token=None)
+    browser.get(operation("test-set").url_path(agentId="no.such-agent"), {"projectId": project.project_id})
+    browser.get(cases, {"projectId": "not-a-uuid"})
+
+    document = operation("gradient").url_path(test_case_uuid=test_case.uuid)
+    browser.get(document)
+    for version in test_case.versions:
+        browser.get(document, {"evaluation_test_case_version": str(version)})
+    for prefer in ("code=404", "code=429"):
+        browser.get(document, Prefer=prefer)
+
+    results = proxy.session.results()
+    assert pages > 2
+    assert not results.failures and not results.warnings, [f.check.name for f in results.findings]
+    assert results.verdict is Verdict.CONFORMS
+    assert not [line for line in proxy.lines() if "FAILED" in line or "WARNING" in line]
+    assert proxy.session.audit.judged == browser.answers
+
+
+def test_the_request_reaches_the_upstream_as_it_came(proxy: RunningProxy, recorded_serve: RecordedServe) -> None:
+    test_id = uuid.uuid4().hex
+    path = "/v1/agents/ex%61mple/test-set/cases"  # percent-encoded as sent
+    query = "projectId=2489E9AD-2EE2-8E00-8EC9-32D5F69181C0&limit=2&limit=3"
+    httpx.get(f"{proxy.base_url}{path}?{query}", headers={
+        TEST_ID: test_id, "X-Custom": "kept", "Connection": "close", "Authorization": "Bearer demo-user"})
+    sent = recorded_serve.recording.sent[test_id]
+    assert (sent.raw_path, sent.query) == (path.encode(), query.encode())
+    received = dict(sent.request_headers)
+    assert received[b"x-custom"] == b"kept"
+    assert received[b"authorization"] == b"Bearer demo-user"
+    assert received[b"host"] == recorded_serve.base_url.removeprefix("http://").encode()
+    assert received.get(b"connection") != b"close"  # a hop-by-hop header, about the client's own connection
+
+
+def test_a_cors_preflight_is_answered_as_evalmock_serve_answers_it(proxy: RunningProxy) -> None:
+    response = httpx.options(proxy.base_url + operation("test-set").url_path(agentId="example"), headers={
+        "Origin": ORIGIN, "Access-Control-Request-Method": "GET",
+        "Access-Control-Request-Headers": "authorization,prefer"})
+    assert response.status_code == 200
+    assert response.headers["access-control-allow-origin"] == "*"
+    assert "GET" in response.headers["access-control-allow-methods"]
+    assert response.headers["access-control-allow-headers"].lower() == "authorization,prefer"
+
+
+def test_a_browser_app_may_read_the_violations_header(proxy: RunningProxy) -> None:
+    response = httpx.get(proxy.base_url + "/v1/agents/example/test-set/cases?projectId=x", headers={"Origin": ORIGIN})
+    exposed = [name.strip().lower() for name in response.headers["access-control-expose-headers"].split(",")]
+    assert HEADER in exposed and "x-request-id" in exposed

@@ -1,0 +1,57 @@
+"""When the upstream gives no answer, the proxy answers itself, in the API's own error body and never hanging:
+502 when it cannot be reached, 504 when it is slower than --timeout; neither is judged, both are counted."""
+
+from __future__ import annotations
+
+import httpx
+
+from evalmock.harness.operations import operation
+from harness.builders import PROJECT, TEST_CASE
+from shared import assert_envelope, free_port
+
+from .conftest import ProxyFactory
+
+CASES = operation("test-set").url_path(agentId="example") + f"?projectId={PROJECT}"
+TEST_CASE_PATH = operation("gradient").url_path(test_case_uuid=TEST_CASE)
+
+
+def test_an_unreachable_upstream_is_a_502_in_each_api_s_own_body(proxy_for: ProxyFactory) -> None:
+    with proxy_for(f"http://127.0.0.1:{free_port()}") as proxy:
+        envelope = httpx.get(proxy.base_url + CASES, headers={"X-Request-Id": "mine-1"})
+        digitalocean = httpx.get(proxy.base_url + TEST_CASE_PATH)
+        notes = proxy.session.results().notes
+
+    error = assert_envelope(envelope, 502, "bad-gateway")
+    assert error["requestId"] == "mine-1"
+    assert "could not be reached" in error["message"]
+    body = digitalocean.json()
+    assert digitalocean.status_code == 502 and digitalocean.headers["content-type"] == "application/json"
+    assert set(body) == {"id", "message", "request_id"} and body["request_id"] == digitalocean.headers["x-request-id"]
+    assert any("2 answered 502 by the proxy" in note for note in notes), notes
+
+
+def test_a_slow_upstream_is_a_504_after_the_timeout(proxy_for: ProxyFactory, broken: str) -> None:
+    with proxy_for(broken, "--timeout", "0.5") as proxy:
+        slow = httpx.get(proxy.base_url + operation("test-set").url_path(agentId="slow") + f"?projectId={PROJECT}",
+                         timeout=30)
+        said = proxy.lines()
+        results = proxy.session.results()
+
+    error = assert_envelope(slow, 504, "gateway-timeout")
+    assert "did not answer within 0.5 s" in error["message"]
+    assert [line for line in said if line.startswith("evalmock proxy: 504 GET ")]
+    assert not results.findings_of("failed") and results.rows("test-set")  # the proxy's own answer is not judged
+
+
+def test_an_answer_larger_than_the_bound_streams_through_unjudged(proxy_for: ProxyFactory, broken: str) -> None:
+    url = operation("test-set").url_path(agentId="too-long") + f"?projectId={PROJECT}&limit=20"
+    with proxy_for(broken) as proxy:
+        direct = httpx.get(broken + url)
+        proxy.forwarder.max_judged_bytes = len(direct.content) // 2
+        proxied = httpx.get(proxy.base_url + url)
+        results = proxy.session.results()
+
+    assert (proxied.status_code, proxied.content) == (direct.status_code, direct.content)
+    assert "evalmock-violations" not in proxied.headers  # a page longer than its limit, but never held
+    assert not results.failures
+    assert any(f"1 larger than {len(direct.content) // 2} bytes" in note for note in results.notes), results.notes

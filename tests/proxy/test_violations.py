@@ -1,0 +1,148 @@
+"""In front of a service that breaks the pages, each broken rule is told on a live line, in the response's
+evalmock-violations header and in the report, with the request that showed it; the answer itself is unchanged."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import httpx
+import pytest
+
+from evalmock.cli import main
+from evalmock.contract.targets import load_targets
+from evalmock.harness.har import audit_har
+from evalmock.harness.operations import operation
+from evalmock.harness.report import print_summary
+from evalmock.harness.results import Results, Verdict
+from evalmock.harness.traffic_audit import TrafficAudit
+from evalmock.proxy.violations import HEADER
+from harness.builders import PROJECT, TEST_CASE
+
+from .conftest import ProxyFactory, RunningProxy
+from .upstreams import ANSWERED_VERSION
+
+SECRET = "pr0xy-S3cret-Token-4711"
+TARGETS = f"""
+[[gradient.test_cases]]
+uuid = "{TEST_CASE}"
+versions = [1, 2, {ANSWERED_VERSION}]
+"""
+
+
+@dataclass(frozen=True)
+class Defect:
+    path: str
+    query: str
+    member: str  # what the header says of it
+    pointer: str | None
+
+
+DEFECTS = {
+    "page longer than limit": Defect(
+        operation("test-set").url_path(agentId="too-long"), f"projectId={PROJECT}&limit=3",
+        'page_holds_at_most_limit;level=page;outcome=failed;at="/data/3"', "/data/3"),
+    "retired case without include": Defect(
+        operation("test-set").url_path(agentId="retired-without-include"), f"projectId={PROJECT}",
+        'retired_cases_only_with_include_retired;level=page;outcome=failed;at="/data/1/retired"', "/data/1/retired"),
+    "another version than the one asked for": Defect(
+        operation("gradient").url_path(test_case_uuid=TEST_CASE), "evaluation_test_case_version=2",
+        'body_is_the_requested_version;level=page;outcome=failed;at="/evaluation_test_case/version"',
+        "/evaluation_test_case/version"),
+    "a 500": Defect(
+        operation("test-set").url_path(agentId="failing"), f"projectId={PROJECT}",
+        "not_a_server_error;level=inferred;outcome=warned", None),
+}
+
+
+@dataclass(frozen=True)
+class Audited:
+    proxy: RunningProxy
+    folder: Path
+
+
+@pytest.fixture(scope="module")
+def audited(broken: str, proxy_for: ProxyFactory, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Audited]:
+    folder = tmp_path_factory.mktemp("broken-proxy")
+    (folder / "targets.toml").write_text(TARGETS)
+    outputs = ["--report", str(folder / "report.md"), "--junit", str(folder / "junit.xml"),
+               "--har", str(folder / "traffic.har")]
+    with proxy_for(broken, "--targets", str(folder / "targets.toml"), *outputs) as proxy:
+        yield Audited(proxy, folder)
+
+
+@pytest.mark.parametrize("name", list(DEFECTS))
+def test_each_violation_is_told_live_and_in_the_header(audited: Audited, broken: str, name: str) -> None:
+    defect = DEFECTS[name]
+    url = f"{defect.path}?{defect.query}"
+    direct = httpx.get(broken + url, headers={"Authorization": f"Bearer {SECRET}"})
+    proxied = httpx.get(audited.proxy.base_url + url, headers={"Authorization": f"Bearer {SECRET}"})
+
+    assert (proxied.status_code, proxied.content) == (direct.status_code, direct.content)
+    assert defect.member in [member.strip() for member in proxied.headers[HEADER].split(",")]
+    check, level = defect.member.split(";")[:2]
+    [line] = [line for line in audited.proxy.lines() if f" {check} [{level.removeprefix('level=')}]" in line
+              and url in line]
+    assert line.startswith("evalmock proxy: ")
+    assert f"{broken}{url} -> {direct.status_code}" in line
+    if defect.pointer is not None:
+        assert f"(at {defect.pointer}: " in line
+
+
+def test_a_conforming_answer_gets_no_header(audited: Audited) -> None:
+    url = operation("test-set").url_path(agentId="fine") + f"?projectId={PROJECT}"
+    response = httpx.get(audited.proxy.base_url + url, headers={"Authorization": f"Bearer {SECRET}"})
+    assert response.status_code == 200 and HEADER not in response.headers
+
+
+def test_the_report_names_each_violation_with_its_request_and_keeps_the_token_out(audited: Audited,
+                                                                                 broken: str) -> None:
+    for defect in DEFECTS.values():
+        httpx.get(f"{audited.proxy.base_url}{defect.path}?{defect.query}",
+                  headers={"Authorization": f"Bearer {SECRET}"})
+    results = audited.proxy.session.write_outputs()
+    assert results.verdict is Verdict.VIOLATIONS
+    report = (audited.folder / "report.md").read_text()
+    for defect in DEFECTS.values():
+        check = defect.member.split(";")[0]
+        assert f"`{check}`" in report
+        assert f"`GET {broken}{defect.path}?{defect.query}`" in report
+    assert 'Authorization: Bearer $EVALMOCK_TOKEN' in report  # the curl that reproduces it
+    for output in ("report.md", "junit.xml", "traffic.har"):
+        assert SECRET not in (audited.folder / output).read_text()
+    assert SECRET not in audited.proxy.stream.getvalue()
+
+
+def test_the_recorded_har_audits_offline_to_the_same_findings(audited: Audited, broken: str) -> None:
+    for defect in DEFECTS.values():
+        httpx.get(f"{audited.proxy.base_url}{defect.path}?{defect.query}",
+                  headers={"Authorization": f"Bearer {SECRET}"})
+    live = audited.proxy.session.write_outputs()
+    har = audited.folder / "traffic.har"
+    assert json.loads(har.read_text())["log"]["version"] == "1.2"
+
+    offline = TrafficAudit(live.policy, targets=load_targets(audited.folder / "targets.toml"))
+    audit_har(har, offline, broken)
+    assert _findings(offline.snapshot()) == _findings(live)
+    assert offline.judged == audited.proxy.session.audit.judged
+
+    summary = io.StringIO()
+    with contextlib.redirect_stdout(summary):
+        code = main(["contract", "--har", str(har), "--base-url", broken,
+                     "--targets", str(audited.folder / "targets.toml")])
+    assert code == 1
+    assert SECRET not in summary.getvalue()
+
+
+def _findings(results: Results) -> set[tuple[str, str, str, int]]:
+    return {(f.check.name, f.outcome, f.shape, f.count) for f in [*results.failures, *results.warnings]}
+
+
+def test_the_summary_keeps_the_token_out(audited: Audited) -> None:
+    summary = io.StringIO()
+    print_summary(audited.proxy.session.results(), audited.proxy.session.redactor, summary)
+    assert "VIOLATIONS" in summary.getvalue() and SECRET not in summary.getvalue()
