@@ -9,8 +9,8 @@ from typing import Any
 import httpx
 
 from evalmock.contract.documents import GRADIENT, TEST_SET, ApiDocument
-from evalmock.contract.operations import deref, iter_operations
-from evalmock.contract.schemas import component_schema, inline_refs, schema_errors
+from evalmock.contract.operations import iter_operations
+from evalmock.contract.schemas import component_schema, deref, inline_refs, schema_errors
 
 SERVER_SEED = 42
 SERVER_CASES = 300

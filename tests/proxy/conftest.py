@@ -10,7 +10,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from evalmock.server.targets_file import targets_for
 
 from evalmock.cli import build_parser
 from evalmock.contract.targets import dump_targets
@@ -19,6 +18,7 @@ from evalmock.proxy.forwarding import ProxyApp
 from evalmock.proxy.session import ProxySession
 from evalmock.server.app import create_app
 from evalmock.server.settings import ServerSettings
+from evalmock.server.targets_file import targets_for
 from evalmock.world import World
 from harness.serving import serving
 from shared import SERVER_CASES, SERVER_SEED

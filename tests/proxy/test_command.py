@@ -16,7 +16,7 @@ import httpx
 import pytest
 
 from evalmock.cli import main
-from evalmock.harness.operations import operation
+from evalmock.contract.operations import operation
 from harness.builders import PROJECT
 from shared import free_port
 

@@ -10,8 +10,8 @@ from typing import Any
 import httpx
 import pytest
 
+from evalmock.contract.operations import operation
 from evalmock.contract.targets import load_targets
-from evalmock.harness.operations import operation
 from evalmock.harness.results import Verdict
 from evalmock.proxy.violations import HEADER
 

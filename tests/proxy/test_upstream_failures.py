@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import httpx
 
-from evalmock.harness.operations import operation
+from evalmock.contract.operations import operation
 from harness.builders import PROJECT, TEST_CASE
 from shared import assert_envelope, free_port
 

@@ -14,9 +14,9 @@ import httpx
 import pytest
 
 from evalmock.cli import main
+from evalmock.contract.operations import operation
 from evalmock.contract.targets import load_targets
 from evalmock.harness.har import audit_har
-from evalmock.harness.operations import operation
 from evalmock.harness.report import print_summary
 from evalmock.harness.results import Results, Verdict
 from evalmock.harness.traffic_audit import TrafficAudit

@@ -12,7 +12,7 @@ import pytest
 from data_builders import AGENT, PROJECT, TEST_CASE, case, data, shop, version, write
 from evalmock.server.cursors import CursorSealer
 from evalmock.server.errors import ApiError
-from evalmock.server.handlers.gradient import EvaluationTestCases
+from evalmock.server.handlers.evaluation_test_cases import EvaluationTestCases
 from evalmock.server.handlers.test_set import DATA_CHANGED, TestSetCases
 from evalmock.server.live_world import LiveWorld, build_world
 from evalmock.server.settings import ServerSettings

@@ -11,7 +11,7 @@ from typing import Any
 
 import yaml
 
-from evalmock.contract.operations import deref
+from evalmock.contract.schemas import deref
 from evalmock.paths import openapi_dir
 
 # Marks the parts of a document that state a fact of DigitalOcean's live service rather than of its page.

@@ -8,8 +8,8 @@ from typing import Any
 
 from jsonschema.exceptions import SchemaError, UnknownType
 
-from evalmock.contract.operations import deref, iter_operations
-from evalmock.contract.schemas import RefError, resolve_pointer, schema_errors
+from evalmock.contract.operations import iter_operations
+from evalmock.contract.schemas import RefError, deref, resolve_pointer, schema_errors
 
 # A finding: (JSON pointer into the document, message).
 Finding = tuple[str, str]

@@ -35,6 +35,18 @@ def resolve_pointer(spec: Mapping[str, Any], ref: str) -> Any:
     return node
 
 
+MAX_HOPS = 64  # a reference chain longer than this is a cycle
+
+
+def deref(spec: Mapping[str, Any], node: Any) -> Any:
+    """Follow local `$ref`s until a node that is not a reference (RefError when one names nothing)."""
+    for _ in range(MAX_HOPS):
+        if not (isinstance(node, Mapping) and "$ref" in node):
+            return node
+        node = resolve_pointer(spec, node["$ref"])
+    raise RefError(f"references chain more than {MAX_HOPS} deep (a cycle?)")
+
+
 def inline_refs(spec: Mapping[str, Any], node: Any, depth: int = 0) -> Any:
     """A copy of `node` with every local `$ref` replaced by what it names (our schemas are not recursive)."""
     if depth > 64:

@@ -8,13 +8,11 @@ from collections.abc import Mapping
 from typing import Any
 
 from evalmock.contract.documents import api as api_document
-from evalmock.contract.documents import is_live
-from evalmock.contract.operations import deref
+from evalmock.contract.operations import operation
 from evalmock.contract.schemas import schema_validator
 from evalmock.harness.checks.builtins import LIVE_SPEC
 from evalmock.harness.checks.parameters import INFERRED_400, PAGE_400, limit_outside_its_bounds_is_bad_input
 from evalmock.harness.checks.registry import SCHEMATHESIS, Check, checks, find_check
-from evalmock.harness.operations import operation
 from evalmock.harness.policy import Policy
 
 # The built-in checks that judge a response against the document (and so may meet DigitalOcean's live parts).
@@ -88,19 +86,12 @@ def _valid(validator: Any, kind: str | None, value: Any) -> bool:
 @functools.cache
 def _query_parameters(api: str) -> dict[str, tuple[bool, Any, str | None]]:
     spec = api_document(api).spec
-    op = operation(api)
-    item = spec["paths"][op.path]
-    declared = [deref(spec, p) for p in [*item.get("parameters", []), *item[op.method.lower()].get("parameters", [])]]
     return {
-        p["name"]: (bool(p.get("required")), schema_validator(spec, p["schema"]), p["schema"].get("type"))
-        for p in declared
-        if p.get("in") == "query"
+        name: (bool(p.get("required")), schema_validator(spec, p["schema"]), p["schema"].get("type"))
+        for name, p in operation(api).query_parameters().items()
     }
 
 
 def _live_response(api: str, status: int) -> bool:
-    spec = api_document(api).spec
-    responses = spec["paths"][operation(api).path][operation(api).method.lower()]["responses"]
-    response = responses.get(str(status), responses.get(f"{str(status)[0]}XX", responses.get("default")))
-    return is_live(deref(spec, response)) if response is not None else False
-
+    response = operation(api).response_for(status)
+    return response is not None and response.live

@@ -17,9 +17,9 @@ from requests.structures import CaseInsensitiveDict
 from schemathesis.checks import CHECKS
 from schemathesis.core.failures import FailureGroup
 
+from evalmock.contract.operations import operation
 from evalmock.harness.attribution import builtin_check_names
 from evalmock.harness.exchange import Exchange
-from evalmock.harness.operations import operation
 from evalmock.harness.policy import Policy
 from evalmock.harness.schemathesis_config import load_schema
 

@@ -7,12 +7,12 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from evalmock.contract.operations import operation
 from evalmock.contract.targets import Targets
 from evalmock.harness.attribution import attribute
 from evalmock.harness.checks.registry import Check, response_checks
 from evalmock.harness.document_checks import DocumentJudge
 from evalmock.harness.exchange import Exchange
-from evalmock.harness.operations import operation
 from evalmock.harness.outcomes import Violation, as_json
 from evalmock.harness.redact import Redactor
 from evalmock.harness.results import Example, RequestRecord, Results, request_shape

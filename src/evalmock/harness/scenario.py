@@ -9,9 +9,9 @@ from typing import Any
 
 import httpx
 
+from evalmock.contract.operations import operation
 from evalmock.contract.targets import ProjectTarget, Targets, TestCaseTarget
 from evalmock.harness.exchange import Exchange, exchange_from_httpx
-from evalmock.harness.operations import operation
 from evalmock.harness.outcomes import Skip, Violation
 
 DEFAULT_TOKEN: Any = object()  # use the audit's main token

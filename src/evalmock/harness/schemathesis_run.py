@@ -9,10 +9,10 @@ from typing import Any
 
 from schemathesis.engine import Status, events, from_schema
 
+from evalmock.contract.operations import operation
 from evalmock.contract.targets import Targets
 from evalmock.harness.attribution import attribute
 from evalmock.harness.exchange import exchange_from_schemathesis
-from evalmock.harness.operations import operation
 from evalmock.harness.redact import Redactor
 from evalmock.harness.response_judge import ResponseJudge, failure_example
 from evalmock.harness.results import RequestRecord, Results, request_shape

@@ -9,13 +9,13 @@ from collections import Counter
 from dataclasses import dataclass
 
 from evalmock.contract.documents import APIS
+from evalmock.contract.operations import operation
 from evalmock.contract.targets import AUTH_KEYS, Targets
 from evalmock.harness.attribution import broken_parameters, undeclared_parameters
 from evalmock.harness.checks.builtins import LIVE_SPEC
 from evalmock.harness.checks.registry import RESPONSE, SCENARIO, Check
 from evalmock.harness.document_checks import RESPONSE_ONLY, DocumentJudge
 from evalmock.harness.exchange import Exchange
-from evalmock.harness.operations import operation
 from evalmock.harness.policy import Policy
 from evalmock.harness.redact import Redactor
 from evalmock.harness.response_judge import Breach, ResponseJudge

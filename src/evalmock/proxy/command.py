@@ -12,9 +12,9 @@ from typing import Any
 import uvicorn
 
 from evalmock.contract.documents import APIS
+from evalmock.contract.operations import operation
 from evalmock.contract.targets import TargetsError, load_targets
 from evalmock.harness.audit import EXIT_USAGE, check_base_url
-from evalmock.harness.operations import operation
 from evalmock.harness.policy import Policy
 from evalmock.harness.report import policy_line, print_summary, report_format
 from evalmock.harness.traffic_audit import TrafficAudit, traffic_redactor

@@ -9,7 +9,7 @@ from starlette.middleware.cors import CORSMiddleware
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from evalmock.proxy.violations import HEADER
-from evalmock.server.cors import CORS_OPTIONS
+from evalmock.server.cors_options import CORS_OPTIONS
 
 
 def cors_options() -> dict[str, Any]:

@@ -20,7 +20,7 @@ from starlette.middleware.cors import CORSMiddleware
 from evalmock.contract.documents import APIS
 from evalmock.server import errors
 from evalmock.server.auth import Tokens, security_map
-from evalmock.server.cors import CORS_OPTIONS
+from evalmock.server.cors_options import CORS_OPTIONS
 from evalmock.server.cursors import CursorSealer
 from evalmock.server.data_watcher import DataWatcher
 from evalmock.server.dispatch import PreparedApp

@@ -13,7 +13,7 @@ from connexion.lifecycle import ConnexionRequest, ConnexionResponse
 from starlette.exceptions import HTTPException
 
 from evalmock.contract.documents import GRADIENT, TEST_SET
-from evalmock.server.operations import operations
+from evalmock.contract.operations import operations
 from evalmock.server.request_id import current_request_id
 
 logger = logging.getLogger("evalmock.server")
@@ -112,7 +112,7 @@ def digitalocean_errors() -> dict[int, tuple[str, str]]:
     """status -> (id, message), from the examples of the DigitalOcean document's error responses."""
     found: dict[int, tuple[str, str]] = {}
     for operation in operations().values():
-        if operation.api is not GRADIENT:
+        if operation.document is not GRADIENT:
             continue
         for status, response in operation.responses.items():
             example = response.example

@@ -18,8 +18,8 @@ import orjson
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from evalmock.contract.documents import GRADIENT
+from evalmock.contract.operations import Operation, operations
 from evalmock.server.errors import ApiError, agent_not_found, bad_input, database_busy, for_status
-from evalmock.server.operations import Operation, operations
 from evalmock.server.responses import encoded_json_response
 
 MAX_DELAY_MS = 60_000
@@ -98,7 +98,7 @@ def check_against(operation: Operation, preferences: Preferences) -> None:
 
 def transient_error(operation: Operation) -> ApiError:
     """The error an overloaded server answers with: 429 on DigitalOcean's API, 503 database-busy on ours."""
-    return for_status(429) if operation.api is GRADIENT else database_busy(RETRY_AFTER_SECONDS)
+    return for_status(429) if operation.document is GRADIENT else database_busy(RETRY_AFTER_SECONDS)
 
 
 def forced_error(operation: Operation, status: int, example: str | None, path_params: dict[str, Any]) -> ApiError:
@@ -111,7 +111,7 @@ def forced_error(operation: Operation, status: int, example: str | None, path_pa
         headers = {"Retry-After": str(details.get("retryAfterSeconds", RETRY_AFTER_SECONDS))} if status == 503 else {}
         code = str(inner.get("code") or for_status(status).code)
         return ApiError(status, code, inner.get("message"), details, headers)
-    if operation.api is not GRADIENT:
+    if operation.document is not GRADIENT:
         if status == 404 and "agentId" in path_params:
             return agent_not_found(str(path_params["agentId"]))
         if status == 503:

@@ -16,8 +16,8 @@ from typing import Any
 from jsonschema import Draft7Validator, validators
 
 from evalmock.contract.documents import GRADIENT, TEST_SET, ApiDocument
-from evalmock.contract.operations import deref, iter_operations
-from evalmock.contract.schemas import ecma_pattern
+from evalmock.contract.operations import iter_operations
+from evalmock.contract.schemas import deref, ecma_pattern
 
 SCHEMA_FILENAME = "evalmock-data.schema.json"
 DRAFT = "http://json-schema.org/draft-07/schema#"

@@ -6,9 +6,9 @@ from typing import Any
 
 from evalmock.contract import case_rules
 from evalmock.contract.case_rules import CaseRule
+from evalmock.contract.operations import operation
 from evalmock.harness.checks.registry import response_check
 from evalmock.harness.exchange import Exchange
-from evalmock.harness.operations import operation
 from evalmock.harness.outcomes import Violation
 
 

@@ -10,11 +10,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from evalmock.contract.operations import operation
 from evalmock.contract.sources import inferred, live, on_digitalocean_page, page
 from evalmock.contract.targets import Targets
 from evalmock.harness.checks.registry import response_check, scenario_check
 from evalmock.harness.exchange import Exchange
-from evalmock.harness.operations import operation
 from evalmock.harness.outcomes import Skip, Violation
 from evalmock.harness.scenario import Scenario
 

@@ -5,10 +5,10 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from evalmock.contract.operations import operation
 from evalmock.contract.sources import on_test_set_page, page
 from evalmock.harness.checks.registry import response_check, scenario_check
 from evalmock.harness.exchange import Exchange
-from evalmock.harness.operations import operation
 from evalmock.harness.outcomes import Skip, Violation
 from evalmock.harness.scenario import Scenario
 

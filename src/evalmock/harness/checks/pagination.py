@@ -5,13 +5,11 @@ from __future__ import annotations
 from typing import Any
 
 from evalmock.contract.case_rules import instant
-from evalmock.contract.documents import TEST_SET
-from evalmock.contract.operations import deref
+from evalmock.contract.operations import operation
 from evalmock.contract.sources import inferred, on_test_set_page, page
 from evalmock.harness.checks.case_invariants import page_cases
 from evalmock.harness.checks.registry import response_check, scenario_check
 from evalmock.harness.exchange import Exchange
-from evalmock.harness.operations import operation
 from evalmock.harness.outcomes import Skip, Violation
 from evalmock.harness.scenario import Scenario, Walk
 
@@ -24,14 +22,7 @@ _LIMIT = on_test_set_page(42, "1..100. Default 25.")
 _LIMIT_READING = "limit bounds how many cases one page of this cursor-paginated list holds."
 
 
-def _limit_schema() -> dict[str, Any]:
-    op = operation("test-set")
-    spec = TEST_SET.spec
-    declared = [deref(spec, p) for p in spec["paths"][op.path][op.method.lower()].get("parameters", [])]
-    return next(p["schema"] for p in declared if p["name"] == "limit")
-
-
-LIMIT = _limit_schema()  # the document's limit: its default and bounds
+LIMIT = operation("test-set").parameters["limit"]["schema"]  # the document's limit: its default and bounds
 
 
 def _requested_limit(exchange: Exchange) -> int | None:

@@ -5,11 +5,10 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from evalmock.contract.documents import api as api_document
-from evalmock.contract.operations import deref
+from evalmock.contract.operations import operation
 from evalmock.contract.sources import inferred, on_test_set_page, page
 from evalmock.harness.checks.error_answers import expect_error
 from evalmock.harness.checks.registry import scenario_check
-from evalmock.harness.operations import operation
 from evalmock.harness.probes import Probe, near_misses
 from evalmock.harness.scenario import Scenario
 
@@ -25,12 +24,8 @@ _BAD_INPUT = on_test_set_page(47, "A runtime that seals cursors takes one only f
 
 def probes(api: str, names: Iterable[str]) -> list[Probe]:
     """The near misses of the named query parameters, from the API's document."""
-    spec = api_document(api).spec
-    op = operation(api)
-    item = spec["paths"][op.path]
-    declared = {p["name"]: p for p in (deref(spec, raw) for raw in [
-        *item.get("parameters", []), *item[op.method.lower()].get("parameters", [])])}
-    return [probe for name in names for probe in near_misses(spec, declared[name])]
+    declared = operation(api).parameters
+    return [probe for name in names for probe in near_misses(api_document(api).spec, declared[name])]
 
 
 def _refused(s: Scenario, found: list[Probe]) -> None:

@@ -8,7 +8,7 @@ from typing import Any
 from connexion.resolver import Resolver
 
 from evalmock.server.cursors import CursorSealer
-from evalmock.server.handlers.gradient import EvaluationTestCases
+from evalmock.server.handlers.evaluation_test_cases import EvaluationTestCases
 from evalmock.server.handlers.test_set import TestSetCases
 from evalmock.server.live_world import LiveWorld
 
