@@ -104,7 +104,9 @@ class Results:
         }
         self._findings: dict[tuple[str, str, str, str], Finding] = {}
         self.notes: list[str] = []  # run-level remarks (Schemathesis stopping early, requests not judged)
-        self.selected: dict[str, set[str]] = {}  # per API, the scenario checks this audit chose to run
+        # Per API, the scenario checks this audit chose to run (an API left out: all of them; empty: none, as in an
+        # audit of recorded traffic, which has no service to send their requests to).
+        self.selected: dict[str, set[str]] = {}
 
     # -- recording ---------------------------------------------------------------------------------------
     def tally(self, check: Check) -> Tally:
@@ -194,8 +196,9 @@ class Results:
             rows = self.rows(api)
             if not any(t.ran for t in rows if self.policy.decides(t.check.level)):
                 reasons.append(f"{api}: no page rule was checked")
+            names = self.selected.get(api)  # None: every scenario check was chosen
             chosen = [t for t in rows if t.check.kind == SCENARIO and not t.off
-                      and t.check.name in self.selected.get(api, {t.check.name})]
+                      and (names is None or t.check.name in names)]
             if chosen and not any(t.ran for t in chosen):
                 needs = sorted({f.examples[0].message for f in self.skips if f.api == api
                                 and f.check.kind == SCENARIO and f.examples})
