@@ -10,6 +10,10 @@ from evalmock.world.catalog import EXAMPLE_AGENT, EXAMPLE_PROJECT
 from evalmock.world.gradient import EXAMPLE_TEST_CASE
 
 MAX_LISTED = 6
+OTHER_TOKENS = {  # what any other token gets, by --any-token
+    True: "well-formed token: a user of its own",
+    False: "401 (register more with --token NAME[:user|service], or accept any with --any-token)",
+}
 MAX_USER_LISTED = 12
 
 
@@ -73,8 +77,7 @@ def banner(settings: ServerSettings, world: World) -> str:
         "Demo tokens (Authorization: Bearer <token>):",
         *(f"  {token:<14} {meaning}" for token, meaning in DEMO_TOKENS.items()),
         *(f"  {token:<14} a {kind} (--token)" for token, kind in settings.tokens),
-        "  any other       well-formed token: a user of its own" if settings.any_token else
-        "  any other       401 (register more with --token NAME[:user|service], or accept any with --any-token)",
+        f"  {'any other':<14} {OTHER_TOKENS[settings.any_token]}",
         "",
     ]
     if world.generated:
