@@ -19,7 +19,7 @@ from evalmock.harness.outcomes import Skip, Violation
 from evalmock.harness.policy import DEFAULT_PROFILE, Policy
 from evalmock.harness.redact import Redactor
 from evalmock.harness.response_judge import ResponseJudge, violation_example
-from evalmock.harness.results import Example, Results
+from evalmock.harness.results import UNSEEN_SKIP, Example, Results
 from evalmock.harness.scenario import Scenario
 from evalmock.harness.schemathesis_config import PHASES
 from evalmock.harness.schemathesis_run import FuzzProgress, run_schemathesis
@@ -190,8 +190,7 @@ def run_scenario_check(check: Check, scenario: Scenario, judge: ResponseJudge) -
         results.skipped(check, redactor.text(skip.reason))
     except Violation as violation:
         exchange = violation.exchange or scenario.last
-        example = violation_example(violation, judge.record(exchange))
-        example = Example(redactor.text(example.message), example.request, example.pointer, example.value)
+        example = violation_example(violation, judge.record(exchange), redactor)
         if exchange is not None:
             judge.breach(check, exchange, example)
         else:
@@ -211,6 +210,6 @@ def _unexercised_reason(fuzzed: bool) -> Callable[[Check], str | None]:
             return None
         if check.kind == "schemathesis" and not fuzzed:
             return "Schemathesis did not run (--no-fuzz)"
-        return "no response this check speaks about was seen"
+        return UNSEEN_SKIP
 
     return reason

@@ -91,7 +91,6 @@ class Exchange:
         return self.body.decode("utf-8", "replace")
 
 
-
 def exchange_from_httpx(response: Any) -> Exchange:
     """An Exchange from an `httpx.Response`."""
     request = response.request

@@ -57,7 +57,7 @@ class ResponseJudge:
                 else:
                     applied = check.func(exchange)  # type: ignore[misc]
             except Violation as violation:
-                example = violation_example(violation, self.record(exchange))
+                example = violation_example(violation, self.record(exchange), self.redactor)
                 self._breach(broken, check, exchange, example)
             else:
                 if applied:
@@ -100,9 +100,9 @@ def request_record(exchange: Exchange | None, redactor: Redactor) -> RequestReco
     )
 
 
-def violation_example(violation: Violation, request: RequestRecord | None) -> Example:
-    value = None if violation.pointer is None else as_json(violation.value)
-    return Example(violation.render(), request, violation.pointer, value)
+def violation_example(violation: Violation, request: RequestRecord | None, redactor: Redactor) -> Example:
+    value = None if violation.pointer is None else redactor.text(as_json(violation.value))
+    return Example(redactor.text(violation.render()), request, violation.pointer, value)
 
 
 def failure_example(failure: Any, request: RequestRecord | None, redactor: Redactor) -> Example:

@@ -12,6 +12,7 @@ from evalmock.harness.checks.registry import SCENARIO, Check, checks
 from evalmock.harness.policy import FAILED, PASSED, SKIPPED, WARNED, Policy
 
 OFF = "off"  # a check whose level this profile does not apply
+UNSEEN_SKIP = "no response this check speaks about was seen"  # why a check that never applied is skipped
 MAX_EXAMPLES = 3  # examples kept per finding; the rest are counted
 
 

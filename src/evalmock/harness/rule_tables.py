@@ -10,8 +10,8 @@ from pathlib import Path
 from evalmock.contract.sources import PAGES, Source
 from evalmock.harness.checks import CHECKS, Check
 from evalmock.harness.page_coverage import coverage_rows
+from evalmock.harness.report import KIND_WORDS
 
-KIND_WORDS = {"schemathesis": "Schemathesis", "response": "every response", "scenario": "scenario"}
 RULES_BEGIN, RULES_END = "<!-- evalmock rules: begin -->", "<!-- evalmock rules: end -->"
 COVERAGE_BEGIN, COVERAGE_END = "<!-- evalmock coverage: begin -->", "<!-- evalmock coverage: end -->"
 

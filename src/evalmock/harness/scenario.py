@@ -77,17 +77,23 @@ class Scenario:
         if bearer is not None and "Authorization" not in sent:
             sent["Authorization"] = f"Bearer {bearer}"
         query = {k: v for k, v in (params or {}).items() if v is not None}
-        for attempt in range(BUSY_RETRIES + 1):
-            exchange = exchange_from_httpx(self.client.get(path, params=query, headers=sent))
-            self.last = exchange
-            if self.observe is not None:
-                self.observe(api, exchange)
+        # A request that asks for a 503 (Prefer: code=503) takes it as its answer.
+        retries = 0 if "prefer" in {k.lower() for k in sent} else BUSY_RETRIES
+        exchange = self._send(api, path, query, sent)
+        for _ in range(retries):
             wait = _busy_wait(exchange)
-            # A request that asks for a 503 (Prefer: code=503) takes it as its answer.
-            if wait is None or attempt == BUSY_RETRIES or "prefer" in {k.lower() for k in sent}:
-                return exchange
+            if wait is None:
+                break
             self.sleep(wait)
-        raise AssertionError("not reached")
+            exchange = self._send(api, path, query, sent)
+        return exchange
+
+    def _send(self, api: str, path: str, query: Mapping[str, Any], headers: Mapping[str, str]) -> Exchange:
+        exchange = exchange_from_httpx(self.client.get(path, params=query, headers=headers))
+        self.last = exchange
+        if self.observe is not None:
+            self.observe(api, exchange)
+        return exchange
 
     def require_token(self) -> str:
         if not self.token:

@@ -19,12 +19,11 @@ from evalmock.harness.exchange import Exchange
 from evalmock.harness.policy import Policy
 from evalmock.harness.redact import Redactor
 from evalmock.harness.response_judge import Breach, ResponseJudge
-from evalmock.harness.results import Results
+from evalmock.harness.results import UNSEEN_SKIP, Results
 
 SCENARIO_SKIP = ("a scenario check makes its own requests of a live service; a traffic audit only judges the "
                  "responses it is given (`evalmock contract --base-url` runs it)")
 GENERATED_SKIP = "judges the requests Schemathesis generates; traffic has none"
-UNSEEN_SKIP = "no response this check speaks about was seen"
 
 
 @dataclass(frozen=True)
