@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -54,8 +55,9 @@ class Audit:
     phases: tuple[str, ...] = PHASES
     only: frozenset[str] | None = None  # run only these scenario checks (None: all)
 
-    @property
+    @cached_property
     def redactor(self) -> Redactor:
+        """One for the whole audit, so that a secret learned from one answer stays out of every output."""
         return Redactor(self.token, self.second_token, self.targets.expired_token, self.targets.revoked_token)
 
 

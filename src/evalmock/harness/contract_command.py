@@ -83,6 +83,8 @@ def run_har_audit(args: argparse.Namespace, redactor: Redactor) -> int:
 
 def finish(args: argparse.Namespace, results: Results, target: str, redactor: Redactor) -> int:
     """Print the summary, write the JUnit and report files asked for; the exit code is the verdict's."""
+    if legend := redactor.legend("\n".join(results.curl_commands())):
+        results.notes.append(legend)
     print_summary(results, redactor, sys.stdout)
     try:
         if args.junit:

@@ -32,7 +32,7 @@ class Recorded:
     number: int  # from 1, as a reader counts the log's entries
     exchange: Exchange | None
     missing: str | None = None
-    authorization: str | None = None  # the request's Authorization header, for the redactor to learn
+    entry: Mapping[str, Any] | None = None  # as recorded, for the redactor to learn every secret it carries
 
 
 def read_har(path: str | Path) -> Iterator[Recorded]:
@@ -57,17 +57,16 @@ def _recorded(number: int, entry: Mapping[str, Any]) -> Recorded:
     request, response = entry["request"], entry.get("response") or {}
     method, url = str(request["method"]).upper(), str(request["url"])
     request_headers = _headers(request.get("headers") or [])
-    authorization = request_headers.get("authorization")
     status = int(response.get("status") or 0)
     if status <= 0:  # what browsers record for a request that got no answer
-        return Recorded(number, None, NO_RESPONSE, authorization)
+        return Recorded(number, None, NO_RESPONSE, entry)
     content = response.get("content") or {}
     text = content.get("text")
     if text is None and content.get("size") != 0:  # left out (or of unknown size), not an empty body
-        return Recorded(number, Exchange(method, url, status, request_headers=request_headers), NO_BODY, authorization)
+        return Recorded(number, Exchange(method, url, status, request_headers=request_headers), NO_BODY, entry)
     body = _body(str(text or ""), content.get("encoding"))
     exchange = Exchange(method, url, status, _headers(response.get("headers") or []), body, request_headers)
-    return Recorded(number, exchange, None, authorization)
+    return Recorded(number, exchange, None, entry)
 
 
 def _headers(records: list[Mapping[str, Any]]) -> dict[str, str]:
@@ -92,8 +91,8 @@ def _body(text: str, encoding: str | None) -> bytes:
 def audit_har(path: str | Path, audit: TrafficAudit, base_url: str | None = None) -> None:
     """Judge every entry of the HAR file into `audit`; with `base_url`, entries outside it are other hosts."""
     for recorded in read_har(path):
-        if recorded.authorization:
-            audit.redactor.learn_authorization(recorded.authorization)
+        if recorded.entry is not None:
+            audit.redactor.learn_har_entry(recorded.entry)
         exchange = recorded.exchange
         if exchange is None:
             audit.skip(recorded.missing or NO_RESPONSE)

@@ -1,20 +1,87 @@
-"""Keep tokens out of every output: replace each secret with the environment variable that holds it."""
+"""Keep secrets out of every output: each secret replaced by the environment variable that holds it, where it stands
+(a credential header, a cookie, a secret-named query value or header) and wherever its value is echoed."""
 
 from __future__ import annotations
 
+import functools
+import html
+import json
 import re
 import shlex
-from collections.abc import Mapping
+import threading
+from collections.abc import Iterable, Mapping
+from typing import Any
+from urllib.parse import quote, unquote
+
+from evalmock.contract.documents import APIS
 
 TOKEN_VARIABLE = "$EVALMOCK_TOKEN"
 SECOND_TOKEN_VARIABLE = "$EVALMOCK_SECOND_TOKEN"
 EXPIRED_TOKEN_VARIABLE = "$EVALMOCK_EXPIRED_TOKEN"
 REVOKED_TOKEN_VARIABLE = "$EVALMOCK_REVOKED_TOKEN"
 
+# A value met in traffic this short is replaced where it stands, but not searched for in other text: it would match
+# ordinary words and numbers there.
+MIN_ECHOED = 8
+# Headers that always carry a secret, whatever their value looks like.
+SECRET_HEADERS = frozenset({"authorization", "proxy-authorization", "cookie", "set-cookie", "x-api-key", "api-key"})
+# Headers whose names say auth but whose values are public (a challenge, not a credential).
+PUBLIC_HEADERS = frozenset({"www-authenticate", "proxy-authenticate", "authentication-info"})
+_SECRET_WORDS = re.compile(r"key|token|secret|passw|signature|session|credential", re.IGNORECASE)
+_SECRET_SHORT_WORDS = frozenset({"sig", "pwd", "sid", "jwt"})  # whole words only: as parts they match too much
+_WORDS = re.compile(r"[A-Z]?[a-z0-9]+|[A-Z]+(?![a-z])")
+_VARIABLE = re.compile(r"\$EVALMOCK_[A-Z0-9_]+")
+# `name=value` in a URL's query, also inside HTML (`&amp;name=`): the value ends where a URL or the text around ends.
+_QUERY_PAIR = re.compile(r"(?<=[?&;])([A-Za-z0-9_.~%\[\]-]+)=([^&#\s\"'<>`)\]\\]*)")
+_USERINFO = re.compile(r"(?<=://)([^/@\s:?#]+):([^/@\s?#]+)(?=@)")
+_RUNNING = re.compile(r"\$(EVALMOCK_[A-Za-z0-9_]*)")
+_NAME_CHARACTERS = re.compile(r"[^A-Z0-9]+")
+
+
+def says_secret(name: str) -> bool:
+    """Whether a header, query parameter or JSON key's name says it holds a secret (key, token, secret, password,
+    signature, session, credential; sig, pwd, sid or jwt as a whole word)."""
+    if _SECRET_WORDS.search(name):
+        return True
+    return any(word.lower() in _SECRET_SHORT_WORDS for word in _WORDS.findall(name))
+
+
+@functools.cache
+def scheme_names() -> tuple[frozenset[str], frozenset[str]]:
+    """The header names (lower case) and query parameter names the documents' apiKey securitySchemes name."""
+    headers: set[str] = set()
+    queries: set[str] = set()
+    for document in APIS.values():
+        schemes = document.spec.get("components", {}).get("securitySchemes", {}) or {}
+        for scheme in schemes.values():
+            if isinstance(scheme, Mapping) and scheme.get("type") == "apiKey" and scheme.get("name"):
+                if scheme.get("in") == "header":
+                    headers.add(str(scheme["name"]).lower())
+                elif scheme.get("in") == "query":
+                    queries.add(str(scheme["name"]))
+    return frozenset(headers), frozenset(queries)
+
+
+def secret_header(name: str) -> bool:
+    """Whether a header's value is a secret: the credential and cookie headers, any header an apiKey scheme of the
+    documents names, and any header whose name says secret."""
+    lowered = name.lower()
+    if lowered in SECRET_HEADERS or lowered in scheme_names()[0]:
+        return True
+    return lowered not in PUBLIC_HEADERS and says_secret(name)
+
+
+def secret_query(name: str) -> bool:
+    """Whether a query parameter's value is a secret: one an apiKey scheme names, or one whose name says secret."""
+    name = unquote(name)
+    return name in scheme_names()[1] or says_secret(name)
+
 
 class Redactor:
-    """Replaces known secrets (longest first) in any text, and builds curl commands that stay runnable; `learn` adds a
-    secret met in traffic (the proxy's and a HAR file's bearer tokens)."""
+    """Replaces secrets with the environment variables that hold them, in any text, header, URL, HAR entry and curl
+    command. It knows the tokens it is given; `learn_exchange` teaches it the secrets of recorded or proxied traffic
+    (credential headers, cookies, secret-named headers and query values), each under a variable named after where
+    it was met ($EVALMOCK_COOKIE_SESSION, $EVALMOCK_X_API_KEY, $EVALMOCK_API_KEY, ...)."""
 
     def __init__(
         self,
@@ -23,61 +90,197 @@ class Redactor:
         expired_token: str | None = None,
         revoked_token: str | None = None,
     ) -> None:
-        pairs = [(token, TOKEN_VARIABLE), (second_token, SECOND_TOKEN_VARIABLE),
-                 (expired_token, EXPIRED_TOKEN_VARIABLE), (revoked_token, REVOKED_TOKEN_VARIABLE)]
-        self._variables: dict[str, str] = {}
-        for secret, variable in pairs:
+        self._variables: dict[str, str] = {}  # a secret, in each form it may be written in -> its variable
+        self._echoed: set[str] = set()  # the forms searched for in any text
+        self._meanings: dict[str, str] = {}  # a variable -> what it stands for
+        self._lock = threading.Lock()
+        self._pattern: re.Pattern[str] | None = None
+        for secret, variable, meaning in (
+            (token, TOKEN_VARIABLE, "the token"),
+            (second_token, SECOND_TOKEN_VARIABLE, "the second token"),
+            (expired_token, EXPIRED_TOKEN_VARIABLE, "the expired token"),
+            (revoked_token, REVOKED_TOKEN_VARIABLE, "the revoked token"),
+        ):
             if secret:
-                self._variables.setdefault(secret, variable)
-        self._pattern = self._compile()
+                self._add(secret, variable, meaning, echoed=True)
 
-    def learn(self, secret: str) -> str:
-        """Keep `secret` out of every output from now on; returns the variable that stands for it: $EVALMOCK_TOKEN
-        for the first token (unless one was given), then $EVALMOCK_TOKEN_2, $EVALMOCK_TOKEN_3, ..."""
-        if secret in self._variables or not secret:
-            return self._variables.get(secret, "")
-        taken = set(self._variables.values())
-        variable = TOKEN_VARIABLE
-        number = 1
-        while variable in taken:
-            number += 1
-            variable = f"{TOKEN_VARIABLE}_{number}"
-        self._variables[secret] = variable
-        self._pattern = self._compile()
-        return variable
+    # -- learning --------------------------------------------------------------------------------------------
+    def learn(self, secret: str, variable: str = TOKEN_VARIABLE, meaning: str = "a bearer token") -> str:
+        """Keep `secret` out of every output from now on; returns the variable that stands for it: `variable` if
+        free, else the same with _2, _3, ... A secret already known keeps its variable."""
+        if not secret:
+            return ""
+        if _VARIABLE.fullmatch(secret):  # already redacted (a HAR that evalmock wrote)
+            self._meanings.setdefault(secret, meaning)
+            return secret
+        with self._lock:
+            known = self._variables.get(secret)
+            if known is not None:
+                return known
+            taken = set(self._meanings)
+            chosen, number = variable, 1
+            while chosen in taken:
+                number += 1
+                chosen = f"{variable}_{number}"
+            # A token stays a whole-text secret at any length, as given; a value met in traffic only when long enough.
+            self._add(secret, chosen, meaning, echoed=variable == TOKEN_VARIABLE or len(secret) >= MIN_ECHOED)
+            return chosen
 
-    def learn_authorization(self, value: str) -> None:
-        """Learn the credentials of an Authorization header's value (after its scheme, `Bearer` or any other)."""
+    def learn_authorization(self, value: str, header: str = "authorization") -> str:
+        """Learn the credentials of an Authorization (or Proxy-Authorization) value, after its scheme; returns the
+        value as output shows it (`Bearer $EVALMOCK_TOKEN`)."""
         scheme, _, credentials = value.strip().partition(" ")
-        self.learn(credentials.strip() or scheme)
+        secret = credentials.strip() or scheme
+        if header.lower() == "authorization":
+            variable = self.learn(secret)
+        else:
+            variable = self.learn(secret, _variable_name(header), f"the credentials of {_title(header)}")
+        return f"{scheme} {variable}" if credentials.strip() else variable
 
-    def _compile(self) -> re.Pattern[str] | None:
+    def learn_cookie(self, name: str, value: str) -> str:
+        """Learn one cookie's value; returns the variable that stands for it."""
+        return self.learn(value, _variable_name("cookie", name), f"the cookie {name}")
+
+    def learn_exchange(
+        self,
+        url: str,
+        request_headers: Mapping[str, str] | Iterable[tuple[str, str]] = (),
+        response_headers: Mapping[str, str] | Iterable[tuple[str, str]] = (),
+    ) -> None:
+        """Learn every secret one exchange carries: in its URL, its request headers and its response headers
+        (Set-Cookie), before anything said about the exchange can quote one of them."""
+        self.url(url)
+        for name, value in (*_pairs(request_headers), *_pairs(response_headers)):
+            if secret_header(name):
+                self.header(name, value)
+
+    def learn_har_entry(self, entry: Mapping[str, Any]) -> None:
+        """Learn every secret a HAR entry carries: its exchange's (`learn_exchange`), its cookies arrays and its
+        secret-named queryString and form parameters."""
+        request, response = entry.get("request") or {}, entry.get("response") or {}
+        self.learn_exchange(str(request.get("url", "")), _har_pairs(request.get("headers")),
+                            _har_pairs(response.get("headers")))
+        for name, value in (*_har_pairs(request.get("cookies")), *_har_pairs(response.get("cookies"))):
+            self.learn_cookie(name, value)
+        parameters = [*_har_pairs(request.get("queryString")),
+                      *_har_pairs((request.get("postData") or {}).get("params"))]
+        for name, value in parameters:
+            if secret_query(name):
+                self.learn(value, _variable_name(name), f"the query parameter {name}")
+
+    def _add(self, secret: str, variable: str, meaning: str, *, echoed: bool) -> None:
+        self._meanings.setdefault(variable, meaning)
+        for form in _forms(secret):
+            self._variables.setdefault(form, variable)
+            if echoed:
+                self._echoed.add(form)
         # One pass, longest secret first, so that a secret inside another is never half replaced.
-        secrets = sorted(self._variables, key=len, reverse=True)
-        return re.compile("|".join(map(re.escape, secrets))) if secrets else None
+        secrets = sorted(self._echoed, key=len, reverse=True)
+        self._pattern = re.compile("|".join(map(re.escape, secrets))) if secrets else None
 
+    # -- redacting -------------------------------------------------------------------------------------------
     def text(self, value: str) -> str:
-        if self._pattern is None:
-            return value
-        return self._pattern.sub(lambda match: self._variables[match.group()], value)
+        """Any text: every known secret replaced, and the secret values of any URL in it (secret-named query
+        values, a password in the URL) replaced too, learned if new."""
+        pattern = self._pattern
+        if pattern is not None:
+            value = pattern.sub(lambda match: self._variables[match.group()], value)
+        if "=" in value:
+            value = _QUERY_PAIR.sub(self._query_pair, value)
+        if "@" in value:
+            value = _USERINFO.sub(self._userinfo, value)
+        return value
+
+    def url(self, url: str) -> str:
+        return self.text(url)
+
+    def header(self, name: str, value: str) -> str:
+        """One header's value as output shows it: a credential, cookie or secret-named header's secret replaced
+        by its variable (a cookie's name and a Set-Cookie's attributes kept), any other value as `text`."""
+        lowered = name.lower()
+        if lowered in ("authorization", "proxy-authorization"):
+            return self.learn_authorization(value, lowered)
+        if lowered == "cookie":
+            return "; ".join(self._cookie(part) for part in value.split(";") if part.strip())
+        if lowered == "set-cookie":
+            first, semicolon, attributes = value.partition(";")
+            return self._cookie(first) + semicolon + self.text(attributes)
+        if secret_header(name):
+            return self.learn(value.strip(), _variable_name(name), f"the header {_title(name)}")
+        return self.text(value)
 
     def headers(self, headers: Mapping[str, str]) -> dict[str, str]:
-        return {name: self.text(value) for name, value in headers.items()}
+        return {name: self.header(name, value) for name, value in headers.items()}
+
+    def har_entry(self, entry: Any) -> Any:
+        """A HAR entry (as JSON data) with every secret replaced: headers by `header`, cookies arrays, secret-named
+        queryString and form params, and every other string by `text`."""
+        return _har_value(entry, self, None)
 
     def curl(self, method: str, url: str, headers: Mapping[str, str], body: bytes | None = None) -> str:
         """A reproducing curl command; a redacted value is double-quoted so the shell expands the variable."""
         parts = ["curl", "-sS", "-i"]
         if method.upper() != "GET":
             parts += ["-X", method.upper()]
-        parts.append(shlex.quote(self.text(url)))
+        parts.append(self._quote(self.url(url)))
         for name, value in headers.items():
             if name.lower() in _NOISE_HEADERS:
                 continue
-            line = f"{_title(name)}: {self.text(value)}"
-            parts += ["-H", _quote(line)]
+            parts += ["-H", self._quote(f"{_title(name)}: {self.header(name, value)}")]
         if body:
-            parts += ["--data-binary", _quote(self.text(body.decode("utf-8", "replace")))]
+            parts += ["--data-binary", self._quote(self.text(body.decode("utf-8", "replace")))]
         return " ".join(parts)
+
+    def variables(self) -> dict[str, str]:
+        """Each variable that stands for a secret, and what it stands for."""
+        return dict(self._meanings)
+
+    def legend(self, used_in: str) -> str | None:
+        """A note naming the variables that appear in `used_in` (an output's text) and what each stands for."""
+        used = sorted({match.group() for match in _VARIABLE.finditer(used_in)} & set(self._meanings))
+        if not used:
+            return None
+        return ("secrets are replaced by environment variables; set these before running a curl command: "
+                + "; ".join(f"{variable[1:]} ({self._meanings[variable]})" for variable in used))
+
+    # -- helpers ---------------------------------------------------------------------------------------------
+    def _cookie(self, pair: str) -> str:
+        name, equals, value = pair.strip().partition("=")
+        if not equals:  # a bare value, no name
+            return self.learn(name, "$EVALMOCK_COOKIE", "a cookie without a name")
+        return f"{name}={self.learn_cookie(name, value.strip())}" if value.strip() else f"{name}="
+
+    def _query_pair(self, match: re.Match[str]) -> str:
+        name, value = match.groups()
+        if not value or _VARIABLE.fullmatch(value) or not secret_query(name):
+            return match.group()
+        variable = self.learn(unquote(value), _variable_name(unquote(name)), f"the query parameter {unquote(name)}")
+        self._variables.setdefault(value, variable)  # as written, percent-encoded
+        return f"{name}={variable}"
+
+    def _userinfo(self, match: re.Match[str]) -> str:
+        user, password = match.groups()
+        if _VARIABLE.fullmatch(password):
+            return match.group()
+        return f"{user}:{self.learn(unquote(password), '$EVALMOCK_URL_PASSWORD', 'the password in a URL')}"
+
+    def _quote(self, value: str) -> str:
+        if "$EVALMOCK_" not in value:
+            return shlex.quote(value)
+        escaped = re.sub(r'(["\\`])', r"\\\1", value)
+        # Any `$` that is not one of our variables must not expand.
+        escaped = re.sub(r"\$(?!EVALMOCK_)", r"\\$", escaped)
+        return f'"{_RUNNING.sub(self._brace, escaped)}"'
+
+    def _brace(self, match: re.Match[str]) -> str:
+        """A variable that runs into a name's characters, braced so that the shell ends it where it should."""
+        word = match.group(1)
+        if "$" + word in self._meanings:
+            return match.group()
+        for variable in sorted(self._meanings, key=len, reverse=True):
+            if word.startswith(variable[1:]):
+                return "${" + variable[1:] + "}" + word[len(variable) - 1:]
+        return match.group()
 
 
 # Headers every client adds by itself; a curl command is clearer without them.
@@ -90,10 +293,53 @@ def _title(name: str) -> str:
     return "-".join(part[:1].upper() + part[1:] for part in name.split("-"))
 
 
-def _quote(value: str) -> str:
-    if "$EVALMOCK_" not in value:
-        return shlex.quote(value)
-    escaped = re.sub(r'(["\\`])', r"\\\1", value)
-    # Any `$` that is not one of our variables must not expand.
-    escaped = re.sub(r"\$(?!EVALMOCK_)", r"\\$", escaped)
-    return f'"{escaped}"'
+def _variable_name(*parts: str) -> str:
+    """`$EVALMOCK_` and the parts in upper case, anything but letters and digits as one `_`."""
+    words = [_NAME_CHARACTERS.sub("_", part.upper()).strip("_") for part in parts]
+    return "$EVALMOCK_" + "_".join(word for word in words if word)
+
+
+def _forms(secret: str) -> set[str]:
+    """A secret as it may be written in an output: as is, percent-encoded, HTML- and JSON-escaped."""
+    forms = {secret, quote(secret, safe=""), html.escape(secret), json.dumps(secret)[1:-1]}
+    return {form for form in forms if form}
+
+
+def _pairs(headers: Mapping[str, str] | Iterable[tuple[str, str]]) -> Iterable[tuple[str, str]]:
+    return headers.items() if isinstance(headers, Mapping) else headers
+
+
+def _har_pairs(records: Any) -> list[tuple[str, str]]:
+    """The name/value pairs of a HAR list (headers, cookies, parameters); anything else in it left out."""
+    if not isinstance(records, list):
+        return []
+    return [(str(record.get("name", "")), record["value"]) for record in records
+            if isinstance(record, Mapping) and isinstance(record.get("value"), str)]
+
+
+def _har_value(value: Any, redactor: Redactor, key: str | None) -> Any:
+    if isinstance(value, str):
+        return redactor.text(value)
+    if isinstance(value, list):
+        if key in ("headers", "cookies", "queryString", "params"):
+            return [_har_record(record, redactor, key) for record in value]
+        return [_har_value(item, redactor, None) for item in value]
+    if isinstance(value, dict):
+        return {name: _har_value(item, redactor, name) for name, item in value.items()}
+    return value
+
+
+def _har_record(record: Any, redactor: Redactor, key: str) -> Any:
+    """One name/value record of a HAR list: a header, a cookie, a query or form parameter."""
+    if not isinstance(record, dict) or not isinstance(record.get("value"), str):
+        return _har_value(record, redactor, None)
+    name, value = str(record.get("name", "")), record["value"]
+    if key == "headers":
+        redacted = redactor.header(name, value)
+    elif key == "cookies":
+        redacted = redactor.learn_cookie(name, value) if value else value
+    elif secret_query(name) and value and not _VARIABLE.fullmatch(value):
+        redacted = redactor.learn(value, _variable_name(name), f"the query parameter {name}")
+    else:
+        redacted = redactor.text(value)
+    return {**_har_value(record, redactor, None), "value": redacted}

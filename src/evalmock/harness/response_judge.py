@@ -49,6 +49,8 @@ class ResponseJudge:
 
     def judge(self, exchange: Exchange) -> list[Breach]:
         """Every check that applies to the exchange; returns the broken ones (each recorded into the results)."""
+        # Before any check can quote the exchange: a secret it carries may be echoed in what a check says.
+        self.redactor.learn_exchange(exchange.url, exchange.request_headers, exchange.headers)
         broken: list[Breach] = []
         for check in self.checks:
             try:

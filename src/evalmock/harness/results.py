@@ -145,6 +145,11 @@ class Results:
                 if why is not None:
                     self.skipped(tally.check, why)
 
+    def curl_commands(self) -> list[str]:
+        """The reproducing curl command of every example kept."""
+        return [example.request.curl for finding in self._findings.values() for example in finding.examples
+                if example.request is not None]
+
     def copy(self) -> Results:
         """The outcomes so far, apart from these (to finish and report while more are still being recorded)."""
         other = Results(self.policy, ())

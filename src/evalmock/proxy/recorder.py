@@ -8,7 +8,6 @@ import json
 import os
 import tempfile
 from pathlib import Path
-from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
 import harfile
@@ -37,7 +36,7 @@ class HarRecorder:
             "cache": {},
             "timings": harfile.Timings(send=0, wait=forwarded.elapsed_ms, receive=0).asdict(),
         }
-        self._spool.write(json.dumps(_redacted(entry, self.redactor), ensure_ascii=False) + "\n")
+        self._spool.write(json.dumps(self.redactor.har_entry(entry), ensure_ascii=False) + "\n")
         self.entries += 1
 
     def write(self, path: str | Path) -> None:
@@ -63,17 +62,6 @@ class HarRecorder:
 
     def close(self) -> None:
         self._spool.close()
-
-
-def _redacted(value: Any, redactor: Redactor) -> Any:
-    """Every string of an entry with the known secrets replaced (before JSON escapes could hide one)."""
-    if isinstance(value, str):
-        return redactor.text(value)
-    if isinstance(value, dict):
-        return {key: _redacted(item, redactor) for key, item in value.items()}
-    if isinstance(value, list):
-        return [_redacted(item, redactor) for item in value]
-    return value
 
 
 def _records(headers: Headers) -> list[harfile.Record]:

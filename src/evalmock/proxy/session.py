@@ -86,6 +86,8 @@ class ProxySession:
     def write_outputs(self) -> Results:
         """Write every output asked for, covering all traffic so far; a path that cannot be written is said."""
         results = self.results()
+        if legend := self.redactor.legend("\n".join(results.curl_commands())):
+            results.notes.append(legend)
         for path, write in (
             (self.outputs.report, lambda p: write_report(results, p, base_url=self.upstream, redactor=self.redactor)),
             (self.outputs.junit, lambda p: write_junit(results, p, self.redactor)),
@@ -107,9 +109,7 @@ class ProxySession:
 
     # -- helpers ---------------------------------------------------------------------------------------------
     def _learn(self, forwarded: Forwarded) -> None:
-        for name, value in forwarded.request_headers:
-            if name.lower() == "authorization":
-                self.redactor.learn_authorization(value)
+        self.redactor.learn_exchange(forwarded.url, forwarded.request_headers, forwarded.response_headers)
 
     def _record(self, forwarded: Forwarded) -> None:
         if self.recorder is not None:
