@@ -1,0 +1,166 @@
+"""The redaction rules, each with a secret it must replace and a neighbour it must leave alone: credential and
+cookie headers, API-key and secret-named headers, secret-named query values, the documents' apiKey schemes, HAR
+cookies arrays, echoed values; and curl commands that still run once the variables are set."""
+
+from __future__ import annotations
+
+import subprocess
+from types import SimpleNamespace
+
+import pytest
+
+from evalmock.harness import redact
+from evalmock.harness.redact import MIN_ECHOED, Redactor, secret_header, secret_query
+
+SESSION = "sess-7f3a9c2e41b8"
+API_KEY = "ak-live-5d1e88f0c2"
+QUERY_KEY = "qk-31f0e9a7b6c5"
+
+
+def test_every_cookie_value_becomes_its_own_variable_and_the_names_stay() -> None:
+    redactor = Redactor()
+    assert (redactor.header("Cookie", f"session={SESSION}; theme=dark")
+            == "session=$EVALMOCK_COOKIE_SESSION; theme=$EVALMOCK_COOKIE_THEME")
+    assert redactor.header("Prefer", "code=503") == "code=503"
+
+
+def test_set_cookie_keeps_its_attributes_and_loses_its_value() -> None:
+    redactor = Redactor()
+    assert (redactor.header("set-cookie", f"session={SESSION}; Path=/; HttpOnly; SameSite=Lax")
+            == "session=$EVALMOCK_COOKIE_SESSION; Path=/; HttpOnly; SameSite=Lax")
+    assert redactor.header("Cache-Control", "no-store") == "no-store"
+
+
+def test_authorization_and_proxy_authorization_keep_their_scheme() -> None:
+    redactor = Redactor()
+    assert redactor.header("Authorization", "Bearer tok-abc") == "Bearer $EVALMOCK_TOKEN"
+    assert redactor.header("Proxy-Authorization", "Basic dXNlcjpwYXNz") == "Basic $EVALMOCK_PROXY_AUTHORIZATION"
+    assert redactor.header("WWW-Authenticate", 'Bearer realm="api"') == 'Bearer realm="api"'
+
+
+@pytest.mark.parametrize("name", ["X-Api-Key", "Api-Key", "X-Auth-Token", "X-Session-Id", "X-Client-Secret",
+                                  "X-Amz-Security-Token", "X-Signature"])
+def test_api_key_and_secret_named_headers_are_secrets(name: str) -> None:
+    assert secret_header(name)
+    redactor = Redactor()
+    variable = redactor.header(name, API_KEY)
+    assert variable.startswith("$EVALMOCK_") and API_KEY not in variable
+
+
+@pytest.mark.parametrize("name", ["X-Request-Id", "Content-Type", "Prefer", "Retry-After", "WWW-Authenticate",
+                                  "ratelimit-remaining", "Access-Control-Allow-Headers"])
+def test_ordinary_headers_are_not_secrets(name: str) -> None:
+    assert not secret_header(name)
+
+
+@pytest.mark.parametrize("name", ["api_key", "apiKey", "key", "access_token", "X-Amz-Signature", "sig", "sessionid",
+                                  "password", "client_secret", "id_token"])
+def test_query_parameters_whose_names_say_secret_are_secrets(name: str) -> None:
+    assert secret_query(name)
+    redactor = Redactor()
+    text = redactor.text(f"GET http://h/v1/x?limit=5&{name}={QUERY_KEY}&include=retired -> 200")
+    assert QUERY_KEY not in text
+    assert "limit=5&" in text and "&include=retired -> 200" in text
+
+
+@pytest.mark.parametrize("name", ["projectId", "limit", "cursor", "include", "kind", "evaluation_test_case_version"])
+def test_the_documents_query_parameters_are_not_secrets(name: str) -> None:
+    assert not secret_query(name)
+    assert Redactor().text(f"http://h/x?{name}=abcdefgh1234") == f"http://h/x?{name}=abcdefgh1234"
+
+
+def test_the_api_key_query_value_gets_the_variable_its_name_says() -> None:
+    redactor = Redactor()
+    assert redactor.url(f"http://h/x?api_key={QUERY_KEY}") == "http://h/x?api_key=$EVALMOCK_API_KEY"
+
+
+def test_a_query_value_is_found_percent_encoded_and_inside_html() -> None:
+    redactor = Redactor()
+    assert redactor.text("http://h/x?a=1&amp;token=s%2Bcret-value") == "http://h/x?a=1&amp;token=$EVALMOCK_TOKEN"
+    assert redactor.text("echo s+cret-value") == "echo $EVALMOCK_TOKEN"  # learned decoded, found as written
+
+
+def test_a_password_in_a_url_is_a_secret() -> None:
+    assert Redactor().text("http://me:hunter2-pass@h/x") == "http://me:$EVALMOCK_URL_PASSWORD@h/x"
+    assert Redactor().text("mailto me@h") == "mailto me@h"
+
+
+def test_headers_and_query_parameters_an_api_key_scheme_names_are_secrets(monkeypatch: pytest.MonkeyPatch) -> None:
+    schemes = {"gateway": {"type": "apiKey", "in": "header", "name": "X-Gateway"},
+               "partner": {"type": "apiKey", "in": "query", "name": "partner"},
+               "bearer": {"type": "http", "scheme": "bearer"}}
+    document = SimpleNamespace(spec={"components": {"securitySchemes": schemes}})
+    monkeypatch.setattr(redact, "APIS", {"x": document})
+    names = redact.scheme_names.__wrapped__()
+    assert names == (frozenset({"x-gateway"}), frozenset({"partner"}))
+    monkeypatch.setattr(redact, "scheme_names", lambda: names)
+    assert secret_header("X-Gateway") and secret_query("partner")
+    assert not secret_header("X-Gate") and not secret_query("partners-page")
+    assert Redactor().text("http://h/x?partner=p-123456789") == "http://h/x?partner=$EVALMOCK_PARTNER"
+
+
+def test_har_cookies_arrays_and_parameters_are_redacted_and_learned() -> None:
+    entry = {
+        "request": {"url": f"http://h/x?api_key={QUERY_KEY}&limit=5",
+                    "headers": [{"name": "cookie", "value": f"session={SESSION}"},
+                                {"name": "x-api-key", "value": API_KEY}, {"name": "accept", "value": "*/*"}],
+                    "cookies": [{"name": "session", "value": SESSION, "httpOnly": True}],
+                    "queryString": [{"name": "api_key", "value": QUERY_KEY}, {"name": "limit", "value": "5"}]},
+        "response": {"headers": [{"name": "set-cookie", "value": "next=rotated-0123456789; Path=/"}],
+                     "cookies": [{"name": "next", "value": "rotated-0123456789", "path": "/"}],
+                     "content": {"text": f'{{"message": "bad key {API_KEY}"}}'}},
+    }
+    redactor = Redactor()
+    redactor.learn_har_entry(entry)
+    redacted = str(redactor.har_entry(entry))
+    for secret in (SESSION, API_KEY, QUERY_KEY, "rotated-0123456789"):
+        assert secret not in redacted
+    assert "'httpOnly': True" in redacted and "'path': '/'" in redacted and "'value': '5'" in redacted
+    assert "bad key $EVALMOCK_X_API_KEY" in redacted
+
+
+def test_a_learned_value_echoed_anywhere_is_replaced_but_a_short_one_only_where_it_stands() -> None:
+    redactor = Redactor()
+    redactor.learn_exchange(f"http://h/x?api_key={QUERY_KEY}", {"cookie": f"session={SESSION}; theme=dark"},
+                            {"set-cookie": "seen=rotated-0123456789"})
+    assert redactor.text(f"requestId {SESSION}, key {QUERY_KEY}, next rotated-0123456789") == (
+        "requestId $EVALMOCK_COOKIE_SESSION, key $EVALMOCK_API_KEY, next $EVALMOCK_COOKIE_SEEN")
+    assert len("dark") < MIN_ECHOED
+    assert redactor.text("a dark theme") == "a dark theme"  # too short to hunt for: it would match ordinary words
+    assert redactor.header("Cookie", "theme=dark") == "theme=$EVALMOCK_COOKIE_THEME"
+
+
+def test_values_already_redacted_stay_as_they_are() -> None:
+    redactor = Redactor()
+    assert redactor.header("Cookie", "session=$EVALMOCK_COOKIE_SESSION") == "session=$EVALMOCK_COOKIE_SESSION"
+    assert redactor.url("http://h/x?api_key=$EVALMOCK_API_KEY") == "http://h/x?api_key=$EVALMOCK_API_KEY"
+    assert "EVALMOCK_COOKIE_SESSION (the cookie session)" in (redactor.legend("$EVALMOCK_COOKIE_SESSION") or "")
+
+
+def test_one_value_met_in_two_places_is_one_variable_and_two_values_of_one_name_are_two() -> None:
+    redactor = Redactor()
+    redactor.learn_exchange(f"http://h/x?api_key={API_KEY}", {"x-api-key": API_KEY})
+    assert redactor.header("X-Api-Key", API_KEY) == "$EVALMOCK_API_KEY"
+    assert redactor.header("X-Api-Key", "ak-other-99887766") == "$EVALMOCK_X_API_KEY"
+    assert redactor.url("http://h/x?api_key=ak-third-11223344") == "http://h/x?api_key=$EVALMOCK_API_KEY_2"
+
+
+def test_the_curl_command_runs_with_the_secrets_once_the_variables_are_set() -> None:
+    redactor = Redactor("tok-123456")
+    curl = redactor.curl("GET", f"http://h/v1/x?limit=5&api_key={QUERY_KEY}",
+                         {"Authorization": "Bearer tok-123456", "Cookie": f"session={SESSION}; theme=dark",
+                          "X-Api-Key": API_KEY, "X-Echo": f"{SESSION}_tail", "Prefer": "code=503 $HOME"})
+    for secret in (QUERY_KEY, SESSION, API_KEY, "tok-123456"):
+        assert secret not in curl
+    legend = redactor.legend(curl) or ""
+    for variable in ("EVALMOCK_API_KEY", "EVALMOCK_COOKIE_SESSION", "EVALMOCK_COOKIE_THEME", "EVALMOCK_X_API_KEY",
+                     "EVALMOCK_TOKEN"):
+        assert variable in legend
+    environment = {"EVALMOCK_TOKEN": "tok-123456", "EVALMOCK_API_KEY": QUERY_KEY, "EVALMOCK_COOKIE_SESSION": SESSION,
+                   "EVALMOCK_COOKIE_THEME": "dark", "EVALMOCK_X_API_KEY": API_KEY, "HOME": "/nowhere"}
+    # The command as the shell runs it, with printf in curl's place to show each argument it would get.
+    shown = subprocess.run(["sh", "-c", curl.replace("curl", "printf '%s\\n'", 1)], env=environment,
+                           capture_output=True, text=True, check=True).stdout.splitlines()
+    assert shown == ["-sS", "-i", f"http://h/v1/x?limit=5&api_key={QUERY_KEY}",
+                     "-H", "Authorization: Bearer tok-123456", "-H", f"Cookie: session={SESSION}; theme=dark",
+                     "-H", f"X-Api-Key: {API_KEY}", "-H", f"X-Echo: {SESSION}_tail", "-H", "Prefer: code=503 $HOME"]
