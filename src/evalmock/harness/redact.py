@@ -105,7 +105,7 @@ class Redactor:
                 self._add(secret, variable, meaning, echoed=True)
 
     # -- learning --------------------------------------------------------------------------------------------
-    def learn(self, secret: str, variable: str = TOKEN_VARIABLE, meaning: str = "a bearer token") -> str:
+    def learn(self, secret: str, variable: str = TOKEN_VARIABLE, meaning: str = "a bearer token met in the traffic") -> str:
         """Keep `secret` out of every output from now on; returns the variable that stands for it: `variable` if
         free, else the same with _2, _3, ... A secret already known keeps its variable."""
         if not secret:
