@@ -98,15 +98,16 @@ class CheckItem(pytest.Item):
         from evalmock.harness.results import OFF
 
         results = self.session_audit.results
+        redact = self.session_audit.audit.redactor.text  # again, for any secret learned after a finding was kept
         tally = results.tallies[(self.api, self.check)]
         mine = [f for f in results.findings if f.check is tally.check]
         if tally.outcome == FAILED:
-            pytest.fail("\n\n".join(finding_text(f) for f in mine if f.outcome == FAILED), pytrace=False)
+            pytest.fail(redact("\n\n".join(finding_text(f) for f in mine if f.outcome == FAILED)), pytrace=False)
         if tally.outcome == WARNED:
             for finding in (f for f in mine if f.outcome == WARNED):
-                warnings.warn(EvalmockWarning(f"{self.check}: {finding_text(finding)}"), stacklevel=1)
+                warnings.warn(EvalmockWarning(redact(f"{self.check}: {finding_text(finding)}")), stacklevel=1)
         elif tally.outcome == SKIPPED:
-            pytest.skip("; ".join(f.title for f in mine if f.outcome == SKIPPED) or "nothing to check")
+            pytest.skip(redact("; ".join(f.title for f in mine if f.outcome == SKIPPED)) or "nothing to check")
         elif tally.outcome == OFF:
             pytest.skip(f"a {tally.check.level} rule: off in profile {results.policy.profile}")
 

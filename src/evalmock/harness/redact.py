@@ -19,6 +19,7 @@ TOKEN_VARIABLE = "$EVALMOCK_TOKEN"
 SECOND_TOKEN_VARIABLE = "$EVALMOCK_SECOND_TOKEN"
 EXPIRED_TOKEN_VARIABLE = "$EVALMOCK_EXPIRED_TOKEN"
 REVOKED_TOKEN_VARIABLE = "$EVALMOCK_REVOKED_TOKEN"
+LEARNED_TOKEN = "a bearer token met in the traffic"
 
 # A value met in traffic this short is replaced where it stands, but not searched for in other text: it would match
 # ordinary words and numbers there.
@@ -105,7 +106,7 @@ class Redactor:
                 self._add(secret, variable, meaning, echoed=True)
 
     # -- learning --------------------------------------------------------------------------------------------
-    def learn(self, secret: str, variable: str = TOKEN_VARIABLE, meaning: str = "a bearer token met in the traffic") -> str:
+    def learn(self, secret: str, variable: str = TOKEN_VARIABLE, meaning: str = LEARNED_TOKEN) -> str:
         """Keep `secret` out of every output from now on; returns the variable that stands for it: `variable` if
         free, else the same with _2, _3, ... A secret already known keeps its variable."""
         if not secret:
