@@ -63,6 +63,7 @@ def scheme_names() -> tuple[frozenset[str], frozenset[str]]:
     return frozenset(headers), frozenset(queries)
 
 
+@functools.lru_cache(maxsize=4096)  # the same few names on every exchange
 def secret_header(name: str) -> bool:
     """Whether a header's value is a secret: the credential and cookie headers, any header an apiKey scheme of the
     documents names, and any header whose name says secret."""
@@ -72,6 +73,7 @@ def secret_header(name: str) -> bool:
     return lowered not in PUBLIC_HEADERS and says_secret(name)
 
 
+@functools.lru_cache(maxsize=4096)
 def secret_query(name: str) -> bool:
     """Whether a query parameter's value is a secret: one an apiKey scheme names, or one whose name says secret."""
     name = unquote(name)
@@ -253,7 +255,7 @@ class Redactor:
 
     def _query_pair(self, match: re.Match[str]) -> str:
         name, value = match.groups()
-        if not value or _VARIABLE.fullmatch(value) or not secret_query(name):
+        if not value or not secret_query(name) or _VARIABLE.fullmatch(value):
             return match.group()
         variable = self.learn(unquote(value), _variable_name(unquote(name)), f"the query parameter {unquote(name)}")
         self._variables.setdefault(value, variable)  # as written, percent-encoded
