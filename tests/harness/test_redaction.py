@@ -134,6 +134,12 @@ def test_a_learned_value_echoed_anywhere_is_replaced_but_a_short_one_only_where_
     assert redactor.header("Cookie", "theme=dark") == "theme=$EVALMOCK_COOKIE_THEME"
 
 
+def test_a_short_secret_named_token_is_not_hunted_in_other_text() -> None:
+    redactor = Redactor()
+    assert redactor.text("http://h/x?token=1&limit=1") == "http://h/x?token=$EVALMOCK_TOKEN&limit=1"
+    assert redactor.text("limit=1, 1 case") == "limit=1, 1 case"
+
+
 def test_values_already_redacted_stay_as_they_are() -> None:
     redactor = Redactor()
     assert redactor.header("Cookie", "session=$EVALMOCK_COOKIE_SESSION") == "session=$EVALMOCK_COOKIE_SESSION"

@@ -108,9 +108,11 @@ class Redactor:
                 self._add(secret, variable, meaning, echoed=True)
 
     # -- learning --------------------------------------------------------------------------------------------
-    def learn(self, secret: str, variable: str = TOKEN_VARIABLE, meaning: str = LEARNED_TOKEN) -> str:
+    def learn(self, secret: str, variable: str = TOKEN_VARIABLE, meaning: str = LEARNED_TOKEN, *,
+              any_length: bool = True) -> str:
         """Keep `secret` out of every output from now on; returns the variable that stands for it: `variable` if
-        free, else the same with _2, _3, ... A secret already known keeps its variable."""
+        free, else the same with _2, _3, ... A secret already known keeps its variable. Without `any_length` (a
+        value met in traffic), one shorter than MIN_ECHOED is replaced only where it stands."""
         if not secret:
             return ""
         if _VARIABLE.fullmatch(secret):  # already redacted (a HAR that evalmock wrote)
@@ -125,8 +127,7 @@ class Redactor:
             while chosen in taken:
                 number += 1
                 chosen = f"{variable}_{number}"
-            # A token stays a whole-text secret at any length, as given; a value met in traffic only when long enough.
-            self._add(secret, chosen, meaning, echoed=variable == TOKEN_VARIABLE or len(secret) >= MIN_ECHOED)
+            self._add(secret, chosen, meaning, echoed=any_length or len(secret) >= MIN_ECHOED)
             return chosen
 
     def learn_authorization(self, value: str, header: str = "authorization") -> str:
@@ -142,7 +143,7 @@ class Redactor:
 
     def learn_cookie(self, name: str, value: str) -> str:
         """Learn one cookie's value; returns the variable that stands for it."""
-        return self.learn(value, _variable_name("cookie", name), f"the cookie {name}")
+        return self.learn(value, _variable_name("cookie", name), f"the cookie {name}", any_length=False)
 
     def learn_exchange(
         self,
@@ -169,7 +170,7 @@ class Redactor:
                       *_har_pairs((request.get("postData") or {}).get("params"))]
         for name, value in parameters:
             if secret_query(name):
-                self.learn(value, _variable_name(name), f"the query parameter {name}")
+                self.learn(value, _variable_name(name), f"the query parameter {name}", any_length=False)
 
     def _add(self, secret: str, variable: str, meaning: str, *, echoed: bool) -> None:
         self._meanings.setdefault(variable, meaning)
@@ -209,7 +210,7 @@ class Redactor:
             first, semicolon, attributes = value.partition(";")
             return self._cookie(first) + semicolon + self.text(attributes)
         if secret_header(name):
-            return self.learn(value.strip(), _variable_name(name), f"the header {_title(name)}")
+            return self.learn(value.strip(), _variable_name(name), f"the header {_title(name)}", any_length=False)
         return self.text(value)
 
     def headers(self, headers: Mapping[str, str]) -> dict[str, str]:
@@ -250,14 +251,15 @@ class Redactor:
     def _cookie(self, pair: str) -> str:
         name, equals, value = pair.strip().partition("=")
         if not equals:  # a bare value, no name
-            return self.learn(name, "$EVALMOCK_COOKIE", "a cookie without a name")
+            return self.learn(name, "$EVALMOCK_COOKIE", "a cookie without a name", any_length=False)
         return f"{name}={self.learn_cookie(name, value.strip())}" if value.strip() else f"{name}="
 
     def _query_pair(self, match: re.Match[str]) -> str:
         name, value = match.groups()
         if not value or not secret_query(name) or _VARIABLE.fullmatch(value):
             return match.group()
-        variable = self.learn(unquote(value), _variable_name(unquote(name)), f"the query parameter {unquote(name)}")
+        plain = unquote(name)
+        variable = self.learn(unquote(value), _variable_name(plain), f"the query parameter {plain}", any_length=False)
         self._variables.setdefault(value, variable)  # as written, percent-encoded
         return f"{name}={variable}"
 
@@ -265,7 +267,8 @@ class Redactor:
         user, password = match.groups()
         if _VARIABLE.fullmatch(password):
             return match.group()
-        return f"{user}:{self.learn(unquote(password), '$EVALMOCK_URL_PASSWORD', 'the password in a URL')}"
+        variable = self.learn(unquote(password), "$EVALMOCK_URL_PASSWORD", "the password in a URL", any_length=False)
+        return f"{user}:{variable}"
 
     def _quote(self, value: str) -> str:
         if "$EVALMOCK_" not in value:
@@ -342,7 +345,7 @@ def _har_record(record: Any, redactor: Redactor, key: str) -> Any:
     elif key == "cookies":
         redacted = redactor.learn_cookie(name, value) if value else value
     elif secret_query(name) and value and not _VARIABLE.fullmatch(value):
-        redacted = redactor.learn(value, _variable_name(name), f"the query parameter {name}")
+        redacted = redactor.learn(value, _variable_name(name), f"the query parameter {name}", any_length=False)
     else:
         redacted = redactor.text(value)
     return {**_har_value(record, redactor, None), "value": redacted}
