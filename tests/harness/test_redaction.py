@@ -29,6 +29,9 @@ def test_set_cookie_keeps_its_attributes_and_loses_its_value() -> None:
     assert (redactor.header("set-cookie", f"session={SESSION}; Path=/; HttpOnly; SameSite=Lax")
             == "session=$EVALMOCK_COOKIE_SESSION; Path=/; HttpOnly; SameSite=Lax")
     assert redactor.header("Cache-Control", "no-store") == "no-store"
+    # As Chromium's HAR holds two Set-Cookie headers: one value, a line each.
+    assert (redactor.header("Set-Cookie", f"a={SESSION}; Path=/\nb=second-value-1234; Secure")
+            == "a=$EVALMOCK_COOKIE_A; Path=/\nb=$EVALMOCK_COOKIE_B; Secure")
 
 
 def test_authorization_and_proxy_authorization_keep_their_scheme() -> None:

@@ -206,9 +206,8 @@ class Redactor:
             return self.learn_authorization(value, lowered)
         if lowered == "cookie":
             return "; ".join(self._cookie(part) for part in value.split(";") if part.strip())
-        if lowered == "set-cookie":
-            first, semicolon, attributes = value.partition(";")
-            return self._cookie(first) + semicolon + self.text(attributes)
+        if lowered == "set-cookie":  # browsers' HARs join several into one value, a line each
+            return "\n".join(self._set_cookie(line) for line in value.split("\n"))
         if secret_header(name):
             return self.learn(value.strip(), _variable_name(name), f"the header {_title(name)}", any_length=False)
         return self.text(value)
@@ -253,6 +252,10 @@ class Redactor:
         if not equals:  # a bare value, no name
             return self.learn(name, "$EVALMOCK_COOKIE", "a cookie without a name", any_length=False)
         return f"{name}={self.learn_cookie(name, value.strip())}" if value.strip() else f"{name}="
+
+    def _set_cookie(self, line: str) -> str:
+        first, semicolon, attributes = line.partition(";")
+        return self._cookie(first) + semicolon + self.text(attributes)
 
     def _query_pair(self, match: re.Match[str]) -> str:
         name, value = match.groups()

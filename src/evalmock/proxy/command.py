@@ -63,7 +63,7 @@ def banner(args: argparse.Namespace, session: ProxySession) -> str:
     ]
     if session.outputs.paths:
         lines.append(f"  {', '.join(session.outputs.paths)}: written on Ctrl-C, and on `kill -USR1 <pid>`")
-    return "\n".join(lines)
+    return session.redactor.text("\n".join(lines))  # an upstream URL may carry a key or a password
 
 
 def run_proxy(args: argparse.Namespace) -> int:
