@@ -30,7 +30,7 @@ def test_set_cookie_keeps_its_attributes_and_loses_its_value() -> None:
             == "session=$EVALMOCK_COOKIE_SESSION; Path=/; HttpOnly; SameSite=Lax")
     assert redactor.header("Cache-Control", "no-store") == "no-store"
     # As Chromium's HAR holds two Set-Cookie headers: one value, a line each.
-    assert (redactor.header("Set-Cookie", f"a={SESSION}; Path=/\nb=second-value-1234; Secure")
+    assert (redactor.header("Set-Cookie", "a=first-value-5678; Path=/\nb=second-value-1234; Secure")
             == "a=$EVALMOCK_COOKIE_A; Path=/\nb=$EVALMOCK_COOKIE_B; Secure")
 
 
