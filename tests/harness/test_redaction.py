@@ -143,6 +143,13 @@ def test_a_short_secret_named_token_is_not_hunted_in_other_text() -> None:
     assert redactor.text("limit=1, 1 case") == "limit=1, 1 case"
 
 
+def test_a_short_bearer_token_met_in_traffic_is_replaced_where_it_stands() -> None:
+    redactor = Redactor()
+    assert redactor.header("Authorization", "Bearer 1") == "Bearer $EVALMOCK_TOKEN"
+    assert redactor.text("limit=1") == "limit=1"
+    assert Redactor("1").text("limit=1") == "limit=$EVALMOCK_TOKEN"  # a token given is hunted at any length
+
+
 def test_values_already_redacted_stay_as_they_are() -> None:
     redactor = Redactor()
     assert redactor.header("Cookie", "session=$EVALMOCK_COOKIE_SESSION") == "session=$EVALMOCK_COOKIE_SESSION"

@@ -136,9 +136,10 @@ class Redactor:
         scheme, _, credentials = value.strip().partition(" ")
         secret = credentials.strip() or scheme
         if header.lower() == "authorization":
-            variable = self.learn(secret)
+            variable = self.learn(secret, any_length=False)
         else:
-            variable = self.learn(secret, _variable_name(header), f"the credentials of {_title(header)}")
+            variable = self.learn(secret, _variable_name(header), f"the credentials of {_title(header)}",
+                                  any_length=False)
         return f"{scheme} {variable}" if credentials.strip() else variable
 
     def learn_cookie(self, name: str, value: str) -> str:
