@@ -10,7 +10,12 @@ from types import SimpleNamespace
 import pytest
 
 from evalmock.harness import redact
+from evalmock.harness.policy import Policy
 from evalmock.harness.redact import MIN_ECHOED, Redactor, secret_header, secret_query
+from evalmock.harness.response_judge import ResponseJudge
+from evalmock.harness.results import Results
+
+from .builders import error
 
 SESSION = "sess-7f3a9c2e41b8"
 API_KEY = "ak-live-5d1e88f0c2"
@@ -184,3 +189,17 @@ def test_the_curl_command_runs_with_the_secrets_once_the_variables_are_set() -> 
     assert shown == ["-sS", "-i", f"http://h/v1/x?limit=5&api_key={QUERY_KEY}",
                      "-H", "Authorization: Bearer tok-123456", "-H", f"Cookie: session={SESSION}; theme=dark",
                      "-H", f"X-Api-Key: {API_KEY}", "-H", f"X-Echo: {SESSION}_tail", "-H", "Prefer: code=503 $HOME"]
+
+
+def test_a_judge_learns_an_answer_s_set_cookie_before_any_check_quotes_it() -> None:
+    """The live audit's path: the service sets a cookie and echoes it; the breach quotes it as its variable."""
+    rotated = "srv-set-0a1b2c3d4e5f"
+    exchange = error(400, "bad-input", request_id=rotated, header="rid-1",
+                     headers={"set-cookie": f"sid={rotated}; Path=/; HttpOnly"})
+    results = Results(Policy(), ("test-set",))
+    redactor = Redactor()
+    breaches = ResponseJudge("test-set", results, redactor).judge(exchange)
+
+    [breach] = [b for b in breaches if b.check.name == "request_id_header_is_the_envelope_s"]
+    assert rotated not in breach.example.message + (breach.example.value or "")
+    assert "$EVALMOCK_COOKIE_SID" in breach.example.message
