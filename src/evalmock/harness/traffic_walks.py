@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import sys
 from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -51,7 +52,7 @@ class WalkBounds:
             raise ValueError("walk bounds must be at least 1")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class ListKey:
     """The list a walk reads (agent and project, the project in lower case) and its filters."""
 
@@ -96,7 +97,10 @@ def list_key(exchange: Exchange) -> ListKey | None:
     query = exchange.query
     if parameters is None or "projectId" not in query or exchange.ambiguous(*_ONCE):
         return None
-    return ListKey(parameters["agentId"], query["projectId"].lower(), query.get("include"), query.get("kind"))
+    # Interned: every walk of one list shares the strings.
+    include, kind = query.get("include"), query.get("kind")
+    return ListKey(sys.intern(parameters["agentId"]), sys.intern(query["projectId"].lower()),
+                   include if include is None else sys.intern(include), kind if kind is None else sys.intern(kind))
 
 
 class TrafficWalks:

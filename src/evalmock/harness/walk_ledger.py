@@ -4,7 +4,7 @@ last dated case of each page, small enough to hold thousands of walks at once.""
 from __future__ import annotations
 
 from array import array
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -16,7 +16,7 @@ def id_key(case_id: Any) -> int:
     return hash(case_id if isinstance(case_id, str) else repr(case_id))
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Dated:
     """A case with an addedAt that reads as a date-time: its id and its addedAt as sent."""
 
@@ -28,14 +28,13 @@ class Dated:
         return instant(self.added_at)
 
 
-def last_dated(cases: Iterable[Mapping[str, Any]]) -> Dated | None:
+def last_dated(cases: Sequence[Mapping[str, Any]]) -> Dated | None:
     """The last case of a page whose addedAt is a date-time (what the next page's first case is compared with)."""
-    found = None
-    for case in cases:
+    for case in reversed(cases):
         added = case.get("addedAt")
         if instant(added) is not None:
-            found = Dated(case.get("id"), added)
-    return found
+            return Dated(case.get("id"), added)
+    return None
 
 
 class PageMark:
