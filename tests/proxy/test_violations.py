@@ -101,7 +101,7 @@ def test_a_schema_failure_says_which_property_and_where(audited: Audited, broken
     url = operation("test-set").url_path(agentId="without-run-id") + f"?projectId={PROJECT}"
     proxied = httpx.get(audited.proxy.base_url + url, headers={"Authorization": f"Bearer {SECRET}"})
     [member] = [m for m in proxied.headers[HEADER].split(", ") if m.startswith("response_schema_conformance;")]
-    assert member.endswith(';at="/data/1";reason="\\"runId\\" is a required property"')
+    assert member.endswith(';at="/data/1";reason="Response violates schema: \\"runId\\" is a required property"')
     [line] = [line for line in audited.proxy.lines() if "response_schema_conformance" in line and url in line]
     assert line.endswith('-> 200: Response violates schema: "runId" is a required property (at /data/1)')
 

@@ -64,9 +64,9 @@ def why(message: str) -> tuple[str, str]:
 
 
 def short_reason(message: str) -> str:
-    """The header's reason: the schema's detail when there is one, else the breach's first line."""
+    """The header's reason: what broke and why, as the console line says it (shortened by the caller)."""
     title, reason = why(message)
-    return reason if reason and not reason.startswith("expected ") else title
+    return f"{title}: {reason}" if reason else title
 
 
 def live_line(breach: Breach, method: str, url: str, status: int, redactor: Redactor) -> str:
