@@ -112,10 +112,12 @@ class TrafficWalks:
         self.targets = targets or Targets()
         self.bounds = bounds or WalkBounds()
         self.walks: OrderedDict[int, OpenWalk] = OrderedDict()  # least recently used first
-        # (caller, cursor) hashed -> the walk and the page that gave the cursor; a service whose cursors are the same
-        # for everyone (an offset) gives each caller's walks their own entries.
+        # A cursor's key -> the walk and the page that gave it. The key is of the caller and the cursor, so that a
+        # service whose cursors are the same for everyone (an offset) gives each caller's walks their own; of the
+        # cursor alone when the targets say cursors are sealed (each is then its caller's), so that another
+        # caller's replay is found.
         self.cursors: dict[int, tuple[int, PageMark]] = {}
-        self.givers: dict[int, bytes] = {}  # a cursor's hash -> the last caller it was given to (sealed runtimes)
+        self.sealed = self.targets.sealed_cursors is True
         self.pages = 0  # held over all open walks
         self._next_id = 0
         self.once = find_check("walk_yields_every_case_once", "test-set")
@@ -134,10 +136,7 @@ class TrafficWalks:
         if not cursor:
             return self._first_page(exchange, key)
         caller = caller_of(exchange)
-        found = self.cursors.get(hash((caller, cursor)))
-        if found is None and self.targets.sealed_cursors is True:
-            giver = self.givers.get(hash(cursor))
-            found = self.cursors.get(hash((giver, cursor))) if giver is not None else None
+        found = self.cursors.get(self._key(caller, cursor))
         if found is None:  # a cursor the traffic never gave (a walk begun before, or a made-up one)
             return []
         walk_id, mark = found
@@ -157,7 +156,7 @@ class TrafficWalks:
             return []
         walk = OpenWalk(caller_of(exchange), key)
         walk_id, self._next_id = self._next_id, self._next_id + 1
-        return self._add(exchange, walk_id, walk, body, [])
+        return self._add(exchange, walk_id, walk, body, _cases(body), [])
 
     def _continues(self, exchange: Exchange, walk_id: int, walk: OpenWalk, mark: PageMark,
                    body: dict[str, Any]) -> list[Breach]:
@@ -172,21 +171,19 @@ class TrafficWalks:
         cases = _cases(body)
         self._apply(broken, self.once, exchange,
                     lambda: assert_page_continues(walk.ledger, cases, exchange, requested_limit(exchange)))
-        return self._add(exchange, walk_id, walk, body, broken)
+        return self._add(exchange, walk_id, walk, body, cases, broken)
 
     def _add(self, exchange: Exchange, walk_id: int, walk: OpenWalk, body: dict[str, Any],
-             broken: list[Breach]) -> list[Breach]:
+             cases: list[dict[str, Any]], broken: list[Breach]) -> list[Breach]:
         """Hold the page in its walk; at the walk's last page, judge the whole walk and let it go."""
         cursor = body.get("nextCursor")
         has_more = body.get("hasMore") is True and isinstance(cursor, str) and bool(cursor)
-        mark = PageMark(_cases(body), requested_limit(exchange), hash((walk.caller, cursor)) if has_more else 0)
+        mark = PageMark(cases, requested_limit(exchange), self._key(walk.caller, cursor) if has_more else 0)
         if has_more:
             walk.ledger.add(mark)
             self.walks[walk_id] = walk
             self.walks.move_to_end(walk_id)
             self.cursors[mark.cursor] = (walk_id, mark)
-            if self.targets.sealed_cursors is True:
-                self.givers[hash(cursor)] = walk.caller
             self.pages += 1
             self._bound(walk_id)
             return broken
@@ -198,6 +195,9 @@ class TrafficWalks:
             self._apply(broken, self.once, exchange,
                         lambda: assert_lists_every_active_case(walk.ledger, active, exchange))
         return broken
+
+    def _key(self, caller: bytes, cursor: str) -> int:
+        return hash(cursor) if self.sealed else hash((caller, cursor))
 
     def _active_cases(self, key: ListKey) -> int | None:
         """What the targets say the project holds, for a walk without filters (the count is of active cases)."""
@@ -212,7 +212,7 @@ class TrafficWalks:
     def _elsewhere(self, exchange: Exchange, walk: OpenWalk, key: ListKey, caller: bytes) -> list[Breach]:
         """A cursor sent back for another list, with other filters or by another caller: a runtime that seals
         cursors refuses it (the targets say whether this one does); any other may answer as it likes."""
-        if self.targets.sealed_cursors is not True or exchange.status not in (200, 400):
+        if not self.sealed or exchange.status not in (200, 400):
             return []  # another status is refused for another reason (a token, an agent, a busy database)
         broken: list[Breach] = []
         given = walk.key
