@@ -188,7 +188,8 @@ def follow(pages: tuple[dict[str, Any], ...], exchanges: tuple[Exchange, ...], l
 ))
 def walk_yields_every_case_once(s: Scenario) -> None:
     """Two walks from the first page, with limit 100 and 37, each list no case twice and newest first, and list
-    the same cases (as many as the targets' active_cases, when stated)."""
+    the same cases (as many as the targets' active_cases, when stated). Walks followed in traffic (the proxy,
+    --har) are judged page by page by the same rules."""
     project = s.project()
     walks = {limit: s.walk(project, limit=limit) for limit in WALK_LIMITS}
     ledgers = {limit: follow(walk.pages, walk.exchanges, limit) for limit, walk in walks.items()}
@@ -210,7 +211,8 @@ def walk_yields_every_case_once(s: Scenario) -> None:
     _AS_IT_CAME,
 ))
 def page_after_has_more_is_not_empty(s: Scenario) -> None:
-    """In a walk, every page that follows a page with hasMore: true lists at least one case."""
+    """In a walk, every page that follows a page with hasMore: true lists at least one case (in walks followed in
+    traffic too)."""
     project = s.project()
     walk = s.walk(project, limit=WALK_LIMITS[0])
     for index, page_body in enumerate(walk.pages[:-1]):
