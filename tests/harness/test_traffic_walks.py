@@ -6,15 +6,18 @@ from __future__ import annotations
 
 import dataclasses
 import pickle
+from pathlib import Path
 from typing import Any
 
 from evalmock.contract.targets import ProjectTarget, Targets
 from evalmock.harness.exchange import Exchange
+from evalmock.harness.har import audit_har
 from evalmock.harness.policy import FAILED, WARNED, Policy
 from evalmock.harness.traffic_audit import TrafficAudit
 from evalmock.harness.traffic_walks import WalkBounds, caller_of
 
 from .builders import PROJECT, error, hand_case, page
+from .test_har import entry, write_har
 
 TOKEN = "tr4ffic-Walk-Token-0017"
 OTHER = "an0ther-Caller-Token-0017"
@@ -156,3 +159,16 @@ def test_walk_state_holds_no_credential_and_no_case_body() -> None:
     state = pickle.dumps((traffic.walks.walks, traffic.walks.cursors))  # type: ignore[union-attr]
     assert TOKEN.encode() not in state and b"case-001" not in state and b"runId" not in state
     assert caller_of(listed([])) != caller_of(listed([], token=OTHER))
+
+
+def test_a_har_is_walked_in_time_order_whatever_the_order_of_its_entries(tmp_path: Path) -> None:
+    first, second = listed(range(3), next_cursor="c1"), listed(range(2, 5), cursor="c1")
+    entries = []
+    for exchange, started in ((second, "2026-11-30T10:00:02.000Z"), (first, "2026-11-30T10:00:01.000Z")):
+        recorded = entry(exchange)
+        recorded["startedDateTime"] = started
+        entries.append(recorded)
+    traffic = audit()
+    audit_har(write_har(tmp_path / "walk.har", entries), traffic)
+    [finding] = traffic.snapshot().failures
+    assert finding.check.name == "walk_yields_every_case_once" and "case-002' came back twice" in finding.title
