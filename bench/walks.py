@@ -178,11 +178,13 @@ def overhead(python: str, baseline: str, seconds: int, rounds: int) -> dict[str,
 
 
 def _baseline_source(revision: str) -> Path:
-    """The baseline revision's `src/` tree, exported with `git archive` into bench/results (git-ignored)."""
+    """The baseline revision's package with its documents and fixtures (a checkout, as evalmock finds them),
+    exported with `git archive` into bench/results (git-ignored)."""
     folder = lib.RESULTS / "baseline" / revision
-    if not (folder / "src" / "evalmock").exists():
+    if not (folder / "pyproject.toml").exists():
         folder.mkdir(parents=True, exist_ok=True)
-        archive = subprocess.run(["git", "archive", revision, "src"], cwd=lib.ROOT, capture_output=True, check=True)
+        archive = subprocess.run(["git", "archive", revision, "pyproject.toml", "src", "openapi", "fixtures"],
+                                 cwd=lib.ROOT, capture_output=True, check=True)
         subprocess.run(["tar", "-x", "-C", str(folder)], input=archive.stdout, check=True)
     return folder / "src"
 
