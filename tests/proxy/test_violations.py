@@ -20,7 +20,7 @@ from evalmock.harness.har import audit_har
 from evalmock.harness.report import print_summary
 from evalmock.harness.results import Results, Verdict
 from evalmock.harness.traffic_audit import TrafficAudit
-from evalmock.proxy.violations import HEADER
+from evalmock.proxy.violations import HEADER, why
 from harness.builders import PROJECT, TEST_CASE
 
 from .conftest import ProxyFactory, RunningProxy
@@ -159,3 +159,14 @@ def test_the_summary_keeps_the_token_out(audited: Audited) -> None:
     summary = io.StringIO()
     print_summary(audited.proxy.session.results(), audited.proxy.session.redactor, summary)
     assert "VIOLATIONS" in summary.getvalue() and SECRET not in summary.getvalue()
+
+
+def test_the_reason_is_the_schema_s_detail_or_what_was_expected_and_received() -> None:
+    assert why('Response violates schema\n"runId" is a required property') == (
+        "Response violates schema", '"runId" is a required property')
+    assert why("a page holds more cases than the limit\nexpected: <= 3\nreceived: 4") == (
+        "a page holds more cases than the limit", "expected <= 3, received 4")
+    # A received body that goes on over several lines is not taken for a detail.
+    assert why('not refused\nexpected: 400 bad-input\nreceived: 200 {\n  "data": []\n}') == (
+        "not refused", "expected 400 bad-input, received 200 {")
+    assert why("Server error") == ("Server error", "")

@@ -56,11 +56,12 @@ def why(message: str) -> tuple[str, str]:
     """A breach's message as its first line and the reason it gives: the detail a schema failure states (`"runId" is
     a required property`), else what was expected and received."""
     title, *rest = message.split("\n")
-    parts = dict(line.split(": ", 1) for line in rest if line.startswith(("expected: ", "received: ")))
-    details = [line for line in rest if line.strip() and not line.startswith(("expected: ", "received: "))]
+    labelled = [n for n, line in enumerate(rest) if line.startswith(("expected: ", "received: "))]
+    details = [line.strip() for line in rest[: labelled[0] if labelled else len(rest)] if line.strip()]
     if details:
-        return title, details[0].strip()
-    return title, ", ".join(f"{key} {value}" for key, value in parts.items())
+        return title, details[0]
+    # Only the labelled lines themselves: a received body may go on over several lines.
+    return title, ", ".join(" ".join(rest[n].split(": ", 1)) for n in labelled)
 
 
 def short_reason(message: str) -> str:
