@@ -51,18 +51,19 @@ def _targets(folder: Path) -> Path:
     return path
 
 
-def _walk(app: str, proxy: str, agent: str) -> list[dict[str, Any]]:
+def _walk(chromium: Any, app: str, proxy: str, agent: str) -> list[dict[str, Any]]:
     """Open the list page and press "Load more" until the list ends (bounded: a restarting service ends too)."""
     query = urlencode({"api": proxy, "agent": agent, "project": PROJECT, "token": TOKEN, "limit": LIMIT})
-    with launched_chromium() as chromium:
-        page = chromium.new_page()
-        page.goto(f"{app}/?{query}")
-        for loaded in range(1, 12):
-            page.click("#more")
-            page.wait_for_function(f"window.pages.length === {loaded}")
-            if page.evaluate("window.done"):
-                break
-        return page.evaluate("window.pages")
+    page = chromium.new_page()
+    page.goto(f"{app}/?{query}")
+    for loaded in range(1, 12):
+        page.click("#more")
+        page.wait_for_function(f"window.pages.length === {loaded}")
+        if page.evaluate("window.done"):
+            break
+    pages = page.evaluate("window.pages")
+    page.close()
+    return pages
 
 
 @pytest.fixture(scope="module")
@@ -71,8 +72,8 @@ def walked(proxy_for: ProxyFactory, tmp_path_factory: pytest.TempPathFactory) ->
     targets = _targets(folder)
     with serving(walking_upstream()) as upstream, serving(browser_app()) as app, proxy_for(
         upstream, "--api", "test-set", "--targets", str(targets), "--har", str(folder / "walks.har"),
-    ) as proxy:
-        pages = {agent: _walk(app, proxy.base_url, agent) for agent in AGENTS}
+    ) as proxy, launched_chromium() as chromium:
+        pages = {agent: _walk(chromium, app, proxy.base_url, agent) for agent in AGENTS}
         proxy.session.write_outputs()
         yield Walked(proxy, pages, folder)
 
