@@ -85,6 +85,30 @@ def _judging_options(command: argparse.ArgumentParser, api_help: str) -> None:
     command.add_argument("--report", metavar="PATH", help="write a conformance report here (.md or .html)")
 
 
+def _walk_options(command: argparse.ArgumentParser, which: str) -> None:
+    """How much walk state traffic keeps: open walks and their pages, least recently used let go first."""
+    from evalmock.harness.traffic_walks import DEFAULT_MAX_PAGES, DEFAULT_MAX_WALKS
+
+    command.add_argument(
+        "--max-walks", type=_positive, default=DEFAULT_MAX_WALKS, metavar="N",
+        help=f"open walks followed in {which} at once (default {DEFAULT_MAX_WALKS})",
+    )
+    command.add_argument(
+        "--max-walk-pages", type=_positive, default=DEFAULT_MAX_PAGES, metavar="N",
+        help=f"pages held over all open walks (default {DEFAULT_MAX_PAGES})",
+    )
+
+
+def _positive(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a whole number, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError("must be at least 1")
+    return value
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="evalmock",
@@ -155,6 +179,7 @@ def build_parser() -> argparse.ArgumentParser:
         f"(default {DEFAULT_PROXY_TIMEOUT:g})",
     )
     proxy.add_argument("--har", metavar="PATH", help="record the traffic as a HAR 1.2 file")
+    _walk_options(proxy, "the traffic")
 
     contract = commands.add_parser("contract", help="audit an implementation against the contract")
     contract.add_argument(
@@ -166,6 +191,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="audit recorded traffic (a HAR 1.2 file) instead of a running service: every response judged offline",
     )
     _judging_options(contract, "which API to audit (default all)")
+    _walk_options(contract, "a --har file")
     contract.add_argument(
         "--token", default=None,
         help="bearer token (default: env EVALMOCK_TOKEN, else the targets file); never printed",

@@ -198,9 +198,13 @@ def test_a_base_url_with_a_path_prefix_still_finds_the_path_parameters() -> None
     assert run("body_is_the_requested_test_case", prefixed) is True
 
 
-def test_a_version_the_targets_do_not_list_is_left_open() -> None:
-    unknown_version = evaluation_answer(gradient_test_case(version=3), version=9)
-    assert run("body_is_the_requested_version", unknown_version) is None
+def test_another_version_in_a_200_is_judged_from_the_request_alone() -> None:
+    check = next(c for c in CHECKS if c.name == "body_is_the_requested_version")
+    unknown_version = evaluation_answer(gradient_test_case(version=3), version=9)  # no targets list version 9
+    assert not check.needs_targets
+    with pytest.raises(Violation):
+        run("body_is_the_requested_version", unknown_version)
+    assert run("body_is_the_requested_version", evaluation_answer(gradient_test_case(version=9), version=9)) is True
 
 
 def test_a_head_answer_needs_no_body() -> None:

@@ -39,7 +39,8 @@ def test_a_slow_upstream_is_a_504_after_the_timeout(proxy_for: ProxyFactory, bro
 
     error = assert_envelope(slow, 504, "gateway-timeout")
     assert "did not answer within 0.5 s" in error["message"]
-    assert [line for line in said if line.startswith("evalmock proxy: 504 GET ")]
+    [line] = [line for line in said if line.startswith("evalmock proxy: 504 GET ")]
+    assert line.count("evalmock proxy:") == 1 and ": the upstream did not answer within 0.5 s" in line
     assert not results.findings_of("failed") and results.rows("test-set")  # the proxy's own answer is not judged
 
 

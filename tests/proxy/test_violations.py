@@ -20,7 +20,7 @@ from evalmock.harness.har import audit_har
 from evalmock.harness.report import print_summary
 from evalmock.harness.results import Results, Verdict
 from evalmock.harness.traffic_audit import TrafficAudit
-from evalmock.proxy.violations import HEADER
+from evalmock.proxy.violations import HEADER, why
 from harness.builders import PROJECT, TEST_CASE
 
 from .conftest import ProxyFactory, RunningProxy
@@ -38,24 +38,26 @@ versions = [1, 2, {ANSWERED_VERSION}]
 class Defect:
     path: str
     query: str
-    member: str  # what the header says of it
+    member: str  # what the header says of it, before its reason
     pointer: str | None
+    reason: str  # what the console line says of why
 
 
 DEFECTS = {
     "page longer than limit": Defect(
         operation("test-set").url_path(agentId="too-long"), f"projectId={PROJECT}&limit=3",
-        'page_holds_at_most_limit;level=page;outcome=failed;at="/data/3"', "/data/3"),
+        'page_holds_at_most_limit;level=page;outcome=failed;at="/data/3"', "/data/3", "expected <= 3, received 4"),
     "retired case without include": Defect(
         operation("test-set").url_path(agentId="retired-without-include"), f"projectId={PROJECT}",
-        'retired_cases_only_with_include_retired;level=page;outcome=failed;at="/data/1/retired"', "/data/1/retired"),
+        'retired_cases_only_with_include_retired;level=page;outcome=failed;at="/data/1/retired"', "/data/1/retired",
+        "expected active cases only, received {"),
     "another version than the one asked for": Defect(
         operation("gradient").url_path(test_case_uuid=TEST_CASE), "evaluation_test_case_version=2",
         'body_is_the_requested_version;level=page;outcome=failed;at="/evaluation_test_case/version"',
-        "/evaluation_test_case/version"),
+        "/evaluation_test_case/version", f"expected 2, received {ANSWERED_VERSION}"),
     "a 500": Defect(
         operation("test-set").url_path(agentId="failing"), f"projectId={PROJECT}",
-        "not_a_server_error;level=inferred;outcome=warned", None),
+        "not_a_server_error;level=inferred;outcome=warned", None, "Server error"),
 }
 
 
@@ -83,14 +85,25 @@ def test_each_violation_is_told_live_and_in_the_header(audited: Audited, broken:
     proxied = httpx.get(audited.proxy.base_url + url, headers={"Authorization": f"Bearer {SECRET}"})
 
     assert (proxied.status_code, proxied.content) == (direct.status_code, direct.content)
-    assert defect.member in [member.strip() for member in proxied.headers[HEADER].split(",")]
+    members = [member.strip() for member in proxied.headers[HEADER].split(",")]
+    assert any(member.startswith(defect.member + ';reason="') for member in members), members
     check, level = defect.member.split(";")[:2]
     [line] = [line for line in audited.proxy.lines() if f" {check} [{level.removeprefix('level=')}]" in line
               and url in line]
     assert line.startswith("evalmock proxy: ")
     assert f"{broken}{url} -> {direct.status_code}" in line
     if defect.pointer is not None:
-        assert f"(at {defect.pointer}: " in line
+        assert f"(at {defect.pointer})" in line
+    assert f": {defect.reason}" in line  # why it broke, not only what
+
+
+def test_a_schema_failure_says_which_property_and_where(audited: Audited, broken: str) -> None:
+    url = operation("test-set").url_path(agentId="without-run-id") + f"?projectId={PROJECT}"
+    proxied = httpx.get(audited.proxy.base_url + url, headers={"Authorization": f"Bearer {SECRET}"})
+    [member] = [m for m in proxied.headers[HEADER].split(", ") if m.startswith("response_schema_conformance;")]
+    assert member.endswith(';at="/data/1";reason="Response violates schema: \\"runId\\" is a required property"')
+    [line] = [line for line in audited.proxy.lines() if "response_schema_conformance" in line and url in line]
+    assert line.endswith('-> 200: Response violates schema: "runId" is a required property (at /data/1)')
 
 
 def test_a_conforming_answer_gets_no_header(audited: Audited) -> None:
@@ -146,3 +159,14 @@ def test_the_summary_keeps_the_token_out(audited: Audited) -> None:
     summary = io.StringIO()
     print_summary(audited.proxy.session.results(), audited.proxy.session.redactor, summary)
     assert "VIOLATIONS" in summary.getvalue() and SECRET not in summary.getvalue()
+
+
+def test_the_reason_is_the_schema_s_detail_or_what_was_expected_and_received() -> None:
+    assert why('Response violates schema\n"runId" is a required property') == (
+        "Response violates schema", '"runId" is a required property')
+    assert why("a page holds more cases than the limit\nexpected: <= 3\nreceived: 4") == (
+        "a page holds more cases than the limit", "expected <= 3, received 4")
+    # A received body that goes on over several lines is not taken for a detail.
+    assert why('not refused\nexpected: 400 bad-input\nreceived: 200 {\n  "data": []\n}') == (
+        "not refused", "expected 400 bad-input, received 200 {")
+    assert why("Server error") == ("Server error", "")

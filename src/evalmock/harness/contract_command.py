@@ -24,6 +24,7 @@ from evalmock.harness.redact import Redactor
 from evalmock.harness.report import print_summary, report_format, write_junit, write_report
 from evalmock.harness.results import Results
 from evalmock.harness.traffic_audit import TrafficAudit, traffic_redactor
+from evalmock.harness.traffic_walks import WalkBounds
 
 
 def run_contract(args: argparse.Namespace) -> int:
@@ -73,7 +74,8 @@ def run_har_audit(args: argparse.Namespace, redactor: Redactor) -> int:
         targets = load_targets(args.targets) if args.targets else None
         redactor = traffic_redactor(targets, args.token, args.second_token)
         audit = TrafficAudit(Policy(strict=args.strict, profile=args.profile),
-                             apis=APIS if args.api == "all" else (args.api,), targets=targets, redactor=redactor)
+                             apis=APIS if args.api == "all" else (args.api,), targets=targets, redactor=redactor,
+                             walk_bounds=WalkBounds(args.max_walks, args.max_walk_pages))
         audit_har(args.har, audit, args.base_url)
     except (TargetsError, HarError) as exc:
         print(f"evalmock contract: {redactor.text(str(exc))}", file=sys.stderr)

@@ -8,6 +8,7 @@ import binascii
 import json
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -30,13 +31,15 @@ class Recorded:
     """One entry of a HAR log: the exchange, or why it holds none (no response, no body)."""
 
     number: int  # from 1, as a reader counts the log's entries
+    started: datetime | None  # startedDateTime, when it reads as one
     exchange: Exchange | None
     missing: str | None = None
     entry: Mapping[str, Any] | None = None  # as recorded, for the redactor to learn every secret it carries
 
 
 def read_har(path: str | Path) -> Iterator[Recorded]:
-    """The entries of a HAR file, in order; HarError when the file is no HAR log or an entry lacks its request."""
+    """The entries of a HAR file, as the file lists them; HarError when the file is no HAR log or an entry lacks
+    its request."""
     try:
         document = json.loads(Path(path).read_text(encoding="utf-8-sig"))
     except OSError as exc:
@@ -55,18 +58,35 @@ def read_har(path: str | Path) -> Iterator[Recorded]:
 
 def _recorded(number: int, entry: Mapping[str, Any]) -> Recorded:
     request, response = entry["request"], entry.get("response") or {}
+    started = _started(entry.get("startedDateTime"))
     method, url = str(request["method"]).upper(), str(request["url"])
     request_headers = _headers(request.get("headers") or [])
     status = int(response.get("status") or 0)
     if status <= 0:  # what browsers record for a request that got no answer
-        return Recorded(number, None, NO_RESPONSE, entry)
+        return Recorded(number, started, None, NO_RESPONSE, entry)
     content = response.get("content") or {}
     text = content.get("text")
     if text is None and content.get("size") != 0:  # left out (or of unknown size), not an empty body
-        return Recorded(number, Exchange(method, url, status, request_headers=request_headers), NO_BODY, entry)
+        return Recorded(number, started, Exchange(method, url, status, request_headers=request_headers), NO_BODY, entry)
     body = _body(str(text or ""), content.get("encoding"))
     exchange = Exchange(method, url, status, _headers(response.get("headers") or []), body, request_headers)
-    return Recorded(number, exchange, None, entry)
+    return Recorded(number, started, exchange, None, entry)
+
+
+def _started(value: Any) -> datetime | None:
+    try:
+        started = datetime.fromisoformat(str(value))
+    except ValueError:
+        return None
+    return started if started.tzinfo is not None else None
+
+
+def in_time_order(entries: list[Recorded]) -> list[Recorded]:
+    """The entries by startedDateTime (a page asked for with a cursor started after the page that gave it), when
+    every entry has one; else as the file lists them."""
+    if any(recorded.started is None for recorded in entries):
+        return entries
+    return sorted(entries, key=lambda recorded: recorded.started)  # type: ignore[arg-type,return-value]
 
 
 def _headers(records: list[Mapping[str, Any]]) -> dict[str, str]:
@@ -89,8 +109,9 @@ def _body(text: str, encoding: str | None) -> bytes:
 
 
 def audit_har(path: str | Path, audit: TrafficAudit, base_url: str | None = None) -> None:
-    """Judge every entry of the HAR file into `audit`; with `base_url`, entries outside it are other hosts."""
-    for recorded in read_har(path):
+    """Judge every entry of the HAR file into `audit`, in time order (walks are followed across entries); with
+    `base_url`, entries outside it are other hosts."""
+    for recorded in in_time_order(list(read_har(path))):
         if recorded.entry is not None:
             audit.redactor.learn_har_entry(recorded.entry)
         exchange = recorded.exchange

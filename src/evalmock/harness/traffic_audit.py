@@ -20,6 +20,7 @@ from evalmock.harness.policy import Policy
 from evalmock.harness.redact import Redactor
 from evalmock.harness.response_judge import Breach, ResponseJudge
 from evalmock.harness.results import UNSEEN_SKIP, Results
+from evalmock.harness.traffic_walks import TrafficWalks, WalkBounds, unwalked_reason
 
 SCENARIO_SKIP = ("a scenario check makes its own requests of a live service; a traffic audit only judges the "
                  "responses it is given (`evalmock contract --base-url` runs it)")
@@ -46,11 +47,15 @@ class TrafficAudit:
         apis: tuple[str, ...] = tuple(APIS),
         targets: Targets | None = None,
         redactor: Redactor | None = None,
+        walk_bounds: WalkBounds | None = None,
     ) -> None:
         self.results = Results(policy, apis)
         self.redactor = redactor or Redactor()
+        self.targets = targets
         self.judges = {api: ResponseJudge(api, self.results, self.redactor, DocumentJudge(api, policy), targets)
                        for api in apis}
+        # The walks the traffic follows, judged by the scenario checks' own walk rules.
+        self.walks = TrafficWalks(self.judges["test-set"], targets, walk_bounds) if "test-set" in apis else None
         self.judged = 0
         self.not_judged: Counter[str] = Counter()  # why -> how many exchanges
         self.off_document: Counter[str] = Counter()  # parameter -> how many requests
@@ -72,7 +77,10 @@ class TrafficAudit:
         off = sorted(broken_parameters(api, query)) + [f"{name} (undeclared)"
                                                        for name in sorted(undeclared_parameters(api, query))]
         self.off_document.update(off)
-        return Judged(api, self.judges[api].judge(exchange), off)
+        breaches = self.judges[api].judge(exchange)
+        if api == "test-set" and self.walks is not None:
+            breaches += self.walks.observe(exchange)
+        return Judged(api, breaches, off)
 
     def skip(self, why: str) -> None:
         """Count an exchange that is not judged, and why (another host, path or method, no body recorded, ...)."""
@@ -81,8 +89,9 @@ class TrafficAudit:
     def snapshot(self) -> Results:
         """The results so far, finished: every check that never ran skipped with why, and what was not judged."""
         results = self.results.copy()
+        sealed = self.targets is not None and self.targets.sealed_cursors is True
         for api in results.apis:
-            results.skip_unexercised(api, _unexercised_reason)
+            results.skip_unexercised(api, lambda check: unwalked_reason(check, sealed) or _unexercised_reason(check))
         results.notes += self.notes()
         return results
 

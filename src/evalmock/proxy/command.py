@@ -18,6 +18,7 @@ from evalmock.harness.audit import EXIT_USAGE, check_base_url
 from evalmock.harness.policy import Policy
 from evalmock.harness.report import policy_line, print_summary, report_format
 from evalmock.harness.traffic_audit import TrafficAudit, traffic_redactor
+from evalmock.harness.traffic_walks import WalkBounds
 from evalmock.proxy.cors import ProxyCORSMiddleware
 from evalmock.proxy.forwarding import ProxyApp
 from evalmock.proxy.session import Outputs, ProxySession
@@ -48,7 +49,8 @@ def build_proxy(args: argparse.Namespace, stream: Any = None) -> tuple[Any, Prox
     except (TargetsError, ValueError) as exc:
         raise UsageError(str(exc)) from None
     apis = tuple(APIS) if args.api == "all" else (args.api,)
-    audit = TrafficAudit(policy, apis=apis, targets=targets, redactor=traffic_redactor(targets))
+    audit = TrafficAudit(policy, apis=apis, targets=targets, redactor=traffic_redactor(targets),
+                         walk_bounds=WalkBounds(args.max_walks, args.max_walk_pages))
     session = ProxySession(audit, upstream, Outputs(args.report, args.junit, args.har), stream)
     forwarder = ProxyApp(upstream, session, timeout=args.timeout)
     return ProxyCORSMiddleware(forwarder), forwarder, session

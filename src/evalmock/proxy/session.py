@@ -18,6 +18,8 @@ from evalmock.proxy.forwarding import Forwarded, Headers
 from evalmock.proxy.recorder import HarRecorder
 from evalmock.proxy.violations import HEADER, header_value, live_line
 
+PREFIX = "evalmock proxy: "  # of every console line
+
 
 @dataclass(frozen=True)
 class Outputs:
@@ -77,7 +79,8 @@ class ProxySession:
     def failed(self, forwarded: Forwarded, status: int, why: str) -> None:
         self._learn(forwarded)
         self.audit.skip(f"answered {status} by the proxy (the upstream gave no answer)")
-        self._say(f"{status} {forwarded.method} {forwarded.url}: {why}")
+        # The error body's message names the proxy; the line already does.
+        self._say(f"{status} {forwarded.method} {forwarded.url}: {why.removeprefix(PREFIX)}")
 
     # -- outputs ---------------------------------------------------------------------------------------------
     def results(self) -> Results:
@@ -116,7 +119,7 @@ class ProxySession:
             self.recorder.record(forwarded)
 
     def _say(self, line: str) -> None:
-        print(f"evalmock proxy: {self.redactor.text(line)}", file=self.stream, flush=True)
+        print(f"{PREFIX}{self.redactor.text(line)}", file=self.stream, flush=True)
 
 
 def first_values(headers: Iterable[tuple[str, str]]) -> dict[str, str]:

@@ -21,6 +21,7 @@ from evalmock.harness.response_judge import Breach
 
 HEADER = "evalmock-violations"
 MAX_LINE_VALUE = 120  # characters of the offending value on a live line
+MAX_REASON = 100  # characters of the header's reason
 
 
 def header_value(breaches: Iterable[Breach]) -> str:
@@ -33,6 +34,7 @@ def header_value(breaches: Iterable[Breach]) -> str:
         member = f"{name};level={breach.check.level.value};outcome={breach.outcome}"
         if breach.example.pointer is not None:
             member += f';at="{_sf_string(breach.example.pointer)}"'
+        member += f';reason="{_sf_string(_shortened(short_reason(breach.example.message), MAX_REASON))}"'
         members[name] = member
     return ", ".join(members.values())
 
@@ -50,14 +52,37 @@ def _sf_string(text: str) -> str:
     return "".join(out)
 
 
+def why(message: str) -> tuple[str, str]:
+    """A breach's message as its first line and the reason it gives: the detail a schema failure states (`"runId" is
+    a required property`), else what was expected and received."""
+    title, *rest = message.split("\n")
+    labelled = [n for n, line in enumerate(rest) if line.startswith(("expected: ", "received: "))]
+    details = [line.strip() for line in rest[: labelled[0] if labelled else len(rest)] if line.strip()]
+    if details:
+        return title, details[0]
+    # Only the labelled lines themselves: a received body may go on over several lines.
+    return title, ", ".join(" ".join(rest[n].split(": ", 1)) for n in labelled)
+
+
+def short_reason(message: str) -> str:
+    """The header's reason: what broke and why, as the console line says it (shortened by the caller)."""
+    title, reason = why(message)
+    return f"{title}: {reason}" if reason else title
+
+
 def live_line(breach: Breach, method: str, url: str, status: int, redactor: Redactor) -> str:
-    """`FAILED page_holds_at_most_limit [page] GET URL -> 200: what broke (at /data/2: the value)`, redacted."""
+    """`FAILED page_holds_at_most_limit [page] GET URL -> 200: what broke: why (at /data/3)`, redacted; the offending
+    value is shown only when the reason does not already say it."""
     word = "FAILED" if breach.outcome == FAILED else "WARNING"
-    title = breach.example.message.split("\n", 1)[0]
+    title, reason = why(breach.example.message)
     line = f"{word} {breach.check.name} [{breach.check.level.value}] {method} {url} -> {status}: {title}"
+    if reason:
+        line += f": {_shortened(reason, MAX_LINE_VALUE * 2)}"
     if breach.example.pointer is not None:
-        value = breach.example.value or ""
-        if len(value) > MAX_LINE_VALUE:
-            value = value[: MAX_LINE_VALUE - 1] + "…"
-        line += f" (at {breach.example.pointer or '/'}: {value})"
+        value = "" if reason else f": {_shortened(breach.example.value or '', MAX_LINE_VALUE)}"
+        line += f" (at {breach.example.pointer or '/'}{value})"
     return redactor.text(line)
+
+
+def _shortened(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"

@@ -37,7 +37,8 @@ def _require_sealed(s: Scenario) -> None:
         raise Skip(SEALED_REASON)
 
 
-def _refused(exchange: Exchange, what: str) -> None:
+def assert_cursor_refused(exchange: Exchange, what: str) -> None:
+    """A cursor the runtime does not take is refused with 400 bad-input (scenarios, and cursors seen in traffic)."""
     expect_error(exchange, 400, "bad-input", f"{what} was not refused with 400 bad-input")
 
 
@@ -62,7 +63,7 @@ def junk_cursor_is_bad_input(s: Scenario) -> None:
     """A string that is no cursor, and an over-long one, get 400 bad-input."""
     project = s.project()
     for what, cursor in GARBAGE_CURSORS.items():
-        _refused(s.list_cases(project, cursor=cursor), what)
+        assert_cursor_refused(s.list_cases(project, cursor=cursor), what)
 
 
 @scenario_check("test-set", inferred(
@@ -81,7 +82,7 @@ def tampered_cursor_is_bad_input(s: Scenario) -> None:
         raise Violation("the page's own nextCursor, exactly as it came, was refused", expected=200,
                         received=f"{exchange.status} {exchange.text[:200]}", exchange=exchange)
     for what, tampered in {**_tamper(cursor), "a forged cursor": FORGED_CURSOR}.items():
-        _refused(s.list_cases(project, limit=1, cursor=tampered), what)
+        assert_cursor_refused(s.list_cases(project, limit=1, cursor=tampered), what)
 
 
 @scenario_check("test-set", _BINDING)
@@ -90,11 +91,14 @@ def cursor_is_bound_to_the_filters(s: Scenario) -> None:
     _require_sealed(s)
     project = s.project()
     cursor = _first_cursor(s, project)
-    _refused(s.list_cases(project, limit=1, cursor=cursor, include="retired"), "a cursor reused with include=retired")
-    _refused(s.list_cases(project, limit=1, cursor=cursor, kind="hand"), "a cursor reused with kind=hand")
+    assert_cursor_refused(s.list_cases(project, limit=1, cursor=cursor, include="retired"),
+                          "a cursor reused with include=retired")
+    assert_cursor_refused(s.list_cases(project, limit=1, cursor=cursor, kind="hand"),
+                          "a cursor reused with kind=hand")
     if project.has_corrections:
         narrow = _first_cursor(s, project, kind="correction")
-        _refused(s.list_cases(project, limit=1, cursor=narrow), "a kind=correction cursor reused without kind")
+        assert_cursor_refused(s.list_cases(project, limit=1, cursor=narrow),
+                              "a kind=correction cursor reused without kind")
 
 
 @scenario_check("test-set", _BINDING)
@@ -110,10 +114,10 @@ def cursor_is_bound_to_the_list(s: Scenario) -> None:
     cursor = _first_cursor(s, project)
     same_agent = next((p for p in others if p.agent_id == project.agent_id), None)
     if same_agent is not None:
-        _refused(s.list_cases(same_agent, limit=1, cursor=cursor), "a cursor reused for another project")
+        assert_cursor_refused(s.list_cases(same_agent, limit=1, cursor=cursor), "a cursor reused for another project")
     other_agent = next((p for p in others if p.agent_id != project.agent_id), None)
     if other_agent is not None:
-        _refused(s.list_cases(other_agent, limit=1, cursor=cursor), "a cursor reused for another agent")
+        assert_cursor_refused(s.list_cases(other_agent, limit=1, cursor=cursor), "a cursor reused for another agent")
 
 
 @scenario_check("test-set", _BINDING)
@@ -130,4 +134,4 @@ def cursor_is_bound_to_the_caller(s: Scenario) -> None:
                    "refused replay would prove nothing")
     cursor = _first_cursor(s, project)
     replay = s.list_cases(project, limit=1, cursor=cursor, token=s.second_token)
-    _refused(replay, "a cursor replayed by another caller")
+    assert_cursor_refused(replay, "a cursor replayed by another caller")

@@ -11,7 +11,8 @@ from evalmock.harness.checks.case_invariants import page_cases
 from evalmock.harness.checks.registry import response_check, scenario_check
 from evalmock.harness.exchange import Exchange
 from evalmock.harness.outcomes import Skip, Violation
-from evalmock.harness.scenario import Scenario, Walk
+from evalmock.harness.scenario import Scenario
+from evalmock.harness.walk_ledger import PageMark, WalkLedger, id_key
 
 WALK_LIMITS = (100, 37)  # two page sizes whose walks must list the same cases
 
@@ -25,7 +26,7 @@ _LIMIT_READING = "limit bounds how many cases one page of this cursor-paginated 
 LIMIT = operation("test-set").parameters["limit"]["schema"]  # the document's limit: its default and bounds
 
 
-def _requested_limit(exchange: Exchange) -> int | None:
+def requested_limit(exchange: Exchange) -> int | None:
     """The page size asked for: the default when left out; None when outside the document's bounds (what such a
     request gets is limit_outside_its_bounds_is_bad_input's business, and a runtime may clamp)."""
     raw = exchange.query.get("limit")
@@ -42,7 +43,7 @@ def _requested_limit(exchange: Exchange) -> int | None:
 def page_holds_at_most_limit(exchange: Exchange) -> bool | None:
     """A page holds at most limit cases (25 when limit is left out)."""
     cases = page_cases(exchange)
-    limit = _requested_limit(exchange)
+    limit = requested_limit(exchange)
     if cases is None or limit is None or exchange.ambiguous("limit"):
         return None
     if len(cases) > limit:
@@ -70,12 +71,17 @@ def assert_newest_first(pages: list[list[dict[str, Any]]], exchanges: list[Excha
             if added is None:
                 continue
             if previous is not None and added > previous[0]:
-                raise Violation(
-                    f"case {case.get('id')!r} was added after the case before it ({previous[1]!r})",
-                    expected=f"addedAt <= {previous[2]}", received=case.get("addedAt"), exchange=exchange,
-                    pointer=f"/data/{index}/addedAt",
-                )
+                _added_after(case, index, previous[1], previous[2], exchange)
             previous = (added, case.get("id"), case.get("addedAt"))
+
+
+def _added_after(case: dict[str, Any], index: int, before_id: Any, before_added: Any,
+                 exchange: Exchange | None) -> None:
+    raise Violation(
+        f"case {case.get('id')!r} was added after the case before it ({before_id!r})",
+        expected=f"addedAt <= {before_added}", received=case.get("addedAt"), exchange=exchange,
+        pointer=f"/data/{index}/addedAt",
+    )
 
 
 @response_check("test-set", page(
@@ -114,30 +120,79 @@ def last_page_has_no_next_cursor(exchange: Exchange) -> bool | None:
     return True
 
 
+# -- walks: the rules the scenario walks and the walks followed in traffic share ------------------------------
+def assert_page_continues(walk: WalkLedger, cases: list[dict[str, Any]], exchange: Exchange | None,
+                          limit: int | None) -> None:
+    """The page that follows a walk's pages lists no case the walk listed already (nor one twice), and its first
+    dated case was not added after the walk's last: newest first across the boundary. The scenario walks and the
+    walks followed in traffic are judged by this one function."""
+    keys = [id_key(case.get("id")) for case in cases]
+    fresh = set(keys)
+    if len(fresh) < len(keys) or any(not fresh.isdisjoint(mark.ids) for mark in walk.pages):
+        start = walk.cases
+        here: dict[int, int] = {}
+        for index, (key, case) in enumerate(zip(keys, cases, strict=True)):
+            before = walk.position(key)
+            if before is None:
+                before = here.get(key)
+            if before is not None:
+                raise Violation(
+                    f"walking with limit={limit}, case {case.get('id')!r} came back twice",
+                    expected="every case exactly once", received=f"at positions {before} and {start + index}",
+                    exchange=exchange, pointer=f"/data/{index}/id",
+                )
+            here[key] = start + index
+    previous = walk.latest()
+    if previous is None:
+        return
+    for index, case in enumerate(cases):
+        added = instant(case.get("addedAt"))
+        if added is None:
+            continue
+        if added > previous.instant:
+            _added_after(case, index, previous.case_id, previous.added_at, exchange)
+        return
+
+
+def assert_lists_every_active_case(walk: WalkLedger, active_cases: int | None, exchange: Exchange | None) -> None:
+    """A whole walk of a project without filters lists as many cases as the targets say it has active."""
+    if active_cases is not None and walk.whole and walk.cases != active_cases:
+        raise Violation("the walk did not list every active case", expected=f"{active_cases} cases",
+                        received=f"{walk.cases} cases", exchange=exchange)
+
+
+def assert_follows_has_more(number: int, following: dict[str, Any], exchange: Exchange | None) -> None:
+    """Page `number` of a walk said hasMore: true; the page that follows it lists at least one case."""
+    if not following.get("data"):
+        raise Violation(
+            f"page {number} said hasMore, but the next page is empty",
+            expected="a further page with cases", received=following, exchange=exchange,
+        )
+
+
+def follow(pages: tuple[dict[str, Any], ...], exchanges: tuple[Exchange, ...], limit: int | None) -> WalkLedger:
+    """Judge a walk's pages one after another, as a walk seen in traffic is judged (and each page's own order)."""
+    walk = WalkLedger()
+    for body, exchange in zip(pages, exchanges, strict=True):
+        cases = [case if isinstance(case, dict) else {} for case in body.get("data") or []]
+        assert_page_continues(walk, cases, exchange, limit)
+        assert_newest_first([cases], [exchange])
+        walk.add(PageMark(cases, limit))
+    return walk
+
+
 # -- scenarios --------------------------------------------------------------------------------------------
-def _assert_once(walk: Walk, limit: int) -> None:
-    seen: dict[object, int] = {}
-    for position, case_id in enumerate(walk.ids):
-        if case_id in seen:
-            raise Violation(
-                f"walking with limit={limit}, case {case_id!r} came back twice",
-                expected="every case exactly once", received=f"at positions {seen[case_id]} and {position}",
-            )
-        seen[case_id] = position
-
-
 @scenario_check("test-set", page(
     _AS_IT_CAME, _FIRST_PAGE, _NEWEST_FIRST,
     reading="Following each page's nextCursor from the first page lists every matching case once, newest first.",
 ))
 def walk_yields_every_case_once(s: Scenario) -> None:
     """Two walks from the first page, with limit 100 and 37, each list no case twice and newest first, and list
-    the same cases (as many as the targets' active_cases, when stated)."""
+    the same cases (as many as the targets' active_cases, when stated). Walks followed in traffic (the proxy,
+    --har) are judged page by page by the same rules."""
     project = s.project()
     walks = {limit: s.walk(project, limit=limit) for limit in WALK_LIMITS}
-    for limit, walk in walks.items():
-        _assert_once(walk, limit)
-        assert_newest_first([page_body.get("data") or [] for page_body in walk.pages], list(walk.exchanges))
+    ledgers = {limit: follow(walk.pages, walk.exchanges, limit) for limit, walk in walks.items()}
     (a_limit, a), (b_limit, b) = walks.items()
     if a.complete and b.complete and set(a.ids) != set(b.ids):
         only_a, only_b = sorted(map(str, set(a.ids) - set(b.ids))), sorted(map(str, set(b.ids) - set(a.ids)))
@@ -146,9 +201,8 @@ def walk_yields_every_case_once(s: Scenario) -> None:
             "between pages", expected="the same cases in both walks",
             received=f"only with limit={a_limit}: {only_a[:5]}; only with limit={b_limit}: {only_b[:5]}",
         )
-    if project.active_cases is not None and a.complete and len(a.ids) != project.active_cases:
-        raise Violation("the walk did not list every active case", expected=f"{project.active_cases} cases",
-                        received=f"{len(a.ids)} cases")
+    if a.complete:
+        assert_lists_every_active_case(ledgers[a_limit], project.active_cases, a.exchanges[-1])
 
 
 @scenario_check("test-set", inferred(
@@ -157,16 +211,13 @@ def walk_yields_every_case_once(s: Scenario) -> None:
     _AS_IT_CAME,
 ))
 def page_after_has_more_is_not_empty(s: Scenario) -> None:
-    """In a walk, every page that follows a page with hasMore: true lists at least one case."""
+    """In a walk, every page that follows a page with hasMore: true lists at least one case (in walks followed in
+    traffic too)."""
     project = s.project()
     walk = s.walk(project, limit=WALK_LIMITS[0])
     for index, page_body in enumerate(walk.pages[:-1]):
-        following = walk.pages[index + 1]
-        if page_body.get("hasMore") is True and not following.get("data"):
-            raise Violation(
-                f"page {index + 1} said hasMore, but the next page is empty",
-                expected="a further page with cases", received=following, exchange=walk.exchanges[index + 1],
-            )
+        if page_body.get("hasMore") is True:
+            assert_follows_has_more(index + 1, walk.pages[index + 1], walk.exchanges[index + 1])
 
 
 def _enough_cases(s: Scenario, needed: int) -> bool:

@@ -1,0 +1,174 @@
+"""Walks followed in traffic: a page sent back for a cursor the traffic carried is judged against the pages before
+it, per caller; a retry is no repeat; sealed cursors sent back elsewhere are judged by the binding rules; the state
+is bounded and holds no credential."""
+
+from __future__ import annotations
+
+import dataclasses
+import pickle
+from pathlib import Path
+from typing import Any
+
+from evalmock.contract.targets import ProjectTarget, Targets
+from evalmock.harness.exchange import Exchange
+from evalmock.harness.har import audit_har
+from evalmock.harness.policy import FAILED, WARNED, Policy
+from evalmock.harness.traffic_audit import TrafficAudit
+from evalmock.harness.traffic_walks import WalkBounds, caller_of
+
+from .builders import PROJECT, error, hand_case, page
+from .test_har import entry, write_har
+
+TOKEN = "tr4ffic-Walk-Token-0017"
+OTHER = "an0ther-Caller-Token-0017"
+
+
+def case(number: int) -> dict[str, Any]:
+    added = f"2026-11-20T10:{59 - number:02d}:00Z"  # case 0 is the newest
+    return hand_case(id=f"case-{number:03d}", addedAt=added, updatedAt=added)
+
+
+def listed(numbers: range | list[int], *, cursor: str | None = None, next_cursor: str | None = None,
+           token: str = TOKEN, headers: dict[str, str] | None = None, **query: Any) -> Exchange:
+    """A 200 page of these cases, asked for with `cursor` by the caller holding `token`."""
+    if cursor is not None:
+        query["cursor"] = cursor
+    answer = page([case(n) for n in numbers], has_more=next_cursor is not None, next_cursor=next_cursor, **query)
+    sent = {"authorization": f"Bearer {token}", **(headers or {})}
+    return dataclasses.replace(answer, request_headers=sent)
+
+
+def audit(targets: Targets | None = None, bounds: WalkBounds | None = None) -> TrafficAudit:
+    return TrafficAudit(Policy(), apis=("test-set",), targets=targets, walk_bounds=bounds)
+
+
+def broken(traffic: TrafficAudit, exchange: Exchange) -> list[tuple[str, str]]:
+    return [(b.check.name, b.outcome) for b in traffic.judge("test-set", exchange).breaches]
+
+
+def test_a_walk_that_continues_right_breaks_nothing_and_counts_as_checked() -> None:
+    traffic = audit(Targets(projects=(ProjectTarget("acme.drafting", PROJECT, active_cases=6),)))
+    assert broken(traffic, listed(range(3), next_cursor="c1")) == []
+    assert broken(traffic, listed(range(3, 6), cursor="c1")) == []
+    tally = traffic.results.tally(traffic.walks.once)  # type: ignore[union-attr]
+    assert (tally.passed, tally.failed) == (2, 0)  # the second page, and the whole walk at its end
+    assert not traffic.walks.walks  # type: ignore[union-attr]  # an ended walk is let go
+
+
+def test_a_repeated_case_is_told_with_its_positions_on_the_page_that_repeats_it() -> None:
+    traffic = audit()
+    traffic.judge("test-set", listed(range(3), next_cursor="c1"))
+    [breach] = traffic.judge("test-set", listed(range(2, 5), cursor="c1")).breaches
+    assert (breach.check.name, breach.outcome, breach.example.pointer) == ("walk_yields_every_case_once", FAILED,
+                                                                            "/data/0/id")
+    assert breach.example.message.splitlines() == ["walking with limit=25, case 'case-002' came back twice",
+                                                   "expected: every case exactly once",
+                                                   "received: at positions 2 and 3"]
+
+
+def test_a_newer_case_after_the_boundary_breaks_the_walk_s_order() -> None:
+    traffic = audit()
+    traffic.judge("test-set", listed([0, 1, 3], next_cursor="c1"))
+    [breach] = traffic.judge("test-set", listed([2, 4], cursor="c1")).breaches
+    assert breach.check.name == "walk_yields_every_case_once"
+    assert breach.example.message.startswith("case 'case-002' was added after the case before it ('case-003')")
+
+
+def test_a_walk_that_lists_fewer_than_the_active_cases_is_told_at_its_end() -> None:
+    traffic = audit(Targets(projects=(ProjectTarget("acme.drafting", PROJECT, active_cases=7),)))
+    traffic.judge("test-set", listed(range(3), next_cursor="c1"))
+    [breach] = traffic.judge("test-set", listed(range(4, 7), cursor="c1")).breaches
+    assert breach.example.message.splitlines() == ["the walk did not list every active case",
+                                                   "expected: 7 cases", "received: 6 cases"]
+    # With a filter, the targets' count of active cases says nothing.
+    traffic.judge("test-set", listed(range(3), next_cursor="k1", kind="hand"))
+    assert broken(traffic, listed(range(4, 7), cursor="k1", kind="hand")) == []
+
+
+def test_an_empty_page_after_has_more_is_a_warning() -> None:
+    traffic = audit()
+    traffic.judge("test-set", listed(range(3), next_cursor="c1"))
+    assert broken(traffic, listed([], cursor="c1")) == [("page_after_has_more_is_not_empty", WARNED)]
+
+
+def test_a_cursor_sent_again_is_a_retry_not_a_repeat() -> None:
+    traffic = audit()
+    traffic.judge("test-set", listed(range(3), next_cursor="c1"))
+    assert broken(traffic, listed(range(3, 6), cursor="c1", next_cursor="c2")) == []
+    assert broken(traffic, listed(range(3, 6), cursor="c1", next_cursor="c2")) == []  # fetched twice
+    assert broken(traffic, listed(range(6, 8), cursor="c2")) == []
+
+
+def test_each_caller_walks_on_its_own_even_with_the_same_cursors() -> None:
+    traffic = audit()
+    traffic.judge("test-set", listed(range(3), next_cursor="offset-3"))
+    traffic.judge("test-set", listed(range(3), next_cursor="offset-3", token=OTHER))
+    assert broken(traffic, listed(range(3, 6), cursor="offset-3")) == []
+    assert broken(traffic, listed(range(2, 5), cursor="offset-3", token=OTHER)) == [
+        ("walk_yields_every_case_once", FAILED)]
+
+
+def test_an_unknown_cursor_an_error_and_a_forced_answer_are_not_judged_as_walks() -> None:
+    traffic = audit()
+    assert broken(traffic, listed(range(3), cursor="never-seen")) == []
+    traffic.judge("test-set", listed(range(3), next_cursor="c1"))
+    busy = dataclasses.replace(error(503, "database-busy", headers={"retry-after": "1"}),
+                               url=listed([], cursor="c1").url, request_headers={"authorization": f"Bearer {TOKEN}"})
+    traffic.judge("test-set", busy)
+    assert broken(traffic, listed(range(2, 5), cursor="c1", headers={"prefer": "example=empty"})) == []
+    assert broken(traffic, listed(range(3, 6), cursor="c1")) == []  # the walk goes on after both
+
+
+def test_sealed_cursors_sent_back_elsewhere_are_judged_by_the_binding_rules() -> None:
+    sealed = Targets(sealed_cursors=True)
+    traffic = audit(sealed)
+    traffic.judge("test-set", listed(range(3), next_cursor="sealed-1"))
+    assert broken(traffic, listed(range(3, 6), cursor="sealed-1", token=OTHER)) == [
+        ("cursor_is_bound_to_the_caller", FAILED)]
+    [breach] = traffic.judge("test-set", listed(range(3, 6), cursor="sealed-1", kind="hand")).breaches
+    assert breach.check.name == "cursor_is_bound_to_the_filters"
+    assert breach.example.message.startswith("a cursor reused with kind=hand was not refused with 400 bad-input")
+    refused = dataclasses.replace(error(400, "bad-input"), url=listed([], cursor="sealed-1", include="retired").url,
+                                  request_headers={"authorization": f"Bearer {TOKEN}"})
+    assert broken(traffic, refused) == []
+    assert traffic.results.tally(traffic.walks.binding["filters"]).passed == 1  # type: ignore[union-attr]
+
+    unsealed = audit()
+    unsealed.judge("test-set", listed(range(3), next_cursor="open-1"))
+    assert broken(unsealed, listed(range(3, 6), cursor="open-1", token=OTHER)) == []
+
+
+def test_walk_state_is_bounded_least_recently_used_first() -> None:
+    traffic = audit(bounds=WalkBounds(walks=2, pages=3))
+    walks = traffic.walks
+    assert walks is not None
+    for name in ("a", "b", "c"):
+        traffic.judge("test-set", listed(range(3), next_cursor=f"{name}1"))
+    assert len(walks.walks) == 2 and walks.pages == 2
+    assert broken(traffic, listed(range(2, 5), cursor="a1")) == []  # let go: no longer judged
+    traffic.judge("test-set", listed(range(3, 6), cursor="c1", next_cursor="c2"))
+    traffic.judge("test-set", listed(range(6, 9), cursor="c2", next_cursor="c3"))
+    assert walks.pages <= 3 and len(walks.walks) == 1
+    # The walk that outgrew the bound forgot its first page: still judged against what it holds.
+    assert broken(traffic, listed([7, 9], cursor="c3")) == [("walk_yields_every_case_once", FAILED)]
+
+
+def test_walk_state_holds_no_credential_and_no_case_body() -> None:
+    traffic = audit()
+    traffic.judge("test-set", listed(range(3), next_cursor="c1"))
+    state = pickle.dumps((traffic.walks.walks, traffic.walks.cursors))  # type: ignore[union-attr]
+    assert TOKEN.encode() not in state and b"case-001" not in state and b"runId" not in state
+    assert caller_of(listed([])) != caller_of(listed([], token=OTHER))
+
+
+def test_a_har_is_walked_in_time_order_whatever_the_order_of_its_entries(tmp_path: Path) -> None:
+    first, second = listed(range(3), next_cursor="c1"), listed(range(2, 5), cursor="c1")
+    entries = []
+    for exchange, started in ((second, "2026-11-30T10:00:02.000Z"), (first, "2026-11-30T10:00:01.000Z")):
+        recorded = entry(exchange)
+        recorded["startedDateTime"] = started
+        entries.append(recorded)
+    traffic = audit()
+    audit_har(write_har(tmp_path / "walk.har", entries), traffic)
+    [finding] = traffic.snapshot().failures
+    assert finding.check.name == "walk_yields_every_case_once" and "case-002' came back twice" in finding.title
