@@ -17,7 +17,7 @@ USAGE = """usage: python3.11 dev.py serve [evalmock serve flags...]
        python3.11 dev.py test [pytest args...]
        python3.11 dev.py evalmock <any evalmock command...>
        python3.11 dev.py engine     # as root on Debian: install and start a Docker engine, make the base images
-       python3.11 dev.py image      # build the image, tagged evalmock:<version> and evalmock:latest"""
+       python3.11 dev.py image      # the engine step if needed, then the image: evalmock:<version>, evalmock:latest"""
 
 
 def _install_fingerprint() -> str:

@@ -139,13 +139,13 @@ def _rootfs_tarball(image: str) -> Path:
     return tarball
 
 
-def _image_exists(image: str) -> bool:
+def image_exists(image: str) -> bool:
     return _run(docker(), "image", "inspect", image, quiet=True).returncode == 0
 
 
 def ensure_base_images() -> None:
     for image in ROOTFS_PACKAGES:
-        if _image_exists(image):
+        if image_exists(image):
             continue
         tarball = _rootfs_tarball(image)
         print(f"importing {image} ...", flush=True)
@@ -177,7 +177,7 @@ def _ca_bundle() -> str | None:
 def build_image(base: str | None = None) -> list[str]:
     """Build the Dockerfile; the base is BASE_IMAGE where it exists (no registry needed), else the official one."""
     tags = [f"evalmock:{version()}", "evalmock:latest"]
-    base = base or os.environ.get("EVALMOCK_BASE") or (BASE_IMAGE if _image_exists(BASE_IMAGE) else None)
+    base = base or os.environ.get("EVALMOCK_BASE") or (BASE_IMAGE if image_exists(BASE_IMAGE) else None)
     args = [docker(), "build", *(f"--tag={tag}" for tag in tags), str(ROOT)]
     if base:
         args[2:2] = [f"--build-arg=BASE={base}"]
@@ -196,8 +196,7 @@ def main(argv: list[str]) -> int:
             setup_engine()
             print(f"engine ready: {docker()} ({', '.join(ROOTFS_PACKAGES)} present)")
         else:
-            if not engine_ready():
-                raise EngineError("no Docker engine answers (python3.11 dev.py engine sets one up)")
+            setup_engine()
             print("built " + " and ".join(build_image()))
     except (EngineError, subprocess.TimeoutExpired, OSError) as error:
         print(f"dev.py {argv[0]}: {error}", file=sys.stderr)
