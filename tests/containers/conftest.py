@@ -16,7 +16,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 def _load_engine() -> ModuleType:
     # deploy/engine.py is dev.py's engine step, not part of the package: loaded by path.
-    spec = importlib.util.spec_from_file_location("evalmock_deploy_engine", ROOT / "deploy" / "engine.py")
+    spec = importlib.util.spec_from_file_location("evalmock_engine_step", ROOT / "deploy" / "engine.py")
     assert spec and spec.loader
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
