@@ -44,7 +44,7 @@ def build_seconds(context: Path, *extra: str) -> float:
     args = ["build", "--quiet", f"--tag={BENCH_TAG}", *extra, str(context)]
     if base:
         args.insert(1, f"--build-arg=BASE={base}")
-    if ca := engine._ca_bundle():
+    if ca := engine.ca_bundle():
         args.insert(1, f"--secret=id=pip_ca,src={ca}")
     subprocess.run([engine.docker(), *args], env={**os.environ, "DOCKER_BUILDKIT": "1"}, check=True,
                    capture_output=True, timeout=1800)

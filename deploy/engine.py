@@ -165,7 +165,7 @@ def version() -> str:
     return tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["version"]
 
 
-def _ca_bundle() -> str | None:
+def ca_bundle() -> str | None:
     """The CA bundle this host's pip trusts, handed to the build as a secret (it never lands in a layer)."""
     candidates = (os.environ.get("PIP_CERT"), os.environ.get("SSL_CERT_FILE"), ssl.get_default_verify_paths().cafile)
     for candidate in candidates:
@@ -181,7 +181,7 @@ def build_image(base: str | None = None) -> list[str]:
     args = [docker(), "build", *(f"--tag={tag}" for tag in tags), str(ROOT)]
     if base:
         args[2:2] = [f"--build-arg=BASE={base}"]
-    if ca := _ca_bundle():
+    if ca := ca_bundle():
         args[2:2] = [f"--secret=id=pip_ca,src={ca}"]
     print(" ".join(args), flush=True)
     result = subprocess.run(args, env={**os.environ, "DOCKER_BUILDKIT": "1"}, timeout=1800, check=False)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Iterator
+from pathlib import Path
 
 import httpx
 import pytest
@@ -17,6 +18,23 @@ REFERENCE_REQUEST = (
     "/v1/agents/example/test-set/cases?projectId=2489E9AD-2EE2-8E00-8EC9-32D5F69181C0&include=retired&limit=25"
 )
 AUTH = {"Authorization": "Bearer demo-user"}
+DATA_FILE = """\
+testSet:
+  - agentId: shop.checkout
+    projectId: 0b5e6c1a-7d2f-4e8b-9a31-5c4d3e2f1a0b
+    cases:
+      - id: case-refund-crash
+        kind: hand
+        projectId: 0b5e6c1a-7d2f-4e8b-9a31-5c4d3e2f1a0b
+        runId: run-7f00
+        madeOn: shop.checkout@2026.11.2
+        expect:
+          answer: {verdict: wrong, shouldSay: Quote the refund policy before promising a refund.}
+        addedBy: {kind: user, id: user-0042}
+        addedAt: 2026-11-19T16:20:00Z
+        updatedAt: 2026-11-19T16:20:00Z
+        expert: true
+"""
 READY_S = 60
 HEALTHY_S = 40
 
@@ -118,3 +136,18 @@ def test_sigterm_stops_the_container_within_a_second_with_exit_0(image: str, nam
     state = json.loads(docker("inspect", name).stdout)[0]["State"]
     assert state["ExitCode"] == 0
     assert took < 1.5, f"docker stop took {took:.2f} s"  # the stop itself, plus docker's own round trips
+
+
+def test_data_files_come_in_by_volume(image: str, names: list[str], tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    data.mkdir(mode=0o755)
+    (data / "my-data.yaml").write_text(DATA_FILE)
+    (data / "my-data.yaml").chmod(0o644)
+    name, port = unique("evalmock-data"), free_port()
+    names.append(name)
+    docker("run", "--detach", "--name", name, "--publish", f"127.0.0.1:{port}:8080", "--volume", f"{data}:/data:ro",
+           image, "serve", "--host", "0.0.0.0", "--port", "8080", "--data", "/data/my-data.yaml", "--data-only")
+    body = wait_for_200(f"http://127.0.0.1:{port}/v1/agents/shop.checkout/test-set/cases"
+                        "?projectId=0b5e6c1a-7d2f-4e8b-9a31-5c4d3e2f1a0b", AUTH).json()
+    assert [case["id"] for case in body["data"]] == ["case-refund-crash"]
+    assert httpx.get(f"http://127.0.0.1:{port}/healthz").json()["world"]["dataFiles"] == ["/data/my-data.yaml"]
