@@ -15,7 +15,9 @@ BIN = VENV / ("Scripts" if os.name == "nt" else "bin")
 STAMP = VENV / ".evalmock-install"
 USAGE = """usage: python3.11 dev.py serve [evalmock serve flags...]
        python3.11 dev.py test [pytest args...]
-       python3.11 dev.py evalmock <any evalmock command...>"""
+       python3.11 dev.py evalmock <any evalmock command...>
+       python3.11 dev.py engine     # as root on Debian: install and start a Docker engine, make the base images
+       python3.11 dev.py image      # the engine step if needed, then the image: evalmock:<version>, evalmock:latest"""
 
 
 def _install_fingerprint() -> str:
@@ -45,6 +47,11 @@ def ensure_environment() -> None:
 
 
 def main(argv: list[str]) -> int:
+    if argv[:1] in (["engine"], ["image"]):
+        sys.path.insert(0, str(ROOT / "deploy"))
+        import engine  # stdlib only: it needs no .venv
+
+        return engine.main(argv)
     if not argv or argv[0] not in {"serve", "test", "evalmock"}:
         print(USAGE, file=sys.stderr)
         return 2

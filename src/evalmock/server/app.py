@@ -25,6 +25,7 @@ from evalmock.server.cursors import CursorSealer
 from evalmock.server.data_watcher import DataWatcher
 from evalmock.server.dispatch import PreparedApp
 from evalmock.server.handlers import build_handlers, resolver
+from evalmock.server.health import HealthMiddleware
 from evalmock.server.live_world import LiveWorld, build_world
 from evalmock.server.prefer import LatencyMiddleware, ScenarioMiddleware
 from evalmock.server.ratelimit import RateLimitCounter, RateLimitHeadersMiddleware
@@ -84,7 +85,7 @@ def create_app(
     app = PreparedApp(
         __name__,
         lifespan=watcher.lifespan if watcher else None,
-        middlewares=_middlewares(settings),
+        middlewares=[partial(HealthMiddleware, live=live), *_middlewares(settings)],
         resolver=resolver(handlers),
         security_map=security_map(Tokens(settings.tokens, any_token=settings.any_token)),
         validator_map=VALIDATOR_MAP,

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 from evalmock.contract.documents import GRADIENT, TEST_SET
 from evalmock.server.auth import DEMO_TOKENS
 from evalmock.server.settings import ServerSettings
@@ -15,9 +17,13 @@ OTHER_TOKENS = {  # what any other token gets, by --any-token
     False: "401 (register more with --token NAME[:user|service], or accept any with --any-token)",
 }
 MAX_USER_LISTED = 12
+# Where users reach the server when that is not where it listens: a container's published port, a proxy.
+PUBLIC_URL_ENV = "EVALMOCK_PUBLIC_URL"
 
 
 def base_url(settings: ServerSettings) -> str:
+    if public := os.environ.get(PUBLIC_URL_ENV, "").rstrip("/"):
+        return public
     host = {"0.0.0.0": "127.0.0.1", "::": "::1", "": "127.0.0.1"}.get(settings.host, settings.host)
     if ":" in host:
         host = f"[{host}]"

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import gc
 import os
+import signal
 import sys
 
 import uvicorn
@@ -52,12 +53,20 @@ def serve(args: argparse.Namespace) -> int:
             return 2
     print(banner(settings, world), flush=True)
     options = {"host": settings.host, "port": settings.port, "access_log": settings.access_log}
-    if settings.workers > 1:
-        # Each worker imports ASGI_APP and rebuilds the same settings (and cursor key) from the environment.
-        os.environ.update(settings.to_env())
-        uvicorn.run(ASGI_APP, workers=settings.workers, **options)
-    else:
-        app = create_app(settings, world)
-        freeze_startup_objects()
-        uvicorn.run(app, **options)
+    # A requested stop (docker stop, Kubernetes, systemd: SIGTERM) is a clean stop, as Ctrl-C is: exit 0.
+    # uvicorn stops on either signal, then raises it again; both end here as KeyboardInterrupt.
+    previous = signal.signal(signal.SIGTERM, signal.default_int_handler)
+    try:
+        if settings.workers > 1:
+            # Each worker imports ASGI_APP and rebuilds the same settings (and cursor key) from the environment.
+            os.environ.update(settings.to_env())
+            uvicorn.run(ASGI_APP, workers=settings.workers, **options)
+        else:
+            app = create_app(settings, world)
+            freeze_startup_objects()
+            uvicorn.run(app, **options)
+    except KeyboardInterrupt:
+        pass
+    finally:
+        signal.signal(signal.SIGTERM, previous)
     return 0

@@ -1,0 +1,43 @@
+# The evalmock image: every command (serve, contract, proxy, ...) in one image, running as a non-root user.
+#   docker build -t evalmock .                          # where the official Python image can be pulled
+#   python3.11 dev.py image                             # here: a base made from Debian packages (README)
+# pip may need a CA bundle of its own; it comes in as a BuildKit secret and never lands in a layer:
+#   DOCKER_BUILDKIT=1 docker build --secret id=pip_ca,src=/path/to/ca.pem -t evalmock .
+ARG BASE=python:3.11-slim-bookworm
+
+FROM ${BASE} AS build
+WORKDIR /src
+ENV PIP_DISABLE_PIP_VERSION_CHECK=1 PIP_NO_CACHE_DIR=1
+# The runtime needs no pip: it is removed once evalmock is in (a smaller image, nothing to install with).
+RUN python3 -m venv /opt/evalmock
+# The dependencies first, pinned by constraints.txt: a change to the code alone rebuilds only the last layers.
+COPY pyproject.toml constraints.txt ./
+RUN --mount=type=secret,id=pip_ca \
+    if [ -s /run/secrets/pip_ca ]; then export PIP_CERT=/run/secrets/pip_ca; fi \
+    && python3 -c "import tomllib; print(*tomllib.load(open('pyproject.toml', 'rb'))['project']['dependencies'], sep='\n')" \
+        > requirements.txt \
+    && /opt/evalmock/bin/pip install -r requirements.txt -c constraints.txt
+COPY README.md ./
+COPY src ./src
+COPY openapi ./openapi
+COPY fixtures ./fixtures
+COPY schemas ./schemas
+RUN --mount=type=secret,id=pip_ca \
+    if [ -s /run/secrets/pip_ca ]; then export PIP_CERT=/run/secrets/pip_ca; fi \
+    && /opt/evalmock/bin/pip install --no-deps . \
+    && /opt/evalmock/bin/pip uninstall --yes --quiet pip setuptools
+
+FROM ${BASE}
+RUN useradd --system --uid 10001 --user-group --home-dir /work --create-home --shell /usr/sbin/nologin evalmock
+COPY --from=build /opt/evalmock /opt/evalmock
+ENV PATH=/opt/evalmock/bin:$PATH PYTHONUNBUFFERED=1 PYTHONDONTWRITEBYTECODE=1
+USER 10001:10001
+# Mount data files, a targets file and a reports folder here.
+WORKDIR /work
+EXPOSE 8080
+# No curl in the image: the image's own Python asks the health endpoint.
+HEALTHCHECK --interval=5s --timeout=3s --start-period=20s --retries=3 \
+    CMD ["python3", "-c", "import urllib.request; urllib.request.urlopen('http://127.0.0.1:8080/healthz', timeout=2)"]
+ENTRYPOINT ["evalmock"]
+# The targets file lets `docker run … contract --targets /work/targets.toml` audit this mock (share /work).
+CMD ["serve", "--host", "0.0.0.0", "--port", "8080", "--write-targets", "/work/targets.toml"]

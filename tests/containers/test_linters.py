@@ -1,0 +1,92 @@
+"""hadolint passes the Dockerfile, actionlint the workflow examples, and the Kubernetes manifests validate offline.
+
+Each linter is shown a broken file too, so that a linter that checked nothing could not pass.
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from .conftest import ROOT, engine
+
+BIN = Path(sys.executable).parent
+WORKFLOWS = sorted((ROOT / "examples" / "github-actions").glob("*.yml"))
+MANIFESTS = sorted((ROOT / "deploy" / "kubernetes").glob("*.yaml"))
+
+
+def run(tool: str, *args: str) -> subprocess.CompletedProcess[str]:
+    """A linter installed with the dev dependencies (each wheel ships its binary)."""
+    found = shutil.which(tool, path=str(BIN))
+    assert found, f"{tool} is not installed next to {sys.executable} (pip install -e '.[dev]')"
+    return subprocess.run([found, *args], capture_output=True, text=True, timeout=120, check=False)
+
+
+def test_hadolint_passes_the_dockerfile() -> None:
+    result = run("hadolint", str(ROOT / "Dockerfile"))
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_hadolint_fails_a_dockerfile_with_unpinned_packages(tmp_path: Path) -> None:
+    bad = tmp_path / "Dockerfile"
+    bad.write_text("FROM debian\nRUN apt-get update && apt-get install -y curl\n")
+    result = run("hadolint", str(bad))
+    assert result.returncode != 0 and "DL3008" in result.stdout
+
+
+def test_the_examples_hold_both_workflows() -> None:
+    assert [path.name for path in WORKFLOWS] == ["contract-audit-staging.yml", "frontend-tests-with-mock.yml"]
+
+
+@pytest.mark.parametrize("workflow", WORKFLOWS, ids=lambda path: path.name)
+def test_actionlint_passes_the_workflow_example(workflow: Path) -> None:
+    result = run("actionlint", "-no-color", str(workflow))
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_actionlint_fails_a_workflow_with_an_unknown_context(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.yml"
+    bad.write_text(
+        "on: push\njobs:\n  test:\n    runs-on: ubuntu-latest\n    steps:\n"
+        "      - run: echo ${{ secret.TOKEN }}\n"
+    )
+    result = run("actionlint", "-no-color", str(bad))
+    assert result.returncode != 0 and "secret" in result.stdout
+
+
+def test_the_kubernetes_manifests_validate_offline() -> None:
+    assert [path.name for path in MANIFESTS] == ["evalmock.yaml"]
+    result = run("kubernetes-validate", "--strict", *map(str, MANIFESTS))
+    assert result.returncode == 0, result.stdout + result.stderr
+    for kind in ("secret/evalmock-cursor-key", "deployment/evalmock", "service/evalmock"):
+        assert f"passed for resource {kind}" in result.stdout
+
+
+def test_kubernetes_validate_fails_a_manifest_with_a_misspelt_field(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.yaml"
+    manifest = (ROOT / "deploy" / "kubernetes" / "evalmock.yaml").read_text()
+    bad.write_text(manifest.replace("readinessProbe", "readyProbe"))
+    result = run("kubernetes-validate", "--strict", str(bad))
+    assert result.returncode != 0 and "readyProbe" in result.stdout + result.stderr
+
+
+def test_the_probes_ask_the_health_endpoint() -> None:
+    text = (ROOT / "deploy" / "kubernetes" / "evalmock.yaml").read_text()
+    for probe in ("startupProbe", "readinessProbe", "livenessProbe"):
+        assert f"{probe}:\n            httpGet:\n              path: /healthz" in text
+
+
+def test_compose_file_is_valid_for_the_installed_compose() -> None:
+    try:
+        installed = subprocess.run([*engine.compose(), "version"], capture_output=True, timeout=30).returncode == 0
+    except OSError:
+        installed = False
+    if not installed:
+        pytest.skip("no Docker Compose here (python3.11 dev.py engine installs Debian's docker-compose)")
+    result = subprocess.run([*engine.compose(), "--file", str(ROOT / "compose.yaml"), "config", "--quiet"],
+                            capture_output=True, text=True, timeout=60, check=False)
+    assert result.returncode == 0, result.stderr
