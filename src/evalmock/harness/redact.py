@@ -352,4 +352,5 @@ def _har_record(record: Any, redactor: Redactor, key: str) -> Any:
         redacted = redactor.learn(value, _variable_name(name), f"the query parameter {name}", any_length=False)
     else:
         redacted = redactor.text(value)
-    return {**_har_value(record, redactor, None), "value": redacted}
+    return {field: redacted if field == "value" else _har_value(item, redactor, field)
+            for field, item in record.items()}
