@@ -235,10 +235,6 @@ class Redactor:
             parts += ["--data-binary", self._quote(self.text(body.decode("utf-8", "replace")))]
         return " ".join(parts)
 
-    def variables(self) -> dict[str, str]:
-        """Each variable that stands for a secret, and what it stands for."""
-        return dict(self._meanings)
-
     def legend(self, used_in: str) -> str | None:
         """A note naming the variables that appear in `used_in` (an output's text) and what each stands for."""
         used = sorted({match.group() for match in _VARIABLE.finditer(used_in)} & set(self._meanings))
@@ -352,4 +348,5 @@ def _har_record(record: Any, redactor: Redactor, key: str) -> Any:
         redacted = redactor.learn(value, _variable_name(name), f"the query parameter {name}", any_length=False)
     else:
         redacted = redactor.text(value)
-    return {**_har_value(record, redactor, None), "value": redacted}
+    return {field: redacted if field == "value" else _har_value(item, redactor, field)
+            for field, item in record.items()}
