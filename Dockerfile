@@ -28,6 +28,9 @@ RUN --mount=type=secret,id=pip_ca \
     && /opt/evalmock/bin/pip uninstall --yes --quiet pip setuptools
 
 FROM ${BASE}
+LABEL org.opencontainers.image.title="evalmock" \
+      org.opencontainers.image.description="Mock server and contract-test harness for agent-evaluation test-case APIs" \
+      org.opencontainers.image.licenses="MIT"
 RUN useradd --system --uid 10001 --user-group --home-dir /work --create-home --shell /usr/sbin/nologin evalmock
 COPY --from=build /opt/evalmock /opt/evalmock
 ENV PATH=/opt/evalmock/bin:$PATH PYTHONUNBUFFERED=1 PYTHONDONTWRITEBYTECODE=1

@@ -36,6 +36,7 @@ ROOTFS_PACKAGES = {
 ROOTFS_TRIM = ("var/lib/apt/lists", "var/cache/apt", "var/cache/debconf", "usr/share/doc", "usr/share/man",
                "usr/share/info", "usr/share/locale", "var/log")
 ENGINE_WAIT_SECONDS = 60
+IMAGE_LABEL = "org.opencontainers.image.title=evalmock"  # set by the Dockerfile
 
 
 class EngineError(Exception):
@@ -187,6 +188,8 @@ def build_image(base: str | None = None) -> list[str]:
     result = subprocess.run(args, env={**os.environ, "DOCKER_BUILDKIT": "1"}, timeout=1800, check=False)
     if result.returncode != 0:
         raise EngineError("docker build failed")
+    # The images this build replaced, untagged now: each rebuild would otherwise leave one behind.
+    _run(docker(), "image", "prune", "--force", f"--filter=label={IMAGE_LABEL}", quiet=True)
     return tags
 
 
