@@ -4,6 +4,7 @@ named in the banner and the targets file, and reloaded when the file changes."""
 from __future__ import annotations
 
 import contextlib
+import re
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -11,6 +12,7 @@ from typing import Any
 
 import httpx
 import pytest
+import yaml
 
 from data_builders import AGENT, PROJECT, TEST_CASE, case, data, shop, version, write
 from evalmock.cli import build_parser, main
@@ -109,6 +111,24 @@ def test_data_only_serves_nothing_but_the_user_data(tmp_path: Path) -> None:
         assert_envelope(missing, 404, "agent-not-found")
         assert client.get(evaluation_path(EXAMPLE_TEST_CASE), headers=AUTH).status_code == 404
         assert client.get(evaluation_path(TEST_CASE), headers=AUTH).status_code == 200
+
+
+def test_a_served_test_case_carries_the_uuid_it_is_served_under_as_in_the_readme(tmp_path: Path) -> None:
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
+    shown = next(block for block in re.findall(r"```yaml\n(.*?)```", readme, re.S) if block.startswith("testSet:"))
+    (tmp_path / "my-data.yaml").write_text(shown, encoding="utf-8")
+    uuid = yaml.safe_load(shown)["gradient"][0]["test_case_uuid"]
+    assert "test_case_uuid" not in yaml.safe_load(shown)["gradient"][0]["versions"][0]
+    with client_for(settings_for(tmp_path / "my-data.yaml", data_only=True)) as client:
+        served = client.get(evaluation_path(uuid.upper()), headers=AUTH).json()["evaluation_test_case"]
+    assert served["test_case_uuid"] == uuid
+
+
+def test_a_version_that_states_its_uuid_is_served_as_written(tmp_path: Path) -> None:
+    path = write(tmp_path / "shop.json", data(test_cases={TEST_CASE: [version(1, uuid=TEST_CASE.upper())]}))
+    with client_for(settings_for(path, data_only=True)) as client:
+        served = client.get(evaluation_path(TEST_CASE), headers=AUTH).json()["evaluation_test_case"]
+    assert served == version(1, uuid=TEST_CASE.upper())
 
 
 def test_the_banner_names_the_user_data(tmp_path: Path) -> None:

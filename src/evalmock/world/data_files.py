@@ -217,6 +217,11 @@ def _located(problems: list[Problem], files: list[_File]) -> list[Problem]:
     return sorted(located, key=lambda problem: (order.get(problem.path, 0), problem.line or 0))
 
 
+def _served_version(version: dict[str, Any], uuid: str) -> dict[str, Any]:
+    """A version as served: it carries the uuid it is served under unless it states its own (a UI keys on it)."""
+    return version if "test_case_uuid" in version else {"test_case_uuid": uuid, **version}
+
+
 def _user_data(files: list[_File], read: ReadData) -> UserData:
     lists: dict[tuple[str, str], list[dict[str, Any]]] = {key: [] for key in read.list_keys}
     for case in read.cases:
@@ -227,6 +232,9 @@ def _user_data(files: list[_File], read: ReadData) -> UserData:
     return UserData(
         files=tuple(str(file.path) for file in files),
         lists=tuple(UserList(agent_id, project_id, tuple(cases)) for (agent_id, project_id), cases in lists.items()),
-        test_cases=tuple(UserTestCase(test.uuid.lower(), tuple(test.versions)) for test in read.test_cases),
+        test_cases=tuple(
+            UserTestCase(test.uuid.lower(), tuple(_served_version(version, test.uuid) for version in test.versions))
+            for test in read.test_cases
+        ),
         generation=int.from_bytes(digest.digest(), "big"),
     )
