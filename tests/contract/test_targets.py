@@ -55,10 +55,36 @@ def test_targets_round_trip(tmp_path: Path, suffix: str) -> None:
         ({"test_set": {"projects": [{"agent_id": "a", "project_id": "p", "active_cases": True}]}}, "active_cases"),
         ({"gradient": {"test_cases": [{"uuid": "u", "versions": ["1"]}]}}, "versions"),
         ({"auth": {"token": 42}}, "auth.token"),
-        ({"auth": {"tokne": "t"}}, "unknown \\[auth\\] key"),
-        ({"test_set": {"projects": [{"agent_id": "a"}]}}, "project_id"),
+        ({"auth": {"tokne": "t"}}, "\\[auth\\]: unknown key tokne; did you mean token\\?"),
+        ({"test_set": {"projects": [{"agent_id": "a"}]}}, "projects\\[0\\]: missing project_id"),
     ],
 )
 def test_targets_of_the_wrong_shape_are_refused(raw: dict, words: str) -> None:
     with pytest.raises(TargetsError, match=words):
         targets_from_dict(raw)
+
+
+@pytest.mark.parametrize(
+    ("text", "where", "key", "meant"),
+    [
+        ('[[test_set.projects]]\nagent_id = "a"\nprojectid = "p"\n', "test_set.projects[0]", "projectid",
+         "project_id"),
+        ('[[test_set.projects]]\nagent_id = "a"\nproject_id = "p"\nhas_retierd = true\n', "test_set.projects[0]",
+         "has_retierd", "has_retired"),
+        ('[[gradient.test_cases]]\nuuid = "u"\nversion = [1]\n', "gradient.test_cases[0]", "version", "versions"),
+        ("[test_set]\nsealed_cursor = true\n", "[test_set]", "sealed_cursor", "sealed_cursors"),
+        ("[gradient]\ntestcases = []\n", "[gradient]", "testcases", "test_cases"),
+        ("[test-set]\nsealed_cursors = true\n", "the top level", "test-set", "test_set"),
+        ("[auth]\nsecond-token = \"t\"\n", "[auth]", "second-token", "second_token"),
+    ],
+    ids=["project-key", "project-fact", "test-case-key", "test-set-key", "gradient-key", "table", "auth-key"],
+)
+def test_a_misspelled_key_names_the_file_the_key_and_what_it_meant(
+    tmp_path: Path, text: str, where: str, key: str, meant: str
+) -> None:
+    path = tmp_path / "targets.toml"
+    path.write_text(text, encoding="utf-8")
+    with pytest.raises(TargetsError) as raised:
+        load_targets(path)
+    assert str(raised.value).startswith(f"{path}: {where}: unknown key {key}; did you mean {meant}? (known: ")
+    assert "__init__" not in str(raised.value)
