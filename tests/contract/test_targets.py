@@ -86,5 +86,13 @@ def test_a_misspelled_key_names_the_file_the_key_and_what_it_meant(
     path.write_text(text, encoding="utf-8")
     with pytest.raises(TargetsError) as raised:
         load_targets(path)
-    assert str(raised.value).startswith(f"{path}: {where}: unknown key {key}; did you mean {meant}? (known: ")
-    assert "__init__" not in str(raised.value)
+    assert str(raised.value) == f"{path}: {where}: unknown key {key}; did you mean {meant}?"
+
+
+def test_a_key_like_none_lists_the_keys_of_its_table(tmp_path: Path) -> None:
+    path = tmp_path / "targets.toml"
+    path.write_text('[[test_set.projects]]\nagent_id = "a"\nproject_id = "p"\ncolour = "red"\n', encoding="utf-8")
+    with pytest.raises(TargetsError) as raised:
+        load_targets(path)
+    assert str(raised.value) == (f"{path}: test_set.projects[0]: unknown key colour; remove it, or write one of "
+                                 "agent_id, project_id, has_retired, has_hand, has_corrections, active_cases")

@@ -68,7 +68,7 @@ def test_a_bad_data_file_is_refused_at_start_with_every_problem_and_exit_code_2(
     kind_line, version_line = _line(path, '"robot"'), _line(path, '"version": 7')
     assert err == [
         "evalmock serve: the data files have 2 problems; nothing is served:",
-        f"{path}:{kind_line}: /testSet/0/cases/0/kind: 'robot' is not one of ['correction', 'hand']",
+        f'{path}:{kind_line}: /testSet/0/cases/0/kind: expected one of "correction", "hand", got "robot"',
         f"{path}:{version_line}: /gradient/0/versions/1/version: expected 2 (versions are listed oldest first, "
         "from 1), got 7",
     ]
@@ -197,12 +197,11 @@ def test_a_changed_file_that_breaks_a_rule_is_refused_and_the_old_data_served(
     said = "".join(console).splitlines()
     start = said.index("evalmock serve: refused the changed data, 2 problem(s); still serving the previous data:")
     assert said[start + 1:start + 3] == [
-        f"{path}:{_line(path, 'addedAt', 3)}: /testSet/0/cases/2/addedAt: addedAt '2026-10-01T12:00:00Z' is also "
+        f'{path}:{_line(path, "addedAt", 3)}: /testSet/0/cases/2/addedAt: addedAt "2026-10-01T12:00:00Z" is also '
         f"the addedAt of {path}#/testSet/0/cases/0; a list is ordered by addedAt, so no two of its cases may "
         "share one",
-        f"{path}:{_line(path, 'updatedAt', 3)}: /testSet/0/cases/2/updatedAt: updatedAt equals addedAt until the "
-        "case is retired: an active case's updatedAt differs from its addedAt (expected '2026-10-01T12:00:00Z', "
-        "received '2026-10-03T12:00:00Z')",
+        f"{path}:{_line(path, 'updatedAt', 3)}: /testSet/0/cases/2/updatedAt: an active case's updatedAt is its "
+        'addedAt, "2026-10-01T12:00:00Z", got "2026-10-03T12:00:00Z"; write "2026-10-01T12:00:00Z", or retire the case',
     ]
 
 

@@ -23,9 +23,10 @@ def closest(word: str, known: Iterable[str]) -> str | None:
 
 
 def unknown_key(word: str, known: Iterable[str], quote: str = "") -> str:
-    """`unknown key retierd; did you mean retired? (known: ...)`, with each key between `quote`s."""
+    """`unknown key retierd; did you mean retired?`, or with no close key every known one; keys between `quote`s."""
     known = list(known)
     guess = closest(word, known)
-    hint = f"; did you mean {quote}{guess}{quote}?" if guess else ""
+    if guess:
+        return f"unknown key {quote}{word}{quote}; did you mean {quote}{guess}{quote}?"
     listed = ", ".join(f"{quote}{key}{quote}" for key in known)
-    return f"unknown key {quote}{word}{quote}{hint} (known: {listed})"
+    return f"unknown key {quote}{word}{quote}; remove it, or write one of {listed}"
