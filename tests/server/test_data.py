@@ -177,6 +177,22 @@ def test_a_changed_file_is_served_without_a_restart_and_the_targets_follow(
     assert f"evalmock serve: reloaded {path}: 1 agent, 1 project, 7 cases" in capsys.readouterr().err
 
 
+def test_a_save_in_place_caught_while_empty_is_not_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = write(tmp_path / "shop.yaml", shop())
+    document = shop()
+    document["testSet"][0]["cases"].append(case("case-new", "2026-12-01T00:00:00Z"))
+    text = write(tmp_path / "next.yaml", document).read_text(encoding="utf-8")
+    with client_for(settings_for(path, data_only=True)) as client:
+        with path.open("w", encoding="utf-8") as saved:  # an editor that truncates, then writes a moment later
+            saved.flush()
+            time.sleep(0.3)  # longer than the watcher's quiet step, so it sees the empty file
+            saved.write(text)
+        eventually(lambda: shop_cases(client)[:1] == ["case-new"], "the new case is served")
+    said = capsys.readouterr().err
+    assert "refused" not in said and "empty" not in said
+    assert f"evalmock serve: reloaded {path}: 1 agent, 1 project, 7 cases" in said
+
+
 def test_a_changed_file_that_breaks_a_rule_is_refused_and_the_old_data_served(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
