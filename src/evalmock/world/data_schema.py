@@ -208,17 +208,17 @@ def unknown_keys(value: Any, definition: str) -> Iterator[tuple[tuple[Any, ...],
     pending: list[tuple[tuple[Any, ...], Any, Any]] = [((), value, definitions[definition])]
     while pending:
         path, node, schema = pending.pop()
-        while isinstance(schema, Mapping) and "$ref" in schema:
+        while "$ref" in schema:
             schema = definitions[schema["$ref"].rsplit("/", 1)[-1]]
-        if not isinstance(schema, Mapping):
-            continue
         pending += [(path, node, branch) for branch in schema.get("allOf", ())]
-        if isinstance(node, dict):
+        if type(node) is dict:
             properties = schema.get("properties", {})
             for key, item in node.items():
-                if key in properties:
+                if key not in properties:
+                    if schema.get("additionalProperties") is False:
+                        yield path, key, list(properties)
+                elif type(item) in (dict, list):  # only containers can hold keys
                     pending.append(((*path, key), item, properties[key]))
-                elif schema.get("additionalProperties") is False:
-                    yield path, key, list(properties)
-        elif isinstance(node, list) and isinstance(schema.get("items"), Mapping):
-            pending += [((*path, index), item, schema["items"]) for index, item in enumerate(node)]
+        elif type(node) is list and "items" in schema:
+            pending += [((*path, index), item, schema["items"]) for index, item in enumerate(node)
+                        if type(item) in (dict, list)]
