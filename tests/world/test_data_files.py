@@ -227,10 +227,13 @@ def test_json_values_the_server_cannot_send_are_refused(data_only: World, tmp_pa
     ("text", "expected"),
     [
         ("testSet: []\nfilters: {1: one}\n", ("/filters", "keys are text, got 1; quote it")),
-        ("testSet: []\nfilters: {a: !!binary aGk=}\n", ("/filters/a", "a bytes is not a JSON value: b'hi'")),
+        ("testSet: []\nfilters: {a: !!binary aGk=}\n",
+         ("/filters/a", "binary data (!!binary) is not a JSON value; write it as text")),
+        ("testSet: []\nfilters: {a: !!set {x, y}}\n", ("/filters/a", "a set (!!set) is not a JSON value; write it as "
+                                                                    "text")),
         ("testSet: []\nfilters: {a: .nan}\n", ("/filters/a", "nan is not a JSON number")),
     ],
-    ids=["non-string-key", "binary", "nan"],
+    ids=["non-string-key", "binary", "set", "nan"],
 )
 def test_yaml_that_is_not_json_is_refused(data_only: World, tmp_path: Path, text: str,
                                          expected: tuple[str, str]) -> None:

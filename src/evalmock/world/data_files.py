@@ -9,6 +9,7 @@ when there are problems (composing a large file is slow).
 from __future__ import annotations
 
 import dataclasses
+import datetime
 import hashlib
 import itertools
 import json
@@ -34,6 +35,9 @@ from evalmock.world.world import World
 MAX_DEPTH = 200
 MAX_VALUES = 5_000_000  # about 15 times the whole default world's export
 _INT_RANGE = (-(1 << 63), (1 << 64) - 1)
+# What YAML's own tags make, in YAML's words.
+_YAML_ONLY = {bytes: "binary data (!!binary)", set: "a set (!!set)", tuple: "a pair list (!!pairs)",
+              datetime.date: "a date (!!timestamp)", datetime.datetime: "a date-time (!!timestamp)"}
 # What a data file holds at the top, in its own language.
 _TOP = {
     "JSON": 'an object {"testSet": [...], "gradient": [...]}',
@@ -164,7 +168,7 @@ def _unservable(document: Any) -> Iterator[tuple[str, str]]:
             if not math.isfinite(value):
                 yield where, f"{value} is not a JSON number"
         elif not (isinstance(value, bool) or value is None):
-            yield where, f"a {type(value).__name__} is not a JSON value: {value!r}"[:200]
+            yield where, f"{_YAML_ONLY.get(type(value), 'a value of a YAML tag')} is not a JSON value; write it as text"
 
 
 def _is_unicode(text: str) -> bool:
