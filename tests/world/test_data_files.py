@@ -498,6 +498,14 @@ def test_a_version_that_breaks_the_document_schema_is_refused(data_only: World, 
     )
 
 
+def test_a_uint64_given_as_a_number_says_to_write_a_string(data_only: World, tmp_path: Path) -> None:
+    document = data(test_cases={TEST_CASE: [version(1, created_by_user_id=1234)]})
+    assert the_refusal(data_only, tmp_path, document) == (
+        "/gradient/0/versions/0/created_by_user_id",
+        'expected a whole number from 0 to 18446744073709551615, written as a string such as "1234", got 1234',
+    )
+
+
 def test_versions_out_of_order_are_refused(data_only: World, tmp_path: Path) -> None:
     document = data(test_cases={TEST_CASE: [version(1), version(3)]})
     assert the_refusal(data_only, tmp_path, document) == (

@@ -56,7 +56,7 @@ def described(error: ValidationError) -> str:
             )
             return f"has {len(instance)} {unit}, must have {bounds}"
     if validator in ("type", "nullable"):  # OpenAPI 3.0 refuses null with its own keyword
-        return f"expected {expected_type(schema)}, {got}"
+        return f"expected {_FORMATS.get(schema.get('format'), expected_type(schema))}, {got}"
     if validator == "enum":
         guess = closest(instance, [str(option) for option in wanted]) if isinstance(instance, str) else None
         hint = f"; did you mean {shown(guess)}?" if guess else ""
