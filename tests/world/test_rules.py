@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import functools
 
 import pytest
 
@@ -60,3 +61,16 @@ def test_the_valid_case_has_no_problems():
 )
 def test_each_broken_rule_is_reported(case, expected):
     assert any(expected in problem for problem in case_problems(case)), case_problems(case)
+
+
+def test_every_page_rule_a_case_keeps_has_words_for_a_file_s_author() -> None:
+    from evalmock.world.rules import _PAGE_WORDS, PAGE_RULES
+
+    names = {(rule.func if isinstance(rule, functools.partial) else rule).name for rule in PAGE_RULES}
+    assert names == set(_PAGE_WORDS)
+
+
+@pytest.mark.parametrize("stamp", ["2026-11-20t08:00:01z", "2026-11-20T08:00:01.5Z", "2026-11-20T09:00:01+01:00"])
+def test_a_date_time_not_in_the_world_s_utc_form_is_refused(stamp: str) -> None:
+    problems = case_problems(with_change("addedAt", stamp))
+    assert any("expected a UTC date-time in whole seconds" in problem for problem in problems), problems
