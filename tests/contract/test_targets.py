@@ -55,10 +55,44 @@ def test_targets_round_trip(tmp_path: Path, suffix: str) -> None:
         ({"test_set": {"projects": [{"agent_id": "a", "project_id": "p", "active_cases": True}]}}, "active_cases"),
         ({"gradient": {"test_cases": [{"uuid": "u", "versions": ["1"]}]}}, "versions"),
         ({"auth": {"token": 42}}, "auth.token"),
-        ({"auth": {"tokne": "t"}}, "unknown \\[auth\\] key"),
-        ({"test_set": {"projects": [{"agent_id": "a"}]}}, "project_id"),
+        ({"auth": {"tokne": "t"}}, "\\[auth\\]: unknown key tokne; did you mean token\\?"),
+        ({"test_set": {"projects": [{"agent_id": "a"}]}}, "projects\\[0\\]: missing project_id"),
     ],
 )
 def test_targets_of_the_wrong_shape_are_refused(raw: dict, words: str) -> None:
     with pytest.raises(TargetsError, match=words):
         targets_from_dict(raw)
+
+
+@pytest.mark.parametrize(
+    ("text", "where", "key", "meant"),
+    [
+        ('[[test_set.projects]]\nagent_id = "a"\nprojectid = "p"\n', "test_set.projects[0]", "projectid",
+         "project_id"),
+        ('[[test_set.projects]]\nagent_id = "a"\nproject_id = "p"\nhas_retierd = true\n', "test_set.projects[0]",
+         "has_retierd", "has_retired"),
+        ('[[gradient.test_cases]]\nuuid = "u"\nversion = [1]\n', "gradient.test_cases[0]", "version", "versions"),
+        ("[test_set]\nsealed_cursor = true\n", "[test_set]", "sealed_cursor", "sealed_cursors"),
+        ("[gradient]\ntestcases = []\n", "[gradient]", "testcases", "test_cases"),
+        ("[test-set]\nsealed_cursors = true\n", "the top level", "test-set", "test_set"),
+        ("[auth]\nsecond-token = \"t\"\n", "[auth]", "second-token", "second_token"),
+    ],
+    ids=["project-key", "project-fact", "test-case-key", "test-set-key", "gradient-key", "table", "auth-key"],
+)
+def test_a_misspelled_key_names_the_file_the_key_and_what_it_meant(
+    tmp_path: Path, text: str, where: str, key: str, meant: str
+) -> None:
+    path = tmp_path / "targets.toml"
+    path.write_text(text, encoding="utf-8")
+    with pytest.raises(TargetsError) as raised:
+        load_targets(path)
+    assert str(raised.value) == f"{path}: {where}: unknown key {key}; did you mean {meant}?"
+
+
+def test_a_key_like_none_lists_the_keys_of_its_table(tmp_path: Path) -> None:
+    path = tmp_path / "targets.toml"
+    path.write_text('[[test_set.projects]]\nagent_id = "a"\nproject_id = "p"\ncolour = "red"\n', encoding="utf-8")
+    with pytest.raises(TargetsError) as raised:
+        load_targets(path)
+    assert str(raised.value) == (f"{path}: test_set.projects[0]: unknown key colour; remove it, or write one of "
+                                 "agent_id, project_id, has_retired, has_hand, has_corrections, active_cases")

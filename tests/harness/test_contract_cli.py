@@ -101,6 +101,17 @@ def test_a_bad_targets_file_exits_2(tmp_path: Path, capsys: pytest.CaptureFixtur
     assert name in capsys.readouterr().err
 
 
+def test_a_misspelled_targets_key_exits_2_naming_the_file_the_key_and_a_guess(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "targets.toml"
+    path.write_text('[[test_set.projects]]\nagent_id = "a"\nprojectid = "p"\n', encoding="utf-8")
+    assert main(["contract", "--base-url", "http://127.0.0.1:9", "--targets", str(path), *FAST]) == 2
+    err = capsys.readouterr().err
+    assert f"{path}: test_set.projects[0]: unknown key projectid; did you mean project_id?" in err
+    assert "unexpected keyword argument" not in err
+
+
 def test_a_missing_targets_file_exits_2(tmp_path: Path) -> None:
     missing = tmp_path / "nowhere.toml"
     assert main(["contract", "--base-url", "http://127.0.0.1:9", "--targets", str(missing), *FAST]) == 2

@@ -97,3 +97,12 @@ def test_bad_options_exit_2_with_the_reason(options: list[str], problem: str,
                                             capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["proxy", *options]) == 2
     assert problem in capsys.readouterr().err
+
+
+def test_a_misspelled_targets_key_exits_2_naming_the_file_the_key_and_a_guess(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "targets.toml"
+    path.write_text('[[test_set.projects]]\nagent_id = "a"\nprojectid = "p"\n', encoding="utf-8")
+    assert main(["proxy", "--upstream", "http://127.0.0.1:9", "--targets", str(path)]) == 2
+    assert f"{path}: test_set.projects[0]: unknown key projectid; did you mean project_id?" in capsys.readouterr().err

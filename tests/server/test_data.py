@@ -4,6 +4,7 @@ named in the banner and the targets file, and reloaded when the file changes."""
 from __future__ import annotations
 
 import contextlib
+import re
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -11,6 +12,7 @@ from typing import Any
 
 import httpx
 import pytest
+import yaml
 
 from data_builders import AGENT, PROJECT, TEST_CASE, case, data, shop, version, write
 from evalmock.cli import build_parser, main
@@ -66,7 +68,7 @@ def test_a_bad_data_file_is_refused_at_start_with_every_problem_and_exit_code_2(
     kind_line, version_line = _line(path, '"robot"'), _line(path, '"version": 7')
     assert err == [
         "evalmock serve: the data files have 2 problems; nothing is served:",
-        f"{path}:{kind_line}: /testSet/0/cases/0/kind: 'robot' is not one of ['correction', 'hand']",
+        f'{path}:{kind_line}: /testSet/0/cases/0/kind: expected one of "correction", "hand", got "robot"',
         f"{path}:{version_line}: /gradient/0/versions/1/version: expected 2 (versions are listed oldest first, "
         "from 1), got 7",
     ]
@@ -109,6 +111,24 @@ def test_data_only_serves_nothing_but_the_user_data(tmp_path: Path) -> None:
         assert_envelope(missing, 404, "agent-not-found")
         assert client.get(evaluation_path(EXAMPLE_TEST_CASE), headers=AUTH).status_code == 404
         assert client.get(evaluation_path(TEST_CASE), headers=AUTH).status_code == 200
+
+
+def test_a_served_test_case_carries_the_uuid_it_is_served_under_as_in_the_readme(tmp_path: Path) -> None:
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
+    shown = next(block for block in re.findall(r"```yaml\n(.*?)```", readme, re.S) if block.startswith("testSet:"))
+    (tmp_path / "my-data.yaml").write_text(shown, encoding="utf-8")
+    uuid = yaml.safe_load(shown)["gradient"][0]["test_case_uuid"]
+    assert "test_case_uuid" not in yaml.safe_load(shown)["gradient"][0]["versions"][0]
+    with client_for(settings_for(tmp_path / "my-data.yaml", data_only=True)) as client:
+        served = client.get(evaluation_path(uuid.upper()), headers=AUTH).json()["evaluation_test_case"]
+    assert served["test_case_uuid"] == uuid
+
+
+def test_a_version_that_states_its_uuid_is_served_as_written(tmp_path: Path) -> None:
+    path = write(tmp_path / "shop.json", data(test_cases={TEST_CASE: [version(1, uuid=TEST_CASE.upper())]}))
+    with client_for(settings_for(path, data_only=True)) as client:
+        served = client.get(evaluation_path(TEST_CASE), headers=AUTH).json()["evaluation_test_case"]
+    assert served == version(1, uuid=TEST_CASE.upper())
 
 
 def test_the_banner_names_the_user_data(tmp_path: Path) -> None:
@@ -157,6 +177,22 @@ def test_a_changed_file_is_served_without_a_restart_and_the_targets_follow(
     assert f"evalmock serve: reloaded {path}: 1 agent, 1 project, 7 cases" in capsys.readouterr().err
 
 
+def test_a_save_in_place_caught_while_empty_is_not_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = write(tmp_path / "shop.yaml", shop())
+    document = shop()
+    document["testSet"][0]["cases"].append(case("case-new", "2026-12-01T00:00:00Z"))
+    text = write(tmp_path / "next.yaml", document).read_text(encoding="utf-8")
+    with client_for(settings_for(path, data_only=True)) as client:
+        with path.open("w", encoding="utf-8") as saved:  # an editor that truncates, then writes a moment later
+            saved.flush()
+            time.sleep(0.3)  # longer than the watcher's quiet step, so it sees the empty file
+            saved.write(text)
+        eventually(lambda: shop_cases(client)[:1] == ["case-new"], "the new case is served")
+    said = capsys.readouterr().err
+    assert "refused" not in said and "empty" not in said
+    assert f"evalmock serve: reloaded {path}: 1 agent, 1 project, 7 cases" in said
+
+
 def test_a_changed_file_that_breaks_a_rule_is_refused_and_the_old_data_served(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -177,12 +213,11 @@ def test_a_changed_file_that_breaks_a_rule_is_refused_and_the_old_data_served(
     said = "".join(console).splitlines()
     start = said.index("evalmock serve: refused the changed data, 2 problem(s); still serving the previous data:")
     assert said[start + 1:start + 3] == [
-        f"{path}:{_line(path, 'addedAt', 3)}: /testSet/0/cases/2/addedAt: addedAt '2026-10-01T12:00:00Z' is also "
+        f'{path}:{_line(path, "addedAt", 3)}: /testSet/0/cases/2/addedAt: addedAt "2026-10-01T12:00:00Z" is also '
         f"the addedAt of {path}#/testSet/0/cases/0; a list is ordered by addedAt, so no two of its cases may "
         "share one",
-        f"{path}:{_line(path, 'updatedAt', 3)}: /testSet/0/cases/2/updatedAt: updatedAt equals addedAt until the "
-        "case is retired: an active case's updatedAt differs from its addedAt (expected '2026-10-01T12:00:00Z', "
-        "received '2026-10-03T12:00:00Z')",
+        f"{path}:{_line(path, 'updatedAt', 3)}: /testSet/0/cases/2/updatedAt: an active case's updatedAt is its "
+        'addedAt, "2026-10-01T12:00:00Z", got "2026-10-03T12:00:00Z"; write "2026-10-01T12:00:00Z", or retire the case',
     ]
 
 

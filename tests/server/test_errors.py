@@ -222,6 +222,18 @@ def test_ratelimit_remaining_counts_down(client: httpx.Client) -> None:
     assert int(second.headers["ratelimit-remaining"]) == int(first.headers["ratelimit-remaining"]) - 1
 
 
+def test_ratelimit_counts_only_api_requests_not_the_document_ui_or_preflights(client: httpx.Client) -> None:
+    preflight = {"Origin": "http://localhost:5173", "Access-Control-Request-Method": "GET",
+                 "Access-Control-Request-Headers": "authorization"}
+    first = client.get(evaluation_path(), headers=AUTH)
+    for response in (client.get("/v2/openapi.json"), client.get("/v2/ui/"),
+                     client.options(evaluation_path(), headers=preflight)):
+        assert response.status_code == 200
+        assert response.headers["ratelimit-remaining"] == first.headers["ratelimit-remaining"]
+    second = client.get(evaluation_path(), headers=AUTH)
+    assert int(second.headers["ratelimit-remaining"]) == int(first.headers["ratelimit-remaining"]) - 1
+
+
 def test_test_set_responses_have_no_ratelimit_headers(client: httpx.Client) -> None:
     assert "ratelimit-limit" not in client.get(cases_path(), params=example_params(), headers=AUTH).headers
 

@@ -88,7 +88,7 @@ def test_an_invalid_change_is_refused_and_the_previous_data_served(
     with pytest.raises(DataFileError) as raised:
         live.reload()
     assert [(p.pointer, p.message) for p in raised.value.problems] == [
-        ("/testSet/0/projectId", "'not-a-uuid' is not a UUID")
+        ("/testSet/0/projectId", 'expected a UUID such as "0b5e6c1a-7d2f-4e8b-9a31-5c4d3e2f1a0b", got "not-a-uuid"')
     ]
     assert live.world is before
     assert page(handler, limit=1, cursor=cursor)["data"]  # its cursors still work
@@ -144,5 +144,5 @@ def test_a_reload_checks_a_case_whose_json_changed_even_if_python_sees_it_equal(
     with pytest.raises(DataFileError) as raised:
         live.reload()
     assert [(p.pointer, p.message) for p in raised.value.problems] == [
-        ("/testSet/0/cases/0/expect/items/0/rank", "0.0 is not of type 'integer'")
+        ("/testSet/0/cases/0/expect/items/0/rank", "expected a whole number, got 0.0")
     ]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib
+import re
 from pathlib import Path
 from typing import Any
 
@@ -10,6 +11,7 @@ import pytest
 
 from evalmock.cli import build_parser
 from evalmock.contract.targets import dump_targets, load_targets
+from evalmock.server.app import create_app
 from evalmock.server.banner import banner
 from evalmock.server.settings import CURSOR_KEY_ENV, SETTINGS_ENV, ServerSettings, default_cursor_key
 from evalmock.server.targets_file import targets_for
@@ -76,6 +78,26 @@ def test_banner_says_where_everything_is() -> None:
         "&include=retired&limit=25' -H 'Authorization: Bearer demo-user'",
     ):
         assert expected in text
+
+
+def test_banner_says_cors_is_on_with_a_fetch_that_a_page_on_another_origin_can_run() -> None:
+    text = banner(ServerSettings(port=8123), World(seed=42, cases=10))
+    assert "CORS is on: a page on any origin may call both APIs (--no-cors turns it off)." in text
+    (fetch,) = [line.strip() for line in text.splitlines() if line.strip().startswith("fetch(")]
+    url = re.fullmatch(r"fetch\('(http://127\.0\.0\.1:8123(/[^']+))', \{headers: \{Authorization: 'Bearer "
+                       r"demo-user'\}\}\)\.then\(r => r\.json\(\)\)\.then\(console\.log\)", fetch)
+    assert url is not None, fetch
+    with create_app(ServerSettings(cases=10)).test_client() as client:
+        answer = client.get(url.group(2), headers={"Authorization": "Bearer demo-user",
+                                                   "Origin": "http://localhost:5173"})
+    assert answer.status_code == 200 and answer.headers["access-control-allow-origin"] == "*"
+    assert answer.json()["data"]
+
+
+def test_banner_says_cors_is_off_and_offers_no_fetch() -> None:
+    text = banner(ServerSettings(cors=False), World(seed=42, cases=10))
+    assert "CORS is off (--no-cors): a page on another origin cannot call these APIs." in text
+    assert "fetch(" not in text
 
 
 def test_targets_file_round_trips_through_load_targets(tmp_path: Path) -> None:

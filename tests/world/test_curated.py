@@ -107,7 +107,7 @@ def broken(change) -> dict:
     ("entry", "message"),
     [
         (broken(lambda e: e["case"].pop("runId")), "runId"),
-        (broken(lambda e: e["case"].update(id="corr-x")), "starts `case-`"),
+        (broken(lambda e: e["case"].update(id="corr-x")), "starts with case-"),
         (broken(lambda e: e["case"].update(addedAt="2026-11-20T08:00:01Z", updatedAt="2026-11-20T08:00:01Z")),
          "even second"),
         (broken(lambda e: e["case"].update(expect={})), "at least one"),

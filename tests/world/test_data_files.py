@@ -167,8 +167,27 @@ def test_invalid_json_is_refused_at_its_line(data_only: World, tmp_path: Path) -
     with pytest.raises(DataFileError) as raised:
         load_data([tmp_path / "bad.json"], data_only)
     assert [str(p) for p in raised.value.problems] == [
-        f"{tmp_path / 'bad.json'}:3: /: not valid JSON: Expecting property name enclosed in double quotes"
+        f"{tmp_path / 'bad.json'}:3:21: /: not valid JSON: Expecting property name enclosed in double quotes"
     ]
+
+
+@pytest.mark.parametrize(
+    ("name", "text", "expected"),
+    [
+        ("empty.json", "", 'the file is empty; write an object {"testSet": [...], "gradient": [...]} (either may be '
+                           "left out), as `evalmock fixtures export -o FILE` writes"),
+        ("empty.yaml", "# my cases, later\n", "the file is empty; write a mapping with testSet: and gradient: lists "
+                                              "(either may be left out), as `evalmock fixtures export -o FILE` writes"),
+        ("blank.yaml", "\n  \n", "the file is empty; write a mapping with testSet: and gradient: lists (either may be "
+                                 "left out), as `evalmock fixtures export -o FILE` writes"),
+        ("null.json", "null", 'expected an object {"testSet": [...], "gradient": [...]} at the top (either may be '
+                              "left out), got null"),
+    ],
+)
+def test_an_empty_file_says_it_is_empty_and_what_to_write(data_only: World, tmp_path: Path, name: str, text: str,
+                                                           expected: str) -> None:
+    (tmp_path / name).write_text(text, encoding="utf-8")
+    assert refusals(data_only, tmp_path / name) == [("", expected)]
 
 
 def test_invalid_yaml_is_refused_at_its_line(data_only: World, tmp_path: Path) -> None:
@@ -176,8 +195,9 @@ def test_invalid_yaml_is_refused_at_its_line(data_only: World, tmp_path: Path) -
     with pytest.raises(DataFileError) as raised:
         load_data([tmp_path / "bad.yaml"], data_only)
     (problem,) = raised.value.problems
-    assert (problem.line, problem.pointer) == (3, "")
+    assert (problem.line, problem.column, problem.pointer) == (3, 4, "")
     assert problem.message.startswith("not valid YAML: ")
+    assert str(problem).startswith(f"{tmp_path / 'bad.yaml'}:3:4: /: not valid YAML: ")
 
 
 def test_text_that_is_not_utf8_is_refused(data_only: World, tmp_path: Path) -> None:
@@ -206,11 +226,14 @@ def test_json_values_the_server_cannot_send_are_refused(data_only: World, tmp_pa
 @pytest.mark.parametrize(
     ("text", "expected"),
     [
-        ("testSet: []\nfilters: {1: one}\n", ("/filters", "keys are strings, got 1")),
-        ("testSet: []\nfilters: {a: !!binary aGk=}\n", ("/filters/a", "a bytes is not a JSON value: b'hi'")),
+        ("testSet: []\nfilters: {1: one}\n", ("/filters", "keys are text, got 1; quote it")),
+        ("testSet: []\nfilters: {a: !!binary aGk=}\n",
+         ("/filters/a", "binary data (!!binary) is not a JSON value; write it as text")),
+        ("testSet: []\nfilters: {a: !!set {x, y}}\n", ("/filters/a", "a set (!!set) is not a JSON value; write it as "
+                                                                    "text")),
         ("testSet: []\nfilters: {a: .nan}\n", ("/filters/a", "nan is not a JSON number")),
     ],
-    ids=["non-string-key", "binary", "nan"],
+    ids=["non-string-key", "binary", "set", "nan"],
 )
 def test_yaml_that_is_not_json_is_refused(data_only: World, tmp_path: Path, text: str,
                                          expected: tuple[str, str]) -> None:
@@ -234,16 +257,21 @@ def test_yaml_aliases_that_multiply_a_file_beyond_bounds_are_refused(
 @pytest.mark.parametrize(
     ("document", "expected"),
     [
-        ({"testset": []}, ("", "Additional properties are not allowed ('testset' was unexpected)")),
-        ([], ("", "[] is not of type 'object'")),
-        ({"testSet": [{"projectId": PROJECT, "cases": []}]}, ("/testSet/0", "'agentId' is a required property")),
+        ({"testset": []}, ("/testset", 'unknown key "testset"; did you mean "testSet"?')),
+        ([], ("", 'expected an object {"testSet": [...], "gradient": [...]} at the top (either may be left out), '
+                  "got []")),
+        ({"testSet": [{"projectId": PROJECT, "cases": []}]},
+         ("/testSet/0", '"agentId" is missing; add it, it is required here')),
         (data([("shop/checkout", PROJECT, [])]),
-         ("/testSet/0/agentId", "'shop/checkout' does not fit in a path segment (no slash, no control characters)")),
+         ("/testSet/0/agentId", 'expected text that fits in a path segment (no slash, no control characters), got '
+                                '"shop/checkout"')),
         (data([("shop\n", PROJECT, [])]),
-         ("/testSet/0/agentId", "'shop\\n' does not fit in a path segment (no slash, no control characters)")),
-        (data([(AGENT, "not-a-uuid", [])]), ("/testSet/0/projectId", "'not-a-uuid' is not a UUID")),
+         ("/testSet/0/agentId", 'expected text that fits in a path segment (no slash, no control characters), got '
+                                '"shop\\n"')),
+        (data([(AGENT, "not-a-uuid", [])]),
+         ("/testSet/0/projectId", 'expected a UUID such as "0b5e6c1a-7d2f-4e8b-9a31-5c4d3e2f1a0b", got "not-a-uuid"')),
         ({"testSet": [{"agentId": AGENT, "projectId": PROJECT, "cases": {}}]},
-         ("/testSet/0/cases", "{} is not of type 'array'")),
+         ("/testSet/0/cases", "expected a list, got {}")),
         (data(test_cases={TEST_CASE: []}), ("/gradient/0/versions", "has 0 items, must have at least 1")),
     ],
     ids=["unknown-key", "not-an-object", "no-agent", "agent-with-slash", "agent-with-newline", "project-not-uuid",
@@ -263,32 +291,40 @@ ARGS_4003 = {"decisions": {"verdict": "wrong", "shouldCall": [{"tool": "t", "arg
 @pytest.mark.parametrize(
     ("bad", "expected"),
     [
-        ({**HAND, "kind": "robot"}, ("/kind", "'robot' is not one of ['correction', 'hand']")),
-        ({**HAND, "addedBy": {"kind": "user"}}, ("/addedBy", "'id' is a required property")),
-        ({**HAND, "id": "hand-1"}, ("/id", "a hand case's id starts `case-`: a hand case's id does not start with "
-                                           "case- (expected 'case-…', received 'hand-1')")),
+        ({**HAND, "kind": "robot"}, ("/kind", 'expected one of "correction", "hand", got "robot"')),
+        ({**HAND, "kind": "Hand"}, ("/kind", 'expected one of "correction", "hand", got "Hand"; did you mean "hand"?')),
+        ({**HAND, "addedBy": {"kind": "user"}}, ("/addedBy", '"id" is missing; add it, it is required here')),
+        ({**HAND, "runId": None}, ("/runId", "expected text (a string), got null")),
+        ({**HAND, "id": "hand-1"}, ("/id", 'a hand case\'s id starts with case-, got "hand-1"; write an id such as '
+                                           '"case-refund-crash", or make it kind: correction')),
         ({**CORRECTION, "id": "case-2"},
-         ("/id", "a correction's case has the correction's id, not a `case-` id: 'case-2'")),
-        ({**HAND, "expect": {}}, ("/expect", "expect holds at least one of decisions, answer, items: a case's expect "
-                                             "has no part (expected 'at least one of decisions, answer, items', "
-                                             "received {})")),
+         ("/id", 'a correction\'s case has the correction\'s id, not a case- id, got "case-2"; write the correction\'s '
+                 "id, or make it kind: hand")),
+        ({**HAND, "expect": {}}, ("/expect", "expect needs at least one of decisions, answer, items, got {}; add one, "
+                                             "such as answer with a verdict")),
         ({**HAND, "updatedAt": "2026-10-02T12:00:00Z"},
-         ("/updatedAt", "updatedAt equals addedAt until the case is retired: an active case's updatedAt differs "
-                        "from its addedAt (expected '2026-10-01T12:00:00Z', received '2026-10-02T12:00:00Z')")),
+         ("/updatedAt", 'an active case\'s updatedAt is its addedAt, "2026-10-01T12:00:00Z", got '
+                        '"2026-10-02T12:00:00Z"; write "2026-10-01T12:00:00Z", or retire the case')),
         (case("corr-1", "2026-10-01T12:00:00Z", retired_at="2026-09-01T00:00:00Z"),
-         ("/retired/at", "retired.at is later than addedAt '2026-10-01T12:00:00Z', got '2026-09-01T00:00:00Z'")),
-        ({**CORRECTION, "expert": False}, ("/expert", "expert is present only as true, got False")),
+         ("/retired/at", 'retired.at is later than addedAt "2026-10-01T12:00:00Z", got "2026-09-01T00:00:00Z"')),
+        ({**CORRECTION, "expert": False}, ("/expert", "expert is true or left out, got false; write expert: true, or "
+                                                      "remove the key")),
+        ({**HAND, "expert": False}, ("/expert", "every hand case is an expert's case: write expert: true (got false)")),
         ({**CORRECTION, "addedAt": "2026-10-01T12:00:00+00:00", "updatedAt": "2026-10-01T12:00:00+00:00"},
-         ("/addedAt", "must look like 2026-11-20T09:15:02Z, got '2026-10-01T12:00:00+00:00'")),
+         ("/addedAt", 'expected a UTC date-time in whole seconds such as "2026-11-20T09:15:02Z", got '
+                      '"2026-10-01T12:00:00+00:00"')),
+        ({**CORRECTION, "addedAt": "yesterday", "updatedAt": "yesterday"},
+         ("/addedAt", 'expected an RFC 3339 date-time such as "2026-11-20T09:15:02Z", got "yesterday"')),
         ({**CORRECTION, "expect": {"items": [{"key": "a", "rank": 1, "verdict": "right"}]}},
-         ("/expect/items/0/rank", "rank is 1, expected 0 (ranks 0..n-1 in order)")),
+         ("/expect/items/0/rank", "expected 0 (ranks 0..n-1 in order), got 1")),
         ({**CORRECTION, "expect": ARGS_4003},
          ("/expect/decisions/shouldCall/0/args",
-          "shouldCall args are at most 4000 characters of canonical JSON: shouldCall args of tool 't' are too long "
-          "(expected '<= 4000 characters', received '4003 characters')")),
+          "shouldCall args are at most 4000 characters of canonical JSON, got 4003 characters; compare fewer "
+          "argument fields")),
     ],
-    ids=["schema-enum", "schema-required", "hand-id", "correction-id", "expect-part", "updated-at",
-         "retired-before-added", "expert", "utc", "rank-order", "args-size"],
+    ids=["schema-enum", "schema-enum-letter-case", "schema-required", "schema-null", "hand-id", "correction-id",
+         "expect-part", "updated-at", "retired-before-added", "expert", "hand-expert", "utc", "not-a-date-time",
+         "rank-order", "args-size"],
 )
 def test_a_case_that_breaks_a_rule_is_refused_where_it_breaks_it(
     data_only: World, tmp_path: Path, bad: dict[str, Any], expected: tuple[str, str]
@@ -297,11 +333,83 @@ def test_a_case_that_breaks_a_rule_is_refused_where_it_breaks_it(
     assert (f"/testSet/0/cases/0{expected[0]}", expected[1]) in problems
 
 
+PYTHON_SPELLING = re.compile(r"\b(True|False|None)\b|(?<![A-Za-z])'[^'\s]*'|\[\'|\{\'")
+BROKEN_CASES = [{**HAND, "kind": "robot"}, {**HAND, "runId": None}, {**HAND, "expert": False},
+                {**CORRECTION, "expert": False}, {**HAND, "expect": {}}, {**HAND, "id": "hand-1"},
+                {**HAND, "addedBy": {"kind": "user", "id": ["u"]}}, {**CORRECTION, "retierd": None},
+                {**CORRECTION, "expect": {"answer": {"verdict": False}}}]
+
+
+@pytest.mark.parametrize("suffix", [".json", ".yaml"])
+def test_no_message_speaks_python_or_repeats_itself(data_only: World, tmp_path: Path, suffix: str) -> None:
+    problems = refusals(data_only, write(tmp_path / f"data{suffix}", data([(AGENT, PROJECT, BROKEN_CASES)])))
+    assert len(problems) >= len(BROKEN_CASES)
+    for _, message in problems:
+        assert not PYTHON_SPELLING.search(message), message
+        halves = re.split(r"[:;] ", message)
+        assert len(halves) == len(set(halves)), message
+
+
+def test_an_empty_expect_says_which_parts_it_needs_once(data_only: World, tmp_path: Path) -> None:
+    problems = refusals(data_only, write(tmp_path / "data.yaml", data([(AGENT, PROJECT, [{**HAND, "expect": {}}])])))
+    assert [message for where, message in problems if where.endswith("/expect")] == [
+        "expect needs at least one of decisions, answer, items, got {}; add one, such as answer with a verdict"
+    ]
+
+
+@pytest.mark.parametrize(
+    ("where", "key", "meant"),
+    [
+        ("", "retierd", "retired"),
+        ("/expect/answer", "shoudlSay", "shouldSay"),
+        ("/addedBy", "kidn", "kind"),
+        ("/expect/decisions/shouldCall/0", "argz", "args"),
+    ],
+)
+def test_a_misspelled_key_inside_a_case_is_refused_with_a_guess(
+    data_only: World, tmp_path: Path, where: str, key: str, meant: str
+) -> None:
+    bad = case("corr-1", "2026-10-01T12:00:00Z",
+               expect={"decisions": {"verdict": "wrong", "shouldCall": [{"tool": "t", "args": {}}]},
+                       "answer": {"verdict": "wrong", "shouldSay": "Say it."}})
+    node = bad
+    for part in where.split("/")[1:]:
+        node = node[int(part)] if part.isdigit() else node[part]
+    node[key] = {"reason": "Superseded."}
+    path = write(tmp_path / "data.yaml", data([(AGENT, PROJECT, [bad])]))
+    with pytest.raises(DataFileError) as raised:
+        load_data([path], data_only)
+    problems = [p for p in raised.value.problems if p.pointer == f"/testSet/0/cases/0{where}/{key}"]
+    assert [p.message for p in problems] == [f'unknown key "{key}"; did you mean "{meant}"?']
+    assert path.read_text(encoding="utf-8").splitlines()[problems[0].line - 1].strip().startswith(f"{key}:")
+
+
+def test_a_misspelled_key_inside_a_version_is_refused_with_a_guess(data_only: World, tmp_path: Path) -> None:
+    document = data(test_cases={TEST_CASE: [version(1, nmae="x", star_metric={"nam": "Correctness"})]})
+    assert refusals(data_only, write(tmp_path / "data.json", document)) == [
+        ("/gradient/0/versions/0/nmae", 'unknown key "nmae"; did you mean "name"?'),
+        ("/gradient/0/versions/0/star_metric/nam", 'unknown key "nam"; did you mean "name"?'),
+    ]
+
+
+def test_a_key_like_no_known_one_lists_the_known_keys(data_only: World, tmp_path: Path) -> None:
+    document = data([(AGENT, PROJECT, [{**CORRECTION, "addedBy": {"kind": "user", "id": "u", "colour": "red"}}])])
+    assert the_refusal(data_only, tmp_path, document) == (
+        "/testSet/0/cases/0/addedBy/colour", 'unknown key "colour"; remove it, or write one of "kind", "id"'
+    )
+
+
+def test_tool_args_stay_free_form(data_only: World, tmp_path: Path) -> None:
+    free = case("corr-1", "2026-10-01T12:00:00Z", expect={"decisions": {
+        "verdict": "wrong", "shouldCall": [{"tool": "t", "args": {"anything": {"nested": [1]}, "retierd": True}}]}})
+    assert loaded(data_only, write(tmp_path / "data.json", data([(AGENT, PROJECT, [free])]))).agent_ids() == [AGENT]
+
+
 def test_a_case_of_another_project_than_its_list_is_refused(data_only: World, tmp_path: Path) -> None:
     other = "11111111-2222-4333-8444-555555555555"
     document = data([(AGENT, PROJECT, [case("case-1", "2026-10-01T12:00:00Z", project=other)])])
     assert the_refusal(data_only, tmp_path, document) == (
-        "/testSet/0/cases/0/projectId", f"expected the list's projectId {PROJECT}, got '{other}'"
+        "/testSet/0/cases/0/projectId", f'expected the list\'s projectId "{PROJECT}", got "{other}"'
     )
 
 
@@ -310,7 +418,8 @@ def test_an_id_twice_in_one_list_is_refused_even_across_files(data_only: World, 
     first = write(tmp_path / "a.json", data([(AGENT, PROJECT, [case("case-1", "2026-10-01T12:00:00Z")])]))
     second = write(tmp_path / "b.json", data([(AGENT, PROJECT, [case("case-1", "2026-10-02T12:00:00Z")])]))
     assert refusals(data_only, first, second) == [
-        ("/testSet/0/cases/0/id", f"id 'case-1' is already in this list, at {first}#/testSet/0/cases/0")
+        ("/testSet/0/cases/0/id", f'id "case-1" is already in this list, at {first}#/testSet/0/cases/0; give one of '
+                                  "them another id")
     ]
 
 
@@ -325,7 +434,7 @@ def test_an_added_at_twice_in_one_list_is_refused(data_only: World, tmp_path: Pa
     path = write(tmp_path / "a.json", data([(AGENT, PROJECT, [case("case-1", "2026-10-01T12:00:00Z"),
                                                                case("case-2", "2026-10-01T12:00:00Z")])]))
     assert refusals(data_only, path) == [
-        ("/testSet/0/cases/1/addedAt", f"addedAt '2026-10-01T12:00:00Z' is also the addedAt of {path}#/testSet/0/"
+        ("/testSet/0/cases/1/addedAt", f'addedAt "2026-10-01T12:00:00Z" is also the addedAt of {path}#/testSet/0/'
                                        "cases/0; a list is ordered by addedAt, so no two of its cases may share one")
     ]
 
@@ -339,8 +448,8 @@ def test_the_id_of_a_generated_case_is_refused_in_its_list(world: World, tmp_pat
         mine.update(kind="hand", expert=True)
     document = data([(EXAMPLE_AGENT, EXAMPLE_PROJECT, [mine])])
     assert the_refusal(world, tmp_path, document) == (
-        "/testSet/0/cases/0/id", f"id {taken!r} is a generated case of this list; give the case another id, or serve "
-                                 "an export with --data-only"
+        "/testSet/0/cases/0/id", f"id {json.dumps(taken)} is a generated case of this list; give the case another "
+                                 "id, or serve an export with --data-only"
     )
     assert loaded(World(cases=1, generated=False), write(tmp_path / "alone.json", document)).agent_ids() == [
         EXAMPLE_AGENT
@@ -353,8 +462,8 @@ def test_the_id_of_a_curated_case_is_refused_in_its_list(world: World, tmp_path:
     mine.update(kind=curated.case["kind"], expert=True)
     document = data([(curated.agent_id, curated.project_id, [mine])])
     assert the_refusal(world, tmp_path, document) == (
-        "/testSet/0/cases/0/id", f"id {curated.case['id']!r} is a curated case of this list (fixtures/); give the "
-                                 "case another id"
+        "/testSet/0/cases/0/id", f"id {json.dumps(curated.case['id'])} is a curated case of this list "
+                                 "(fixtures/); give the case another id"
     )
 
 
@@ -364,7 +473,8 @@ def test_an_added_at_of_a_generated_case_is_refused_in_its_list(world: World, tm
     document = data([(EXAMPLE_AGENT, EXAMPLE_PROJECT, [case("case-mine", taken, project=EXAMPLE_PROJECT)])])
     assert the_refusal(world, tmp_path, document) == (
         "/testSet/0/cases/0/addedAt",
-        f"addedAt {taken!r} is also the addedAt of this list's generated case {own.factory.case_id(3)!r}; a list is "
+        f"addedAt {json.dumps(taken)} is also the addedAt of this list's generated case "
+        f"{json.dumps(own.factory.case_id(3))}; a list is "
         "ordered by addedAt, so pick another second",
     )
 
@@ -374,8 +484,9 @@ def test_an_added_at_of_a_curated_case_is_refused_in_its_list(world: World, tmp_
     taken = curated.case["addedAt"]
     document = data([(curated.agent_id, curated.project_id, [case("case-mine", taken, project=curated.project_id)])])
     assert the_refusal(world, tmp_path, document) == (
-        "/testSet/0/cases/0/addedAt", f"addedAt {taken!r} is also the addedAt of this list's curated case "
-                                      f"{curated.case['id']!r}; a list is ordered by addedAt, so pick another second"
+        "/testSet/0/cases/0/addedAt", f"addedAt {json.dumps(taken)} is also the addedAt of this list's curated case "
+                                      f"{json.dumps(curated.case['id'])}; a list is ordered by addedAt, so pick "
+                                      "another second"
     )
 
 
@@ -383,7 +494,15 @@ def test_an_added_at_of_a_curated_case_is_refused_in_its_list(world: World, tmp_
 def test_a_version_that_breaks_the_document_schema_is_refused(data_only: World, tmp_path: Path) -> None:
     document = data(test_cases={TEST_CASE: [version(1, star_metric={"success_threshold_pct": 123})]})
     assert the_refusal(data_only, tmp_path, document) == (
-        "/gradient/0/versions/0/star_metric/success_threshold_pct", "123 is greater than the maximum of 100"
+        "/gradient/0/versions/0/star_metric/success_threshold_pct", "expected at most 100, got 123"
+    )
+
+
+def test_a_uint64_given_as_a_number_says_to_write_a_string(data_only: World, tmp_path: Path) -> None:
+    document = data(test_cases={TEST_CASE: [version(1, created_by_user_id=1234)]})
+    assert the_refusal(data_only, tmp_path, document) == (
+        "/gradient/0/versions/0/created_by_user_id",
+        'expected a whole number from 0 to 18446744073709551615, written as a string such as "1234", got 1234',
     )
 
 
@@ -398,7 +517,7 @@ def test_a_version_without_its_number_is_refused(data_only: World, tmp_path: Pat
     unnumbered = version(1)
     del unnumbered["version"]
     assert the_refusal(data_only, tmp_path, data(test_cases={TEST_CASE: [unnumbered]})) == (
-        "/gradient/0/versions/0/version", "expected 1 (versions are listed oldest first, from 1), got '(missing)'"
+        "/gradient/0/versions/0/version", "expected 1 (versions are listed oldest first, from 1), got nothing"
     )
 
 
@@ -406,7 +525,7 @@ def test_a_version_of_another_test_case_is_refused(data_only: World, tmp_path: P
     other = "00000000-0000-4000-8000-000000000001"
     document = data(test_cases={TEST_CASE: [version(1, uuid=other)]})
     assert the_refusal(data_only, tmp_path, document) == (
-        "/gradient/0/versions/0/test_case_uuid", f"expected this test case's uuid {TEST_CASE!r}, got {other!r}"
+        "/gradient/0/versions/0/test_case_uuid", f'expected this test case\'s uuid "{TEST_CASE}", got "{other}"'
     )
 
 
@@ -415,14 +534,15 @@ def test_a_test_case_twice_is_refused_in_any_letter_case(data_only: World, tmp_p
     document["gradient"].append({"test_case_uuid": TEST_CASE.upper(), "versions": [version(1)]})
     path = write(tmp_path / "twice.json", document)
     assert refusals(data_only, path) == [
-        ("/gradient/1/test_case_uuid", f"test case {TEST_CASE.upper()!r} is already at {path}#/gradient/0")
+        ("/gradient/1/test_case_uuid", f'test case "{TEST_CASE.upper()}" is already at {path}#/gradient/0; merge their '
+                                       "versions into one")
     ]
 
 
 def test_a_generated_test_case_uuid_is_refused(world: World, tmp_path: Path) -> None:
     document = data(test_cases={EXAMPLE_TEST_CASE: [version(1, uuid=EXAMPLE_TEST_CASE)]})
     assert the_refusal(world, tmp_path, document) == (
-        "/gradient/0/test_case_uuid", f"test case {EXAMPLE_TEST_CASE!r} is a generated one; give it another uuid, "
+        "/gradient/0/test_case_uuid", f'test case "{EXAMPLE_TEST_CASE}" is a generated one; give it another uuid, '
                                       "or serve an export with --data-only"
     )
 
@@ -453,8 +573,8 @@ def test_every_problem_is_listed_with_its_file_and_line_in_yaml(data_only: World
     with pytest.raises(DataFileError) as raised:
         load_data([path], data_only)
     lines = str(raised.value).splitlines()
-    assert lines[0] == f"{path}:6: /testSet/0/cases/0/kind: 'robot' is not one of ['correction', 'hand']"
-    assert lines[1].startswith(f"{path}:13: /testSet/0/cases/0/updatedAt: updatedAt equals addedAt")
+    assert lines[0] == f'{path}:6: /testSet/0/cases/0/kind: expected one of "correction", "hand", got "robot"'
+    assert lines[1].startswith(f"{path}:13: /testSet/0/cases/0/updatedAt: an active case's updatedAt is its addedAt")
     assert lines[2] == f"{path}:17: /gradient/0/versions/0/version: expected 1 (versions are listed oldest first, " \
                        "from 1), got 2"
     assert len(lines) == 3
@@ -468,14 +588,15 @@ def test_lines_are_found_in_json_too_even_indented_with_tabs(data_only: World, t
         load_data([path], data_only)
     (problem,) = raised.value.problems
     runid_line = path.read_text(encoding="utf-8").splitlines().index('\t\t\t\t\t"runId": 7,') + 1
-    assert str(problem) == f"{path}:{runid_line}: /testSet/0/cases/0/runId: 7 is not of type 'string'"
+    assert str(problem) == f"{path}:{runid_line}: /testSet/0/cases/0/runId: expected text (a string), got 7"
 
 
 def test_nothing_of_a_half_valid_set_of_files_is_used(data_only: World, tmp_path: Path) -> None:
     good = write(tmp_path / "good.json", shop())
     bad = write(tmp_path / "bad.json", data([(AGENT, "not-a-uuid", [])]))
     problems = refusals(data_only, good, bad)
-    assert problems == [("/testSet/0/projectId", "'not-a-uuid' is not a UUID")]
+    assert problems == [("/testSet/0/projectId",
+                         'expected a UUID such as "0b5e6c1a-7d2f-4e8b-9a31-5c4d3e2f1a0b", got "not-a-uuid"')]
 
 
 def _seconds(text: str) -> int:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 from jsonschema import Draft7Validator
 
@@ -28,11 +29,39 @@ def test_the_shipped_schema_is_the_one_the_documents_give() -> None:
     assert SHIPPED.read_text(encoding="utf-8") == render(data_file_schema()), f"out of date: run {REGENERATE}"
 
 
-def test_the_case_shapes_are_the_documents_component_schemas() -> None:
+def _opened(node: Any) -> Any:
+    """A schema without the `additionalProperties: false` that closes its objects."""
+    if isinstance(node, list):
+        return [_opened(item) for item in node]
+    if not isinstance(node, dict):
+        return node
+    return {key: _opened(value) for key, value in node.items() if (key, value) != ("additionalProperties", False)}
+
+
+def _objects(node: Any) -> list[dict[str, Any]]:
+    if isinstance(node, list):
+        return [found for item in node for found in _objects(item)]
+    if not isinstance(node, dict):
+        return []
+    return [node] * ("properties" in node) + [found for value in node.values() for found in _objects(value)]
+
+
+def test_the_case_shapes_are_the_documents_component_schemas_closed_to_other_keys() -> None:
     definitions = data_file_schema()["definitions"]
     for api, name in ((TEST_SET, "TestSetCase"), (TEST_SET, "ToolCall"), (GRADIENT, "apiEvaluationTestCase")):
         stated = json.dumps(api.spec["components"]["schemas"][name]).replace("#/components/schemas/", "#/definitions/")
-        assert definitions[name] == json.loads(stated)
+        assert _opened(definitions[name]) == json.loads(stated)
+    objects = _objects(definitions)
+    assert objects and all("additionalProperties" in node for node in objects)
+    assert definitions["ToolCall"]["properties"]["args"]["additionalProperties"] is True  # args stay free-form
+
+
+def test_an_editor_flags_a_misspelled_key_inside_a_case() -> None:
+    misspelled = case("case-1", "2026-10-01T12:00:00Z", retierd={"reason": "Superseded."})
+    errors = list(editor().iter_errors(data([("shop", "0b5e6c1a-7d2f-4e8b-9a31-5c4d3e2f1a0b", [misspelled])])))
+    assert [(list(e.absolute_path), e.validator) for e in errors] == [
+        (["testSet", 0, "cases", 0], "additionalProperties")
+    ]
 
 
 def test_fixtures_schema_writes_the_schema(tmp_path: Path) -> None:

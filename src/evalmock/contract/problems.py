@@ -12,23 +12,26 @@ from evalmock.contract.schemas import pointer_tokens
 
 @dataclass(frozen=True)
 class Problem:
-    """One problem in one file, at a JSON pointer (and its line, when known)."""
+    """One problem in one file, at a JSON pointer (and its line, and column, when known)."""
 
     path: Path
     pointer: str
     message: str
     line: int | None = None
+    column: int | None = None
 
     def __str__(self) -> str:
         where = f"{self.path}:{self.line}" if self.line else str(self.path)
+        if self.line and self.column:
+            where += f":{self.column}"
         return f"{where}: {self.pointer or '/'}: {self.message}"
 
 
 def unreadable(path: Path, exc: yaml.YAMLError, language: str = "YAML") -> Problem:
-    """The problem of a text PyYAML cannot parse, at the line where it gave up."""
+    """The problem of a text PyYAML cannot parse, at the line and column where it gave up."""
     mark = getattr(exc, "problem_mark", None)
-    line = mark.line + 1 if mark else None
-    return Problem(path, "", f"not valid {language}: {getattr(exc, 'problem', None) or exc}", line)
+    line, column = (mark.line + 1, mark.column + 1) if mark else (None, None)
+    return Problem(path, "", f"not valid {language}: {getattr(exc, 'problem', None) or exc}", line, column)
 
 
 def compose(text: str, *, is_json: bool = False) -> yaml.Node | None:

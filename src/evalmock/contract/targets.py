@@ -7,11 +7,14 @@ from __future__ import annotations
 
 import json
 import tomllib
-from dataclasses import asdict, dataclass, field
+from collections.abc import Iterable
+from dataclasses import MISSING, asdict, dataclass, fields
 from pathlib import Path
 from typing import Any
 
 import yaml
+
+from evalmock.contract.spelling import unknown_key
 
 AUTH_KEYS = ("token", "second_token", "expired_token", "revoked_token")
 
@@ -58,7 +61,12 @@ class Targets:
     revoked_token: str | None = None  # a token the target issued and revoked: it must get 401
     # True: the target seals cursors, so the page's binding rules (same list, filters, caller) apply
     sealed_cursors: bool | None = None
-    extra: dict[str, Any] = field(default_factory=dict)
+
+
+# Every key a targets file may hold, by table: a misspelled one is refused, never silently ignored.
+TABLES = ("auth", "test_set", "gradient")
+TEST_SET_KEYS = ("sealed_cursors", "projects")
+GRADIENT_KEYS = ("test_cases",)
 
 
 def load_targets(path: str | Path) -> Targets:
@@ -78,9 +86,13 @@ def load_targets(path: str | Path) -> Targets:
 def targets_from_dict(raw: Any, source: str = "targets") -> Targets:
     if not isinstance(raw, dict):
         raise TargetsError(f"{source}: the top level must be a table/mapping")
+    _known_keys(raw, TABLES, f"{source}: the top level")
     auth = _table(raw, "auth", source)
     test_set = _table(raw, "test_set", source)
     gradient = _table(raw, "gradient", source)
+    _known_keys(auth, AUTH_KEYS, f"{source}: [auth]")
+    _known_keys(test_set, TEST_SET_KEYS, f"{source}: [test_set]")
+    _known_keys(gradient, GRADIENT_KEYS, f"{source}: [gradient]")
     projects = tuple(
         _build(ProjectTarget, item, f"{source}: test_set.projects[{i}]")
         for i, item in enumerate(_list(test_set, "projects", source))
@@ -100,18 +112,11 @@ def targets_from_dict(raw: Any, source: str = "targets") -> Targets:
     for key in AUTH_KEYS:
         if auth.get(key) is not None and not isinstance(auth[key], str):
             raise TargetsError(f"{source}: auth.{key} must be a string")
-    unknown = set(auth) - set(AUTH_KEYS)
-    if unknown:
-        raise TargetsError(
-            f"{source}: unknown [auth] key(s) {', '.join(sorted(unknown))}; known: {', '.join(AUTH_KEYS)}"
-        )
-    known = {"auth", "test_set", "gradient"}
     return Targets(
         projects=projects,
         test_cases=tuple(test_cases),
         **{key: auth.get(key) for key in AUTH_KEYS},
         sealed_cursors=sealed,
-        extra={k: v for k, v in raw.items() if k not in known},
     )
 
 
@@ -157,13 +162,24 @@ def _list(table: dict[str, Any], key: str, source: str) -> list[Any]:
     return value
 
 
+def _known_keys(table: dict[str, Any], known: Iterable[str], where: str) -> None:
+    """Refuse the first key of `table` that is not `known`, naming the key it most likely meant."""
+    known = list(known)
+    for key in table:
+        if key not in known:
+            raise TargetsError(f"{where}: {unknown_key(str(key), known)}")
+
+
 def _build(cls: type, item: Any, where: str) -> Any:
     if not isinstance(item, dict):
         raise TargetsError(f"{where} must be a table/mapping")
-    try:
-        built = cls(**item)
-    except TypeError as exc:
-        raise TargetsError(f"{where}: {exc}") from exc
+    names = [spec.name for spec in fields(cls)]
+    _known_keys(item, names, where)
+    missing = [spec.name for spec in fields(cls)
+               if spec.default is MISSING and spec.default_factory is MISSING and spec.name not in item]
+    if missing:
+        raise TargetsError(f"{where}: missing {', '.join(missing)}")
+    built = cls(**item)
     for name, value in item.items():
         expected = _FIELD_TYPES.get(name)
         # bool is an int in Python; a count or version given as true/false is still a mistake

@@ -1,4 +1,4 @@
-"""The start-up text: where each API and its Swagger UI live, the demo tokens, known ids and a curl to paste."""
+"""The start-up text: where each API and its Swagger UI live, the demo tokens, known ids, a curl and a fetch()."""
 
 from __future__ import annotations
 
@@ -68,6 +68,18 @@ def _your_data(world: World) -> list[str]:
     return lines
 
 
+def _browser(settings: ServerSettings, root: str, example: tuple[str, str] | None) -> list[str]:
+    """Whether a browser app on another origin may call the APIs, and a fetch() to paste into its console."""
+    if not settings.cors:
+        return ["CORS is off (--no-cors): a page on another origin cannot call these APIs."]
+    lines = ["CORS is on: a page on any origin may call both APIs (--no-cors turns it off). In its console:"]
+    if example is not None:
+        url = f"{root}{TEST_SET.base_path}/agents/{example[0]}/test-set/cases?projectId={example[1]}&limit=25"
+        lines.append(f"  fetch('{url}', {{headers: {{Authorization: 'Bearer demo-user'}}}})"
+                     ".then(r => r.json()).then(console.log)")
+    return lines
+
+
 def banner(settings: ServerSettings, world: World) -> str:
     root = base_url(settings)
     lines = [
@@ -107,6 +119,7 @@ def banner(settings: ServerSettings, world: World) -> str:
     if test_case is not None:
         lines.append(f"  curl '{root}{GRADIENT.base_path}/gen-ai/evaluation_test_cases/{test_case}'"
                      " -H 'Authorization: Bearer demo-user'")
+    lines += _browser(settings, root, example)
     lines.append(
         "Force an answer with a Prefer header: 'Prefer: code=503', 'Prefer: example=retired', 'Prefer: delay=800'."
     )

@@ -2,6 +2,8 @@
 
 The watcher is a thread, so reading and checking a large file never blocks the event loop. It watches the
 files' folders, not the files, because editors save by writing a new file and renaming it over the old one.
+Some save in place instead (truncate, then write), so a change is read once the files have held still for
+a moment, and a refused change is read once more after another moment before the refusal is said.
 """
 
 from __future__ import annotations
@@ -21,6 +23,21 @@ from evalmock.world.data_files import DataFileError
 
 STEP_MS = 50  # a change is reloaded once the files have been quiet this long
 STOP_CHECK_MS = 500  # how often the thread looks whether it should stop
+SETTLE_S = 0.2  # the files are read once their size and time have held still this long
+MAX_SETTLE_S = 2.0  # a file written without pause for longer is read as it is then
+
+
+def _state(paths: list[str]) -> list[tuple[int, int] | None]:
+    """Each file's size and modification time (None while it is missing)."""
+    found: list[tuple[int, int] | None] = []
+    for path in paths:
+        try:
+            stat = os.stat(path)
+        except OSError:
+            found.append(None)
+        else:
+            found.append((stat.st_size, stat.st_mtime_ns))
+    return found
 
 
 def _real(path: str) -> str:
@@ -56,7 +73,8 @@ class DataWatcher:
                 *folders, watch_filter=self._is_data_file, step=STEP_MS, rust_timeout=STOP_CHECK_MS,
                 stop_event=self._stop, recursive=False, raise_interrupt=False,
             ):
-                self.reload()
+                self.settle()
+                self.reload(again_before_refusing=True)
         except Exception as exc:  # a folder removed, say: the server keeps serving what it has
             self._say(f"evalmock serve: no longer watching the data files ({type(exc).__name__}: {exc}); "
                       "restart to pick up changes")
@@ -64,12 +82,32 @@ class DataWatcher:
     def _is_data_file(self, change: watchfiles.Change, path: str) -> bool:
         return _real(path) in self._files
 
-    def reload(self) -> None:
-        """Load the files again now: swap in the new world, or keep the old one and list the problems."""
+    def settle(self) -> None:
+        """Wait until the files have held still for SETTLE_S (at most MAX_SETTLE_S), or the watcher stops."""
+        paths = list(self.live.data_files)
+        before = _state(paths)
+        for _ in range(round(MAX_SETTLE_S / SETTLE_S)):
+            if self._stop.wait(SETTLE_S):
+                return
+            now = _state(paths)
+            if now == before:
+                return
+            before = now
+
+    def reload(self, *, again_before_refusing: bool = False) -> None:
+        """Load the files again now: swap in the new world, or keep the old one and list the problems.
+
+        With `again_before_refusing`, a refused change is read once more after the files settle: a save in
+        place can be caught between its truncation and its write, and an empty file is not what was meant.
+        """
         files = ", ".join(self.live.data_files)
         try:
             changed = self.live.reload()
         except DataFileError as error:
+            if again_before_refusing and not self._stop.is_set():
+                self.settle()
+                self.reload()
+                return
             self._say(f"evalmock serve: refused the changed data, {len(error.problems)} problem(s); "
                       "still serving the previous data:", *map(str, error.problems))
             return

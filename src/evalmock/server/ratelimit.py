@@ -1,7 +1,8 @@
 """DigitalOcean's rate-limit headers (ratelimit-limit/-remaining/-reset) on every /v2 response, errors too.
 
 The counter is per process and never refuses a request: it only makes the headers move the way the live
-API's do (an hourly window of LIMIT requests). A forced 429 comes from `--error-rate` or `Prefer: code=429`.
+API's do (an hourly window of LIMIT requests). Only API requests count: the document, Swagger UI and CORS
+preflights show the window without using it up. A forced 429 comes from `--error-rate` or `Prefer: code=429`.
 """
 
 from __future__ import annotations
@@ -11,11 +12,24 @@ from collections.abc import Callable
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from evalmock.contract.documents import GRADIENT
 from evalmock.server.errors import is_gradient_path
 
 LIMIT = 5000
 WINDOW_SECONDS = 3600
 _SCOPE_KEY = "evalmock.ratelimit"
+_DOCUMENT, _UI = f"{GRADIENT.base_path}/openapi.json", f"{GRADIENT.base_path}/ui"
+
+
+def is_api_request(scope: Scope) -> bool:
+    """Whether a /v2 request uses the API, rather than reading its document or UI, or asking a CORS preflight."""
+    path = scope["path"]
+    if path in (_DOCUMENT, _UI) or path.startswith(_UI + "/"):
+        return False
+    preflight = scope["method"] == "OPTIONS" and any(
+        name == b"access-control-request-method" for name, _ in scope.get("headers", ())
+    )
+    return not preflight
 
 
 class RateLimitCounter:
@@ -27,13 +41,13 @@ class RateLimitCounter:
         self._window = -1
         self._used = 0
 
-    def count(self) -> list[tuple[bytes, bytes]]:
-        """Count one request and return the headers that describe the window after it."""
+    def count(self, *, counted: bool = True) -> list[tuple[bytes, bytes]]:
+        """Count one request (unless not `counted`) and return the headers that describe the window after it."""
         now = int(self._clock())
         window = now // WINDOW_SECONDS
         if window != self._window:
             self._window, self._used = window, 0
-        self._used += 1
+        self._used += counted
         remaining = max(self.limit - self._used, 0)
         reset = (window + 1) * WINDOW_SECONDS
         return [
@@ -57,7 +71,7 @@ class RateLimitHeadersMiddleware:
             return
         headers = scope.get(_SCOPE_KEY)
         if headers is None:
-            headers = scope[_SCOPE_KEY] = self.counter.count()
+            headers = scope[_SCOPE_KEY] = self.counter.count(counted=is_api_request(scope))
         names = {name for name, _ in headers}
 
         async def send_with_headers(message: Message) -> None:

@@ -9,6 +9,7 @@ when there are problems (composing a large file is slow).
 from __future__ import annotations
 
 import dataclasses
+import datetime
 import hashlib
 import itertools
 import json
@@ -23,16 +24,25 @@ from jsonschema.exceptions import ValidationError
 
 from evalmock.contract.lint import pointer
 from evalmock.contract.problems import Problem, compose, line_of, unreadable
+from evalmock.contract.spelling import unknown_key
 from evalmock.world.data_rules import RULES, ReadCase, ReadData, ReadTestCase
 from evalmock.world.data_schema import PATH_SEGMENT, frame_validator
-from evalmock.world.rules import described
 from evalmock.world.user_data import UserData, UserList, UserTestCase
+from evalmock.world.wording import described, shown
 from evalmock.world.world import World
 
 # orjson, which serves every answer, refuses deeper nesting and integers beyond 64 bits.
 MAX_DEPTH = 200
 MAX_VALUES = 5_000_000  # about 15 times the whole default world's export
 _INT_RANGE = (-(1 << 63), (1 << 64) - 1)
+# What YAML's own tags make, in YAML's words.
+_YAML_ONLY = {bytes: "binary data (!!binary)", set: "a set (!!set)", tuple: "a pair list (!!pairs)",
+              datetime.date: "a date (!!timestamp)", datetime.datetime: "a date-time (!!timestamp)"}
+# What a data file holds at the top, in its own language.
+_TOP = {
+    "JSON": 'an object {"testSet": [...], "gradient": [...]}',
+    "YAML": "a mapping with testSet: and gradient: lists",
+}
 
 
 class DataFileError(ValueError):
@@ -81,11 +91,12 @@ def load_data(paths: Sequence[str | Path], world: World) -> UserData:
     for file in files:
         if not file.problems:
             frame = list(frame_validator().iter_errors(file.document))
-            problems += [Problem(file.path, _pointer(error), _frame_message(error)) for error in frame]
+            problems += [problem for error in frame for problem in _frame_problems(file, error)]
             _collect(file, read, {tuple(error.absolute_path)[:2] for error in frame if _breaks_entry(error)})
     problems += [problem for rule in RULES for problem in rule(read, world)]
     if problems:
-        raise DataFileError(_located(problems, files))
+        # Two keywords may say one thing (a UUID's format and pattern; OpenAPI's nullable and type): say it once.
+        raise DataFileError(_located(list(dict.fromkeys(problems)), files))
     return _user_data(files, read)
 
 
@@ -99,19 +110,28 @@ def _read(path: Path) -> _File:
     except UnicodeDecodeError as exc:
         return _File(path, raw, "", None, [Problem(path, "", f"not UTF-8 text: {exc.reason} at byte {exc.start}")])
     language = "JSON" if _is_json(path) else "YAML"
+    if not text.strip():
+        return _File(path, raw, text, None, [_empty(path, language)])
     try:
         if language == "JSON":
             document = json.loads(text, parse_constant=_no_constant)
         else:
             document = yaml.load(text, Loader=_DataLoader)
     except json.JSONDecodeError as exc:
-        return _File(path, raw, text, None, [Problem(path, "", f"not valid JSON: {exc.msg}", exc.lineno)])
+        return _File(path, raw, text, None, [Problem(path, "", f"not valid JSON: {exc.msg}", exc.lineno, exc.colno)])
     except yaml.YAMLError as exc:
         return _File(path, raw, text, None, [unreadable(path, exc)])
     except (ValueError, RecursionError) as exc:
         message = f"nested more than {MAX_DEPTH} deep" if isinstance(exc, RecursionError) else str(exc)
         return _File(path, raw, text, None, [Problem(path, "", f"not valid {language}: {message}")])
+    if document is None and language == "YAML":  # comments only
+        return _File(path, raw, text, None, [_empty(path, language)])
     return _File(path, raw, text, document, [Problem(path, where, message) for where, message in _unservable(document)])
+
+
+def _empty(path: Path, language: str) -> Problem:
+    return Problem(path, "", f"the file is empty; write {_TOP[language]} (either may be left out), as "
+                             "`evalmock fixtures export -o FILE` writes")
 
 
 def _no_constant(name: str) -> Any:
@@ -133,7 +153,7 @@ def _unservable(document: Any) -> Iterator[tuple[str, str]]:
         elif isinstance(value, dict):
             for key in value:
                 if not isinstance(key, str):
-                    yield where, f"keys are strings, got {key!r}"
+                    yield where, f"keys are text, got {shown(key)}; quote it"
             children = [(f"{where}{pointer(key)}", item) for key, item in value.items() if isinstance(key, str)]
             pending += [(child, item, depth + 1) for child, item in reversed(children)]
         elif isinstance(value, list):
@@ -148,7 +168,7 @@ def _unservable(document: Any) -> Iterator[tuple[str, str]]:
             if not math.isfinite(value):
                 yield where, f"{value} is not a JSON number"
         elif not (isinstance(value, bool) or value is None):
-            yield where, f"a {type(value).__name__} is not a JSON value: {value!r}"[:200]
+            yield where, f"{_YAML_ONLY.get(type(value), 'a value of a YAML tag')} is not a JSON value; write it as text"
 
 
 def _is_unicode(text: str) -> bool:
@@ -163,12 +183,22 @@ def _pointer(error: ValidationError) -> str:
     return pointer(*error.absolute_path) if error.absolute_path else ""
 
 
-def _frame_message(error: ValidationError) -> str:
-    if error.validator == "pattern" and error.validator_value == PATH_SEGMENT:
-        return f"{error.instance!r} does not fit in a path segment (no slash, no control characters)"
-    if error.validator == "pattern" and error.schema.get("format") == "uuid":
-        return f"{error.instance!r} is not a UUID"
-    return described(error)
+def _frame_problems(file: _File, error: ValidationError) -> Iterator[Problem]:
+    """A frame error as problems: one for each unknown key (at the key), else one at the value."""
+    if error.validator == "additionalProperties" and isinstance(error.instance, dict):
+        known = list(error.schema.get("properties", {}))
+        for key in error.instance:
+            if key not in known:
+                yield Problem(file.path, pointer(*error.absolute_path, key), unknown_key(key, known, quote='"'))
+    elif not error.absolute_path and error.validator == "type":
+        language = "JSON" if file.is_json else "YAML"
+        yield Problem(file.path, "", f"expected {_TOP[language]} at the top (either may be left out), "
+                                     f"got {shown(file.document)}")
+    elif error.validator == "pattern" and error.validator_value == PATH_SEGMENT:
+        yield Problem(file.path, _pointer(error), f"expected text that fits in a path segment (no slash, no control "
+                                                  f"characters), got {shown(error.instance)}")
+    else:
+        yield Problem(file.path, _pointer(error), described(error))
 
 
 def _breaks_entry(error: ValidationError) -> bool:
@@ -217,6 +247,11 @@ def _located(problems: list[Problem], files: list[_File]) -> list[Problem]:
     return sorted(located, key=lambda problem: (order.get(problem.path, 0), problem.line or 0))
 
 
+def _served_version(version: dict[str, Any], uuid: str) -> dict[str, Any]:
+    """A version as served: it carries the uuid it is served under unless it states its own (a UI keys on it)."""
+    return version if "test_case_uuid" in version else {"test_case_uuid": uuid, **version}
+
+
 def _user_data(files: list[_File], read: ReadData) -> UserData:
     lists: dict[tuple[str, str], list[dict[str, Any]]] = {key: [] for key in read.list_keys}
     for case in read.cases:
@@ -227,6 +262,9 @@ def _user_data(files: list[_File], read: ReadData) -> UserData:
     return UserData(
         files=tuple(str(file.path) for file in files),
         lists=tuple(UserList(agent_id, project_id, tuple(cases)) for (agent_id, project_id), cases in lists.items()),
-        test_cases=tuple(UserTestCase(test.uuid.lower(), tuple(test.versions)) for test in read.test_cases),
+        test_cases=tuple(
+            UserTestCase(test.uuid.lower(), tuple(_served_version(version, test.uuid) for version in test.versions))
+            for test in read.test_cases
+        ),
         generation=int.from_bytes(digest.digest(), "big"),
     )

@@ -21,9 +21,12 @@ from evalmock.contract.documents import GRADIENT
 from evalmock.contract.lint import pointer
 from evalmock.contract.problems import Problem
 from evalmock.contract.schemas import schema_validator
+from evalmock.contract.spelling import unknown_key
+from evalmock.world.data_schema import EVALUATION_TEST_CASE, TEST_SET_CASE, unknown_keys
 from evalmock.world.listing import CaseList
-from evalmock.world.rules import case_findings, described, schema_problems
+from evalmock.world.rules import case_findings, schema_problems
 from evalmock.world.timeline import first_rank_older_than, parse_rfc3339
+from evalmock.world.wording import described, shown
 from evalmock.world.world import World
 
 
@@ -116,6 +119,17 @@ def cases_keep_the_world_rules(data: ReadData, world: World) -> Iterator[Problem
             yield Problem(read.path, read.at(finding.pointer), finding.message)
 
 
+def _unknown_key_problems(path: Path, at: str, value: Any, definition: str) -> Iterator[Problem]:
+    for where, key, known in unknown_keys(value, definition):
+        yield Problem(path, at + pointer(*where, key), unknown_key(key, known, quote='"'))
+
+
+def cases_hold_only_known_keys(data: ReadData, world: World) -> Iterator[Problem]:
+    """Every key of a case, at every depth, is one its document describes: a typo is never served silently."""
+    for read in data.cases:
+        yield from _unknown_key_problems(read.path, read.pointer, read.case, TEST_SET_CASE[1])
+
+
 def cases_are_of_their_list_project(data: ReadData, world: World) -> Iterator[Problem]:
     """A case's projectId is the project of the list it is given in (in any letter case)."""
     for read in data.cases:
@@ -124,7 +138,7 @@ def cases_are_of_their_list_project(data: ReadData, world: World) -> Iterator[Pr
         given = read.case.get("projectId")
         if isinstance(given, str) and given.lower() != read.project_id:
             yield Problem(read.path, read.at("/projectId"),
-                          f"expected the list's projectId {read.project_id}, got {given!r}")
+                          f"expected the list's projectId {shown(read.project_id)}, got {shown(given)}")
 
 
 # -- each list ----------------------------------------------------------------------------------------------------
@@ -142,7 +156,8 @@ def case_ids_are_unique_in_a_list(data: ReadData, world: World) -> Iterator[Prob
     for cases in data.lists().values():
         for read, earlier in _repeats(cases, _case_id):
             yield Problem(read.path, read.at("/id"),
-                          f"id {read.case['id']!r} is already in this list, at {earlier.where}")
+                          f"id {shown(read.case['id'])} is already in this list, at {earlier.where}; "
+                          "give one of them another id")
 
 
 def added_ats_are_unique_in_a_list(data: ReadData, world: World) -> Iterator[Problem]:
@@ -150,7 +165,7 @@ def added_ats_are_unique_in_a_list(data: ReadData, world: World) -> Iterator[Pro
     for cases in data.lists().values():
         for read, earlier in _repeats(cases, _seconds):
             yield Problem(read.path, read.at("/addedAt"),
-                          f"addedAt {read.case['addedAt']!r} is also the addedAt of {earlier.where}; "
+                          f"addedAt {shown(read.case['addedAt'])} is also the addedAt of {earlier.where}; "
                           "a list is ordered by addedAt, so no two of its cases may share one")
 
 
@@ -173,11 +188,12 @@ def case_ids_are_not_the_world_s(data: ReadData, world: World) -> Iterator[Probl
             rank = own.factory.rank_of(case_id)
             if rank is not None and rank < own.size:
                 yield Problem(read.path, read.at("/id"),
-                              f"id {case_id!r} is a generated case of this list; give the case another id, "
+                              f"id {shown(case_id)} is a generated case of this list; give the case another id, "
                               "or serve an export with --data-only")
             elif case_id in curated:
-                yield Problem(read.path, read.at("/id"), f"id {case_id!r} is a curated case of this list (fixtures/); "
-                                                         "give the case another id")
+                yield Problem(read.path, read.at("/id"),
+                              f"id {shown(case_id)} is a curated case of this list (fixtures/); "
+                              "give the case another id")
 
 
 def added_ats_do_not_tie_with_the_world_s(data: ReadData, world: World) -> Iterator[Problem]:
@@ -190,13 +206,13 @@ def added_ats_do_not_tie_with_the_world_s(data: ReadData, world: World) -> Itera
                 continue
             rank = first_rank_older_than(own.factory.time_base, own.size, seconds)
             if rank < own.size and own.factory.added_at(rank) == seconds:
-                other = f"generated case {own.factory.case_id(rank)!r}"
+                other = f"generated case {shown(own.factory.case_id(rank))}"
             elif seconds in curated:
-                other = f"curated case {curated[seconds]!r}"
+                other = f"curated case {shown(curated[seconds])}"
             else:
                 continue
             yield Problem(read.path, read.at("/addedAt"),
-                          f"addedAt {read.case['addedAt']!r} is also the addedAt of this list's {other}; "
+                          f"addedAt {shown(read.case['addedAt'])} is also the addedAt of this list's {other}; "
                           "a list is ordered by addedAt, so pick another second")
 
 
@@ -210,16 +226,24 @@ def versions_keep_the_document_schema(data: ReadData, world: World) -> Iterator[
                 yield Problem(test_case.path, f"{test_case.pointer}/versions/{number}{inner}", described(error))
 
 
+def versions_hold_only_known_keys(data: ReadData, world: World) -> Iterator[Problem]:
+    """Every key of a version, at every depth, is one its document describes."""
+    for test_case in data.test_cases:
+        for number, version in enumerate(test_case.versions):
+            yield from _unknown_key_problems(test_case.path, f"{test_case.pointer}/versions/{number}", version,
+                                             EVALUATION_TEST_CASE[1])
+
+
 def versions_are_numbered_from_1(data: ReadData, world: World) -> Iterator[Problem]:
     """Versions are listed oldest first, and each says its number: versions[n - 1] has `version: n`."""
     for test_case in data.test_cases:
         for number, version in enumerate(test_case.versions, start=1):
             if not isinstance(version, dict):
                 continue
-            given = version.get("version", "(missing)")
-            if given != number or isinstance(given, bool):
+            given = shown(version["version"]) if "version" in version else "nothing"
+            if version.get("version") != number or isinstance(version.get("version"), bool):
                 yield Problem(test_case.path, f"{test_case.pointer}/versions/{number - 1}/version",
-                              f"expected {number} (versions are listed oldest first, from 1), got {given!r}")
+                              f"expected {number} (versions are listed oldest first, from 1), got {given}")
 
 
 def versions_are_of_their_test_case(data: ReadData, world: World) -> Iterator[Problem]:
@@ -229,7 +253,7 @@ def versions_are_of_their_test_case(data: ReadData, world: World) -> Iterator[Pr
             given = version.get("test_case_uuid") if isinstance(version, dict) else None
             if isinstance(given, str) and given.lower() != test_case.uuid.lower():
                 yield Problem(test_case.path, f"{test_case.pointer}/versions/{number}/test_case_uuid",
-                              f"expected this test case's uuid {test_case.uuid!r}, got {given!r}")
+                              f"expected this test case's uuid {shown(test_case.uuid)}, got {shown(given)}")
 
 
 def test_case_uuids_are_unique(data: ReadData, world: World) -> Iterator[Problem]:
@@ -239,7 +263,8 @@ def test_case_uuids_are_unique(data: ReadData, world: World) -> Iterator[Problem
         other = seen.setdefault(test_case.uuid.lower(), test_case)
         if other is not test_case:
             yield Problem(test_case.path, f"{test_case.pointer}/test_case_uuid",
-                          f"test case {test_case.uuid!r} is already at {other.path}#{other.pointer}")
+                          f"test case {shown(test_case.uuid)} is already at {other.path}#{other.pointer}; "
+                          "merge their versions into one")
 
 
 def test_case_uuids_are_not_the_world_s(data: ReadData, world: World) -> Iterator[Problem]:
@@ -247,18 +272,20 @@ def test_case_uuids_are_not_the_world_s(data: ReadData, world: World) -> Iterato
     for test_case in data.test_cases:
         if world.has_own_test_case(test_case.uuid.lower()):
             yield Problem(test_case.path, f"{test_case.pointer}/test_case_uuid",
-                          f"test case {test_case.uuid!r} is a generated one; give it another uuid, "
+                          f"test case {shown(test_case.uuid)} is a generated one; give it another uuid, "
                           "or serve an export with --data-only")
 
 
 RULES: tuple[DataRule, ...] = (
     cases_keep_the_world_rules,
+    cases_hold_only_known_keys,
     cases_are_of_their_list_project,
     case_ids_are_unique_in_a_list,
     added_ats_are_unique_in_a_list,
     case_ids_are_not_the_world_s,
     added_ats_do_not_tie_with_the_world_s,
     versions_keep_the_document_schema,
+    versions_hold_only_known_keys,
     versions_are_numbered_from_1,
     versions_are_of_their_test_case,
     test_case_uuids_are_unique,

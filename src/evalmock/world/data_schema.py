@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import functools
 import json
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 from jsonschema import Draft7Validator, validators
@@ -88,6 +88,23 @@ def _refs(node: Any) -> list[str]:
     return []
 
 
+def _closed(node: Any) -> Any:
+    """A converted schema in which every object that lists its properties takes no other key.
+
+    The documents leave `additionalProperties` open (a service may add fields), but a key that a data file
+    gives and no document describes is a typo (`retierd` for `retired`) that would be served silently.
+    An object that says otherwise (`args`, `additionalProperties: true`) stays open.
+    """
+    if isinstance(node, list):
+        return [_closed(item) for item in node]
+    if not isinstance(node, Mapping):
+        return node
+    closed = {key: _closed(value) for key, value in node.items()}
+    if "properties" in node and "additionalProperties" not in node:
+        closed["additionalProperties"] = False
+    return closed
+
+
 def _with(schema: dict[str, Any], **extra: Any) -> dict[str, Any]:
     """A document's schema with more constraints; refuses to overwrite one the document states."""
     clash = sorted(set(schema) & set(extra) - {"description"})
@@ -103,6 +120,7 @@ def data_file_schema() -> dict[str, Any]:
     for api, name in (TEST_SET_CASE, EVALUATION_TEST_CASE):
         own: dict[str, Any] = {}
         _component_definitions(api, name, own)
+        own = {key: _closed(definition) for key, definition in own.items()}
         shared = sorted(set(own) & set(definitions))
         if shared:
             raise ValueError(f"{api.filename} names component schemas as another document does: {shared}")
@@ -178,3 +196,29 @@ def frame_validator() -> Draft7Validator:
     for frame, inner in (("TestSetList", "cases"), ("EvaluationTestCase", "versions")):
         del schema["definitions"][frame]["properties"][inner]["items"]  # no need to walk thousands of cases here
     return FrameValidator(schema)
+
+
+def unknown_keys(value: Any, definition: str) -> Iterator[tuple[tuple[Any, ...], str, list[str]]]:
+    """(path to the object, its key, the keys it may hold) for each key of `value` no schema describes.
+
+    `definition` names the schema of `value` in the data file's definitions (TestSetCase,
+    apiEvaluationTestCase); the walk follows the schema's `$ref`s, `properties`, `items` and `allOf`.
+    """
+    definitions = data_file_schema()["definitions"]
+    pending: list[tuple[tuple[Any, ...], Any, Any]] = [((), value, definitions[definition])]
+    while pending:
+        path, node, schema = pending.pop()
+        while "$ref" in schema:
+            schema = definitions[schema["$ref"].rsplit("/", 1)[-1]]
+        pending += [(path, node, branch) for branch in schema.get("allOf", ())]
+        if type(node) is dict:
+            properties = schema.get("properties", {})
+            for key, item in node.items():
+                if key not in properties:
+                    if schema.get("additionalProperties") is False:
+                        yield path, key, list(properties)
+                elif type(item) in (dict, list):  # only containers can hold keys
+                    pending.append(((*path, key), item, properties[key]))
+        elif type(node) is list and "items" in schema:
+            pending += [((*path, index), item, schema["items"]) for index, item in enumerate(node)
+                        if type(item) in (dict, list)]

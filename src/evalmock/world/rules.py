@@ -11,16 +11,14 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from jsonschema.exceptions import ValidationError
-from openapi_schema_validator import OAS30Validator
+from openapi_schema_validator import OAS30Validator, oas30_format_checker
 
 from evalmock.contract import case_rules
 from evalmock.contract.documents import TEST_SET
 from evalmock.contract.lint import pointer
 from evalmock.contract.schemas import schema_validator
 from evalmock.world.timeline import RFC3339_UTC
-
-_SIZES = {"Length": "characters", "Properties": "properties", "Items": "items"}  # minLength/maxLength, ...
+from evalmock.world.wording import described, shown
 
 
 @functools.cache
@@ -45,6 +43,8 @@ CaseCheck = Callable[[dict[str, Any]], Iterator[CaseFinding]]
 
 def schema_problems(case: dict[str, Any]) -> Iterator[CaseFinding]:
     for error in case_validator().iter_errors(case):
+        if error.validator == "anyOf" and list(error.absolute_path) == ["expect"]:
+            continue  # case_rules.expect_has_a_part says it, with the page's words
         yield CaseFinding(pointer(*error.absolute_path) if error.absolute_path else "", described(error))
 
 
@@ -53,13 +53,17 @@ def timestamps_are_utc(case: dict[str, Any]) -> Iterator[CaseFinding]:
     if isinstance(case.get("retired"), dict):
         stamps["/retired/at"] = case["retired"].get("at")
     for where, value in stamps.items():
-        if not isinstance(value, str) or not RFC3339_UTC.match(value):
-            yield CaseFinding(where, f"must look like 2026-11-20T09:15:02Z, got {value!r}")
+        # What is no date-time at all, the schema's format says; this is the world's stricter form of one.
+        is_date_time = isinstance(value, str) and oas30_format_checker.conforms(value, "date-time")
+        if is_date_time and not RFC3339_UTC.match(value):
+            yield CaseFinding(where, f"expected a UTC date-time in whole seconds such as \"2026-11-20T09:15:02Z\", "
+                                     f"got {shown(value)}")
 
 
 def correction_has_its_own_id(case: dict[str, Any]) -> Iterator[CaseFinding]:
     if case.get("kind") == "correction" and str(case.get("id", "")).startswith("case-"):
-        yield CaseFinding("/id", f"a correction's case has the correction's id, not a `case-` id: {case.get('id')!r}")
+        yield CaseFinding("/id", f"a correction's case has the correction's id, not a case- id, got "
+                                 f"{shown(case.get('id'))}; write the correction's id, or make it kind: hand")
 
 
 def retirement_is_strictly_later(case: dict[str, Any]) -> Iterator[CaseFinding]:
@@ -68,16 +72,18 @@ def retirement_is_strictly_later(case: dict[str, Any]) -> Iterator[CaseFinding]:
     if not isinstance(retired, dict):
         return
     if case.get("updatedAt") != retired.get("at"):
-        yield CaseFinding("/updatedAt", f"a retired case's updatedAt equals retired.at {retired.get('at')!r}, "
-                                        f"got {case.get('updatedAt')!r}")
+        yield CaseFinding("/updatedAt", f"a retired case's updatedAt is its retired.at, {shown(retired.get('at'))}, "
+                                        f"got {shown(case.get('updatedAt'))}")
     if not str(retired.get("at")) > str(case.get("addedAt")):
-        yield CaseFinding("/retired/at", f"retired.at is later than addedAt {case.get('addedAt')!r}, "
-                                         f"got {retired.get('at')!r}")
+        yield CaseFinding("/retired/at", f"retired.at is later than addedAt {shown(case.get('addedAt'))}, "
+                                         f"got {shown(retired.get('at'))}")
 
 
 def expert_is_true_or_absent(case: dict[str, Any]) -> Iterator[CaseFinding]:
-    if "expert" in case and case["expert"] is not True:
-        yield CaseFinding("/expert", f"expert is present only as true, got {case['expert']!r}")
+    # On a hand case, case_rules.hand_case_is_expert says it: expert is true there, never left out.
+    if "expert" in case and case["expert"] is not True and case.get("kind") != "hand":
+        yield CaseFinding("/expert", f"expert is true or left out, got {shown(case['expert'])}; write expert: true, "
+                                     "or remove the key")
 
 
 def items_are_in_rank_order(case: dict[str, Any]) -> Iterator[CaseFinding]:
@@ -86,7 +92,7 @@ def items_are_in_rank_order(case: dict[str, Any]) -> Iterator[CaseFinding]:
     for position, item in enumerate(items if isinstance(items, list) else ()):
         if isinstance(item, dict) and item.get("rank", position) != position:
             yield CaseFinding(f"/expect/items/{position}/rank",
-                              f"rank is {item.get('rank')!r}, expected {position} (ranks 0..n-1 in order)")
+                              f"expected {position} (ranks 0..n-1 in order), got {shown(item.get('rank'))}")
 
 
 WORLD_RULES: tuple[CaseCheck, ...] = (
@@ -108,25 +114,36 @@ PAGE_RULES: tuple[case_rules.CaseRule, ...] = (
 )
 
 
+# Each page rule's breach as a file's author reads it: what the rule asks, what the case holds, what to write.
+_PAGE_WORDS: dict[str, str] = {
+    "hand_case_id_starts_with_case": "a hand case's id starts with case-, got {received}; write an id such as "
+                                     "\"case-refund-crash\", or make it kind: correction",
+    "updated_at_is_added_at_until_retired": "an active case's updatedAt is its addedAt, {expected}, got {received}; "
+                                            "write {expected}, or retire the case",
+    "hand_case_is_expert": "every hand case is an expert's case: write expert: true (got {received})",
+    "expect_has_a_part": "expect needs at least one of decisions, answer, items, got {received}; add one, such as "
+                         "answer with a verdict",
+    "should_call_args_fit": "shouldCall args are at most 4000 characters of canonical JSON, got {received_text}; "
+                            "compare fewer argument fields",
+}
+
+
+def worded(rule: Any, breach: case_rules.Breach) -> str:
+    """The breach of a page rule (or of a functools.partial of one) in the words above."""
+    words = _PAGE_WORDS.get((rule.func if isinstance(rule, functools.partial) else rule).name)
+    if words is None:  # a page rule added without words still speaks, in the harness's
+        return str(breach)
+    received = "nothing" if breach.received == "(absent)" else shown(breach.received)
+    return words.format(expected=shown(breach.expected), received=received, received_text=breach.received)
+
+
 def case_findings(case: dict[str, Any]) -> list[CaseFinding]:
     """Every rule `case` breaks, each where it breaks (empty when the case is valid)."""
     findings = [finding for rule in WORLD_RULES for finding in rule(case)]
-    return findings + [CaseFinding(breach.pointer, str(breach)) for rule in PAGE_RULES for breach in rule(case)]
+    breaches = [(rule, breach) for rule in PAGE_RULES for breach in rule(case)]
+    return findings + [CaseFinding(breach.pointer, worded(rule, breach)) for rule, breach in breaches]
 
 
 def case_problems(case: dict[str, Any]) -> list[str]:
     """Every rule `case` breaks, as readable sentences (empty when the case is valid)."""
     return [str(finding) for finding in case_findings(case)]
-
-
-def described(error: ValidationError) -> str:
-    """A schema error in words (sizes with their bounds)."""
-    # jsonschema says only that a value is too long or too short; the schema's bounds say by how much.
-    for size, unit in _SIZES.items():
-        if error.validator in (f"min{size}", f"max{size}"):
-            low, high = error.schema.get(f"min{size}"), error.schema.get(f"max{size}")
-            bounds = f"{low}..{high}" if low is not None and high is not None else (
-                f"at least {low}" if high is None else f"at most {high}"
-            )
-            return f"has {len(error.instance)} {unit}, must have {bounds}"
-    return error.message
