@@ -99,6 +99,9 @@ EXAMPLES: list[tuple[str, Exchange, Exchange, str, str | None]] = [
      page([hand_case(), retired_case()]), "retired case without include", "/data/1/retired"),
     # DigitalOcean
     ("body_is_the_requested_version", evaluation_answer(gradient_test_case(version=2), version=2),
+     evaluation_answer(gradient_test_case(version=2), version=3), "version 2 (not the latest, so the name is read) "
+     "instead of 3", "/evaluation_test_case/version"),
+    ("body_is_the_version_asked_by_its_inferred_name", evaluation_answer(gradient_test_case(version=3), version=3),
      evaluation_answer(gradient_test_case(version=3), version=2), "the latest instead of version 2",
      "/evaluation_test_case/version"),
     ("body_is_the_requested_test_case", evaluation_answer(uuid="123E4567-E89B-12D3-A456-426614174000"),
@@ -198,9 +201,24 @@ def test_a_base_url_with_a_path_prefix_still_finds_the_path_parameters() -> None
     assert run("body_is_the_requested_test_case", prefixed) is True
 
 
-def test_a_version_the_targets_do_not_list_is_left_open() -> None:
-    unknown_version = evaluation_answer(gradient_test_case(version=3), version=9)
-    assert run("body_is_the_requested_version", unknown_version) is None
+def test_a_version_the_test_case_does_not_have_is_never_a_200_carrying_another() -> None:
+    # The status is open (404 is DigitalOcean's); a 200 carrying the latest says nothing of the query name, so it
+    # is judged at the inferred name's level, and one carrying an older version at the page's.
+    latest_instead = evaluation_answer(gradient_test_case(version=3), version=9)
+    assert run("body_is_the_requested_version", latest_instead) is None
+    with pytest.raises(Violation):
+        run("body_is_the_version_asked_by_its_inferred_name", latest_instead)
+    with pytest.raises(Violation):
+        run("body_is_the_requested_version", evaluation_answer(gradient_test_case(version=1), version=9))
+
+
+def test_an_answer_that_confirms_the_version_name_is_judged_at_page_level_only() -> None:
+    older = evaluation_answer(gradient_test_case(version=1), version=1)
+    assert run("body_is_the_requested_version", older) is True
+    assert run("body_is_the_version_asked_by_its_inferred_name", older) is None
+    unlisted = Exchange("GET", older.url.replace(TEST_CASE, "00000000-0000-4000-8000-000000000001"), 200,
+                        older.headers, older.body)
+    assert run("body_is_the_requested_version", unlisted) is None  # the targets say nothing of its latest
 
 
 def test_a_head_answer_needs_no_body() -> None:
