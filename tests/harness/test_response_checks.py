@@ -25,6 +25,7 @@ from .builders import (
     retired_case,
 )
 
+CURSOR_QUERY = f"projectId={PROJECT}&cursor=not-one-of-ours"
 TARGETS = Targets(test_cases=(TestCaseTarget(TEST_CASE, (1, 2, 3)),))
 
 
@@ -45,8 +46,10 @@ EXAMPLES: list[tuple[str, Exchange, Exchange, str, str | None]] = [
      error(400, "bad-input", request_id="rid-1", header="rid-2"), "X-Request-Id differs", "/error/requestId"),
     ("error_code_is_the_page_s", error(404, "agent-not-found"), error(404, "not-found"), "404 not-found",
      "/error/code"),
-    ("error_code_is_the_page_s", error(400, "bad-input"), error(400, "bad_request"), "400 bad_request",
-     "/error/code"),
+    ("error_code_is_the_page_s", error(400, "bad-input", query=CURSOR_QUERY),
+     error(400, "bad_request", query=CURSOR_QUERY), "400 bad_request for a refused cursor", "/error/code"),
+    ("bad_input_is_every_400_s_code", error(400, "bad-input", query="projectId=nope"),
+     error(400, "bad_request", query="projectId=nope"), "400 bad_request for a malformed projectId", "/error/code"),
     ("error_code_is_the_page_s", error(503, "database-busy", headers={"retry-after": "2"}),
      error(503, "unavailable", headers={"retry-after": "2"}), "503 unavailable", "/error/code"),
     # cases
@@ -182,6 +185,18 @@ def test_args_length_is_measured_in_the_shorter_reading_of_canonical_json() -> N
 def test_a_routing_404_for_an_agent_id_holding_a_slash_is_left_alone() -> None:
     routed = error(404, "not-found", path="/v1/agents/a/b/test-set/cases")
     assert run("error_code_is_the_page_s", routed) is None
+
+
+def test_bad_input_is_the_page_s_code_only_for_a_refused_cursor() -> None:
+    # The page names bad-input for a cursor it does not take (line 47); for projectId, include or kind it is inferred.
+    malformed = error(400, "invalid-project", query="projectId=nope")
+    assert run("error_code_is_the_page_s", malformed) is None
+    with pytest.raises(Violation):
+        run("bad_input_is_every_400_s_code", malformed)
+    assert run("bad_input_is_every_400_s_code", error(400, "bad-input", query=CURSOR_QUERY)) is None
+    # A cursor sent with a malformed projectId: the 400 is for the projectId, so its code is the inferred rule's.
+    both = error(400, "invalid-project", query="projectId=nope&cursor=abc")
+    assert run("error_code_is_the_page_s", both) is None
 
 
 def test_the_401_code_is_left_open() -> None:

@@ -46,6 +46,7 @@ class ResponseJudge:
         self.document = document
         self.checks = [c for c in response_checks(api) if results.policy.applies(c.level)]
         self._operation_path = operation(api).base_path + operation(api).path
+        self._open_statuses: set[int] = set()
 
     def judge(self, exchange: Exchange) -> list[Breach]:
         """Every check that applies to the exchange; returns the broken ones (each recorded into the results)."""
@@ -64,8 +65,11 @@ class ResponseJudge:
                     self.results.passed(check)
         if self.document is not None:
             for outcome in self.document.judge(exchange) or ():
-                check = attribute(self.api, outcome.check, status=exchange.status, query=exchange.query_values)
+                check = attribute(self.api, outcome.check, status=exchange.status, query=exchange.query_values,
+                                  method=exchange.method, headers=exchange.request_headers, targets=self.targets)
                 if check is None:
+                    if outcome.check == "status_code_conformance" and outcome.failure is not None:
+                        self._open_status(exchange.status)
                     continue
                 if outcome.failure is None:
                     self.results.passed(check)
@@ -73,6 +77,14 @@ class ResponseJudge:
                     example = failure_example(outcome.failure, self.record(exchange), self.redactor)
                     self._breach(broken, check, exchange, example, getattr(outcome.failure, "code", None))
         return broken
+
+    def _open_status(self, status: int) -> None:
+        """Say once per status that answers of it were not judged: the pages name no other status for them."""
+        if status not in self._open_statuses:
+            self._open_statuses.add(status)
+            self.results.notes.append(
+                f"{self.api}: {status} answers to requests for which the pages name no status were not judged by "
+                "status_code_conformance (docs/harness.md: statuses the pages leave open)")
 
     def breach(self, check: Check, exchange: Exchange, example: Example, code: str | None = None) -> str | None:
         shape = request_shape(exchange.method, self._operation_path, exchange.status)
