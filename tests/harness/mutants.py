@@ -406,6 +406,17 @@ def _any_token(scope: Scope) -> Scope:
     return scope
 
 
+def _no_read_reads(scope: Scope) -> Scope:
+    if _header(scope["headers"], b"authorization") == b"Bearer demo-no-read":
+        scope["headers"] = _set_header(scope["headers"], b"authorization", b"Bearer demo-user")
+    return scope
+
+
+def _refuse_both_kinds(params: dict[str, str]) -> None:
+    if set(params.get("kind", "").split(",")) == {"hand", "correction"} and "cursor" not in params:
+        params["kind"] += ","  # which the server refuses with 400 bad-input
+
+
 def _long_tool_on_later_pages(scope: Scope, status: int, headers: Headers, body: bytes) -> tuple[int, Headers, bytes]:
     if status == 200 and _is_list(scope) and "cursor" in _query(scope):
         page = json.loads(body)
@@ -523,4 +534,10 @@ MUTATIONS: list[Mutation] = [
     Mutation("v2-version-off-by-one", "asked for version n > 1, the answer is version n - 1 (the parameter is "
              "read, so its name is confirmed)", "each_version_is_that_version", ("each_version_is_that_version",),
              api="gradient", request=rewrite_query(_version_off_by_one)),
+    Mutation("no-read-caller-served", "a valid token without read on the project (the targets' no_read_token) "
+             "is served the project's cases", "caller_without_read_gets_no_cases",
+             ("caller_without_read_gets_no_cases",), request=_no_read_reads),
+    Mutation("both-kinds-refused", "a valid kind=hand,correction (either order, no cursor) is refused with 400",
+             "kind_filter_selects_those_kinds", ("kind_filter_selects_those_kinds",),
+             request=rewrite_query(_refuse_both_kinds)),
 ]

@@ -56,7 +56,10 @@ class Audit:
 
     @property
     def redactor(self) -> Redactor:
-        return Redactor(self.token, self.second_token, self.targets.expired_token, self.targets.revoked_token)
+        redactor = Redactor(self.token, self.second_token, self.targets.expired_token, self.targets.revoked_token)
+        if self.targets.no_read_token:
+            redactor.learn(self.targets.no_read_token)
+        return redactor
 
 
 class Reporter:
