@@ -406,6 +406,16 @@ def _any_token(scope: Scope) -> Scope:
     return scope
 
 
+def _upper_case_project_refused(params: dict[str, str]) -> None:
+    if params.get("projectId", "") != params.get("projectId", "").lower():
+        params["projectId"] = "not-a-uuid"  # which the server refuses with 400 bad-input
+
+
+def _upper_case_project_elsewhere(params: dict[str, str]) -> None:
+    if params.get("projectId", "") != params.get("projectId", "").lower():
+        params["projectId"] = "00000000-0000-4000-8000-000000000000"  # no project of the agent: an empty page
+
+
 def _no_read_reads(scope: Scope) -> Scope:
     if _header(scope["headers"], b"authorization") == b"Bearer demo-no-read":
         scope["headers"] = _set_header(scope["headers"], b"authorization", b"Bearer demo-user")
@@ -540,4 +550,10 @@ MUTATIONS: list[Mutation] = [
     Mutation("both-kinds-refused", "a valid kind=hand,correction (either order, no cursor) is refused with 400",
              "kind_filter_selects_those_kinds", ("kind_filter_selects_those_kinds",),
              request=rewrite_query(_refuse_both_kinds)),
+    Mutation("upper-case-project-id-refused", "a project id in upper case (as the page's own request spells it) is "
+             "refused with 400", "upper_case_project_id_is_accepted", ("upper_case_project_id_is_accepted",),
+             request=rewrite_query(_upper_case_project_refused)),
+    Mutation("upper-case-project-id-is-another-project", "a project id in upper case names no project (an empty "
+             "page): RFC 4122's case-insensitivity, not the page's", "project_id_is_case_insensitive",
+             ("project_id_is_case_insensitive",), request=rewrite_query(_upper_case_project_elsewhere), policy=STRICT),
 ]
