@@ -26,7 +26,7 @@ from .builders import (
 )
 
 CURSOR_QUERY = f"projectId={PROJECT}&cursor=not-one-of-ours"
-TARGETS = Targets(test_cases=(TestCaseTarget(TEST_CASE, (1, 2, 3)),))
+TARGETS = Targets(test_cases=(TestCaseTarget(TEST_CASE, (1, 2, 3)),), sealed_cursors=True)
 
 
 def run(name: str, exchange: Exchange) -> Any:
@@ -197,6 +197,9 @@ def test_bad_input_is_the_page_s_code_only_for_a_refused_cursor() -> None:
     # A cursor sent with a malformed projectId: the 400 is for the projectId, so its code is the inferred rule's.
     both = error(400, "invalid-project", query="projectId=nope&cursor=abc")
     assert run("error_code_is_the_page_s", both) is None
+    # A runtime that does not seal cursors: the page's bad-input sentence is about sealing ones.
+    unsealed = find_check("error_code_is_the_page_s")
+    assert unsealed.func(error(400, "invalid-cursor", query=CURSOR_QUERY), Targets()) is None  # type: ignore[misc]
 
 
 def test_the_401_code_is_left_open() -> None:

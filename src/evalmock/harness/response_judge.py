@@ -40,7 +40,7 @@ class ResponseJudge:
         targets: Targets | None = None,
     ) -> None:
         self.api = api
-        self.targets = targets
+        self.targets = targets if targets is not None else Targets()  # nothing known: each check says what it can
         self.results = results
         self.redactor = redactor
         self.document = document
@@ -53,10 +53,9 @@ class ResponseJudge:
         broken: list[Breach] = []
         for check in self.checks:
             try:
-                if check.needs_targets:
-                    applied = check.func(exchange, self.targets) if self.targets is not None else None  # type: ignore[misc]
-                else:
-                    applied = check.func(exchange)  # type: ignore[misc]
+                # a check that reads the targets takes them as its second argument
+                args = (exchange, self.targets) if check.needs_targets else (exchange,)
+                applied = check.func(*args)  # type: ignore[misc]
             except Violation as violation:
                 example = violation_example(violation, self.record(exchange), self.redactor)
                 self._breach(broken, check, exchange, example)

@@ -43,7 +43,7 @@ BUILTINS: dict[str, dict[str, tuple[str, Source]]] = {
         "not_a_server_error": ("No answer is a server error, other than the documented 503.", _NO_SERVER_ERRORS),
         "status_code_conformance": (
             "A request for which the page names the answer gets a status the page documents (200, 400, 401, 404, "
-            "503): no usable bearer token, or an expired or revoked one; a projectId, include or kind outside its "
+            "503): no bearer token, or an expired or revoked one; a projectId, include or kind outside its "
             "stated form; a cursor, when the runtime seals them. Other requests may get a status the page does not "
             "list (403 for a caller without read, 413, 429, ...): those are not judged.",
             page(*_TEST_SET_ANSWERS, _SEALED_CURSORS,
