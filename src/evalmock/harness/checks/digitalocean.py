@@ -159,11 +159,9 @@ def _expect_test_case(exchange: Exchange, what: str) -> dict[str, Any]:
 
 
 def versions_at_the_edges(versions: tuple[int, ...]) -> list[int]:
-    """Versions just beyond those a test case has: one below the lowest, one above the highest, and the gaps."""
-    if not versions:
-        return []
-    low, high = min(versions), max(versions)
-    return [v for v in range(low - 1, high + 2) if v not in versions]
+    """Versions just beyond those a test case has: one below and one above each of them that it does not have
+    (below the lowest, above the highest, either side of a gap)."""
+    return sorted({v + step for v in versions for step in (-1, 1)} - set(versions))
 
 
 @dataclass(frozen=True)
@@ -208,7 +206,7 @@ def _assert_each_version(answers: list[_VersionAnswer]) -> None:
 @scenario_check("gradient", _VERSION)
 def each_version_is_that_version(s: Scenario) -> None:
     """Each version the targets list for each test case answers 200 with that version, and a version just beyond
-    them (one below the lowest, one above the highest, a gap) is never a 200 carrying another version. Judged once
+    them (one below or above one it has) is never a 200 carrying another version. Judged once
     the answers confirm the name evaluation_test_case_version; skipped, with the reason, until then."""
     answers, confirmed = _ask_every_version(s)
     if not confirmed:
