@@ -20,6 +20,7 @@ from schemathesis.engine import Status, events, from_schema
 
 from evalmock.contract.documents import APIS
 from evalmock.contract.targets import Targets, load_targets
+from evalmock.harness.attribution import refusal_left_open
 from evalmock.harness.policy import LIVE_PROFILE, Policy
 from evalmock.harness.schemathesis_config import known_good_case_hook, load_schema
 
@@ -60,13 +61,25 @@ def schema_for(api: str, base_url: str, targets: Targets, seed: int, max_example
     return schema
 
 
-def run_once(schema: Any, tally: Tally, deadline: float) -> str:
+def _left_open(api: str, check: str, recorder: Any, case_id: str, targets: Targets) -> bool:
+    """A positive request's 400 or 404 that the audit lets pass too (a cursor; an agent or project not listed)."""
+    case = recorder.cases[case_id].value
+    interaction = recorder.interactions.get(case_id)
+    status = interaction.response.status_code if interaction is not None and interaction.response else None
+    return check == "positive_data_acceptance" and refusal_left_open(
+        api, status, case.query or {}, case.path_parameters or {}, targets)
+
+
+def run_once(schema: Any, tally: Tally, deadline: float, api: str, targets: Targets) -> str:
     stop_reason = "completed"
     for event in from_schema(schema).execute():
         if isinstance(event, events.ScenarioFinished):
-            for nodes in event.recorder.checks.values():
+            recorder = event.recorder
+            for case_id, nodes in recorder.checks.items():
                 for node in nodes:
-                    if node.status == Status.FAILURE and node.failure_info:
+                    if node.status == Status.FAILURE and node.failure_info and not _left_open(
+                        api, node.name, recorder, case_id, targets
+                    ):
                         failure = node.failure_info.failure
                         key = (failure.code or "", failure.title, str(failure.message)[:300])
                         tally.failures.setdefault(key, node.failure_info.code_sample)
@@ -97,7 +110,7 @@ def main(argv: list[str]) -> int:
         for api in APIS:
             before = tally.requests
             reason = run_once(schema_for(api, args.base_url, targets, seed, args.max_examples, tally), tally,
-                              deadline)
+                              deadline, api, targets)
             runs.append({"api": api, "seed": seed, "requests": tally.requests - before, "stop": reason})
             print(f"fuzz seed {seed} {api}: {tally.requests - before} requests, total {tally.requests}", flush=True)
         if tally.requests >= args.requests or time.monotonic() > deadline:

@@ -24,6 +24,7 @@ def test_the_example_targets_match_the_default_world() -> None:
     world = World()
     assert targets.token == "demo-user" and targets.second_token == "demo-other" and targets.sealed_cursors
     assert (targets.expired_token, targets.revoked_token) == ("demo-expired", "demo-revoked")
+    assert targets.no_read_token == "demo-no-read"  # the mock's valid token without read on any project
     facts = {(f.agent_id, f.project_id): f for f in world.project_facts()}
     assert {(p.agent_id, p.project_id) for p in targets.projects} == set(facts)
     for project in targets.projects:
@@ -96,3 +97,10 @@ def test_a_key_like_none_lists_the_keys_of_its_table(tmp_path: Path) -> None:
         load_targets(path)
     assert str(raised.value) == (f"{path}: test_set.projects[0]: unknown key colour; remove it, or write one of "
                                  "agent_id, project_id, has_retired, has_hand, has_corrections, active_cases")
+def test_no_read_token_is_read_and_written(tmp_path: Path) -> None:
+    targets = targets_from_dict({"auth": {"token": "t", "no_read_token": "reads-nothing"}})
+    assert targets.no_read_token == "reads-nothing"
+    dump_targets(targets, tmp_path / "t.toml")
+    assert load_targets(tmp_path / "t.toml").no_read_token == "reads-nothing"
+    with pytest.raises(TargetsError, match="no_read_token must be a string"):
+        targets_from_dict({"auth": {"no_read_token": 7}})

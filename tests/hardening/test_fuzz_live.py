@@ -13,7 +13,8 @@ import pytest
 from schemathesis.engine import Status, events, from_schema
 
 from evalmock.contract.documents import APIS
-from evalmock.contract.targets import load_targets
+from evalmock.contract.targets import Targets, load_targets
+from evalmock.harness.attribution import refusal_left_open
 from evalmock.harness.policy import LIVE_PROFILE, Policy
 from evalmock.harness.schemathesis_config import known_good_case_hook, load_schema
 
@@ -23,6 +24,16 @@ MAX_EXAMPLES = 25  # per phase; a few hundred requests per API in all
 # A run that sent fewer did not really fuzz (DigitalOcean's operation has only two parameters to vary).
 MIN_REQUESTS = {"test-set": 150, "gradient": 30}
 STRICTEST = Policy(strict=True, profile=LIVE_PROFILE)
+
+
+def left_open(api: str, check: str, recorder: Any, case_id: str, targets: Targets) -> bool:
+    """A positive request's 400 or 404 that the audit lets pass too: one with a cursor (which the runtime may not
+    take), or for an agent or project the targets do not list (schemathesis_run does the same)."""
+    case = recorder.cases[case_id].value
+    interaction = recorder.interactions.get(case_id)
+    status = interaction.response.status_code if interaction is not None and interaction.response else None
+    return check == "positive_data_acceptance" and refusal_left_open(
+        api, status, case.query or {}, case.path_parameters or {}, targets)
 
 
 def configured_schema(api: str, base_url: str, targets_path: Any, seen: Counter[str]) -> Any:
@@ -45,15 +56,17 @@ def configured_schema(api: str, base_url: str, targets_path: Any, seen: Counter[
 def test_fuzzing_finds_no_server_error_and_nothing_outside_the_document(live_server: Any, api: str) -> None:
     seen: Counter[str] = Counter()
     schema = configured_schema(api, live_server.base_url, live_server.targets_path, seen)
+    targets = load_targets(live_server.targets_path)
     failures: set[str] = set()
     for event in from_schema(schema).execute():
         if isinstance(event, events.ScenarioFinished):
-            for nodes in event.recorder.checks.values():
+            for case_id, nodes in event.recorder.checks.items():
                 failures.update(
                     f"{node.failure_info.failure.code} {node.failure_info.failure.title}: "
                     f"{node.failure_info.failure.message}\n{node.failure_info.code_sample}"
                     for node in nodes
                     if node.status == Status.FAILURE and node.failure_info
+                    and not left_open(api, node.name, event.recorder, case_id, targets)
                 )
         elif isinstance(event, events.FatalError | events.NonFatalError):
             failures.add(f"{type(event).__name__}: {getattr(event, 'value', event)}")

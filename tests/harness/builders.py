@@ -101,13 +101,14 @@ def error(
     headers: dict[str, str] | None = None,
     body: Any = None,
     content_type: str = "application/json",
+    query: str = f"projectId={PROJECT}",
 ) -> Exchange:
-    """A test-set error answer with the envelope (or `body` instead)."""
+    """A test-set error answer with the envelope (or `body` instead), to a request with `query`."""
     if body is None:
         body = {"error": {"code": code, "message": "It went wrong.", "details": {}, "requestId": request_id}}
     sent = {"content-type": content_type, **({"x-request-id": header} if header is not None else {})}
     sent.update(headers or {})
-    return Exchange(method="GET", url=f"http://127.0.0.1:8080{path}?projectId={PROJECT}", status=status,
+    return Exchange(method="GET", url=f"http://127.0.0.1:8080{path}?{query}", status=status,
                     headers=sent, body=json.dumps(body).encode())
 
 

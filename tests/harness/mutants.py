@@ -212,6 +212,29 @@ def _skip_one(original: Callable[..., EncodedPage], query: Any, after: int | Non
     return page
 
 
+def _cases_before(original: Callable[..., EncodedPage], query: Any, after: int | None, limit: int) -> int:
+    """How many cases the pages before the one starting after `after` held, at this limit."""
+    delivered, position = 0, None
+    while position != after:
+        page = original(query, position, limit)
+        if page.next_position is None:
+            break
+        delivered, position = delivered + len(page.cases), page.next_position
+    return delivered
+
+
+def _ends_early(limit_applies: Callable[[int], bool], last_page: int) -> Callable[..., EncodedPage]:
+    """A list that claims to end (hasMore: false, no nextCursor) on page `last_page` at the limits it applies to."""
+
+    def page(original: Callable[..., EncodedPage], query: Any, after: int | None, limit: int) -> EncodedPage:
+        found = original(query, after, limit)
+        if limit_applies(limit) and _cases_before(original, query, after, limit) >= (last_page - 1) * limit:
+            return EncodedPage(found.cases, None)
+        return found
+
+    return page
+
+
 def _all_kinds(original: Callable[..., EncodedPage], query: Any, after: int | None, limit: int) -> EncodedPage:
     return original(dataclasses.replace(query, kinds=frozenset({"correction", "hand"})), after, limit)
 
@@ -251,6 +274,12 @@ def _accept_out_of_range_limit(params: dict[str, str]) -> None:
 
 def _drop_version(params: dict[str, str]) -> None:
     params.pop("evaluation_test_case_version", None)
+
+
+def _version_off_by_one(params: dict[str, str]) -> None:
+    version = params.get("evaluation_test_case_version", "")
+    if version.isdigit() and int(version) > 1:
+        params["evaluation_test_case_version"] = str(int(version) - 1)
 
 
 def _no_auth_needed(scope: Scope) -> Scope:
@@ -377,6 +406,27 @@ def _any_token(scope: Scope) -> Scope:
     return scope
 
 
+def _upper_case_project_refused(params: dict[str, str]) -> None:
+    if params.get("projectId", "") != params.get("projectId", "").lower():
+        params["projectId"] = "not-a-uuid"  # which the server refuses with 400 bad-input
+
+
+def _upper_case_project_elsewhere(params: dict[str, str]) -> None:
+    if params.get("projectId", "") != params.get("projectId", "").lower():
+        params["projectId"] = "00000000-0000-4000-8000-000000000000"  # no project of the agent: an empty page
+
+
+def _no_read_reads(scope: Scope) -> Scope:
+    if _header(scope["headers"], b"authorization") == b"Bearer demo-no-read":
+        scope["headers"] = _set_header(scope["headers"], b"authorization", b"Bearer demo-user")
+    return scope
+
+
+def _refuse_both_kinds(params: dict[str, str]) -> None:
+    if set(params.get("kind", "").split(",")) == {"hand", "correction"} and "cursor" not in params:
+        params["kind"] += ","  # which the server refuses with 400 bad-input
+
+
 def _long_tool_on_later_pages(scope: Scope, status: int, headers: Headers, body: bytes) -> tuple[int, Headers, bytes]:
     if status == 200 and _is_list(scope) and "cursor" in _query(scope):
         page = json.loads(body)
@@ -395,6 +445,7 @@ WALK = ("walk_yields_every_case_once",)
 PAGES = ("limit_fills_a_first_page",)
 RETIRED = ("include_retired_adds_the_retired_cases",)
 PROBES = ("malformed_project_include_or_kind_is_bad_input",)
+VERSIONS_BY_NAME = ("version_asked_by_its_inferred_name_is_that_version",)
 STRICT, LIVE = Policy(strict=True), Policy(profile=LIVE_PROFILE)
 
 MUTATIONS: list[Mutation] = [
@@ -470,9 +521,9 @@ MUTATIONS: list[Mutation] = [
              RETIRED, response=on_cases(_retired_before_added), policy=STRICT),
     Mutation("busy-without-retry-after", "a 503 database-busy lacks Retry-After", "busy_answer_says_when_to_retry",
              ("busy_answer_says_when_to_retry",), response=on_errors("test-set", _drop_retry_after)),
-    Mutation("v2-version-ignored", "the version parameter is ignored (always the latest)",
-             "each_version_is_that_version", ("each_version_is_that_version",), api="gradient",
-             request=rewrite_query(_drop_version)),
+    Mutation("v2-version-ignored", "the version parameter is ignored (always the latest): it may be read under "
+             "another name, since evaluation_test_case_version is inferred", VERSIONS_BY_NAME[0], VERSIONS_BY_NAME,
+             api="gradient", request=rewrite_query(_drop_version), policy=STRICT),
     Mutation("v2-uint64-as-integer", "uint64 fields travel as JSON numbers", "response_schema_conformance",
              ("each_version_is_that_version",), api="gradient", response=_uint64_as_integer),
     Mutation("v2-ratelimit-not-integer", "ratelimit-remaining is a word", "conforms_to_digitalocean_s_spec",
@@ -483,4 +534,26 @@ MUTATIONS: list[Mutation] = [
     Mutation("v2-unknown-is-400", "an unknown test case id is a 400, not a 404", "unknown_test_case_is_404",
              ("unknown_test_case_is_404",), api="gradient", response=on_errors("gradient", _unknown_test_case_400),
              policy=LIVE),
+    Mutation("walk-ends-on-page-2-at-the-default-limit",
+             "at the default limit the second page says it is the last (hasMore: false, no nextCursor): 50 cases "
+             "delivered, the third page never asked for", "walk_yields_every_case_once", WALK,
+             patch=patch_world(_ends_early(lambda limit: limit == 25, 2))),
+    Mutation("walk-ends-on-page-4-at-a-small-limit",
+             "at a limit below 50 the fourth page says it is the last", "walk_yields_every_case_once", WALK,
+             patch=patch_world(_ends_early(lambda limit: limit < 50 and limit != 25, 4))),
+    Mutation("v2-version-off-by-one", "asked for version n > 1, the answer is version n - 1 (the parameter is "
+             "read, so its name is confirmed)", "each_version_is_that_version", ("each_version_is_that_version",),
+             api="gradient", request=rewrite_query(_version_off_by_one)),
+    Mutation("no-read-caller-served", "a valid token without read on the project (the targets' no_read_token) "
+             "is served the project's cases", "caller_without_read_gets_no_cases",
+             ("caller_without_read_gets_no_cases",), request=_no_read_reads),
+    Mutation("both-kinds-refused", "a valid kind=hand,correction (either order, no cursor) is refused with 400",
+             "kind_filter_selects_those_kinds", ("kind_filter_selects_those_kinds",),
+             request=rewrite_query(_refuse_both_kinds)),
+    Mutation("upper-case-project-id-refused", "a project id in upper case (as the page's own request spells it) is "
+             "refused with 400", "upper_case_project_id_is_accepted", ("upper_case_project_id_is_accepted",),
+             request=rewrite_query(_upper_case_project_refused)),
+    Mutation("upper-case-project-id-is-another-project", "a project id in upper case names no project (an empty "
+             "page): RFC 4122's case-insensitivity, not the page's", "project_id_is_case_insensitive",
+             ("project_id_is_case_insensitive",), request=rewrite_query(_upper_case_project_elsewhere), policy=STRICT),
 ]

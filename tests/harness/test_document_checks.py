@@ -48,9 +48,18 @@ def test_an_error_without_x_request_id_breaks_the_documents_header_rule() -> Non
     assert {f.check.name for f in results.failures} == {"response_headers_conformance"}
 
 
-def test_an_undocumented_status_on_the_test_set_api_fails() -> None:
-    results = judged("test-set", error(418, "teapot"))
+def test_an_undocumented_status_where_the_page_names_the_answer_fails() -> None:
+    results = judged("test-set", error(418, "teapot"))  # a request without a token: the page names 401
     assert "status_code_conformance" in {f.check.name for f in results.failures}
+
+
+def test_an_undocumented_status_the_pages_leave_open_is_noted_not_failed() -> None:
+    forbidden = error(403, "forbidden")
+    forbidden = Exchange(forbidden.method, forbidden.url, 403, forbidden.headers, forbidden.body,
+                         {"authorization": "Bearer no-read-on-this-project"})
+    results = judged("test-set", forbidden)
+    assert not results.failures
+    assert any("403 answers" in note and "not judged" in note for note in results.notes)
 
 
 def test_digitaloceans_error_bodies_are_not_judged_by_the_pages() -> None:

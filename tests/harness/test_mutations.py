@@ -86,6 +86,7 @@ SCHEMATHESIS_CATCHES = {
     "v2-uint64-as-integer": "response_schema_conformance",
     "problem-json-errors": "content_type_conformance",
     "made-up-token-accepted": "ignored_auth",
+    "both-kinds-refused": "positive_data_acceptance",
 }
 
 

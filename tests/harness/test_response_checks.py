@@ -25,7 +25,8 @@ from .builders import (
     retired_case,
 )
 
-TARGETS = Targets(test_cases=(TestCaseTarget(TEST_CASE, (1, 2, 3)),))
+CURSOR_QUERY = f"projectId={PROJECT}&cursor=not-one-of-ours"
+TARGETS = Targets(test_cases=(TestCaseTarget(TEST_CASE, (1, 2, 3)),), sealed_cursors=True)
 
 
 def run(name: str, exchange: Exchange) -> Any:
@@ -45,8 +46,10 @@ EXAMPLES: list[tuple[str, Exchange, Exchange, str, str | None]] = [
      error(400, "bad-input", request_id="rid-1", header="rid-2"), "X-Request-Id differs", "/error/requestId"),
     ("error_code_is_the_page_s", error(404, "agent-not-found"), error(404, "not-found"), "404 not-found",
      "/error/code"),
-    ("error_code_is_the_page_s", error(400, "bad-input"), error(400, "bad_request"), "400 bad_request",
-     "/error/code"),
+    ("error_code_is_the_page_s", error(400, "bad-input", query=CURSOR_QUERY),
+     error(400, "bad_request", query=CURSOR_QUERY), "400 bad_request for a refused cursor", "/error/code"),
+    ("bad_input_is_every_400_s_code", error(400, "bad-input", query="projectId=nope"),
+     error(400, "bad_request", query="projectId=nope"), "400 bad_request for a malformed projectId", "/error/code"),
     ("error_code_is_the_page_s", error(503, "database-busy", headers={"retry-after": "2"}),
      error(503, "unavailable", headers={"retry-after": "2"}), "503 unavailable", "/error/code"),
     # cases
@@ -99,6 +102,9 @@ EXAMPLES: list[tuple[str, Exchange, Exchange, str, str | None]] = [
      page([hand_case(), retired_case()]), "retired case without include", "/data/1/retired"),
     # DigitalOcean
     ("body_is_the_requested_version", evaluation_answer(gradient_test_case(version=2), version=2),
+     evaluation_answer(gradient_test_case(version=2), version=3), "version 2 (not the latest, so the name is read) "
+     "instead of 3", "/evaluation_test_case/version"),
+    ("body_is_the_version_asked_by_its_inferred_name", evaluation_answer(gradient_test_case(version=3), version=3),
      evaluation_answer(gradient_test_case(version=3), version=2), "the latest instead of version 2",
      "/evaluation_test_case/version"),
     ("body_is_the_requested_test_case", evaluation_answer(uuid="123E4567-E89B-12D3-A456-426614174000"),
@@ -181,6 +187,21 @@ def test_a_routing_404_for_an_agent_id_holding_a_slash_is_left_alone() -> None:
     assert run("error_code_is_the_page_s", routed) is None
 
 
+def test_bad_input_is_the_page_s_code_only_for_a_refused_cursor() -> None:
+    # The page names bad-input for a cursor it does not take (line 47); for projectId, include or kind it is inferred.
+    malformed = error(400, "invalid-project", query="projectId=nope")
+    assert run("error_code_is_the_page_s", malformed) is None
+    with pytest.raises(Violation):
+        run("bad_input_is_every_400_s_code", malformed)
+    assert run("bad_input_is_every_400_s_code", error(400, "bad-input", query=CURSOR_QUERY)) is None
+    # A cursor sent with a malformed projectId: the 400 is for the projectId, so its code is the inferred rule's.
+    both = error(400, "invalid-project", query="projectId=nope&cursor=abc")
+    assert run("error_code_is_the_page_s", both) is None
+    # A runtime that does not seal cursors: the page's bad-input sentence is about sealing ones.
+    unsealed = find_check("error_code_is_the_page_s")
+    assert unsealed.func(error(400, "invalid-cursor", query=CURSOR_QUERY), Targets()) is None  # type: ignore[misc]
+
+
 def test_the_401_code_is_left_open() -> None:
     assert run("error_code_is_the_page_s", error(401, "token-expired")) is None
     assert run("error_code_is_the_page_s", error(401, "example")) is None
@@ -198,13 +219,33 @@ def test_a_base_url_with_a_path_prefix_still_finds_the_path_parameters() -> None
     assert run("body_is_the_requested_test_case", prefixed) is True
 
 
-def test_another_version_in_a_200_is_judged_from_the_request_alone() -> None:
-    check = next(c for c in CHECKS if c.name == "body_is_the_requested_version")
-    unknown_version = evaluation_answer(gradient_test_case(version=3), version=9)  # no targets list version 9
-    assert not check.needs_targets
+def test_a_version_the_test_case_does_not_have_is_never_a_200_carrying_another() -> None:
+    # The status is open (404 is DigitalOcean's); a 200 carrying the latest says nothing of the query name, so it
+    # is judged at the inferred name's level, and one carrying an older version at the page's.
+    latest_instead = evaluation_answer(gradient_test_case(version=3), version=9)
+    assert run("body_is_the_requested_version", latest_instead) is None
     with pytest.raises(Violation):
-        run("body_is_the_requested_version", unknown_version)
-    assert run("body_is_the_requested_version", evaluation_answer(gradient_test_case(version=9), version=9)) is True
+        run("body_is_the_version_asked_by_its_inferred_name", latest_instead)
+    with pytest.raises(Violation):
+        run("body_is_the_requested_version", evaluation_answer(gradient_test_case(version=1), version=9))
+
+
+def test_an_answer_that_confirms_the_version_name_is_judged_at_page_level_only() -> None:
+    older = evaluation_answer(gradient_test_case(version=1), version=1)
+    assert run("body_is_the_requested_version", older) is True
+    assert run("body_is_the_version_asked_by_its_inferred_name", older) is None
+    unlisted = Exchange("GET", older.url.replace(TEST_CASE, "00000000-0000-4000-8000-000000000001"), 200,
+                        older.headers, older.body)
+    assert run("body_is_the_requested_version", unlisted) is None  # the targets say nothing of its latest
+
+
+def test_another_version_in_a_200_is_judged_without_targets() -> None:
+    # A HAR or proxy audit without a targets file: the version asked for is read from the request alone.
+    check = next(c for c in CHECKS if c.name == "body_is_the_version_asked_by_its_inferred_name")
+    unknown_version = evaluation_answer(gradient_test_case(version=3), version=9)
+    with pytest.raises(Violation):
+        check.func(unknown_version, Targets())  # type: ignore[call-arg]
+    assert check.func(evaluation_answer(gradient_test_case(version=9), version=9), Targets()) is True  # type: ignore[call-arg]
 
 
 def test_a_head_answer_needs_no_body() -> None:

@@ -8,7 +8,7 @@ import pytest
 from evalmock.contract.targets import ProjectTarget, Targets, TestCaseTarget
 from evalmock.harness.audit import run_scenario_check
 from evalmock.harness.checks import find_check
-from evalmock.harness.policy import FAILED, LIVE_PROFILE, PASSED, SKIPPED, Policy
+from evalmock.harness.policy import FAILED, LIVE_PROFILE, PASSED, SKIPPED, WARNED, Policy
 from evalmock.harness.redact import Redactor
 from evalmock.harness.response_judge import ResponseJudge
 from evalmock.harness.results import Results
@@ -29,7 +29,7 @@ def outcome(check: str, targets: Targets, *, token: str | None = "demo-user", se
         scenario = Scenario(client, targets, token=token, second_token=second)
         run_scenario_check(found, scenario, ResponseJudge(found.api, results, Redactor(token)))
     tally = results.tally(found)
-    status = next(s for s in (PASSED, FAILED, SKIPPED) if getattr(tally, s))
+    status = next(s for s in (PASSED, FAILED, WARNED, SKIPPED) if getattr(tally, s))
     return status, (results.findings[0].examples[0].message if results.findings else "")
 
 
@@ -45,6 +45,7 @@ def outcome(check: str, targets: Targets, *, token: str | None = "demo-user", se
         ("cursor_is_bound_to_the_list", Targets(projects=(PROJECT,)), "sealed_cursors"),
         ("cursor_is_bound_to_the_list", Targets(projects=(PROJECT,), sealed_cursors=True), "one project"),
         ("expired_and_revoked_tokens_are_401", Targets(projects=(PROJECT,)), "expired_token"),
+        ("caller_without_read_gets_no_cases", Targets(projects=(PROJECT,)), "no_read_token"),
         ("cursor_is_bound_to_the_caller", Targets(projects=(PROJECT,), sealed_cursors=True), "second-token"),
         ("each_version_is_that_version", Targets(), "[[gradient.test_cases]]"),
         ("no_version_is_the_latest", Targets(test_cases=(TestCaseTarget("u"),)), "versions"),

@@ -7,7 +7,8 @@ import pytest
 import schemathesis
 
 from evalmock.contract.sources import Level
-from evalmock.harness.attribution import attribute, broken_parameters
+from evalmock.contract.targets import ProjectTarget, Targets
+from evalmock.harness.attribution import OPEN_STATUSES, attribute, broken_parameters, refusal_left_open
 from evalmock.harness.checks import find_check
 from evalmock.harness.checks.builtins import LIVE_SPEC
 from evalmock.harness.policy import LIVE_PROFILE, Policy
@@ -23,8 +24,67 @@ def enabled(api: str, policy: Policy) -> dict[str, dict]:
     return {name: value for name, value in checks.items() if isinstance(value, dict)}
 
 
-def test_a_made_up_cursor_refused_with_400_is_acceptable_positive_data() -> None:
-    assert "400" in enabled("test-set", PAGES)["positive_data_acceptance"]["expected-statuses"]
+LISTED = Targets(projects=(ProjectTarget("acme.drafting", PROJECT),), expired_token="old", sealed_cursors=True)
+AGENT = {"agentId": "acme.drafting"}
+
+
+def test_a_valid_request_for_a_listed_project_without_a_cursor_must_get_its_page() -> None:
+    assert set(enabled("test-set", PAGES)["positive_data_acceptance"]["expected-statuses"]) == {"2xx", "401", "503"}
+    for status in (400, 404):
+        assert not refusal_left_open("test-set", status, {"projectId": PROJECT.upper(), "kind": "hand,correction"},
+                                     AGENT, LISTED)
+
+
+def test_a_400_for_a_cursor_and_a_404_for_an_unlisted_project_are_left_open() -> None:
+    assert refusal_left_open("test-set", 400, {"projectId": PROJECT, "cursor": "made-up"}, AGENT, LISTED)
+    other = "00000000-0000-4000-8000-000000000001"
+    assert refusal_left_open("test-set", 404, {"projectId": other}, AGENT, LISTED)
+    assert refusal_left_open("test-set", 404, {"projectId": PROJECT}, {"agentId": "nobody"}, LISTED)
+    assert refusal_left_open("test-set", 400, {"projectId": PROJECT}, AGENT, Targets())  # nothing listed
+
+
+@pytest.mark.parametrize("status", [403, 405, 409, 418, 500])
+def test_an_undocumented_status_breaks_the_page_where_it_names_the_answer(status: int) -> None:
+    valid = {"projectId": PROJECT}
+    bearer = {"authorization": "Bearer someone"}
+    named = [
+        (valid, {}),  # no token: 401
+        (valid, {"authorization": "Basic ZGVtbzpkZW1v"}),  # not a bearer token: 401
+        (valid, {"authorization": "Bearer old"}),  # expired, as the targets say: 401
+        ({"projectId": "nope"}, bearer),  # malformed projectId: 400
+        ({"projectId": PROJECT, "kind": "hand,"}, bearer),  # kind outside its pattern: 400
+        ({"projectId": PROJECT, "cursor": "abc"}, bearer),  # a cursor to a sealing runtime: a page or 400
+    ]
+    for query, headers in named:
+        check = attribute("test-set", "status_code_conformance", status=status, query=query, headers=headers,
+                          targets=LISTED)
+        assert check is find_check("status_code_conformance", "test-set") and check.level is Level.PAGE, query
+
+
+@pytest.mark.parametrize("status", [403, 405, 413, 429])
+def test_an_undocumented_status_the_pages_leave_open_is_not_judged(status: int) -> None:
+    bearer = {"authorization": "Bearer someone"}
+    open_requests = [
+        ("GET", {"projectId": PROJECT}, bearer),  # a caller who may lack read
+        ("GET", {"projectId": PROJECT, "include": ""}, bearer),  # an empty include=: open
+        ("GET", {"projectId": PROJECT, "cursor": "abc"}, bearer),  # a cursor, to a runtime that does not seal
+        ("POST", {"projectId": PROJECT}, {}),  # another method than the documented GET
+    ]
+    for method, query, headers in open_requests:
+        targets = Targets(sealed_cursors=False)
+        assert attribute("test-set", "status_code_conformance", status=status, query=query, method=method,
+                         headers=headers, targets=targets) is None, (method, query)
+    if status in OPEN_STATUSES:  # answered before the request is read: open whatever it is
+        assert attribute("test-set", "status_code_conformance", status=status, query={"projectId": "nope"},
+                         headers={}, targets=LISTED) is None
+
+
+def test_an_empty_include_or_kind_is_not_judged_by_negative_data_rejection() -> None:
+    for name in ("include", "kind"):
+        assert attribute("test-set", "negative_data_rejection", status=200, query={"projectId": PROJECT, name: ""}) \
+            is None
+    check = attribute("test-set", "negative_data_rejection", status=200, query={"projectId": "x", "include": ""})
+    assert check is find_check("negative_data_rejection", "test-set")  # projectId is still malformed
 
 
 def test_negative_data_must_get_what_the_pages_say() -> None:

@@ -75,3 +75,10 @@ def test_the_docs_walk_both_pages_line_by_line(pages: dict[str, list[str]]) -> N
     text = HARNESS_DOC.read_text(encoding="utf-8")
     assert between(text, COVERAGE_BEGIN, COVERAGE_END) == render_coverage(pages), (
         "run `evalmock rules --coverage <pages dir>` and paste it into docs/harness.md")
+
+
+def test_the_coverage_says_which_quoting_checks_hold_a_line_only_as_an_inference(pages: dict[str, list[str]]) -> None:
+    text = render_coverage(pages)
+    assert "`project_id_is_case_insensitive` (inferred)" in text  # RFC 4122's, not the page's
+    assert "`upper_case_project_id_is_accepted`," in text  # the page's own request: a page rule
+    assert "`bad_input_is_every_400_s_code` (inferred)" in text and "`error_code_is_the_page_s`," in text

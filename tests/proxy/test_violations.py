@@ -30,8 +30,8 @@ SECRET = "pr0xy-S3cret-Token-4711"
 TARGETS = f"""
 [[gradient.test_cases]]
 uuid = "{TEST_CASE}"
-versions = [1, 2, {ANSWERED_VERSION}]
-"""
+versions = [1, 2, {ANSWERED_VERSION}, {ANSWERED_VERSION + 1}]
+"""  # version 3 is not the latest, so answering it shows the version's query name is read: a page rule
 
 
 @dataclass(frozen=True)

@@ -112,6 +112,13 @@ def test_demo_tokens_list_cases(client: httpx.Client, token: str) -> None:
     assert response.status_code == 200
 
 
+def test_a_token_without_read_learns_nothing_of_the_project(client: httpx.Client) -> None:
+    # "Needs read on the project.": demo-no-read is a valid caller without read on any project.
+    response = client.get(cases_path(), params=example_params(), headers={"Authorization": "Bearer demo-no-read"})
+    assert_envelope(response, 404, "agent-not-found")
+    assert "data" not in response.json()
+
+
 def test_a_made_up_token_is_401_naming_the_fix(client: httpx.Client) -> None:
     headers = {"Authorization": "Bearer any-well-formed.token~+/=="}
     error = assert_envelope(client.get(cases_path(), params=example_params(), headers=headers), 401, "unauthorized")

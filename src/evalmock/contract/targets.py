@@ -16,7 +16,7 @@ import yaml
 
 from evalmock.contract.spelling import unknown_key
 
-AUTH_KEYS = ("token", "second_token", "expired_token", "revoked_token")
+AUTH_KEYS = ("token", "second_token", "expired_token", "revoked_token", "no_read_token")
 
 
 class TargetsError(ValueError):
@@ -59,6 +59,7 @@ class Targets:
     second_token: str | None = None  # another caller, for cursor-binding checks
     expired_token: str | None = None  # a token the target issued that has expired: it must get 401
     revoked_token: str | None = None  # a token the target issued and revoked: it must get 401
+    no_read_token: str | None = None  # a valid token without read on the listed projects: it must get no cases
     # True: the target seals cursors, so the page's binding rules (same list, filters, caller) apply
     sealed_cursors: bool | None = None
 

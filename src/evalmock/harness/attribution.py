@@ -1,5 +1,12 @@
 """Which registered check an outcome of Schemathesis's built-in checks counts for, so that each is judged at the
-level of the rule it is about (a built-in check knows the document, not which part of it the page states)."""
+level of the rule it is about (a built-in check knows the document, not which part of it the page states).
+
+An answer whose status the document does not list breaks `status_code_conformance` (page) only where a page
+sentence names what the request must get instead: no bearer token, or an expired or revoked one (401), a
+projectId, include or kind outside its stated form (400), a cursor given to a runtime that seals them (the page or
+400 bad-input). Anywhere else the pages leave the status open (a caller without read, a method they do not
+document, a request too large, throttling), and it is not judged.
+"""
 
 from __future__ import annotations
 
@@ -10,6 +17,7 @@ from typing import Any
 from evalmock.contract.documents import api as api_document
 from evalmock.contract.operations import operation
 from evalmock.contract.schemas import schema_validator
+from evalmock.contract.targets import Targets
 from evalmock.harness.checks.builtins import LIVE_SPEC
 from evalmock.harness.checks.parameters import INFERRED_400, PAGE_400, limit_outside_its_bounds_is_bad_input
 from evalmock.harness.checks.registry import SCHEMATHESIS, Check, checks, find_check
@@ -17,6 +25,11 @@ from evalmock.harness.policy import Policy
 
 # The built-in checks that judge a response against the document (and so may meet DigitalOcean's live parts).
 DOCUMENT_CHECKS = ("content_type_conformance", "response_schema_conformance", "response_headers_conformance")
+# Statuses a service may answer before it reads the request at all: a request too large (413, 414, 431) or too
+# many requests (429). No page sentence rules them out, so they are open whatever the request.
+OPEN_STATUSES = frozenset({413, 414, 429, 431})
+# Parameters whose empty value (`include=`, `kind=`) the pages leave open: read as left out, or refused with 400.
+OPEN_WHEN_EMPTY = {"test-set": ("include", "kind")}
 
 
 def runs_under(check: Check, policy: Policy) -> bool:
@@ -32,15 +45,29 @@ def builtin_check_names(api: str, policy: Policy) -> list[str]:
     return names
 
 
-def attribute(api: str, name: str, *, status: int | None, query: Mapping[str, Any] | None) -> Check | None:
+def attribute(
+    api: str,
+    name: str,
+    *,
+    status: int | None,
+    query: Mapping[str, Any] | None,
+    method: str = "GET",
+    headers: Mapping[str, str] | None = None,
+    targets: Targets | None = None,
+) -> Check | None:
     """The check an outcome of built-in `name` counts for, or None when it is about nothing the pages (or the
-    live spec) state: such as a negative request whose only fault is an undeclared or repeated parameter."""
+    live spec) state: such as a negative request whose only fault is an undeclared or repeated parameter, or an
+    undocumented status where the pages name no other (`headers`, when known, are the request's)."""
+    if name == "status_code_conformance" and api == "test-set" and status is not None and not _documented(
+        api, status
+    ) and not names_the_status(api, method, query or {}, headers, targets or Targets(), status):
+        return None
     if api == LIVE_SPEC.api and name in DOCUMENT_CHECKS and (
         name == "response_headers_conformance" or (status is not None and _live_response(api, status))
     ):
         return LIVE_SPEC
     if name == "negative_data_rejection":
-        broken = broken_parameters(api, query or {})
+        broken = broken_parameters(api, query or {}) - empty_and_open(api, query or {})
         if broken & set(PAGE_400.get(api, ())):
             return find_check(name, api)
         if broken & set(INFERRED_400.get(api, ())):
@@ -69,6 +96,51 @@ def broken_parameters(api: str, query: Mapping[str, Any]) -> set[str]:
     return broken
 
 
+def empty_and_open(api: str, query: Mapping[str, Any]) -> set[str]:
+    """The parameters of `query` sent empty (`include=`) whose empty value the pages leave open."""
+    return {name for name in OPEN_WHEN_EMPTY.get(api, ()) if query.get(name) in ("", [""])}
+
+
+def names_the_status(
+    api: str, method: str, query: Mapping[str, Any], headers: Mapping[str, str] | None, targets: Targets, status: int,
+) -> bool:
+    """Whether a page sentence names what this request of the test-set GET must get, so that another status breaks
+    it: no bearer token (no Authorization, another scheme, an empty token), or one the targets say expired or was
+    revoked (401: "Missing / malformed / expired / revoked bearer token."); projectId, include or kind outside its
+    stated form (400); a cursor, when the runtime seals them (a page, or 400 bad-input). Statuses answered before
+    the request is read are open whatever it is."""
+    if api != "test-set" or method.upper() not in ("GET", "HEAD") or status in OPEN_STATUSES:
+        return False
+    if headers is not None:
+        authorization = next((v for k, v in headers.items() if k.lower() == "authorization"), None)
+        scheme, _, token = (authorization or "").strip().partition(" ")
+        # A token's own form is not judged here: recorded traffic carries a placeholder in its place.
+        if scheme.lower() != "bearer" or not token.strip():
+            return True
+        if token.strip() in {targets.expired_token, targets.revoked_token} - {None}:
+            return True
+    if (broken_parameters(api, query) - empty_and_open(api, query)) & set(PAGE_400.get(api, ())):
+        return True
+    return "cursor" in query and targets.sealed_cursors is True
+
+
+def refusal_left_open(
+    api: str, status: int | None, query: Mapping[str, Any], path_parameters: Mapping[str, Any], targets: Targets,
+) -> bool:
+    """Whether a 400 or 404 to a request the document allows is one the pages allow: the request carries a cursor
+    (the runtime may not take it), or names an agent and project the targets do not list (what an unknown agent, or
+    a project that is not the agent's, gets is the service's). A request that names a listed project and no cursor
+    must get its page."""
+    if api != "test-set" or status not in (400, 404):
+        return False
+    if "cursor" in query:
+        return True
+    project = query.get("projectId")
+    project = project[0] if isinstance(project, list) and project else project
+    agent = path_parameters.get("agentId")
+    return not any(p.agent_id == agent and str(project).lower() == p.project_id.lower() for p in targets.projects)
+
+
 def undeclared_parameters(api: str, query: Mapping[str, Any]) -> set[str]:
     """The query parameters of `query` that the document does not declare."""
     return set(query) - set(_query_parameters(api))
@@ -90,6 +162,10 @@ def _query_parameters(api: str) -> dict[str, tuple[bool, Any, str | None]]:
         name: (bool(p.get("required")), schema_validator(spec, p["schema"]), p["schema"].get("type"))
         for name, p in operation(api).query_parameters().items()
     }
+
+
+def _documented(api: str, status: int) -> bool:
+    return operation(api).response_for(status) is not None
 
 
 def _live_response(api: str, status: int) -> bool:

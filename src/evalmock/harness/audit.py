@@ -58,7 +58,10 @@ class Audit:
     @cached_property
     def redactor(self) -> Redactor:
         """One for the whole audit, so that a secret learned from one answer stays out of every output."""
-        return Redactor(self.token, self.second_token, self.targets.expired_token, self.targets.revoked_token)
+        redactor = Redactor(self.token, self.second_token, self.targets.expired_token, self.targets.revoked_token)
+        if self.targets.no_read_token:
+            redactor.learn(self.targets.no_read_token)
+        return redactor
 
 
 class Reporter:

@@ -53,7 +53,11 @@ def read_pages(directory: str | Path) -> dict[str, list[str]]:
 
 def render_coverage(pages: dict[str, list[str]], checks: Iterable[Check] = CHECKS) -> str:
     """Per page, each counted line and the checks that quote it, or what else enforces it, or why nothing can."""
+    checks = list(checks)
     rows = coverage_rows(pages, checks)
+    # A check that quotes a line but holds it only as an inference (or a live fact) says so: the line's words are
+    # then the basis of a convention, not a rule the page states.
+    levels = {(check.source.quotes[0].page, check.name): check.level for check in checks if check.source.quotes}
     lines = []
     for page in pages:
         mine = [row for row in rows if row.page == page]
@@ -61,7 +65,10 @@ def render_coverage(pages: dict[str, list[str]], checks: Iterable[Check] = CHECK
         lines += [f"#### {page}", "", f"{quoted} of {len(mine)} rows quoted by a check.", "",
                   "| line | the page says | enforced by |", "|--:|---|---|"]
         for row in mine:
-            enforced = ", ".join(f"`{name}`" for name in row.checks)
+            enforced = ", ".join(
+                f"`{name}`" + ("" if levels.get((page, name), "page") == "page" else f" ({levels[(page, name)]})")
+                for name in row.checks
+            )
             if row.note:
                 enforced = f"{enforced}; {row.note}" if enforced else row.note
             lines.append(f"| {row.lines} | {_cell(row.text)} | {_cell(enforced) or '**nothing**'} |")

@@ -11,7 +11,7 @@ from schemathesis.engine import Status, events, from_schema
 
 from evalmock.contract.operations import operation
 from evalmock.contract.targets import Targets
-from evalmock.harness.attribution import attribute
+from evalmock.harness.attribution import attribute, refusal_left_open
 from evalmock.harness.exchange import exchange_from_schemathesis
 from evalmock.harness.redact import Redactor
 from evalmock.harness.response_judge import ResponseJudge, failure_example
@@ -56,7 +56,7 @@ def run_schemathesis(
         if isinstance(event, events.PhaseStarted):
             progress.phase = str(event.phase.name)
         elif isinstance(event, events.ScenarioFinished):
-            _record_scenario(api, event, results, redactor, progress)
+            _record_scenario(api, event, results, redactor, progress, targets)
         elif isinstance(event, events.NonFatalError):
             results.notes.append(redactor.text(f"{api}: Schemathesis could not test the operation: {event.value}"))
         elif isinstance(event, events.FatalError):
@@ -67,7 +67,9 @@ def run_schemathesis(
             on_progress(progress)
 
 
-def _record_scenario(api: str, event: Any, results: Results, redactor: Redactor, progress: FuzzProgress) -> None:
+def _record_scenario(
+    api: str, event: Any, results: Results, redactor: Redactor, progress: FuzzProgress, targets: Targets
+) -> None:
     recorder = event.recorder
     progress.cases += len(recorder.cases)
     if event.status == Status.SKIP and event.skip_reason:
@@ -77,15 +79,24 @@ def _record_scenario(api: str, event: Any, results: Results, redactor: Redactor,
     for case_id, nodes in recorder.checks.items():
         node_case = recorder.cases.get(case_id)
         query = getattr(node_case.value, "query", None) if node_case is not None else None
+        path_parameters = getattr(node_case.value, "path_parameters", None) if node_case is not None else None
         interaction = recorder.interactions.get(case_id)
         response = interaction.response if interaction is not None else None
         status = response.status_code if response is not None else None
+        request = interaction.request if interaction is not None else None
+        headers = _first_values(request.headers) if request is not None else None
         for node in nodes:
             if node.status not in (Status.SUCCESS, Status.FAILURE):
                 continue
-            check = attribute(api, node.name, status=status, query=query)
+            check = attribute(api, node.name, status=status, query=query, method=request.method if request else "GET",
+                              headers=headers, targets=targets)
             if check is None:
                 not_judged += node.status == Status.FAILURE
+                continue
+            if node.name == "positive_data_acceptance" and refusal_left_open(
+                api, status, query or {}, path_parameters or {}, targets
+            ):
+                results.passed(check)  # a cursor not taken, or a project the targets do not list
                 continue
             if node.status == Status.SUCCESS:
                 results.passed(check)
@@ -99,9 +110,14 @@ def _record_scenario(api: str, event: Any, results: Results, redactor: Redactor,
                                code=getattr(failure, "code", None))
     if not_judged:
         results.notes.append(
-            f"{api}: {not_judged} Schemathesis finding(s) about requests that break no rule the pages state (an "
-            "undeclared or repeated query parameter, a stray header) were not judged"
+            f"{api}: {not_judged} Schemathesis finding(s) about what the pages leave open (an undeclared or repeated "
+            "query parameter, an empty include= or kind=, a stray header, a status the pages name no other for) were "
+            "not judged"
         )
+
+
+def _first_values(headers: Any) -> dict[str, str]:
+    return {k: (v[0] if isinstance(v, list) else v) for k, v in dict(headers).items()}
 
 
 def _request_record(interaction: Any, redactor: Redactor) -> RequestRecord | None:

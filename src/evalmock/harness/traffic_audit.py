@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 from evalmock.contract.documents import APIS
 from evalmock.contract.operations import operation
-from evalmock.contract.targets import AUTH_KEYS, Targets
+from evalmock.contract.targets import Targets
 from evalmock.harness.attribution import broken_parameters, undeclared_parameters
 from evalmock.harness.checks.builtins import LIVE_SPEC
 from evalmock.harness.checks.registry import RESPONSE, SCENARIO, Check
@@ -111,8 +111,9 @@ def traffic_redactor(targets: Targets | None, *tokens: str | None) -> Redactor:
     """A redactor that knows the tokens given, EVALMOCK_TOKEN and EVALMOCK_SECOND_TOKEN, and the targets' [auth]
     ones from the start; the traffic teaches it the rest."""
     known = targets or Targets()
-    redactor = Redactor(**{key: getattr(known, key) for key in AUTH_KEYS})
-    for token in (*tokens, os.environ.get("EVALMOCK_TOKEN"), os.environ.get("EVALMOCK_SECOND_TOKEN")):
+    redactor = Redactor(known.token, known.second_token, known.expired_token, known.revoked_token)
+    for token in (known.no_read_token, *tokens, os.environ.get("EVALMOCK_TOKEN"),
+                  os.environ.get("EVALMOCK_SECOND_TOKEN")):
         if token:
             redactor.learn(token)
     return redactor

@@ -20,15 +20,17 @@ _CHALLENGE = {"WWW-Authenticate": 'Bearer realm="evalmock"'}
 class Caller:
     kind: str  # "user" or "service", as the documents' Actor.kind
     id: str
+    reads: bool = True  # False: valid, but without read on any project ("Needs read on the project.")
 
     def token_info(self) -> dict[str, Any]:
-        return {"sub": self.id, "kind": self.kind}
+        return {"sub": self.id, "kind": self.kind, "reads": self.reads}
 
 
 DEMO_CALLERS = {
     "demo-user": Caller("user", "user-demo"),
     "demo-service": Caller("service", "svc-demo"),
     "demo-other": Caller("user", "user-other"),  # a second caller, to see cursors bound to their caller
+    "demo-no-read": Caller("user", "user-no-read", reads=False),  # a valid token without read on any project
 }
 EXPIRED_TOKEN = "demo-expired"
 REVOKED_TOKEN = "demo-revoked"
@@ -37,6 +39,7 @@ DEMO_TOKENS = {
     "demo-user": "a user (user-demo)",
     "demo-service": "a service (svc-demo)",
     "demo-other": "a second user (user-other), whose cursors the others cannot use",
+    "demo-no-read": "a user (user-no-read) without read on any project: 404 agent-not-found on /v1",
     EXPIRED_TOKEN: "401 token-expired",
     REVOKED_TOKEN: "401 token-revoked",
 }

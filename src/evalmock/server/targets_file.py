@@ -10,6 +10,7 @@ from evalmock.world import World
 
 TOKEN = "demo-user"
 SECOND_TOKEN = "demo-other"
+NO_READ_TOKEN = "demo-no-read"
 
 
 def targets_for(world: World) -> Targets:
@@ -30,7 +31,7 @@ def targets_for(world: World) -> Targets:
     )
     return Targets(
         projects=projects, test_cases=test_cases, token=TOKEN, second_token=SECOND_TOKEN,
-        expired_token=EXPIRED_TOKEN, revoked_token=REVOKED_TOKEN, sealed_cursors=True,
+        expired_token=EXPIRED_TOKEN, revoked_token=REVOKED_TOKEN, no_read_token=NO_READ_TOKEN, sealed_cursors=True,
     )
 
 

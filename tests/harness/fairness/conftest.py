@@ -15,6 +15,7 @@ from .independent_service import Service
 from .service_data import CASES, PROJECTS, REFUSED_TOKENS, TEST_CASES
 
 TOKEN, SECOND_TOKEN = "fair-user", "fair-other"  # two of the service's CALLERS
+NO_READ_TOKEN = "fair-no-read"  # a caller of the service without read on any project
 REFUSED = {why: token for token, why in REFUSED_TOKENS.items()}  # "expired" -> its expired token
 
 
@@ -31,7 +32,7 @@ def fairness_targets(*, sealed_cursors: bool) -> Targets:
         })
     raw = {
         "auth": {"token": TOKEN, "second_token": SECOND_TOKEN, "expired_token": REFUSED["expired"],
-                 "revoked_token": REFUSED["revoked"]},
+                 "revoked_token": REFUSED["revoked"], "no_read_token": NO_READ_TOKEN},
         "test_set": {"sealed_cursors": sealed_cursors, "projects": projects},
         "gradient": {"test_cases": [{"uuid": uuid, "versions": sorted(versions)}
                                     for uuid, versions in TEST_CASES.items()]},

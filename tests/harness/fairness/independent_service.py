@@ -33,7 +33,7 @@ from starlette.requests import Request
 from starlette.responses import PlainTextResponse, Response
 from starlette.routing import Route
 
-from .service_data import AGENTS, CALLERS, CASES, REFUSED_TOKENS, TEST_CASES, Caller, Case
+from .service_data import AGENTS, CALLERS, CASES, REFUSED_TOKENS, TEST_CASES, WITHOUT_READ, Caller, Case
 
 TEST_SET = "000_f4434837f5b13534.txt"
 GRADIENT = "004_ad1dfd63bbdc293b.txt"
@@ -76,6 +76,12 @@ VARIATIONS: dict[str, str] = {
                            "readings: no nextCursor on the last page is inferred. A string pointing past the end.",
     "lazy_has_more": f"{TEST_SET}:218-220 hasMore is a required boolean, with no sentence; readings: a non-empty "
                      "page after hasMore true is inferred. hasMore is whether the page is full.",
+    "no_read_403": f"{TEST_SET}:12 \"Needs read on the project.\" names no status for a caller without it; "
+                   "readings: any 4xx conforms, the status is open. 403 forbidden (the plain service answers 404 "
+                   "agent-not-found).",
+    "empty_params_left_out": f"{TEST_SET}:30 and :36 \"Left out, ...\"; readings: an empty include= or kind= is "
+                             "open (read as left out, or refused with 400). Read as left out (the plain service "
+                             "refuses them with 400).",
     "foreign_project_404": "readings: a valid project UUID that is not the agent's is open. Answered 404 "
                            "agent-not-found (the agent is not found in that project).",
     "upper_case_project_ids": f"{TEST_SET}:75 projectId \"string format: uuid\" (:9, the page's own request, "
@@ -186,6 +192,10 @@ class Service:
         self.variations = chosen
         self.met.clear()
 
+    def varies_if(self, name: str, differs: bool) -> bool:
+        """Whether `name` is on where it would change the answer (`differs`); counted as met only then."""
+        return differs and self.varies(name)
+
     def varies(self, name: str) -> bool:
         """Whether `name` is on; counted as met, so call it only where the answer then differs."""
         if name in self.variations:
@@ -272,6 +282,8 @@ class Service:
             return _bad("projectId", "Query parameter 'projectId' is required.")
         if not UUID_TEXT.fullmatch(project):
             return _bad("projectId", "Query parameter 'projectId' must be a UUID.")
+        if self.varies_if("empty_params_left_out", any(query.get(name) == "" for name in ("include", "kind"))):
+            query = {name: value for name, value in query.items() if value != "" or name not in ("include", "kind")}
         include = query.get("include", "")
         if "include" in query and include != "retired":
             return _bad("include", "Query parameter 'include' may only be 'retired'.")
@@ -314,6 +326,11 @@ class Service:
         if refusal is not None:
             return self._envelope(refusal, request_id)
         assert isinstance(caller, Caller) and isinstance(query, ListQuery)
+        if caller.id in WITHOUT_READ:
+            if self.varies("no_read_403"):
+                return self._envelope(Refusal(403, "forbidden", "This caller may not read the project."), request_id)
+            return self._envelope(Refusal(404, "agent-not-found", f"No agent '{agent}' for this caller.",
+                                          {"agentId": agent}), request_id)
         cases = [c for c in CASES if c.agent == agent and c.project == query.project]
         if not cases and self.varies("foreign_project_404"):
             return self._envelope(Refusal(404, "agent-not-found", f"No agent '{agent}' in project "

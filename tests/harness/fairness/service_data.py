@@ -19,7 +19,9 @@ CALLERS = {
     "fair-user": Caller("user", "u-1001"),
     "fair-other": Caller("user", "u-2002"),
     "fair-service": Caller("service", "svc-ingest-7"),
+    "fair-no-read": Caller("user", "u-3003"),
 }
+WITHOUT_READ = frozenset({"u-3003"})  # valid callers without read on any project ("Needs read on the project.")
 REFUSED_TOKENS = {"fair-expired": "expired", "fair-revoked": "revoked"}
 
 # agent -> its projects (lower-case UUIDs) -> (cases in the project, which of them are retired)

@@ -19,7 +19,7 @@ from evalmock.harness.policy import LIVE_PROFILE, Policy
 from evalmock.harness.results import Results
 from evalmock.harness.schemathesis_config import PHASES
 
-from .conftest import SECOND_TOKEN, TOKEN, Independent
+from .conftest import NO_READ_TOKEN, SECOND_TOKEN, TOKEN, Independent
 from .independent_service import VARIATIONS
 from .service_data import CASES, DRAFTING, MAIN_PROJECT, PROJECTS, SEARCH_PROJECT, TEST_CASES
 
@@ -216,6 +216,14 @@ def test_the_independent_service_follows_the_test_set_page(independent: Independ
                         "agent-not-found")
         second = get(client, LIST, {"projectId": MAIN_PROJECT, "limit": 1}, Authorization=f"Bearer {SECOND_TOKEN}")
         assert second.status_code == 200  # the second caller reads the project too
+        no_read = get(client, LIST, {"projectId": MAIN_PROJECT}, Authorization=f"Bearer {NO_READ_TOKEN}")
+        assert 400 <= no_read.status_code < 500 and "data" not in no_read.json()  # "Needs read on the project."
+        for empty in ({"include": ""}, {"kind": ""}):  # open: read as left out, or refused with 400
+            answer = get(client, LIST, {"projectId": MAIN_PROJECT, **empty})
+            if "empty_params_left_out" in variations:
+                assert answer.json()["data"] == get(client, LIST, {"projectId": MAIN_PROJECT}).json()["data"]
+            else:
+                assert_envelope(answer, 400, "bad-input")
 
 
 @pytest.mark.parametrize("variations", [(), tuple(VARIATIONS)], ids=["plain", "all-variations"])
@@ -248,6 +256,8 @@ PROBES: list[tuple[str, str, dict[str, Any], dict[str, str]]] = [
     ("GET", LIST, {"projectId": MAIN_PROJECT, "limt": 5}, AUTH),
     ("GET", f"{LIST}?projectId={MAIN_PROJECT}&limit=3&limit=4", {}, AUTH),
     ("GET", LIST, {"projectId": SEARCH_PROJECT}, AUTH),
+    ("GET", LIST, {"projectId": MAIN_PROJECT}, {"Authorization": f"Bearer {NO_READ_TOKEN}"}),
+    ("GET", LIST, {"projectId": MAIN_PROJECT, "include": "", "kind": ""}, AUTH),
     ("GET", LIST, {"projectId": MAIN_PROJECT}, {"Authorization": "Bearer made-up"}),
     ("POST", LIST, {"projectId": MAIN_PROJECT}, AUTH),
     ("GET", "/v2/gen-ai/evaluation_test_cases/5f0c8a0e-3a51-4c7e-9d7b-2f1e0c9a6b11", {}, AUTH),

@@ -45,6 +45,27 @@ def made_up_token_is_refused(s: Scenario) -> None:
                         received=f"{exchange.status} {exchange.text[:200]}", exchange=exchange)
 
 
+@scenario_check("test-set", page(
+    _NEEDS_READ,
+    reading="A caller whose token is valid but lacks read on the project gets none of its cases. The page names no "
+            "status for it, so any 4xx conforms (403, 404 or 401), as does a page with no case.",
+))
+def caller_without_read_gets_no_cases(s: Scenario) -> None:
+    """The targets' no_read_token ([auth]: valid, without read on the listed projects) is served none of the first
+    project's cases: any 4xx passes, a 200 listing cases fails."""
+    token = s.targets.no_read_token
+    if not token:
+        raise Skip("the targets name no no_read_token ([auth]: a valid token without read on the projects)")
+    project = s.project(token=False)
+    exchange = s.list_cases(project, token=token)
+    body = exchange.json_or_none()
+    cases = body.get("data") if exchange.status == 200 and isinstance(body, dict) else None
+    if cases:
+        raise Violation("a caller without read on the project was served its cases",
+                        expected="no case: a 4xx (403, 404 or 401)",
+                        received=f"{exchange.status} with {len(cases)} cases", exchange=exchange)
+
+
 @scenario_check("test-set", page(_REFUSED_TOKENS))
 def expired_and_revoked_tokens_are_401(s: Scenario) -> None:
     """The targets' expired_token and revoked_token ([auth]) each get 401 in the envelope."""

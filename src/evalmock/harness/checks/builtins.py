@@ -34,11 +34,22 @@ _TEST_SET_ANSWERS = (
                           "says when to try again."),
 )
 
+_SEALED_CURSORS = on_test_set_page(47, "A runtime that seals cursors takes one only for the same list, filters and "
+                                       "caller, within a day; otherwise 400 bad-input, and the list starts again "
+                                       "without it.")
+
 BUILTINS: dict[str, dict[str, tuple[str, Source]]] = {
     "test-set": {
         "not_a_server_error": ("No answer is a server error, other than the documented 503.", _NO_SERVER_ERRORS),
         "status_code_conformance": (
-            "Every answer has a status the page documents: 200, 400, 401, 404 or 503.", page(*_TEST_SET_ANSWERS),
+            "A request for which the page names the answer gets a status the page documents (200, 400, 401, 404, "
+            "503): no bearer token, or an expired or revoked one; a projectId, include or kind outside its "
+            "stated form; a cursor, when the runtime seals them. Other requests may get a status the page does not "
+            "list (403 for a caller without read, 413, 429, ...): those are not judged.",
+            page(*_TEST_SET_ANSWERS, _SEALED_CURSORS,
+                 reading="The page lists five answers and the situations they are for; it never says no other "
+                         "status may come. So another status breaks it only where the page names what must come "
+                         "instead."),
         ),
         "content_type_conformance": (
             "Every documented answer is application/json.", page(on_test_set_page(51, "Media typeapplication/json")),
@@ -65,19 +76,20 @@ BUILTINS: dict[str, dict[str, tuple[str, Source]]] = {
             ),
         ),
         "positive_data_acceptance": (
-            "A request the document allows is answered as the page says: a page, or 400 for a cursor the runtime "
-            "did not issue for this list, 401, 404 for an agent that does not exist, or 503.",
+            "A request the document allows that names a project the targets list and carries no cursor gets its "
+            "page (or 401, or 503 database-busy), never 400 or 404; with a cursor a 400 is allowed (the runtime may "
+            "not take it), and for an agent or project the targets do not list a 400 or 404.",
             page(
-                on_test_set_page(47, "A runtime that seals cursors takes one only for the same list, filters and "
-                                     "caller, within a day; otherwise 400 bad-input, and the list starts again "
-                                     "without it."),
+                on_test_set_page(49, "Page of cases."),
+                _SEALED_CURSORS,
                 *_TEST_SET_ANSWERS[2:],
             ),
         ),
         "negative_data_rejection": (
             "A request whose projectId, include or kind breaks the page's stated form (or lacks projectId) is "
             "refused with 400, or 401 when it has no valid token. A request that breaks only limit's bounds is "
-            "judged by limit_outside_its_bounds_is_bad_input (inferred).",
+            "judged by limit_outside_its_bounds_is_bad_input (inferred); one whose only fault is an empty include= "
+            "or kind= is not judged (the pages leave it open: read as left out, or refused with 400).",
             page(
                 on_test_set_page(252, "projectId is missing or not a project id (a UUID), or include or kind names "
                                       "something else."),

@@ -8,10 +8,12 @@ live service, judged in the live profile (checks/builtins.py).
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from evalmock.contract.operations import operation
 from evalmock.contract.sources import inferred, live, on_digitalocean_page, page
+from evalmock.contract.targets import Targets
 from evalmock.harness.checks.registry import response_check, scenario_check
 from evalmock.harness.exchange import Exchange
 from evalmock.harness.outcomes import Skip, Violation
@@ -21,10 +23,23 @@ UNKNOWN_TEST_CASE = "00000000-0000-4000-8000-00000000dead"
 MALFORMED_TEST_CASE = "not-a-uuid"
 VERSION = "evaluation_test_case_version"
 
-_VERSION = page(
+_ASKED_FOR_A_VERSION = (
     on_digitalocean_page(15, "EvaluationTestCaseVersion param.Field[int64]optional"),
     on_digitalocean_page(17, "Version of the test case."),
-    reading="Asking for a version of the test case gets that version: the body's version is the one asked for.",
+)
+_VERSION = page(
+    *_ASKED_FOR_A_VERSION,
+    reading="Asking for a version of the test case gets that version: the body's version is the one asked for "
+            "(a version the test case does not have is never answered with another one). Judged at page level "
+            "once the service's own answers confirm the query name evaluation_test_case_version (it answered a "
+            "version other than the latest when asked by that name); until then the wire name is only inferred.",
+)
+_VERSION_NAME = inferred(
+    "The page gives only the Go field EvaluationTestCaseVersion, not its name on the wire; its JSON example shows "
+    "response fields as the Go names in snake_case, so the query parameter is read as "
+    "evaluation_test_case_version. Until the service answers a version other than the latest when asked by that "
+    "name, a wrong version may only mean that it reads the version under another name.",
+    *_ASKED_FOR_A_VERSION,
 )
 
 
@@ -44,19 +59,54 @@ def _whole_number(text: str) -> int | None:
         return None
 
 
-@response_check("gradient", _VERSION)
-def body_is_the_requested_version(exchange: Exchange) -> bool | None:
-    """Asked for a version, a 200's version (when it has one) is that one: judged from the request alone, with or
-    without targets. What a version the test case does not have gets is open (a 404, live), but never another
-    version in a 200."""
+def _latest(targets: Targets | None, uuid: str) -> int | None:
+    test_case = next((t for t in (targets.test_cases if targets else ()) if t.uuid.lower() == uuid.lower()), None)
+    return test_case.latest if test_case is not None else None
+
+
+def confirms_the_version_name(answered: object, latest: int | None) -> bool:
+    """Whether an answer to a request naming evaluation_test_case_version shows the service reads it: a version the
+    targets list for the test case, other than its latest (what a service that ignores the name answers)."""
+    return isinstance(answered, int) and latest is not None and answered != latest
+
+
+def _version_asked(exchange: Exchange, targets: Targets) -> tuple[int, Any, bool] | None:
+    """The version asked for, the one answered and whether the answer confirms the wire name; None when the
+    exchange is no 200 answering a version asked for once."""
     test_case = _test_case(exchange)
     requested = _whole_number(exchange.query.get(VERSION, ""))
     if test_case is None or requested is None or "version" not in test_case or exchange.ambiguous(VERSION):
         return None
-    if test_case["version"] != requested:
+    uuid = (operation("gradient").path_parameters(exchange.path) or {}).get("test_case_uuid", "")
+    answered = test_case["version"]
+    return requested, answered, confirms_the_version_name(answered, _latest(targets, uuid))
+
+
+def _same_version(requested: int, answered: Any) -> bool:
+    if answered != requested:
         raise Violation("the answer is another version than the one asked for", expected=requested,
-                        received=test_case["version"], pointer="/evaluation_test_case/version")
+                        received=answered, pointer="/evaluation_test_case/version")
     return True
+
+
+@response_check("gradient", _VERSION)
+def body_is_the_requested_version(exchange: Exchange, targets: Targets) -> bool | None:
+    """A 200 to a request naming evaluation_test_case_version carries that version (when it carries one), judged
+    when the answer confirms the name: it is a version the targets list, other than the latest."""
+    asked = _version_asked(exchange, targets)
+    if asked is None or not asked[2]:
+        return None
+    return _same_version(asked[0], asked[1])
+
+
+@response_check("gradient", _VERSION_NAME)
+def body_is_the_version_asked_by_its_inferred_name(exchange: Exchange, targets: Targets) -> bool | None:
+    """A 200 to a request naming evaluation_test_case_version carries that version, where the answer does not
+    confirm the name (it is the latest, or the targets do not list the test case): a warning by default."""
+    asked = _version_asked(exchange, targets)
+    if asked is None or asked[2]:
+        return None
+    return _same_version(asked[0], asked[1])
 
 
 @response_check("gradient", page(
@@ -108,17 +158,71 @@ def _expect_test_case(exchange: Exchange, what: str) -> dict[str, Any]:
     return test_case
 
 
+def versions_at_the_edges(versions: tuple[int, ...]) -> list[int]:
+    """Versions just beyond those a test case has: one below and one above each of them that it does not have
+    (below the lowest, above the highest, either side of a gap)."""
+    return sorted({v + step for v in versions for step in (-1, 1)} - set(versions))
+
+
+@dataclass(frozen=True)
+class _VersionAnswer:
+    uuid: str
+    asked: int
+    listed: bool  # a version the targets say the test case has
+    exchange: Exchange
+    answered: Any  # the 200's version; None when there is no 200 evaluation_test_case
+
+
+def _ask_every_version(s: Scenario) -> tuple[list[_VersionAnswer], bool]:
+    """Every test case the targets list, asked for each version they name and those just beyond; and whether the
+    answers confirm the query name (one was a listed version other than the latest)."""
+    s.test_case()
+    if not any(test_case.versions for test_case in s.targets.test_cases):
+        raise Skip("the targets list no versions for the test cases")
+    answers = []
+    for test_case in s.targets.test_cases:
+        for version in (*test_case.versions, *versions_at_the_edges(test_case.versions)):
+            exchange = s.get_test_case(test_case.uuid, version)
+            body = _test_case(exchange)
+            answered = body.get("version", "(no version)") if body is not None else None
+            answers.append(_VersionAnswer(test_case.uuid, version, version in test_case.versions, exchange, answered))
+    latest = {t.uuid: t.latest for t in s.targets.test_cases}
+    confirmed = any(a.listed and confirms_the_version_name(a.answered, latest[a.uuid]) for a in answers)
+    return answers, confirmed
+
+
+def _assert_each_version(answers: list[_VersionAnswer]) -> None:
+    for a in answers:
+        if a.listed and a.answered is None:
+            raise Violation(f"version {a.asked} of {a.uuid} did not answer 200 with an evaluation_test_case",
+                            expected=200, received=f"{a.exchange.status} {a.exchange.text[:200]}",
+                            exchange=a.exchange)
+        if a.answered is not None and a.answered != a.asked:
+            what = "a version it has" if a.listed else "a version it does not have (just beyond those it has)"
+            raise Violation(f"asking {a.uuid} for {what}, {a.asked}, gave another", expected=a.asked,
+                            received=a.answered, exchange=a.exchange, pointer="/evaluation_test_case/version")
+
+
 @scenario_check("gradient", _VERSION)
 def each_version_is_that_version(s: Scenario) -> None:
-    """Each version the targets list for a test case answers 200 with that version."""
-    test_case = s.test_case()
-    if not test_case.versions:
-        raise Skip("the targets list no versions for the test case")
-    for version in test_case.versions:
-        body = _expect_test_case(s.get_test_case(test_case.uuid, version), f"version {version}")
-        if body.get("version") != version:
-            raise Violation(f"asking for version {version} gave another", expected=version,
-                            received=body.get("version", "(no version)"), pointer="/evaluation_test_case/version")
+    """Each version the targets list for each test case answers 200 with that version, and a version just beyond
+    them (one below or above one it has) is never a 200 carrying another version. Judged once
+    the answers confirm the name evaluation_test_case_version; skipped, with the reason, until then."""
+    answers, confirmed = _ask_every_version(s)
+    if not confirmed:
+        raise Skip("no answer confirmed the query name evaluation_test_case_version (none was a version other than "
+                   "the latest): version_asked_by_its_inferred_name_is_that_version judges the versions instead")
+    _assert_each_version(answers)
+
+
+@scenario_check("gradient", _VERSION_NAME)
+def version_asked_by_its_inferred_name_is_that_version(s: Scenario) -> None:
+    """Asked by evaluation_test_case_version for each version the targets list (and those just beyond), the answers
+    are those versions, where no answer confirms the name: a warning by default. Once one does, the page rule
+    each_version_is_that_version judges them."""
+    answers, confirmed = _ask_every_version(s)
+    if not confirmed:
+        _assert_each_version(answers)
 
 
 @scenario_check("gradient", live("DigitalOcean's service answers a test case without a version with its latest "

@@ -6,7 +6,8 @@ import re
 from typing import Any
 
 from evalmock.contract.operations import operation
-from evalmock.contract.sources import on_test_set_page, page
+from evalmock.contract.sources import inferred, on_test_set_page, page
+from evalmock.contract.targets import Targets
 from evalmock.harness.checks.registry import response_check, scenario_check
 from evalmock.harness.exchange import Exchange
 from evalmock.harness.outcomes import Skip, Violation
@@ -53,24 +54,65 @@ def request_id_header_is_the_envelope_s(exchange: Exchange) -> bool | None:
     return True
 
 
+def _names_the_code(exchange: Exchange) -> str | None:
+    """The code of a documented error answer's envelope (None when it has none)."""
+    error = envelope_error(exchange)
+    return error.get("code") if error else None
+
+
+def refused_cursor(exchange: Exchange, targets: Targets | None) -> bool:
+    """A 400 of a runtime that seals cursors (as the targets say) to a request whose other parameters are all
+    valid: the cursor was refused, the one 400 whose code the page names."""
+    # attribution reads the document's parameters, and imports the checks: imported here, when all are loaded
+    from evalmock.harness.attribution import broken_parameters
+
+    sealed = targets is not None and targets.sealed_cursors is True
+    return sealed and "cursor" in exchange.query and not broken_parameters("test-set", exchange.query_values)
+
+
 @response_check("test-set", page(
     _BUSY,
     on_test_set_page(332, "agent-not-found."),
     on_test_set_page(47, "A runtime that seals cursors takes one only for the same list, filters and caller, within "
                          "a day; otherwise 400 bad-input, and the list starts again without it."),
     on_test_set_page(262, "Stable machine-readable discriminant."),
-    reading="The page names one code per documented error status: 400 bad-input, 404 agent-not-found, 503 "
-            "database-busy. The 401's code is left open.",
+    reading="The page names a code for three answers: 400 bad-input for a cursor a sealing runtime does not take, 404 "
+            "agent-not-found, 503 database-busy. The 401's code is left open, and the code of a 400 for another "
+            "reason is inferred (bad_input_is_every_400_s_code).",
 ))
-def error_code_is_the_page_s(exchange: Exchange) -> bool | None:
-    """A 400 says bad-input, a 404 agent-not-found and a 503 database-busy in error.code."""
+def error_code_is_the_page_s(exchange: Exchange, targets: Targets) -> bool | None:
+    """A 400 refusing a cursor (of a runtime that seals them, as the targets say; the request's other parameters are
+    valid) says bad-input, a 404 agent-not-found and a 503 database-busy in error.code."""
     expected = CODE_OF_STATUS.get(exchange.status)
     if expected is None or not documented_error(exchange) or not exchange.has_body:
         return None
-    error = envelope_error(exchange)
-    code = error.get("code") if error else None
+    if exchange.status == 400 and not refused_cursor(exchange, targets):
+        return None
+    code = _names_the_code(exchange)
     if code != expected:
         raise Violation(f"a {exchange.status} names another code", expected=expected, received=code,
+                        pointer="/error/code")
+    return True
+
+
+@response_check("test-set", inferred(
+    "The page names bad-input only for a cursor it does not take (line 47); its 400 block, which lists projectId, "
+    "include and kind, shows only the example code \"example\". One code for every 400 is read from that "
+    "sentence, not stated.",
+    on_test_set_page(47, "A runtime that seals cursors takes one only for the same list, filters and caller, within "
+                         "a day; otherwise 400 bad-input, and the list starts again without it."),
+    on_test_set_page(252, "projectId is missing or not a project id (a UUID), or include or kind names something "
+                          "else."),
+))
+def bad_input_is_every_400_s_code(exchange: Exchange, targets: Targets) -> bool | None:
+    """A 400 for anything but a cursor refused by a runtime that seals them (projectId, include, kind, limit, a
+    string that is no cursor) says bad-input in error.code."""
+    if (exchange.status != 400 or not documented_error(exchange) or not exchange.has_body
+            or refused_cursor(exchange, targets)):
+        return None
+    code = _names_the_code(exchange)
+    if code != CODE_OF_STATUS[400]:
+        raise Violation("a 400 names another code", expected=CODE_OF_STATUS[400], received=code,
                         pointer="/error/code")
     return True
 

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from evalmock.contract.sources import on_test_set_page, page
+from evalmock.contract.sources import inferred, on_test_set_page, page
+from evalmock.contract.targets import ProjectTarget
 from evalmock.harness.checks.case_invariants import page_cases
 from evalmock.harness.checks.registry import response_check, scenario_check
 from evalmock.harness.exchange import Exchange
 from evalmock.harness.outcomes import Skip, Violation
-from evalmock.harness.scenario import Scenario
+from evalmock.harness.scenario import Scenario, expect_page
 
 KINDS = ("correction", "hand")
 
@@ -87,13 +88,27 @@ def same_first_cases(a: list[dict[str, Any]], b: list[dict[str, Any]]) -> bool:
     return kept_a == kept_b
 
 
+def empty_is_left_out_or_refused(s: Scenario, project: ProjectTarget, parameter: str) -> None:
+    """An empty `parameter=` is read as left out (the same first page as without it) or refused with 400: the pages
+    leave open which ("Left out, ..." for a value that is not there; "Allowed values" for one that is)."""
+    exchange = s.list_cases(project, limit=50, **{parameter: ""})
+    if exchange.status == 400:
+        return
+    plain = s.page(project, limit=50)
+    body = expect_page(exchange)
+    if not same_first_cases(body["data"], plain["data"]):
+        raise Violation(f"an empty {parameter}= was neither read as left out nor refused",
+                        expected=f"400, or the cases listed without {parameter}: {_ids(plain['data'])[:5]}",
+                        received=_ids(body["data"])[:5], exchange=exchange)
+
+
 @scenario_check("test-set", page(
     _INCLUDE, _RETIRED_ONLY_WITH,
     on_test_set_page(183, "Present on a retired case: it stays listed, and no test run checks it."),
 ))
 def include_retired_adds_the_retired_cases(s: Scenario) -> None:
     """With include=retired the walk lists every active case and at least one retired case (the targets say there
-    is one); without it, no retired case."""
+    is one); without it, no retired case; an empty include= is read as left out or refused with 400."""
     project = s.project("has_retired", "needed to see retired cases come back")
     active = s.walk(project, limit=100)
     everything = s.walk(project, limit=100, include="retired")
@@ -111,12 +126,14 @@ def include_retired_adds_the_retired_cases(s: Scenario) -> None:
         if missing:
             raise Violation("include=retired dropped active cases", expected="every active case too",
                             received=f"missing {sorted(map(str, missing))[:5]}", exchange=everything.exchanges[-1])
+    empty_is_left_out_or_refused(s, project, "include")
 
 
 @scenario_check("test-set", page(_KIND))
 def kind_filter_selects_those_kinds(s: Scenario) -> None:
     """kind=hand lists only hand cases and kind=correction only corrections (at least one each where the targets
-    say there are some), and kind=correction,hand lists the same cases as no kind."""
+    say there are some), and kind=correction,hand lists the same cases as no kind; an empty kind= is read as left
+    out or refused with 400."""
     project = s.project()
     facts = {"hand": project.has_hand, "correction": project.has_corrections}
     if not any(facts.values()):
@@ -135,12 +152,26 @@ def kind_filter_selects_those_kinds(s: Scenario) -> None:
     if not same_first_cases(both["data"], plain["data"]):
         raise Violation("kind=correction,hand lists other cases than no kind", expected=_ids(plain["data"])[:10],
                         received=_ids(both["data"])[:10])
+    empty_is_left_out_or_refused(s, project, "kind")
 
 
-@scenario_check("test-set", page(on_test_set_page(9, "--url 'https://example.com/v1/agents/example/test-set/cases?"
-                                                     "projectId=2489E9AD-2EE2-8E00-8EC9-32D5F69181C0&include=retired"
-                                                     "&limit=25' \\"),
-                                 _UUID, reading=_UUID_READING))
+_PAGE_S_OWN_REQUEST = on_test_set_page(9, "--url 'https://example.com/v1/agents/example/test-set/cases?"
+                                          "projectId=2489E9AD-2EE2-8E00-8EC9-32D5F69181C0&include=retired&limit=25' \\")
+
+
+@scenario_check("test-set", page(_PAGE_S_OWN_REQUEST, _UUID, reading="The page's own request spells the project id in "
+                                 "upper case, so an upper-case UUID is a well-formed projectId: a page, never a 400."))
+def upper_case_project_id_is_accepted(s: Scenario) -> None:
+    """A project id in upper case is answered with a page, never refused as malformed."""
+    project = s.project()
+    s.page(project, project_id=project.project_id.upper(), limit=1)
+
+
+@scenario_check("test-set", inferred(
+    "RFC 4122, not the page: a UUID's hex digits are case-insensitive on input, so both spellings name one project. "
+    "The page accepts an upper-case id (its own request has one) but does not say it names the same project.",
+    _PAGE_S_OWN_REQUEST, _UUID,
+))
 def project_id_is_case_insensitive(s: Scenario) -> None:
     """The upper- and lower-case spellings of a project id list the same cases."""
     project = s.project()

@@ -7,14 +7,17 @@ from typing import Any
 from evalmock.contract.case_rules import instant
 from evalmock.contract.operations import operation
 from evalmock.contract.sources import inferred, on_test_set_page, page
+from evalmock.contract.targets import ProjectTarget
 from evalmock.harness.checks.case_invariants import page_cases
 from evalmock.harness.checks.registry import response_check, scenario_check
 from evalmock.harness.exchange import Exchange
 from evalmock.harness.outcomes import Skip, Violation
-from evalmock.harness.scenario import Scenario
+from evalmock.harness.scenario import Scenario, Walk
 from evalmock.harness.walk_ledger import PageMark, WalkLedger, id_key
 
-WALK_LIMITS = (100, 37)  # two page sizes whose walks must list the same cases
+FULL_LIMIT = 100  # the largest page: the walk every other walk is compared with
+SMALL_LIMIT = 37  # a small page size that lines up with neither 25 nor 100
+MIN_SMALL_PAGES = 4  # a small-limit walk reaches at least this many pages when the project has the cases
 
 _NEWEST_FIRST = on_test_set_page(12, "Cursor-paginated, newest added first.")
 _AS_IT_CAME = on_test_set_page(47, "Where the previous page ended: its nextCursor, as it came.")
@@ -137,7 +140,7 @@ def assert_page_continues(walk: WalkLedger, cases: list[dict[str, Any]], exchang
                 before = here.get(key)
             if before is not None:
                 raise Violation(
-                    f"walking with limit={limit}, case {case.get('id')!r} came back twice",
+                    f"walking {_at(limit)}, case {case.get('id')!r} came back twice",
                     expected="every case exactly once", received=f"at positions {before} and {start + index}",
                     exchange=exchange, pointer=f"/data/{index}/id",
                 )
@@ -152,6 +155,10 @@ def assert_page_continues(walk: WalkLedger, cases: list[dict[str, Any]], exchang
         if added > previous.instant:
             _added_after(case, index, previous.case_id, previous.added_at, exchange)
         return
+
+
+def _at(limit: int | None) -> str:
+    return "at the default limit" if limit is None else f"with limit={limit}"
 
 
 def assert_lists_every_active_case(walk: WalkLedger, active_cases: int | None, exchange: Exchange | None) -> None:
@@ -182,27 +189,49 @@ def follow(pages: tuple[dict[str, Any], ...], exchanges: tuple[Exchange, ...], l
 
 
 # -- scenarios --------------------------------------------------------------------------------------------
+def walk_limits(project: ProjectTarget) -> dict[str, int | None]:
+    """The page sizes a project is walked with, as clients walk: the default (no limit sent), a small limit that
+    reaches at least four pages when the targets' count of active cases allows it, and 100."""
+    small = SMALL_LIMIT
+    if project.active_cases is not None:
+        small = max(1, min(SMALL_LIMIT, (project.active_cases - 1) // (MIN_SMALL_PAGES - 1)))
+    return {"the default limit": None, f"limit={small}": small, f"limit={FULL_LIMIT}": FULL_LIMIT}
+
+
+def _differences(a: Walk, b: Walk) -> str:
+    only_a, only_b = sorted(map(str, set(a.ids) - set(b.ids))), sorted(map(str, set(b.ids) - set(a.ids)))
+    return f"{len(a.ids)} cases against {len(b.ids)}; only in the first: {only_a[:5]}; only in the second: {only_b[:5]}"
+
+
 @scenario_check("test-set", page(
     _AS_IT_CAME, _FIRST_PAGE, _NEWEST_FIRST,
-    reading="Following each page's nextCursor from the first page lists every matching case once, newest first.",
+    reading="Following each page's nextCursor from the first page lists every matching case once, newest first, "
+            "whatever the page size.",
 ))
 def walk_yields_every_case_once(s: Scenario) -> None:
-    """Two walks from the first page, with limit 100 and 37, each list no case twice and newest first, and list
-    the same cases (as many as the targets' active_cases, when stated). Walks followed in traffic (the proxy,
-    --har) are judged page by page by the same rules."""
-    project = s.project()
-    walks = {limit: s.walk(project, limit=limit) for limit in WALK_LIMITS}
-    ledgers = {limit: follow(walk.pages, walk.exchanges, limit) for limit, walk in walks.items()}
-    (a_limit, a), (b_limit, b) = walks.items()
-    if a.complete and b.complete and set(a.ids) != set(b.ids):
-        only_a, only_b = sorted(map(str, set(a.ids) - set(b.ids))), sorted(map(str, set(b.ids) - set(a.ids)))
-        raise Violation(
-            f"walks with limit={a_limit} and limit={b_limit} list different cases: a case was skipped or repeated "
-            "between pages", expected="the same cases in both walks",
-            received=f"only with limit={a_limit}: {only_a[:5]}; only with limit={b_limit}: {only_b[:5]}",
-        )
-    if a.complete:
-        assert_lists_every_active_case(ledgers[a_limit], project.active_cases, a.exchanges[-1])
+    """Every project the targets list is walked from the first page three times: at the default limit (no limit
+    sent), at a small limit that reaches at least four pages when the targets' counts allow it, and at 100. Each
+    walk lists no case twice and newest first, and all three list the same cases (as many as the targets'
+    active_cases, when stated): a walk that ends early (hasMore: false before the last case) is caught. Walks
+    followed in traffic (the proxy, --har) are judged page by page by the same rules."""
+    s.project()
+    for project in s.targets.projects:
+        limits = walk_limits(project)
+        walks = {what: s.walk(project, limit=limit) for what, limit in limits.items()}
+        ledgers = {what: follow(walk.pages, walk.exchanges, limits[what]) for what, walk in walks.items()}
+        full_what, full = list(walks.items())[-1]
+        where = f"{project.agent_id}/{project.project_id}"
+        for what, walk in walks.items():
+            if walk is full or not (walk.complete and full.complete) or set(walk.ids) == set(full.ids):
+                continue
+            raise Violation(
+                f"in {where}, the walk at {what} ({len(walk.pages)} pages) lists other cases than the walk at "
+                f"{full_what}: a page ended the list early, or a case was skipped or repeated between pages",
+                expected=f"the same {len(set(full.ids))} cases at every limit", received=_differences(walk, full),
+                exchange=walk.exchanges[-1],
+            )
+        if full.complete:
+            assert_lists_every_active_case(ledgers[full_what], project.active_cases, full.exchanges[-1])
 
 
 @scenario_check("test-set", inferred(
@@ -214,7 +243,7 @@ def page_after_has_more_is_not_empty(s: Scenario) -> None:
     """In a walk, every page that follows a page with hasMore: true lists at least one case (in walks followed in
     traffic too)."""
     project = s.project()
-    walk = s.walk(project, limit=WALK_LIMITS[0])
+    walk = s.walk(project, limit=FULL_LIMIT)
     for index, page_body in enumerate(walk.pages[:-1]):
         if page_body.get("hasMore") is True:
             assert_follows_has_more(index + 1, walk.pages[index + 1], walk.exchanges[index + 1])

@@ -54,7 +54,8 @@ class TestSetCases:
     ) -> Response:
         world = self.live.world  # this request's world to its end, whatever a reload swaps in meanwhile
         projects = world.projects_of(agent_id)
-        if projects is None:
+        if projects is None or not (token_info or {}).get("reads", True):
+            # "Needs read on the project.": a caller without it learns nothing, not even that the agent exists
             raise agent_not_found(agent_id)
         query = CaseQuery(agent_id=agent_id, project_id=project_id.lower(), include_retired=include == "retired")
         if kind:

@@ -1,0 +1,74 @@
+"""Scenario checks whose verdict hangs on what the pages leave open: a caller without read, a version asked by its
+inferred name. Each passes a conforming service and fails a violating one, at its level."""
+
+from __future__ import annotations
+
+import json
+
+import httpx
+
+from evalmock.contract.targets import ProjectTarget, Targets, TestCaseTarget
+from evalmock.harness.policy import FAILED, PASSED, SKIPPED, WARNED
+
+from .builders import TEST_CASE, gradient_test_case, hand_case
+from .test_scenario_skips import outcome
+
+PROJECT = ProjectTarget("acme.drafting", "2489e9ad-2ee2-8e00-8ec9-32d5f69181c0")
+NO_READ = Targets(projects=(PROJECT,), no_read_token="reads-nothing")
+VERSIONS = Targets(test_cases=(TestCaseTarget(TEST_CASE, (1, 2, 3)),))
+
+
+def answering(status: int, body: object) -> httpx.MockTransport:
+    def handle(request: httpx.Request) -> httpx.Response:
+        return httpx.Response(status, json=body, headers={"x-request-id": "r"})
+
+    return handle  # type: ignore[return-value]
+
+
+def test_a_caller_without_read_may_get_any_4xx_or_an_empty_page() -> None:
+    for status, body in ((403, {"error": {"code": "forbidden", "message": "no", "requestId": "r"}}),
+                         (404, {"error": {"code": "agent-not-found", "message": "no", "requestId": "r"}}),
+                         (200, {"data": [], "hasMore": False})):
+        assert outcome("caller_without_read_gets_no_cases", NO_READ, handler=answering(status, body))[0] == PASSED
+
+
+def test_a_caller_without_read_served_the_cases_fails() -> None:
+    served = answering(200, {"data": [hand_case()], "hasMore": False})
+    status, message = outcome("caller_without_read_gets_no_cases", NO_READ, handler=served)
+    assert status == FAILED and "without read" in message and "reads-nothing" not in message
+
+
+def versions(answer: dict[int | None, int]) -> httpx.MockTransport:
+    """A DigitalOcean service answering each version asked for with `answer[asked]` (404 when absent)."""
+
+    def handle(request: httpx.Request) -> httpx.Response:
+        asked = request.url.params.get("evaluation_test_case_version")
+        version = answer.get(int(asked) if asked is not None else None)
+        if version is None:
+            return httpx.Response(404, json={"id": "not_found", "message": "no"})
+        body = {"evaluation_test_case": gradient_test_case(version=version)}
+        return httpx.Response(200, content=json.dumps(body).encode(), headers={"content-type": "application/json"})
+
+    return handle  # type: ignore[return-value]
+
+
+def test_versions_answered_as_asked_pass_at_page_level() -> None:
+    faithful = versions({1: 1, 2: 2, 3: 3})
+    assert outcome("each_version_is_that_version", VERSIONS, handler=faithful)[0] == PASSED
+    assert outcome("version_asked_by_its_inferred_name_is_that_version", VERSIONS, handler=faithful)[0] == PASSED
+
+
+def test_a_service_that_never_answers_an_older_version_is_judged_at_the_inferred_level() -> None:
+    # It may read the version under another name: evaluation_test_case_version is only inferred.
+    latest_always = versions({v: 3 for v in (None, 0, 1, 2, 3, 4)})
+    status, message = outcome("each_version_is_that_version", VERSIONS, handler=latest_always)
+    assert status == SKIPPED and "confirmed" in message
+    judged = outcome("version_asked_by_its_inferred_name_is_that_version", VERSIONS, handler=latest_always)
+    assert judged[0] == WARNED  # an inferred rule: a warning, a failure only with --strict
+
+
+def test_a_version_beyond_those_listed_answered_with_another_fails_once_the_name_is_confirmed() -> None:
+    clamped = versions({1: 1, 2: 2, 3: 3, 4: 3})  # version 4 does not exist: the latest comes back
+    status, message = outcome("each_version_is_that_version", VERSIONS, handler=clamped)
+    assert status == FAILED and "does not have" in message
+    assert outcome("version_asked_by_its_inferred_name_is_that_version", VERSIONS, handler=clamped)[0] == PASSED
