@@ -256,10 +256,12 @@ def start_evalmock(python: str, label: str = "evalmock", cases: int | None = Non
     return _start(label, command, port, "/v1", "/v2", cpu, log_name, "/v1" + EXAMPLE_TEST_SET_PATH)
 
 
-def start_bare_starlette(python: str, label: str = "bare-starlette", cpu: str | None = SERVER_CPU) -> Server:
+def start_bare_starlette(python: str, label: str = "bare-starlette", cpu: str | None = SERVER_CPU,
+                         server: str | None = None) -> Server:
     """bench/bare_starlette.py: fixed bytes on every path, served like evalmock (the Python ceiling)."""
     port = free_port()
     command = [python, str(BENCH / "bare_starlette.py"), "--host", HOST, "--port", str(port)]
+    command += ["--server", server] if server else []
     return _start(label, command, port, "/v1", "/v2", cpu, None, "/v1" + EXAMPLE_TEST_SET_PATH)
 
 

@@ -1,0 +1,70 @@
+"""The throughput ratios of one run as a PNG: every row against quiet Prism (1.00), the bare-Starlette ceiling beside.
+
+matplotlib is a benchmark-only dependency (`pip install matplotlib`); without it no chart is drawn.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+# (section, workload or None, label in the run, label on the chart)
+ROWS = (
+    ("throughput", None, "evalmock", "25 generated cases"),
+    ("throughput", None, "evalmock-same-body", "Prefer: example=page"),
+    ("mixed", "test-set", "evalmock", "test-set walks"),
+    ("mixed", "gradient", "evalmock", "DigitalOcean test cases"),
+)
+SERVERS = (("", "Granian (default)", "#1f77b4"), ("-uvicorn", "uvicorn", "#ff7f0e"))
+CEILINGS = (("bare-starlette", "bare Starlette, Granian", "#9ecae1"),
+            ("bare-starlette-uvicorn", "bare Starlette, uvicorn", "#fdd0a2"))
+
+
+def _ratio(results: dict[str, Any], section: str, workload: str | None, label: str) -> float | None:
+    data = results.get(section, {})
+    if workload is not None:
+        data = data.get(workload, {})
+    return data.get("x_prism_quiet", {}).get(label)
+
+
+def write(results: dict[str, Any], facts: dict[str, Any], path: Path) -> Path | None:
+    """Draw the chart to `path` and return it; None when matplotlib is missing or the run has no ratios."""
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        return None
+    names, bars = [], {name: [] for _, name, _ in SERVERS}
+    for section, workload, label, shown in ROWS:
+        values = {name: _ratio(results, section, workload, label.replace("evalmock", "evalmock" + suffix))
+                  for suffix, name, _ in SERVERS}
+        if any(v is not None for v in values.values()):
+            names.append(shown)
+            for name, value in values.items():
+                bars[name].append(value or 0.0)
+    ceilings = {name: _ratio(results, "throughput", None, label) for label, name, _ in CEILINGS}
+    if not names:
+        return None
+    figure, axes = plt.subplots(figsize=(9, 4.8), dpi=110)
+    width = 0.8 / (len(SERVERS) + 1)
+    for index, (_, name, colour) in enumerate(SERVERS):
+        xs = [i + index * width for i in range(len(names))]
+        drawn = axes.bar(xs, bars[name], width, label=name, color=colour)
+        axes.bar_label(drawn, fmt="%.2f×", fontsize=8)
+    for (_, name, colour), value in zip(CEILINGS, ceilings.values(), strict=True):
+        if value:
+            axes.axhline(value, color=colour, linestyle="--", linewidth=1.5, label=f"{name}: {value:.2f}×")
+    axes.axhline(1.0, color="black", linewidth=1, label="Prism static, quiet: 1.00×")
+    axes.set_xticks([i + width * (len(SERVERS) - 1) / 2 for i in range(len(names))], names)
+    axes.set_ylabel("throughput × quiet Prism (same run)")
+    title = f"evalmock serve against Prism, one core, wrk -c32, medians of the rounds ({facts.get('date', '')})"
+    axes.set_title(title, fontsize=10)
+    axes.legend(fontsize=8, loc="upper right")
+    axes.set_ylim(0, max([*bars[SERVERS[0][1]], *bars[SERVERS[1][1]], *[v or 0 for v in ceilings.values()]]) * 1.15)
+    figure.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    figure.savefig(path)
+    plt.close(figure)
+    return path
