@@ -53,7 +53,7 @@ class Operation:
     def api(self) -> str:
         return self.document.name
 
-    @property
+    @functools.cached_property  # read with the rest of the operation: the proxy asks on every judged response
     def base_path(self) -> str:
         return self.document.base_path
 
