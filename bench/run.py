@@ -21,7 +21,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -84,10 +84,16 @@ class Bench:
         order = list(servers)
         for round_number in range(self.plan.rounds):
             for label in order[round_number % len(order):] + order[:round_number % len(order)]:
+                pid = servers[label].proc.pid
+                cpu_before = lib.tree_cpu_seconds(pid)
                 result = lib.run_wrk(self.wrk, servers[label].base, files[label], connections, seconds)
+                if result.requests:
+                    cpu_us = (lib.tree_cpu_seconds(pid) - cpu_before) / result.requests * 1e6
+                    result = replace(result, cpu_us_per_request=round(cpu_us, 1))
                 runs[label].append(result)
                 lib.log(f"  round {round_number + 1} {label}: {result.rps} req/s, p50 {result.p50_ms} ms, "
-                        f"p99 {result.p99_ms} ms, errors {result.error_count}")
+                        f"p99 {result.p99_ms} ms, errors {result.error_count}, "
+                        f"{result.cpu_us_per_request} µs CPU a request")
         return runs
 
     @staticmethod
@@ -157,6 +163,7 @@ class Bench:
                 "connections": self.plan.connections, "seconds": self.plan.seconds, "rounds": self.plan.rounds,
                 "servers": table,
                 "x_prism_quiet": versus(runs, "prism-static-quiet"),
+                "cpu_x_prism_quiet": cpu_versus(runs, "prism-static-quiet"),
                 "x_bare_same_server": {
                     label: versus(runs, "bare-starlette-uvicorn" if "uvicorn" in label else "bare-starlette")[label]
                     for label in runs if label.startswith("evalmock")},
@@ -198,6 +205,7 @@ class Bench:
                 renamed = {label.replace("gradient-", ""): r for label, r in runs.items()}
                 results[workload] = {"servers": self.summarise(runs, chosen),
                                      "x_prism_quiet": versus(renamed, "prism-static-quiet"),
+                                     "cpu_x_prism_quiet": cpu_versus(renamed, "prism-static-quiet"),
                                      "ratios": ratios({k: v for k, v in renamed.items() if k != "evalmock-uvicorn"})}
         finally:
             for server in servers.values():
@@ -408,6 +416,17 @@ def versus(runs: dict[str, list[lib.LoadResult]], base: str) -> dict[str, float 
     for label, results in runs.items():
         per_round = [a.rps / b.rps for a, b in zip(results, runs[base], strict=True) if b.rps]
         out[label] = round(statistics.median(per_round), 2) if per_round else None
+    return out
+
+
+def cpu_versus(runs: dict[str, list[lib.LoadResult]], base: str) -> dict[str, float | None]:
+    """How many requests each row serves for one CPU second, as a ratio to `base` (`base`'s CPU per request over
+    the row's; medians of each). On a shared machine this moves far less than throughput does."""
+    mine = statistics.median(r.cpu_us_per_request for r in runs[base])
+    out: dict[str, float | None] = {}
+    for label, results in runs.items():
+        theirs = statistics.median(r.cpu_us_per_request for r in results)
+        out[label] = round(mine / theirs, 2) if theirs and mine else None
     return out
 
 
