@@ -132,7 +132,8 @@ class Bench:
     def throughput(self) -> dict[str, Any]:
         """The page's example list request, same on every server, 32 connections, alternating rounds."""
         servers = {
-            "evalmock": lib.start_evalmock(self.python),  # Granian, the default where it is installed
+            # The same app under each HTTP server: Granian (`evalmock`) and uvicorn, the default.
+            "evalmock": lib.start_evalmock(self.python, extra=GRANIAN),
             "evalmock-uvicorn": lib.start_evalmock(self.python, "evalmock-uvicorn", extra=UVICORN),
             "prism-static-default": lib.start_prism(self.prism, "agent-test-set.yaml", "prism-static-default",
                                                     quiet=False),
@@ -140,7 +141,7 @@ class Bench:
             "prism-dynamic-quiet": lib.start_prism(self.prism, "agent-test-set.yaml", "prism-dynamic-quiet",
                                                    dynamic=True),
             # The Python ceiling: Starlette answering fixed bytes, no framework work at all, under each server.
-            "bare-starlette": lib.start_bare_starlette(self.python),
+            "bare-starlette": lib.start_bare_starlette(self.python, server="granian"),
             "bare-starlette-uvicorn": lib.start_bare_starlette(self.python, "bare-starlette-uvicorn",
                                                                server="uvicorn"),
         }
@@ -175,7 +176,7 @@ class Bench:
         """Page walks under several filters, limits, callers and real cursors; and the DigitalOcean call."""
         targets = self.targets()
         servers = {
-            "evalmock": lib.start_evalmock(self.python),
+            "evalmock": lib.start_evalmock(self.python, extra=GRANIAN),
             "evalmock-uvicorn": lib.start_evalmock(self.python, "evalmock-uvicorn", extra=UVICORN),
             "prism-static-quiet": lib.start_prism(self.prism, "agent-test-set.yaml", "prism-static-quiet"),
             "prism-dynamic-quiet": lib.start_prism(self.prism, "agent-test-set.yaml", "prism-dynamic-quiet",

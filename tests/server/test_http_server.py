@@ -28,8 +28,9 @@ def test_the_command_line_offers_every_server() -> None:
     assert build_parser().parse_args(["serve", "--server", "uvicorn"]).server == "uvicorn"
 
 
-def test_granian_is_the_default_where_it_is_installed() -> None:
-    assert default_server() == ("granian" if granian_installed() else "uvicorn")
+def test_uvicorn_is_the_default_and_granian_is_chosen_by_name() -> None:
+    assert default_server() == "uvicorn" and build_parser().parse_args(["serve"]).server is None
+    assert build_parser().parse_args(["serve", "--server", "granian"]).server == "granian"
 
 
 @pytest.mark.parametrize(("query", "target"), [("a=1&b=2", "/v1/x?a=1&b=2"), ("", "/v1/x")])
@@ -89,3 +90,23 @@ def test_a_taken_port_is_said_plainly(workers: str) -> None:
     assert done.returncode == 1
     assert f"error: cannot listen on 127.0.0.1:{port}: Address already in use" in done.stderr
     assert "Traceback" not in done.stderr
+
+
+@needs_granian
+def test_two_granian_workers_accept_each_others_cursors_and_both_serve(tmp_path: Path) -> None:
+    import os
+
+    server = start_server(tmp_path, "--server", "granian", "--workers", "2")
+    try:
+        cursor = httpx.get(server.base_url + EXAMPLE, headers=AUTH, timeout=10).json()["nextCursor"]
+        statuses = []
+        for _ in range(20):  # a new connection each time, so the kernel spreads them over both workers
+            with httpx.Client(base_url=server.base_url, timeout=10) as fresh:
+                statuses.append(fresh.get(EXAMPLE + "&cursor=" + cursor, headers=AUTH).status_code)
+        children = Path(f"/proc/{server.process.pid}/task/{server.process.pid}/children").read_text().split()
+    finally:
+        server.process.send_signal(signal.SIGTERM)
+        assert server.process.wait(timeout=30) == 0
+        stop_server(server)
+    assert statuses == [200] * 20
+    assert len(children) == 2 and not any(os.path.exists(f"/proc/{pid}") for pid in children)
