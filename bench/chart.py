@@ -86,3 +86,25 @@ def _draw(axes: Any, title: str, names: list[str], bars: dict[str, list[float]],
     axes.legend(fontsize=7, loc="upper left")
     top = max([*(v for values in bars.values() for v in values), *(v or 0 for v in ceilings.values()), 1.0])
     axes.set_ylim(0, top * 1.15)
+
+
+def from_results(folder: Path) -> Path | None:
+    """Draw `folder`/ratios.png from the section files a run left there (throughput.json, mixed.json)."""
+    import json
+
+    results: dict[str, Any] = {}
+    facts: dict[str, Any] = {}
+    for section in ("throughput", "mixed"):
+        path = folder / f"{section}.json"
+        if path.exists():
+            data = json.loads(path.read_text())
+            results[section], facts = data[section], data.get("machine", facts)
+    return write(results, facts, folder / "ratios.png")
+
+
+if __name__ == "__main__":  # python bench/chart.py [RESULTS_FOLDER], with an interpreter that has matplotlib
+    import sys
+
+    drawn = from_results(Path(sys.argv[1]) if len(sys.argv) > 1 else Path(__file__).parent / "results")
+    print(drawn or "no chart: matplotlib is not installed, or the folder holds no ratios")
+    sys.exit(0 if drawn else 1)
