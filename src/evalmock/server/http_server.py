@@ -1,4 +1,4 @@
-"""The HTTP server under an ASGI app: uvicorn (the default) or Granian (Rust), which were measured equally fast here.
+"""The HTTP server under an ASGI app: uvicorn (the default) or Granian (a Rust server), chosen by name.
 
 Both serve the same app the same way: the lifespan runs (the data-file watcher lives in it), SIGINT and SIGTERM
 stop the server after open requests finish, access lines go to standard output only when asked for. In one
@@ -68,7 +68,7 @@ def granian_installed() -> bool:
 
 
 def default_server() -> str:
-    """uvicorn: under evalmock's app Granian was not faster (CPU per request and throughput, docs/benchmarks.md)."""
+    """uvicorn: under evalmock's app Granian was not faster (CPU per request, docs/benchmarks.md)."""
     return UVICORN
 
 
