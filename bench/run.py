@@ -1,6 +1,6 @@
 """Benchmarks of `evalmock serve` against Stoplight Prism, and hardening runs; one command runs them all.
 
-    python3.11 bench/run.py                 # everything (about 14 minutes on 2 cores)
+    python3.11 bench/run.py                 # everything (about 20 minutes on 2 cores)
     python3.11 bench/run.py --quick         # every section, shorter runs (about 3 minutes)
     python3.11 bench/run.py --only throughput,startup
 
