@@ -1,8 +1,8 @@
-"""The Python ceiling: a bare Starlette app under uvicorn answering fixed bytes (the document's example page).
+"""The Python ceiling: a bare Starlette app answering fixed bytes (the document's example page).
 
-    python bench/bare_starlette.py --port 8099
+    python bench/bare_starlette.py --port 8099 [--server granian|uvicorn]
 
-Same server stack as `evalmock serve` (uvicorn with uvloop and httptools, no access log), no framework work:
+Served as `evalmock serve` serves (the same HTTP server, uvloop, no access log), with no framework work:
 every GET answers the `page` example of openapi/agent-test-set.yaml, the body Prism's static mode sends.
 Run with the interpreter that runs evalmock (it has Starlette, uvicorn and PyYAML).
 """
@@ -13,12 +13,13 @@ import argparse
 import json
 from pathlib import Path
 
-import uvicorn
 import yaml
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
+
+from evalmock.server.http_server import SERVERS, ServeOptions, default_server, serve_app
 
 DOCUMENT = Path(__file__).resolve().parent.parent / "openapi" / "agent-test-set.yaml"
 
@@ -43,5 +44,6 @@ if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--port", type=int, required=True)
+    parser.add_argument("--server", choices=SERVERS, default=default_server())
     args = parser.parse_args()
-    uvicorn.run(app, host=args.host, port=args.port, access_log=False, log_level="warning")
+    raise SystemExit(serve_app(app, args.server, ServeOptions(args.host, args.port)))

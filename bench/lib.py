@@ -189,6 +189,17 @@ def rss_mib(pid: int) -> float:
     return round(total_kib / 1024, 1)
 
 
+def tree_cpu_seconds(pid: int) -> float:
+    """User plus system CPU time of a process and all its descendants (every thread of each)."""
+    total = 0.0
+    for member in process_tree(pid):
+        try:
+            total += cpu_seconds(member)
+        except OSError:
+            continue
+    return total
+
+
 def cpu_seconds(pid: int) -> float:
     """User plus system CPU time of one process (not its children)."""
     fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
@@ -256,10 +267,12 @@ def start_evalmock(python: str, label: str = "evalmock", cases: int | None = Non
     return _start(label, command, port, "/v1", "/v2", cpu, log_name, "/v1" + EXAMPLE_TEST_SET_PATH)
 
 
-def start_bare_starlette(python: str, label: str = "bare-starlette", cpu: str | None = SERVER_CPU) -> Server:
+def start_bare_starlette(python: str, label: str = "bare-starlette", cpu: str | None = SERVER_CPU,
+                         server: str | None = None) -> Server:
     """bench/bare_starlette.py: fixed bytes on every path, served like evalmock (the Python ceiling)."""
     port = free_port()
     command = [python, str(BENCH / "bare_starlette.py"), "--host", HOST, "--port", str(port)]
+    command += ["--server", server] if server else []
     return _start(label, command, port, "/v1", "/v2", cpu, None, "/v1" + EXAMPLE_TEST_SET_PATH)
 
 
@@ -312,6 +325,9 @@ class LoadResult:
     p99_ms: float
     errors: dict[str, int]
     bytes_per_response: float
+    # CPU time the server's processes spent per answered request (user + system, every thread): what a request
+    # costs the server, which other work on a shared machine disturbs far less than throughput.
+    cpu_us_per_request: float = 0.0
 
     @property
     def error_count(self) -> int:
@@ -354,6 +370,7 @@ def median_result(results: Sequence[LoadResult]) -> dict[str, float]:
         "p99_ms": round(statistics.median(r.p99_ms for r in results), 2),
         "errors": sum(r.error_count for r in results),
         "bytes_per_response": round(statistics.median(r.bytes_per_response for r in results), 1),
+        "cpu_us_per_request": round(statistics.median(r.cpu_us_per_request for r in results), 1),
     }
 
 

@@ -1,6 +1,6 @@
 """Benchmarks of `evalmock serve` against Stoplight Prism, and hardening runs; one command runs them all.
 
-    python3.11 bench/run.py                 # everything (about 14 minutes on 2 cores)
+    python3.11 bench/run.py                 # everything (about 20 minutes on 2 cores)
     python3.11 bench/run.py --quick         # every section, shorter runs (about 3 minutes)
     python3.11 bench/run.py --only throughput,startup
 
@@ -21,12 +21,15 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
 
+import chart
 import lib
 
+UVICORN = ["--server", "uvicorn"]
+GRANIAN = ["--server", "granian"]
 SECTIONS = ("startup", "throughput", "mixed", "world_size", "harness", "fuzz", "load", "workers", "data", "proxy")
 
 
@@ -81,10 +84,16 @@ class Bench:
         order = list(servers)
         for round_number in range(self.plan.rounds):
             for label in order[round_number % len(order):] + order[:round_number % len(order)]:
+                pid = servers[label].proc.pid
+                cpu_before = lib.tree_cpu_seconds(pid)
                 result = lib.run_wrk(self.wrk, servers[label].base, files[label], connections, seconds)
+                if result.requests:
+                    cpu_us = (lib.tree_cpu_seconds(pid) - cpu_before) / result.requests * 1e6
+                    result = replace(result, cpu_us_per_request=round(cpu_us, 1))
                 runs[label].append(result)
                 lib.log(f"  round {round_number + 1} {label}: {result.rps} req/s, p50 {result.p50_ms} ms, "
-                        f"p99 {result.p99_ms} ms, errors {result.error_count}")
+                        f"p99 {result.p99_ms} ms, errors {result.error_count}, "
+                        f"{result.cpu_us_per_request} µs CPU a request")
         return runs
 
     @staticmethod
@@ -123,23 +132,28 @@ class Bench:
     def throughput(self) -> dict[str, Any]:
         """The page's example list request, same on every server, 32 connections, alternating rounds."""
         servers = {
-            "evalmock": lib.start_evalmock(self.python),
+            # The same app under each HTTP server: Granian (`evalmock`) and uvicorn, the default.
+            "evalmock": lib.start_evalmock(self.python, extra=GRANIAN),
+            "evalmock-uvicorn": lib.start_evalmock(self.python, "evalmock-uvicorn", extra=UVICORN),
             "prism-static-default": lib.start_prism(self.prism, "agent-test-set.yaml", "prism-static-default",
                                                     quiet=False),
             "prism-static-quiet": lib.start_prism(self.prism, "agent-test-set.yaml", "prism-static-quiet"),
             "prism-dynamic-quiet": lib.start_prism(self.prism, "agent-test-set.yaml", "prism-dynamic-quiet",
                                                    dynamic=True),
-            # The Python ceiling: uvicorn and Starlette answering fixed bytes, no framework work at all.
-            "bare-starlette": lib.start_bare_starlette(self.python),
+            # The Python ceiling: Starlette answering fixed bytes, no framework work at all, under each server.
+            "bare-starlette": lib.start_bare_starlette(self.python, server="granian"),
+            "bare-starlette-uvicorn": lib.start_bare_starlette(self.python, "bare-starlette-uvicorn",
+                                                               server="uvicorn"),
         }
         files = {label: lib.write_request_file(f"example-{label}",
                                                [(server.test_set_prefix + lib.EXAMPLE_TEST_SET_PATH, lib.TOKEN)])
                  for label, server in servers.items()}
         # The same request with `Prefer: example=page`: evalmock then answers the document's example, the very
         # body Prism's static mode sends, so this pairing compares the servers' own cost per request.
-        servers["evalmock-same-body"] = servers["evalmock"]
-        files["evalmock-same-body"] = lib.write_request_file(
-            "example-evalmock-same-body", [("/v1" + lib.EXAMPLE_TEST_SET_PATH, lib.TOKEN, "example=page")])
+        for label in ("evalmock", "evalmock-uvicorn"):
+            servers[f"{label}-same-body"] = servers[label]
+            files[f"{label}-same-body"] = lib.write_request_file(
+                f"example-{label}-same-body", [("/v1" + lib.EXAMPLE_TEST_SET_PATH, lib.TOKEN, "example=page")])
         try:
             runs = self.warm_and_measure(servers, files, self.plan.connections, self.plan.seconds)
             table = self.summarise(runs, servers)
@@ -149,15 +163,21 @@ class Bench:
         return {"request": "GET /v1" + lib.EXAMPLE_TEST_SET_PATH + " (Prism: without /v1)",
                 "connections": self.plan.connections, "seconds": self.plan.seconds, "rounds": self.plan.rounds,
                 "servers": table,
-                "ratios": ratios({k: v for k, v in runs.items() if k != "evalmock-same-body"}),
-                "ratios_same_body": ratios({k: v for k, v in runs.items() if k != "evalmock"},
-                                           ours="evalmock-same-body")}
+                "x_prism_quiet": versus(runs, "prism-static-quiet"),
+                "cpu_x_prism_quiet": cpu_versus(runs, "prism-static-quiet"),
+                "x_bare_same_server": {
+                    label: versus(runs, "bare-starlette-uvicorn" if "uvicorn" in label else "bare-starlette")[label]
+                    for label in runs if label.startswith("evalmock")},
+                "ratios": ratios({k: v for k, v in runs.items() if not k.endswith("same-body")}),
+                "ratios_same_body": ratios({k: v for k, v in runs.items() if k == "evalmock-same-body"
+                                            or not k.startswith("evalmock")}, ours="evalmock-same-body")}
 
     def mixed(self) -> dict[str, Any]:
         """Page walks under several filters, limits, callers and real cursors; and the DigitalOcean call."""
         targets = self.targets()
         servers = {
-            "evalmock": lib.start_evalmock(self.python),
+            "evalmock": lib.start_evalmock(self.python, extra=GRANIAN),
+            "evalmock-uvicorn": lib.start_evalmock(self.python, "evalmock-uvicorn", extra=UVICORN),
             "prism-static-quiet": lib.start_prism(self.prism, "agent-test-set.yaml", "prism-static-quiet"),
             "prism-dynamic-quiet": lib.start_prism(self.prism, "agent-test-set.yaml", "prism-dynamic-quiet",
                                                    dynamic=True),
@@ -174,7 +194,8 @@ class Bench:
                 ("test-set", walks, ("prism-static-quiet", "prism-dynamic-quiet")),
                 ("gradient", gradient, ("prism-gradient-static-quiet", "prism-gradient-dynamic-quiet")),
             ):
-                chosen = {"evalmock": servers["evalmock"], **{r: servers[r] for r in rivals}}
+                chosen = {"evalmock": servers["evalmock"], "evalmock-uvicorn": servers["evalmock-uvicorn"],
+                          **{r: servers[r] for r in rivals}}
                 prefix_of = {label: (s.test_set_prefix if workload == "test-set" else s.gradient_prefix)
                              for label, s in chosen.items()}
                 files = {label: lib.write_request_file(f"mixed-{workload}-{label}",
@@ -183,7 +204,10 @@ class Bench:
                 lib.log(f" mixed workload {workload}: {len(lines)} distinct requests")
                 runs = self.warm_and_measure(chosen, files, self.plan.connections, self.plan.seconds)
                 renamed = {label.replace("gradient-", ""): r for label, r in runs.items()}
-                results[workload] = {"servers": self.summarise(runs, chosen), "ratios": ratios(renamed)}
+                results[workload] = {"servers": self.summarise(runs, chosen),
+                                     "x_prism_quiet": versus(renamed, "prism-static-quiet"),
+                                     "cpu_x_prism_quiet": cpu_versus(renamed, "prism-static-quiet"),
+                                     "ratios": ratios({k: v for k, v in renamed.items() if k != "evalmock-uvicorn"})}
         finally:
             for server in servers.values():
                 lib.stop(server.proc)
@@ -360,6 +384,8 @@ class Bench:
         every_check = ["--strict", "--profile", "digitalocean-live", "--targets", str(targets_path)]
         # On the server's CPU: with one connection the processes never work at the same time.
         proxies = {"proxied": lib.start_proxy(self.python, server.base, "proxied", extra=every_check),
+                   "proxied-granian": lib.start_proxy(self.python, server.base, "proxied-granian",
+                                                      extra=[*every_check, *GRANIAN]),
                    "passed-through": lib.start_proxy(self.python, server.base, "passed-through",
                                                      extra=["--api", "gradient"])}
         servers = {"direct": server, **proxies}
@@ -380,7 +406,30 @@ class Bench:
                 "added_p50_ms": added("proxied", "direct", "p50"), "added_p99_ms": added("proxied", "direct", "p99"),
                 "forwarding_p50_ms": added("passed-through", "direct", "p50"),
                 "judging_p50_ms": added("proxied", "passed-through", "p50"),
-                "targets": {"added_p50_le_2ms": added("proxied", "direct", "p50") <= 2.0}}
+                "added_granian_p50_ms": added("proxied-granian", "direct", "p50"),
+                "added_granian_p99_ms": added("proxied-granian", "direct", "p99"),
+                "targets": {"added_p50_le_2ms": added("proxied", "direct", "p50") <= 2.0,
+                            "added_p99_le_5ms": added("proxied", "direct", "p99") <= 5.0}}
+
+def versus(runs: dict[str, list[lib.LoadResult]], base: str) -> dict[str, float | None]:
+    """Every row's throughput as a ratio to `base`'s in the same rounds (median of the per-round ratios)."""
+    out: dict[str, float | None] = {}
+    for label, results in runs.items():
+        per_round = [a.rps / b.rps for a, b in zip(results, runs[base], strict=True) if b.rps]
+        out[label] = round(statistics.median(per_round), 2) if per_round else None
+    return out
+
+
+def cpu_versus(runs: dict[str, list[lib.LoadResult]], base: str) -> dict[str, float | None]:
+    """How many requests each row serves for one CPU second, as a ratio to `base` (`base`'s CPU per request over
+    the row's; medians of each). On a shared machine this moves far less than throughput does."""
+    mine = statistics.median(r.cpu_us_per_request for r in runs[base])
+    out: dict[str, float | None] = {}
+    for label, results in runs.items():
+        theirs = statistics.median(r.cpu_us_per_request for r in results)
+        out[label] = round(mine / theirs, 2) if theirs and mine else None
+    return out
+
 
 def ratios(runs: dict[str, list[lib.LoadResult]], ours: str = "evalmock") -> dict[str, Any]:
     """evalmock against each rival: throughput ratio (median of per-round ratios) and both p99s."""
@@ -459,6 +508,11 @@ def main(argv: list[str]) -> int:
         (lib.RESULTS / f"{name}.json").write_text(json.dumps({"machine": facts, name: result}, indent=2))
         lib.log(f"section {name} done in {result['section_seconds']} s")
     (lib.RESULTS / "summary.md").write_text(summary_markdown(bench.results, facts))
+    chart_path = chart.write(bench.results, facts, lib.RESULTS / "ratios.png")
+    if chart_path is None:  # this interpreter has no matplotlib: evalmock's may (it is a benchmark-only dependency)
+        drawn = subprocess.run([python, str(lib.BENCH / "chart.py"), str(lib.RESULTS)], capture_output=True, text=True)
+        chart_path = lib.RESULTS / "ratios.png" if drawn.returncode == 0 else None
+    lib.log(f"chart: {chart_path}" if chart_path else "chart: not drawn (pip install matplotlib to draw it)")
     print(summary_markdown(bench.results, facts))
     return 1 if any("error" in r for r in bench.results.values()) else 0
 

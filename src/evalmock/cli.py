@@ -15,6 +15,8 @@ DEFAULT_PROXY_PORT = 8081
 DEFAULT_PROXY_TIMEOUT = 30.0  # seconds
 # contract.documents.APIS's names (a test keeps them equal): importing it here would slow every command's start.
 API_CHOICES = ["test-set", "gradient", "all"]
+# server.http_server.SERVERS (a test keeps them equal).
+SERVER_CHOICES = ["granian", "uvicorn"]
 DEFAULT_SEED = 42
 DEFAULT_CASES = 1000
 
@@ -109,6 +111,13 @@ def _positive(text: str) -> int:
     return value
 
 
+def _server_option(command: argparse.ArgumentParser, default: str) -> None:
+    command.add_argument(
+        "--server", choices=SERVER_CHOICES, default=None,
+        help=f"the HTTP server: granian (Rust) or uvicorn (default {default})",
+    )
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="evalmock",
@@ -125,6 +134,7 @@ def build_parser() -> argparse.ArgumentParser:
         help=f"generated cases per agent and project (default {DEFAULT_CASES})",
     )
     serve.add_argument("--workers", type=_positive, default=1, help="server processes (default 1)")
+    _server_option(serve, "uvicorn")
     serve.add_argument(
         "--write-targets", metavar="PATH",
         help="write this world's demo tokens and known ids as a targets file for `evalmock contract`",
@@ -180,6 +190,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     proxy.add_argument("--har", metavar="PATH", help="record the traffic as a HAR 1.2 file")
     _walk_options(proxy, "the traffic")
+    _server_option(proxy, "uvicorn, which adds no header of its own")
 
     contract = commands.add_parser("contract", help="audit an implementation against the contract")
     contract.add_argument(

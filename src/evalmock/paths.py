@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from functools import cache
 from pathlib import Path
 
 _PACKAGE = Path(__file__).resolve().parent
@@ -13,6 +14,11 @@ def _data_dir(name: str, env: str) -> Path:
     override = os.environ.get(env)
     if override:
         return Path(override)
+    return _installed_dir(name)
+
+
+@cache  # asked for on every judged response (a document's base path): the file system is asked once
+def _installed_dir(name: str) -> Path:
     # A checkout (editable install) wins over the copy bundled into a wheel, so edits show at once.
     in_checkout = _CHECKOUT / name
     if (_CHECKOUT / "pyproject.toml").is_file() and in_checkout.is_dir():

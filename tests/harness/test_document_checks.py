@@ -96,3 +96,17 @@ def test_uint64_fields_as_numbers_break_the_page_schema() -> None:
     assert finding.check.name == "response_schema_conformance"
     assert finding.examples[0].pointer == "/evaluation_test_case/created_by_user_id"
     assert json.loads(finding.examples[0].value or "null") == 12345
+
+
+
+def test_schemathesis_gets_the_parsed_body_only_when_it_would_parse_it_the_same() -> None:
+    from schemathesis.core import NOT_SET
+
+    from evalmock.harness.document_checks import to_schemathesis
+
+    plain = page()
+    assert to_schemathesis(plain)._deserialized is plain.json_or_none()
+    for body in (b'\xef\xbb\xbf{"data": []}', b'{"n": 18446744073709551616}'):  # a BOM; an integer past 64 bits
+        odd = Exchange(plain.method, plain.url, 200, plain.headers, body, plain.request_headers)
+        assert odd.plain_json == (False, None)
+        assert to_schemathesis(odd)._deserialized is NOT_SET  # Schemathesis parses these itself, as it always did

@@ -77,5 +77,12 @@ def to_schemathesis(exchange: Exchange) -> schemathesis.Response:
     request.method, request.url = exchange.method.upper(), exchange.url
     request.headers = CaseInsensitiveDict(exchange.request_headers)
     headers = {name: [value] for name, value in exchange.headers.items()}
-    return schemathesis.Response(exchange.status, headers, exchange.body, request, 0.0, True)
+    response = schemathesis.Response(exchange.status, headers, exchange.body, request, 0.0, True)
+    if exchange.media_type == "application/json" and response.encoding in (None, "utf-8"):
+        # The body is already parsed (to the value `json.loads` gives): Schemathesis would parse it again with the
+        # standard parser. Its response keeps what it parsed in `_deserialized`, which it reads before parsing.
+        is_json, value = exchange.plain_json
+        if is_json:
+            response._deserialized = value
+    return response
 

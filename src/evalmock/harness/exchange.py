@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -12,6 +13,8 @@ from urllib.parse import parse_qsl, urlsplit
 import orjson
 
 from evalmock.harness.outcomes import Violation
+
+_LONG_NUMBER = re.compile(rb"\d{20}")  # 20 digits may be an integer past 64 bits
 
 
 @dataclass(frozen=True)
@@ -24,6 +27,7 @@ class Exchange:
     headers: Mapping[str, str] = field(default_factory=dict)
     body: bytes = b""
     request_headers: Mapping[str, str] = field(default_factory=dict)
+    _by_standard_parser: bool = field(default=False, init=False, repr=False, compare=False)
 
     @cached_property
     def path(self) -> str:
@@ -67,10 +71,20 @@ class Exchange:
             return True, orjson.loads(self.body)  # several times faster; stricter, so the standard parser decides
         except orjson.JSONDecodeError:
             pass
+        object.__setattr__(self, "_by_standard_parser", True)
         try:
             return True, json.loads(self.body)
         except (ValueError, UnicodeDecodeError):
             return False, None
+
+    @cached_property
+    def plain_json(self) -> tuple[bool, Any]:
+        """(True, value) when the body is plain UTF-8 JSON that orjson parsed to what `json.loads` of its text gives
+        (no byte-order mark, no integer past 64 bits, which orjson reads as a float); (False, None) otherwise."""
+        ok, value = self._parsed
+        if not ok or self._by_standard_parser or _LONG_NUMBER.search(self.body):
+            return False, None
+        return True, value
 
     def json(self) -> Any:
         """The body as JSON; a body that is not JSON is itself a violation."""

@@ -7,6 +7,8 @@ import argparse
 import asyncio
 import signal
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import uvicorn
@@ -23,9 +25,19 @@ from evalmock.proxy.cors import ProxyCORSMiddleware
 from evalmock.proxy.forwarding import ProxyApp
 from evalmock.proxy.session import Outputs, ProxySession
 from evalmock.proxy.violations import HEADER
+from evalmock.server.http_server import (
+    GRANIAN,
+    ServeOptions,
+    ServerUnavailable,
+    check_available,
+    run_in_loop,
+    serve_granian,
+)
 from evalmock.server.runner import freeze_startup_objects
 
-GRACEFUL_SHUTDOWN_S = 5  # how long open requests may take to finish after Ctrl-C
+GRACEFUL_SHUTDOWN_S = 5  # how long open requests may take to finish after Ctrl-C (uvicorn)
+# uvicorn adds no Server or Date header where the upstream sent none; Granian adds its own there (and only there).
+DEFAULT_PROXY_SERVER = "uvicorn"
 # The upstream's own Server and Date headers pass through, uvicorn adds none of its own; X-Forwarded-* headers are
 # forwarded, not taken as the proxy's own client address.
 UVICORN_OPTIONS: dict[str, Any] = {"server_header": False, "date_header": False, "proxy_headers": False}
@@ -72,9 +84,13 @@ def run_proxy(args: argparse.Namespace) -> int:
     """Serve until stopped; the exit code is the verdict on the traffic seen (0, 1 or 4), or 2 for bad options."""
     try:
         app, _, session = build_proxy(args)
-    except UsageError as exc:
+        server_name = getattr(args, "server", None) or DEFAULT_PROXY_SERVER
+        check_available(server_name)
+    except (UsageError, ServerUnavailable) as exc:
         print(f"evalmock proxy: {exc}", file=sys.stderr)
         return EXIT_USAGE
+    if server_name == GRANIAN:
+        return _run_granian(args, app, session)
     config = uvicorn.Config(app, host=args.host, port=args.port, log_level="warning", lifespan="on",
                             timeout_graceful_shutdown=GRACEFUL_SHUTDOWN_S, **UVICORN_OPTIONS)
     config.load()  # uvicorn's protocol modules, imported now so that they are frozen too
@@ -93,21 +109,44 @@ def run_proxy(args: argparse.Namespace) -> int:
         raise
     finally:
         signal.signal(signal.SIGTERM, previous)
+    return _finish(session)
+
+
+def _run_granian(args: argparse.Namespace, app: Any, session: ProxySession) -> int:
+    freeze_startup_objects()
+    print(banner(args, session), flush=True)
+
+    async def main() -> int:
+        with _outputs_on_demand(session):
+            return await serve_granian(app, ServeOptions(args.host, args.port))
+
+    if run_in_loop(main) != 0:  # it could not listen, and has said why
+        return EXIT_USAGE
+    return _finish(session)
+
+
+def _finish(session: ProxySession) -> int:
     results = session.write_outputs()
     session.close()
     print_summary(results, session.redactor, sys.stdout)
     return results.verdict.exit_code
 
 
-async def _serve(server: uvicorn.Server, session: ProxySession) -> None:
-    """Serve (the forwarder closes its connections in the lifespan's shutdown); SIGUSR1 writes the outputs, between
-    two requests, never in the middle of judging one."""
+@contextmanager
+def _outputs_on_demand(session: ProxySession) -> Iterator[None]:
+    """SIGUSR1 writes the outputs, between two requests, never in the middle of judging one."""
     loop = asyncio.get_running_loop()
     on_demand = getattr(signal, "SIGUSR1", None)  # not on Windows
     if on_demand is not None:
         loop.add_signal_handler(on_demand, session.write_outputs)
     try:
-        await server.serve()
+        yield
     finally:
         if on_demand is not None:
             loop.remove_signal_handler(on_demand)
+
+
+async def _serve(server: uvicorn.Server, session: ProxySession) -> None:
+    """Serve (the forwarder closes its connections in the lifespan's shutdown), writing the outputs on SIGUSR1."""
+    with _outputs_on_demand(session):
+        await server.serve()

@@ -1,18 +1,23 @@
-"""`evalmock serve`: settings, world, targets file, banner, then uvicorn (one process, or N workers)."""
+"""`evalmock serve`: settings, world, targets file, banner, then Granian or uvicorn (one process, or N workers)."""
 
 from __future__ import annotations
 
 import argparse
 import gc
 import os
-import signal
 import sys
-
-import uvicorn
 
 from evalmock.contract.targets import dump_targets
 from evalmock.server.app import create_app
 from evalmock.server.banner import banner
+from evalmock.server.http_server import (
+    ServeOptions,
+    ServerUnavailable,
+    check_available,
+    default_server,
+    serve_app,
+    serve_workers,
+)
 from evalmock.server.live_world import build_world
 from evalmock.server.settings import ServerSettings
 from evalmock.server.targets_file import targets_for
@@ -40,6 +45,12 @@ def refusal(error: DataFileError) -> str:
 
 def serve(args: argparse.Namespace) -> int:
     settings = ServerSettings.from_args(args)
+    server = getattr(args, "server", None) or default_server()
+    try:
+        check_available(server)
+    except ServerUnavailable as exc:
+        print(f"evalmock serve: {exc}", file=sys.stderr)
+        return 2
     try:
         world = build_world(settings)
     except DataFileError as error:
@@ -52,21 +63,11 @@ def serve(args: argparse.Namespace) -> int:
             print(f"evalmock serve: cannot write {settings.write_targets}: {exc.strerror or exc}", file=sys.stderr)
             return 2
     print(banner(settings, world), flush=True)
-    options = {"host": settings.host, "port": settings.port, "access_log": settings.access_log}
-    # A requested stop (docker stop, Kubernetes, systemd: SIGTERM) is a clean stop, as Ctrl-C is: exit 0.
-    # uvicorn stops on either signal, then raises it again; both end here as KeyboardInterrupt.
-    previous = signal.signal(signal.SIGTERM, signal.default_int_handler)
-    try:
-        if settings.workers > 1:
-            # Each worker imports ASGI_APP and rebuilds the same settings (and cursor key) from the environment.
-            os.environ.update(settings.to_env())
-            uvicorn.run(ASGI_APP, workers=settings.workers, **options)
-        else:
-            app = create_app(settings, world)
-            freeze_startup_objects()
-            uvicorn.run(app, **options)
-    except KeyboardInterrupt:
-        pass
-    finally:
-        signal.signal(signal.SIGTERM, previous)
-    return 0
+    options = ServeOptions(settings.host, settings.port, settings.access_log)
+    if settings.workers > 1:
+        # Each worker imports ASGI_APP and rebuilds the same settings (and cursor key) from the environment.
+        os.environ.update(settings.to_env())
+        return serve_workers(ASGI_APP, server, options, settings.workers)
+    app = create_app(settings, world)
+    freeze_startup_objects()
+    return serve_app(app, server, options)

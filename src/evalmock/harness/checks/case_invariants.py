@@ -13,7 +13,19 @@ from evalmock.harness.outcomes import Violation
 
 
 def page_cases(exchange: Exchange) -> list[dict[str, Any]] | None:
-    """The cases of a 200 page, or None when the exchange is not one."""
+    """The cases of a 200 page, or None when the exchange is not one (found once per exchange: every rule asks)."""
+    global _last_page
+    asked, cases = _last_page
+    if asked is not exchange:
+        cases = _page_cases(exchange)
+        _last_page = (exchange, cases)
+    return cases
+
+
+_last_page: tuple[Exchange | None, list[dict[str, Any]] | None] = (None, None)  # the last exchange asked about
+
+
+def _page_cases(exchange: Exchange) -> list[dict[str, Any]] | None:
     if exchange.status != 200 or operation("test-set").path_parameters(exchange.path) is None:
         return None
     body = exchange.json_or_none()

@@ -1,0 +1,171 @@
+"""The HTTP server under an ASGI app: uvicorn (the default) or Granian (a Rust server), chosen by name.
+
+Both serve the same app the same way: the lifespan runs (the data-file watcher lives in it), SIGINT and SIGTERM
+stop the server after open requests finish, access lines go to standard output only when asked for. In one
+process the app object is served in this process's event loop (so a caller can add its own signal handlers to
+it, as the proxy does for SIGUSR1); with several workers each worker process imports an app by its module path.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import importlib.util
+import logging
+import signal
+import sys
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+GRANIAN = "granian"
+UVICORN = "uvicorn"
+SERVERS = (GRANIAN, UVICORN)
+GRACEFUL_SHUTDOWN_S = 5  # how long open requests may take to finish after Ctrl-C
+# Granian's access-log format, read by RequestLine below.
+GRANIAN_ACCESS_FORMAT = "%(addr)s %(method)s %(path)s %(query_string)s %(protocol)s %(status)d %(dt_ms)f"
+
+
+class RequestLine(logging.Filter):
+    """One access line per request in uvicorn's shape (client, request line with its query if any, status), so that a
+    log reads the same whichever server wrote it; Granian's own format cannot leave out an empty query's `?`."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        values = record.args
+        if isinstance(values, Mapping) and "query_string" in values:
+            query = values["query_string"]
+            target = f"{values['path']}?{query}" if query else values["path"]
+            record.msg = '%s - "%s %s %s" %d (%.1f ms)'
+            record.args = (values["addr"], values["method"], target, values["protocol"], values["status"],
+                           values["dt_ms"])
+        return True
+
+
+_GRANIAN_LOGGING = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "filters": {"request_line": {"()": RequestLine}},
+    "formatters": {"plain": {"()": "logging.Formatter", "fmt": "%(message)s"}},
+    "handlers": {
+        "errors": {"formatter": "plain", "class": "logging.StreamHandler", "stream": "ext://sys.stderr"},
+        "access": {"formatter": "plain", "class": "logging.StreamHandler", "stream": "ext://sys.stdout",
+                   "filters": ["request_line"]},
+    },
+    # Granian's start-up lines (and its note that serving in one's own loop is "experimental") are not ours to
+    # show; its errors are.
+    "loggers": {
+        "_granian": {"handlers": ["errors"], "level": "ERROR", "propagate": False},
+        "granian.access": {"handlers": ["access"], "level": "INFO", "propagate": False},
+    },
+}
+
+
+class ServerUnavailable(Exception):
+    """The server asked for cannot run here (Granian is not installed for this platform)."""
+
+
+def granian_installed() -> bool:
+    return importlib.util.find_spec("granian") is not None
+
+
+def default_server() -> str:
+    """uvicorn: under evalmock's app Granian was not faster (CPU per request, docs/benchmarks.md)."""
+    return UVICORN
+
+
+def check_available(name: str) -> None:
+    if name == GRANIAN and not granian_installed():
+        raise ServerUnavailable("Granian is not installed for this platform; use --server uvicorn")
+
+
+@dataclass(frozen=True)
+class ServeOptions:
+    host: str
+    port: int
+    access_log: bool = False
+
+
+def run_in_loop(main: Callable[[], Awaitable[int]]) -> int:
+    """Run `main()` in a new event loop (uvloop where installed, as uvicorn and Granian pick it)."""
+    try:
+        import uvloop
+    except ImportError:
+        return asyncio.run(main())
+    return uvloop.run(main())
+
+
+async def serve_granian(app: Any, options: ServeOptions) -> int:
+    """Serve `app` with Granian in the running loop until SIGINT or SIGTERM; 0, or 1 when it could not listen."""
+    from granian.constants import Interfaces
+    from granian.log import LogLevels
+    from granian.server.embed import Server
+
+    server = Server(
+        app, address=options.host, port=options.port, interface=Interfaces.ASGI, websockets=False,
+        log_dictconfig=_GRANIAN_LOGGING, log_level=LogLevels.error, log_access=options.access_log,
+        log_access_format=GRANIAN_ACCESS_FORMAT,
+    )
+    loop = asyncio.get_running_loop()
+    stops = (signal.SIGINT, signal.SIGTERM)
+    for stop in stops:
+        loop.add_signal_handler(stop, server.stop)
+    try:
+        await server.serve()
+    except (OSError, RuntimeError) as exc:
+        return _cannot_listen(options, exc)
+    finally:
+        for stop in stops:
+            loop.remove_signal_handler(stop)
+    return 0
+
+
+def serve_app(app: Any, name: str, options: ServeOptions) -> int:
+    """Serve `app` in this process until SIGINT or SIGTERM (0), or say why it could not listen (1)."""
+    check_available(name)
+    if name == UVICORN:
+        return _run_uvicorn(app, options)
+    return run_in_loop(lambda: serve_granian(app, options))
+
+
+def serve_workers(target: str, name: str, options: ServeOptions, workers: int) -> int:
+    """Serve the app at `target` ("module:attribute") in `workers` processes, each importing it."""
+    check_available(name)
+    if name == UVICORN:
+        return _run_uvicorn(target, options, workers=workers)
+    from granian.constants import Interfaces
+    from granian.log import LogLevels
+    from granian.server import Server
+
+    # Workers are separate processes; each one gets SIGINT or SIGTERM from this one and finishes its requests.
+    server = Server(
+        target, address=options.host, port=options.port, interface=Interfaces.ASGI, workers=workers,
+        websockets=False, log_dictconfig=_GRANIAN_LOGGING, log_level=LogLevels.error, log_access=options.access_log,
+        log_access_format=GRANIAN_ACCESS_FORMAT, workers_kill_timeout=GRACEFUL_SHUTDOWN_S,
+    )
+    try:
+        server.serve()
+    except (OSError, RuntimeError) as exc:
+        return _cannot_listen(options, exc)
+    return 0
+
+
+def _run_uvicorn(app: Any, options: ServeOptions, **extra: Any) -> int:
+    import uvicorn
+
+    # A requested stop (docker stop, Kubernetes, systemd: SIGTERM) is a clean stop, as Ctrl-C is: exit 0.
+    # uvicorn stops on either signal, then raises it again; both end here as KeyboardInterrupt.
+    previous = signal.signal(signal.SIGTERM, signal.default_int_handler)
+    try:
+        uvicorn.run(app, host=options.host, port=options.port, access_log=options.access_log, **extra)
+    except KeyboardInterrupt:
+        pass
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+    return 0
+
+
+def _cannot_listen(options: ServeOptions, exc: Exception) -> int:
+    # Granian says "Address already in use (os error 98)" as a RuntimeError, with a Rust backtrace when
+    # RUST_BACKTRACE is set: its first line is the reason.
+    reason = (str(exc).splitlines() or [type(exc).__name__])[0]
+    print(f"error: cannot listen on {options.host}:{options.port}: {reason}", file=sys.stderr)
+    return 1

@@ -1,0 +1,112 @@
+"""`evalmock serve --server granian|uvicorn`: both serve the same bytes, Granian logs each request in uvicorn's shape
+when asked, stops cleanly on SIGTERM, and says so when it cannot listen."""
+
+from __future__ import annotations
+
+import logging
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import httpx
+import pytest
+
+from conftest import start_server, stop_server
+from evalmock.cli import SERVER_CHOICES, build_parser
+from evalmock.server.http_server import SERVERS, RequestLine, default_server, granian_installed
+
+EXAMPLE = ("/v1/agents/example/test-set/cases?projectId=2489E9AD-2EE2-8E00-8EC9-32D5F69181C0&include=retired"
+           "&limit=25")
+TEST_CASE = "/v2/gen-ai/evaluation_test_cases/123e4567-e89b-12d3-a456-426614174000"
+AUTH = {"Authorization": "Bearer demo-user"}
+needs_granian = pytest.mark.skipif(not granian_installed(), reason="Granian is not installed for this platform")
+
+
+def test_the_command_line_offers_every_server() -> None:
+    assert sorted(SERVER_CHOICES) == sorted(SERVERS)
+    assert build_parser().parse_args(["serve", "--server", "uvicorn"]).server == "uvicorn"
+
+
+def test_uvicorn_is_the_default_and_granian_is_chosen_by_name() -> None:
+    assert default_server() == "uvicorn" and build_parser().parse_args(["serve"]).server is None
+    assert build_parser().parse_args(["serve", "--server", "granian"]).server == "granian"
+
+
+@pytest.mark.parametrize(("query", "target"), [("a=1&b=2", "/v1/x?a=1&b=2"), ("", "/v1/x")])
+def test_an_access_line_has_uvicorn_shape(query: str, target: str) -> None:
+    values = {"addr": "127.0.0.1", "method": "GET", "path": "/v1/x", "query_string": query,
+              "protocol": "HTTP/1.1", "status": 200, "dt_ms": 1.25, "time": "t", "scheme": "http"}
+    record = logging.LogRecord("granian.access", logging.INFO, __file__, 1, "%(path)s", (values,), None)
+    assert RequestLine().filter(record)
+    assert record.getMessage() == f'127.0.0.1 - "GET {target} HTTP/1.1" 200 (1.2 ms)'
+
+
+@needs_granian
+def test_granian_and_uvicorn_serve_the_same_bytes_and_granian_logs_requests(tmp_path: Path) -> None:
+    bodies = {}
+    for name in ("uvicorn", "granian"):
+        (tmp_path / name).mkdir()
+        server = start_server(tmp_path / name, "--server", name, "--access-log")
+        try:
+            response = httpx.get(server.base_url + EXAMPLE, headers=AUTH, timeout=10)
+            preflight = httpx.options(server.base_url + "/v1/agents/example/test-set/cases", timeout=10, headers={
+                "Origin": "http://localhost:5173", "Access-Control-Request-Method": "GET"})
+            test_case = httpx.get(server.base_url + TEST_CASE, headers=AUTH, timeout=10)
+            page = response.json()
+            page.pop("nextCursor")  # sealed with the time it was made
+            bodies[name] = (response.status_code, page, test_case.content, response.headers["content-type"],
+                            preflight.status_code, preflight.headers["access-control-allow-origin"])
+        finally:
+            server.process.send_signal(signal.SIGTERM)
+            assert server.process.wait(timeout=20) in (0, -signal.SIGTERM)
+            stop_server(server)
+    assert bodies["granian"] == bodies["uvicorn"]
+    assert bodies["granian"][0] == 200 and bodies["granian"][4] == 200
+    log = (tmp_path / "granian" / "server.log").read_text()
+    assert f'"GET {EXAMPLE} HTTP/1.1" 200' in log
+
+
+@needs_granian
+def test_granian_stops_on_sigterm_with_exit_0(tmp_path: Path) -> None:
+    server = start_server(tmp_path, "--server", "granian")
+    server.process.send_signal(signal.SIGTERM)
+    assert server.process.wait(timeout=20) == 0
+    assert "Traceback" not in server.log()
+
+
+@needs_granian
+@pytest.mark.parametrize("workers", ["1", "2"])
+def test_a_taken_port_is_said_plainly(workers: str) -> None:
+    import socket
+
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        done = subprocess.run(
+            [sys.executable, "-m", "evalmock", "serve", "--cases", "10", "--server", "granian", "--port", str(port),
+             "--workers", workers], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 1
+    assert f"error: cannot listen on 127.0.0.1:{port}: Address already in use" in done.stderr
+    assert "Traceback" not in done.stderr
+
+
+@needs_granian
+def test_two_granian_workers_accept_each_others_cursors_and_both_serve(tmp_path: Path) -> None:
+    import os
+
+    server = start_server(tmp_path, "--server", "granian", "--workers", "2")
+    try:
+        cursor = httpx.get(server.base_url + EXAMPLE, headers=AUTH, timeout=10).json()["nextCursor"]
+        statuses = []
+        for _ in range(20):  # a new connection each time, so the kernel spreads them over both workers
+            with httpx.Client(base_url=server.base_url, timeout=10) as fresh:
+                statuses.append(fresh.get(EXAMPLE + "&cursor=" + cursor, headers=AUTH).status_code)
+        children = Path(f"/proc/{server.process.pid}/task/{server.process.pid}/children").read_text().split()
+    finally:
+        server.process.send_signal(signal.SIGTERM)
+        assert server.process.wait(timeout=30) == 0
+        stop_server(server)
+    assert statuses == [200] * 20
+    assert len(children) == 2 and not any(os.path.exists(f"/proc/{pid}") for pid in children)
