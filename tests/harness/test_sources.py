@@ -75,3 +75,16 @@ def test_the_docs_walk_both_pages_line_by_line(pages: dict[str, list[str]]) -> N
     text = HARNESS_DOC.read_text(encoding="utf-8")
     assert between(text, COVERAGE_BEGIN, COVERAGE_END) == render_coverage(pages), (
         "run `evalmock rules --coverage <pages dir>` and paste it into docs/harness.md")
+
+
+def test_a_quote_is_cited_by_its_page_s_title_and_line_then_the_file() -> None:
+    from evalmock.contract.sources import on_digitalocean_page, on_test_set_page, page
+
+    listing = str(on_test_set_page(372, "database-busy"))
+    assert listing == ("“database-busy” (List a project's cases of an agent's test set, line 372; "
+                       "000_f4434837f5b13534.txt)")
+    source = page(on_digitalocean_page(3, "get"))
+    assert "(Retrieve Information About an Existing Evaluation Test Case, line 3; 004_ad1dfd63bbdc293b.txt)" in (
+        source.describe())
+    tables = render_rules()
+    assert "txt:" not in tables and "(List a project's cases of an agent's test set, line " in tables
