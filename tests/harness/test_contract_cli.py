@@ -147,3 +147,20 @@ def test_a_defect_of_an_inferred_rule_warns_by_default_and_fails_when_strict(mut
     finally:
         mutable_server.switch.mutation = None
     assert (lenient, strict) == (0, 1)
+
+
+@pytest.mark.parametrize("option", ["--report", "--junit"])
+def test_an_output_in_a_missing_directory_exits_2_before_the_audit(live_server: Any, tmp_path: Path, option: str,
+                                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    missing = tmp_path / "no-such-dir" / ("report.html" if option == "--report" else "junit.xml")
+    code = main(["contract", "--base-url", live_server.base_url, "--targets", str(live_server.targets_path),
+                 option, str(missing), *FAST])
+    captured = capsys.readouterr()
+    assert code == 2
+    assert f"{option} '{missing}': the directory '{missing.parent}' does not exist" in captured.err
+    assert captured.out == ""  # no audit ran: no summary, no verdict
+
+
+def test_an_output_that_is_a_directory_exits_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["contract", "--har", str(tmp_path / "none.har"), "--junit", str(tmp_path), *FAST]) == 2
+    assert "is a directory; give a file name" in capsys.readouterr().err
