@@ -14,6 +14,7 @@ from evalmock.contract.documents import APIS
 from evalmock.contract.sources import Level
 from evalmock.contract.targets import Targets, dump_targets
 from evalmock.harness.checks import CHECKS
+from evalmock.harness.run_info import file_digest
 
 from .conftest import SECRET_TOKENS, MutableServer
 from .mutants import MUTATIONS
@@ -38,7 +39,12 @@ def test_contract_passes_against_the_live_server(live_server: Any, tmp_path: Pat
     # The served targets state every fact, so no check may wait for one; only the live rules are off.
     live = {c.name for c in CHECKS if c.level is Level.LIVE}
     assert skipped == live, skipped ^ live
-    assert "walk_yields_every_case_once" in report.read_text()
+    text = report.read_text()
+    assert "walk_yields_every_case_once" in text
+    digest = file_digest(live_server.targets_path)
+    for row in (f"| base URL | `{live_server.base_url}` |", "| seed | `42` |", "| profile | `pages` |",
+                f"| targets | `targets.toml ({digest})` |", "| Schemathesis | `3 examples per phase` |"):
+        assert row in text, row
 
 
 def test_semantic_checks_alone_pass_against_the_live_server(live_server: Any, tmp_path: Path,
