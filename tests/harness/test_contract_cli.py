@@ -14,6 +14,7 @@ from evalmock.contract.documents import APIS
 from evalmock.contract.sources import Level
 from evalmock.contract.targets import Targets, dump_targets
 from evalmock.harness.checks import CHECKS
+from evalmock.harness.run_info import file_digest
 
 from .conftest import SECRET_TOKENS, MutableServer
 from .mutants import MUTATIONS
@@ -38,7 +39,12 @@ def test_contract_passes_against_the_live_server(live_server: Any, tmp_path: Pat
     # The served targets state every fact, so no check may wait for one; only the live rules are off.
     live = {c.name for c in CHECKS if c.level is Level.LIVE}
     assert skipped == live, skipped ^ live
-    assert "walk_yields_every_case_once" in report.read_text()
+    text = report.read_text()
+    assert "walk_yields_every_case_once" in text
+    digest = file_digest(live_server.targets_path)
+    for row in (f"| base URL | `{live_server.base_url}` |", "| seed | `42` |", "| profile | `pages` |",
+                f"| targets | `targets.toml ({digest})` |", "| Schemathesis | `3 examples per phase` |"):
+        assert row in text, row
 
 
 def test_semantic_checks_alone_pass_against_the_live_server(live_server: Any, tmp_path: Path,
@@ -158,3 +164,20 @@ def test_a_defect_of_an_inferred_rule_warns_by_default_and_fails_when_strict(mut
     finally:
         mutable_server.switch.mutation = None
     assert (lenient, strict) == (0, 1)
+
+
+@pytest.mark.parametrize("option", ["--report", "--junit"])
+def test_an_output_in_a_missing_directory_exits_2_before_the_audit(live_server: Any, tmp_path: Path, option: str,
+                                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    missing = tmp_path / "no-such-dir" / ("report.html" if option == "--report" else "junit.xml")
+    code = main(["contract", "--base-url", live_server.base_url, "--targets", str(live_server.targets_path),
+                 option, str(missing), *FAST])
+    captured = capsys.readouterr()
+    assert code == 2
+    assert f"{option} '{missing}': the directory '{missing.parent}' does not exist" in captured.err
+    assert captured.out == ""  # no audit ran: no summary, no verdict
+
+
+def test_an_output_that_is_a_directory_exits_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["contract", "--har", str(tmp_path / "none.har"), "--junit", str(tmp_path), *FAST]) == 2
+    assert "is a directory; give a file name" in capsys.readouterr().err

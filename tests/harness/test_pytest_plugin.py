@@ -12,6 +12,8 @@ from typing import Any
 from evalmock.contract.targets import dump_targets, load_targets
 from evalmock.harness.checks import CHECKS
 
+from .serving import free_port
+
 FIVE_LINES = '''from evalmock.harness.audit import audit_url
 from evalmock.harness.report import summary_text
 
@@ -21,12 +23,25 @@ def test_the_service_conforms():
 '''
 
 
-def run_pytest(project: Path, *arguments: str) -> subprocess.CompletedProcess[str]:
+def run_pytest(project: Path, *arguments: str, cache: bool = False) -> subprocess.CompletedProcess[str]:
     """pytest in a temporary project with no conftest.py and no -p: only the installed entry point loads us."""
     verbosity = [] if "-v" in arguments else ["-q"]
-    command = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", *verbosity, "-rs",
-               "-W", "ignore::DeprecationWarning", *arguments]
+    caching = ["-o", f"cache_dir={project / '.cache'}"] if cache else ["-p", "no:cacheprovider"]
+    # --rootdir: else pytest roots the session at the common folder of every path-like argument (the server's
+    # targets file among them), and prints node ids relative to it
+    command = [sys.executable, "-m", "pytest", *caching, *verbosity, "-rs", "-W", "ignore::DeprecationWarning",
+               f"--rootdir={project}", *arguments]
     return subprocess.run(command, cwd=project, capture_output=True, text=True, timeout=600)
+
+
+def audit_options(server: Any, *more: str) -> list[str]:
+    return ["--evalmock-base-url", server.base_url, "--evalmock-targets", str(server.targets_path), *more]
+
+
+def ran(done: subprocess.CompletedProcess[str]) -> list[str]:
+    """The node ids of the tests that ran, from -v output."""
+    return [line.split(" ")[0] for line in done.stdout.splitlines()
+            if line.startswith("evalmock::") and line.split(" ")[1:2] in (["PASSED"], ["FAILED"], ["SKIPPED"])]
 
 
 def test_the_entry_point_runs_a_test_per_check_against_our_server(live_server: Any, tmp_path: Path) -> None:
@@ -36,12 +51,18 @@ def test_the_entry_point_runs_a_test_per_check_against_our_server(live_server: A
     assert done.returncode == 0, done.stdout + done.stderr
     assert not list(tmp_path.glob("conftest.py"))
     cases = list(ET.parse(junit).getroot().iter("testcase"))
-    assert len(cases) == len(CHECKS) + 2  # and one completeness test per API
+    assert len(cases) == len(CHECKS) + 4  # and, per API, Schemathesis's run and completeness
     names = {(case.get("classname"), case.get("name")) for case in cases}
     assert ("evalmock.test-set", "walk_yields_every_case_once") in names
     assert ("evalmock.gradient", "audit_is_complete") in names
     assert "evalmock::test-set::walk_yields_every_case_once PASSED" in done.stdout
     assert "::evalmock" not in done.stdout
+    assert "pytest_plugin.py" not in done.stdout  # skips are located at their check's node id
+    assert "SKIPPED [1] evalmock::gradient::" in done.stdout
+    # Schemathesis's time is its own test case's, not spread over (or piled onto) the checks
+    times = {case.get("name"): float(case.get("time", "0")) for case in cases
+             if case.get("classname") == "evalmock.test-set"}
+    assert times["schemathesis"] == max(times.values())
 
 
 def test_a_five_line_test_file_audits_a_url_with_the_targets_auth(live_server: Any, tmp_path: Path) -> None:
@@ -82,3 +103,74 @@ def test_the_plugin_reports_a_bad_targets_file_as_a_usage_error(tmp_path: Path) 
 def test_without_a_base_url_the_plugin_adds_nothing(tmp_path: Path) -> None:
     done = run_pytest(tmp_path)
     assert done.returncode == 5  # no tests collected
+
+
+def test_an_unreachable_target_ends_the_session_in_one_line_with_a_usage_error(tmp_path: Path) -> None:
+    port = free_port()
+    done = run_pytest(tmp_path, "--evalmock-base-url", f"http://127.0.0.1:{port}")
+    assert done.returncode == 4  # pytest's usage error, before any test
+    errors = [line for line in (done.stdout + done.stderr).splitlines() if line.strip()]
+    assert errors == [f"ERROR: evalmock: cannot reach --evalmock-base-url http://127.0.0.1:{port} "
+                      f"(ConnectError: [Errno 111] Connection refused); no audit test ran"], errors
+
+
+def test_a_printed_node_id_runs_that_check_alone(live_server: Any, tmp_path: Path) -> None:
+    (tmp_path / "test_other.py").write_text("def test_other():\n    pass\n")
+    done = run_pytest(tmp_path, *audit_options(live_server, "--evalmock-no-fuzz"), "-v",
+                      "evalmock::test-set::walk_yields_every_case_once")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert ran(done) == ["evalmock::test-set::walk_yields_every_case_once"], done.stdout
+    assert "1 passed" in done.stdout and "test_other" not in done.stdout
+
+
+def test_a_node_id_that_names_no_check_is_a_usage_error(live_server: Any, tmp_path: Path) -> None:
+    done = run_pytest(tmp_path, *audit_options(live_server), "evalmock::test-set::no_such_check")
+    assert done.returncode == 4
+    assert "no audit test evalmock::test-set::no_such_check" in done.stderr
+
+
+def test_k_selects_checks_and_an_api_runs_by_its_prefix(live_server: Any, tmp_path: Path) -> None:
+    done = run_pytest(tmp_path, *audit_options(live_server, "--evalmock-no-fuzz"), "-v",
+                      "-k", "walk_yields_every_case_once or default_limit_is_25")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert sorted(ran(done)) == ["evalmock::test-set::default_limit_is_25",
+                                 "evalmock::test-set::walk_yields_every_case_once"]
+    gradient = run_pytest(tmp_path, *audit_options(live_server, "--evalmock-no-fuzz"), "-v", "evalmock::gradient")
+    assert gradient.returncode == 0, gradient.stdout + gradient.stderr
+    assert ran(gradient) and all(node.startswith("evalmock::gradient::") for node in ran(gradient))
+
+
+def test_lf_reruns_only_the_failed_checks_and_ff_runs_them_first(live_server: Any, tmp_path: Path) -> None:
+    tokenless = ["--evalmock-base-url", live_server.base_url, "--evalmock-no-fuzz", "--evalmock-api", "test-set"]
+    first = run_pytest(tmp_path, *tokenless, "-v", cache=True)
+    assert first.returncode == 1
+    assert "evalmock::test-set::audit_is_complete FAILED" in first.stdout
+    again = run_pytest(tmp_path, *tokenless, "-v", "--lf", cache=True)
+    assert ran(again) == ["evalmock::test-set::audit_is_complete"], again.stdout
+    assert "rerun previous 1 failure" in again.stdout
+    first_first = run_pytest(tmp_path, *tokenless, "-v", "--ff", cache=True)
+    assert ran(first_first)[0] == "evalmock::test-set::audit_is_complete"
+    assert len(ran(first_first)) > 10
+
+
+def test_junit_times_are_each_check_s_own(live_server: Any, tmp_path: Path) -> None:
+    junit = tmp_path / "junit.xml"
+    done = run_pytest(tmp_path, *audit_options(live_server, "--evalmock-no-fuzz", "--evalmock-api", "test-set"),
+                      f"--junitxml={junit}")
+    assert done.returncode == 0, done.stdout + done.stderr
+    times = {case.get("name"): float(case.get("time", "0")) for case in ET.parse(junit).getroot().iter("testcase")}
+    total = sum(times.values())
+    first = next(iter(times))
+    assert times[first] < total / 2, times  # the audit's time is not piled onto the first test case
+    # the walk (every page of every case) takes longer than a check reading one page
+    assert times["walk_yields_every_case_once"] > times["default_limit_is_25"], times
+
+
+def test_a_failed_check_is_reported_at_its_node_id_without_the_plugin_s_traceback(live_server: Any,
+                                                                                  tmp_path: Path) -> None:
+    done = run_pytest(tmp_path, "--evalmock-base-url", live_server.base_url, "--evalmock-no-fuzz",
+                      "--evalmock-api", "test-set")
+    assert done.returncode == 1
+    assert "_ evalmock::test-set::audit_is_complete _" in done.stdout
+    assert "\nthe audit is incomplete: test-set: no page rule was checked" in done.stdout  # the reason, no traceback
+    assert "pytest_plugin.py" not in done.stdout and "Traceback" not in done.stdout

@@ -82,3 +82,14 @@ def test_the_coverage_says_which_quoting_checks_hold_a_line_only_as_an_inference
     assert "`project_id_is_case_insensitive` (inferred)" in text  # RFC 4122's, not the page's
     assert "`upper_case_project_id_is_accepted`," in text  # the page's own request: a page rule
     assert "`bad_input_is_every_400_s_code` (inferred)" in text and "`error_code_is_the_page_s`," in text
+def test_a_quote_is_cited_by_its_page_s_title_and_line_then_the_file() -> None:
+    from evalmock.contract.sources import on_digitalocean_page, on_test_set_page, page
+
+    listing = str(on_test_set_page(372, "database-busy"))
+    assert listing == ("“database-busy” (List a project's cases of an agent's test set, line 372; "
+                       "000_f4434837f5b13534.txt)")
+    source = page(on_digitalocean_page(3, "get"))
+    assert "(Retrieve Information About an Existing Evaluation Test Case, line 3; 004_ad1dfd63bbdc293b.txt)" in (
+        source.describe())
+    tables = render_rules()
+    assert "txt:" not in tables and "(List a project's cases of an agent's test set, line " in tables

@@ -92,6 +92,8 @@ def test_no_traffic_is_incomplete(tmp_path: Path, broken: str) -> None:
     (["--upstream", "staging.example.com"], "--upstream must be an http(s) URL"),
     (["--upstream", "http://127.0.0.1:9", "--report", "report.pdf"], "--report must end in .md or .html"),
     (["--upstream", "http://127.0.0.1:9", "--targets", "no-such-targets.toml"], "cannot read targets file"),
+    (["--upstream", "http://127.0.0.1:9", "--har", "no-such-dir/traffic.har"],
+     "--har 'no-such-dir/traffic.har': the directory 'no-such-dir' does not exist"),
 ])
 def test_bad_options_exit_2_with_the_reason(options: list[str], problem: str,
                                             capsys: pytest.CaptureFixture[str]) -> None:

@@ -125,6 +125,7 @@ def test_the_report_names_each_violation_with_its_request_and_keeps_the_token_ou
         assert f"`{check}`" in report
         assert f"`GET {broken}{defect.path}?{defect.query}`" in report
     assert 'Authorization: Bearer $EVALMOCK_TOKEN' in report  # the curl that reproduces it
+    assert f"| upstream | `{broken}` |" in report  # the header names what the proxy forwarded to
     for output in ("report.md", "junit.xml", "traffic.har"):
         assert SECRET not in (audited.folder / output).read_text()
     assert SECRET not in audited.proxy.stream.getvalue()

@@ -23,6 +23,16 @@ from enum import StrEnum
 TEST_SET_PAGE = "000_f4434837f5b13534.txt"  # GET /v1/agents/{agentId}/test-set/cases
 DIGITALOCEAN_PAGE = "004_ad1dfd63bbdc293b.txt"  # GET /v2/gen-ai/evaluation_test_cases/{test_case_uuid}
 PAGES = (TEST_SET_PAGE, DIGITALOCEAN_PAGE)
+# Each page's own title (its heading, word for word): what a reader without the page files can look up.
+PAGE_TITLES = {
+    TEST_SET_PAGE: "List a project's cases of an agent's test set",
+    DIGITALOCEAN_PAGE: "Retrieve Information About an Existing Evaluation Test Case",
+}
+
+
+def page_name(page: str) -> str:
+    """A page as a reader knows it: its title, then its file name."""
+    return f"{PAGE_TITLES[page]} ({page})"
 
 
 class Level(StrEnum):
@@ -45,8 +55,13 @@ class Quote:
         if not self.text.strip() or self.line < 1:
             raise ValueError("a quote needs words and a line number")
 
+    @property
+    def citation(self) -> str:
+        """Where the words stand: the page's title and line, then its file name."""
+        return f"{PAGE_TITLES[self.page]}, line {self.line}; {self.page}"
+
     def __str__(self) -> str:
-        return f"“{self.text}” ({self.page}:{self.line})"
+        return f"“{self.text}” ({self.citation})"
 
 
 def on_test_set_page(line: int, text: str) -> Quote:

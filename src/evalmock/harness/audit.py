@@ -162,7 +162,7 @@ def run_audit(audit: Audit, reporter: Reporter | None = None) -> Results:
                 on_progress=progress,
             )
             reporter.finish(f"{api}: Schemathesis done: {seen.cases} cases, {seen.failures} failed checks")
-        results.skip_unexercised(api, _unexercised_reason(audit.fuzz))
+        results.skip_unexercised(api, unexercised_reason(audit.fuzz))
     return results
 
 
@@ -207,7 +207,7 @@ def run_scenario_check(check: Check, scenario: Scenario, judge: ResponseJudge) -
         results.passed(check)
 
 
-def _unexercised_reason(fuzzed: bool) -> Callable[[Check], str | None]:
+def unexercised_reason(fuzzed: bool) -> Callable[[Check], str | None]:
     """Why a check that never met a response it speaks about did not run (scenario checks not chosen: no reason)."""
 
     def reason(check: Check) -> str | None:

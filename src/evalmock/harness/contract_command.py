@@ -18,11 +18,13 @@ from evalmock.harness.audit import (
     run_audit,
 )
 from evalmock.harness.har import HarError, audit_har
+from evalmock.harness.output_paths import outputs_problem
 from evalmock.harness.policy import Policy
 from evalmock.harness.progress import LiveReporter, make_reporter
 from evalmock.harness.redact import Redactor
 from evalmock.harness.report import print_summary, report_format, write_junit, write_report
 from evalmock.harness.results import Results
+from evalmock.harness.run_info import RunInfo
 from evalmock.harness.traffic_audit import TrafficAudit, traffic_redactor
 from evalmock.harness.traffic_walks import WalkBounds
 
@@ -37,6 +39,9 @@ def run_contract(args: argparse.Namespace) -> int:
 
     if args.report and report_format(args.report) is None:
         return fail(f"--report must end in .md or .html, got {args.report!r}", EXIT_USAGE)
+    unwritable = outputs_problem({"--report": args.report, "--junit": args.junit})
+    if unwritable:
+        return fail(unwritable, EXIT_USAGE)
     if args.har:
         return run_har_audit(args, redactor)
     if not args.base_url:
@@ -56,13 +61,15 @@ def run_contract(args: argparse.Namespace) -> int:
     if not audit.token:
         print("evalmock contract: no token given (--token, EVALMOCK_TOKEN or [auth].token); checks that need "
               "one are skipped, and an audit that checks no page rule ends INCOMPLETE", file=sys.stderr)
+    run = RunInfo.of(audit.base_url, targets=args.targets, seed=audit.seed, max_examples=audit.max_examples,
+                     fuzz=audit.fuzz)
     reporter = make_reporter(redactor, quiet=args.quiet)
     try:
         results = run_audit(audit, reporter)
     finally:
         if isinstance(reporter, LiveReporter):
             reporter.close()
-    return finish(args, results, audit.base_url, redactor)
+    return finish(args, results, run, redactor)
 
 
 def run_har_audit(args: argparse.Namespace, redactor: Redactor) -> int:
@@ -80,10 +87,10 @@ def run_har_audit(args: argparse.Namespace, redactor: Redactor) -> int:
     except (TargetsError, HarError) as exc:
         print(f"evalmock contract: {redactor.text(str(exc))}", file=sys.stderr)
         return EXIT_USAGE
-    return finish(args, audit.snapshot(), args.har, redactor)
+    return finish(args, audit.snapshot(), RunInfo.of(args.har, target_kind="HAR file", targets=args.targets), redactor)
 
 
-def finish(args: argparse.Namespace, results: Results, target: str, redactor: Redactor) -> int:
+def finish(args: argparse.Namespace, results: Results, run: RunInfo, redactor: Redactor) -> int:
     """Print the summary, write the JUnit and report files asked for; the exit code is the verdict's."""
     if legend := redactor.legend("\n".join(results.curl_commands())):
         results.notes.append(legend)
@@ -92,7 +99,7 @@ def finish(args: argparse.Namespace, results: Results, target: str, redactor: Re
         if args.junit:
             write_junit(results, args.junit, redactor)
         if args.report:
-            write_report(results, args.report, base_url=target, redactor=redactor)
+            write_report(results, args.report, base_url=run.target, redactor=redactor, run=run)
     except OSError as exc:
         print(f"evalmock contract: cannot write the results: {redactor.text(str(exc))}", file=sys.stderr)
         return EXIT_USAGE

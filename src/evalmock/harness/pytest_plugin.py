@@ -1,26 +1,43 @@
-"""The audit from pytest, installed as a pytest11 plugin: one test per check, and the `evalmock_results` fixture.
+"""The audit from pytest, installed as a pytest11 plugin: one collected test per check, and `evalmock_results`.
 
     pytest --evalmock-base-url http://127.0.0.1:8080 --evalmock-targets targets.toml [--junitxml report.xml]
 
-The audit runs once, when the first of its tests (or the fixture) needs it. Each check is a test named
-`evalmock::<api>::<check>`: failed with its findings, passed (a warning, for a broken inferred rule, is shown in
-pytest's warnings summary), or skipped with the reason; `evalmock::<api>::audit_is_complete` fails when the audit
-checked too little to say (as `evalmock contract` exits 4). Without --evalmock-base-url the plugin adds nothing.
+Each check is a test with the node id `evalmock::<api>::<check>`, which runs again alone as
+`pytest --evalmock-base-url URL "evalmock::test-set::walk_yields_every_case_once"` (an argument starting with
+`evalmock` selects audit tests; `pytest ... evalmock` runs the audit and no other tests); `-k`, `--lf` and `--ff`
+select among them as among any tests. Per API, in this order:
+
+- each scenario check runs its own requests when its test runs (its duration is its own);
+- `evalmock::<api>::schemathesis` runs Schemathesis on the document (passes, or skips with --evalmock-no-fuzz);
+- each check of every response and each Schemathesis check reports on all the responses seen by then;
+- `evalmock::<api>::audit_is_complete` fails when the audit checked too little to say (as `evalmock contract`
+  exits 4).
+
+A check fails with its findings, passes (a warning, for a broken inferred rule, is shown in pytest's warnings
+summary), or skips with the reason, reported at its node id. An unreachable target ends the session before any
+test, with pytest's usage-error exit code (4). Without --evalmock-base-url the plugin adds nothing.
 """
 
 from __future__ import annotations
 
 import warnings
+from collections.abc import Generator, Iterable
 from typing import TYPE_CHECKING, Any
 
 import pytest
 
 if TYPE_CHECKING:  # the audit's imports are heavy; they load only when an audit is asked for
+    import httpx
+
     from evalmock.harness.audit import Audit
+    from evalmock.harness.checks.registry import Check
+    from evalmock.harness.response_judge import ResponseJudge
     from evalmock.harness.results import Results
 
 ROOT = "evalmock"
+FUZZ_ITEM, COMPLETE_ITEM = "schemathesis", "audit_is_complete"
 _SESSION = pytest.StashKey["AuditSession | None"]()
+_ASKED = pytest.StashKey[list[str]]()  # the `evalmock...` arguments, taken out of pytest's paths
 
 
 class EvalmockWarning(UserWarning):
@@ -42,23 +59,85 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--evalmock-profile", default="pages", help="pages (default) or digitalocean-live")
 
 
+class ApiRun:
+    """One API's share of the audit, run as its tests ask: a scenario check at a time, Schemathesis once."""
+
+    def __init__(self, api: str, audit: Audit, results: Results) -> None:
+        import httpx
+
+        from evalmock.harness.audit import REQUEST_TIMEOUT
+        from evalmock.harness.document_checks import DocumentJudge
+        from evalmock.harness.response_judge import ResponseJudge
+
+        self.api, self.audit, self.results = api, audit, results
+        self.judge: ResponseJudge = ResponseJudge(api, results, audit.redactor, DocumentJudge(api, results.policy),
+                                                  audit.targets)
+        self.client: httpx.Client = httpx.Client(base_url=audit.base_url, timeout=REQUEST_TIMEOUT)
+        self.ran: set[str] = set()
+        self.traffic_done = False
+
+    def scenario(self, check: Check) -> None:
+        """Run one scenario check (once); every response it gets is judged by the response checks too."""
+        from evalmock.harness.audit import run_scenario_check
+        from evalmock.harness.scenario import Scenario
+
+        if check.name in self.ran or not self.results.policy.applies(check.level):
+            return
+        self.ran.add(check.name)
+        audit = self.audit
+        scenario = Scenario(self.client, audit.targets, token=audit.token, second_token=audit.second_token,
+                            observe=lambda api, exchange: self.judge.judge(exchange))
+        run_scenario_check(check, scenario, self.judge)
+
+    def finish_traffic(self) -> None:
+        """Run Schemathesis (unless --evalmock-no-fuzz), then mark what met nothing as skipped; once."""
+        from evalmock.harness.audit import unexercised_reason
+        from evalmock.harness.schemathesis_run import run_schemathesis
+
+        if self.traffic_done:
+            return
+        self.traffic_done = True
+        audit = self.audit
+        if audit.fuzz:
+            run_schemathesis(self.api, base_url=audit.base_url, token=audit.token, targets=audit.targets,
+                             results=self.results, redactor=audit.redactor, seed=audit.seed,
+                             max_examples=audit.max_examples, phases=audit.phases)
+        self.results.skip_unexercised(self.api, unexercised_reason(audit.fuzz))
+
+    def close(self) -> None:
+        self.client.close()
+
+
 class AuditSession:
-    """The audit, run at most once per pytest session and shared by its tests and the fixture."""
+    """The audit of one pytest session: its results, filled in by the tests as they run."""
 
     def __init__(self, audit: Audit) -> None:
+        from evalmock.harness.results import Results
+
         self.audit = audit
-        self._results: Results | None = None
+        self.results = Results(audit.policy, audit.apis)
+        self.runs = {api: ApiRun(api, audit, self.results) for api in audit.apis}
 
-    @property
-    def results(self) -> Results:
-        if self._results is None:
-            from evalmock.harness.audit import reachable, run_audit
+    def choose(self, items: Iterable[pytest.Item]) -> None:
+        """Record which scenario checks were selected (by node id, -k, --lf): completeness judges only those."""
+        for api in self.audit.apis:
+            self.results.selected[api] = {i.check.name for i in items
+                                          if isinstance(i, CheckItem) and i.api == api and i.check.kind == "scenario"}
 
-            problem = reachable(self.audit.base_url)
-            if problem:
-                raise pytest.UsageError(f"{self.audit.base_url} is unreachable ({problem})")
-            self._results = run_audit(self.audit)
-        return self._results
+    def complete(self) -> Results:
+        """The whole audit: every scenario check not yet run, then Schemathesis, for every API."""
+        from evalmock.harness.checks.registry import scenario_checks
+
+        for api, run in self.runs.items():
+            self.results.selected.pop(api, None)  # every scenario check, whatever the tests selected
+            for check in scenario_checks(api):
+                run.scenario(check)
+            run.finish_traffic()
+        return self.results
+
+    def close(self) -> None:
+        for run in self.runs.values():
+            run.close()
 
 
 def _audit_from_options(config: pytest.Config) -> Audit | None:
@@ -80,89 +159,184 @@ def _audit_from_options(config: pytest.Config) -> Audit | None:
         raise pytest.UsageError(str(exc).replace("the base URL", "--evalmock-base-url")) from None
 
 
+def _ours(argument: str) -> bool:
+    return argument == ROOT or argument.startswith(f"{ROOT}::")
+
+
 def pytest_configure(config: pytest.Config) -> None:
     audit = _audit_from_options(config)
     config.stash[_SESSION] = AuditSession(audit) if audit is not None else None
+    # `evalmock::api::check` names no file: taken out of the paths to collect, it selects among the audit's tests.
+    config.stash[_ASKED] = [a for a in config.args if _ours(a)] if audit is not None else []
+    if config.stash[_ASKED]:
+        config.args[:] = [a for a in config.args if not _ours(a)]
 
 
-class CheckItem(pytest.Item):
-    """One check of one API; its outcome comes from the shared audit."""
+def pytest_sessionstart(session: pytest.Session) -> None:
+    audit_session = session.config.stash.get(_SESSION, None)
+    if audit_session is None:
+        return
+    from evalmock.harness.audit import reachable
 
-    def __init__(self, *, api: str, check: str, audit_session: AuditSession, **kwargs: Any) -> None:
+    base_url = audit_session.audit.base_url
+    problem = reachable(base_url)
+    if problem:  # one line, before any test; pytest prints it as "ERROR: ..." and exits 4
+        raise pytest.UsageError(f"evalmock: cannot reach --evalmock-base-url {base_url} ({problem}); "
+                                f"no audit test ran")
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    audit_session = session.config.stash.get(_SESSION, None)
+    if audit_session is not None:
+        audit_session.close()
+
+
+class AuditItem(pytest.Item):
+    """A test of the audit: reported at its node id, `evalmock::<api>::<name>`."""
+
+    def __init__(self, *, api: str, audit_session: AuditSession, **kwargs: Any) -> None:
         super().__init__(**kwargs)
-        self.api, self.check, self.session_audit = api, check, audit_session
+        self.api, self.audit_session = api, audit_session
+
+    @property
+    def run(self) -> ApiRun:
+        return self.audit_session.runs[self.api]
+
+    def reportinfo(self) -> tuple[str, int | None, str]:
+        return self.nodeid, None, self.nodeid
+
+    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> str:
+        if isinstance(excinfo.value, pytest.fail.Exception):
+            return str(excinfo.value)
+        return f"{self.nodeid}: the audit itself failed: {excinfo.exconly()}"  # a bug of ours, not a finding
+
+
+class CheckItem(AuditItem):
+    """One check of one API; a scenario check runs its requests now, the others report on the responses seen."""
+
+    def __init__(self, *, check: Check, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.check = check
 
     def runtest(self) -> None:
         from evalmock.harness.policy import FAILED, SKIPPED, WARNED
         from evalmock.harness.report import finding_text
         from evalmock.harness.results import OFF
 
-        results = self.session_audit.results
-        redact = self.session_audit.audit.redactor.text  # again, for any secret learned after a finding was kept
-        tally = results.tallies[(self.api, self.check)]
-        mine = [f for f in results.findings if f.check is tally.check]
+        if self.check.kind == "scenario":
+            self.run.scenario(self.check)
+        else:
+            self.run.finish_traffic()
+        results = self.audit_session.results
+        redact = self.audit_session.audit.redactor.text  # again, for any secret learned after a finding was kept
+        tally = results.tallies[(self.api, self.check.name)]
+        mine = [f for f in results.findings if f.check is self.check]
         if tally.outcome == FAILED:
             pytest.fail(redact("\n\n".join(finding_text(f) for f in mine if f.outcome == FAILED)), pytrace=False)
         if tally.outcome == WARNED:
             for finding in (f for f in mine if f.outcome == WARNED):
-                warnings.warn(EvalmockWarning(redact(f"{self.check}: {finding_text(finding)}")), stacklevel=1)
+                warnings.warn(EvalmockWarning(redact(f"{self.check.name}: {finding_text(finding)}")), stacklevel=1)
         elif tally.outcome == SKIPPED:
             pytest.skip(redact("; ".join(f.title for f in mine if f.outcome == SKIPPED)) or "nothing to check")
         elif tally.outcome == OFF:
-            pytest.skip(f"a {tally.check.level} rule: off in profile {results.policy.profile}")
-
-    def reportinfo(self) -> tuple[str, int | None, str]:
-        return ROOT, None, f"{ROOT}::{self.api}::{self.check}"
+            pytest.skip(f"a {self.check.level} rule: off in profile {results.policy.profile}")
 
 
-class CompletenessItem(pytest.Item):
-    """Fails when the audit of an API checked too little to say whether it conforms."""
-
-    def __init__(self, *, api: str, audit_session: AuditSession, **kwargs: Any) -> None:
-        super().__init__(**kwargs)
-        self.api, self.session_audit = api, audit_session
+class FuzzItem(AuditItem):
+    """Schemathesis on the API's document, once; its checks are the tests that follow."""
 
     def runtest(self) -> None:
-        reasons = [r for r in self.session_audit.results.incomplete_reasons() if r.startswith(f"{self.api}:")]
+        self.run.finish_traffic()
+        if not self.run.audit.fuzz:
+            pytest.skip("Schemathesis did not run (--evalmock-no-fuzz)")
+
+
+class CompletenessItem(AuditItem):
+    """Fails when the audit of an API checked too little to say whether it conforms."""
+
+    def runtest(self) -> None:
+        self.run.finish_traffic()
+        reasons = [r for r in self.audit_session.results.incomplete_reasons() if r.startswith(f"{self.api}:")]
         if reasons:
             pytest.fail("the audit is incomplete: " + "; ".join(reasons), pytrace=False)
 
-    def reportinfo(self) -> tuple[str, int | None, str]:
-        return ROOT, None, f"{ROOT}::{self.api}::audit_is_complete"
-
 
 class AuditCollector(pytest.Collector):
-    """The audit's tests: per API, every check, then whether the audit was complete."""
+    """The audit's tests: a collector per API under one root named `evalmock`."""
 
-    def __init__(self, *, session_audit: AuditSession, **kwargs: Any) -> None:
+    def __init__(self, *, audit_session: AuditSession, **kwargs: Any) -> None:
         super().__init__(**kwargs)
-        self.session_audit = session_audit
+        self.audit_session = audit_session
+
+    def collect(self) -> list[ApiCollector]:
+        return [ApiCollector.from_parent(self, name=api, audit_session=self.audit_session)
+                for api in self.audit_session.audit.apis]
+
+    def items(self) -> list[pytest.Item]:
+        return [item for api in self.collect() for item in api.collect()]
+
+
+class ApiCollector(pytest.Collector):
+    """One API's tests, in the order they must run: scenario checks, Schemathesis, the other checks, completeness."""
+
+    def __init__(self, *, audit_session: AuditSession, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.audit_session = audit_session
 
     def collect(self) -> list[pytest.Item]:
         from evalmock.harness.checks import checks
 
-        items: list[pytest.Item] = []
-        for api in self.session_audit.audit.apis:
-            for check in checks(api):
-                items.append(CheckItem.from_parent(self, name=f"{api}::{check.name}", api=api, check=check.name,
-                                                   audit_session=self.session_audit))
-            items.append(CompletenessItem.from_parent(self, name=f"{api}::audit_is_complete", api=api,
-                                                      audit_session=self.session_audit))
+        api, found = self.name, checks(self.name)
+        common = {"api": api, "audit_session": self.audit_session}
+        items: list[pytest.Item] = [CheckItem.from_parent(self, name=c.name, check=c, **common)
+                                    for c in found if c.kind == "scenario"]
+        items.append(FuzzItem.from_parent(self, name=FUZZ_ITEM, **common))
+        items += [CheckItem.from_parent(self, name=c.name, check=c, **common) for c in found if c.kind != "scenario"]
+        items.append(CompletenessItem.from_parent(self, name=COMPLETE_ITEM, **common))
         return items
 
 
+def _asked_for(item: pytest.Item, asked: list[str]) -> bool:
+    return any(item.nodeid == a or item.nodeid.startswith(a + "::") for a in asked)
+
+
+@pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Add the audit's tests before -k, -m, --lf and --ff select among them."""
     audit_session = config.stash.get(_SESSION, None)
     if audit_session is None:
         return
-    collector = AuditCollector.from_parent(session, name=ROOT, nodeid=ROOT, session_audit=audit_session)
-    items.extend(collector.collect())
+    ours = AuditCollector.from_parent(session, name=ROOT, nodeid=ROOT, audit_session=audit_session).items()
+    asked = config.stash.get(_ASKED, [])
+    if asked:
+        unknown = [a for a in asked if not any(_asked_for(i, [a]) for i in ours)]
+        if unknown:
+            raise pytest.UsageError(f"evalmock: no audit test {', '.join(unknown)} (node ids look like "
+                                    f"evalmock::test-set::walk_yields_every_case_once)")
+        ours = [i for i in ours if _asked_for(i, asked)]
+    items.extend(ours)
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_collection_finish(session: pytest.Session) -> None:
+    audit_session = session.config.stash.get(_SESSION, None)
+    if audit_session is not None:
+        audit_session.choose(session.items)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Generator[None, Any, Any]:
+    """A skip of an audit test is located at its node id (pytest would point at this plugin's line)."""
+    report = yield
+    if isinstance(item, AuditItem) and report.skipped and isinstance(report.longrepr, tuple):
+        report.longrepr = (item.nodeid, None, report.longrepr[2])
+    return report
 
 
 @pytest.fixture(scope="session")
 def evalmock_results(request: pytest.FixtureRequest) -> Results:
-    """The Results of the audit the command line asked for (--evalmock-base-url ...); skips without one."""
+    """The Results of the whole audit the command line asked for (--evalmock-base-url ...); skips without one."""
     audit_session = request.config.stash.get(_SESSION, None)
     if audit_session is None:
         pytest.skip("no audit asked for: pass --evalmock-base-url (or call evalmock.harness.audit.audit_url)")
-    return audit_session.results
+    return audit_session.complete()

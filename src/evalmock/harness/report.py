@@ -9,16 +9,21 @@ from __future__ import annotations
 import html
 import xml.etree.ElementTree as ET
 from pathlib import Path
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
 from evalmock.harness.policy import FAILED, PASSED, SKIPPED, WARNED
 from evalmock.harness.redact import Redactor
 from evalmock.harness.results import OFF, Finding, Results, Tally, Verdict
+from evalmock.harness.run_info import RunInfo
+
+if TYPE_CHECKING:
+    from rich.console import Console
 
 KIND_WORDS = {"schemathesis": "Schemathesis", "response": "every response", "scenario": "scenario"}
 OUTCOME_ORDER = {FAILED: 0, WARNED: 1, SKIPPED: 2, PASSED: 3, OFF: 4}
 MAX_JUNIT_TEXT = 4000  # characters of one JUnit failure body, whatever the number of responses
 MAX_EXAMPLE_TEXT = 700
+UNWRAPPED_WIDTH = 100_000  # columns of the summary when it goes to a file or pipe: wide enough never to wrap
 
 
 def headline(results: Results) -> str:
@@ -46,10 +51,9 @@ def ordered_rows(results: Results, api: str) -> list[Tally]:
 
 def print_summary(results: Results, redactor: Redactor, stream: TextIO) -> None:
     """Per API a table of checks (what needs doing first), then each failure and warning, then the verdict."""
-    from rich.console import Console
     from rich.table import Table
 
-    console = Console(file=stream, width=160 if not stream.isatty() else None, highlight=False)
+    console = summary_console(stream)
     colour = {PASSED: "green", FAILED: "red", WARNED: "yellow", SKIPPED: "yellow", OFF: "dim"}
     for api in results.apis:
         table = Table(title=api_line(results, api), title_justify="left")
@@ -72,6 +76,15 @@ def print_summary(results: Results, redactor: Redactor, stream: TextIO) -> None:
     for note in results.notes:
         console.print(f"note: {redactor.text(note)}", markup=False)
     console.print(f"{headline(results)} ({policy_line(results)})", markup=False)
+
+
+def summary_console(stream: TextIO) -> Console:
+    """A terminal's own width; anywhere else (a log, a pipe to grep) no wrapping at all, so each line is whole."""
+    from rich.console import Console
+
+    if stream.isatty():
+        return Console(file=stream, highlight=False)
+    return Console(file=stream, width=UNWRAPPED_WIDTH, soft_wrap=True, highlight=False)
 
 
 def summary_text(results: Results) -> str:
@@ -155,11 +168,13 @@ def report_format(path: str | Path) -> str | None:
     return REPORT_FORMATS.get(Path(path).suffix.lower())
 
 
-def write_report(results: Results, path: str | Path, *, base_url: str, redactor: Redactor) -> None:
-    """A Markdown report (`.md`) or an HTML one (`.html`/`.htm`), chosen by the file's suffix."""
+def write_report(results: Results, path: str | Path, *, base_url: str, redactor: Redactor,
+                 run: RunInfo | None = None) -> None:
+    """A Markdown report (`.md`) or an HTML one (`.html`/`.htm`), chosen by the file's suffix; `run` is the run's
+    metadata for the header (by default: now, against `base_url`)."""
     path = Path(path)
     render = render_html if report_format(path) == "html" else render_markdown
-    path.write_text(redactor.text(render(results, base_url=base_url)), encoding="utf-8")
+    path.write_text(redactor.text(render(results, base_url=base_url, run=run)), encoding="utf-8")
 
 
 SECTIONS = (
@@ -169,9 +184,16 @@ SECTIONS = (
 )
 
 
-def render_markdown(results: Results, *, base_url: str) -> str:
-    lines = ["# evalmock contract report", "", f"Target: `{base_url}` ({policy_line(results)})", "",
-             f"**{headline(results)}**", ""]
+def markdown_header(results: Results, run: RunInfo) -> list[str]:
+    """The run's metadata as a two-column table."""
+    lines = ["| run | |", "|---|---|"]
+    lines += [f"| {label} | `{value}` |" for label, value in run.rows(results)]
+    return [*lines, ""]
+
+
+def render_markdown(results: Results, *, base_url: str, run: RunInfo | None = None) -> str:
+    run = run or RunInfo(base_url)
+    lines = ["# evalmock contract report", "", *markdown_header(results, run), f"**{headline(results)}**", ""]
     lines += [f"- {api_line(results, api)}" for api in results.apis] + [""]
     if results.verdict is Verdict.INCOMPLETE:
         lines += ["## Incomplete", "", "Nothing failed, but the audit cannot say the target conforms:", ""]
@@ -224,27 +246,44 @@ def _markdown_finding(finding: Finding) -> list[str]:
     return lines
 
 
-_CSS = (
-    "body{font-family:system-ui,sans-serif;max-width:72rem;margin:2rem auto;padding:0 1rem;color:#222}"
-    "table{border-collapse:collapse;margin:.5rem 0}td,th{border:1px solid #ccc;padding:.25rem .5rem;text-align:left;"
-    "vertical-align:top}.failed{color:#b00020;font-weight:bold}.warned{color:#8a5a00;font-weight:bold}"
-    ".skipped,.off{color:#666}.passed{color:#1b6e20}.finding{border-left:4px solid #b00020;padding:.25rem 1rem;"
-    "margin:1rem 0;background:#fff7f7}.finding-warned{border-color:#c98a00;background:#fffbf0}"
-    ".finding h3{margin:.5rem 0}.level{font-size:.8rem;padding:.05rem .4rem;border-radius:.6rem;background:#eee}"
-    "pre{background:#f4f4f4;padding:.5rem;overflow-x:auto;white-space:pre-wrap}.verdict{font-size:1.2rem}"
-    ".source{color:#444;font-size:.9rem}"
-)
+def report_css() -> str:
+    """The page's style. Long URLs, curl lines and sources wrap anywhere, so that nothing is wider than the window."""
+    return (
+        "body{font-family:system-ui,sans-serif;max-width:72rem;margin:2rem auto;padding:0 1rem;color:#222}"
+        "table{border-collapse:collapse;margin:.5rem 0;max-width:100%}td,th{border:1px solid #ccc;"
+        "padding:.25rem .5rem;text-align:left;vertical-align:top;overflow-wrap:break-word}"
+        ".failed{color:#b00020;font-weight:bold}.warned{color:#8a5a00;font-weight:bold}"
+        ".skipped,.off{color:#666}.passed{color:#1b6e20}.finding{border-left:4px solid #b00020;padding:.25rem 1rem;"
+        "margin:1rem 0;background:#fff7f7}.finding-warned{border-color:#c98a00;background:#fffbf0}"
+        ".finding h3{margin:.5rem 0}.level{font-size:.8rem;padding:.05rem .4rem;border-radius:.6rem;background:#eee}"
+        "pre{background:#f4f4f4;padding:.5rem;white-space:pre-wrap;overflow-wrap:anywhere}"
+        "p,li,h3{overflow-wrap:anywhere}.verdict{font-size:1.2rem}.source{color:#444;font-size:.9rem}"
+        ".run{display:grid;grid-template-columns:max-content minmax(0,1fr);gap:.15rem 1rem;margin:1rem 0;"
+        "padding:.5rem 1rem;background:#f6f8fa;border:1px solid #ddd}.run dt{color:#555}.run dd{margin:0;"
+        "overflow-wrap:anywhere}"
+        # a phone's width: table cells may break inside a word rather than push the page sideways
+        "@media (max-width:40rem){body{margin:1rem auto}td,th{overflow-wrap:anywhere;padding:.2rem .25rem}}"
+    )
 
 
-def render_html(results: Results, *, base_url: str) -> str:
+def html_header(results: Results, run: RunInfo) -> str:
+    """The run's metadata as a definition list."""
     e = html.escape
+    return ('<dl class="run">' + "".join(f"<dt>{e(label)}</dt><dd><code>{e(value)}</code></dd>"
+                                         for label, value in run.rows(results)) + "</dl>")
+
+
+def render_html(results: Results, *, base_url: str, run: RunInfo | None = None) -> str:
+    e = html.escape
+    run = run or RunInfo(base_url)
     verdict_class = {Verdict.VIOLATIONS: "failed", Verdict.INCOMPLETE: "warned", Verdict.CONFORMS: "passed"}
     parts = [
         "<!doctype html>",
-        '<html lang="en"><head><meta charset="utf-8"><title>evalmock contract report</title>',
-        f"<style>{_CSS}</style></head><body>",
+        '<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width">'
+        "<title>evalmock contract report</title>",
+        f"<style>{report_css()}</style></head><body>",
         "<h1>evalmock contract report</h1>",
-        f"<p>Target: <code>{e(base_url)}</code> ({e(policy_line(results))})</p>",
+        html_header(results, run),
         f'<p class="verdict {verdict_class[results.verdict]}">{e(headline(results))}</p>',
         "<ul>" + "".join(f"<li>{e(api_line(results, api))}</li>" for api in results.apis) + "</ul>",
     ]

@@ -7,7 +7,7 @@ import sys
 from collections.abc import Iterable
 from pathlib import Path
 
-from evalmock.contract.sources import PAGES, Source
+from evalmock.contract.sources import PAGES, Source, page_name
 from evalmock.harness.checks import CHECKS, Check
 from evalmock.harness.page_coverage import coverage_rows
 from evalmock.harness.report import KIND_WORDS
@@ -21,9 +21,9 @@ def _cell(text: str) -> str:
 
 
 def source_cell(source: Source) -> str:
-    """The page's words in quotation marks with `file:line`; then, for a reading, an inference or a live fact,
-    the reason in our words."""
-    quotes = "; ".join(f'"{quote.text}" ({quote.page}:{quote.line})' for quote in source.quotes)
+    """The page's words in quotation marks, cited by the page's title and line, then its file name; then, for a
+    reading, an inference or a live fact, the reason in our words."""
+    quotes = "; ".join(f'"{quote.text}" ({quote.citation})' for quote in source.quotes)
     reason = {"page": "reading", "inferred": "inferred", "live": "live"}[source.level.value]
     parts = [quotes] if quotes else []
     if source.reason:
@@ -62,7 +62,7 @@ def render_coverage(pages: dict[str, list[str]], checks: Iterable[Check] = CHECK
     for page in pages:
         mine = [row for row in rows if row.page == page]
         quoted = sum(bool(row.checks) for row in mine)
-        lines += [f"#### {page}", "", f"{quoted} of {len(mine)} rows quoted by a check.", "",
+        lines += [f"#### {page_name(page)}", "", f"{quoted} of {len(mine)} rows quoted by a check.", "",
                   "| line | the page says | enforced by |", "|--:|---|---|"]
         for row in mine:
             enforced = ", ".join(

@@ -17,8 +17,10 @@ from evalmock.contract.documents import APIS
 from evalmock.contract.operations import operation
 from evalmock.contract.targets import TargetsError, load_targets
 from evalmock.harness.audit import EXIT_USAGE, check_base_url
+from evalmock.harness.output_paths import outputs_problem
 from evalmock.harness.policy import Policy
 from evalmock.harness.report import policy_line, print_summary, report_format
+from evalmock.harness.run_info import RunInfo
 from evalmock.harness.traffic_audit import TrafficAudit, traffic_redactor
 from evalmock.harness.traffic_walks import WalkBounds
 from evalmock.proxy.cors import ProxyCORSMiddleware
@@ -55,6 +57,9 @@ def build_proxy(args: argparse.Namespace, stream: Any = None) -> tuple[Any, Prox
         raise UsageError(problem.replace("the base URL", "--upstream"))
     if args.report and report_format(args.report) is None:
         raise UsageError(f"--report must end in .md or .html, got {args.report!r}")
+    unwritable = outputs_problem({"--report": args.report, "--junit": args.junit, "--har": args.har})
+    if unwritable:
+        raise UsageError(unwritable)
     try:
         targets = load_targets(args.targets) if args.targets else None
         policy = Policy(strict=args.strict, profile=args.profile)
@@ -63,7 +68,8 @@ def build_proxy(args: argparse.Namespace, stream: Any = None) -> tuple[Any, Prox
     apis = tuple(APIS) if args.api == "all" else (args.api,)
     audit = TrafficAudit(policy, apis=apis, targets=targets, redactor=traffic_redactor(targets),
                          walk_bounds=WalkBounds(args.max_walks, args.max_walk_pages))
-    session = ProxySession(audit, upstream, Outputs(args.report, args.junit, args.har), stream)
+    session = ProxySession(audit, upstream, Outputs(args.report, args.junit, args.har), stream,
+                           RunInfo.of(upstream, target_kind="upstream", targets=args.targets))
     forwarder = ProxyApp(upstream, session, timeout=args.timeout)
     return ProxyCORSMiddleware(forwarder), forwarder, session
 

@@ -13,6 +13,7 @@ from evalmock.harness.exchange import Exchange
 from evalmock.harness.redact import Redactor
 from evalmock.harness.report import write_junit, write_report
 from evalmock.harness.results import Results
+from evalmock.harness.run_info import RunInfo
 from evalmock.harness.traffic_audit import TrafficAudit
 from evalmock.proxy.forwarding import Forwarded, Headers
 from evalmock.proxy.recorder import HarRecorder
@@ -37,9 +38,11 @@ class Outputs:
 class ProxySession:
     """The proxy's Observer: judges, tells, records; `write_outputs` writes everything seen so far."""
 
-    def __init__(self, audit: TrafficAudit, upstream: str, outputs: Outputs, stream: TextIO | None = None) -> None:
+    def __init__(self, audit: TrafficAudit, upstream: str, outputs: Outputs, stream: TextIO | None = None,
+                 run: RunInfo | None = None) -> None:
         self.audit = audit
         self.upstream = upstream
+        self.run = run or RunInfo.of(upstream, target_kind="upstream")
         self.outputs = outputs
         self.stream = stream or sys.stderr
         self.recorder = HarRecorder(audit.redactor) if outputs.har else None
@@ -92,7 +95,8 @@ class ProxySession:
         if legend := self.redactor.legend("\n".join(results.curl_commands())):
             results.notes.append(legend)
         for path, write in (
-            (self.outputs.report, lambda p: write_report(results, p, base_url=self.upstream, redactor=self.redactor)),
+            (self.outputs.report, lambda p: write_report(results, p, base_url=self.upstream, redactor=self.redactor,
+                                                           run=self.run)),
             (self.outputs.junit, lambda p: write_junit(results, p, self.redactor)),
             (self.outputs.har, lambda p: self.recorder.write(p) if self.recorder else None),
         ):
