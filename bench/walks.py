@@ -99,13 +99,15 @@ def _instant(minute: int) -> str:
 
 
 # -- the proxy's memory over many pages ----------------------------------------------------------------------------
-def proxied(python: str, pages: int, samples: int = 10) -> dict[str, Any]:
-    """`evalmock proxy` (every check of the default profile, with the targets) in front of `evalmock serve`, walked
+def proxied(python: str, pages: int, samples: int = 10, max_walks: int | None = None) -> dict[str, Any]:
+    """`evalmock proxy` (every check of the default profile, with the targets, and `max_walks` when given) in front
+    of `evalmock serve`, walked
     by one client: walks over every target project with limits 25, 50 and 100 and three filters, half of them left
     open after two pages, the rest to their end. The proxy's resident memory at every tenth of the pages."""
     targets_path = lib.RESULTS / "walks-targets.toml"
     server = lib.start_evalmock(python, "walks-upstream", extra=["--write-targets", str(targets_path)])
-    proxy = lib.start_proxy(python, server.base, "walks-proxy", extra=["--targets", str(targets_path)])
+    bound = ["--max-walks", str(max_walks)] if max_walks else []
+    proxy = lib.start_proxy(python, server.base, "walks-proxy", extra=["--targets", str(targets_path), *bound])
     projects = tomllib.loads(targets_path.read_text())["test_set"]["projects"]
     connection = http.client.HTTPConnection(lib.HOST, proxy.port, timeout=30)
     rss = [{"pages": 0, "rss_mib": proxy.rss()}]
@@ -135,7 +137,7 @@ def proxied(python: str, pages: int, samples: int = 10) -> dict[str, Any]:
         seconds = time.perf_counter() - started
         lib.stop(proxy.proc)
         lib.stop(server.proc)
-    return {"pages": sent, "walks": walks, "seconds": round(seconds, 1), "rss": rss,
+    return {"pages": sent, "walks": walks, "max_walks": max_walks, "seconds": round(seconds, 1), "rss": rss,
             "rss_growth_after_first_tenth_mib": round(rss[-1]["rss_mib"] - rss[1]["rss_mib"], 1)}
 
 
@@ -210,6 +212,7 @@ def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--only", default=",".join(PARTS), help=f"comma-separated: {', '.join(PARTS)}")
     parser.add_argument("--pages", type=int, default=100_000, help="pages to proxy for the memory run")
+    parser.add_argument("--max-walks", type=int, help="the proxy's --max-walks in the memory run (default its own)")
     parser.add_argument("--baseline", default="main", help="the revision to compare the proxy's latency with")
     parser.add_argument("--seconds", type=int, default=10, help="seconds per round of the latency run")
     parser.add_argument("--rounds", type=int, default=3, help="rounds of the latency run")
@@ -226,7 +229,7 @@ def main(argv: list[str]) -> int:
         if part == "state":
             result = {"2 pages a walk": state(), "5 pages a walk": state(pages_per_walk=5)}
         elif part == "proxied":
-            result = proxied(python, args.pages)
+            result = proxied(python, args.pages, max_walks=args.max_walks)
         elif part == "overhead":
             result = overhead(python, args.baseline, args.seconds, args.rounds)
         else:
