@@ -117,7 +117,8 @@ def test_junit_names_levels_skips_and_passes_warnings_with_their_text(tmp_path: 
 
 def test_the_report_leads_with_failures_then_warnings_then_what_was_not_checked_then_passes() -> None:
     for text in (render_markdown(results_with(3), base_url="http://h"), render_html(results_with(3), base_url="http://h")):
-        order = [text.index(heading) for heading in ("Failures (1)", "Warnings (1)", "Not checked", "Passed")]
+        headings = ("Failures (1 check, 1 finding)", "Warnings (1 check, 1 finding)", "Not checked", "Passed")
+        order = [text.index(heading) for heading in headings]
         assert order == sorted(order)
         assert text.index("test-set: failed") < order[0]  # a summary line per API at the top
         assert "updated_at_is_added_at_until_retired" in text and "When the case last changed" in text
@@ -154,4 +155,4 @@ def test_the_summary_prints_each_check_its_level_and_the_verdict() -> None:
     assert "updated_at_is_added_at_until_retired" in text and "inferred" in text
     assert "FAILED updated_at_is_added_at_until_retired [page] (2×" in text
     assert "WARNING last_page_has_no_next_cursor [inferred]" in text
-    assert "VIOLATIONS: 1 checks failed, 1 warned" in text
+    assert "VIOLATIONS: 1 checks failed (1 finding), 1 warned (1 finding)" in text

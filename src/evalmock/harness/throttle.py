@@ -1,0 +1,158 @@
+"""Throttled answers waited out and retried within a budget, every request of an audit kept under one rate, and
+what could still not be judged counted once, as the service's throttling."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from email.utils import parsedate_to_datetime
+from typing import Any, TypeVar
+
+T = TypeVar("T")
+
+DEFAULT_RETRIES = 3  # tries again per request, after its first answer
+DEFAULT_MAX_WAIT = 30.0  # seconds: a longer Retry-After is not waited out
+DEFAULT_BUDGET = 120.0  # seconds of waiting for the whole audit
+UNSAID_WAIT = 1.0  # seconds to wait after a 429 that does not say how long
+
+# Why a throttled answer was let through unretried.
+RETRIES_USED, TOO_LONG, BUDGET_SPENT = "retries used up", "asked to wait longer than the longest wait", "budget spent"
+
+
+class ThrottleError(ValueError):
+    """A throttling option that cannot be used (a bad rate, a negative wait)."""
+
+
+@dataclass(frozen=True)
+class ThrottleOptions:
+    """`retries` per request; `max_wait`: the longest single wait honoured; `budget`: all waiting of the audit;
+    `rate`: every request of the audit kept under it ("10/s", "600/m", Schemathesis's rate-limit syntax)."""
+
+    retries: int = DEFAULT_RETRIES
+    max_wait: float = DEFAULT_MAX_WAIT
+    budget: float = DEFAULT_BUDGET
+    rate: str | None = None
+
+    def __post_init__(self) -> None:
+        if self.retries < 0 or self.max_wait < 0 or self.budget < 0:
+            raise ThrottleError("retries, the longest wait and the wait budget cannot be negative")
+        if self.rate is not None:
+            try:
+                limiter(self.rate)
+            except Exception:
+                raise ThrottleError(f"a rate is N/s, N/m or N/h (such as 10/s), got {self.rate!r}") from None
+
+
+@dataclass
+class ThrottleReport:
+    """What throttling did to an audit: answers waited out, and those let through unjudged (and why)."""
+
+    waited_out: int = 0  # throttled answers followed by another try
+    waited: float = 0.0  # seconds spent waiting
+    given_up: int = 0  # requests whose last answer was still throttled: judged by no check
+    longest: float = 0.0  # the longest wait a throttled answer asked for, in seconds
+    reasons: Counter[str] = field(default_factory=Counter)
+
+    def text(self) -> str:
+        """One plain paragraph: the count and the longest wait first."""
+        if not self.given_up:
+            return (f"{self.waited_out} throttled answer(s) waited out ({self.waited:.1f} s in all); every request "
+                    "was judged on its answer after the wait")
+        why = ", ".join(f"{count} {reason}" for reason, count in sorted(self.reasons.items()))
+        return (f"{self.given_up} request(s) still throttled after waiting (longest wait asked: {self.longest:g} s; "
+                f"{why}); no check judged them. {self.waited_out} throttled answer(s) were waited out "
+                f"({self.waited:.1f} s in all)")
+
+
+def limiter(rate: str) -> Any:
+    """Schemathesis's own rate limiter (pyrate-limiter) for a rate such as "10/s": it blocks until a request fits."""
+    from schemathesis.core.rate_limit import build_limiter  # Schemathesis loads slowly: only when a rate is set
+
+    return build_limiter(rate)
+
+
+def retry_after_seconds(value: str | None) -> float | None:
+    """Retry-After as seconds: a number of seconds, or an HTTP date from now (RFC 9110 10.2.3); None if neither."""
+    text = (value or "").strip()
+    if not text:
+        return None
+    try:
+        seconds = float(text)
+    except ValueError:
+        try:
+            return max(0.0, parsedate_to_datetime(text).timestamp() - time.time())
+        except (TypeError, ValueError, IndexError, OverflowError):
+            return None
+    return seconds if seconds >= 0 else None
+
+
+def throttle_wait(status: int, retry_after: str | None, *, busy_is_the_answer: bool = False) -> float | None:
+    """How long a throttled answer asks to wait, or None for an answer that is not throttling: a 429 (any API, any
+    path; UNSAID_WAIT when it does not say), or a 503 whose Retry-After says when (unless the request asked for
+    the 503 itself)."""
+    seconds = retry_after_seconds(retry_after)
+    if status == 429:
+        return UNSAID_WAIT if seconds is None else seconds
+    if status == 503 and not busy_is_the_answer:
+        return seconds
+    return None
+
+
+class Throttle:
+    """Shared by every request of one audit (and thread-safe, for its workers)."""
+
+    def __init__(self, options: ThrottleOptions | None = None, *, sleep: Callable[[float], None] = time.sleep) -> None:
+        self.options = options or ThrottleOptions()
+        self.sleep = sleep
+        self.limiter: Any = limiter(self.options.rate) if self.options.rate else None
+        self._report = ThrottleReport()
+        self._lock = threading.Lock()
+
+    def pace(self) -> None:
+        """Wait, if need be, until one more request keeps the audit under its rate."""
+        if self.limiter is not None:
+            self.limiter.try_acquire("evalmock")
+
+    def send(self, call: Callable[[], T], answer: Callable[[T], tuple[int, str | None]], *,
+             busy_is_the_answer: bool = False, first: T | None = None) -> tuple[T, bool]:
+        """The answer to `call()` after waiting out throttled ones, and whether it is still throttled (then no
+        check may judge it). `answer` gives a response's status and Retry-After; `first`, an answer already
+        received to the same request (sent within the rate)."""
+        tries = 0
+        while True:
+            if first is None:
+                self.pace()
+                response = call()
+            else:
+                response, first = first, None
+            asked = throttle_wait(*answer(response), busy_is_the_answer=busy_is_the_answer)
+            if asked is None:
+                return response, False
+            if not self._grant(asked, tries):
+                return response, True
+            self.sleep(asked)
+            tries += 1
+
+    def _grant(self, asked: float, tries: int) -> bool:
+        """Whether to wait `asked` seconds and try again (the wait is then spent from the budget)."""
+        options = self.options
+        with self._lock:
+            report = self._report
+            report.longest = max(report.longest, asked)
+            reason = (RETRIES_USED if tries >= options.retries else TOO_LONG if asked > options.max_wait
+                      else BUDGET_SPENT if report.waited + asked > options.budget else None)
+            if reason is not None:
+                report.given_up += 1
+                report.reasons[reason] += 1
+                return False
+            report.waited += asked
+            report.waited_out += 1
+            return True
+
+    def report(self) -> ThrottleReport:
+        with self._lock:
+            return ThrottleReport(self._report.waited_out, self._report.waited, self._report.given_up,
+                                  self._report.longest, Counter(self._report.reasons))
