@@ -23,13 +23,14 @@ from evalmock.harness.response_judge import ResponseJudge, violation_example
 from evalmock.harness.results import UNSEEN_SKIP, Example, Ledger, Results
 from evalmock.harness.scenario import Scenario
 from evalmock.harness.schemathesis_config import PHASES
-from evalmock.harness.schemathesis_run import Shard, run_schemathesis, shards
+from evalmock.harness.schemathesis_run import Shard, ThreadRace, run_schemathesis, shards
 from evalmock.harness.throttle import Throttle, ThrottleError, ThrottleOptions
 
 APIS = tuple(DOCUMENTS)
 REQUEST_TIMEOUT = 15.0
 REACHABILITY_TIMEOUT = 5.0  # seconds, for connecting and for the first answer
 EXIT_USAGE, EXIT_UNREACHABLE = 2, 3  # besides a Verdict's own exit codes
+SHARD_ATTEMPTS = 3  # a Schemathesis shard broken by the interpreter's thread race is run again, this often
 
 
 class AuditError(Exception):
@@ -212,12 +213,21 @@ def run_scenario(check: Check, api: str, audit: Audit, throttle: Throttle) -> Le
 
 
 def _run_shard(api: str, audit: Audit, throttle: Throttle, shard: Shard) -> Ledger:
+    for _ in range(SHARD_ATTEMPTS):
+        ledger = Ledger(audit.policy)
+        try:
+            run_schemathesis(
+                api, base_url=audit.base_url, token=audit.token, targets=audit.targets, results=ledger,
+                redactor=audit.redactor, seed=audit.seed, max_examples=audit.max_examples, phases=audit.phases,
+                throttle=throttle, shard=shard,
+            )
+        except ThreadRace as race:
+            error = race
+            continue
+        return ledger
     ledger = Ledger(audit.policy)
-    run_schemathesis(
-        api, base_url=audit.base_url, token=audit.token, targets=audit.targets, results=ledger,
-        redactor=audit.redactor, seed=audit.seed, max_examples=audit.max_examples, phases=audit.phases,
-        throttle=throttle, shard=shard,
-    )
+    ledger.notes.append(f"{api}: Schemathesis {shard.phase} shard {shard.index + 1}/{shard.count} could not run "
+                        f"beside the others ({error}); run the audit with --workers 1")
     return ledger
 
 

@@ -24,13 +24,20 @@ from evalmock.harness.redact import Redactor
 from evalmock.harness.response_judge import ResponseJudge, failure_example
 from evalmock.harness.results import Recorder, RequestRecord, request_shape
 from evalmock.harness.schemathesis_config import PHASES, known_good_case_hook, load_schema
-from evalmock.harness.throttle import Throttle
+from evalmock.harness.throttle import Throttle, throttle_wait
 
 # Shards per phase. Fixed (never the number of workers), so that the requests sent, and so every verdict, are the
 # same with one worker or eight. The examples phase sends a handful of requests; a stateful run sends about 25
 # whatever its examples, so more of them would only add requests.
 SHARDS = {"examples": 1, "coverage": 8, "fuzzing": 4, "stateful": 4}
 RETRY_TIMEOUT = 15.0  # seconds, for a request sent again after a throttled answer
+# CPython 3.11 (before 3.12) may fail `ast.parse` when threads parse at once (gh-106905), and Hypothesis parses
+# source to describe strategies: a run that meets it is run again, whole, since its shard is deterministic.
+THREAD_RACE = "AST constructor recursion depth mismatch"
+
+
+class ThreadRace(Exception):
+    """A Schemathesis run broken by the interpreter's ast race under threads (not by the service): run it again."""
 
 
 @dataclass(frozen=True)
@@ -104,7 +111,9 @@ def run_schemathesis(
         if isinstance(event, events.PhaseStarted):
             progress.phase = str(event.phase.name)
         elif isinstance(event, events.ScenarioFinished):
-            _record_scenario(api, event, results, redactor, progress, retry.unjudged)
+            _record_scenario(api, event, results, redactor, progress, retry)
+        elif isinstance(event, events.NonFatalError) and THREAD_RACE in str(event.value):
+            raise ThreadRace(str(event.value))
         elif isinstance(event, events.NonFatalError):
             results.notes.append(redactor.text(f"{api}: Schemathesis could not test the operation: {event.value}"))
         elif isinstance(event, events.FatalError):
@@ -170,7 +179,7 @@ def _replace(target: Response, answer: Response) -> None:
 
 
 def _record_scenario(api: str, event: Any, results: Recorder, redactor: Redactor, progress: FuzzProgress,
-                     unjudged: set[str]) -> None:
+                     retry: ThrottledRetry) -> None:
     recorder = event.recorder
     progress.cases += len(recorder.cases)
     if event.status == Status.SKIP and event.skip_reason:
@@ -178,7 +187,7 @@ def _record_scenario(api: str, event: Any, results: Recorder, redactor: Redactor
     operation_path = operation(api).base_path + operation(api).path
     not_judged = 0
     for case_id, nodes in recorder.checks.items():
-        if case_id in unjudged:
+        if case_id in retry.unjudged:
             continue  # still throttled after waiting: counted once, as the service's throttling
         node_case = recorder.cases.get(case_id)
         query = getattr(node_case.value, "query", None) if node_case is not None else None
@@ -196,6 +205,8 @@ def _record_scenario(api: str, event: Any, results: Recorder, redactor: Redactor
                 results.passed(check)
             elif node.failure_info is not None:
                 failure = node.failure_info.failure
+                if _throttled_probe(recorder, case_id, failure, retry.throttle):
+                    continue
                 progress.failures += 1
                 record = _request_record(interaction, redactor)
                 method = record.method if record else "GET"
@@ -207,6 +218,18 @@ def _record_scenario(api: str, event: Any, results: Recorder, redactor: Redactor
             f"{api}: {not_judged} Schemathesis finding(s) about requests that break no rule the pages state (an "
             "undeclared or repeated query parameter, a stray header) were not judged"
         )
+
+
+def _throttled_probe(recorder: Any, case_id: str, failure: Any, throttle: Throttle) -> bool:
+    """Whether `failure` is about a throttled answer to a probe the check sent itself (counted, then dropped):
+    every other throttled answer was waited out in `after_call`, or left unjudged there."""
+    probe_id = getattr(failure, "case_id", None) or case_id
+    interaction = recorder.interactions.get(probe_id)
+    answer = interaction.response if interaction is not None else None
+    if answer is None or throttle_wait(answer.status_code, _retry_after(answer)) is None:
+        return False
+    throttle.unwaited_probe(_retry_after(answer))
+    return True
 
 
 def _request_record(interaction: Any, redactor: Redactor) -> RequestRecord | None:

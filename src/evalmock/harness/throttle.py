@@ -55,16 +55,25 @@ class ThrottleReport:
     given_up: int = 0  # requests whose last answer was still throttled: judged by no check
     longest: float = 0.0  # the longest wait a throttled answer asked for, in seconds
     reasons: Counter[str] = field(default_factory=Counter)
+    # Throttled answers to the probes Schemathesis sends from inside a check (ignored_auth's requests without
+    # credentials), which no hook can wait out: the check's finding on them is dropped, and it probes again.
+    probes: int = 0
 
     def text(self) -> str:
         """One plain paragraph: the count and the longest wait first."""
         if not self.given_up:
-            return (f"{self.waited_out} throttled answer(s) waited out ({self.waited:.1f} s in all); every request "
-                    "was judged on its answer after the wait")
-        why = ", ".join(f"{count} {reason}" for reason, count in sorted(self.reasons.items()))
-        return (f"{self.given_up} request(s) still throttled after waiting (longest wait asked: {self.longest:g} s; "
-                f"{why}); no check judged them. {self.waited_out} throttled answer(s) were waited out "
-                f"({self.waited:.1f} s in all)")
+            text = (f"{self.waited_out} throttled answer(s) waited out ({self.waited:.1f} s in all, the longest "
+                    f"{self.longest:g} s); every request was judged on its answer after the wait")
+        else:
+            why = ", ".join(f"{count} {reason}" for reason, count in sorted(self.reasons.items()))
+            text = (f"{self.given_up} request(s) still throttled after waiting (longest wait asked: {self.longest:g} "
+                    f"s; {why}); no check judged them. {self.waited_out} throttled answer(s) were waited out "
+                    f"({self.waited:.1f} s in all)")
+        if self.probes:
+            text += (f". {self.probes} throttled answer(s) to probes Schemathesis sends from inside its ignored_auth "
+                     "check, which no hook can wait out: the check's findings on them were dropped, and it judged "
+                     "the other requests")
+        return text
 
 
 def limiter(rate: str) -> Any:
@@ -152,7 +161,15 @@ class Throttle:
             report.waited_out += 1
             return True
 
+    def unwaited_probe(self, retry_after: str | None) -> None:
+        """Count a throttled answer to a request sent past every hook (so never waited out)."""
+        with self._lock:
+            self._report.probes += 1
+            asked = retry_after_seconds(retry_after)
+            self._report.longest = max(self._report.longest, asked or 0.0)
+
     def report(self) -> ThrottleReport:
         with self._lock:
-            return ThrottleReport(self._report.waited_out, self._report.waited, self._report.given_up,
-                                  self._report.longest, Counter(self._report.reasons))
+            report = self._report
+            return ThrottleReport(report.waited_out, report.waited, report.given_up, report.longest,
+                                  Counter(report.reasons), report.probes)

@@ -24,6 +24,7 @@ class ThrottlingGateway:
         self.retry_after = retry_after
         self.defect = defect
         self.throttled = 0
+        self.throttled_capability_probes = 0  # Schemathesis's start-up probes, which no check judges
         self._numbers = itertools.count(1)
         self._lock = threading.Lock()
 
@@ -35,6 +36,8 @@ class ThrottlingGateway:
             number = next(self._numbers)
             throttle = number % self.every == 0
             self.throttled += throttle
+            probe = any(name.lower().startswith(b"x-schemathesis-probe") for name, _ in scope["headers"])
+            self.throttled_capability_probes += throttle and probe
         if throttle:
             body = b'{"message":"API rate limit exceeded"}'
             await send({"type": "http.response.start", "status": 429, "headers": [
