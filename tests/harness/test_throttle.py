@@ -20,6 +20,7 @@ from evalmock.harness.throttle import (
     Throttle,
     ThrottleError,
     ThrottleOptions,
+    asked_status,
     retry_after_seconds,
     throttle_wait,
 )
@@ -51,12 +52,15 @@ def test_a_429_anywhere_is_throttling_and_says_how_long_or_waits_a_second() -> N
     assert throttle_wait(429, "soon") == UNSAID_WAIT
 
 
-def test_a_503_is_throttling_only_with_a_retry_after_and_when_not_asked_for() -> None:
+def test_a_503_is_throttling_only_with_a_retry_after_and_neither_is_when_asked_for() -> None:
     assert throttle_wait(503, "0") == 0.0
     assert throttle_wait(503, None) is None
-    assert throttle_wait(503, "1", busy_is_the_answer=True) is None
-    assert throttle_wait(429, "1", busy_is_the_answer=True) == 1.0
+    assert throttle_wait(503, "1", asked_for=503) is None
+    assert throttle_wait(429, "1", asked_for=503) == 1.0  # a gateway's 429 to a request that asked for a 503
+    assert throttle_wait(429, "1", asked_for=429) is None
     assert throttle_wait(500, "1") is None and throttle_wait(200, "1") is None
+    assert asked_status({"Prefer": "code=503"}) == 503 and asked_status({"prefer": "example=page, code=429"}) == 429
+    assert asked_status({"Prefer": "example=page"}) is None and asked_status({}) is None
 
 
 def test_retry_after_is_seconds_or_an_http_date() -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import urlsplit
@@ -166,12 +166,16 @@ def run_audit(audit: Audit, reporter: Reporter | None = None, *, throttle: Throt
     reporter = reporter or Reporter()
     throttle = throttle or Throttle(audit.throttle)
     results = Results(audit.policy, audit.apis)
+    plans = {api: _plan_api(api, audit, results) for api in audit.apis}
     with ThreadPoolExecutor(max_workers=audit.workers, thread_name_prefix="evalmock-audit") as pool:
-        planned = [(api, _plan_api(api, audit, results, throttle, pool)) for api in audit.apis]
-        for api, tasks in planned:
-            for label, ledger in tasks:
-                ledger.result().replay(results)
-                reporter.advance(f"{api}: {label}")
+        # The longest tasks start first (Schemathesis's shards, stateful the longest), so that with several
+        # workers none is left running alone at the end; the outcomes are taken in the plan's order all the same.
+        started = {id(task): pool.submit(task.run, audit, throttle)
+                   for task in sorted((t for tasks in plans.values() for t in tasks), key=lambda t: t.priority)}
+        for api, tasks in plans.items():
+            for task in tasks:
+                started[id(task)].result().replay(results)
+                reporter.advance(f"{api}: {task.label}")
             failed = sum(1 for f in results.failures if f.api == api)
             reporter.finish(f"{api}: {len(tasks)} tasks done, {failed} failed findings so far")
             results.skip_unexercised(api, _unexercised_reason(audit.fuzz))
@@ -179,20 +183,37 @@ def run_audit(audit: Audit, reporter: Reporter | None = None, *, throttle: Throt
     return results
 
 
-Task = tuple[str, "Future[Ledger]"]
+@dataclass(frozen=True, eq=False)
+class Task:
+    """One unit of an audit's work: a scenario check or a Schemathesis shard, recording into its own Ledger."""
+
+    api: str
+    label: str
+    check: Check | None = None
+    shard: Shard | None = None
+
+    @property
+    def priority(self) -> int:
+        return PRIORITY.get(self.shard.phase, 0) if self.shard is not None else len(PRIORITY)
+
+    def run(self, audit: Audit, throttle: Throttle) -> Ledger:
+        if self.check is not None:
+            return run_scenario(self.check, self.api, audit, throttle)
+        assert self.shard is not None
+        return _run_shard(self.api, audit, throttle, self.shard)
 
 
-def _plan_api(api: str, audit: Audit, results: Results, throttle: Throttle,
-              pool: ThreadPoolExecutor) -> list[Task]:
-    """Submit the scenario checks, then the Schemathesis shards, of one API."""
+PRIORITY = {"stateful": 0, "coverage": 1, "fuzzing": 2, "examples": 3}  # Schemathesis's phases, longest first
+
+
+def _plan_api(api: str, audit: Audit, results: Results) -> list[Task]:
+    """The scenario checks, then the Schemathesis shards, of one API, in the order their outcomes are taken."""
     chosen = [c for c in scenario_checks(api) if audit.only is None or c.name in audit.only]
     results.selected[api] = {c.name for c in chosen}
-    tasks: list[Task] = [(check.name, pool.submit(run_scenario, check, api, audit, throttle))
-                         for check in chosen if results.policy.applies(check.level)]
+    tasks = [Task(api, check.name, check=check) for check in chosen if results.policy.applies(check.level)]
     if audit.fuzz:
-        for shard in shards(audit.phases):
-            ledger = pool.submit(_run_shard, api, audit, throttle, shard)
-            tasks.append((f"Schemathesis {shard.phase} {shard.index + 1}/{shard.count}", ledger))
+        tasks += [Task(api, f"Schemathesis {shard.phase} {shard.index + 1}/{shard.count}", shard=shard)
+                  for shard in shards(audit.phases)]
     return tasks
 
 

@@ -12,7 +12,7 @@ from evalmock.contract.operations import operation
 from evalmock.contract.targets import ProjectTarget, Targets, TestCaseTarget
 from evalmock.harness.exchange import Exchange, exchange_from_httpx
 from evalmock.harness.outcomes import Skip, Unjudged, Violation
-from evalmock.harness.throttle import Throttle
+from evalmock.harness.throttle import Throttle, asked_status
 
 DEFAULT_TOKEN: Any = object()  # use the audit's main token
 MAX_WALK_CASES = 2000  # a walk stops after this many cases; comparisons then use the prefixes
@@ -77,8 +77,7 @@ class Scenario:
         exchange, throttled = self.throttle.send(
             lambda: exchange_from_httpx(self.client.get(path, params=query, headers=sent)),
             lambda answer: (answer.status, answer.header("retry-after")),
-            # A request that asks for a 503 (Prefer: code=503) takes it as its answer.
-            busy_is_the_answer="prefer" in {k.lower() for k in sent},
+            asked_for=asked_status(sent),  # a 503 asked for (Prefer: code=503) is the answer
         )
         self.last = exchange
         if throttled:

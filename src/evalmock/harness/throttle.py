@@ -3,10 +3,11 @@ what could still not be judged counted once, as the service's throttling."""
 
 from __future__ import annotations
 
+import re
 import threading
 import time
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from email.utils import parsedate_to_datetime
 from typing import Any, TypeVar
@@ -17,6 +18,7 @@ DEFAULT_RETRIES = 3  # tries again per request, after its first answer
 DEFAULT_MAX_WAIT = 30.0  # seconds: a longer Retry-After is not waited out
 DEFAULT_BUDGET = 120.0  # seconds of waiting for the whole audit
 UNSAID_WAIT = 1.0  # seconds to wait after a 429 that does not say how long
+PREFER_CODE = re.compile(r"(?:^|[;,\s])code=([0-9]{3})\b")
 
 # Why a throttled answer was let through unretried.
 RETRIES_USED, TOO_LONG, BUDGET_SPENT = "retries used up", "asked to wait longer than the longest wait", "budget spent"
@@ -70,9 +72,9 @@ class ThrottleReport:
                     f"s; {why}); no check judged them. {self.waited_out} throttled answer(s) were waited out "
                     f"({self.waited:.1f} s in all)")
         if self.probes:
-            text += (f". {self.probes} throttled answer(s) to probes Schemathesis sends from inside its ignored_auth "
-                     "check, which no hook can wait out: the check's findings on them were dropped, and it judged "
-                     "the other requests")
+            text += (f". {self.probes} throttled answer(s) to the probes Schemathesis's ignored_auth check sends "
+                     "from inside itself, which no hook can wait out: its findings on them were dropped (it probes "
+                     "again on a later request)")
         return text
 
 
@@ -98,16 +100,25 @@ def retry_after_seconds(value: str | None) -> float | None:
     return seconds if seconds >= 0 else None
 
 
-def throttle_wait(status: int, retry_after: str | None, *, busy_is_the_answer: bool = False) -> float | None:
+def throttle_wait(status: int, retry_after: str | None, *, asked_for: int | None = None) -> float | None:
     """How long a throttled answer asks to wait, or None for an answer that is not throttling: a 429 (any API, any
-    path; UNSAID_WAIT when it does not say), or a 503 whose Retry-After says when (unless the request asked for
-    the 503 itself)."""
+    path; UNSAID_WAIT when it does not say), or a 503 whose Retry-After says when; neither when it is the status
+    the request asked for (`asked_for`, from a mock's `Prefer: code=503`)."""
+    if status == asked_for:
+        return None
     seconds = retry_after_seconds(retry_after)
     if status == 429:
         return UNSAID_WAIT if seconds is None else seconds
-    if status == 503 and not busy_is_the_answer:
+    if status == 503:
         return seconds
     return None
+
+
+def asked_status(headers: Mapping[str, str]) -> int | None:
+    """The status a request asks a mock for with `Prefer: code=NNN` (RFC 7240 preferences), if any."""
+    prefer = next((value for name, value in headers.items() if name.lower() == "prefer"), "")
+    found = PREFER_CODE.search(prefer)
+    return int(found.group(1)) if found else None
 
 
 class Throttle:
@@ -126,7 +137,7 @@ class Throttle:
             self.limiter.try_acquire("evalmock")
 
     def send(self, call: Callable[[], T], answer: Callable[[T], tuple[int, str | None]], *,
-             busy_is_the_answer: bool = False, first: T | None = None) -> tuple[T, bool]:
+             asked_for: int | None = None, first: T | None = None) -> tuple[T, bool]:
         """The answer to `call()` after waiting out throttled ones, and whether it is still throttled (then no
         check may judge it). `answer` gives a response's status and Retry-After; `first`, an answer already
         received to the same request (sent within the rate)."""
@@ -137,7 +148,7 @@ class Throttle:
                 response = call()
             else:
                 response, first = first, None
-            asked = throttle_wait(*answer(response), busy_is_the_answer=busy_is_the_answer)
+            asked = throttle_wait(*answer(response), asked_for=asked_for)
             if asked is None:
                 return response, False
             if not self._grant(asked, tries):
