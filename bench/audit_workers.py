@@ -5,8 +5,8 @@ with one worker and with eight, their wall times, and whether both reached the s
     python3.11 bench/audit_workers.py --workers 1,4,8 --latency 500
 
 The server runs on CPU 0, the audits on CPU 1; results go to bench/results/audit_workers.json and the reports
-(Markdown, one per worker count) beside it. The verdicts and findings are compared on the reports, with the
-request ids the server makes up per answer masked.
+(Markdown, one per worker count) beside it. The verdicts and findings are compared on the reports (everything
+before the Passed table, with the request ids the server makes up per answer masked), and the pass counts apart.
 """
 
 from __future__ import annotations
@@ -22,8 +22,16 @@ from typing import Any
 import lib
 
 REQUEST_ID = re.compile(r"\b[0-9a-f]{32}\b")
-# The throttling item (a count of waits) and the tasks' progress are no verdict or finding.
-NOT_FINDINGS = re.compile(r"^(note|throttling).*$", re.MULTILINE)
+
+
+def findings(report: str) -> str:
+    """The report up to its Passed table: the verdict, and every failure, warning and check not checked."""
+    return REQUEST_ID.sub("<id>", report.split("\n## Passed", 1)[0])
+
+
+def passed(report: str) -> str:
+    """The Passed table: how many responses or runs each check judged."""
+    return report.split("\n## Passed", 1)[-1].split("\n## ", 1)[0]
 
 
 def audit(python: str, base: str, targets: str, workers: int) -> dict[str, Any]:
@@ -35,9 +43,10 @@ def audit(python: str, base: str, targets: str, workers: int) -> dict[str, Any]:
                           cwd=lib.ROOT)
     wall = time.perf_counter() - started
     (lib.RESULTS / f"audit-workers-{workers}.txt").write_text(done.stdout + done.stderr)
-    findings = NOT_FINDINGS.sub("", REQUEST_ID.sub("<id>", report.read_text() if report.exists() else ""))
+    text = report.read_text() if report.exists() else ""
     return {"workers": workers, "wall_s": round(wall, 1), "exit_code": done.returncode,
-            "headline": done.stdout.strip().splitlines()[-1] if done.stdout.strip() else "", "_findings": findings}
+            "headline": done.stdout.strip().splitlines()[-1] if done.stdout.strip() else "",
+            "_findings": findings(text), "_passed": passed(text)}
 
 
 def measure(python: str, worker_counts: list[int], latency_ms: int) -> dict[str, Any]:
@@ -54,8 +63,9 @@ def measure(python: str, worker_counts: list[int], latency_ms: int) -> dict[str,
         run["speedup"] = round(first["wall_s"] / run["wall_s"], 2)
         run["same_verdict_and_findings"] = run["exit_code"] == first["exit_code"] and run["_findings"] == first[
             "_findings"]
+        run["same_pass_counts"] = run["_passed"] == first["_passed"]
     for run in runs:
-        del run["_findings"]
+        del run["_findings"], run["_passed"]
     return {"latency_ms": latency_ms, "runs": runs}
 
 
