@@ -25,12 +25,14 @@ from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
 
+import audit_workers
 import chart
 import lib
 
 UVICORN = ["--server", "uvicorn"]
 GRANIAN = ["--server", "granian"]
-SECTIONS = ("startup", "throughput", "mixed", "world_size", "harness", "fuzz", "load", "workers", "data", "proxy")
+SECTIONS = ("startup", "throughput", "mixed", "world_size", "harness", "audit_workers", "fuzz", "load", "workers",
+            "data", "proxy")
 
 
 @dataclass(frozen=True)
@@ -269,6 +271,10 @@ class Bench:
         return {"command": "evalmock contract --base-url URL --targets FILE --junit ... --report ...",
                 "wall_s": round(wall, 1), "exit_code": done.returncode,
                 "tail": (done.stdout + done.stderr).strip().splitlines()[-15:]}
+
+    def audit_workers(self) -> dict[str, Any]:
+        """`evalmock contract` against a server answering in 500 ms, with 1 and 8 workers (bench/audit_workers.py)."""
+        return audit_workers.measure(self.python, [1, 8], 500)
 
     def fuzz(self) -> dict[str, Any]:
         """Schemathesis, positive and negative, both APIs, until at least N requests (bench/fuzz.py)."""

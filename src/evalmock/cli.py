@@ -8,6 +8,7 @@ import sys
 from collections.abc import Sequence
 
 from evalmock.harness.policy import DEFAULT_PROFILE, LIVE_PROFILE, PROFILES
+from evalmock.harness.throttle import DEFAULT_BUDGET, DEFAULT_MAX_WAIT, DEFAULT_RETRIES
 
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8080
@@ -217,6 +218,28 @@ def build_parser() -> argparse.ArgumentParser:
     contract.add_argument("--seed", type=int, default=DEFAULT_SEED, help="generation seed (default 42)")
     contract.add_argument("--no-fuzz", action="store_true", help="run only our semantic checks, not Schemathesis")
     contract.add_argument("--quiet", action="store_true", help="no live progress, only the summary")
+    contract.add_argument(
+        "--workers", type=_positive, default=1,
+        help="requests in flight at once: scenario checks and Schemathesis shards side by side; the verdict and "
+        "findings are the same for any number (default 1)",
+    )
+    contract.add_argument(
+        "--rate-limit", metavar="N/s", default=None,
+        help="keep every request of the audit under this rate, as N/s, N/m or N/h (Schemathesis's syntax; "
+        "default: no limit)",
+    )
+    contract.add_argument(
+        "--throttle-retries", type=int, default=None, metavar="N",
+        help=f"tries again per request after a 429 or a 503 with Retry-After (default {DEFAULT_RETRIES})",
+    )
+    contract.add_argument(
+        "--throttle-max-wait", type=float, default=None, metavar="SECONDS",
+        help=f"the longest Retry-After waited out (default {DEFAULT_MAX_WAIT:g})",
+    )
+    contract.add_argument(
+        "--throttle-budget", type=float, default=None, metavar="SECONDS",
+        help=f"all waiting for throttled answers in one audit (default {DEFAULT_BUDGET:g})",
+    )
 
     rules = commands.add_parser("rules", help="list every rule the audit applies, with its level and source")
     rules.add_argument(

@@ -64,3 +64,15 @@ def test_audit_url_says_when_the_target_is_unreachable() -> None:
     with pytest.raises(AuditError, match="unreachable") as caught:
         audit_url(f"http://127.0.0.1:{free_port()}")
     assert caught.value.exit_code == EXIT_UNREACHABLE
+
+
+def test_throttling_and_worker_options_are_planned_and_bad_ones_refused() -> None:
+    audit = plan_audit(URL, workers=8, rate_limit="10/s", retries=1, max_wait=5, wait_budget=60)
+    assert audit.workers == 8
+    assert (audit.throttle.rate, audit.throttle.retries, audit.throttle.max_wait, audit.throttle.budget) == (
+        "10/s", 1, 5, 60)
+    assert plan_audit(URL).throttle.budget > 0  # waiting out throttling is on by default
+    for bad in ({"workers": 0}, {"rate_limit": "fast"}, {"wait_budget": -1}):
+        with pytest.raises(AuditError) as raised:
+            plan_audit(URL, **bad)  # type: ignore[arg-type]
+        assert raised.value.exit_code == EXIT_USAGE

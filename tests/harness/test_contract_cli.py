@@ -60,13 +60,18 @@ def test_semantic_checks_alone_pass_against_the_live_server(live_server: Any, tm
 
 
 def test_the_token_never_appears_in_any_output(mutable_server: MutableServer, tmp_path: Path,
-                                               capsys: pytest.CaptureFixture[str]) -> None:
+                                               capsys: pytest.CaptureFixture[str],
+                                               monkeypatch: pytest.MonkeyPatch) -> None:
     token, second = SECRET_TOKENS
     targets = tmp_path / "targets.toml"
     dump_targets(Targets(projects=mutable_server.targets.projects, test_cases=mutable_server.targets.test_cases,
                          sealed_cursors=True), targets)
     junit, markdown, page = tmp_path / "junit.xml", tmp_path / "report.md", tmp_path / "report.html"
     mutable_server.switch.mutation = next(m for m in MUTATIONS if m.name == "problem-json-errors")
+    # A second defect, which only a request with the second token shows (so that a finding carries that token).
+    unbound = next(m for m in MUTATIONS if m.name == "cursor-not-bound-to-caller")
+    assert unbound.patch is not None
+    unbound.patch(monkeypatch, mutable_server.world)
     try:
         codes = [
             main(["contract", "--base-url", mutable_server.base_url, "--targets", str(targets), "--token", token,

@@ -121,3 +121,24 @@ def test_one_defect_on_many_responses_is_one_finding_with_a_count(mutable_server
     junit = tmp_path / "junit.xml"
     write_junit(results, junit, Redactor())
     assert len(junit.read_text()) < 40 * MAX_JUNIT_TEXT  # every check's testcase, each failure body bounded
+
+
+# Defects of one fact that every error answer carries: each must fail its own rule and nothing else, however
+# many scenario checks meet an error answer (one cause, one finding; the others judge only what they add).
+ONE_FACT = {"request-id-mismatch": "request_id_header_is_the_envelope_s", "wrong-404-code": "error_code_is_the_page_s"}
+ERROR_SCENARIOS = ("unknown_agent_is_agent_not_found", "missing_or_malformed_token_is_401",
+                   "expired_and_revoked_tokens_are_401", "cursor_is_bound_to_the_list", "cursor_is_bound_to_the_caller",
+                   "malformed_project_include_or_kind_is_bad_input", "junk_cursor_is_bad_input")
+
+
+@pytest.mark.parametrize("name", sorted(ONE_FACT))
+def test_one_fact_on_every_error_answer_is_one_failed_check(mutable_server: MutableServer, name: str) -> None:
+    mutable_server.switch.mutation = next(m for m in MUTATIONS if m.name == name)
+    try:
+        results = lean_audit(mutable_server, "test-set", ERROR_SCENARIOS, Policy())
+    finally:
+        mutable_server.switch.mutation = None
+    assert {f.check.name for f in results.failures} == {ONE_FACT[name]}
+    assert not results.warnings
+    ran = {t.check.name for t in results.rows() if t.check.kind == "scenario" and t.passed}
+    assert ran == set(ERROR_SCENARIOS)  # each scenario judged what it adds, and kept it

@@ -117,7 +117,8 @@ def test_junit_names_levels_skips_and_passes_warnings_with_their_text(tmp_path: 
 
 def test_the_report_leads_with_failures_then_warnings_then_what_was_not_checked_then_passes() -> None:
     for text in (render_markdown(results_with(3), base_url="http://h"), render_html(results_with(3), base_url="http://h")):
-        order = [text.index(heading) for heading in ("Failures (1)", "Warnings (1)", "Not checked", "Passed")]
+        headings = ("Failures (1 check, 1 finding)", "Warnings (1 check, 1 finding)", "Not checked", "Passed")
+        order = [text.index(heading) for heading in headings]
         assert order == sorted(order)
         assert text.index("test-set: failed") < order[0]  # a summary line per API at the top
         assert "updated_at_is_added_at_until_retired" in text and "When the case last changed" in text
@@ -154,4 +155,37 @@ def test_the_summary_prints_each_check_its_level_and_the_verdict() -> None:
     assert "updated_at_is_added_at_until_retired" in text and "inferred" in text
     assert "FAILED updated_at_is_added_at_until_retired [page] (2×" in text
     assert "WARNING last_page_has_no_next_cursor [inferred]" in text
-    assert "VIOLATIONS: 1 checks failed, 1 warned" in text
+    assert "VIOLATIONS: 1 checks failed (1 finding), 1 warned (1 finding)" in text
+
+
+def test_the_headline_counts_what_the_sections_count() -> None:
+    """One check broken on two kinds of request: one failed check, two findings, in the headline and the section."""
+    results = results_with(1)
+    results.breach(find_check("updated_at_is_added_at_until_retired", "test-set"),
+                   Example("another shape", request()), shape=request_shape("GET", LIST, 206))
+    for text in (render_markdown(results, base_url="http://h"), render_html(results, base_url="http://h")):
+        assert "VIOLATIONS: 1 checks failed (2 findings), 1 warned (1 finding)" in text
+        assert "Failures (1 check, 2 findings)" in text and "Warnings (1 check, 1 finding)" in text
+
+
+def test_the_service_s_throttling_is_one_item_of_every_output(tmp_path: Path) -> None:
+    from evalmock.harness.report import summary_text
+
+    results = results_with(1)
+    results.throttling.waited_out, results.throttling.given_up, results.throttling.longest = 5, 2, 60.0
+    results.throttling.reasons["asked to wait longer than the longest wait"] = 2
+    assert results.verdict is Verdict.VIOLATIONS  # a failure still decides
+    assert "2 request(s) still throttled after waiting (longest wait asked: 60 s" in summary_text(results)
+    assert render_markdown(results, base_url="http://h").count("## Throttling") == 1
+    assert "<h2>Throttling</h2>" in render_html(results, base_url="http://h")
+    write_junit(results, tmp_path / "j.xml", Redactor())
+    [prop] = ET.parse(tmp_path / "j.xml").getroot().findall("./properties/property[@name='throttling']")
+    assert "still throttled" in prop.get("value", "")
+    clean = Results(Policy(), ("test-set",))
+    clean.selected["test-set"] = set()
+    clean.passed(find_check("page_is_newest_first", "test-set"))
+    assert clean.verdict is Verdict.CONFORMS
+    clean.throttling.given_up = 1
+    assert clean.verdict is Verdict.INCOMPLETE  # unjudged requests: no CONFORMS
+    assert clean.incomplete_reasons() == ["1 request(s) were still throttled after waiting, and no check judged them "
+                                          "(see Throttling)"]

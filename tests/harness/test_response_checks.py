@@ -43,7 +43,7 @@ def items(*ranks: Any) -> dict[str, Any]:
 EXAMPLES: list[tuple[str, Exchange, Exchange, str, str | None]] = [
     # error answers
     ("request_id_header_is_the_envelope_s", error(400, "bad-input"),
-     error(400, "bad-input", request_id="rid-1", header="rid-2"), "X-Request-Id differs", "/error/requestId"),
+     error(400, "bad-input", request_id="rid-1", header="rid-2"), "X-Request-Id differs", None),
     ("error_code_is_the_page_s", error(404, "agent-not-found"), error(404, "not-found"), "404 not-found",
      "/error/code"),
     ("error_code_is_the_page_s", error(400, "bad-input", query=CURSOR_QUERY),

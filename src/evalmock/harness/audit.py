@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -20,15 +21,17 @@ from evalmock.harness.outcomes import Skip, Violation
 from evalmock.harness.policy import DEFAULT_PROFILE, Policy
 from evalmock.harness.redact import Redactor
 from evalmock.harness.response_judge import ResponseJudge, violation_example
-from evalmock.harness.results import UNSEEN_SKIP, Example, Results
+from evalmock.harness.results import UNSEEN_SKIP, Example, Ledger, Results
 from evalmock.harness.scenario import Scenario
 from evalmock.harness.schemathesis_config import PHASES
-from evalmock.harness.schemathesis_run import FuzzProgress, run_schemathesis
+from evalmock.harness.schemathesis_run import Shard, ThreadRace, run_schemathesis, shards
+from evalmock.harness.throttle import Throttle, ThrottleError, ThrottleOptions
 
 APIS = tuple(DOCUMENTS)
 REQUEST_TIMEOUT = 15.0
 REACHABILITY_TIMEOUT = 5.0  # seconds, for connecting and for the first answer
 EXIT_USAGE, EXIT_UNREACHABLE = 2, 3  # besides a Verdict's own exit codes
+SHARD_ATTEMPTS = 3  # a Schemathesis shard broken by the interpreter's thread race is run again, this often
 
 
 class AuditError(Exception):
@@ -54,6 +57,8 @@ class Audit:
     fuzz: bool = True  # run Schemathesis after our scenarios
     phases: tuple[str, ...] = PHASES
     only: frozenset[str] | None = None  # run only these scenario checks (None: all)
+    throttle: ThrottleOptions = field(default_factory=ThrottleOptions)  # waiting out throttling; --rate-limit
+    workers: int = 1  # scenario checks and Schemathesis shards run side by side; verdicts never depend on it
 
     @cached_property
     def redactor(self) -> Redactor:
@@ -86,6 +91,11 @@ def plan_audit(
     seed: int = 42,
     max_examples: int = 25,
     fuzz: bool = True,
+    workers: int = 1,
+    rate_limit: str | None = None,
+    retries: int | None = None,
+    max_wait: float | None = None,
+    wait_budget: float | None = None,
 ) -> Audit:
     """The audit that `evalmock contract`, the pytest plugin and `audit_url` run for the same options: the targets
     file read, and each token taken from the option, else the environment (EVALMOCK_TOKEN, EVALMOCK_SECOND_TOKEN),
@@ -93,10 +103,19 @@ def plan_audit(
     problem = check_base_url(base_url)
     if problem:
         raise AuditError(problem)
+    if workers < 1:
+        raise AuditError(f"--workers must be 1 or more, got {workers}")
     try:
         known = load_targets(targets) if targets else Targets()
         policy = Policy(strict=strict, profile=profile)
-    except (TargetsError, ValueError) as exc:
+        defaults = ThrottleOptions()
+        throttle = ThrottleOptions(
+            retries=defaults.retries if retries is None else retries,
+            max_wait=defaults.max_wait if max_wait is None else max_wait,
+            budget=defaults.budget if wait_budget is None else wait_budget,
+            rate=rate_limit,
+        )
+    except (TargetsError, ThrottleError, ValueError) as exc:
         raise AuditError(str(exc)) from None
     return Audit(
         base_url=base_url.rstrip("/"),
@@ -108,6 +127,8 @@ def plan_audit(
         seed=seed,
         max_examples=max_examples,
         fuzz=fuzz,
+        throttle=throttle,
+        workers=workers,
     )
 
 
@@ -143,48 +164,97 @@ def reachable(base_url: str, timeout: float = REACHABILITY_TIMEOUT) -> str | Non
     return None
 
 
-def run_audit(audit: Audit, reporter: Reporter | None = None) -> Results:
+def run_audit(audit: Audit, reporter: Reporter | None = None, *, throttle: Throttle | None = None) -> Results:
+    """Audit every API of `audit`; `audit.workers` tasks (a scenario check, a Schemathesis shard) at a time, each
+    recording apart, their outcomes then taken in one fixed order: the same verdict and findings for any number
+    of workers. `throttle` (else one made from `audit.throttle`) is shared by every request."""
     reporter = reporter or Reporter()
+    throttle = throttle or Throttle(audit.throttle)
     results = Results(audit.policy, audit.apis)
-    for api in audit.apis:
-        run_scenarios(api, audit, results, reporter)
-        if audit.fuzz:
-            reporter.stage(f"{api}: Schemathesis ({', '.join(audit.phases)})")
-            seen = FuzzProgress()
-
-            def progress(p: FuzzProgress, api: str = api, seen: FuzzProgress = seen) -> None:
-                seen.cases, seen.failures = p.cases, p.failures
-                reporter.advance(f"{api}: Schemathesis {p.phase}: {p.cases} cases, {p.failures} failed checks")
-
-            run_schemathesis(
-                api, base_url=audit.base_url, token=audit.token, targets=audit.targets, results=results,
-                redactor=audit.redactor, seed=audit.seed, max_examples=audit.max_examples, phases=audit.phases,
-                on_progress=progress,
-            )
-            reporter.finish(f"{api}: Schemathesis done: {seen.cases} cases, {seen.failures} failed checks")
-        results.skip_unexercised(api, unexercised_reason(audit.fuzz))
+    plans = {api: _plan_api(api, audit, results) for api in audit.apis}
+    with ThreadPoolExecutor(max_workers=audit.workers, thread_name_prefix="evalmock-audit") as pool:
+        # The longest tasks start first (Schemathesis's shards, stateful the longest), so that with several
+        # workers none is left running alone at the end; the outcomes are taken in the plan's order all the same.
+        started = {id(task): pool.submit(task.run, audit, throttle)
+                   for task in sorted((t for tasks in plans.values() for t in tasks), key=lambda t: t.priority)}
+        for api, tasks in plans.items():
+            for task in tasks:
+                started[id(task)].result().replay(results)
+                reporter.advance(f"{api}: {task.label}")
+            failed = sum(1 for f in results.failures if f.api == api)
+            reporter.finish(f"{api}: {len(tasks)} tasks done, {failed} failed findings so far")
+            results.skip_unexercised(api, unexercised_reason(audit.fuzz))
+    results.throttling = throttle.report()
     return results
 
 
-def run_scenarios(api: str, audit: Audit, results: Results, reporter: Reporter) -> None:
-    """Run the scenario checks of one API; every response they get is judged by the response and document checks."""
+@dataclass(frozen=True, eq=False)
+class Task:
+    """One unit of an audit's work: a scenario check or a Schemathesis shard, recording into its own Ledger."""
+
+    api: str
+    label: str
+    check: Check | None = None
+    shard: Shard | None = None
+
+    @property
+    def priority(self) -> int:
+        return PRIORITY.get(self.shard.phase, 0) if self.shard is not None else len(PRIORITY)
+
+    def run(self, audit: Audit, throttle: Throttle) -> Ledger:
+        if self.check is not None:
+            return run_scenario(self.check, self.api, audit, throttle)
+        assert self.shard is not None
+        return run_shard(self.api, audit, throttle, self.shard)
+
+
+PRIORITY = {"stateful": 0, "coverage": 1, "fuzzing": 2, "examples": 3}  # Schemathesis's phases, longest first
+
+
+def _plan_api(api: str, audit: Audit, results: Results) -> list[Task]:
+    """The scenario checks, then the Schemathesis shards, of one API, in the order their outcomes are taken."""
     chosen = [c for c in scenario_checks(api) if audit.only is None or c.name in audit.only]
     results.selected[api] = {c.name for c in chosen}
-    runnable = [c for c in chosen if results.policy.applies(c.level)]
-    reporter.stage(f"{api}: {len(runnable)} scenario checks")
-    judge = ResponseJudge(api, results, audit.redactor, DocumentJudge(api, results.policy), audit.targets)
+    tasks = [Task(api, check.name, check=check) for check in chosen if results.policy.applies(check.level)]
+    if audit.fuzz:
+        tasks += [Task(api, f"Schemathesis {shard.phase} {shard.index + 1}/{shard.count}", shard=shard)
+                  for shard in shards(audit.phases)]
+    return tasks
+
+
+def run_scenario(check: Check, api: str, audit: Audit, throttle: Throttle) -> Ledger:
+    """One scenario check, with its own client; every response it gets is judged by the response and document
+    checks too."""
+    ledger = Ledger(audit.policy)
+    judge = ResponseJudge(api, ledger, audit.redactor, DocumentJudge(api, audit.policy), audit.targets)
 
     def observe(observed_api: str, exchange: Exchange) -> None:
         judge.judge(exchange)
 
     with httpx.Client(base_url=audit.base_url.rstrip("/"), timeout=REQUEST_TIMEOUT) as client:
-        for check in runnable:
-            scenario = Scenario(client, audit.targets, token=audit.token, second_token=audit.second_token,
-                                observe=observe)
-            run_scenario_check(check, scenario, judge)
-            reporter.advance(f"{api}: {check.name}")
-    failed = sum(1 for f in results.failures if f.api == api and f.check.kind == "scenario")
-    reporter.finish(f"{api}: {len(runnable)} scenario checks done, {failed} failed")
+        scenario = Scenario(client, audit.targets, token=audit.token, second_token=audit.second_token,
+                            observe=observe, throttle=throttle)
+        run_scenario_check(check, scenario, judge)
+    return ledger
+
+
+def run_shard(api: str, audit: Audit, throttle: Throttle, shard: Shard) -> Ledger:
+    for _ in range(SHARD_ATTEMPTS):
+        ledger = Ledger(audit.policy)
+        try:
+            run_schemathesis(
+                api, base_url=audit.base_url, token=audit.token, targets=audit.targets, results=ledger,
+                redactor=audit.redactor, seed=audit.seed, max_examples=audit.max_examples, phases=audit.phases,
+                throttle=throttle, shard=shard,
+            )
+        except ThreadRace as race:
+            error = race
+            continue
+        return ledger
+    ledger = Ledger(audit.policy)
+    ledger.notes.append(f"{api}: Schemathesis {shard.phase} shard {shard.index + 1}/{shard.count} could not run "
+                        f"beside the others ({error}); run the audit with --workers 1")
+    return ledger
 
 
 def run_scenario_check(check: Check, scenario: Scenario, judge: ResponseJudge) -> None:

@@ -50,7 +50,9 @@ def run_contract(args: argparse.Namespace) -> int:
         audit = plan_audit(
             args.base_url, targets=args.targets, token=args.token, second_token=args.second_token,
             apis=APIS if args.api == "all" else (args.api,), strict=args.strict, profile=args.profile,
-            seed=args.seed, max_examples=args.max_examples, fuzz=not args.no_fuzz,
+            seed=args.seed, max_examples=args.max_examples, fuzz=not args.no_fuzz, workers=args.workers,
+            rate_limit=args.rate_limit, retries=args.throttle_retries, max_wait=args.throttle_max_wait,
+            wait_budget=args.throttle_budget,
         )
     except AuditError as exc:
         return fail(str(exc).replace("the base URL", "--base-url"), exc.exit_code)

@@ -53,6 +53,14 @@ class Skip(Exception):
         super().__init__(reason)
 
 
+class Unjudged(Skip):
+    """A check that could not judge an exchange because another fact about it is reported elsewhere (an answer
+    still throttled after waiting, reported once as the service's throttling)."""
+
+    def __init__(self, why: str) -> None:
+        super().__init__(f"could not judge: {why}")
+
+
 def show(value: Any) -> str:
     if isinstance(value, str):
         return value

@@ -27,12 +27,10 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 if TYPE_CHECKING:  # the audit's imports are heavy; they load only when an audit is asked for
-    import httpx
-
     from evalmock.harness.audit import Audit
     from evalmock.harness.checks.registry import Check
-    from evalmock.harness.response_judge import ResponseJudge
     from evalmock.harness.results import Results
+    from evalmock.harness.throttle import Throttle
 
 ROOT = "evalmock"
 FUZZ_ITEM, COMPLETE_ITEM = "schemathesis", "audit_is_complete"
@@ -62,50 +60,35 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 class ApiRun:
     """One API's share of the audit, run as its tests ask: a scenario check at a time, Schemathesis once."""
 
-    def __init__(self, api: str, audit: Audit, results: Results) -> None:
-        import httpx
-
-        from evalmock.harness.audit import REQUEST_TIMEOUT
-        from evalmock.harness.document_checks import DocumentJudge
-        from evalmock.harness.response_judge import ResponseJudge
-
-        self.api, self.audit, self.results = api, audit, results
-        self.judge: ResponseJudge = ResponseJudge(api, results, audit.redactor, DocumentJudge(api, results.policy),
-                                                  audit.targets)
-        self.client: httpx.Client = httpx.Client(base_url=audit.base_url, timeout=REQUEST_TIMEOUT)
+    def __init__(self, api: str, audit: Audit, results: Results, throttle: Throttle) -> None:
+        self.api, self.audit, self.results, self.throttle = api, audit, results, throttle
         self.ran: set[str] = set()
         self.traffic_done = False
 
     def scenario(self, check: Check) -> None:
         """Run one scenario check (once); every response it gets is judged by the response checks too."""
-        from evalmock.harness.audit import run_scenario_check
-        from evalmock.harness.scenario import Scenario
+        from evalmock.harness.audit import run_scenario
 
         if check.name in self.ran or not self.results.policy.applies(check.level):
             return
         self.ran.add(check.name)
-        audit = self.audit
-        scenario = Scenario(self.client, audit.targets, token=audit.token, second_token=audit.second_token,
-                            observe=lambda api, exchange: self.judge.judge(exchange))
-        run_scenario_check(check, scenario, self.judge)
+        run_scenario(check, self.api, self.audit, self.throttle).replay(self.results)
+        self.results.throttling = self.throttle.report()
 
     def finish_traffic(self) -> None:
         """Run Schemathesis (unless --evalmock-no-fuzz), then mark what met nothing as skipped; once."""
-        from evalmock.harness.audit import unexercised_reason
-        from evalmock.harness.schemathesis_run import run_schemathesis
+        from evalmock.harness.audit import run_shard, unexercised_reason
+        from evalmock.harness.schemathesis_run import shards
 
         if self.traffic_done:
             return
         self.traffic_done = True
         audit = self.audit
         if audit.fuzz:
-            run_schemathesis(self.api, base_url=audit.base_url, token=audit.token, targets=audit.targets,
-                             results=self.results, redactor=audit.redactor, seed=audit.seed,
-                             max_examples=audit.max_examples, phases=audit.phases)
+            for shard in shards(audit.phases):
+                run_shard(self.api, audit, self.throttle, shard).replay(self.results)
         self.results.skip_unexercised(self.api, unexercised_reason(audit.fuzz))
-
-    def close(self) -> None:
-        self.client.close()
+        self.results.throttling = self.throttle.report()
 
 
 class AuditSession:
@@ -113,10 +96,12 @@ class AuditSession:
 
     def __init__(self, audit: Audit) -> None:
         from evalmock.harness.results import Results
+        from evalmock.harness.throttle import Throttle
 
         self.audit = audit
         self.results = Results(audit.policy, audit.apis)
-        self.runs = {api: ApiRun(api, audit, self.results) for api in audit.apis}
+        throttle = Throttle(audit.throttle)  # one for the session: its budget and rate limit span every test
+        self.runs = {api: ApiRun(api, audit, self.results, throttle) for api in audit.apis}
 
     def choose(self, items: Iterable[pytest.Item]) -> None:
         """Record which scenario checks were selected (by node id, -k, --lf): completeness judges only those."""
@@ -134,11 +119,6 @@ class AuditSession:
                 run.scenario(check)
             run.finish_traffic()
         return self.results
-
-    def close(self) -> None:
-        for run in self.runs.values():
-            run.close()
-
 
 def _audit_from_options(config: pytest.Config) -> Audit | None:
     base_url = config.getoption("--evalmock-base-url")
@@ -183,12 +163,6 @@ def pytest_sessionstart(session: pytest.Session) -> None:
     if problem:  # one line, before any test; pytest prints it as "ERROR: ..." and exits 4
         raise pytest.UsageError(f"evalmock: cannot reach --evalmock-base-url {base_url} ({problem}); "
                                 f"no audit test ran")
-
-
-def pytest_sessionfinish(session: pytest.Session) -> None:
-    audit_session = session.config.stash.get(_SESSION, None)
-    if audit_session is not None:
-        audit_session.close()
 
 
 class AuditItem(pytest.Item):

@@ -27,9 +27,32 @@ UNWRAPPED_WIDTH = 100_000  # columns of the summary when it goes to a file or pi
 
 
 def headline(results: Results) -> str:
+    """The verdict and how many checks ended each way; failed and warned with their findings, in the very words
+    of the sections' titles, so that the two always agree."""
     counts = results.counts()
-    return (f"{results.verdict.name}: {counts[FAILED]} checks failed, {counts[WARNED]} warned, "
-            f"{counts[PASSED]} passed, {counts[SKIPPED]} skipped, {counts[OFF]} off in this profile")
+    return (f"{results.verdict.name}: {counts[FAILED]} checks failed{_findings(results, FAILED)}, "
+            f"{counts[WARNED]} warned{_findings(results, WARNED)}, {counts[PASSED]} passed, {counts[SKIPPED]} skipped, "
+            f"{counts[OFF]} off in this profile")
+
+
+def section_count(results: Results, outcome: str) -> str:
+    """"2 checks, 3 findings": a finding is one broken rule on one kind of request, so a check may have several."""
+    findings = results.findings_of(outcome)
+    checks = len({(f.api, f.check.name) for f in findings})
+    return f"{checks} check{'s' * (checks != 1)}, {len(findings)} finding{'s' * (len(findings) != 1)}"
+
+
+def _findings(results: Results, outcome: str) -> str:
+    count = len(results.findings_of(outcome))
+    return f" ({count} finding{'s' * (count != 1)})" if count else ""
+
+
+def throttling_text(results: Results) -> str | None:
+    """The service's throttling, reported once (None when the service never throttled)."""
+    report = results.throttling
+    if not (report.waited_out or report.given_up):
+        return None
+    return report.text()
 
 
 def api_line(results: Results, api: str) -> str:
@@ -75,6 +98,8 @@ def print_summary(results: Results, redactor: Redactor, stream: TextIO) -> None:
         console.print(f"incomplete: {redactor.text(reason)}", markup=False)
     for note in results.notes:
         console.print(f"note: {redactor.text(note)}", markup=False)
+    if (throttling := throttling_text(results)) is not None:
+        console.print(f"throttling (the service's, not a rule): {throttling}", markup=False)
     console.print(f"{headline(results)} ({policy_line(results)})", markup=False)
 
 
@@ -91,6 +116,8 @@ def summary_text(results: Results) -> str:
     """The verdict in a few plain lines: headline, each API, why incomplete, and each failure and warning."""
     lines = [headline(results), *(api_line(results, api) for api in results.apis)]
     lines += [f"incomplete: {reason}" for reason in results.incomplete_reasons()]
+    if (throttling := throttling_text(results)) is not None:
+        lines.append(f"throttling (the service's, not a rule): {throttling}")
     for finding in [*results.failures, *results.warnings]:
         word = "FAILED" if finding.outcome == FAILED else "WARNING"
         lines.append(f"{word} {finding.check.name} [{finding.check.level}] ({finding.count}× {finding.shape}): "
@@ -128,6 +155,9 @@ def finding_text(finding: Finding, limit: int = MAX_JUNIT_TEXT) -> str:
 def write_junit(results: Results, path: str | Path, redactor: Redactor) -> None:
     """One <testsuite> per API, one <testcase> per check; a warning passes, with its text in <system-out>."""
     root = ET.Element("testsuites", name="evalmock contract")
+    if (throttling := throttling_text(results)) is not None:
+        props = ET.SubElement(root, "properties")
+        ET.SubElement(props, "property", name="throttling", value=throttling)
     for api in results.apis:
         rows = results.rows(api)
         suite = ET.SubElement(
@@ -183,6 +213,11 @@ SECTIONS = (
                          "only with --strict."),
 )
 
+THROTTLING_INTRO = ("The service's throttling (429, or 503 with Retry-After): not a rule of the pages, so never a "
+                    "failure. Each throttled answer was waited out and its request sent again; an answer still "
+                    "throttled when the retries or the wait budget ran out was judged by no check, and leaves the "
+                    "audit incomplete.")
+
 
 def markdown_header(results: Results, run: RunInfo) -> list[str]:
     """The run's metadata as a two-column table."""
@@ -202,9 +237,11 @@ def render_markdown(results: Results, *, base_url: str, run: RunInfo | None = No
         findings = results.findings_of(outcome)
         if not findings:
             continue
-        lines += [f"## {title} ({len(findings)})", "", intro, ""]
+        lines += [f"## {title} ({section_count(results, outcome)})", "", intro, ""]
         for finding in findings:
             lines += _markdown_finding(finding)
+    if (throttling := throttling_text(results)) is not None:
+        lines += ["## Throttling", "", THROTTLING_INTRO, "", throttling + ".", ""]
     lines += ["## Not checked", "", "| check | level | why |", "|---|---|---|"]
     for api in results.apis:
         for t in ordered_rows(results, api):
@@ -294,9 +331,11 @@ def render_html(results: Results, *, base_url: str, run: RunInfo | None = None) 
         findings = results.findings_of(outcome)
         if not findings:
             continue
-        parts.append(f"<h2>{title} ({len(findings)})</h2><p>{e(intro)}</p>")
+        parts.append(f"<h2>{title} ({section_count(results, outcome)})</h2><p>{e(intro)}</p>")
         for finding in findings:
             parts.append(_html_finding(finding))
+    if (throttling := throttling_text(results)) is not None:
+        parts.append(f"<h2>Throttling</h2><p>{e(THROTTLING_INTRO)}</p><p>{e(throttling)}.</p>")
     parts.append("<h2>Not checked</h2><table><tr><th>API</th><th>check</th><th>level</th><th>why</th></tr>")
     for api in results.apis:
         for t in ordered_rows(results, api):

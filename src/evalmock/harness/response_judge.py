@@ -15,7 +15,7 @@ from evalmock.harness.document_checks import DocumentJudge
 from evalmock.harness.exchange import Exchange
 from evalmock.harness.outcomes import Violation, as_json
 from evalmock.harness.redact import Redactor
-from evalmock.harness.results import Example, RequestRecord, Results, request_shape
+from evalmock.harness.results import Example, Recorder, RequestRecord, request_shape
 
 
 @dataclass(frozen=True)
@@ -34,7 +34,7 @@ class ResponseJudge:
     def __init__(
         self,
         api: str,
-        results: Results,
+        results: Recorder,
         redactor: Redactor,
         document: DocumentJudge | None = None,
         targets: Targets | None = None,

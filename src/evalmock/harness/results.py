@@ -10,6 +10,7 @@ from enum import Enum
 
 from evalmock.harness.checks.registry import SCENARIO, Check, checks
 from evalmock.harness.policy import FAILED, PASSED, SKIPPED, WARNED, Policy
+from evalmock.harness.throttle import ThrottleReport
 
 OFF = "off"  # a check whose level this profile does not apply
 UNSEEN_SKIP = "no response this check speaks about was seen"  # why a check that never applied is skipped
@@ -108,6 +109,9 @@ class Results:
         # Per API, the scenario checks this audit chose to run (an API left out: all of them; empty: none, as in an
         # audit of recorded traffic, which has no service to send their requests to).
         self.selected: dict[str, set[str]] = {}
+        # The service's throttling: not a rule of the pages, so never a finding; what it left unjudged makes the
+        # audit incomplete.
+        self.throttling = ThrottleReport()
 
     # -- recording ---------------------------------------------------------------------------------------
     def tally(self, check: Check) -> Tally:
@@ -159,6 +163,7 @@ class Results:
                            for key, finding in self._findings.items()}
         other.notes = list(self.notes)
         other.selected = {api: set(names) for api, names in self.selected.items()}
+        other.throttling = dataclasses.replace(self.throttling, reasons=self.throttling.reasons.copy())
         return other
 
     def _add(self, check: Check, outcome: str, shape: str, example: Example, code: str | None) -> None:
@@ -209,6 +214,9 @@ class Results:
                 needs = sorted({f.examples[0].message for f in self.skips if f.api == api
                                 and f.check.kind == SCENARIO and f.examples})
                 reasons.append(f"{api}: every scenario check was skipped ({'; '.join(needs)})")
+        if self.throttling.given_up:
+            reasons.append(f"{self.throttling.given_up} request(s) were still throttled after waiting, and no check "
+                           "judged them (see Throttling)")
         return reasons
 
     @property
@@ -228,6 +236,36 @@ class Results:
         for tally in self.tallies.values():
             found[tally.outcome] += 1
         return found
+
+
+class Ledger:
+    """Outcomes recorded apart, by one worker, then replayed into the audit's Results in a fixed order, so that
+    the findings, their counts and their examples do not depend on which worker finished first."""
+
+    def __init__(self, policy: Policy) -> None:
+        self.policy = policy
+        self.notes: list[str] = []
+        self._entries: list[tuple[str, tuple[object, ...], dict[str, object]]] = []
+
+    def passed(self, check: Check) -> None:
+        self._entries.append(("passed", (check,), {}))
+
+    def breach(self, check: Check, example: Example, *, shape: str, code: str | None = None) -> str | None:
+        if not self.policy.applies(check.level):
+            return None
+        self._entries.append(("breach", (check, example), {"shape": shape, "code": code}))
+        return self.policy.breach(check.level)
+
+    def skipped(self, check: Check, reason: str) -> None:
+        self._entries.append(("skipped", (check, reason), {}))
+
+    def replay(self, results: Results) -> None:
+        for name, args, kwargs in self._entries:
+            getattr(results, name)(*args, **kwargs)
+        results.notes += [note for note in self.notes if note not in results.notes]
+
+
+Recorder = Results | Ledger  # where checks record their outcomes
 
 
 def request_shape(method: str, operation_path: str, status: int | None) -> str:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -12,12 +11,10 @@ import httpx
 from evalmock.contract.operations import operation
 from evalmock.contract.targets import ProjectTarget, Targets, TestCaseTarget
 from evalmock.harness.exchange import Exchange, exchange_from_httpx
-from evalmock.harness.outcomes import Skip, Violation
+from evalmock.harness.outcomes import Skip, Unjudged, Violation
+from evalmock.harness.throttle import Throttle, asked_status
 
 DEFAULT_TOKEN: Any = object()  # use the audit's main token
-# A documented 503 database-busy says, in Retry-After, when to try again: a scenario does, a few times, briefly.
-BUSY_RETRIES = 3
-MAX_BUSY_WAIT_SECONDS = 5
 MAX_WALK_CASES = 2000  # a walk stops after this many cases; comparisons then use the prefixes
 
 ExchangeObserver = Callable[[str, Exchange], None]
@@ -51,14 +48,14 @@ class Scenario:
         token: str | None,
         second_token: str | None = None,
         observe: ExchangeObserver | None = None,
-        sleep: Callable[[float], None] = time.sleep,
+        throttle: Throttle | None = None,
     ) -> None:
         self.client = client
         self.targets = targets
         self.token = token
         self.second_token = second_token
         self.observe = observe
-        self.sleep = sleep
+        self.throttle = throttle or Throttle()
         self.last: Exchange | None = None
         self._walks: dict[tuple[Any, ...], Walk] = {}
 
@@ -77,20 +74,15 @@ class Scenario:
         if bearer is not None and "Authorization" not in sent:
             sent["Authorization"] = f"Bearer {bearer}"
         query = {k: v for k, v in (params or {}).items() if v is not None}
-        # A request that asks for a 503 (Prefer: code=503) takes it as its answer.
-        retries = 0 if "prefer" in {k.lower() for k in sent} else BUSY_RETRIES
-        exchange = self._send(api, path, query, sent)
-        for _ in range(retries):
-            wait = _busy_wait(exchange)
-            if wait is None:
-                break
-            self.sleep(wait)
-            exchange = self._send(api, path, query, sent)
-        return exchange
-
-    def _send(self, api: str, path: str, query: Mapping[str, Any], headers: Mapping[str, str]) -> Exchange:
-        exchange = exchange_from_httpx(self.client.get(path, params=query, headers=headers))
+        exchange, throttled = self.throttle.send(
+            lambda: exchange_from_httpx(self.client.get(path, params=query, headers=sent)),
+            lambda answer: (answer.status, answer.header("retry-after")),
+            asked_for=asked_status(sent),  # a 503 asked for (Prefer: code=503) is the answer
+        )
         self.last = exchange
+        if throttled:
+            raise Unjudged(f"{exchange.method} {exchange.path} was still throttled ({exchange.status}) after waiting; "
+                           "see Throttling")
         if self.observe is not None:
             self.observe(api, exchange)
         return exchange
@@ -191,11 +183,3 @@ def expect_page(exchange: Exchange) -> dict[str, Any]:
         raise Violation("a 200 page is not an object with a data array", expected="{data: [...], hasMore}",
                         received=body, exchange=exchange)
     return body
-
-
-def _busy_wait(exchange: Exchange) -> float | None:
-    """Seconds to wait before trying again after a 503 that says when (whole seconds, not too long), else None."""
-    value = (exchange.header("retry-after") or "").strip()
-    if exchange.status != 503 or not value.isdigit() or int(value) > MAX_BUSY_WAIT_SECONDS:
-        return None
-    return float(value)

@@ -9,6 +9,7 @@ from typing import Any
 
 import schemathesis
 from schemathesis import GenerationMode
+from schemathesis.core.parameters import ParameterLocation
 from schemathesis.generation.meta import TestPhase
 
 from evalmock.contract.documents import api as api_document
@@ -98,7 +99,14 @@ def known_good_case_hook(api: str, targets: Targets) -> Callable[[Any, Any], Any
 
     def map_case(context: Any, case: Any) -> Any:
         meta = case.meta
-        if meta is None or meta.generation.mode != GenerationMode.POSITIVE:
+        if meta is None:
+            return case
+        if meta.generation.mode != GenerationMode.POSITIVE:
+            # A negative request about the query goes to a real agent: which of 400 and 404 wins for an unknown
+            # agent with a bad parameter, the page does not say.
+            if (api == "test-set" and projects is not None and case.path_parameters
+                    and not meta.is_negative_at(ParameterLocation.PATH)):
+                case.path_parameters["agentId"] = targets.projects[0].agent_id
             return case
         if api == "test-set" and projects is not None and case.path_parameters and case.query is not None:
             if meta.phase.name == TestPhase.STATEFUL:

@@ -1,12 +1,19 @@
 """Running Schemathesis on one API: its built-in checks judge every generated request, our per-response checks
-see every response it gets, and each outcome is recorded under the rule it is about, at that rule's level."""
+see every response it gets, and each outcome is recorded under the rule it is about, at that rule's level.
+
+A phase runs as fixed shards (one run each), so that workers can run them side by side while every verdict stays
+the same whatever their number; a throttled answer is waited out and retried before any check sees it."""
 
 from __future__ import annotations
 
+import math
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+import requests
+from schemathesis.core.transport import Response
 from schemathesis.engine import Status, events, from_schema
 
 from evalmock.contract.operations import operation
@@ -15,8 +22,44 @@ from evalmock.harness.attribution import attribute, refusal_left_open
 from evalmock.harness.exchange import exchange_from_schemathesis
 from evalmock.harness.redact import Redactor
 from evalmock.harness.response_judge import ResponseJudge, failure_example
-from evalmock.harness.results import RequestRecord, Results, request_shape
+from evalmock.harness.results import Recorder, RequestRecord, request_shape
 from evalmock.harness.schemathesis_config import PHASES, known_good_case_hook, load_schema
+from evalmock.harness.throttle import Throttle, throttle_wait
+
+# Shards per phase. Fixed (never the number of workers), so that the requests sent, and so every verdict, are the
+# same with one worker or eight. The examples phase sends a handful of requests; a stateful run sends about 25
+# whatever its examples, so more of them would only add requests.
+SHARDS = {"examples": 1, "coverage": 8, "fuzzing": 4, "stateful": 4}
+RETRY_TIMEOUT = 15.0  # seconds, for a request sent again after a throttled answer
+# CPython 3.11 (before 3.12) may fail `ast.parse` when threads parse at once (gh-106905), and Hypothesis parses
+# source to describe strategies: a run that meets it is run again, whole, since its shard is deterministic.
+THREAD_RACE = "AST constructor recursion depth mismatch"
+
+
+class ThreadRace(Exception):
+    """A Schemathesis run broken by the interpreter's ast race under threads (not by the service): run it again."""
+
+
+@dataclass(frozen=True)
+class Shard:
+    """One Schemathesis run: one phase, and the slice `index` of `count` of its cases."""
+
+    phase: str
+    index: int = 0
+    count: int = 1
+
+    def seed(self, seed: int) -> int:
+        """Generated phases draw other cases per shard; the coverage phase enumerates the same list in each."""
+        return seed + self.index if self.phase in ("fuzzing", "stateful") else seed
+
+    def max_examples(self, max_examples: int) -> int:
+        return math.ceil(max_examples / self.count) if self.phase in ("fuzzing", "stateful") else max_examples
+
+
+def shards(phases: tuple[str, ...]) -> list[Shard]:
+    """The runs of an audit's Schemathesis phases, in their fixed order."""
+    return [Shard(phase, index, SHARDS[phase]) for phase in PHASES if phase in phases
+            for index in range(SHARDS[phase])]
 
 
 @dataclass
@@ -34,29 +77,43 @@ def run_schemathesis(
     base_url: str,
     token: str | None,
     targets: Targets,
-    results: Results,
+    results: Recorder,
     redactor: Redactor,
     seed: int = 42,
     max_examples: int = 25,
     phases: tuple[str, ...] = PHASES,
     on_progress: Callable[[FuzzProgress], None] | None = None,
+    throttle: Throttle | None = None,
+    shard: Shard | None = None,
 ) -> None:
-    """Run Schemathesis on one API and record every check outcome into `results`."""
+    """Run Schemathesis on one API (every phase in one run, or one shard) and record every check outcome into
+    `results`."""
+    if shard is not None:
+        seed, max_examples, phases = shard.seed(seed), shard.max_examples(max_examples), (shard.phase,)
     schema = load_schema(api, results.policy, base_url=base_url, token=token, seed=seed, max_examples=max_examples,
                          phases=phases)
+    throttle = throttle or Throttle()
+    if throttle.limiter is not None:
+        schema.config.rate_limit = throttle.limiter  # one limiter for every request of the audit
+    if shard is not None and shard.count > 1 and shard.phase == "coverage":
+        schema.hook(slice_hook(shard))
     schema.hook(known_good_case_hook(api, targets))
     ours = ResponseJudge(api, results, redactor, targets=targets)  # Schemathesis runs the document's checks
+    retry = ThrottledRetry(throttle)
 
     @schema.hook
     def after_call(context: Any, case: Any, response: Any) -> None:
-        ours.judge(exchange_from_schemathesis(response))
+        if retry.wait_out(case, response):
+            ours.judge(exchange_from_schemathesis(response))
 
     progress = FuzzProgress()
     for event in from_schema(schema).execute():
         if isinstance(event, events.PhaseStarted):
             progress.phase = str(event.phase.name)
         elif isinstance(event, events.ScenarioFinished):
-            _record_scenario(api, event, results, redactor, progress, targets)
+            _record_scenario(api, event, results, redactor, progress, retry, targets)
+        elif isinstance(event, events.NonFatalError) and THREAD_RACE in str(event.value):
+            raise ThreadRace(str(event.value))
         elif isinstance(event, events.NonFatalError):
             results.notes.append(redactor.text(f"{api}: Schemathesis could not test the operation: {event.value}"))
         elif isinstance(event, events.FatalError):
@@ -67,9 +124,62 @@ def run_schemathesis(
             on_progress(progress)
 
 
-def _record_scenario(
-    api: str, event: Any, results: Results, redactor: Redactor, progress: FuzzProgress, targets: Targets
-) -> None:
+def slice_hook(shard: Shard) -> Callable[[Any, Any], bool]:
+    """A `filter_case` hook keeping this shard's slice of the cases, by their order of generation."""
+    seen = 0
+
+    def filter_case(context: Any, case: Any) -> bool:
+        nonlocal seen
+        seen += 1
+        return (seen - 1) % shard.count == shard.index
+
+    return filter_case
+
+
+class ThrottledRetry:
+    """Waits out a throttled answer in Schemathesis's `after_call` hook and puts the answer to the same request,
+    sent again, in its place (the hook's way of post-processing a response, in place), before any check sees it."""
+
+    def __init__(self, throttle: Throttle) -> None:
+        self.throttle = throttle
+        self.unjudged: set[str] = set()  # ids of the cases whose answer was still throttled: no check judges them
+        self._local = threading.local()
+
+    def wait_out(self, case: Any, response: Response) -> bool:
+        """Whether the answer in `response` (replaced by a later one, if it was throttled) may be judged."""
+        final, throttled = self.throttle.send(
+            lambda: self._send_again(response), lambda answer: (answer.status_code, _retry_after(answer)),
+            first=response,
+        )
+        if final is not response:
+            _replace(response, final)
+        if throttled:
+            self.unjudged.add(case.id)
+        return not throttled
+
+    def _send_again(self, response: Response) -> Response:
+        session = getattr(self._local, "session", None)
+        if session is None:
+            session = self._local.session = requests.Session()
+        answer = session.send(response.request, timeout=RETRY_TIMEOUT, allow_redirects=False)
+        return Response.from_requests(answer, verify=response.verify)
+
+
+def _retry_after(response: Response) -> str | None:
+    value = response.headers.get("retry-after")
+    return value[0] if isinstance(value, list) and value else value if isinstance(value, str) else None
+
+
+def _replace(target: Response, answer: Response) -> None:
+    for name in Response.__slots__:
+        if hasattr(answer, name):
+            setattr(target, name, getattr(answer, name))
+        elif hasattr(target, name):
+            delattr(target, name)  # a cached view of the throttled body
+
+
+def _record_scenario(api: str, event: Any, results: Recorder, redactor: Redactor, progress: FuzzProgress,
+                     retry: ThrottledRetry, targets: Targets) -> None:
     recorder = event.recorder
     progress.cases += len(recorder.cases)
     if event.status == Status.SKIP and event.skip_reason:
@@ -77,6 +187,8 @@ def _record_scenario(
     operation_path = operation(api).base_path + operation(api).path
     not_judged = 0
     for case_id, nodes in recorder.checks.items():
+        if case_id in retry.unjudged:
+            continue  # still throttled after waiting: counted once, as the service's throttling
         node_case = recorder.cases.get(case_id)
         query = getattr(node_case.value, "query", None) if node_case is not None else None
         path_parameters = getattr(node_case.value, "path_parameters", None) if node_case is not None else None
@@ -102,6 +214,8 @@ def _record_scenario(
                 results.passed(check)
             elif node.failure_info is not None:
                 failure = node.failure_info.failure
+                if _throttled_probe(recorder, case_id, failure, retry.throttle):
+                    continue
                 progress.failures += 1
                 record = _request_record(interaction, redactor)
                 method = record.method if record else "GET"
@@ -118,6 +232,18 @@ def _record_scenario(
 
 def _first_values(headers: Any) -> dict[str, str]:
     return {k: (v[0] if isinstance(v, list) else v) for k, v in dict(headers).items()}
+
+
+def _throttled_probe(recorder: Any, case_id: str, failure: Any, throttle: Throttle) -> bool:
+    """Whether `failure` is about a throttled answer to a probe the check sent itself (counted, then dropped):
+    every other throttled answer was waited out in `after_call`, or left unjudged there."""
+    probe_id = getattr(failure, "case_id", None) or case_id
+    interaction = recorder.interactions.get(probe_id)
+    answer = interaction.response if interaction is not None else None
+    if answer is None or throttle_wait(answer.status_code, _retry_after(answer)) is None:
+        return False
+    throttle.unwaited_probe(_retry_after(answer))
+    return True
 
 
 def _request_record(interaction: Any, redactor: Redactor) -> RequestRecord | None:

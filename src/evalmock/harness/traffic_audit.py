@@ -20,11 +20,13 @@ from evalmock.harness.policy import Policy
 from evalmock.harness.redact import Redactor
 from evalmock.harness.response_judge import Breach, ResponseJudge
 from evalmock.harness.results import UNSEEN_SKIP, Results
+from evalmock.harness.throttle import asked_status, throttle_wait
 from evalmock.harness.traffic_walks import TrafficWalks, WalkBounds, unwalked_reason
 
 SCENARIO_SKIP = ("a scenario check makes its own requests of a live service; a traffic audit only judges the "
                  "responses it is given (`evalmock contract --base-url` runs it)")
 GENERATED_SKIP = "judges the requests Schemathesis generates; traffic has none"
+THROTTLED_SKIP = "throttled (a 429, or a 503 with Retry-After): the service's throttling, not a rule's failure"
 
 
 @dataclass(frozen=True)
@@ -71,7 +73,12 @@ class TrafficAudit:
         return None
 
     def judge(self, api: str, exchange: Exchange) -> Judged:
-        """Judge one exchange of `api`'s operation; every outcome is recorded at its rule's level."""
+        """Judge one exchange of `api`'s operation; every outcome is recorded at its rule's level. A throttled
+        answer is the service's throttling, no rule's: counted, not judged."""
+        asked_for = asked_status(exchange.request_headers)
+        if throttle_wait(exchange.status, exchange.header("retry-after"), asked_for=asked_for) is not None:
+            self.skip(THROTTLED_SKIP)
+            return Judged(api, [], [])
         self.judged += 1
         query = exchange.query_values
         off = sorted(broken_parameters(api, query)) + [f"{name} (undeclared)"

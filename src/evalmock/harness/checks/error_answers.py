@@ -49,8 +49,8 @@ def request_id_header_is_the_envelope_s(exchange: Exchange) -> bool | None:
     error = envelope_error(exchange)
     request_id = error.get("requestId") if error else None
     if request_id != header:
-        raise Violation("X-Request-Id differs from the envelope's requestId", expected=header, received=request_id,
-                        pointer="/error/requestId")
+        # The header echoes the envelope's id (the page's words): the id is expected, the header received.
+        raise Violation("X-Request-Id differs from the envelope's requestId", expected=request_id, received=header)
     return True
 
 
@@ -119,20 +119,12 @@ def bad_input_is_every_400_s_code(exchange: Exchange, targets: Targets) -> bool 
 
 # -- scenarios --------------------------------------------------------------------------------------------
 def expect_error(exchange: Exchange, status: int, code: str | None, what: str) -> None:
-    """The exchange is an error of `status` in the envelope (with `code`, when given) and the request id echoed."""
+    """The exchange is an error of `status`. The rest of the answer is judged once, on every response, by the rule
+    that states it (its code by error_code_is_the_page_s, its request id by request_id_header_is_the_envelope_s,
+    its body by the document's checks): one fact, one finding. `code` only says what was expected."""
     if exchange.status != status:
         raise Violation(what, expected=f"{status}" + (f" {code}" if code else ""),
                         received=f"{exchange.status} {exchange.text[:300]}", exchange=exchange)
-    error = envelope_error(exchange)
-    if error is None:
-        raise Violation(f"{what}: the body is not the error envelope", expected='{"error": {"code", "message", '
-                        '"requestId"}}', received=exchange.text[:300], exchange=exchange)
-    if code is not None and error.get("code") != code:
-        raise Violation(f"{what}: wrong code", expected=code, received=error.get("code"), exchange=exchange,
-                        pointer="/error/code")
-    if exchange.header("x-request-id") != error.get("requestId"):
-        raise Violation(f"{what}: X-Request-Id differs from requestId", expected=error.get("requestId"),
-                        received=exchange.header("x-request-id"), exchange=exchange)
 
 
 @scenario_check("test-set", page(on_test_set_page(332, "agent-not-found.")))

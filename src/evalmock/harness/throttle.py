@@ -1,0 +1,186 @@
+"""Throttled answers waited out and retried within a budget, every request of an audit kept under one rate, and
+what could still not be judged counted once, as the service's throttling."""
+
+from __future__ import annotations
+
+import re
+import threading
+import time
+from collections import Counter
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from email.utils import parsedate_to_datetime
+from typing import Any, TypeVar
+
+T = TypeVar("T")
+
+DEFAULT_RETRIES = 3  # tries again per request, after its first answer
+DEFAULT_MAX_WAIT = 30.0  # seconds: a longer Retry-After is not waited out
+DEFAULT_BUDGET = 120.0  # seconds of waiting for the whole audit
+UNSAID_WAIT = 1.0  # seconds to wait after a 429 that does not say how long
+PREFER_CODE = re.compile(r"(?:^|[;,\s])code=([0-9]{3})\b")
+
+# Why a throttled answer was let through unretried.
+RETRIES_USED, TOO_LONG, BUDGET_SPENT = "retries used up", "asked to wait longer than the longest wait", "budget spent"
+
+
+class ThrottleError(ValueError):
+    """A throttling option that cannot be used (a bad rate, a negative wait)."""
+
+
+@dataclass(frozen=True)
+class ThrottleOptions:
+    """`retries` per request; `max_wait`: the longest single wait honoured; `budget`: all waiting of the audit;
+    `rate`: every request of the audit kept under it ("10/s", "600/m", Schemathesis's rate-limit syntax)."""
+
+    retries: int = DEFAULT_RETRIES
+    max_wait: float = DEFAULT_MAX_WAIT
+    budget: float = DEFAULT_BUDGET
+    rate: str | None = None
+
+    def __post_init__(self) -> None:
+        if self.retries < 0 or self.max_wait < 0 or self.budget < 0:
+            raise ThrottleError("retries, the longest wait and the wait budget cannot be negative")
+        if self.rate is not None:
+            try:
+                limiter(self.rate)
+            except Exception:
+                raise ThrottleError(f"a rate is N/s, N/m or N/h (such as 10/s), got {self.rate!r}") from None
+
+
+@dataclass
+class ThrottleReport:
+    """What throttling did to an audit: answers waited out, and those let through unjudged (and why)."""
+
+    waited_out: int = 0  # throttled answers followed by another try
+    waited: float = 0.0  # seconds spent waiting
+    given_up: int = 0  # requests whose last answer was still throttled: judged by no check
+    longest: float = 0.0  # the longest wait a throttled answer asked for, in seconds
+    reasons: Counter[str] = field(default_factory=Counter)
+    # Throttled answers to the probes Schemathesis sends from inside a check (ignored_auth's requests without
+    # credentials), which no hook can wait out: the check's finding on them is dropped, and it probes again.
+    probes: int = 0
+
+    def text(self) -> str:
+        """One plain paragraph: the count and the longest wait first."""
+        if not self.given_up:
+            text = (f"{self.waited_out} throttled answer(s) waited out ({self.waited:.1f} s in all, the longest "
+                    f"{self.longest:g} s); every request was judged on its answer after the wait")
+        else:
+            why = ", ".join(f"{count} {reason}" for reason, count in sorted(self.reasons.items()))
+            text = (f"{self.given_up} request(s) still throttled after waiting (longest wait asked: {self.longest:g} "
+                    f"s; {why}); no check judged them. {self.waited_out} throttled answer(s) were waited out "
+                    f"({self.waited:.1f} s in all)")
+        if self.probes:
+            text += (f". {self.probes} throttled answer(s) to the probes Schemathesis's ignored_auth check sends "
+                     "from inside itself, which no hook can wait out: its findings on them were dropped (it probes "
+                     "again on a later request)")
+        return text
+
+
+def limiter(rate: str) -> Any:
+    """Schemathesis's own rate limiter (pyrate-limiter) for a rate such as "10/s": it blocks until a request fits."""
+    from schemathesis.core.rate_limit import build_limiter  # Schemathesis loads slowly: only when a rate is set
+
+    return build_limiter(rate)
+
+
+def retry_after_seconds(value: str | None) -> float | None:
+    """Retry-After as seconds: a number of seconds, or an HTTP date from now (RFC 9110 10.2.3); None if neither."""
+    text = (value or "").strip()
+    if not text:
+        return None
+    try:
+        seconds = float(text)
+    except ValueError:
+        try:
+            return max(0.0, parsedate_to_datetime(text).timestamp() - time.time())
+        except (TypeError, ValueError, IndexError, OverflowError):
+            return None
+    return seconds if seconds >= 0 else None
+
+
+def throttle_wait(status: int, retry_after: str | None, *, asked_for: int | None = None) -> float | None:
+    """How long a throttled answer asks to wait, or None for an answer that is not throttling: a 429 (any API, any
+    path; UNSAID_WAIT when it does not say), or a 503 whose Retry-After says when; neither when it is the status
+    the request asked for (`asked_for`, from a mock's `Prefer: code=503`)."""
+    if status == asked_for:
+        return None
+    seconds = retry_after_seconds(retry_after)
+    if status == 429:
+        return UNSAID_WAIT if seconds is None else seconds
+    if status == 503:
+        return seconds
+    return None
+
+
+def asked_status(headers: Mapping[str, str]) -> int | None:
+    """The status a request asks a mock for with `Prefer: code=NNN` (RFC 7240 preferences), if any."""
+    prefer = next((value for name, value in headers.items() if name.lower() == "prefer"), "")
+    found = PREFER_CODE.search(prefer)
+    return int(found.group(1)) if found else None
+
+
+class Throttle:
+    """Shared by every request of one audit (and thread-safe, for its workers)."""
+
+    def __init__(self, options: ThrottleOptions | None = None, *, sleep: Callable[[float], None] = time.sleep) -> None:
+        self.options = options or ThrottleOptions()
+        self.sleep = sleep
+        self.limiter: Any = limiter(self.options.rate) if self.options.rate else None
+        self._report = ThrottleReport()
+        self._lock = threading.Lock()
+
+    def pace(self) -> None:
+        """Wait, if need be, until one more request keeps the audit under its rate."""
+        if self.limiter is not None:
+            self.limiter.try_acquire("evalmock")
+
+    def send(self, call: Callable[[], T], answer: Callable[[T], tuple[int, str | None]], *,
+             asked_for: int | None = None, first: T | None = None) -> tuple[T, bool]:
+        """The answer to `call()` after waiting out throttled ones, and whether it is still throttled (then no
+        check may judge it). `answer` gives a response's status and Retry-After; `first`, an answer already
+        received to the same request (sent within the rate)."""
+        tries = 0
+        while True:
+            if first is None:
+                self.pace()
+                response = call()
+            else:
+                response, first = first, None
+            asked = throttle_wait(*answer(response), asked_for=asked_for)
+            if asked is None:
+                return response, False
+            if not self._grant(asked, tries):
+                return response, True
+            self.sleep(asked)
+            tries += 1
+
+    def _grant(self, asked: float, tries: int) -> bool:
+        """Whether to wait `asked` seconds and try again (the wait is then spent from the budget)."""
+        options = self.options
+        with self._lock:
+            report = self._report
+            report.longest = max(report.longest, asked)
+            reason = (RETRIES_USED if tries >= options.retries else TOO_LONG if asked > options.max_wait
+                      else BUDGET_SPENT if report.waited + asked > options.budget else None)
+            if reason is not None:
+                report.given_up += 1
+                report.reasons[reason] += 1
+                return False
+            report.waited += asked
+            report.waited_out += 1
+            return True
+
+    def unwaited_probe(self, retry_after: str | None) -> None:
+        """Count a throttled answer to a request sent past every hook (so never waited out)."""
+        with self._lock:
+            self._report.probes += 1
+            asked = retry_after_seconds(retry_after)
+            self._report.longest = max(self._report.longest, asked or 0.0)
+
+    def report(self) -> ThrottleReport:
+        with self._lock:
+            report = self._report
+            return ThrottleReport(report.waited_out, report.waited, report.given_up, report.longest,
+                                  Counter(report.reasons), report.probes)

@@ -1,0 +1,116 @@
+"""Throttled answers: which answers are throttling, how long each asks to wait, and what the budget lets through;
+and a scenario that meets an answer still throttled says it could not judge, instead of failing a rule."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+from email.utils import format_datetime
+
+import httpx
+import pytest
+
+from evalmock.contract.targets import targets_from_dict
+from evalmock.harness.outcomes import Unjudged
+from evalmock.harness.scenario import Scenario
+from evalmock.harness.throttle import (
+    BUDGET_SPENT,
+    RETRIES_USED,
+    TOO_LONG,
+    UNSAID_WAIT,
+    Throttle,
+    ThrottleError,
+    ThrottleOptions,
+    asked_status,
+    retry_after_seconds,
+    throttle_wait,
+)
+
+
+class Waits:
+    def __init__(self) -> None:
+        self.asked: list[float] = []
+
+    def __call__(self, seconds: float) -> None:
+        self.asked.append(seconds)
+
+
+def answers(*statuses: tuple[int, str | None]) -> tuple[list[tuple[int, str | None]], object]:
+    """A call that answers these (status, Retry-After) in turn, and the list of those it gave."""
+    given: list[tuple[int, str | None]] = []
+    queue = list(statuses)
+
+    def call() -> tuple[int, str | None]:
+        given.append(queue.pop(0))
+        return given[-1]
+
+    return given, call
+
+
+def test_a_429_anywhere_is_throttling_and_says_how_long_or_waits_a_second() -> None:
+    assert throttle_wait(429, "2") == 2.0
+    assert throttle_wait(429, None) == UNSAID_WAIT
+    assert throttle_wait(429, "soon") == UNSAID_WAIT
+
+
+def test_a_503_is_throttling_only_with_a_retry_after_and_neither_is_when_asked_for() -> None:
+    assert throttle_wait(503, "0") == 0.0
+    assert throttle_wait(503, None) is None
+    assert throttle_wait(503, "1", asked_for=503) is None
+    assert throttle_wait(429, "1", asked_for=503) == 1.0  # a gateway's 429 to a request that asked for a 503
+    assert throttle_wait(429, "1", asked_for=429) is None
+    assert throttle_wait(500, "1") is None and throttle_wait(200, "1") is None
+    assert asked_status({"Prefer": "code=503"}) == 503 and asked_status({"prefer": "example=page, code=429"}) == 429
+    assert asked_status({"Prefer": "example=page"}) is None and asked_status({}) is None
+
+
+def test_retry_after_is_seconds_or_an_http_date() -> None:
+    later = format_datetime(datetime.now(UTC) + timedelta(seconds=30), usegmt=True)
+    assert 25 <= (retry_after_seconds(later) or 0) <= 30
+    assert retry_after_seconds("-3") is None and retry_after_seconds("") is None
+
+
+def test_a_throttled_answer_is_waited_out_and_the_retried_answer_returned() -> None:
+    waits = Waits()
+    given, call = answers((429, "1"), (503, "2"), (200, None))
+    final, throttled = Throttle(sleep=waits).send(call, lambda answer: answer)  # type: ignore[arg-type]
+    assert final == (200, None) and not throttled
+    assert waits.asked == [1.0, 2.0] and len(given) == 3
+
+
+@pytest.mark.parametrize(("options", "statuses", "reason"), [
+    (ThrottleOptions(retries=1), [(429, "1"), (429, "1")], RETRIES_USED),
+    (ThrottleOptions(max_wait=5), [(429, "6")], TOO_LONG),
+    (ThrottleOptions(budget=2.5), [(429, "1"), (429, "1"), (429, "1")], BUDGET_SPENT),
+])
+def test_what_the_limits_do_not_let_through_is_counted_once_with_why(
+        options: ThrottleOptions, statuses: list[tuple[int, str | None]], reason: str) -> None:
+    throttle = Throttle(options, sleep=Waits())
+    _, call = answers(*statuses)
+    final, throttled = throttle.send(call, lambda answer: answer)  # type: ignore[arg-type]
+    assert throttled and final == statuses[-1]
+    report = throttle.report()
+    assert report.given_up == 1 and dict(report.reasons) == {reason: 1}
+    assert report.longest == max(float(ra or 0) for _, ra in statuses)
+    assert "1 request(s) still throttled" in report.text()
+
+
+def test_bad_options_are_refused_clearly() -> None:
+    with pytest.raises(ThrottleError, match="N/s"):
+        ThrottleOptions(rate="ten per second")
+    with pytest.raises(ThrottleError):
+        ThrottleOptions(budget=-1)
+    assert Throttle(ThrottleOptions(rate="100/s")).limiter is not None
+
+
+def test_a_scenario_that_meets_an_answer_still_throttled_cannot_judge_it() -> None:
+    def gateway(request: httpx.Request) -> httpx.Response:
+        return httpx.Response(429, headers={"Retry-After": "1"}, json={"message": "slow down"})
+
+    judged: list[object] = []
+    targets = targets_from_dict({"auth": {"token": "t"}}, source="test")
+    with httpx.Client(transport=httpx.MockTransport(gateway), base_url="http://service") as client:
+        scenario = Scenario(client, targets, token="t", observe=lambda api, exchange: judged.append(exchange),
+                            throttle=Throttle(ThrottleOptions(retries=2), sleep=Waits()))
+        with pytest.raises(Unjudged, match="could not judge: GET /v1/x was still throttled"):
+            scenario.get("test-set", "/v1/x")
+    assert judged == []  # no check saw the 429
