@@ -9,6 +9,7 @@ from collections.abc import Sequence
 
 from evalmock.harness.policy import DEFAULT_PROFILE, LIVE_PROFILE, PROFILES
 from evalmock.harness.throttle import DEFAULT_BUDGET, DEFAULT_MAX_WAIT, DEFAULT_RETRIES
+from evalmock.server.http_server import SERVERS
 
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8080
@@ -16,8 +17,6 @@ DEFAULT_PROXY_PORT = 8081
 DEFAULT_PROXY_TIMEOUT = 30.0  # seconds
 # contract.documents.APIS's names (a test keeps them equal): importing it here would slow every command's start.
 API_CHOICES = ["test-set", "gradient", "all"]
-# server.http_server.SERVERS (a test keeps them equal).
-SERVER_CHOICES = ["granian", "uvicorn"]
 DEFAULT_SEED = 42
 DEFAULT_CASES = 1000
 
@@ -102,19 +101,9 @@ def _walk_options(command: argparse.ArgumentParser, which: str) -> None:
     )
 
 
-def _positive(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"must be a whole number, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError("must be at least 1")
-    return value
-
-
 def _server_option(command: argparse.ArgumentParser, default: str) -> None:
     command.add_argument(
-        "--server", choices=SERVER_CHOICES, default=None,
+        "--server", choices=SERVERS, default=None,
         help=f"the HTTP server: granian (Rust) or uvicorn (default {default})",
     )
 

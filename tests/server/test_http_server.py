@@ -13,7 +13,7 @@ import httpx
 import pytest
 
 from conftest import start_server, stop_server
-from evalmock.cli import SERVER_CHOICES, build_parser
+from evalmock.cli import build_parser
 from evalmock.server.http_server import SERVERS, RequestLine, default_server, granian_installed
 
 EXAMPLE = ("/v1/agents/example/test-set/cases?projectId=2489E9AD-2EE2-8E00-8EC9-32D5F69181C0&include=retired"
@@ -24,8 +24,8 @@ needs_granian = pytest.mark.skipif(not granian_installed(), reason="Granian is n
 
 
 def test_the_command_line_offers_every_server() -> None:
-    assert sorted(SERVER_CHOICES) == sorted(SERVERS)
-    assert build_parser().parse_args(["serve", "--server", "uvicorn"]).server == "uvicorn"
+    for server in SERVERS:
+        assert build_parser().parse_args(["serve", "--server", server]).server == server
 
 
 def test_uvicorn_is_the_default_and_granian_is_chosen_by_name() -> None:
