@@ -102,3 +102,17 @@ def test_the_summary_does_not_wrap_when_it_is_not_a_terminal() -> None:
     failed = [line for line in stream.getvalue().splitlines() if line.startswith("FAILED")]
     whole = [line for line in failed if line.endswith(long_title)]  # `grep FAILED` keeps the reason
     assert whole and len(whole[0]) > 300, failed
+
+
+def test_on_a_phone_each_table_row_is_a_card_of_labelled_cells(tmp_path: Path) -> None:
+    report = tmp_path / "report.html"
+    write_report(long_url_results(), report, base_url=BASE, redactor=Redactor(), run=run_info(tmp_path))
+    with launched_chromium() as chromium:
+        page = chromium.new_page(viewport={"width": 390, "height": 900})
+        page.goto(report.as_uri())
+        header_shown = page.evaluate("getComputedStyle(document.querySelector('tr')).display")
+        label = page.evaluate("getComputedStyle(document.querySelector('td'), '::before').content")
+        narrowest = page.evaluate("Math.min(...[...document.querySelectorAll('td')].map(e => e.clientWidth))")
+    assert header_shown == "none"
+    assert label.startswith('"API') or label.startswith('"check')  # the column's name before each value
+    assert narrowest > 200  # a card's full width, not a column a letter wide

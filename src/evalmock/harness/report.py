@@ -298,8 +298,10 @@ def report_css() -> str:
         ".run{display:grid;grid-template-columns:max-content minmax(0,1fr);gap:.15rem 1rem;margin:1rem 0;"
         "padding:.5rem 1rem;background:#f6f8fa;border:1px solid #ddd}.run dt{color:#555}.run dd{margin:0;"
         "overflow-wrap:anywhere}"
-        # a phone's width: table cells may break inside a word rather than push the page sideways
-        "@media (max-width:40rem){body{margin:1rem auto}td,th{overflow-wrap:anywhere;padding:.2rem .25rem}}"
+        # a phone's width: each table row becomes a card of labelled cells, rather than columns a letter wide
+        "@media (max-width:40rem){body{margin:1rem auto}table,tbody,tr,td{display:block}tr:first-child{display:none}"
+        "tr{border:1px solid #ccc;margin:.5rem 0}td{border:0;padding:.15rem .5rem;overflow-wrap:anywhere}"
+        "td::before{content:attr(data-label) ': ';color:#555;font-weight:bold}}"
     )
 
 
@@ -336,7 +338,7 @@ def render_html(results: Results, *, base_url: str, run: RunInfo | None = None) 
             parts.append(_html_finding(finding))
     if (throttling := throttling_text(results)) is not None:
         parts.append(f"<h2>Throttling</h2><p>{e(THROTTLING_INTRO)}</p><p>{e(throttling)}.</p>")
-    parts.append("<h2>Not checked</h2><table><tr><th>API</th><th>check</th><th>level</th><th>why</th></tr>")
+    not_checked: list[tuple[str, ...]] = []
     for api in results.apis:
         for t in ordered_rows(results, api):
             if t.outcome == SKIPPED:
@@ -345,21 +347,26 @@ def render_html(results: Results, *, base_url: str, run: RunInfo | None = None) 
                 why = f"off in profile {results.policy.profile} (--profile digitalocean-live runs it)"
             else:
                 continue
-            parts.append(f"<tr><td>{e(api)}</td><td><code>{e(t.check.name)}</code></td><td>{t.check.level}</td>"
-                         f'<td class="{t.outcome}">{e(why)}</td></tr>')
-    parts.append("</table><h2>Passed</h2><table><tr><th>API</th><th>check</th><th>level</th><th>kind</th>"
-                 "<th>responses or runs</th><th>source</th></tr>")
-    for api in results.apis:
-        for t in ordered_rows(results, api):
-            if t.outcome == PASSED:
-                parts.append(f"<tr><td>{e(api)}</td><td><code>{e(t.check.name)}</code></td><td>{t.check.level}</td>"
-                             f"<td>{KIND_WORDS[t.check.kind]}</td><td>{t.passed}</td>"
-                             f'<td class="source">{e(t.check.source.describe())}</td></tr>')
-    parts.append("</table>")
+            not_checked.append((e(api), f"<code>{e(t.check.name)}</code>", str(t.check.level),
+                                f'<span class="{t.outcome}">{e(why)}</span>'))
+    parts.append("<h2>Not checked</h2>" + _html_table(("API", "check", "level", "why"), not_checked))
+    passed = [(e(api), f"<code>{e(t.check.name)}</code>", str(t.check.level), KIND_WORDS[t.check.kind],
+               str(t.passed), f'<span class="source">{e(t.check.source.describe())}</span>')
+              for api in results.apis for t in ordered_rows(results, api) if t.outcome == PASSED]
+    parts.append("<h2>Passed</h2>" + _html_table(
+        ("API", "check", "level", "kind", "responses or runs", "source"), passed))
     if results.notes:
         parts.append("<h2>Notes</h2><ul>" + "".join(f"<li>{e(n)}</li>" for n in results.notes) + "</ul>")
     parts.append("</body></html>")
     return "\n".join(parts) + "\n"
+
+
+def _html_table(headers: tuple[str, ...], rows: list[tuple[str, ...]]) -> str:
+    """A table whose cells carry their column's name, so that a phone's width shows each row as a card."""
+    head = "<tr>" + "".join(f"<th>{html.escape(h)}</th>" for h in headers) + "</tr>"
+    body = "".join("<tr>" + "".join(f'<td data-label="{html.escape(h)}">{cell}</td>'
+                                    for h, cell in zip(headers, row, strict=True)) + "</tr>" for row in rows)
+    return f"<table>{head}{body}</table>"
 
 
 def _html_finding(finding: Finding) -> str:
