@@ -143,6 +143,7 @@ class ThrottledRetry:
     def __init__(self, throttle: Throttle) -> None:
         self.throttle = throttle
         self.unjudged: set[str] = set()  # ids of the cases whose answer was still throttled: no check judges them
+        self.counted_probes: set[str] = set()  # ids of throttled probes already counted (recorders may repeat them)
         self._local = threading.local()
 
     def wait_out(self, case: Any, response: Response) -> bool:
@@ -187,6 +188,9 @@ def _record_scenario(api: str, event: Any, results: Recorder, redactor: Redactor
     operation_path = operation(api).base_path + operation(api).path
     not_judged = 0
     for case_id, nodes in recorder.checks.items():
+        # Probes a check sent from inside itself (ignored_auth's) reach no hook: a throttled one is counted here,
+        # and the check's verdict on that case dropped, since it would rest on the gateway's word.
+        probes_throttled = _throttled_children(recorder, case_id, retry)
         if case_id in retry.unjudged:
             continue  # still throttled after waiting: counted once, as the service's throttling
         node_case = recorder.cases.get(case_id)
@@ -199,6 +203,8 @@ def _record_scenario(api: str, event: Any, results: Recorder, redactor: Redactor
         headers = _first_values(request.headers) if request is not None else None
         for node in nodes:
             if node.status not in (Status.SUCCESS, Status.FAILURE):
+                continue
+            if probes_throttled and node.name == "ignored_auth":
                 continue
             check = attribute(api, node.name, status=status, query=query, method=request.method if request else "GET",
                               headers=headers, targets=targets)
@@ -214,7 +220,7 @@ def _record_scenario(api: str, event: Any, results: Recorder, redactor: Redactor
                 results.passed(check)
             elif node.failure_info is not None:
                 failure = node.failure_info.failure
-                if _throttled_probe(recorder, case_id, failure, retry.throttle):
+                if _throttled_answer(recorder, case_id, failure, retry):
                     continue
                 progress.failures += 1
                 record = _request_record(interaction, redactor)
@@ -234,15 +240,31 @@ def _first_values(headers: Any) -> dict[str, str]:
     return {k: (v[0] if isinstance(v, list) else v) for k, v in dict(headers).items()}
 
 
-def _throttled_probe(recorder: Any, case_id: str, failure: Any, throttle: Throttle) -> bool:
-    """Whether `failure` is about a throttled answer to a probe the check sent itself (counted, then dropped):
-    every other throttled answer was waited out in `after_call`, or left unjudged there."""
+def _throttled_children(recorder: Any, case_id: str, retry: ThrottledRetry) -> int:
+    """How many probes a check sent from inside itself for `case_id` were throttled (each counted once)."""
+    throttled = 0
+    for probe_id, node in recorder.cases.items():
+        interaction = recorder.interactions.get(probe_id) if node.parent_id == case_id else None
+        answer = interaction.response if interaction is not None else None
+        if answer is not None and throttle_wait(answer.status_code, _retry_after(answer)) is not None:
+            throttled += 1
+            if probe_id not in retry.counted_probes:
+                retry.counted_probes.add(probe_id)
+                retry.throttle.unwaited_probe(_retry_after(answer))
+    return throttled
+
+
+def _throttled_answer(recorder: Any, case_id: str, failure: Any, retry: ThrottledRetry) -> bool:
+    """Whether `failure` is about a throttled answer no hook waited out (a probe outside the case's children is
+    counted here; the children were counted with their case)."""
     probe_id = getattr(failure, "case_id", None) or case_id
     interaction = recorder.interactions.get(probe_id)
     answer = interaction.response if interaction is not None else None
     if answer is None or throttle_wait(answer.status_code, _retry_after(answer)) is None:
         return False
-    throttle.unwaited_probe(_retry_after(answer))
+    if probe_id not in retry.counted_probes:
+        retry.counted_probes.add(probe_id)
+        retry.throttle.unwaited_probe(_retry_after(answer))
     return True
 
 
