@@ -76,3 +76,31 @@ def test_throttling_and_worker_options_are_planned_and_bad_ones_refused() -> Non
         with pytest.raises(AuditError) as raised:
             plan_audit(URL, **bad)  # type: ignore[arg-type]
         assert raised.value.exit_code == EXIT_USAGE
+
+
+class _NothingSent:
+    """A Schemathesis run whose engine sends nothing: what the interpreter's thread race can leave of a shard."""
+
+    def __init__(self, schema: object) -> None:
+        self.schema = schema
+
+    def execute(self) -> list[object]:
+        return []
+
+
+@pytest.mark.parametrize(("api", "noted"), [("test-set", True), ("gradient", False)])
+def test_a_stateful_shard_that_sends_nothing_is_run_again_then_noted_never_silent(
+    monkeypatch: pytest.MonkeyPatch, api: str, noted: bool
+) -> None:
+    import evalmock.harness.schemathesis_run as schemathesis_run
+    from evalmock.harness.audit import SHARD_ATTEMPTS, Audit, run_shard
+    from evalmock.harness.schemathesis_run import Shard
+    from evalmock.harness.throttle import Throttle
+
+    runs: list[object] = []
+    monkeypatch.setattr(schemathesis_run, "from_schema", lambda schema: runs.append(schema) or _NothingSent(schema))
+    ledger = run_shard(api, Audit(base_url="http://127.0.0.1:9"), Throttle(), Shard("stateful", 0, 4))
+    # The test-set document links a page to the next (nextCursor -> cursor): a stateful phase always sends
+    # something. DigitalOcean's has no link, so its stateful phase rightly sends nothing.
+    assert len(runs) == (SHARD_ATTEMPTS if noted else 1)
+    assert any("sent no request" in note for note in ledger.notes) is noted

@@ -37,7 +37,8 @@ THREAD_RACE = "AST constructor recursion depth mismatch"
 
 
 class ThreadRace(Exception):
-    """A Schemathesis run broken by the interpreter's ast race under threads (not by the service): run it again."""
+    """A Schemathesis run broken by the interpreter's ast race under threads (not by the service): run it again.
+    Seen as Schemathesis's error, or as a stateful phase that sent no request though the document links it."""
 
 
 @dataclass(frozen=True)
@@ -122,6 +123,15 @@ def run_schemathesis(
             results.notes.append(f"{api}: Schemathesis stopped early: {event.stop_reason.skip_explanation}")
         if on_progress is not None:
             on_progress(progress)
+    if shard is not None and shard.phase == "stateful" and progress.cases == 0 and _has_links(api):
+        raise ThreadRace("its stateful phase sent no request, though the document links the operation to itself")
+
+
+def _has_links(api: str) -> bool:
+    spec = operation(api).document.spec
+    return any("links" in response for item in spec.get("paths", {}).values() for op in item.values()
+               if isinstance(op, dict) for response in (op.get("responses") or {}).values()
+               if isinstance(response, dict))
 
 
 def slice_hook(shard: Shard) -> Callable[[Any, Any], bool]:
