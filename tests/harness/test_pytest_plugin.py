@@ -12,7 +12,9 @@ from typing import Any
 from evalmock.contract.targets import dump_targets, load_targets
 from evalmock.harness.checks import CHECKS
 
-from .serving import free_port
+from .fairness.conftest import fairness_targets
+from .fairness.gateway import ThrottlingGateway
+from .serving import free_port, serving
 
 FIVE_LINES = '''from evalmock.harness.audit import audit_url
 from evalmock.harness.report import summary_text
@@ -174,3 +176,45 @@ def test_a_failed_check_is_reported_at_its_node_id_without_the_plugin_s_tracebac
     assert "_ evalmock::test-set::audit_is_complete _" in done.stdout
     assert "\nthe audit is incomplete: test-set: no page rule was checked" in done.stdout  # the reason, no traceback
     assert "pytest_plugin.py" not in done.stdout and "Traceback" not in done.stdout
+
+
+def outcomes(done: subprocess.CompletedProcess[str]) -> list[tuple[str, str]]:
+    """Each audit test that ran, with PASSED, FAILED or SKIPPED, from -v output."""
+    return [(line.split(" ")[0], line.split(" ")[1]) for line in done.stdout.splitlines()
+            if line.startswith("evalmock::") and line.split(" ")[1:2] in (["PASSED"], ["FAILED"], ["SKIPPED"])]
+
+
+def test_workers_and_a_rate_limit_run_the_same_tests_to_the_same_outcomes(live_server: Any, tmp_path: Path) -> None:
+    common = audit_options(live_server, "--evalmock-api", "gradient", "--evalmock-max-examples", "3", "-v")
+    one = run_pytest(tmp_path, *common)
+    three = run_pytest(tmp_path, *common, "--evalmock-workers", "3", "--evalmock-rate-limit", "500/s")
+    assert one.returncode == three.returncode == 0, three.stdout + three.stderr
+    assert outcomes(three) == outcomes(one)
+    assert ("evalmock::gradient::schemathesis", "PASSED") in outcomes(three)
+
+
+def test_bad_workers_or_rate_limit_options_are_usage_errors_naming_the_option(tmp_path: Path) -> None:
+    base = ["--evalmock-base-url", "http://127.0.0.1:9"]
+    slow = run_pytest(tmp_path, *base, "--evalmock-rate-limit", "fast")
+    assert slow.returncode == 4
+    assert "a rate is N/s, N/m or N/h (such as 10/s), got 'fast'" in slow.stderr
+    none = run_pytest(tmp_path, *base, "--evalmock-workers", "0")
+    assert none.returncode == 4
+    assert "--evalmock-workers must be 1 or more, got 0" in none.stderr
+
+
+def test_behind_a_gateway_throttling_everything_only_completeness_fails_and_says_why(tmp_path: Path) -> None:
+    targets = tmp_path / "targets.toml"
+    dump_targets(fairness_targets(sealed_cursors=True), targets)
+    gateway = ThrottlingGateway(None, every=1)  # answers every request itself: the service is never reached
+    with serving(gateway) as base_url:
+        done = run_pytest(tmp_path, "--evalmock-base-url", base_url, "--evalmock-targets", str(targets),
+                          "--evalmock-api", "test-set", "--evalmock-no-fuzz", "--evalmock-throttle-max-wait", "0.5",
+                          "-v")
+    assert gateway.throttled > 0
+    assert done.returncode == 1, done.stdout + done.stderr
+    failed = [node for node, outcome in outcomes(done) if outcome == "FAILED"]
+    assert failed == ["evalmock::test-set::audit_is_complete"], done.stdout  # throttling blames no rule
+    # the gateway asks for 1 s, longer than the longest wait allowed: nothing is waited out
+    assert "still throttled after waiting (longest wait asked: 1 s; " in done.stdout
+    assert "asked to wait longer than the longest wait); no check judged them. 0 throttled answer(s)" in done.stdout

@@ -55,6 +55,16 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--evalmock-no-fuzz", action="store_true", help="semantic checks only, no Schemathesis")
     group.addoption("--evalmock-strict", action="store_true", help="fail on inferred rules too")
     group.addoption("--evalmock-profile", default="pages", help="pages (default) or digitalocean-live")
+    group.addoption("--evalmock-workers", type=int, default=1,
+                    help="Schemathesis shards run side by side; the verdict and findings are the same (default 1)")
+    group.addoption("--evalmock-rate-limit", metavar="N/s",
+                    help="keep every request of the audit under this rate: N/s, N/m or N/h (default: no limit)")
+    group.addoption("--evalmock-throttle-retries", type=int, metavar="N",
+                    help="tries again per request after a 429 or a 503 with Retry-After (default 3)")
+    group.addoption("--evalmock-throttle-max-wait", type=float, metavar="SECONDS",
+                    help="the longest Retry-After waited out (default 30)")
+    group.addoption("--evalmock-throttle-budget", type=float, metavar="SECONDS",
+                    help="all waiting for throttled answers in the session (default 120)")
 
 
 class ApiRun:
@@ -77,6 +87,8 @@ class ApiRun:
 
     def finish_traffic(self) -> None:
         """Run Schemathesis (unless --evalmock-no-fuzz), then mark what met nothing as skipped; once."""
+        from concurrent.futures import ThreadPoolExecutor
+
         from evalmock.harness.audit import run_shard, unexercised_reason
         from evalmock.harness.schemathesis_run import shards
 
@@ -85,8 +97,12 @@ class ApiRun:
         self.traffic_done = True
         audit = self.audit
         if audit.fuzz:
-            for shard in shards(audit.phases):
-                run_shard(self.api, audit, self.throttle, shard).replay(self.results)
+            # Side by side with --evalmock-workers; the ledgers are replayed in the shards' order all the same.
+            with ThreadPoolExecutor(max_workers=audit.workers, thread_name_prefix="evalmock-audit") as pool:
+                ledgers = [pool.submit(run_shard, self.api, audit, self.throttle, shard)
+                           for shard in shards(audit.phases)]
+                for ledger in ledgers:
+                    ledger.result().replay(self.results)
         self.results.skip_unexercised(self.api, unexercised_reason(audit.fuzz))
         self.results.throttling = self.throttle.report()
 
@@ -133,10 +149,15 @@ def _audit_from_options(config: pytest.Config) -> Audit | None:
             second_token=config.getoption("--evalmock-second-token"), apis=APIS if api == "all" else (api,),
             strict=config.getoption("--evalmock-strict"), profile=config.getoption("--evalmock-profile"),
             seed=config.getoption("--evalmock-seed"), max_examples=config.getoption("--evalmock-max-examples"),
-            fuzz=not config.getoption("--evalmock-no-fuzz"),
+            fuzz=not config.getoption("--evalmock-no-fuzz"), workers=config.getoption("--evalmock-workers"),
+            rate_limit=config.getoption("--evalmock-rate-limit"),
+            retries=config.getoption("--evalmock-throttle-retries"),
+            max_wait=config.getoption("--evalmock-throttle-max-wait"),
+            wait_budget=config.getoption("--evalmock-throttle-budget"),
         )
     except AuditError as exc:
-        raise pytest.UsageError(str(exc).replace("the base URL", "--evalmock-base-url")) from None
+        message = str(exc).replace("the base URL", "--evalmock-base-url").replace("--workers", "--evalmock-workers")
+        raise pytest.UsageError(message) from None
 
 
 def _ours(argument: str) -> bool:
@@ -230,7 +251,10 @@ class CompletenessItem(AuditItem):
 
     def runtest(self) -> None:
         self.run.finish_traffic()
-        reasons = [r for r in self.audit_session.results.incomplete_reasons() if r.startswith(f"{self.api}:")]
+        results = self.audit_session.results
+        reasons = [r for r in results.incomplete_reasons() if r.startswith(f"{self.api}:")]
+        if results.throttling.given_up:  # the session's throttle spans every API: said under each one's completeness
+            reasons.append(f"throttling: {results.throttling.text()}")
         if reasons:
             pytest.fail("the audit is incomplete: " + "; ".join(reasons), pytrace=False)
 
