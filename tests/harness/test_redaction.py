@@ -9,9 +9,10 @@ from types import SimpleNamespace
 
 import pytest
 
-from evalmock.harness import redact
+from evalmock.contract import secret_names
+from evalmock.contract.secret_names import secret_header, secret_query
 from evalmock.harness.policy import Policy
-from evalmock.harness.redact import MIN_ECHOED, Redactor, secret_header, secret_query
+from evalmock.harness.redact import MIN_ECHOED, Redactor
 from evalmock.harness.response_judge import ResponseJudge
 from evalmock.harness.results import Results
 
@@ -98,10 +99,10 @@ def test_headers_and_query_parameters_an_api_key_scheme_names_are_secrets(monkey
                "partner": {"type": "apiKey", "in": "query", "name": "partner"},
                "bearer": {"type": "http", "scheme": "bearer"}}
     document = SimpleNamespace(spec={"components": {"securitySchemes": schemes}})
-    monkeypatch.setattr(redact, "APIS", {"x": document})
-    names = redact.scheme_names.__wrapped__()
+    monkeypatch.setattr(secret_names, "APIS", {"x": document})
+    names = secret_names.scheme_names.__wrapped__()
     assert names == (frozenset({"x-gateway"}), frozenset({"partner"}))
-    monkeypatch.setattr(redact, "scheme_names", lambda: names)
+    monkeypatch.setattr(secret_names, "scheme_names", lambda: names)
     secret_header.cache_clear(), secret_query.cache_clear()
     try:
         assert secret_header("X-Gateway") and secret_query("partner")

@@ -14,7 +14,8 @@ import pytest
 
 from conftest import start_server, stop_server
 from evalmock.cli import build_parser
-from evalmock.server.http_server import SERVERS, RequestLine, default_server, granian_installed
+from evalmock.server.access_log import RequestLine
+from evalmock.server.http_server import SERVERS, default_server, granian_installed
 
 EXAMPLE = ("/v1/agents/example/test-set/cases?projectId=2489E9AD-2EE2-8E00-8EC9-32D5F69181C0&include=retired"
            "&limit=25")

@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import functools
 import html
 import json
 import re
@@ -13,7 +12,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 from urllib.parse import quote, unquote
 
-from evalmock.contract.documents import APIS
+from evalmock.contract.secret_names import secret_header, secret_query
 
 TOKEN_VARIABLE = "$EVALMOCK_TOKEN"
 SECOND_TOKEN_VARIABLE = "$EVALMOCK_SECOND_TOKEN"
@@ -24,60 +23,12 @@ LEARNED_TOKEN = "a bearer token met in the traffic"
 # A value met in traffic this short is replaced where it stands, but not searched for in other text: it would match
 # ordinary words and numbers there.
 MIN_ECHOED = 8
-# Headers that always carry a secret, whatever their value looks like.
-SECRET_HEADERS = frozenset({"authorization", "proxy-authorization", "cookie", "set-cookie", "x-api-key", "api-key"})
-# Headers whose names say auth but whose values are public (a challenge, not a credential).
-PUBLIC_HEADERS = frozenset({"www-authenticate", "proxy-authenticate", "authentication-info"})
-_SECRET_WORDS = re.compile(r"key|token|secret|passw|signature|session|credential", re.IGNORECASE)
-_SECRET_SHORT_WORDS = frozenset({"sig", "pwd", "sid", "jwt"})  # whole words only: as parts they match too much
-_WORDS = re.compile(r"[A-Z]?[a-z0-9]+|[A-Z]+(?![a-z])")
 _VARIABLE = re.compile(r"\$EVALMOCK_[A-Z0-9_]+")
 # `name=value` in a URL's query, also inside HTML (`&amp;name=`): the value ends where a URL or the text around ends.
 _QUERY_PAIR = re.compile(r"(?<=[?&;])([A-Za-z0-9_.~%\[\]-]+)=([^&#\s\"'<>`)\]\\]*)")
 _USERINFO = re.compile(r"(?<=://)([^/@\s:?#]+):([^/@\s?#]+)(?=@)")
 _RUNNING = re.compile(r"\$(EVALMOCK_[A-Za-z0-9_]*)")
 _NAME_CHARACTERS = re.compile(r"[^A-Z0-9]+")
-
-
-def says_secret(name: str) -> bool:
-    """Whether a header, query parameter or JSON key's name says it holds a secret (key, token, secret, password,
-    signature, session, credential; sig, pwd, sid or jwt as a whole word)."""
-    if _SECRET_WORDS.search(name):
-        return True
-    return any(word.lower() in _SECRET_SHORT_WORDS for word in _WORDS.findall(name))
-
-
-@functools.cache
-def scheme_names() -> tuple[frozenset[str], frozenset[str]]:
-    """The header names (lower case) and query parameter names the documents' apiKey securitySchemes name."""
-    headers: set[str] = set()
-    queries: set[str] = set()
-    for document in APIS.values():
-        schemes = document.spec.get("components", {}).get("securitySchemes", {}) or {}
-        for scheme in schemes.values():
-            if isinstance(scheme, Mapping) and scheme.get("type") == "apiKey" and scheme.get("name"):
-                if scheme.get("in") == "header":
-                    headers.add(str(scheme["name"]).lower())
-                elif scheme.get("in") == "query":
-                    queries.add(str(scheme["name"]))
-    return frozenset(headers), frozenset(queries)
-
-
-@functools.lru_cache(maxsize=4096)  # the same few names on every exchange
-def secret_header(name: str) -> bool:
-    """Whether a header's value is a secret: the credential and cookie headers, any header an apiKey scheme of the
-    documents names, and any header whose name says secret."""
-    lowered = name.lower()
-    if lowered in SECRET_HEADERS or lowered in scheme_names()[0]:
-        return True
-    return lowered not in PUBLIC_HEADERS and says_secret(name)
-
-
-@functools.lru_cache(maxsize=4096)
-def secret_query(name: str) -> bool:
-    """Whether a query parameter's value is a secret: one an apiKey scheme names, or one whose name says secret."""
-    name = unquote(name)
-    return name in scheme_names()[1] or says_secret(name)
 
 
 class Redactor:

@@ -10,36 +10,18 @@ from __future__ import annotations
 
 import asyncio
 import importlib.util
-import logging
 import signal
 import sys
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
+
+from evalmock.server.access_log import GRANIAN_ACCESS_FORMAT, RequestLine, uvicorn_logging
 
 GRANIAN = "granian"
 UVICORN = "uvicorn"
 SERVERS = (GRANIAN, UVICORN)
 GRACEFUL_SHUTDOWN_S = 5  # how long open requests may take to finish after Ctrl-C
-# Granian's access-log format, read by RequestLine below.
-GRANIAN_ACCESS_FORMAT = "%(addr)s %(method)s %(path)s %(query_string)s %(protocol)s %(status)d %(dt_ms)f"
-
-
-class RequestLine(logging.Filter):
-    """One access line per request in uvicorn's shape (client, request line with its query if any, status), so that a
-    log reads the same whichever server wrote it; Granian's own format cannot leave out an empty query's `?`."""
-
-    def filter(self, record: logging.LogRecord) -> bool:
-        values = record.args
-        if isinstance(values, Mapping) and "query_string" in values:
-            query = values["query_string"]
-            target = f"{values['path']}?{query}" if query else values["path"]
-            record.msg = '%s - "%s %s %s" %d (%.1f ms)'
-            record.args = (values["addr"], values["method"], target, values["protocol"], values["status"],
-                           values["dt_ms"])
-        return True
-
-
 _GRANIAN_LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
@@ -155,7 +137,8 @@ def _run_uvicorn(app: Any, options: ServeOptions, **extra: Any) -> int:
     # uvicorn stops on either signal, then raises it again; both end here as KeyboardInterrupt.
     previous = signal.signal(signal.SIGTERM, signal.default_int_handler)
     try:
-        uvicorn.run(app, host=options.host, port=options.port, access_log=options.access_log, **extra)
+        uvicorn.run(app, host=options.host, port=options.port, access_log=options.access_log,
+                    log_config=uvicorn_logging(), **extra)
     except KeyboardInterrupt:
         pass
     finally:
