@@ -56,3 +56,12 @@ def test_an_answer_larger_than_the_bound_streams_through_unjudged(proxy_for: Pro
     assert "evalmock-violations" not in proxied.headers  # a page longer than its limit, but never held
     assert not results.failures
     assert any(f"1 larger than {len(direct.content) // 2} bytes" in note for note in results.notes), results.notes
+
+
+def test_an_https_upstream_is_spoken_to_in_tls(proxy_for: ProxyFactory, broken: str) -> None:
+    """The broken service speaks plain HTTP: a TLS handshake with it fails, and says so in a 502."""
+    with proxy_for(broken.replace("http://", "https://")) as proxy:
+        answer = httpx.get(proxy.base_url + CASES)
+
+    error = assert_envelope(answer, 502, "bad-gateway")
+    assert "ConnectError" in error["message"] and "SSL" in error["message"], error["message"]
