@@ -61,8 +61,12 @@ def canonical_json(value: Any, *, ascii: bool) -> str:
     """Canonical JSON as we read the page's term: sorted keys, no insignificant white space. The page does not say
     more. `ascii=False` is the shorter reading (non-ASCII characters as they are, and a whole number written
     without a fraction, as RFC 8785 writes 1.0); `ascii=True` the longer one (escaped, and Python's own numbers)."""
-    return json.dumps(value if ascii else _whole_floats(value), sort_keys=True, separators=(",", ":"),
-                      ensure_ascii=ascii)
+    return _CANONICAL[ascii].encode(value if ascii else _whole_floats(value))
+
+
+# json.dumps with these options builds an encoder on every call; a page's rules call it for every shouldCall.
+_CANONICAL = {ascii: json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=ascii)
+              for ascii in (False, True)}
 
 
 def _whole_floats(value: Any) -> Any:
