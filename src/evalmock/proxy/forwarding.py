@@ -20,6 +20,7 @@ import httpcore
 import httpx
 from starlette.types import Message, Receive, Scope, Send
 
+from evalmock.proxy.network import AsyncioBackend
 from evalmock.server.errors import ApiError, error_body
 from evalmock.server.request_id import RequestIdMiddleware, current_request_id
 
@@ -93,12 +94,13 @@ class ProxyApp:
     @property
     def pool(self) -> httpcore.AsyncConnectionPool:
         """httpcore's connection pool, as httpx's client holds it (httpx's request and response models cost more
-        than the rest of a forwarded request). Made on first use, inside the server's event loop; TLS as httpx
-        verifies it, the environment's proxies, certificates and .netrc not ours."""
+        than the rest of a forwarded request), on asyncio's streams (network.py). Made on first use, inside the
+        server's event loop; TLS as httpx verifies it, the environment's proxies, certificates and .netrc not ours."""
         if self._pool is None:
             self._pool = httpcore.AsyncConnectionPool(
                 ssl_context=httpx.create_ssl_context(trust_env=False), max_connections=MAX_CONNECTIONS,
-                max_keepalive_connections=MAX_KEEPALIVE_CONNECTIONS, keepalive_expiry=KEEPALIVE_EXPIRY_S)
+                max_keepalive_connections=MAX_KEEPALIVE_CONNECTIONS, keepalive_expiry=KEEPALIVE_EXPIRY_S,
+                network_backend=AsyncioBackend())
         return self._pool
 
     async def aclose(self) -> None:
