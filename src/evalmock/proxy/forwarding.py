@@ -162,9 +162,9 @@ class ProxyApp:
             target = httpx.URL(url).raw_path
         else:
             target = self._origin.path + target
-        has_body = any(name in (b"content-length", b"transfer-encoding") for name, _ in received)
+        has_body = any(name.lower() in (b"content-length", b"transfer-encoding") for name, _ in received)
         headers: RawHeaders = [(b"Host", self._origin.host_header)]
-        framed = any(name == b"content-length" for name, _ in wire)
+        framed = any(name.lower() == b"content-length" for name, _ in wire)
         if not has_body and method in ("POST", "PUT", "PATCH"):
             headers.append((b"Content-Length", b"0"))
         headers += wire
