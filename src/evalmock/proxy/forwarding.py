@@ -37,7 +37,7 @@ HOP_BY_HOP_BYTES = frozenset(name.encode("ascii") for name in HOP_BY_HOP)
 # A request target sent as it came (the common case); any other is written as httpx writes it (dot segments
 # removed, characters outside these percent-encoded), so that the upstream gets what it always got.
 _PLAIN_TARGET = re.compile(rb"(?:[A-Za-z0-9\-._~!$&'()*+,;=:@/?]|%[0-9A-Fa-f]{2})*")
-# httpcore's errors have no common base; httpx's own come from the Content-Encoding decoding only.
+# What httpcore raises when the upstream gives no answer (its exceptions have no common base besides these).
 UPSTREAM_ERRORS = (httpcore.NetworkError, httpcore.ProtocolError, httpcore.ProxyError, httpcore.UnsupportedProtocol)
 # httpx's defaults (its client was the transport before): connections kept open to the upstream, and for how long.
 MAX_CONNECTIONS = 100
