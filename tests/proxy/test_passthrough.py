@@ -128,3 +128,20 @@ def test_a_browser_app_may_read_the_violations_header(proxy: RunningProxy) -> No
     response = httpx.get(proxy.base_url + "/v1/agents/example/test-set/cases?projectId=x", headers={"Origin": ORIGIN})
     exposed = [name.strip().lower() for name in response.headers["access-control-expose-headers"].split(",")]
     assert HEADER in exposed and "x-request-id" in exposed
+
+
+def test_a_request_body_and_url_credentials_reach_the_upstream(recorded_serve: RecordedServe,
+                                                               proxy_for: ProxyFactory) -> None:
+    """A body keeps its length (or comes chunked when it came chunked); a user and password in --upstream are sent as
+    Basic credentials in place of the client's Authorization, as httpx sent them."""
+    upstream = recorded_serve.base_url.replace("http://", "http://ana:s%3Ecret@")
+    sized, chunked = uuid.uuid4().hex, uuid.uuid4().hex
+    with proxy_for(upstream) as proxy:
+        httpx.post(proxy.base_url + "/v1/anything", content=b'{"a": 1}',
+                   headers={TEST_ID: sized, "Authorization": "Bearer demo-user"})
+        httpx.post(proxy.base_url + "/v1/anything", content=iter([b'{"a"', b": 2}"]), headers={TEST_ID: chunked})
+
+    first, second = (dict(recorded_serve.recording.sent[test_id].request_headers) for test_id in (sized, chunked))
+    assert first[b"content-length"] == b"8" and b"transfer-encoding" not in first
+    assert second[b"transfer-encoding"] == b"chunked" and b"content-length" not in second
+    assert first[b"authorization"] == second[b"authorization"] == b"Basic YW5hOnM+Y3JldA=="  # ana:s>cret

@@ -3,13 +3,17 @@
 
 from __future__ import annotations
 
+import time
+
 import httpx
 
 from evalmock.contract.operations import operation
 from harness.builders import PROJECT, TEST_CASE
+from harness.serving import serving
 from shared import assert_envelope, free_port
 
 from .conftest import ProxyFactory
+from .upstreams import broken_upstream
 
 CASES = operation("test-set").url_path(agentId="example") + f"?projectId={PROJECT}"
 TEST_CASE_PATH = operation("gradient").url_path(test_case_uuid=TEST_CASE)
@@ -56,3 +60,23 @@ def test_an_answer_larger_than_the_bound_streams_through_unjudged(proxy_for: Pro
     assert "evalmock-violations" not in proxied.headers  # a page longer than its limit, but never held
     assert not results.failures
     assert any(f"1 larger than {len(direct.content) // 2} bytes" in note for note in results.notes), results.notes
+
+
+def test_an_https_upstream_is_spoken_to_in_tls(proxy_for: ProxyFactory, broken: str) -> None:
+    """The broken service speaks plain HTTP: a TLS handshake with it fails, and says so in a 502."""
+    with proxy_for(broken.replace("http://", "https://")) as proxy:
+        answer = httpx.get(proxy.base_url + CASES)
+
+    error = assert_envelope(answer, 502, "bad-gateway")
+    assert "ConnectError" in error["message"] and "SSL" in error["message"], error["message"]
+
+
+def test_a_connection_the_upstream_closed_while_idle_is_not_reused(proxy_for: ProxyFactory) -> None:
+    """uvicorn closes an idle kept-alive connection after a second here: the next request opens a new one."""
+    with serving(broken_upstream(), timeout_keep_alive=1) as upstream, proxy_for(upstream) as proxy:
+        first = httpx.get(proxy.base_url + CASES)
+        time.sleep(1.6)
+        second = httpx.get(proxy.base_url + CASES)
+
+    assert (first.status_code, second.status_code) == (200, 200)
+    assert second.json() == first.json()

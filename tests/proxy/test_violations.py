@@ -171,3 +171,16 @@ def test_the_reason_is_the_schema_s_detail_or_what_was_expected_and_received() -
     assert why('not refused\nexpected: 400 bad-input\nreceived: 200 {\n  "data": []\n}') == (
         "not refused", "expected 400 bad-input, received 200 {")
     assert why("Server error") == ("Server error", "")
+
+
+def test_a_compressed_answer_is_judged_decoded_and_sent_on_as_it_came(proxy_for: ProxyFactory, broken: str) -> None:
+    url = operation("test-set").url_path(agentId="compressed") + f"?projectId={PROJECT}"
+    with proxy_for(broken) as proxy:
+        direct = httpx.get(broken + url, headers={"Accept-Encoding": "identity"})
+        proxied = httpx.get(proxy.base_url + url)
+
+    assert proxied.headers["content-encoding"] == "gzip"
+    assert proxied.headers["content-length"] == direct.headers["content-length"]  # the compressed bytes, unchanged
+    assert proxied.json() == direct.json()
+    assert proxied.headers[HEADER].startswith('retired_cases_only_with_include_retired;level=page;outcome=failed;'
+                                               'at="/data/1/retired"')

@@ -5,6 +5,8 @@ answers another version than the one asked for."""
 from __future__ import annotations
 
 import asyncio
+import gzip
+import json
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -78,6 +80,10 @@ async def _cases(request: Request) -> Response:
                                          updatedAt=f"2026-11-20T09:{59 - n:02d}:00Z") for n in range(limit + 1)])
     if agent == "retired-without-include":
         return _page(request, [hand_case(), retired_case()])
+    if agent == "compressed":  # the same defect, its page sent gzip-compressed
+        page = _page(request, [hand_case(), retired_case()])
+        return Response(gzip.compress(json.dumps(json.loads(page.body)).encode()), media_type="application/json",
+                        headers={"Content-Encoding": "gzip", "X-Request-Id": "rid-broken"})
     if agent == "without-run-id":
         missing = correction_case()
         del missing["runId"]
@@ -92,9 +98,9 @@ async def _test_case(request: Request) -> Response:
 
 def broken_upstream() -> Starlette:
     """GET /v1/agents/{agent}/test-set/cases: agent `too-long` answers limit + 1 cases, `retired-without-include`
-    a retired case though include was left out, `without-run-id` a case without its required runId, `failing` a
-    500, `slow` after SLOW_S seconds, any other a conforming page; GET /v2/gen-ai/evaluation_test_cases/{uuid}:
-    always version ANSWERED_VERSION."""
+    a retired case though include was left out, `compressed` the same gzip-compressed, `without-run-id` a case
+    without its required runId, `failing` a 500, `slow` after SLOW_S seconds, any other a conforming page;
+    GET /v2/gen-ai/evaluation_test_cases/{uuid}: always version ANSWERED_VERSION."""
     return Starlette(routes=[
         Route("/v1/agents/{agent}/test-set/cases", _cases),
         Route("/v2/gen-ai/evaluation_test_cases/{uuid}", _test_case),

@@ -8,6 +8,7 @@ page's words it rests on, or why it is only inferred from them.
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
@@ -21,6 +22,9 @@ MAX_ARGS_CHARS = 4000
 EXPECT_PARTS = ("decisions", "answer", "items")
 
 Case = Mapping[str, Any]
+# isinstance against this tuple decides a dict (what JSON gives) without Mapping's abstract-class machinery, and
+# anything else as isinstance(value, Mapping) does: a judge of a page asks it some 300 times.
+MAPPING = (dict, Mapping)
 
 
 @dataclass(frozen=True)
@@ -61,14 +65,18 @@ def canonical_json(value: Any, *, ascii: bool) -> str:
     """Canonical JSON as we read the page's term: sorted keys, no insignificant white space. The page does not say
     more. `ascii=False` is the shorter reading (non-ASCII characters as they are, and a whole number written
     without a fraction, as RFC 8785 writes 1.0); `ascii=True` the longer one (escaped, and Python's own numbers)."""
-    return json.dumps(value if ascii else _whole_floats(value), sort_keys=True, separators=(",", ":"),
-                      ensure_ascii=ascii)
+    return _CANONICAL[ascii].encode(value if ascii else _whole_floats(value))
+
+
+# json.dumps with these options builds an encoder on every call; a page's rules call it for every shouldCall.
+_CANONICAL = {ascii: json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=ascii)
+              for ascii in (False, True)}
 
 
 def _whole_floats(value: Any) -> Any:
     if isinstance(value, float) and value.is_integer():
         return int(value)
-    if isinstance(value, Mapping):
+    if isinstance(value, MAPPING):
         return {key: _whole_floats(item) for key, item in value.items()}
     if isinstance(value, list):
         return [_whole_floats(item) for item in value]
@@ -79,6 +87,11 @@ def instant(value: Any) -> datetime | None:
     """An RFC 3339 date-time as an aware datetime, or None when it is not one."""
     if not isinstance(value, str):
         return None
+    return _instant(value)
+
+
+@functools.lru_cache(maxsize=4096)  # several rules read each case's times; pages of one list repeat them
+def _instant(value: str) -> datetime | None:
     try:
         parsed = datetime.fromisoformat(value.replace("Z", "+00:00").replace("z", "+00:00"))
     except ValueError:
@@ -111,7 +124,7 @@ def updated_at_is_added_at_until_retired(case: Case) -> Iterator[Breach]:
 ))
 def retirement_is_consistent(case: Case) -> Iterator[Breach]:
     retired = case.get("retired")
-    if not isinstance(retired, Mapping):
+    if not isinstance(retired, MAPPING):
         return
     added, updated, at = instant(case.get("addedAt")), instant(case.get("updatedAt")), instant(retired.get("at"))
     if at is None:
@@ -143,7 +156,7 @@ def hand_case_is_expert(case: Case) -> Iterator[Breach]:
 def expect_has_a_part(case: Case) -> Iterator[Breach]:
     """The schema states it as an `anyOf`, whose error names no part; this one says which parts count."""
     expect = case.get("expect")
-    if not isinstance(expect, Mapping) or not any(part in expect for part in EXPECT_PARTS):
+    if not isinstance(expect, MAPPING) or not any(part in expect for part in EXPECT_PARTS):
         yield Breach("expect holds at least one of decisions, answer, items", "a case's expect has no part",
                      expected="at least one of decisions, answer, items", received=expect, pointer="/expect")
 
@@ -155,12 +168,12 @@ def expect_has_a_part(case: Case) -> Iterator[Breach]:
 ))
 def item_ranks_are_distinct_positions(case: Case) -> Iterator[Breach]:
     expect = case.get("expect")
-    items = expect.get("items") if isinstance(expect, Mapping) else None
+    items = expect.get("items") if isinstance(expect, MAPPING) else None
     if not isinstance(items, list):
         return
     seen: dict[Any, int] = {}
     for index, item in enumerate(items):
-        if not isinstance(item, Mapping) or "rank" not in item:
+        if not isinstance(item, MAPPING) or "rank" not in item:
             continue
         rank = item["rank"]
         where = f"/expect/items/{index}/rank"
@@ -178,10 +191,10 @@ def item_ranks_are_distinct_positions(case: Case) -> Iterator[Breach]:
 def should_call_args_fit(case: Case, *, ascii: bool = False) -> Iterator[Breach]:
     """Measured by default in the shorter reading of canonical JSON, so no conforming case fails it."""
     expect = case.get("expect")
-    decisions = expect.get("decisions") if isinstance(expect, Mapping) else None
-    calls = decisions.get("shouldCall") if isinstance(decisions, Mapping) else None
+    decisions = expect.get("decisions") if isinstance(expect, MAPPING) else None
+    calls = decisions.get("shouldCall") if isinstance(decisions, MAPPING) else None
     for index, call in enumerate(calls if isinstance(calls, list) else ()):
-        if not isinstance(call, Mapping) or "args" not in call:
+        if not isinstance(call, MAPPING) or "args" not in call:
             continue
         size = len(canonical_json(call["args"], ascii=ascii))
         if size > MAX_ARGS_CHARS:
@@ -198,8 +211,8 @@ _NOTHING_TO_DO = ("A `wrong` verdict says what the agent should do instead; with
 @case_rule(inferred(_NOTHING_TO_DO, on_test_set_page(118, "wrong: it does what shouldSay or why asks.")))
 def wrong_answer_says_what_to_do(case: Case) -> Iterator[Breach]:
     expect = case.get("expect")
-    answer = expect.get("answer") if isinstance(expect, Mapping) else None
-    if isinstance(answer, Mapping) and answer.get("verdict") == "wrong" and not (answer.get("shouldSay")
+    answer = expect.get("answer") if isinstance(expect, MAPPING) else None
+    if isinstance(answer, MAPPING) and answer.get("verdict") == "wrong" and not (answer.get("shouldSay")
                                                                                 or answer.get("why")):
         yield Breach("a wrong answer says what to say instead", "a wrong answer has neither shouldSay nor why",
                      expected="shouldSay or why", received=answer, pointer="/expect/answer")
@@ -210,8 +223,8 @@ def wrong_answer_says_what_to_do(case: Case) -> Iterator[Breach]:
         "without a model.")))
 def wrong_decisions_name_tools(case: Case) -> Iterator[Breach]:
     expect = case.get("expect")
-    decisions = expect.get("decisions") if isinstance(expect, Mapping) else None
-    if isinstance(decisions, Mapping) and decisions.get("verdict") == "wrong" and not (
+    decisions = expect.get("decisions") if isinstance(expect, MAPPING) else None
+    if isinstance(decisions, MAPPING) and decisions.get("verdict") == "wrong" and not (
         decisions.get("shouldCall") or decisions.get("mustNotCall")
     ):
         yield Breach("wrong decisions name the tools to call or not", "wrong decisions name no tool",

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -14,7 +13,10 @@ import orjson
 
 from evalmock.harness.outcomes import Violation
 
-_LONG_NUMBER = re.compile(rb"\d{20}")  # 20 digits may be an integer past 64 bits
+# 20 digits in a row may be an integer past 64 bits; found as twenty zeros once every digit reads as 0 (a regular
+# expression over a page's 25 KB took a third of the time of judging it).
+_DIGITS_AS_ZERO = bytes.maketrans(b"123456789", b"000000000")
+_LONG_NUMBER = b"0" * 20
 
 
 @dataclass(frozen=True)
@@ -82,7 +84,7 @@ class Exchange:
         """(True, value) when the body is plain UTF-8 JSON that orjson parsed to what `json.loads` of its text gives
         (no byte-order mark, no integer past 64 bits, which orjson reads as a float); (False, None) otherwise."""
         ok, value = self._parsed
-        if not ok or self._by_standard_parser or _LONG_NUMBER.search(self.body):
+        if not ok or self._by_standard_parser or _LONG_NUMBER in self.body.translate(_DIGITS_AS_ZERO):
             return False, None
         return True, value
 

@@ -4,9 +4,11 @@ the results so far, finished as an audit's are."""
 
 from __future__ import annotations
 
+import functools
 import os
 from collections import Counter
 from dataclasses import dataclass
+from urllib.parse import parse_qsl, urlsplit
 
 from evalmock.contract.documents import APIS
 from evalmock.contract.operations import operation
@@ -80,9 +82,7 @@ class TrafficAudit:
             self.skip(THROTTLED_SKIP)
             return Judged(api, [], [])
         self.judged += 1
-        query = exchange.query_values
-        off = sorted(broken_parameters(api, query)) + [f"{name} (undeclared)"
-                                                       for name in sorted(undeclared_parameters(api, query))]
+        off = list(off_document(api, urlsplit(exchange.url).query))
         self.off_document.update(off)
         breaches = self.judges[api].judge(exchange)
         if api == "test-set" and self.walks is not None:
@@ -112,6 +112,16 @@ class TrafficAudit:
             notes.append("requests that leave the document (the client's side; the service should refuse them): "
                          + ", ".join(f"{name} in {count}" for name, count in self.off_document.most_common()))
         return notes
+
+
+@functools.lru_cache(maxsize=1024)  # a client asks the same query again and again; each check of one is a schema's
+def off_document(api: str, query: str) -> tuple[str, ...]:
+    """How a request's query leaves the document: the parameters it breaks, then those it adds (`name (undeclared)`)."""
+    values: dict[str, list[str]] = {}
+    for key, value in parse_qsl(query, keep_blank_values=True):
+        values.setdefault(key, []).append(value)
+    return (*sorted(broken_parameters(api, values)), *(f"{name} (undeclared)"
+                                                       for name in sorted(undeclared_parameters(api, values))))
 
 
 def traffic_redactor(targets: Targets | None, *tokens: str | None) -> Redactor:

@@ -106,7 +106,7 @@ def run_proxy(args: argparse.Namespace) -> int:
     # uvicorn stops on SIGINT and SIGTERM, then raises the signal again: both end here as KeyboardInterrupt.
     previous = signal.signal(signal.SIGTERM, signal.default_int_handler)
     try:
-        asyncio.run(_serve(server, session))
+        run_in_loop(lambda: _serve(server, session))  # uvloop where installed, as uvicorn itself picks it
     except KeyboardInterrupt:
         pass
     except SystemExit:  # uvicorn could not listen; it has said why
@@ -152,7 +152,8 @@ def _outputs_on_demand(session: ProxySession) -> Iterator[None]:
             loop.remove_signal_handler(on_demand)
 
 
-async def _serve(server: uvicorn.Server, session: ProxySession) -> None:
+async def _serve(server: uvicorn.Server, session: ProxySession) -> int:
     """Serve (the forwarder closes its connections in the lifespan's shutdown), writing the outputs on SIGUSR1."""
     with _outputs_on_demand(session):
         await server.serve()
+    return 0

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from starlette.datastructures import MutableHeaders
 from starlette.middleware.cors import CORSMiddleware
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
@@ -30,14 +29,23 @@ class ProxyCORSMiddleware:
 
         async def send_vary_once(message: Message) -> None:
             if message["type"] == "http.response.start":
-                headers = MutableHeaders(scope=message)
-                tokens = [token.strip() for value in headers.getlist("vary") for token in value.split(",")]
-                unique: list[str] = []
-                for token in tokens:
-                    if token and token.lower() not in (seen.lower() for seen in unique):
-                        unique.append(token)
-                if len(unique) < len(tokens):
-                    headers["vary"] = ", ".join(unique)
+                _vary_once(message)
             await send(message)
 
         await self.app(scope, receive, send_vary_once)
+
+
+def _vary_once(message: Message) -> None:
+    """Each Vary token once, in the first Vary header (ASGI's header names are in lower case)."""
+    headers: list[tuple[bytes, bytes]] = message["headers"]
+    values = [value for name, value in headers if name == b"vary"]
+    tokens = [token.strip() for value in values for token in value.split(b",")]
+    unique: list[bytes] = []
+    for token in tokens:
+        if token and token.lower() not in (seen.lower() for seen in unique):
+            unique.append(token)
+    if len(unique) < len(tokens):
+        first = next(n for n, (name, _) in enumerate(headers) if name == b"vary")
+        joined = b", ".join(unique)
+        message["headers"] = [(name, joined) if n == first else (name, value)
+                              for n, (name, value) in enumerate(headers) if n == first or name != b"vary"]

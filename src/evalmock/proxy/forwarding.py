@@ -7,6 +7,8 @@ An upstream that cannot be reached is a 502, one slower than the timeout a 504, 
 
 from __future__ import annotations
 
+import base64
+import re
 import time
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass, field
@@ -14,9 +16,11 @@ from datetime import UTC, datetime
 from typing import Protocol
 from urllib.parse import quote
 
+import httpcore
 import httpx
 from starlette.types import Message, Receive, Scope, Send
 
+from evalmock.proxy.network import AsyncioBackend
 from evalmock.server.errors import ApiError, error_body
 from evalmock.server.request_id import RequestIdMiddleware, current_request_id
 
@@ -29,7 +33,19 @@ HOP_BY_HOP = frozenset({
     "transfer-encoding", "upgrade", "host",
 })
 
+HOP_BY_HOP_BYTES = frozenset(name.encode("ascii") for name in HOP_BY_HOP)
+# A request target sent as it came (the common case); any other is written as httpx writes it (dot segments
+# removed, characters outside these percent-encoded), so that the upstream gets what it always got.
+_PLAIN_TARGET = re.compile(rb"(?:[A-Za-z0-9\-._~!$&'()*+,;=:@/?]|%[0-9A-Fa-f]{2})*")
+# What httpcore raises when the upstream gives no answer (its exceptions have no common base besides these).
+UPSTREAM_ERRORS = (httpcore.NetworkError, httpcore.ProtocolError, httpcore.ProxyError, httpcore.UnsupportedProtocol)
+# httpx's defaults (its client was the transport before): connections kept open to the upstream, and for how long.
+MAX_CONNECTIONS = 100
+MAX_KEEPALIVE_CONNECTIONS = 20
+KEEPALIVE_EXPIRY_S = 5.0
+
 Headers = list[tuple[str, str]]
+RawHeaders = list[tuple[bytes, bytes]]
 
 
 @dataclass
@@ -71,19 +87,26 @@ class ProxyApp:
         self.observer = observer
         self.timeout = timeout
         self.max_judged_bytes = max_judged_bytes
-        self._client: httpx.AsyncClient | None = None
+        self._origin = _Origin.of(self.upstream)
+        self._extensions = {"timeout": dict.fromkeys(("connect", "read", "write", "pool"), timeout)}
+        self._pool: httpcore.AsyncConnectionPool | None = None
 
     @property
-    def client(self) -> httpx.AsyncClient:
-        # Made on first use, inside the server's event loop; the environment's proxies and .netrc are not ours.
-        if self._client is None:
-            self._client = httpx.AsyncClient(timeout=self.timeout, trust_env=False, follow_redirects=False)
-        return self._client
+    def pool(self) -> httpcore.AsyncConnectionPool:
+        """httpcore's connection pool, as httpx's client holds it (httpx's request and response models cost more
+        than the rest of a forwarded request), on asyncio's streams (network.py). Made on first use, inside the
+        server's event loop; TLS as httpx verifies it, the environment's proxies, certificates and .netrc not ours."""
+        if self._pool is None:
+            self._pool = httpcore.AsyncConnectionPool(
+                ssl_context=httpx.create_ssl_context(trust_env=False), max_connections=MAX_CONNECTIONS,
+                max_keepalive_connections=MAX_KEEPALIVE_CONNECTIONS, keepalive_expiry=KEEPALIVE_EXPIRY_S,
+                network_backend=AsyncioBackend())
+        return self._pool
 
     async def aclose(self) -> None:
-        if self._client is not None:
-            await self._client.aclose()
-            self._client = None
+        if self._pool is not None:
+            await self._pool.aclose()
+            self._pool = None
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "lifespan":
@@ -107,62 +130,85 @@ class ProxyApp:
         raw_path = scope.get("raw_path") or quote(scope["path"]).encode("ascii")
         query = scope.get("query_string", b"")
         url = self.upstream + raw_path.decode("latin-1") + ("?" + query.decode("latin-1") if query else "")
-        received = [(name.decode("latin-1"), value.decode("latin-1")) for name, value in scope["headers"]]
-        forwarded = Forwarded(datetime.now(UTC), scope["method"], url, scope["path"], outgoing(received))
-        has_body = any(name.lower() in ("content-length", "transfer-encoding") for name, _ in received)
+        wire = outgoing(scope["headers"])
+        forwarded = Forwarded(datetime.now(UTC), scope["method"], url, scope["path"],
+                              [(name.decode("latin-1"), value.decode("latin-1")) for name, value in wire])
         started = time.perf_counter()
         try:
-            request = httpx.Request(forwarded.method, url, headers=forwarded.request_headers,
-                                    content=_request_body(receive) if has_body else None)
-            response = await self.client.send(request, stream=True)
-        except httpx.TimeoutException as exc:
+            request = self._request(forwarded.method, url, raw_path + (b"?" + query if query else b""), wire,
+                                    receive, scope["headers"])
+            response = await self.pool.handle_async_request(request)
+        except httpcore.TimeoutException as exc:
             await self._failed(scope, receive, send, forwarded, 504, "gateway-timeout", _slow(self.timeout, exc))
             return
-        except (httpx.HTTPError, httpx.InvalidURL) as exc:
+        except (*UPSTREAM_ERRORS, httpx.InvalidURL) as exc:
             await self._failed(scope, receive, send, forwarded, 502, "bad-gateway", _unreachable(self.upstream, exc))
             return
-        forwarded.status, forwarded.reason = response.status_code, response.reason_phrase
-        forwarded.http_version = response.http_version
-        forwarded.response_headers = incoming(response.headers.raw)
+        forwarded.status, forwarded.reason = response.status, _reason(response)
+        forwarded.http_version = response.extensions.get("http_version", b"HTTP/1.1").decode("ascii", "ignore")
+        kept = outgoing(response.headers)
+        forwarded.response_headers = [(name.decode("latin-1"), value.decode("latin-1")) for name, value in kept]
+        sent_back = [(name.lower(), value) for name, value in kept]  # ASGI's names are in lower case
         try:
-            await self._answer(scope, receive, send, response, forwarded, started)
+            await self._answer(scope, receive, send, response, sent_back, forwarded, started)
         finally:
             await response.aclose()
 
-    async def _answer(self, scope: Scope, receive: Receive, send: Send, response: httpx.Response,
-                      forwarded: Forwarded, started: float) -> None:
+    def _request(self, method: str, url: str, target: bytes, wire: RawHeaders, receive: Receive,
+                 received: RawHeaders) -> httpcore.Request:
+        """The request as httpx would send it: Host first, the body's framing kept (chunked when it came chunked),
+        Basic credentials from a user and password in --upstream."""
+        if not _PLAIN_TARGET.fullmatch(target) or b"/." in target:
+            target = httpx.URL(url).raw_path
+        else:
+            target = self._origin.path + target
+        has_body = any(name.lower() in (b"content-length", b"transfer-encoding") for name, _ in received)
+        headers: RawHeaders = [(b"Host", self._origin.host_header)]
+        framed = any(name.lower() == b"content-length" for name, _ in wire)
+        if not has_body and method in ("POST", "PUT", "PATCH"):
+            headers.append((b"Content-Length", b"0"))
+        headers += wire
+        if has_body and not framed:
+            headers.append((b"Transfer-Encoding", b"chunked"))
+        if self._origin.authorization is not None:
+            headers = _with_authorization(headers, self._origin.authorization)
+        return httpcore.Request(method.encode("ascii"), httpcore.URL(
+            scheme=self._origin.scheme, host=self._origin.host, port=self._origin.port, target=target),
+            headers=headers, content=_request_body(receive) if has_body else None, extensions=self._extensions)
+
+    async def _answer(self, scope: Scope, receive: Receive, send: Send, response: httpcore.Response,
+                      sent_back: RawHeaders, forwarded: Forwarded, started: float) -> None:
         """Hold, judge and send the answer of an audited operation; stream any other through."""
-        chunks = response.aiter_raw()  # one iterator: what is held first, then the rest, if any
+        chunks = aiter(response.stream)  # type: ignore[arg-type]  # one iterator: held first, then the rest
         api = self.observer.api_of(forwarded.method, forwarded.path)
         too_large = f"larger than {_amount(self.max_judged_bytes)} (streamed through unjudged)"
         if api is None:
-            await self._stream(send, response, chunks, forwarded, b"", started, NOT_AN_OPERATION)
+            await self._stream(send, response.status, sent_back, chunks, forwarded, b"", started, NOT_AN_OPERATION)
             return
-        if _declared_length(response) > self.max_judged_bytes:
-            await self._stream(send, response, chunks, forwarded, b"", started, too_large)
+        if _declared_length(sent_back) > self.max_judged_bytes:
+            await self._stream(send, response.status, sent_back, chunks, forwarded, b"", started, too_large)
             return
         try:
             raw = await _read_up_to(chunks, self.max_judged_bytes)
-        except httpx.TimeoutException as exc:  # nothing is sent yet, so the proxy can still say so
+        except httpcore.TimeoutException as exc:  # nothing is sent yet, so the proxy can still say so
             await self._failed(scope, receive, send, forwarded, 504, "gateway-timeout", _slow(self.timeout, exc))
             return
-        except httpx.HTTPError as exc:
+        except UPSTREAM_ERRORS as exc:
             await self._failed(scope, receive, send, forwarded, 502, "bad-gateway", _unreachable(self.upstream, exc))
             return
         if len(raw) > self.max_judged_bytes:
-            await self._stream(send, response, chunks, forwarded, raw, started, too_large)
+            await self._stream(send, response.status, sent_back, chunks, forwarded, raw, started, too_large)
             return
         forwarded.elapsed_ms = _since(started)
-        forwarded.body_size, forwarded.body = len(raw), decoded(response, raw)
+        forwarded.body_size, forwarded.body = len(raw), decoded(response.status, sent_back, raw)
         extra = self.observer.judge(api, forwarded)
-        await _send_whole(send, response, raw, extra)
+        await _send_whole(send, response.status, sent_back, raw, extra)
 
-    async def _stream(self, send: Send, response: httpx.Response, chunks: AsyncIterator[bytes],
+    async def _stream(self, send: Send, status: int, sent_back: RawHeaders, chunks: AsyncIterator[bytes],
                       forwarded: Forwarded, first: bytes, started: float, why: str) -> None:
         """Send the answer on as it comes, one piece behind, so that it is counted before its last piece is sent (a
         client that has its whole answer finds it counted)."""
-        await send({"type": "http.response.start", "status": response.status_code,
-                    "headers": _encode(incoming(response.headers.raw))})
+        await send({"type": "http.response.start", "status": status, "headers": sent_back})
         size, pending = len(first), first
         try:
             async for chunk in chunks:
@@ -170,7 +216,7 @@ class ProxyApp:
                 if pending:
                     await send({"type": "http.response.body", "body": pending, "more_body": True})
                 pending = chunk
-        except httpx.HTTPError as exc:
+        except (httpcore.TimeoutException, *UPSTREAM_ERRORS) as exc:
             # The status line is gone: all that is left is to end the connection, which tells the client.
             forwarded.body_size, forwarded.elapsed_ms = size, _since(started)
             self.observer.passed(forwarded, f"{CUT_SHORT} ({type(exc).__name__})")
@@ -194,24 +240,23 @@ class ProxyApp:
         await RequestIdMiddleware(answer)(scope, receive, send)
 
 
-def outgoing(headers: Sequence[tuple[str, str]]) -> Headers:
-    """The request headers to forward: all but the hop-by-hop ones (and those the Connection header names)."""
-    named = {token.strip().lower() for name, value in headers if name.lower() == "connection"
-             for token in value.split(",")}
-    return [(name, value) for name, value in headers if name.lower() not in HOP_BY_HOP and name.lower() not in named]
+def outgoing(headers: Sequence[tuple[bytes, bytes]]) -> RawHeaders:
+    """The headers to forward, either way: all but the hop-by-hop ones (and those the Connection header names), each
+    as it came."""
+    named = {token.strip().lower() for name, value in headers if name.lower() == b"connection"
+             for token in value.split(b",")}
+    return [(name, value) for name, value in headers
+            if name.lower() not in HOP_BY_HOP_BYTES and (not named or name.lower() not in named)]
 
 
-def incoming(raw: Sequence[tuple[bytes, bytes]]) -> Headers:
-    """The upstream's response headers to send back: all but the hop-by-hop ones."""
-    return outgoing([(name.decode("latin-1"), value.decode("latin-1")) for name, value in raw])
-
-
-def decoded(response: httpx.Response, raw: bytes) -> bytes:
-    """The body as the upstream meant it (its Content-Encoding undone); the raw bytes when they do not decode."""
-    if response.headers.get("content-encoding", "identity").strip().lower() in ("", "identity"):
+def decoded(status: int, headers: RawHeaders, raw: bytes) -> bytes:
+    """The body as the upstream meant it (its Content-Encoding undone, by httpx's decoders); the raw bytes when they
+    do not decode."""
+    encoding = next((value for name, value in headers if name == b"content-encoding"), b"identity")
+    if encoding.strip().lower() in (b"", b"identity"):
         return raw
     try:
-        return httpx.Response(response.status_code, headers=response.headers, content=raw).content
+        return httpx.Response(status, headers=headers, content=raw).content
     except httpx.DecodingError:
         return raw
 
@@ -238,25 +283,62 @@ async def _read_up_to(chunks: AsyncIterator[bytes], limit: int) -> bytes:
     return b"".join(held)
 
 
-def _declared_length(response: httpx.Response) -> int:
+def _declared_length(headers: RawHeaders) -> int:
     try:
-        return int(response.headers.get("content-length", "0"))
+        return int(next((value for name, value in headers if name == b"content-length"), b"0"))
     except ValueError:
         return 0
 
 
-async def _send_whole(send: Send, response: httpx.Response, raw: bytes, extra: Headers) -> None:
-    headers = incoming(response.headers.raw)
+async def _send_whole(send: Send, status: int, sent_back: RawHeaders, raw: bytes, extra: Headers) -> None:
+    headers = sent_back
     if extra:
-        names = {name.lower() for name, _ in extra}
-        headers = [(name, value) for name, value in headers if name.lower() not in names] + list(extra)
-    message: Message = {"type": "http.response.start", "status": response.status_code, "headers": _encode(headers)}
+        added = [(name.lower().encode("latin-1"), value.encode("latin-1")) for name, value in extra]
+        names = {name for name, _ in added}
+        headers = [(name, value) for name, value in sent_back if name not in names] + added
+    message: Message = {"type": "http.response.start", "status": status, "headers": headers}
     await send(message)
     await send({"type": "http.response.body", "body": raw})
 
 
-def _encode(headers: Headers) -> list[tuple[bytes, bytes]]:
-    return [(name.lower().encode("latin-1"), value.encode("latin-1")) for name, value in headers]
+@dataclass(frozen=True)
+class _Origin:
+    """The upstream's scheme, host and port as httpcore takes them, the Host header httpx sends for them, the path
+    prefix, and the Basic credentials a user and password in the URL stand for (httpx sent them)."""
+
+    scheme: bytes
+    host: bytes
+    port: int | None
+    host_header: bytes
+    path: bytes
+    authorization: bytes | None
+
+    @classmethod
+    def of(cls, upstream: str) -> _Origin:
+        try:
+            url = httpx.URL(upstream)
+        except httpx.InvalidURL:  # every request then answers 502, saying why
+            return cls(b"http", b"invalid.invalid", None, b"invalid.invalid", b"", None)
+        authorization = None
+        if url.username or url.password:
+            userpass = f"{url.username}:{url.password}".encode()
+            authorization = b"Basic " + base64.b64encode(userpass)
+        return cls(url.raw_scheme, url.raw_host, url.port, url.netloc, url.raw_path.split(b"?")[0].rstrip(b"/"),
+                   authorization)
+
+
+def _with_authorization(headers: RawHeaders, value: bytes) -> RawHeaders:
+    """The headers with Authorization set to `value`, where the client's stood (httpx's BasicAuth replaces it)."""
+    at = next((n for n, (name, _) in enumerate(headers) if name.lower() == b"authorization"), None)
+    if at is None:
+        return [*headers, (b"Authorization", value)]
+    kept = [(name, v) for n, (name, v) in enumerate(headers) if n == at or name.lower() != b"authorization"]
+    return [(b"authorization", value) if name.lower() == b"authorization" else (name, v) for name, v in kept]
+
+
+def _reason(response: httpcore.Response) -> str:
+    phrase = response.extensions.get("reason_phrase")
+    return phrase.decode("ascii", "ignore") if phrase else httpx.codes.get_reason_phrase(response.status)
 
 
 def _amount(size: int) -> str:

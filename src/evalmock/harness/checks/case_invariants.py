@@ -39,8 +39,9 @@ def keep(exchange: Exchange, rule: CaseRule, cases: list[dict[str, Any]] | None 
     cases = page_cases(exchange) if cases is None else cases
     if cases is None:
         return None
+    check = rule.check  # the rule's own function: 25 cases a page, nine rules, each call counts
     for index, case in enumerate(cases):
-        for breach in rule(case):
+        for breach in check(case):
             raise Violation(f"{breach.problem} (case {case.get('id')!r})", expected=breach.expected,
                             received=breach.received, pointer=f"/data/{index}{breach.pointer}")
     return True
