@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import importlib
+import json
 import re
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -66,6 +69,32 @@ def test_asgi_module_builds_its_app_from_the_environment(monkeypatch: pytest.Mon
     module = importlib.reload(asgi)
     with module.app.test_client() as client:
         assert client.get("/v1/openapi.json").status_code == 200
+
+
+# Runs `evalmock serve` up to the point where the server would listen, then prints what was imported.
+SERVE_IMPORTS = """
+import json, sys
+from evalmock.server import http_server
+http_server.serve_app = lambda app, name, options: print(json.dumps(sorted(sys.modules))) or 0
+from evalmock.cli import main
+main(["serve", "--port", "0", "--cases", "5"])
+"""
+WORKER_IMPORTS = "import json, sys; import evalmock.server.asgi; print(json.dumps(sorted(sys.modules)))"
+# What only the audit, the proxy or another command needs: a server process never pays for it.
+NOT_FOR_SERVING = ("evalmock.harness", "evalmock.proxy", "schemathesis", "hypothesis")
+
+
+def modules_imported_by(code: str) -> list[str]:
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True)
+    return json.loads(run.stdout.splitlines()[-1])
+
+
+@pytest.mark.parametrize("code", [SERVE_IMPORTS, WORKER_IMPORTS], ids=["evalmock serve", "a --workers process"])
+def test_a_server_process_imports_neither_the_harness_nor_schemathesis(code: str) -> None:
+    imported = modules_imported_by(code)
+    assert "evalmock.server.app" in imported  # the app was built
+    unwanted = [name for name in imported if name.split(".")[0] in NOT_FOR_SERVING or name.startswith(NOT_FOR_SERVING)]
+    assert unwanted == []
 
 
 def test_banner_says_where_everything_is() -> None:
