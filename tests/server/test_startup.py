@@ -80,8 +80,9 @@ from evalmock.cli import main
 main(["serve", "--port", "0", "--cases", "5"])
 """
 WORKER_IMPORTS = "import json, sys; import evalmock.server.asgi; print(json.dumps(sorted(sys.modules)))"
-# What only the audit, the proxy or another command needs: a server process never pays for it.
-NOT_FOR_SERVING = ("evalmock.harness", "evalmock.proxy", "schemathesis", "hypothesis")
+# What only the audit, the proxy or another command needs: a server process never pays for it. Rich and Pygments
+# would come with httpx's command-line client (see evalmock/server/__init__.py).
+NOT_FOR_SERVING = ("evalmock.harness", "evalmock.proxy", "schemathesis", "hypothesis", "rich", "pygments")
 
 
 def modules_imported_by(code: str) -> list[str]:
@@ -95,6 +96,13 @@ def test_a_server_process_imports_neither_the_harness_nor_schemathesis(code: str
     assert "evalmock.server.app" in imported  # the app was built
     unwanted = [name for name in imported if name.split(".")[0] in NOT_FOR_SERVING or name.startswith(NOT_FOR_SERVING)]
     assert unwanted == []
+
+
+def test_httpx_works_without_its_command_line_client_in_a_server_process() -> None:
+    code = ("import evalmock.server, httpx; "
+            "print(httpx.Response(200, json={'a': 1}).json()['a'], httpx.main.__module__ == 'httpx')")
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True)
+    assert run.stdout.split() == ["1", "True"]  # httpx's own stand-in for its command line, the rest as always
 
 
 def test_banner_says_where_everything_is() -> None:
