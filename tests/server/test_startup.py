@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib
 import json
+import os
 import re
 import subprocess
 import sys
@@ -19,6 +20,7 @@ from evalmock.server.banner import banner
 from evalmock.server.settings import CURSOR_KEY_ENV, SETTINGS_ENV, ServerSettings, default_cursor_key
 from evalmock.server.targets_file import targets_for
 from evalmock.world import World
+from evalmock.world.vocabulary_store import CACHE_ENV
 
 
 def settings_from(*argv: str) -> ServerSettings:
@@ -85,17 +87,25 @@ WORKER_IMPORTS = "import json, sys; import evalmock.server.asgi; print(json.dump
 NOT_FOR_SERVING = ("evalmock.harness", "evalmock.proxy", "schemathesis", "hypothesis", "rich", "pygments")
 
 
-def modules_imported_by(code: str) -> list[str]:
-    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True)
+def modules_imported_by(code: str, cache: Path) -> list[str]:
+    env = {**os.environ, CACHE_ENV: str(cache)}
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True, env=env)
     return json.loads(run.stdout.splitlines()[-1])
 
 
 @pytest.mark.parametrize("code", [SERVE_IMPORTS, WORKER_IMPORTS], ids=["evalmock serve", "a --workers process"])
-def test_a_server_process_imports_neither_the_harness_nor_schemathesis(code: str) -> None:
-    imported = modules_imported_by(code)
+def test_a_server_process_imports_neither_the_harness_nor_schemathesis(code: str, tmp_path: Path) -> None:
+    imported = modules_imported_by(code, tmp_path)
     assert "evalmock.server.app" in imported  # the app was built
     unwanted = [name for name in imported if name.split(".")[0] in NOT_FOR_SERVING or name.startswith(NOT_FOR_SERVING)]
     assert unwanted == []
+
+
+@pytest.mark.parametrize("code", [SERVE_IMPORTS, WORKER_IMPORTS], ids=["evalmock serve", "a --workers process"])
+def test_a_server_whose_word_pools_are_kept_starts_without_faker(code: str, tmp_path: Path) -> None:
+    assert "faker" in modules_imported_by(code, tmp_path)  # the first start draws the pools, and keeps them
+    imported = modules_imported_by(code, tmp_path)
+    assert "evalmock.server.app" in imported and "faker" not in imported
 
 
 def test_httpx_works_without_its_command_line_client_in_a_server_process() -> None:

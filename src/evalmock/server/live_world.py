@@ -10,11 +10,13 @@ from __future__ import annotations
 from evalmock.server.settings import ServerSettings
 from evalmock.world import World
 from evalmock.world.data_files import load_data
+from evalmock.world.vocabulary_store import kept_vocabulary
 
 
 def build_world(settings: ServerSettings) -> World:
     """The generated world (none with `data_only`) with the data files added; DataFileError lists any problem."""
-    world = World(seed=settings.seed, cases=settings.cases, generated=not settings.data_only)
+    world = World(seed=settings.seed, cases=settings.cases, generated=not settings.data_only,
+                  vocabulary=kept_vocabulary(settings.seed))
     if not settings.data_files:
         return world
     return world.with_data(load_data(settings.data_files, world))

@@ -18,7 +18,7 @@ from evalmock.world.gradient import build_test_cases
 from evalmock.world.layout import CategoryFilter
 from evalmock.world.listing import CaseList, encode
 from evalmock.world.user_data import NO_DATA, UserData
-from evalmock.world.vocabulary import build_vocabulary
+from evalmock.world.vocabulary import Vocabulary, build_vocabulary
 
 ALL_KINDS = frozenset({"correction", "hand"})
 
@@ -62,14 +62,16 @@ class World:
     """
 
     def __init__(
-        self, seed: int = 42, cases: int = 1000, fixtures_dir: Path | None = None, *, generated: bool = True
+        self, seed: int = 42, cases: int = 1000, fixtures_dir: Path | None = None, *, generated: bool = True,
+        vocabulary: Vocabulary | None = None,
     ) -> None:
         if cases < 1:
             raise ValueError(f"cases must be at least 1, got {cases}")
         self.seed = seed
         self.cases = cases
         self.generated = generated
-        self.vocabulary = build_vocabulary(seed)
+        # `vocabulary`: the seed's pools drawn earlier (vocabulary_store), else they are drawn here.
+        self.vocabulary = vocabulary if vocabulary is not None else build_vocabulary(seed)
         agents = AGENTS if generated else ()
         self._projects: dict[str, tuple[str, ...]] = {agent.id: project_ids(seed, agent) for agent in agents}
         self.curated: list[CuratedCase] = (
