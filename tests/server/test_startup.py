@@ -20,7 +20,7 @@ from evalmock.server.banner import banner
 from evalmock.server.settings import CURSOR_KEY_ENV, SETTINGS_ENV, ServerSettings, default_cursor_key
 from evalmock.server.targets_file import targets_for
 from evalmock.world import World
-from evalmock.world.vocabulary_store import CACHE_ENV
+from evalmock.world.start_cache import CACHE_ENV
 
 
 def settings_from(*argv: str) -> ServerSettings:
@@ -102,10 +102,12 @@ def test_a_server_process_imports_neither_the_harness_nor_schemathesis(code: str
 
 
 @pytest.mark.parametrize("code", [SERVE_IMPORTS, WORKER_IMPORTS], ids=["evalmock serve", "a --workers process"])
-def test_a_server_whose_word_pools_are_kept_starts_without_faker(code: str, tmp_path: Path) -> None:
-    assert "faker" in modules_imported_by(code, tmp_path)  # the first start draws the pools, and keeps them
+def test_a_second_start_needs_neither_faker_nor_the_fixture_checks(code: str, tmp_path: Path) -> None:
+    first = modules_imported_by(code, tmp_path)  # draws the pools and checks the fixtures, and keeps both
+    assert "faker" in first and "openapi_schema_validator" in first
     imported = modules_imported_by(code, tmp_path)
-    assert "evalmock.server.app" in imported and "faker" not in imported
+    assert "evalmock.server.app" in imported
+    assert [name for name in ("faker", "openapi_schema_validator", "pydantic") if name in imported] == []
 
 
 def test_httpx_works_without_its_command_line_client_in_a_server_process() -> None:

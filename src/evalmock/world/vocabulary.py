@@ -86,7 +86,7 @@ class Vocabulary:
 
 def build_vocabulary(seed: int) -> Vocabulary:
     """Draw every pool with a Faker seeded from `seed` (no relative-to-now providers: they use the clock)."""
-    from faker import Faker  # here, not above: a server whose pools are kept (vocabulary_store) never imports it
+    from faker import Faker  # here, not above: a server whose pools are kept (world/start_cache.py) never imports it
 
     fake = Faker("en_US")
     fake.seed_instance(stable_hash("vocabulary", seed))

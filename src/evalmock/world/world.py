@@ -63,19 +63,21 @@ class World:
 
     def __init__(
         self, seed: int = 42, cases: int = 1000, fixtures_dir: Path | None = None, *, generated: bool = True,
-        vocabulary: Vocabulary | None = None,
+        vocabulary: Vocabulary | None = None, fixtures_passed: bool = False,
     ) -> None:
         if cases < 1:
             raise ValueError(f"cases must be at least 1, got {cases}")
         self.seed = seed
         self.cases = cases
         self.generated = generated
-        # `vocabulary`: the seed's pools drawn earlier (vocabulary_store), else they are drawn here.
+        # `vocabulary`: the seed's pools drawn earlier, else drawn here; `fixtures_passed`: the fixtures passed every
+        # case rule at an earlier start (both kept by world/start_cache.py).
         self.vocabulary = vocabulary if vocabulary is not None else build_vocabulary(seed)
         agents = AGENTS if generated else ()
         self._projects: dict[str, tuple[str, ...]] = {agent.id: project_ids(seed, agent) for agent in agents}
         self.curated: list[CuratedCase] = (
-            load_curated(fixtures_dir or default_fixtures_dir(), self._projects) if generated else []
+            load_curated(fixtures_dir or default_fixtures_dir(), self._projects, rules_passed=fixtures_passed)
+            if generated else []
         )
         self._lists: dict[tuple[str, str], CaseList] = {}
         for agent in agents:

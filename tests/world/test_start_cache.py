@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from evalmock.world import vocabulary_store
+from evalmock.world import start_cache
+from evalmock.world.start_cache import CACHE_ENV, cache_dir, kept_vocabulary, pools_file
 from evalmock.world.vocabulary import build_vocabulary
-from evalmock.world.vocabulary_store import CACHE_ENV, cache_dir, kept_vocabulary, pools_file
 
 
 @pytest.fixture
@@ -28,7 +28,7 @@ def test_kept_pools_are_the_drawn_pools_and_are_read_back_without_drawing(
     drawn = build_vocabulary(7)
     assert kept_vocabulary(7) == drawn  # drawn, then kept
     assert pools_file(folder, 7).is_file()
-    monkeypatch.setattr(vocabulary_store, "build_vocabulary", no_faker)
+    monkeypatch.setattr(start_cache, "build_vocabulary", no_faker)
     assert kept_vocabulary(7) == drawn  # read back
 
 
@@ -40,7 +40,7 @@ def test_each_seed_has_its_own_file(folder: Path) -> None:
 def test_pools_drawn_by_another_faker_are_never_read(folder: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     kept_vocabulary(7)
     ours = pools_file(folder, 7)
-    monkeypatch.setattr(vocabulary_store.importlib.metadata, "version", lambda name: "0.0.1")
+    monkeypatch.setattr(start_cache.importlib.metadata, "version", lambda name: "0.0.1")
     assert pools_file(folder, 7) != ours
 
 
