@@ -3,12 +3,21 @@
 
 from __future__ import annotations
 
+import json
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
 from evalmock.world import start_cache
-from evalmock.world.start_cache import CACHE_ENV, cache_dir, kept_vocabulary, pools_file
+from evalmock.world.start_cache import (
+    CACHE_ENV,
+    cache_dir,
+    fixtures_passed_before,
+    kept_vocabulary,
+    pools_file,
+    remember_fixtures_passed,
+)
 from evalmock.world.vocabulary import build_vocabulary
 
 
@@ -44,10 +53,17 @@ def test_pools_drawn_by_another_faker_are_never_read(folder: Path, monkeypatch: 
     assert pools_file(folder, 7) != ours
 
 
-@pytest.mark.parametrize("content", [b"{not json", b"[]", b'{"people": []}', b""])
-def test_a_file_not_understood_is_drawn_again_and_replaced(folder: Path, content: bytes) -> None:
+def other_types() -> bytes:
+    pools = json.loads(pools_file(cache_dir() or Path(), 7).read_bytes())
+    pools["nouns"] = "a string, not a list of them"
+    return json.dumps(pools).encode()
+
+
+@pytest.mark.parametrize("content", [b"{not json", b"[]", b'{"people": []}', b"", other_types])
+def test_a_file_not_understood_is_drawn_again_and_replaced(folder: Path, content: bytes | Callable[[], bytes]) -> None:
+    kept_vocabulary(7)
     path = pools_file(folder, 7)
-    path.parent.mkdir(parents=True)
+    content = content() if callable(content) else content
     path.write_bytes(content)
     assert kept_vocabulary(7) == build_vocabulary(7)
     assert path.read_bytes() != content
@@ -70,3 +86,10 @@ def test_the_default_folder_follows_xdg(tmp_path: Path, monkeypatch: pytest.Monk
     monkeypatch.delenv(CACHE_ENV, raising=False)
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
     assert cache_dir() == tmp_path / "evalmock"
+
+
+def test_fixtures_that_cannot_be_read_have_no_kept_pass(folder: Path, tmp_path: Path) -> None:
+    fixtures = tmp_path / "fixtures"
+    (fixtures / "a-folder.json").mkdir(parents=True)  # read as a fixture file, it fails: the check says why
+    remember_fixtures_passed(fixtures, 7)
+    assert not fixtures_passed_before(fixtures, 7)

@@ -31,7 +31,7 @@ OFF = "off"
 
 
 def cache_dir() -> Path | None:
-    """Where the pools are kept, or None when keeping is off."""
+    """Where a start keeps what it did, or None when keeping is off."""
     configured = os.environ.get(CACHE_ENV)
     if configured is not None:
         return None if configured in ("", OFF) else Path(configured)
@@ -64,14 +64,20 @@ def kept_vocabulary(seed: int) -> Vocabulary:
 def fixtures_passed_before(directory: Path, seed: int) -> bool:
     """Whether these very fixtures passed every rule of this very code at an earlier start."""
     folder = cache_dir()
-    return folder is not None and verdict_file(folder, directory, seed).is_file()
+    try:
+        return folder is not None and verdict_file(folder, directory, seed).is_file()
+    except OSError:  # a fixture or the document cannot be read: the check says why
+        return False
 
 
 def remember_fixtures_passed(directory: Path, seed: int) -> None:
     """Note that the fixtures in `directory` passed every rule (call only once they have)."""
     folder = cache_dir()
-    if folder is not None:
-        _write_text(verdict_file(folder, directory, seed), "")
+    try:
+        if folder is not None:
+            _write_text(verdict_file(folder, directory, seed), "")
+    except OSError:
+        return
 
 
 # What decides whether a fixture passes besides evalmock's own code: the validators and the format checks.
@@ -104,11 +110,22 @@ def _read(path: Path) -> Vocabulary | None:
 
 
 def _from_json(data: Any) -> Vocabulary | None:
+    """The pools as `_write` wrote them, or None for anything else (another shape, another type anywhere)."""
     names = {field.name for field in dataclasses.fields(Vocabulary)}
     if not isinstance(data, dict) or set(data) != names:
         return None
-    pools = {name: tuple(values) for name, values in data.items() if name != "people"}
-    return Vocabulary(people=tuple(Person(**person) for person in data["people"]), **pools)
+    pools = {name: values for name, values in data.items() if name != "people"}
+    people = data["people"]
+    if not all(_strings(values) for values in pools.values()) or not isinstance(people, list):
+        return None
+    if not all(isinstance(person, dict) and _strings(list(person.values())) for person in people):
+        return None
+    return Vocabulary(people=tuple(Person(**person) for person in people),
+                      **{name: tuple(values) for name, values in pools.items()})
+
+
+def _strings(values: Any) -> bool:
+    return isinstance(values, list) and all(isinstance(value, str) for value in values)
 
 
 def _write(path: Path, pools: Vocabulary) -> None:
@@ -120,8 +137,11 @@ def _write_text(path: Path, text: str) -> None:
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=".", suffix=".part")
+    except OSError:
+        return  # a read-only home: the next start does the work again
+    try:
         with os.fdopen(handle, "w", encoding="utf-8") as file:
             file.write(text)
         os.replace(temporary, path)
-    except OSError:
-        return  # a read-only home or a full disk: the next start does the work again
+    except OSError:  # a full disk: no half file is left behind
+        Path(temporary).unlink(missing_ok=True)
