@@ -93,3 +93,17 @@ def test_fixtures_that_cannot_be_read_have_no_kept_pass(folder: Path, tmp_path: 
     (fixtures / "a-folder.json").mkdir(parents=True)  # read as a fixture file, it fails: the check says why
     remember_fixtures_passed(fixtures, 7)
     assert not fixtures_passed_before(fixtures, 7)
+
+
+def test_without_a_home_nothing_is_kept(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv(CACHE_ENV, raising=False)
+    monkeypatch.delenv("XDG_CACHE_HOME", raising=False)
+    monkeypatch.setattr(start_cache.os.path, "expanduser", lambda path: path)  # no HOME, no passwd entry
+    assert cache_dir() is None
+
+
+def test_a_relative_xdg_cache_home_is_ignored(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv(CACHE_ENV, raising=False)
+    monkeypatch.setenv("XDG_CACHE_HOME", "relative/cache")
+    monkeypatch.setenv("HOME", str(tmp_path))
+    assert cache_dir() == tmp_path / ".cache" / "evalmock"

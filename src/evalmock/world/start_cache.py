@@ -35,8 +35,12 @@ def cache_dir() -> Path | None:
     configured = os.environ.get(CACHE_ENV)
     if configured is not None:
         return None if configured in ("", OFF) else Path(configured)
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(base) / "evalmock"
+    xdg, home = os.environ.get("XDG_CACHE_HOME", ""), os.path.expanduser("~")
+    if os.path.isabs(xdg):  # a relative one is to be ignored (XDG Base Directory Specification)
+        return Path(xdg) / "evalmock"
+    # A user without a home (a container's numeric user): "~" stays "~", and nothing is kept rather than a
+    # folder named "~" made wherever the server runs.
+    return Path(home) / ".cache" / "evalmock" if os.path.isabs(home) else None
 
 
 def pools_file(directory: Path, seed: int) -> Path:
