@@ -7,8 +7,6 @@ import os
 import sys
 from collections.abc import Sequence
 
-from evalmock.harness.policy import DEFAULT_PROFILE, LIVE_PROFILE, PROFILES
-from evalmock.harness.throttle import DEFAULT_BUDGET, DEFAULT_MAX_WAIT, DEFAULT_RETRIES
 from evalmock.server.http_server import SERVERS
 
 DEFAULT_HOST = "127.0.0.1"
@@ -19,6 +17,16 @@ DEFAULT_PROXY_TIMEOUT = 30.0  # seconds
 API_CHOICES = ["test-set", "gradient", "all"]
 DEFAULT_SEED = 42
 DEFAULT_CASES = 1000
+# The harness's defaults, restated (a test keeps them equal) so that `evalmock serve` never imports the harness:
+# its modules bring Schemathesis, which would add about half a second and 20 MiB to the server's start.
+DEFAULT_PROFILE = "pages"  # harness.policy
+LIVE_PROFILE = "digitalocean-live"
+PROFILES = (DEFAULT_PROFILE, LIVE_PROFILE)
+DEFAULT_RETRIES = 3  # harness.throttle
+DEFAULT_MAX_WAIT = 30.0
+DEFAULT_BUDGET = 120.0
+DEFAULT_MAX_WALKS = 10_000  # harness.traffic_walks
+DEFAULT_MAX_PAGES = 50_000
 
 
 def _latency(text: str) -> tuple[int, int]:
@@ -89,8 +97,6 @@ def _judging_options(command: argparse.ArgumentParser, api_help: str) -> None:
 
 def _walk_options(command: argparse.ArgumentParser, which: str) -> None:
     """How much walk state traffic keeps: open walks and their pages, least recently used let go first."""
-    from evalmock.harness.traffic_walks import DEFAULT_MAX_PAGES, DEFAULT_MAX_WALKS
-
     command.add_argument(
         "--max-walks", type=_positive, default=DEFAULT_MAX_WALKS, metavar="N",
         help=f"open walks followed in {which} at once (default {DEFAULT_MAX_WALKS})",

@@ -9,10 +9,12 @@ from typing import Any
 
 import pytest
 
+from evalmock import cli
 from evalmock.cli import API_CHOICES, main
 from evalmock.contract.documents import APIS
 from evalmock.contract.sources import Level
 from evalmock.contract.targets import Targets, dump_targets
+from evalmock.harness import policy, throttle, traffic_walks
 from evalmock.harness.checks import CHECKS
 from evalmock.harness.run_info import file_digest
 
@@ -138,6 +140,15 @@ def test_bad_arguments_exit_2(arguments: list[str]) -> None:
 
 def test_the_command_line_offers_every_api_of_the_registry() -> None:
     assert [*APIS, "all"] == API_CHOICES
+
+
+def test_the_command_line_states_the_harness_defaults() -> None:
+    assert (cli.DEFAULT_PROFILE, cli.LIVE_PROFILE, cli.PROFILES) == (
+        policy.DEFAULT_PROFILE, policy.LIVE_PROFILE, policy.PROFILES)
+    assert (cli.DEFAULT_RETRIES, cli.DEFAULT_MAX_WAIT, cli.DEFAULT_BUDGET) == (
+        throttle.DEFAULT_RETRIES, throttle.DEFAULT_MAX_WAIT, throttle.DEFAULT_BUDGET)
+    assert (cli.DEFAULT_MAX_WALKS, cli.DEFAULT_MAX_PAGES) == (
+        traffic_walks.DEFAULT_MAX_WALKS, traffic_walks.DEFAULT_MAX_PAGES)
 
 
 def test_an_audit_without_token_or_targets_is_incomplete_not_a_pass(live_server: Any,

@@ -4,19 +4,24 @@ from __future__ import annotations
 
 import asyncio
 import json
+import shutil
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from data_builders import AGENT, PROJECT, TEST_CASE, case, data, shop, version, write
+from evalmock.paths import fixtures_dir
 from evalmock.server.cursors import CursorSealer
 from evalmock.server.errors import ApiError
 from evalmock.server.handlers.evaluation_test_cases import EvaluationTestCases
 from evalmock.server.handlers.test_set import DATA_CHANGED, TestSetCases
 from evalmock.server.live_world import LiveWorld, build_world
 from evalmock.server.settings import ServerSettings
+from evalmock.world import curated
+from evalmock.world.curated import FixtureError
 from evalmock.world.data_files import DataFileError
+from evalmock.world.start_cache import CACHE_ENV, cache_dir, verdict_file
 
 from .helpers import FrozenClock
 
@@ -146,3 +151,46 @@ def test_a_reload_checks_a_case_whose_json_changed_even_if_python_sees_it_equal(
     assert [(p.pointer, p.message) for p in raised.value.problems] == [
         ("/testSet/0/cases/0/expect/items/0/rank", "expected a whole number, got 0.0")
     ]
+
+
+@pytest.fixture
+def kept_fixtures(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A copy of the shipped fixtures served from their own folder, with a start cache of their own."""
+    copy = tmp_path / "fixtures"
+    shutil.copytree(fixtures_dir(), copy)
+    monkeypatch.setenv("EVALMOCK_FIXTURES_DIR", str(copy))
+    monkeypatch.setenv(CACHE_ENV, str(tmp_path / "cache"))
+    return copy
+
+
+def rules_never_applied(case: dict[str, Any]) -> list[str]:
+    raise AssertionError(f"the rules were applied again to {case['id']}")
+
+
+def test_fixtures_that_passed_every_rule_are_not_checked_again_at_the_next_start(
+    kept_fixtures: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    first = build_world(ServerSettings(cases=5))
+    monkeypatch.setattr(curated, "case_problems", rules_never_applied)
+    again = build_world(ServerSettings(cases=5))
+    assert [c.case for c in again.curated] == [c.case for c in first.curated] and again.curated
+
+
+def test_fixtures_changed_after_passing_are_checked_again_and_refused(
+    kept_fixtures: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    build_world(ServerSettings(cases=5))
+    path = kept_fixtures / "edge-cases.json"
+    document = json.loads(path.read_text(encoding="utf-8"))
+    document["cases"][0]["case"]["expert"] = False  # a hand case is always an expert's
+    path.write_text(json.dumps(document), encoding="utf-8")
+    for _ in range(2):  # a refusal is never kept: every start says it
+        with pytest.raises(FixtureError, match="expert"):
+            build_world(ServerSettings(cases=5))
+
+
+def test_a_pass_is_kept_for_the_seed_that_placed_the_fixtures(kept_fixtures: Path) -> None:
+    build_world(ServerSettings(seed=1, cases=5))
+    folder = cache_dir()
+    assert folder is not None
+    assert verdict_file(folder, kept_fixtures, 1).is_file() and not verdict_file(folder, kept_fixtures, 2).is_file()

@@ -3,7 +3,11 @@
 from __future__ import annotations
 
 import importlib
+import json
+import os
 import re
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +20,7 @@ from evalmock.server.banner import banner
 from evalmock.server.settings import CURSOR_KEY_ENV, SETTINGS_ENV, ServerSettings, default_cursor_key
 from evalmock.server.targets_file import targets_for
 from evalmock.world import World
+from evalmock.world.start_cache import CACHE_ENV
 
 
 def settings_from(*argv: str) -> ServerSettings:
@@ -66,6 +71,50 @@ def test_asgi_module_builds_its_app_from_the_environment(monkeypatch: pytest.Mon
     module = importlib.reload(asgi)
     with module.app.test_client() as client:
         assert client.get("/v1/openapi.json").status_code == 200
+
+
+# Runs `evalmock serve` up to the point where the server would listen, then prints what was imported.
+SERVE_IMPORTS = """
+import json, sys
+from evalmock.server import http_server
+http_server.serve_app = lambda app, name, options: print(json.dumps(sorted(sys.modules))) or 0
+from evalmock.cli import main
+main(["serve", "--port", "0", "--cases", "5"])
+"""
+WORKER_IMPORTS = "import json, sys; import evalmock.server.asgi; print(json.dumps(sorted(sys.modules)))"
+# What only the audit, the proxy or another command needs: a server process never pays for it. Rich and Pygments
+# would come with httpx's command-line client (see evalmock/server/__init__.py).
+NOT_FOR_SERVING = ("evalmock.harness", "evalmock.proxy", "schemathesis", "hypothesis", "rich", "pygments")
+
+
+def modules_imported_by(code: str, cache: Path) -> list[str]:
+    env = {**os.environ, CACHE_ENV: str(cache)}
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True, env=env)
+    return json.loads(run.stdout.splitlines()[-1])
+
+
+@pytest.mark.parametrize("code", [SERVE_IMPORTS, WORKER_IMPORTS], ids=["evalmock serve", "a --workers process"])
+def test_a_server_process_imports_neither_the_harness_nor_schemathesis(code: str, tmp_path: Path) -> None:
+    imported = modules_imported_by(code, tmp_path)
+    assert "evalmock.server.app" in imported  # the app was built
+    unwanted = [name for name in imported if name.split(".")[0] in NOT_FOR_SERVING or name.startswith(NOT_FOR_SERVING)]
+    assert unwanted == []
+
+
+@pytest.mark.parametrize("code", [SERVE_IMPORTS, WORKER_IMPORTS], ids=["evalmock serve", "a --workers process"])
+def test_a_second_start_needs_neither_faker_nor_the_fixture_checks(code: str, tmp_path: Path) -> None:
+    first = modules_imported_by(code, tmp_path)  # draws the pools and checks the fixtures, and keeps both
+    assert "faker" in first and "openapi_schema_validator" in first
+    imported = modules_imported_by(code, tmp_path)
+    assert "evalmock.server.app" in imported
+    assert [name for name in ("faker", "openapi_schema_validator", "pydantic") if name in imported] == []
+
+
+def test_httpx_works_without_its_command_line_client_in_a_server_process() -> None:
+    code = ("import evalmock.server, httpx; "
+            "print(httpx.Response(200, json={'a': 1}).json()['a'], httpx.main.__module__ == 'httpx')")
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True)
+    assert run.stdout.split() == ["1", "True"]  # httpx's own stand-in for its command line, the rest as always
 
 
 def test_banner_says_where_everything_is() -> None:

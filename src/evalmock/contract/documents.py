@@ -12,6 +12,11 @@ from typing import Any
 import yaml
 
 from evalmock.contract.schemas import deref
+
+try:  # LibYAML's parser reads a document ten times faster; both build the same objects (SafeConstructor)
+    from yaml import CSafeLoader as SafeLoader
+except ImportError:  # PyYAML built without LibYAML
+    from yaml import SafeLoader  # type: ignore[assignment]
 from evalmock.paths import openapi_dir
 
 # Marks the parts of a document that state a fact of DigitalOcean's live service rather than of its page.
@@ -67,9 +72,9 @@ def api(name: str) -> ApiDocument:
 
 @functools.cache
 def load_document(path: Path) -> dict[str, Any]:
-    """Parse a YAML or JSON document once; callers must not mutate the result."""
+    """Parse a YAML or JSON document once; callers must not mutate the result (copy it for those that do)."""
     with open(path, encoding="utf-8") as handle:
-        return yaml.safe_load(handle)
+        return yaml.load(handle, Loader=SafeLoader)
 
 
 def is_live(node: Any) -> bool:

@@ -5,10 +5,12 @@ from __future__ import annotations
 import functools
 import re
 from collections.abc import Iterator, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from jsonschema.exceptions import ValidationError
-from openapi_schema_validator import OAS30Validator, oas30_format_checker
+
+if TYPE_CHECKING:
+    from openapi_schema_validator import OAS30Validator
 
 
 class RefError(LookupError):
@@ -62,6 +64,10 @@ def inline_refs(spec: Mapping[str, Any], node: Any, depth: int = 0) -> Any:
 
 def schema_validator(spec: Mapping[str, Any], schema: Any) -> OAS30Validator:
     """A validator for `schema` (OpenAPI 3.0 dialect, formats checked); build it once to check many instances."""
+    # Imported here: openapi-schema-validator imports pydantic-settings (0.1 s, 8 MiB), which a server whose
+    # fixtures are known valid (world/start_cache.py) never needs.
+    from openapi_schema_validator import OAS30Validator, oas30_format_checker
+
     return OAS30Validator(inline_refs(spec, schema), format_checker=oas30_format_checker)
 
 

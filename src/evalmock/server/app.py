@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import time
 from collections.abc import Callable
 from functools import partial
@@ -95,6 +96,8 @@ def create_app(
         swagger_ui_options=SwaggerUIOptions(swagger_ui=True, swagger_ui_path="/ui"),
     )
     for api in APIS.values():
-        app.add_api(api.path, base_path=api.base_path, name=api.name)
+        # The document as parsed once for the whole process (Connexion would parse its file again); Connexion
+        # edits what it is given, so it gets a copy.
+        app.add_api(copy.deepcopy(api.spec), base_path=api.base_path, name=api.name)
     errors.install(app)
     return app

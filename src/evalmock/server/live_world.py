@@ -7,14 +7,21 @@ ones; with any problem it raises DataFileError and the previous world stays.
 
 from __future__ import annotations
 
+from evalmock.paths import fixtures_dir
 from evalmock.server.settings import ServerSettings
 from evalmock.world import World
 from evalmock.world.data_files import load_data
+from evalmock.world.start_cache import fixtures_passed_before, kept_vocabulary, remember_fixtures_passed
 
 
 def build_world(settings: ServerSettings) -> World:
     """The generated world (none with `data_only`) with the data files added; DataFileError lists any problem."""
-    world = World(seed=settings.seed, cases=settings.cases, generated=not settings.data_only)
+    fixtures = fixtures_dir()
+    passed = not settings.data_only and fixtures_passed_before(fixtures, settings.seed)
+    world = World(seed=settings.seed, cases=settings.cases, fixtures_dir=fixtures, generated=not settings.data_only,
+                  vocabulary=kept_vocabulary(settings.seed), fixtures_passed=passed)
+    if world.generated and not passed:
+        remember_fixtures_passed(fixtures, settings.seed)  # they did: World raises FixtureError otherwise
     if not settings.data_files:
         return world
     return world.with_data(load_data(settings.data_files, world))

@@ -12,10 +12,9 @@ import functools
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import orjson
-from openapi_schema_validator import OAS30Validator
 
 from evalmock.contract.documents import GRADIENT
 from evalmock.contract.lint import pointer
@@ -28,6 +27,9 @@ from evalmock.world.rules import case_findings, schema_problems
 from evalmock.world.timeline import first_rank_older_than, parse_rfc3339
 from evalmock.world.wording import described, shown
 from evalmock.world.world import World
+
+if TYPE_CHECKING:
+    from openapi_schema_validator import OAS30Validator
 
 
 @dataclass(frozen=True)

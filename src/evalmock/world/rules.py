@@ -9,9 +9,7 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import Any
-
-from openapi_schema_validator import OAS30Validator, oas30_format_checker
+from typing import TYPE_CHECKING, Any
 
 from evalmock.contract import case_rules
 from evalmock.contract.documents import TEST_SET
@@ -19,6 +17,9 @@ from evalmock.contract.lint import pointer
 from evalmock.contract.schemas import schema_validator
 from evalmock.world.timeline import RFC3339_UTC
 from evalmock.world.wording import described, shown
+
+if TYPE_CHECKING:
+    from openapi_schema_validator import OAS30Validator
 
 
 @functools.cache
@@ -49,6 +50,8 @@ def schema_problems(case: dict[str, Any]) -> Iterator[CaseFinding]:
 
 
 def timestamps_are_utc(case: dict[str, Any]) -> Iterator[CaseFinding]:
+    from openapi_schema_validator import oas30_format_checker  # imported when a case is checked (contract/schemas.py)
+
     stamps = {"/addedAt": case.get("addedAt"), "/updatedAt": case.get("updatedAt")}
     if isinstance(case.get("retired"), dict):
         stamps["/retired/at"] = case["retired"].get("at")

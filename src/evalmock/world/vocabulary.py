@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-
-from faker import Faker
+from typing import TYPE_CHECKING
 
 from evalmock.world.hashing import stable_hash
+
+if TYPE_CHECKING:
+    from faker import Faker
 
 _SHOULD_SAY = (
     "Cite the {noun} clause before drafting.",
@@ -84,6 +86,8 @@ class Vocabulary:
 
 def build_vocabulary(seed: int) -> Vocabulary:
     """Draw every pool with a Faker seeded from `seed` (no relative-to-now providers: they use the clock)."""
+    from faker import Faker  # here, not above: a server whose pools are kept (world/start_cache.py) never imports it
+
     fake = Faker("en_US")
     fake.seed_instance(stable_hash("vocabulary", seed))
     nouns = tuple(fake.random_elements(_NOUNS, length=20, unique=True))

@@ -18,7 +18,7 @@ from evalmock.world.gradient import build_test_cases
 from evalmock.world.layout import CategoryFilter
 from evalmock.world.listing import CaseList, encode
 from evalmock.world.user_data import NO_DATA, UserData
-from evalmock.world.vocabulary import build_vocabulary
+from evalmock.world.vocabulary import Vocabulary, build_vocabulary
 
 ALL_KINDS = frozenset({"correction", "hand"})
 
@@ -62,18 +62,22 @@ class World:
     """
 
     def __init__(
-        self, seed: int = 42, cases: int = 1000, fixtures_dir: Path | None = None, *, generated: bool = True
+        self, seed: int = 42, cases: int = 1000, fixtures_dir: Path | None = None, *, generated: bool = True,
+        vocabulary: Vocabulary | None = None, fixtures_passed: bool = False,
     ) -> None:
         if cases < 1:
             raise ValueError(f"cases must be at least 1, got {cases}")
         self.seed = seed
         self.cases = cases
         self.generated = generated
-        self.vocabulary = build_vocabulary(seed)
+        # `vocabulary`: the seed's pools drawn earlier, else drawn here; `fixtures_passed`: the fixtures passed every
+        # case rule at an earlier start (both kept by world/start_cache.py).
+        self.vocabulary = vocabulary if vocabulary is not None else build_vocabulary(seed)
         agents = AGENTS if generated else ()
         self._projects: dict[str, tuple[str, ...]] = {agent.id: project_ids(seed, agent) for agent in agents}
         self.curated: list[CuratedCase] = (
-            load_curated(fixtures_dir or default_fixtures_dir(), self._projects) if generated else []
+            load_curated(fixtures_dir or default_fixtures_dir(), self._projects, rules_passed=fixtures_passed)
+            if generated else []
         )
         self._lists: dict[tuple[str, str], CaseList] = {}
         for agent in agents:
