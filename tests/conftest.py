@@ -22,6 +22,16 @@ from shared import SERVER_CASES, SERVER_SEED, free_port
 READY_TIMEOUT_S = 30.0
 
 
+@pytest.fixture(scope="session", autouse=True)
+def start_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """The servers of a test session keep their start cache in the session's own folder: a test never depends on,
+    nor writes to, what a user's earlier starts kept (the in-process ones and `evalmock serve` subprocesses alike)."""
+    folder = tmp_path_factory.mktemp("start-cache")
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("EVALMOCK_CACHE_DIR", str(folder))
+        yield folder
+
+
 @pytest.fixture(scope="session")
 def server_world() -> World:
     return World(seed=SERVER_SEED, cases=SERVER_CASES)
