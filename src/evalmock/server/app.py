@@ -11,7 +11,6 @@ from connexion import AsyncApp
 from connexion.middleware.exceptions import ExceptionMiddleware
 from connexion.middleware.lifespan import LifespanMiddleware
 from connexion.middleware.response_validation import ResponseValidationMiddleware
-from connexion.middleware.routing import RoutingMiddleware
 from connexion.middleware.security import SecurityMiddleware
 from connexion.middleware.server_error import ServerErrorMiddleware
 from connexion.options import SwaggerUIOptions
@@ -30,6 +29,7 @@ from evalmock.server.live_world import LiveWorld, build_world
 from evalmock.server.prefer import LatencyMiddleware, ScenarioMiddleware
 from evalmock.server.ratelimit import RateLimitCounter, RateLimitHeadersMiddleware
 from evalmock.server.request_id import RequestIdMiddleware
+from evalmock.server.routing import DocumentRoutingMiddleware
 from evalmock.server.settings import ServerSettings
 from evalmock.server.swagger_ui import SwaggerUIAfterRouting
 from evalmock.server.targets_file import rewrite_targets
@@ -52,7 +52,7 @@ def _middlewares(settings: ServerSettings) -> list[Any]:
         *cors,
         partial(ServerErrorMiddleware, handler=errors.on_unhandled),
         ExceptionMiddleware,
-        RoutingMiddleware,
+        DocumentRoutingMiddleware,
         SwaggerUIAfterRouting,
         *(latency if settings.latency_ms[1] else []),
         SecurityMiddleware,
