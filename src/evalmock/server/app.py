@@ -11,14 +11,13 @@ from connexion import AsyncApp
 from connexion.middleware.exceptions import ExceptionMiddleware
 from connexion.middleware.lifespan import LifespanMiddleware
 from connexion.middleware.response_validation import ResponseValidationMiddleware
-from connexion.middleware.security import SecurityMiddleware
 from connexion.middleware.server_error import ServerErrorMiddleware
 from connexion.options import SwaggerUIOptions
 from starlette.middleware.cors import CORSMiddleware
 
 from evalmock.contract.documents import APIS
 from evalmock.server import errors
-from evalmock.server.auth import Tokens, security_map
+from evalmock.server.auth import AuthMiddleware, Tokens, security_map
 from evalmock.server.cors_options import CORS_OPTIONS
 from evalmock.server.cursors import CursorSealer
 from evalmock.server.data_watcher import DataWatcher
@@ -55,7 +54,7 @@ def _middlewares(settings: ServerSettings) -> list[Any]:
         DocumentRoutingMiddleware,
         SwaggerUIAfterRouting,
         *(latency if settings.latency_ms[1] else []),
-        SecurityMiddleware,
+        AuthMiddleware,
         ValidationMiddleware,
         # Response validation checks that required headers are present, so the headers are added before it looks.
         *([ResponseValidationMiddleware, *headers] if settings.validate_responses else []),
