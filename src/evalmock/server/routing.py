@@ -77,21 +77,18 @@ class DocumentRoutingMiddleware(RoutingMiddleware):
     """Connexion's RoutingMiddleware (same routes, same scope for the next app); full matches in one pass."""
 
     _table: tuple[_Document, ...] | None = None
-    _table_of: int = -1  # how many mounts the table was read from: add_api may run after the first request
 
-    def _routes(self) -> tuple[_Document, ...] | None:
-        if self._table_of != len(self.router.routes):
-            self._table = route_table(self.router)
-            self._table_of = len(self.router.routes)
-        return self._table
+    def add_api(self, *args: Any, **kwargs: Any) -> None:
+        super().add_api(*args, **kwargs)
+        self._table = route_table(self.router)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http" or scope.get("root_path"):
+        table = self._table
+        if table is None or scope["type"] != "http" or scope.get("root_path"):
             await super().__call__(scope, receive, send)
             return
-        table = self._routes()
         path, method = scope["path"], scope["method"]
-        for document in table or ():
+        for document in table:
             mounted = document.pattern.match(path)
             if mounted is None:
                 continue
