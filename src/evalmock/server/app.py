@@ -8,7 +8,6 @@ from functools import partial
 from typing import Any
 
 from connexion import AsyncApp
-from connexion.middleware.exceptions import ExceptionMiddleware
 from connexion.middleware.lifespan import LifespanMiddleware
 from connexion.middleware.response_validation import ResponseValidationMiddleware
 from connexion.middleware.server_error import ServerErrorMiddleware
@@ -50,7 +49,7 @@ def _middlewares(settings: ServerSettings, *, lifespan: bool) -> list[Any]:
         *headers,
         *cors,
         partial(ServerErrorMiddleware, handler=errors.on_unhandled),
-        ExceptionMiddleware,
+        errors.ErrorHandlersMiddleware,
         DocumentRoutingMiddleware,
         SwaggerUIAfterRouting,
         *(latency if settings.latency_ms[1] else []),
