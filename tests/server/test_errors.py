@@ -15,6 +15,7 @@ from starlette.testclient import TestClient
 
 from evalmock.server.app import create_app
 from evalmock.server.errors import ERROR_HANDLERS, ApiError, ErrorHandlersMiddleware
+from evalmock.server.ratelimit import RateLimitCounter
 from evalmock.server.request_id import RequestIdMiddleware
 from evalmock.server.settings import ServerSettings
 from evalmock.world import EncodedPage, World
@@ -22,6 +23,7 @@ from evalmock.world.catalog import EXAMPLE_PROJECT
 
 from .helpers import (
     AUTH,
+    FrozenClock,
     assert_digitalocean_error,
     assert_envelope,
     assert_ratelimit_headers,
@@ -345,3 +347,17 @@ def _through(middleware: type[ExceptionMiddleware], inner: Any) -> tuple[list[An
 @pytest.mark.parametrize("inner", INNER_APPS)
 def test_errors_are_handled_as_connexions_exception_middleware_handles_them(inner: Any) -> None:
     assert _through(ErrorHandlersMiddleware, inner) == _through(ExceptionMiddleware, inner)
+
+
+def test_the_ratelimit_window_starts_again_each_hour_with_its_own_reset() -> None:
+    clock = FrozenClock(3600 * 10 + 5)
+    counter = RateLimitCounter(limit=3, clock=clock)
+    assert dict(counter.count()) == {
+        b"ratelimit-limit": b"3", b"ratelimit-remaining": b"2", b"ratelimit-reset": b"39600"}
+    counter.count()
+    counter.count()
+    assert dict(counter.count())[b"ratelimit-remaining"] == b"0"  # never below zero
+    clock.advance(3600)
+    assert dict(counter.count()) == {
+        b"ratelimit-limit": b"3", b"ratelimit-remaining": b"2", b"ratelimit-reset": b"43200"}
+    assert dict(counter.count(counted=False))[b"ratelimit-remaining"] == b"2"
