@@ -37,6 +37,9 @@ from evalmock.world import World
 def _middlewares(settings: ServerSettings, *, lifespan: bool) -> list[Any]:
     """The whole stack, outermost first; Connexion's own middlewares keep their usual order.
 
+    Error handling, routing and security are Connexion's middlewares as subclasses that do less per request
+    (errors.py, routing.py, auth.py), each driven by the same documents and handlers; CORS is Starlette's.
+
     What is off is left out, so a request does not pass through it: latency, response validation, and the
     lifespan middleware when the app has no lifespan of its own (no data files to watch).
     """

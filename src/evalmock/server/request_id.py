@@ -26,13 +26,15 @@ def fresh_id() -> str:
     The random bytes are read for IDS_PER_DRAW ids at once: a system call per request cost more than the
     rest of sending back the id.
     """
-    if not _unused:
-        raw = bytearray(os.urandom(16 * IDS_PER_DRAW))
-        raw[6::16] = bytes(byte & 0x0F | 0x40 for byte in raw[6::16])  # version 4
-        raw[8::16] = bytes(byte & 0x3F | 0x80 for byte in raw[8::16])  # RFC 4122 variant
-        text = raw.hex()
-        _unused.extend(text[start : start + 32] for start in range(0, len(text), 32))
-    return _unused.pop()
+    while True:
+        try:
+            return _unused.pop()  # atomic: a server running the app in several threads never hands out one twice
+        except IndexError:
+            raw = bytearray(os.urandom(16 * IDS_PER_DRAW))
+            raw[6::16] = bytes(byte & 0x0F | 0x40 for byte in raw[6::16])  # version 4
+            raw[8::16] = bytes(byte & 0x3F | 0x80 for byte in raw[8::16])  # RFC 4122 variant
+            text = raw.hex()
+            _unused.extend(text[start : start + 32] for start in range(0, len(text), 32))
 
 
 def current_request_id() -> str:
