@@ -19,19 +19,31 @@ import pstats
 import time
 from typing import Any
 
+import orjson
+
 from evalmock.server.app import create_app
 from evalmock.server.settings import ServerSettings
 
 EXAMPLE_QUERY = b"projectId=2489E9AD-2EE2-8E00-8EC9-32D5F69181C0&include=retired&limit=25"
+CASES_PATH = "/v1/agents/example/test-set/cases"
+USER = (b"authorization", b"Bearer demo-user")
 KINDS: dict[str, tuple[str, bytes, list[tuple[bytes, bytes]]]] = {
     # The reference request: 25 generated cases.
-    "page": ("/v1/agents/example/test-set/cases", EXAMPLE_QUERY, []),
+    "page": (CASES_PATH, EXAMPLE_QUERY, [USER]),
     # The same request answered with the document's example (Prism's body).
-    "example": ("/v1/agents/example/test-set/cases", EXAMPLE_QUERY, [(b"prefer", b"example=page")]),
+    "example": (CASES_PATH, EXAMPLE_QUERY, [USER, (b"prefer", b"example=page")]),
+    # The second page of the reference request, following its nextCursor (filled in at start).
+    "cursor": (CASES_PATH, b"", [USER]),
     # One DigitalOcean test case.
-    "gradient": ("/v2/gen-ai/evaluation_test_cases/123e4567-e89b-12d3-a456-426614174000", b"", []),
+    "gradient": ("/v2/gen-ai/evaluation_test_cases/123e4567-e89b-12d3-a456-426614174000", b"", [USER]),
     # A bad request: 400 bad-input, rendered in the envelope.
-    "bad-input": ("/v1/agents/example/test-set/cases", b"projectId=nope", []),
+    "bad-input": (CASES_PATH, b"projectId=nope", [USER]),
+    # A token the server did not issue: 401 with its challenge.
+    "unauthorized": (CASES_PATH, EXAMPLE_QUERY, [(b"authorization", b"Bearer not-issued")]),
+    # An agent that does not exist: 404 agent-not-found from the handler.
+    "not-found": ("/v1/agents/nobody/test-set/cases", EXAMPLE_QUERY, [USER]),
+    # A path no operation has: 404 from Connexion's router.
+    "no-route": ("/v1/nothing", b"", [USER]),
 }
 
 
@@ -39,9 +51,30 @@ def scope_for(path: str, query: bytes, headers: list[tuple[bytes, bytes]]) -> di
     return {
         "type": "http", "asgi": {"version": "3.0"}, "http_version": "1.1", "method": "GET", "scheme": "http",
         "path": path, "raw_path": path.encode(), "query_string": query, "root_path": "",
-        "headers": [(b"host", b"127.0.0.1:8080"), (b"authorization", b"Bearer demo-user"), *headers],
+        "headers": [(b"host", b"127.0.0.1:8080"), *headers],
         "client": ("127.0.0.1", 50000), "server": ("127.0.0.1", 8080),
     }
+
+
+async def call(app: Any, path: str, query: bytes, headers: list[tuple[bytes, bytes]]) -> list[dict[str, Any]]:
+    """The messages the app sends for one request."""
+    sent: list[dict[str, Any]] = []
+
+    async def receive() -> dict[str, Any]:
+        return {"type": "http.request", "body": b"", "more_body": False}
+
+    async def send(message: dict[str, Any]) -> None:
+        sent.append(message)
+
+    await app(scope_for(path, query, headers), receive, send)
+    return sent
+
+
+async def next_page_query(app: Any) -> bytes:
+    """The reference request's query with the cursor its first page hands out."""
+    sent = await call(app, *KINDS["page"])
+    cursor = orjson.loads(b"".join(message.get("body", b"") for message in sent[1:]))["nextCursor"]
+    return EXAMPLE_QUERY + b"&cursor=" + cursor.encode()
 
 
 async def start(app: Any) -> asyncio.Task[None]:
@@ -64,15 +97,8 @@ async def measure(app: Any, kind: str, requests: int, profiler: cProfile.Profile
     path, query, headers = KINDS[kind]
     sent: list[dict[str, Any]] = []
 
-    async def receive() -> dict[str, Any]:
-        return {"type": "http.request", "body": b"", "more_body": False}
-
-    async def send(message: dict[str, Any]) -> None:
-        sent.append(message)
-
     async def one() -> None:
-        sent.clear()
-        await app(scope_for(path, query, headers), receive, send)
+        sent[:] = await call(app, path, query, headers)
 
     for _ in range(min(requests, 200)):
         await one()
@@ -91,6 +117,8 @@ async def measure(app: Any, kind: str, requests: int, profiler: cProfile.Profile
 async def main(args: argparse.Namespace) -> None:
     app = create_app(ServerSettings())
     lifespan = await start(app)
+    path, _, headers = KINDS["cursor"]
+    KINDS["cursor"] = (path, await next_page_query(app), headers)
     for kind in args.only.split(",") if args.only else KINDS:
         profiler = cProfile.Profile() if kind == args.cprofile else None
         micros, status, size = await measure(app, kind, args.requests, profiler)

@@ -2,9 +2,15 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable
+from typing import Any
 
 import httpx
+import pytest
+from starlette.middleware.cors import CORSMiddleware
+
+from evalmock.server.cors_options import CORS_OPTIONS, ServerCORSMiddleware
 
 from .helpers import AUTH, assert_envelope, cases_path, evaluation_path, example_params
 
@@ -46,3 +52,44 @@ def test_no_cors_sends_no_cors_headers_and_refuses_preflight(make_client: Callab
     response = plain.get(cases_path(), params=example_params(limit=1), headers={**AUTH, **ORIGIN})
     assert response.status_code == 200 and "access-control-allow-origin" not in response.headers
     assert_envelope(plain.options(cases_path(), headers=PREFLIGHT), 405, "method-not-allowed")
+
+
+RESPONSE_HEADERS = [
+    None,  # a start message without headers
+    [(b"content-type", b"application/json")],
+    [(b"content-type", b"text/html"), (b"vary", b"Accept-Encoding")],
+    [(b"vary", b"Accept"), (b"vary", b"Cookie"), (b"content-length", b"0")],
+]
+REQUEST_HEADERS = [[], [(b"origin", b"http://localhost:5173")], [(b"host", b"x"), (b"origin", b"null")]]
+
+
+async def _answer(middleware: type[CORSMiddleware], request: list[Any], response: list[Any] | None) -> list[Any]:
+    shared = list(response) if response is not None else None
+
+    async def leaf(scope: Any, receive: Any, send: Any) -> None:
+        start: dict[str, Any] = {"type": "http.response.start", "status": 200}
+        if shared is not None:
+            start["headers"] = shared
+        await send(start)
+        await send({"type": "http.response.body", "body": b"{}"})
+
+    sent: list[Any] = []
+
+    async def send(message: Any) -> None:
+        sent.append(message)
+
+    scope = {"type": "http", "method": "GET", "path": "/v1/x", "headers": request}
+    await middleware(leaf, **CORS_OPTIONS)(scope, None, send)  # type: ignore[arg-type]
+    assert shared == response, "the response's own header list was changed in place"
+    return sent
+
+
+@pytest.mark.parametrize("response", RESPONSE_HEADERS)
+@pytest.mark.parametrize("request_headers", REQUEST_HEADERS)
+def test_the_server_sends_the_headers_starlettes_cors_middleware_sends(
+    request_headers: list[Any], response: list[Any] | None
+) -> None:
+    ours = asyncio.run(_answer(ServerCORSMiddleware, request_headers, response))
+    starlettes = asyncio.run(_answer(CORSMiddleware, request_headers, response))
+    assert ours == starlettes
+    assert any(name == b"vary" and b"Origin" in value for name, value in ours[0]["headers"])

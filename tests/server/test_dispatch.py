@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import uuid
 from dataclasses import dataclass, field
 from typing import Any
@@ -128,6 +129,22 @@ def test_a_fresh_request_id_is_a_version_4_uuid_in_hex() -> None:
     for text in ids:
         parsed = uuid.UUID(text)
         assert parsed.hex == text and parsed.version == 4 and parsed.variant == uuid.RFC_4122
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork")
+def test_a_forked_worker_never_hands_out_its_parents_next_request_ids() -> None:
+    fresh_id()  # the parent has ids drawn and not yet used
+    reader, writer = os.pipe()
+    child = os.fork()
+    if child == 0:  # pragma: no cover (the child process)
+        os.write(writer, " ".join(fresh_id() for _ in range(3)).encode())
+        os._exit(0)
+    os.close(writer)
+    os.waitpid(child, 0)
+    with os.fdopen(reader) as pipe:
+        in_child = set(pipe.read().split())
+    assert len(in_child) == 3
+    assert in_child.isdisjoint({fresh_id() for _ in range(3)})
 
 
 @pytest.fixture

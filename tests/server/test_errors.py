@@ -2,19 +2,28 @@
 
 from __future__ import annotations
 
+import asyncio
+from functools import partial
 from typing import Any
 
 import httpx
 import pytest
+from connexion.exceptions import ProblemException
+from connexion.middleware.exceptions import ExceptionMiddleware
+from starlette.exceptions import HTTPException
 from starlette.testclient import TestClient
 
 from evalmock.server.app import create_app
+from evalmock.server.errors import ERROR_HANDLERS, ApiError, ErrorHandlersMiddleware
+from evalmock.server.ratelimit import RateLimitCounter
+from evalmock.server.request_id import RequestIdMiddleware
 from evalmock.server.settings import ServerSettings
 from evalmock.world import EncodedPage, World
 from evalmock.world.catalog import EXAMPLE_PROJECT
 
 from .helpers import (
     AUTH,
+    FrozenClock,
     assert_digitalocean_error,
     assert_envelope,
     assert_ratelimit_headers,
@@ -286,3 +295,69 @@ def test_unhandled_exception_is_500_without_a_stack_trace(broken_client: httpx.C
     response = broken_client.get(evaluation_path(), headers=AUTH)
     body = assert_digitalocean_error(response, 500, "server_error")
     assert "Traceback" not in response.text and "the world broke" not in body["message"]
+
+
+async def _start_then(exc: Exception, scope: Any, receive: Any, send: Any) -> None:
+    await send({"type": "http.response.start", "status": 200, "headers": []})
+    raise exc
+
+
+async def _raise(exc: Exception, scope: Any, receive: Any, send: Any) -> None:
+    raise exc
+
+
+async def _answer(scope: Any, receive: Any, send: Any) -> None:
+    await send({"type": "http.response.start", "status": 200, "headers": [(b"content-length", b"2")]})
+    await send({"type": "http.response.body", "body": b"{}"})
+
+
+INNER_APPS = [
+    pytest.param(_answer, id="answers"),
+    pytest.param(partial(_raise, ApiError(404, "agent-not-found", "No agent.")), id="api-error"),
+    pytest.param(partial(_raise, HTTPException(405, headers={"Allow": "GET"})), id="http-exception"),
+    pytest.param(partial(_raise, ProblemException(status=400, detail="bad")), id="problem"),
+    pytest.param(partial(_raise, ValueError("boom")), id="unhandled"),
+    pytest.param(partial(_start_then, ApiError(400, "bad-input")), id="error-after-start"),
+]
+
+
+def _through(middleware: type[ExceptionMiddleware], inner: Any) -> tuple[list[Any], str | None]:
+    """The messages sent and the exception raised (by type) when `inner` runs behind `middleware`."""
+    app = middleware(inner)
+    for exception_or_status, handler in ERROR_HANDLERS:
+        app.add_exception_handler(exception_or_status, handler)
+    sent: list[Any] = []
+
+    async def send(message: Any) -> None:
+        sent.append(message)
+
+    async def receive() -> Any:
+        return {"type": "http.request", "body": b"", "more_body": False}
+
+    scope = {"type": "http", "method": "GET", "path": "/v1/x", "headers": [(b"x-request-id", b"errors")],
+             "query_string": b""}
+    raised = None
+    try:
+        asyncio.run(RequestIdMiddleware(app)(scope, receive, send))
+    except Exception as exc:
+        raised = type(exc).__name__
+    return sent, raised
+
+
+@pytest.mark.parametrize("inner", INNER_APPS)
+def test_errors_are_handled_as_connexions_exception_middleware_handles_them(inner: Any) -> None:
+    assert _through(ErrorHandlersMiddleware, inner) == _through(ExceptionMiddleware, inner)
+
+
+def test_the_ratelimit_window_starts_again_each_hour_with_its_own_reset() -> None:
+    clock = FrozenClock(3600 * 10 + 5)
+    counter = RateLimitCounter(limit=3, clock=clock)
+    assert dict(counter.count()) == {
+        b"ratelimit-limit": b"3", b"ratelimit-remaining": b"2", b"ratelimit-reset": b"39600"}
+    counter.count()
+    counter.count()
+    assert dict(counter.count())[b"ratelimit-remaining"] == b"0"  # never below zero
+    clock.advance(3600)
+    assert dict(counter.count()) == {
+        b"ratelimit-limit": b"3", b"ratelimit-remaining": b"2", b"ratelimit-reset": b"43200"}
+    assert dict(counter.count(counted=False))[b"ratelimit-remaining"] == b"2"

@@ -51,6 +51,16 @@ def test_parse_prefer_refuses_malformed_values(value: str) -> None:
     assert caught.value.status == 400 and caught.value.details == {"parameter": "Prefer"}
 
 
+def test_a_prefer_value_sent_again_gets_the_same_answer_refused_ones_too(client: httpx.Client) -> None:
+    for value, status in (("example=page", 200), ("code=abc", 400), ("code=404", 404)):
+        answers = [prefer(client, value) for _ in range(2)]
+        assert [answer.status_code for answer in answers] == [status, status]
+        bodies = [answer.json() for answer in answers]
+        for body in bodies:
+            body.get("error", {}).pop("requestId", None)  # each request's own
+        assert bodies[0] == bodies[1]
+
+
 @pytest.mark.parametrize(("status", "code"), [(400, "bad-input"), (401, "unauthorized"), (404, "agent-not-found"),
                                               (503, "database-busy")])
 def test_prefer_code_answers_each_declared_error_with_its_canonical_code(

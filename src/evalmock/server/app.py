@@ -9,19 +9,15 @@ from functools import partial
 from typing import Any
 
 from connexion import AsyncApp
-from connexion.middleware.exceptions import ExceptionMiddleware
 from connexion.middleware.lifespan import LifespanMiddleware
 from connexion.middleware.response_validation import ResponseValidationMiddleware
-from connexion.middleware.routing import RoutingMiddleware
-from connexion.middleware.security import SecurityMiddleware
 from connexion.middleware.server_error import ServerErrorMiddleware
 from connexion.options import SwaggerUIOptions
-from starlette.middleware.cors import CORSMiddleware
 
 from evalmock.contract.documents import APIS
 from evalmock.server import errors
-from evalmock.server.auth import Tokens, security_map
-from evalmock.server.cors_options import CORS_OPTIONS
+from evalmock.server.auth import AuthMiddleware, Tokens, security_map
+from evalmock.server.cors_options import CORS_OPTIONS, ServerCORSMiddleware
 from evalmock.server.cursors import CursorSealer
 from evalmock.server.data_watcher import DataWatcher
 from evalmock.server.dispatch import PreparedApp
@@ -31,6 +27,7 @@ from evalmock.server.live_world import LiveWorld, build_world
 from evalmock.server.prefer import LatencyMiddleware, ScenarioMiddleware
 from evalmock.server.ratelimit import RateLimitCounter, RateLimitHeadersMiddleware
 from evalmock.server.request_id import RequestIdMiddleware
+from evalmock.server.routing import DocumentRoutingMiddleware
 from evalmock.server.settings import ServerSettings
 from evalmock.server.swagger_ui import SwaggerUIAfterRouting
 from evalmock.server.targets_file import rewrite_targets
@@ -38,29 +35,33 @@ from evalmock.server.validation import VALIDATOR_MAP, ValidationMiddleware
 from evalmock.world import World
 
 
-def _middlewares(settings: ServerSettings) -> list[Any]:
+def _middlewares(settings: ServerSettings, *, lifespan: bool) -> list[Any]:
     """The whole stack, outermost first; Connexion's own middlewares keep their usual order.
 
-    What is off is left out, so a request does not pass through it: latency, response validation.
+    Error handling, routing and security are Connexion's middlewares as subclasses that do less per request
+    (errors.py, routing.py, auth.py), each driven by the same documents and handlers; CORS is Starlette's.
+
+    What is off is left out, so a request does not pass through it: latency, response validation, and the
+    lifespan middleware when the app has no lifespan of its own (no data files to watch).
     """
     counter = RateLimitCounter()
     headers = [RequestIdMiddleware, partial(RateLimitHeadersMiddleware, counter=counter)]
-    cors = [partial(CORSMiddleware, **CORS_OPTIONS)] if settings.cors else []
+    cors = [partial(ServerCORSMiddleware, **CORS_OPTIONS)] if settings.cors else []
     latency = [partial(LatencyMiddleware, latency_ms=settings.latency_ms, seed=settings.seed)]
     return [
         # Outside the error handlers, so that every answer, errors and preflights included, has these headers.
         *headers,
         *cors,
         partial(ServerErrorMiddleware, handler=errors.on_unhandled),
-        ExceptionMiddleware,
-        RoutingMiddleware,
+        errors.ErrorHandlersMiddleware,
+        DocumentRoutingMiddleware,
         SwaggerUIAfterRouting,
         *(latency if settings.latency_ms[1] else []),
-        SecurityMiddleware,
+        AuthMiddleware,
         ValidationMiddleware,
         # Response validation checks that required headers are present, so the headers are added before it looks.
         *([ResponseValidationMiddleware, *headers] if settings.validate_responses else []),
-        LifespanMiddleware,
+        *([LifespanMiddleware] if lifespan else []),
         partial(ScenarioMiddleware, error_rate=settings.error_rate, seed=settings.seed),
         # No ContextMiddleware: it publishes the operation and scope in context variables for handlers that read
         # `connexion.context`; ours get every value as an argument (dispatch.py).
@@ -86,7 +87,7 @@ def create_app(
     app = PreparedApp(
         __name__,
         lifespan=watcher.lifespan if watcher else None,
-        middlewares=[partial(HealthMiddleware, live=live), *_middlewares(settings)],
+        middlewares=[partial(HealthMiddleware, live=live), *_middlewares(settings, lifespan=watcher is not None)],
         resolver=resolver(handlers),
         security_map=security_map(Tokens(settings.tokens, any_token=settings.any_token)),
         validator_map=VALIDATOR_MAP,

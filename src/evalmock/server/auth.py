@@ -7,7 +7,11 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from connexion.lifecycle import ConnexionRequest
+from connexion.middleware.security import SecurityAPI, SecurityMiddleware, SecurityOperation
 from connexion.security import BearerSecurityHandler
+from starlette.requests import Request
+from starlette.types import Receive, Scope, Send
 
 from evalmock.server.errors import ApiError
 
@@ -117,9 +121,42 @@ def security_map(tokens: Tokens) -> dict[str, type[BearerSecurityHandler]]:
             return tokens.authenticate
 
         def _get_verify_func(self, function: Any) -> Any:
-            def verify(request: Any) -> dict[str, Any]:
-                return function(request.headers.get("authorization")).token_info()
+            def verify(request: ConnexionRequest) -> dict[str, Any]:
+                return function(authorization(request.scope)).token_info()
 
             return verify
 
     return {"bearer": BearerHandler}
+
+
+def authorization(scope: Scope) -> str | None:
+    """The request's first Authorization header, as Starlette's `request.headers.get` reads it."""
+    for name, value in scope["headers"]:
+        if name == b"authorization":
+            return value.decode("latin-1")
+    return None
+
+
+class _SecurityOperation(SecurityOperation):
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if not self.security:
+            await self.next_app(scope, receive, send)
+            return
+        # Connexion's own request type, built the way its error handlers build it: without first probing
+        # (through its __getattr__) for a Starlette request it does not have yet.
+        await self.verification_fn(ConnexionRequest.from_starlette_request(Request(scope)))
+        await self.next_app(scope, receive, send)
+
+
+class _SecurityAPI(SecurityAPI):
+    def make_operation(self, operation: Any) -> SecurityOperation:
+        return _SecurityOperation.from_operation(
+            operation, next_app=self.next_app, security_handler_factory=self.security_handler_factory,
+        )
+
+
+class AuthMiddleware(SecurityMiddleware):
+    """Connexion's SecurityMiddleware: each operation's security requirements from its document, checked by
+    Connexion's handlers (the bearer one answered by `Tokens`), in the same place in the stack."""
+
+    api_cls = _SecurityAPI

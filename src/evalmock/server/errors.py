@@ -10,7 +10,11 @@ from typing import Any
 import orjson
 from connexion.exceptions import ProblemException
 from connexion.lifecycle import ConnexionRequest, ConnexionResponse
+from connexion.middleware.exceptions import ExceptionMiddleware
+from starlette._exception_handler import wrap_app_handling_exceptions
 from starlette.exceptions import HTTPException
+from starlette.requests import Request
+from starlette.types import Message, Receive, Scope, Send
 
 from evalmock.contract.documents import GRADIENT, TEST_SET
 from evalmock.contract.operations import operations
@@ -210,9 +214,55 @@ async def on_unhandled(request: ConnexionRequest, exc: Exception) -> ConnexionRe
     return render(for_status(500), request.scope.get("path", "/"))
 
 
+ERROR_HANDLERS: tuple[tuple[type[Exception], Any], ...] = (
+    (ApiError, on_api_error),
+    (ProblemException, on_problem),  # explicitly: Connexion pre-registers a handler of its own for it
+    (HTTPException, on_http_exception),
+    (Exception, on_unhandled),
+)
+
+
 def install(app: Any) -> None:
-    """Register the handlers; ProblemException explicitly, since Connexion pre-registers one for it."""
-    app.add_error_handler(ApiError, on_api_error)
-    app.add_error_handler(ProblemException, on_problem)
-    app.add_error_handler(HTTPException, on_http_exception)
-    app.add_error_handler(Exception, on_unhandled)
+    """Register the handlers."""
+    for exception, handler in ERROR_HANDLERS:
+        app.add_error_handler(exception, handler)
+
+
+class ErrorHandlersMiddleware(ExceptionMiddleware):
+    """Connexion's ExceptionMiddleware (the handlers above, in its place in the stack), Starlette's request
+    object and handler wrapper made only when a request raises, rather than for every request.
+
+    An exception goes to Starlette's own wrapper, raised again inside it, so it is handled (or not) exactly as
+    Starlette handles it; after the response has started, nothing more is sent, as in Starlette.
+    """
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await super().__call__(scope, receive, send)
+            return
+        scope["starlette.exception_handlers"] = (self._exception_handlers, self._status_handlers)
+        started = False
+
+        async def sender(message: Message) -> None:
+            nonlocal started
+            if message["type"] == "http.response.start":
+                started = True
+            await send(message)
+
+        try:
+            await self.app(scope, receive, sender)
+        except Exception as exc:
+            caught = exc
+
+            async def raise_again(_scope: Scope, _receive: Receive, send_on: Send) -> None:
+                if started:  # Starlette's wrapper sees the start it would have seen, and sends nothing more
+                    await send_on({"type": "http.response.start", "status": 500, "headers": []})
+                raise caught
+
+            await wrap_app_handling_exceptions(raise_again, Request(scope, receive, send))(
+                scope, receive, _discard if started else send
+            )
+
+
+async def _discard(message: Message) -> None:
+    pass

@@ -23,6 +23,7 @@ from evalmock.server.errors import ApiError, agent_not_found, bad_input, databas
 from evalmock.server.responses import encoded_json_response
 
 MAX_DELAY_MS = 60_000
+PREFER_VALUES_KEPT = 256
 RETRY_AFTER_SECONDS = 1
 _KNOWN = ("code", "example", "delay")
 
@@ -69,6 +70,12 @@ def parse_prefer(values: Iterable[str]) -> Preferences:
     if example is not None and not example:
         raise bad_input("Prefer", "Prefer: example= needs the name of an example.")
     return Preferences(code=code, example=example, delay_ms=delay)
+
+
+@functools.lru_cache(maxsize=PREFER_VALUES_KEPT)
+def _parsed(values: tuple[str, ...]) -> Preferences:
+    # Clients send the same few Prefer values again and again; malformed ones raise, and are not kept.
+    return parse_prefer(values)
 
 
 def _choices(operation: Operation) -> str:
@@ -171,7 +178,7 @@ class ScenarioMiddleware:
         if operation is None:  # nothing asked for (or not an operation): no cost beyond looking for the header
             await self.app(scope, receive, send)
             return
-        preferences = parse_prefer(prefer) if prefer else Preferences()
+        preferences = _parsed(tuple(prefer)) if prefer else Preferences()
         check_against(operation, preferences)
         if preferences.delay_ms:
             await pause(preferences.delay_ms)

@@ -40,6 +40,8 @@ class RateLimitCounter:
         self._clock = clock
         self._window = -1
         self._used = 0
+        self._limit_header = (b"ratelimit-limit", str(limit).encode())
+        self._reset_header = (b"ratelimit-reset", b"")
 
     def count(self, *, counted: bool = True) -> list[tuple[bytes, bytes]]:
         """Count one request (unless not `counted`) and return the headers that describe the window after it."""
@@ -47,14 +49,10 @@ class RateLimitCounter:
         window = now // WINDOW_SECONDS
         if window != self._window:
             self._window, self._used = window, 0
+            self._reset_header = (b"ratelimit-reset", str((window + 1) * WINDOW_SECONDS).encode())
         self._used += counted
         remaining = max(self.limit - self._used, 0)
-        reset = (window + 1) * WINDOW_SECONDS
-        return [
-            (b"ratelimit-limit", str(self.limit).encode()),
-            (b"ratelimit-remaining", str(remaining).encode()),
-            (b"ratelimit-reset", str(reset).encode()),
-        ]
+        return [self._limit_header, (b"ratelimit-remaining", str(remaining).encode()), self._reset_header]
 
 
 class RateLimitHeadersMiddleware:
