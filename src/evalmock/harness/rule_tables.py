@@ -21,9 +21,9 @@ def _cell(text: str) -> str:
 
 
 def source_cell(source: Source) -> str:
-    """The page's words in quotation marks, cited by the page's title and line, then its file name; then, for a
+    """The page's words in quotation marks (“…”), cited by the page's title and line, then its file name; then, for a
     reading, an inference or a live fact, the reason in our words."""
-    quotes = "; ".join(f'"{quote.text}" ({quote.citation})' for quote in source.quotes)
+    quotes = "; ".join(str(quote) for quote in source.quotes)  # “words” (citation): curly marks pair unambiguously
     reason = {"page": "reading", "inferred": "inferred", "live": "live"}[source.level.value]
     parts = [quotes] if quotes else []
     if source.reason:
