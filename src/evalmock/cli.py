@@ -7,6 +7,16 @@ import os
 import sys
 from collections.abc import Sequence
 
+from evalmock.defaults import (
+    DEFAULT_BUDGET,
+    DEFAULT_MAX_PAGES,
+    DEFAULT_MAX_WAIT,
+    DEFAULT_MAX_WALKS,
+    DEFAULT_PROFILE,
+    DEFAULT_RETRIES,
+    LIVE_PROFILE,
+    PROFILES,
+)
 from evalmock.server.http_server import SERVERS
 
 DEFAULT_HOST = "127.0.0.1"
@@ -17,16 +27,6 @@ DEFAULT_PROXY_TIMEOUT = 30.0  # seconds
 API_CHOICES = ["test-set", "gradient", "all"]
 DEFAULT_SEED = 42
 DEFAULT_CASES = 1000
-# The harness's defaults, restated (a test keeps them equal) so that `evalmock serve` never imports the harness:
-# its modules bring Schemathesis, which would add about half a second and 20 MiB to the server's start.
-DEFAULT_PROFILE = "pages"  # harness.policy
-LIVE_PROFILE = "digitalocean-live"
-PROFILES = (DEFAULT_PROFILE, LIVE_PROFILE)
-DEFAULT_RETRIES = 3  # harness.throttle
-DEFAULT_MAX_WAIT = 30.0
-DEFAULT_BUDGET = 120.0
-DEFAULT_MAX_WALKS = 10_000  # harness.traffic_walks
-DEFAULT_MAX_PAGES = 50_000
 
 
 def _latency(text: str) -> tuple[int, int]:

@@ -6,10 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from evalmock.contract.sources import Level
-
-DEFAULT_PROFILE = "pages"
-LIVE_PROFILE = "digitalocean-live"
-PROFILES = (DEFAULT_PROFILE, LIVE_PROFILE)
+from evalmock.defaults import DEFAULT_PROFILE, LIVE_PROFILE, PROFILES
 
 FAILED, WARNED, PASSED, SKIPPED = "failed", "warned", "passed", "skipped"
 

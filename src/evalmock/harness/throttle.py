@@ -12,11 +12,10 @@ from dataclasses import dataclass, field
 from email.utils import parsedate_to_datetime
 from typing import Any, TypeVar
 
+from evalmock.defaults import DEFAULT_BUDGET, DEFAULT_MAX_WAIT, DEFAULT_RETRIES
+
 T = TypeVar("T")
 
-DEFAULT_RETRIES = 3  # tries again per request, after its first answer
-DEFAULT_MAX_WAIT = 30.0  # seconds: a longer Retry-After is not waited out
-DEFAULT_BUDGET = 120.0  # seconds of waiting for the whole audit
 UNSAID_WAIT = 1.0  # seconds to wait after a 429 that does not say how long
 PREFER_CODE = re.compile(r"(?:^|[;,\s])code=([0-9]{3})\b")
 

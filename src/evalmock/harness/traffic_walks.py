@@ -15,6 +15,7 @@ from typing import Any
 
 from evalmock.contract.operations import operation
 from evalmock.contract.targets import Targets
+from evalmock.defaults import DEFAULT_MAX_PAGES, DEFAULT_MAX_WALKS
 from evalmock.harness.checks.cursor_binding import SEALED_REASON, assert_cursor_refused
 from evalmock.harness.checks.pagination import (
     assert_follows_has_more,
@@ -28,8 +29,6 @@ from evalmock.harness.outcomes import Violation
 from evalmock.harness.response_judge import Breach, ResponseJudge, violation_example
 from evalmock.harness.walk_ledger import PageMark, WalkLedger
 
-DEFAULT_MAX_WALKS = 10_000
-DEFAULT_MAX_PAGES = 50_000
 FILTERS = ("include", "kind")
 # A request that sends one of these twice is left alone: the page does not say which value wins.
 _ONCE = ("projectId", "cursor", "limit", *FILTERS)

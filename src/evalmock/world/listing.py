@@ -25,7 +25,6 @@ from evalmock.world.layout import (
     HAND_RETIRED,
     CategoryFilter,
     block_pattern,
-    categories_from,
     count_in_prefix,
 )
 from evalmock.world.timeline import first_rank_older_than, parse_rfc3339
@@ -35,6 +34,7 @@ from evalmock.world.timeline import first_rank_older_than, parse_rfc3339
 # world's size: a full cache costs about 0.6 MiB of resident memory per list (0.5 KB a case, plus the cache's
 # own overhead; docs/benchmarks.md has the measured trade-off of speed against memory).
 CACHED_CASES_PER_LIST = 1024
+ITER_PAGE = 1_000  # cases a page when `iter_cases` walks a whole list
 
 
 def encode(value: Any) -> bytes:
@@ -75,20 +75,6 @@ class CaseList:
     def _encode(self, rank: int) -> bytes:
         return encode(self.factory.case(rank))
 
-    def _walk(self, start: int) -> Iterator[tuple[int, int, int]]:
-        """(position, category, rank or -(curated number)-1) from `start` to the end of the list."""
-        positions = self._curated_positions
-        curated = bisect.bisect_left(positions, start)
-        rank = start - curated
-        categories = categories_from(self.factory.block_base, rank)
-        for position in range(start, self.total):
-            if curated < len(positions) and positions[curated] == position:
-                yield position, self._curated_categories[curated], -curated - 1
-                curated += 1
-            else:
-                yield position, next(categories), rank
-                rank += 1
-
     def _encoded_case(self, source: int) -> bytes:
         return self._encoded(source) if source >= 0 else self._curated_encoded[-source - 1]
 
@@ -102,7 +88,8 @@ class CaseList:
         accepted = wanted.accepted
         if not accepted:
             return ListPage([], None)
-        # _walk's order in one loop, without its two generators: stepping them was most of a page's cost.
+        # The list's order (curated cases at their positions, generated ones by block pattern) in one loop: it
+        # is stepped once per position, so a generator per step was most of a page's cost.
         positions, categories, total = self._curated_positions, self._curated_categories, self.total
         curated = bisect.bisect_left(positions, start)
         next_curated = positions[curated] if curated < len(positions) else total
@@ -142,11 +129,14 @@ class CaseList:
         return after + 1
 
     def iter_cases(self, wanted: CategoryFilter) -> Iterator[dict[str, Any]]:
-        if not wanted.accepted:
-            return
-        for _, category, source in self._walk(0):
-            if category in wanted.accepted:
-                yield self._case(source)
+        """Every accepted case in the list's order, page after page (the one walk of the list is `page`'s)."""
+        after = None
+        while True:
+            found = self.page(wanted, after, ITER_PAGE)
+            yield from (orjson.loads(encoded) for encoded in found.cases)
+            if found.next_position is None:
+                return
+            after = found.next_position
 
     def count(self, wanted: CategoryFilter) -> int:
         """Exact, in O(BLOCK + curated) whatever the size."""

@@ -1,0 +1,13 @@
+"""The audit's defaults, which the command line shows and the harness applies: in a module that imports nothing, so
+that building the command line (for `evalmock serve` too) never loads the harness and Schemathesis with it."""
+
+DEFAULT_PROFILE = "pages"
+LIVE_PROFILE = "digitalocean-live"
+PROFILES = (DEFAULT_PROFILE, LIVE_PROFILE)
+
+DEFAULT_RETRIES = 3  # tries again per request, after its first answer
+DEFAULT_MAX_WAIT = 30.0  # seconds: a longer Retry-After is not waited out
+DEFAULT_BUDGET = 120.0  # seconds of waiting for the whole audit
+
+DEFAULT_MAX_WALKS = 10_000  # open walks a traffic audit follows at once
+DEFAULT_MAX_PAGES = 50_000  # pages of those walks it holds
