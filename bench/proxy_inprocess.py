@@ -102,6 +102,8 @@ async def main(args: argparse.Namespace) -> None:
             stats = pstats.Stats(profiler)
             print(f"{sum(row[1] for row in stats.stats.values()) / args.requests:.0f} calls a request")
             stats.sort_stats("tottime").print_stats(30)
+        for app in (judged_app, passed_app):
+            await app.aclose()
     finally:
         lib.stop(server.proc)
 

@@ -51,7 +51,8 @@ def proxy_for() -> ProxyFactory:
         stream = io.StringIO()
         app, forwarder, session = build_proxy(args, stream)
         try:
-            with serving(app, **UVICORN_OPTIONS) as base_url:
+            # The lifespan runs as `evalmock proxy` runs it: its shutdown closes the connections to the upstream.
+            with serving(app, lifespan="on", **UVICORN_OPTIONS) as base_url:
                 yield RunningProxy(base_url, forwarder, session, stream)
         finally:
             session.close()

@@ -14,6 +14,7 @@ from evalmock.contract.operations import operation
 from evalmock.contract.targets import load_targets
 from evalmock.harness.results import Verdict
 from evalmock.proxy.violations import HEADER
+from harness.serving import serving
 
 from .conftest import ProxyFactory, RecordedServe, RunningProxy
 from .upstreams import TEST_ID
@@ -145,3 +146,28 @@ def test_a_request_body_and_url_credentials_reach_the_upstream(recorded_serve: R
     assert first[b"content-length"] == b"8" and b"transfer-encoding" not in first
     assert second[b"transfer-encoding"] == b"chunked" and b"content-length" not in second
     assert first[b"authorization"] == second[b"authorization"] == b"Basic YW5hOnM+Y3JldA=="  # ana:s>cret
+
+
+def test_the_proxy_adds_no_header_and_keeps_no_cookie_of_its_own(proxy_for: ProxyFactory) -> None:
+    """A client library's own headers (User-Agent, Accept, Accept-Encoding) and its cookie jar are not the proxy's:
+    a request carries only what its client sent, and a cookie one client was given never goes with another's."""
+    received: list[dict[bytes, bytes]] = []
+
+    async def upstream(scope: dict[str, Any], receive: Any, send: Any) -> None:
+        received.append(dict(scope["headers"]))
+        await send({"type": "http.response.start", "status": 200, "headers": [
+            (b"content-type", b"text/plain"), (b"set-cookie", b"session=alice; Path=/")]})
+        await send({"type": "http.response.body", "body": b"ok"})
+
+    # A host name, not an address: a cookie jar keeps no cookie of an IP address.
+    with serving(upstream) as base_url, proxy_for(base_url.replace("127.0.0.1", "localhost")) as proxy:
+        with httpx.Client() as alice:
+            given = alice.get(proxy.base_url + "/anything", headers={"Accept-Encoding": "identity"})
+        raw = httpx.Request("GET", proxy.base_url + "/anything", headers={"X-Only": "this"})
+        with httpx.Client() as bob:
+            bob.send(raw)
+
+    assert given.headers["set-cookie"] == "session=alice; Path=/"  # the client gets it, as the upstream sent it
+    assert received[0][b"accept-encoding"] == b"identity"
+    assert b"cookie" not in received[1]
+    assert set(received[1]) == {b"host", b"x-only"}  # a request sent with no other header (httpx's send)
