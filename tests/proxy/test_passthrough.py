@@ -115,6 +115,13 @@ def test_the_request_reaches_the_upstream_as_it_came(proxy: RunningProxy, record
     assert received.get(b"connection") != b"close"  # a hop-by-hop header, about the client's own connection
 
 
+def test_a_header_in_utf_8_reaches_the_upstream_byte_for_byte(proxy: RunningProxy,
+                                                               recorded_serve: RecordedServe) -> None:
+    test_id = uuid.uuid4().hex
+    httpx.get(f"{proxy.base_url}/v1/anything", headers={TEST_ID: test_id, "X-Name": "Zoë".encode()})
+    assert dict(recorded_serve.recording.sent[test_id].request_headers)[b"x-name"] == "Zoë".encode()
+
+
 def test_a_cors_preflight_is_answered_as_evalmock_serve_answers_it(proxy: RunningProxy) -> None:
     response = httpx.options(proxy.base_url + operation("test-set").url_path(agentId="example"), headers={
         "Origin": ORIGIN, "Access-Control-Request-Method": "GET",

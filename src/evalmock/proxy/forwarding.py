@@ -140,7 +140,7 @@ class ProxyApp:
         forwarded = Forwarded(datetime.now(UTC), scope["method"], url, scope["path"], request_headers)
         started = time.perf_counter()
         try:
-            response = await self._send(forwarded.method, target, request_headers, receive, scope["headers"])
+            response = await self._send(forwarded.method, target, wire, receive, scope["headers"])
         except TimeoutError as exc:  # aiohttp's connect and read timeouts are TimeoutErrors
             await self._failed(scope, receive, send, forwarded, 504, "gateway-timeout", _slow(self.timeout, exc))
             return
@@ -158,13 +158,14 @@ class ProxyApp:
         finally:
             response.release()
 
-    async def _send(self, method: str, target: str, headers: Headers, receive: Receive,
+    async def _send(self, method: str, target: str, headers: RawHeaders, receive: Receive,
                     received: RawHeaders) -> aiohttp.ClientResponse:
         """Send the request: Host first (the upstream's), the body's framing kept (aiohttp sends a body of unknown
         length chunked), Basic credentials from a user and password in --upstream in place of the client's
         Authorization."""
         has_body = any(name.lower() in (b"content-length", b"transfer-encoding") for name, _ in received)
-        sent = CIMultiDict(headers)
+        # aiohttp writes header text as UTF-8: text read as UTF-8 is written back as the very bytes that came.
+        sent = CIMultiDict((name.decode("latin-1"), _text(value)) for name, value in headers)
         if self._origin.authorization is not None:
             sent.popall("Authorization", None)
             sent["Authorization"] = self._origin.authorization
@@ -247,6 +248,15 @@ def outgoing(headers: Sequence[tuple[bytes, bytes]]) -> RawHeaders:
              for token in value.split(b",")}
     return [(name, value) for name, value in headers
             if name.lower() not in HOP_BY_HOP_BYTES and (not named or name.lower() not in named)]
+
+
+def _text(value: bytes) -> str:
+    """A header's value as text that aiohttp writes back as the same bytes (UTF-8); bytes that are not UTF-8 (rare
+    and obsolete, RFC 9110 5.5) are read as Latin-1, and so are written as the UTF-8 of those characters."""
+    try:
+        return value.decode("utf-8")
+    except UnicodeDecodeError:
+        return value.decode("latin-1")
 
 
 def decoded(status: int, headers: RawHeaders, raw: bytes) -> bytes:
