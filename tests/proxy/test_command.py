@@ -15,8 +15,9 @@ from pathlib import Path
 import httpx
 import pytest
 
-from evalmock.cli import main
+from evalmock.cli import build_parser, main
 from evalmock.contract.operations import operation
+from evalmock.proxy.command import banner, build_proxy
 from harness.builders import PROJECT
 from shared import free_port
 
@@ -108,3 +109,12 @@ def test_a_misspelled_targets_key_exits_2_naming_the_file_the_key_and_a_guess(
     path.write_text('[[test_set.projects]]\nagent_id = "a"\nprojectid = "p"\n', encoding="utf-8")
     assert main(["proxy", "--upstream", "http://127.0.0.1:9", "--targets", str(path)]) == 2
     assert f"{path}: test_set.projects[0]: unknown key projectid; did you mean project_id?" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(("host", "shown"), [("0.0.0.0", "http://127.0.0.1:8099"), ("::", "http://[::1]:8099"),
+                                             ("127.0.0.1", "http://127.0.0.1:8099")])
+def test_the_banner_names_a_url_a_browser_can_open(host: str, shown: str, broken: str) -> None:
+    """Listening on every interface (a container's --host 0.0.0.0) is said as the loopback URL, as serve says it."""
+    args = build_parser().parse_args(["proxy", "--upstream", broken, "--host", host, "--port", "8099"])
+    _, _, session = build_proxy(args)
+    assert banner(args, session).splitlines()[0].startswith(f"evalmock proxy: {shown} -> {broken} ")

@@ -24,10 +24,16 @@ PUBLIC_URL_ENV = "EVALMOCK_PUBLIC_URL"
 def base_url(settings: ServerSettings) -> str:
     if public := os.environ.get(PUBLIC_URL_ENV, "").rstrip("/"):
         return public
-    host = {"0.0.0.0": "127.0.0.1", "::": "::1", "": "127.0.0.1"}.get(settings.host, settings.host)
+    return local_url(settings.host, settings.port)
+
+
+def local_url(host: str, port: int) -> str:
+    """The URL a user on this machine opens for a server listening on `host`: a wildcard address (every
+    interface) is not one a browser can open, so its loopback address stands for it."""
+    host = {"0.0.0.0": "127.0.0.1", "::": "::1", "": "127.0.0.1"}.get(host, host)
     if ":" in host:
         host = f"[{host}]"
-    return f"http://{host}:{settings.port}"
+    return f"http://{host}:{port}"
 
 
 def _example_ids(world: World) -> tuple[str, str] | None:
