@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 import signal
+import ssl
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -71,7 +73,12 @@ def build_proxy(args: argparse.Namespace, stream: Any = None) -> tuple[Any, Prox
                          walk_bounds=WalkBounds(args.max_walks, args.max_walk_pages))
     session = ProxySession(audit, upstream, Outputs(args.report, args.junit, args.har), stream,
                            RunInfo.of(upstream, target_kind="upstream", targets=args.targets))
-    forwarder = ProxyApp(upstream, session, timeout=args.timeout)
+    try:
+        forwarder = ProxyApp(upstream, session, timeout=args.timeout)
+    except (OSError, ssl.SSLError) as exc:
+        variable = "SSL_CERT_FILE" if os.environ.get("SSL_CERT_FILE") else "SSL_CERT_DIR"
+        raise UsageError(f"{variable}={os.environ.get(variable)!r}: no certificate authorities could be read from it "
+                         f"({exc})") from None
     return ProxyCORSMiddleware(forwarder), forwarder, session
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import base64
 import re
+import ssl
 import time
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass, field
@@ -89,17 +90,18 @@ class ProxyApp:
         self.timeout = timeout
         self.max_judged_bytes = max_judged_bytes
         self._origin = _Origin.of(self.upstream)
+        self._ssl = upstream_ssl_context()
         self._client: aiohttp.ClientSession | None = None
 
     @property
     def client(self) -> aiohttp.ClientSession:
         """aiohttp's client (its C parser costs half of what a pure-Python one does a forwarded request), made on
         first use inside the server's event loop. It sends what it is given and nothing of its own: no headers of
-        its own, no cookies kept from one client for another, no redirect followed, no body decoded; TLS verified as
-        httpx verifies it, the environment's proxies and .netrc not ours."""
+        its own, no cookies kept from one client for another, no redirect followed, no body decoded; the environment's
+        proxies and .netrc not ours."""
         if self._client is None:
             connector = aiohttp.TCPConnector(limit=MAX_CONNECTIONS, keepalive_timeout=KEEPALIVE_EXPIRY_S,
-                                             ssl=httpx.create_ssl_context(trust_env=False))
+                                             ssl=self._ssl)
             timeout = aiohttp.ClientTimeout(total=None, connect=self.timeout, sock_connect=self.timeout,
                                             sock_read=self.timeout)
             self._client = aiohttp.ClientSession(
@@ -239,6 +241,13 @@ class ProxyApp:
             await send({"type": "http.response.body", "body": body})
 
         await RequestIdMiddleware(answer)(scope, receive, send)
+
+
+def upstream_ssl_context() -> ssl.SSLContext:
+    """How an https upstream is verified: as httpx verifies (certifi's authorities), or by the authorities of
+    SSL_CERT_FILE or SSL_CERT_DIR where one is set (a service behind a company's own authority). OSError or
+    ssl.SSLError when the one set cannot be read."""
+    return httpx.create_ssl_context(trust_env=True)
 
 
 def outgoing(headers: Sequence[tuple[bytes, bytes]]) -> RawHeaders:
