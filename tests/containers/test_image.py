@@ -9,7 +9,10 @@ from pathlib import Path
 
 import httpx
 import pytest
+from starlette.testclient import TestClient
 
+from evalmock.server.app import create_app
+from evalmock.server.settings import ServerSettings
 from shared import free_port
 
 from .conftest import docker, unique
@@ -93,6 +96,24 @@ def test_the_pip_ca_bundle_lands_in_no_layer(image: str) -> None:
 def test_the_reference_page_request_answers_200(served: Served) -> None:
     body = wait_for_200(served.url + REFERENCE_REQUEST, AUTH).json()
     assert len(body["data"]) == 25 and body["hasMore"] is True
+
+
+def test_the_image_serves_the_world_a_native_start_serves(served: Served) -> None:
+    """The image leaves out Faker's non-English locales and the extensions' debug symbols: the world it draws is
+    still the one `evalmock serve` draws here from the same seed, case for case (cursors aside: each start makes
+    its own key)."""
+    native = TestClient(create_app(ServerSettings())).get(REFERENCE_REQUEST, headers=AUTH).json()
+    contained = wait_for_200(served.url + REFERENCE_REQUEST, AUTH).json()
+    assert contained["data"] == native["data"]
+
+
+def test_a_container_starts_from_the_start_cache_made_at_build(image: str) -> None:
+    """The default seed's word pools and the fixtures' verdict come with the image, readable by its user: a start
+    neither draws the pools with Faker nor validates the fixtures again."""
+    script = ("import sys; from evalmock.server.live_world import build_world; "
+              "from evalmock.server.settings import ServerSettings; build_world(ServerSettings()); "
+              "print(sorted(name for name in ('faker', 'openapi_schema_validator') if name in sys.modules))")
+    assert docker("run", "--rm", "--entrypoint", "python3", image, "-c", script).stdout.strip() == "[]"
 
 
 def test_the_banner_names_the_published_url(served: Served) -> None:
