@@ -20,11 +20,13 @@ from evalmock.contract.sources import Source, inferred, on_test_set_page, page
 # shouldCall[].args: the page states this bound in prose only, so the schema cannot carry it.
 MAX_ARGS_CHARS = 4000
 EXPECT_PARTS = ("decisions", "answer", "items")
+_EXPECT_PARTS = frozenset(EXPECT_PARTS)
 
 Case = Mapping[str, Any]
 # isinstance against this tuple decides a dict (what JSON gives) without Mapping's abstract-class machinery, and
 # anything else as isinstance(value, Mapping) does: a judge of a page asks it some 300 times.
 MAPPING = (dict, Mapping)
+_LEAVES = (str, int, type(None))  # JSON values that hold nothing (a bool is an int)
 
 
 @dataclass(frozen=True)
@@ -74,6 +76,8 @@ _CANONICAL = {ascii: json.JSONEncoder(sort_keys=True, separators=(",", ":"), ens
 
 
 def _whole_floats(value: Any) -> Any:
+    if isinstance(value, _LEAVES):  # most of what args hold, decided before Mapping's abstract-class machinery
+        return value
     if isinstance(value, float) and value.is_integer():
         return int(value)
     if isinstance(value, MAPPING):
@@ -156,7 +160,7 @@ def hand_case_is_expert(case: Case) -> Iterator[Breach]:
 def expect_has_a_part(case: Case) -> Iterator[Breach]:
     """The schema states it as an `anyOf`, whose error names no part; this one says which parts count."""
     expect = case.get("expect")
-    if not isinstance(expect, MAPPING) or not any(part in expect for part in EXPECT_PARTS):
+    if not isinstance(expect, MAPPING) or _EXPECT_PARTS.isdisjoint(expect.keys()):
         yield Breach("expect holds at least one of decisions, answer, items", "a case's expect has no part",
                      expected="at least one of decisions, answer, items", received=expect, pointer="/expect")
 
