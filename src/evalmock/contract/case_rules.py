@@ -180,13 +180,13 @@ def item_ranks_are_distinct_positions(case: Case) -> Iterator[Breach]:
         if not isinstance(item, MAPPING) or "rank" not in item:
             continue
         rank = item["rank"]
-        where = f"/expect/items/{index}/rank"
         if not isinstance(rank, int) or isinstance(rank, bool) or rank < 0:
             yield Breach("an item's rank is its position in the ranked list, from 0", "a rank is not a position",
-                         expected="a whole number >= 0", received=rank, pointer=where)
+                         expected="a whole number >= 0", received=rank, pointer=f"/expect/items/{index}/rank")
         elif rank in seen:
             yield Breach("two items cannot hold one position in the ranked list", "two items share a rank",
-                         expected=f"a rank other than items/{seen[rank]}'s", received=rank, pointer=where)
+                         expected=f"a rank other than items/{seen[rank]}'s", received=rank,
+                         pointer=f"/expect/items/{index}/rank")
         else:
             seen[rank] = index
 
