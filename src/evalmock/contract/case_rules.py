@@ -15,6 +15,8 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+import orjson
+
 from evalmock.contract.sources import Source, inferred, on_test_set_page, page
 
 # shouldCall[].args: the page states this bound in prose only, so the schema cannot carry it.
@@ -73,6 +75,28 @@ def canonical_json(value: Any, *, ascii: bool) -> str:
 # json.dumps with these options builds an encoder on every call; a page's rules call it for every shouldCall.
 _CANONICAL = {ascii: json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=ascii)
               for ascii in (False, True)}
+
+
+def canonical_length(value: Any, *, ascii: bool) -> int:
+    """len(canonical_json(value, ascii=ascii)). A value of JSON's own types that holds no number written as a float
+    is written by orjson, in the shorter reading, as the same text (each character escaped alike, no white space,
+    keys sorted or not: the length is the same), several times faster; a page's rules measure every shouldCall."""
+    if not ascii and _floatless(value):
+        try:
+            return len(orjson.dumps(value).decode("utf-8"))
+        except TypeError:  # orjson writes no integer past 64 bits, no lone surrogate, no nesting past its limit
+            pass
+    return len(canonical_json(value, ascii=ascii))
+
+
+def _floatless(value: Any) -> bool:
+    """Whether a value is made of dict (with text keys), list, str, int, bool and None only: no float, no subclass."""
+    kind = type(value)
+    if kind is dict:
+        return all(type(key) is str for key in value) and all(map(_floatless, value.values()))
+    if kind is list:
+        return all(map(_floatless, value))
+    return kind is str or kind is int or kind is bool or value is None
 
 
 def _whole_floats(value: Any) -> Any:
@@ -200,7 +224,7 @@ def should_call_args_fit(case: Case, *, ascii: bool = False) -> Iterator[Breach]
     for index, call in enumerate(calls if isinstance(calls, list) else ()):
         if not isinstance(call, MAPPING) or "args" not in call:
             continue
-        size = len(canonical_json(call["args"], ascii=ascii))
+        size = canonical_length(call["args"], ascii=ascii)
         if size > MAX_ARGS_CHARS:
             yield Breach(f"shouldCall args are at most {MAX_ARGS_CHARS} characters of canonical JSON",
                          f"shouldCall args of tool {call.get('tool')!r} are too long",
