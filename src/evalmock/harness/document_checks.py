@@ -2,20 +2,18 @@
 
 Schemathesis judges the responses to the requests it generates; this judges any other exchange of an API's
 operation (the scenario walks, and whatever else hands one in) with the same checks, configuration and
-document view, through Schemathesis's public `Case.validate_response`.
+document view, through the loop `Case.validate_response` runs them in (`run_checks`), whose context is built once.
 """
 
 from __future__ import annotations
 
-import contextlib
 from dataclasses import dataclass
 from typing import Any
 
 import requests
 import schemathesis
 from requests.structures import CaseInsensitiveDict
-from schemathesis.checks import CHECKS
-from schemathesis.core.failures import FailureGroup
+from schemathesis.checks import CHECKS, CheckContext, run_checks, run_checks_for
 
 from evalmock.contract.operations import operation
 from evalmock.harness.attribution import builtin_check_names
@@ -51,12 +49,16 @@ class DocumentJudge:
         names = [name for name in RESPONSE_ONLY if name in builtin_check_names(api, policy)]
         self.checks = CHECKS.get_by_names(names)
         self._operation = op
-        self._results: list[Any] = []
-
-        def after_validate(context: Any, case: Any, response: Any, results: list[Any]) -> None:
-            self._results = list(results)
-
-        self.schema.hook(after_validate)
+        # What `Case.validate_response` builds on every call, built once: its context depends on the document and
+        # the configuration only (a response-only check reads no request override, auth or transport).
+        self._context = CheckContext(
+            override=None,
+            auth=None,
+            headers=None,
+            config=self.schema.config.checks_config_for(operation=self.operation),
+            transport_kwargs=None,
+            response_checks=run_checks_for(self.schema).for_responses(),
+        )
 
     def judge(self, exchange: Exchange) -> list[DocumentOutcome] | None:
         """The outcome of each check, or None when the exchange is no request of this operation."""
@@ -64,10 +66,17 @@ class DocumentJudge:
         if parameters is None or exchange.method.upper() != self._operation.method or not self.checks:
             return None
         case = self.operation.Case(path_parameters=parameters, query=exchange.query_values)
-        self._results = []
-        with contextlib.suppress(FailureGroup):  # the failures are in the results, each with its check
-            case.validate_response(to_schemathesis(exchange), checks=self.checks)
-        return [DocumentOutcome(result.name, result.failure) for result in self._results]
+        outcomes: list[DocumentOutcome] = []
+
+        def failed(name: str, collected: set[Any], failure: Any) -> None:
+            collected.add(failure)
+            outcomes.append(DocumentOutcome(name, failure))
+
+        # Schemathesis's own loop over the checks, as `Case.validate_response` runs it (its failures filtered
+        # alike), without rebuilding the context, the curl command and the report of a failure each time.
+        run_checks(case=case, response=to_schemathesis(exchange), ctx=self._context, checks=self.checks,
+                   on_failure=failed, on_success=lambda name, _: outcomes.append(DocumentOutcome(name)))
+        return outcomes
 
 
 def to_schemathesis(exchange: Exchange) -> schemathesis.Response:

@@ -38,10 +38,7 @@ class Exchange:
     @cached_property
     def query(self) -> dict[str, str]:
         """The query as sent (first value of each parameter)."""
-        params: dict[str, str] = {}
-        for key, value in parse_qsl(urlsplit(self.url).query, keep_blank_values=True):
-            params.setdefault(key, value)
-        return params
+        return {key: values[0] for key, values in self.query_values.items()}  # the URL parsed once
 
     @cached_property
     def query_values(self) -> dict[str, list[str]]:
@@ -53,7 +50,8 @@ class Exchange:
 
     def ambiguous(self, *names: str) -> bool:
         """Whether any of these query parameters was sent more than once (the pages do not say which wins)."""
-        return any(len(self.query_values.get(name, ())) > 1 for name in names)
+        sent = self.query_values
+        return any(len(sent.get(name, ())) > 1 for name in names)
 
     @property
     def has_body(self) -> bool:

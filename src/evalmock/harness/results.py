@@ -115,7 +115,11 @@ class Results:
 
     # -- recording ---------------------------------------------------------------------------------------
     def tally(self, check: Check) -> Tally:
-        return self.tallies.setdefault((check.api, check.name), Tally(check))
+        key = (check.api, check.name)
+        found = self.tallies.get(key)  # every check of every exchange asks: a Tally is built only when missing
+        if found is None:
+            found = self.tallies[key] = Tally(check)
+        return found
 
     def passed(self, check: Check) -> None:
         tally = self.tally(check)

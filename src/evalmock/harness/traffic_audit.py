@@ -74,9 +74,10 @@ class TrafficAudit:
                 return api
         return None
 
-    def judge(self, api: str, exchange: Exchange) -> Judged:
+    def judge(self, api: str, exchange: Exchange, *, learned: bool = False) -> Judged:
         """Judge one exchange of `api`'s operation; every outcome is recorded at its rule's level. A throttled
-        answer is the service's throttling, no rule's: counted, not judged."""
+        answer is the service's throttling, no rule's: counted, not judged. `learned`: the redactor already knows
+        every secret the exchange carries."""
         asked_for = asked_status(exchange.request_headers)
         if throttle_wait(exchange.status, exchange.header("retry-after"), asked_for=asked_for) is not None:
             self.skip(THROTTLED_SKIP)
@@ -84,7 +85,7 @@ class TrafficAudit:
         self.judged += 1
         off = list(off_document(api, urlsplit(exchange.url).query))
         self.off_document.update(off)
-        breaches = self.judges[api].judge(exchange)
+        breaches = self.judges[api].judge(exchange, learned=learned)
         if api == "test-set" and self.walks is not None:
             breaches += self.walks.observe(exchange)
         return Judged(api, breaches, off)

@@ -65,7 +65,7 @@ class ProxySession:
             body=forwarded.body or b"",
             request_headers=first_values(forwarded.request_headers),
         )
-        judged = self.audit.judge(api, exchange)
+        judged = self.audit.judge(api, exchange, learned=True)  # from every header value, not the first only
         if judged.off_document:
             self._say(f"REQUEST {forwarded.method} {forwarded.url} -> {forwarded.status}: leaves the document "
                       f"({', '.join(judged.off_document)}); the service should refuse it")

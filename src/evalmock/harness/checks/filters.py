@@ -35,8 +35,9 @@ def cases_belong_to_the_project(exchange: Exchange) -> bool | None:
     requested = exchange.query.get("projectId")
     if cases is None or not requested or exchange.ambiguous("projectId"):
         return None
+    project = requested.lower()
     for index, case in enumerate(cases):
-        if str(case.get("projectId", "")).lower() != requested.lower():
+        if str(case.get("projectId", "")).lower() != project:
             raise Violation(f"case {case.get('id')!r} belongs to another project", expected=requested,
                             received=case.get("projectId"), pointer=f"/data/{index}/projectId")
     return True
