@@ -34,11 +34,9 @@ QUERY = lib.EXAMPLE_QUERY.encode("ascii")
 EVERY_CHECK = ["--strict", "--profile", "digitalocean-live", "--targets"]
 
 
-def proxy_for(upstream: str, options: list[str]) -> tuple[Any, Any]:
-    """The proxy's ASGI app and its session, as `evalmock proxy` builds them."""
-    app, _, session = build_proxy(build_parser().parse_args(["proxy", "--upstream", upstream, *options]),
-                                  io.StringIO())
-    return app, session
+def proxy_for(upstream: str, options: list[str]) -> tuple[Any, Any, Any]:
+    """The proxy's ASGI app, its forwarder and its session, as `evalmock proxy` builds them."""
+    return build_proxy(build_parser().parse_args(["proxy", "--upstream", upstream, *options]), io.StringIO())
 
 
 async def forward_once(app: Any) -> None:
@@ -75,8 +73,8 @@ async def main(args: argparse.Namespace) -> None:
     server = lib.start_evalmock(python, "proxy-inprocess-upstream", extra=["--write-targets", str(targets)],
                                 cpu=lib.LOAD_CPU)
     try:
-        judged_app, session = proxy_for(server.base, [*EVERY_CHECK, str(targets)])
-        passed_app, _ = proxy_for(server.base, ["--api", "gradient"])
+        judged_app, judging, session = proxy_for(server.base, [*EVERY_CHECK, str(targets)])
+        passed_app, passing, _ = proxy_for(server.base, ["--api", "gradient"])
         status, body = lib.get(server.example_url())
         assert status == 200, status
         url = server.example_url()
@@ -102,8 +100,8 @@ async def main(args: argparse.Namespace) -> None:
             stats = pstats.Stats(profiler)
             print(f"{sum(row[1] for row in stats.stats.values()) / args.requests:.0f} calls a request")
             stats.sort_stats("tottime").print_stats(30)
-        for app in (judged_app, passed_app):
-            await app.aclose()
+        for forwarder in (judging, passing):
+            await forwarder.aclose()
     finally:
         lib.stop(server.proc)
 
