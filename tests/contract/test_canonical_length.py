@@ -5,6 +5,7 @@ from __future__ import annotations
 from types import MappingProxyType
 from typing import Any
 
+import orjson
 import pytest
 
 from evalmock.contract.case_rules import canonical_json, canonical_length
@@ -39,3 +40,10 @@ def test_canonical_length_is_the_length_of_canonical_json(value: Any, ascii: boo
             canonical_length(value, ascii=ascii)
     else:
         assert canonical_length(value, ascii=ascii) == expected
+
+
+def test_orjson_writes_every_code_point_as_the_shorter_reading_does() -> None:
+    """What canonical_length rests on: orjson escapes each character (surrogates aside, which it refuses) exactly as
+    the standard encoder does without ensure_ascii, so equal texts give equal lengths."""
+    text = "".join(chr(point) for point in range(0x110000) if not 0xD800 <= point <= 0xDFFF)
+    assert orjson.dumps(text).decode("utf-8") == canonical_json(text, ascii=False)

@@ -5,9 +5,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import os
 import signal
-import ssl
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -26,7 +24,7 @@ from evalmock.harness.run_info import RunInfo
 from evalmock.harness.traffic_audit import TrafficAudit, traffic_redactor
 from evalmock.harness.traffic_walks import WalkBounds
 from evalmock.proxy.cors import ProxyCORSMiddleware
-from evalmock.proxy.forwarding import ProxyApp
+from evalmock.proxy.forwarding import CertificatesUnreadable, ProxyApp
 from evalmock.proxy.session import Outputs, ProxySession
 from evalmock.proxy.violations import HEADER
 from evalmock.server.banner import local_url
@@ -75,10 +73,8 @@ def build_proxy(args: argparse.Namespace, stream: Any = None) -> tuple[Any, Prox
                            RunInfo.of(upstream, target_kind="upstream", targets=args.targets))
     try:
         forwarder = ProxyApp(upstream, session, timeout=args.timeout)
-    except (OSError, ssl.SSLError) as exc:
-        variable = "SSL_CERT_FILE" if os.environ.get("SSL_CERT_FILE") else "SSL_CERT_DIR"
-        raise UsageError(f"{variable}={os.environ.get(variable)!r}: no certificate authorities could be read from it "
-                         f"({exc})") from None
+    except CertificatesUnreadable as exc:
+        raise UsageError(str(exc)) from None
     return ProxyCORSMiddleware(forwarder), forwarder, session
 
 

@@ -8,6 +8,7 @@ An upstream that cannot be reached is a 502, one slower than the timeout a 504, 
 from __future__ import annotations
 
 import base64
+import os
 import re
 import ssl
 import time
@@ -243,11 +244,20 @@ class ProxyApp:
         await RequestIdMiddleware(answer)(scope, receive, send)
 
 
+class CertificatesUnreadable(Exception):
+    """The certificate authorities an https upstream is to be verified by cannot be read."""
+
+
 def upstream_ssl_context() -> ssl.SSLContext:
     """How an https upstream is verified: as httpx verifies (certifi's authorities), or by the authorities of
-    SSL_CERT_FILE or SSL_CERT_DIR where one is set (a service behind a company's own authority). OSError or
-    ssl.SSLError when the one set cannot be read."""
-    return httpx.create_ssl_context(trust_env=True)
+    SSL_CERT_FILE or SSL_CERT_DIR where one is set (a service behind a company's own authority), in httpx's order;
+    CertificatesUnreadable names the one that cannot be read."""
+    try:
+        return httpx.create_ssl_context(trust_env=True)
+    except (OSError, ssl.SSLError) as exc:
+        source = next((f"{name}={os.environ[name]!r}" for name in ("SSL_CERT_FILE", "SSL_CERT_DIR")
+                       if os.environ.get(name)), "certifi's bundle")
+        raise CertificatesUnreadable(f"{source}: no certificate authorities could be read from it ({exc})") from None
 
 
 def outgoing(headers: Sequence[tuple[bytes, bytes]]) -> RawHeaders:
