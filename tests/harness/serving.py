@@ -10,6 +10,7 @@ from typing import Any
 
 import uvicorn
 
+from evalmock.server.one_write import HTTP_PROTOCOL
 from shared import free_port
 
 START_TIMEOUT = 20.0  # seconds
@@ -17,10 +18,11 @@ START_TIMEOUT = 20.0  # seconds
 
 @contextmanager
 def serving(app: Any, **options: Any) -> Iterator[str]:
-    """Yield the base URL of `app` served by uvicorn (with these further uvicorn options; no lifespan unless asked
-    for); stop it on exit."""
+    """Yield the base URL of `app` served by uvicorn as evalmock serves (with these further uvicorn options; no
+    lifespan unless asked for); stop it on exit."""
     port = free_port()
-    config = uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", **{"lifespan": "off", **options})
+    config = uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning",
+                            **{"lifespan": "off", "http": HTTP_PROTOCOL, **options})
     server = uvicorn.Server(config)
     thread = threading.Thread(target=server.run, name=f"uvicorn-{port}", daemon=True)
     thread.start()

@@ -36,6 +36,7 @@ from evalmock.server.http_server import (
     run_in_loop,
     serve_granian,
 )
+from evalmock.server.one_write import HTTP_PROTOCOL
 from evalmock.server.runner import freeze_startup_objects
 
 GRACEFUL_SHUTDOWN_S = 5  # how long open requests may take to finish after Ctrl-C (uvicorn)
@@ -43,7 +44,8 @@ GRACEFUL_SHUTDOWN_S = 5  # how long open requests may take to finish after Ctrl-
 DEFAULT_PROXY_SERVER = "uvicorn"
 # The upstream's own Server and Date headers pass through, uvicorn adds none of its own; X-Forwarded-* headers are
 # forwarded, not taken as the proxy's own client address.
-UVICORN_OPTIONS: dict[str, Any] = {"server_header": False, "date_header": False, "proxy_headers": False}
+UVICORN_OPTIONS: dict[str, Any] = {"server_header": False, "date_header": False, "proxy_headers": False,
+                                   "http": HTTP_PROTOCOL}
 
 
 class UsageError(Exception):

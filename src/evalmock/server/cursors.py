@@ -76,12 +76,14 @@ class CursorSealer:
     def __init__(self, key: bytes, clock: Callable[[], float] = time.time, ttl: int = TTL_SECONDS) -> None:
         if not key:
             raise ValueError("the cursor key must not be empty")
-        self._key = key
+        self._keyed = hmac.new(key, digestmod=hashlib.sha256)  # copied per MAC: the key is prepared once
         self._clock = clock
         self._ttl = ttl
 
     def _mac(self, payload: bytes, binding: Binding) -> bytes:
-        return hmac.digest(self._key, payload + b"\n" + binding.encode(), "sha256")  # one-shot: hmac.new's result
+        mac = self._keyed.copy()
+        mac.update(payload + b"\n" + binding.encode())
+        return mac.digest()
 
     def seal(self, position: int, binding: Binding) -> str:
         payload = _PAYLOAD.pack(VERSION, position, int(self._clock()), binding.data_generation)

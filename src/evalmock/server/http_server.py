@@ -133,12 +133,14 @@ def serve_workers(target: str, name: str, options: ServeOptions, workers: int) -
 def _run_uvicorn(app: Any, options: ServeOptions, **extra: Any) -> int:
     import uvicorn
 
+    from evalmock.server.one_write import HTTP_PROTOCOL
+
     # A requested stop (docker stop, Kubernetes, systemd: SIGTERM) is a clean stop, as Ctrl-C is: exit 0.
     # uvicorn stops on either signal, then raises it again; both end here as KeyboardInterrupt.
     previous = signal.signal(signal.SIGTERM, signal.default_int_handler)
     try:
         uvicorn.run(app, host=options.host, port=options.port, access_log=options.access_log,
-                    log_config=uvicorn_logging(), **extra)
+                    log_config=uvicorn_logging(), http=HTTP_PROTOCOL, **extra)
     except KeyboardInterrupt:
         pass
     finally:

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
+
+import orjson
 
 from evalmock.contract import case_rules
 from evalmock.contract.case_rules import CaseRule
@@ -11,39 +14,67 @@ from evalmock.harness.checks.registry import response_check
 from evalmock.harness.exchange import Exchange
 from evalmock.harness.outcomes import Violation
 
+# A case's rules read the case alone, and clients read the same pages again and again: a rule that a case kept is
+# remembered by the case's JSON, so a page seen before costs a look-up per case and rule, not the rule again. Only
+# for plain JSON, where orjson's reading is the standard parser's and so equal text means an equal case. Bounded:
+# forgotten all at once when full.
+CASES_REMEMBERED = 2_048  # per rule; the JSON of a case is shared by every rule's set
+_passed: dict[str, set[bytes]] = {}
+
+
+@dataclass(frozen=True)
+class _Page:
+    cases: list[dict[str, Any]]
+    keys: list[bytes] | None  # each case's JSON, where a pass may be remembered by it
+
 
 def page_cases(exchange: Exchange) -> list[dict[str, Any]] | None:
-    """The cases of a 200 page, or None when the exchange is not one (found once per exchange: every rule asks)."""
+    """The cases of a 200 page, or None when the exchange is not one."""
+    found = _page(exchange)
+    return None if found is None else found.cases
+
+
+def _page(exchange: Exchange) -> _Page | None:
+    """Found once per exchange: every rule asks."""
     global _last_page
-    asked, cases = _last_page
+    asked, found = _last_page
     if asked is not exchange:
-        cases = _page_cases(exchange)
-        _last_page = (exchange, cases)
-    return cases
+        found = _read_page(exchange)
+        _last_page = (exchange, found)
+    return found
 
 
-_last_page: tuple[Exchange | None, list[dict[str, Any]] | None] = (None, None)  # the last exchange asked about
+_last_page: tuple[Exchange | None, _Page | None] = (None, None)  # the last exchange asked about
 
 
-def _page_cases(exchange: Exchange) -> list[dict[str, Any]] | None:
+def _read_page(exchange: Exchange) -> _Page | None:
     if exchange.status != 200 or operation("test-set").path_parameters(exchange.path) is None:
         return None
     body = exchange.json_or_none()
     if not isinstance(body, dict) or not isinstance(body.get("data"), list):
         return None  # the document checks report a malformed page
-    return [case if isinstance(case, dict) else {} for case in body["data"]]
+    cases = [case if isinstance(case, dict) else {} for case in body["data"]]
+    plain, _ = exchange.plain_json
+    return _Page(cases, [orjson.dumps(case) for case in cases] if plain else None)
 
 
-def keep(exchange: Exchange, rule: CaseRule, cases: list[dict[str, Any]] | None = None) -> bool | None:
+def keep(exchange: Exchange, rule: CaseRule) -> bool | None:
     """Every case on the page keeps `rule`; the first breach is the violation, pointing into the page."""
-    cases = page_cases(exchange) if cases is None else cases
-    if cases is None:
+    found = _page(exchange)
+    if found is None:
         return None
-    check = rule.check  # the rule's own function: 25 cases a page, nine rules, each call counts
-    for index, case in enumerate(cases):
+    check, keys = rule.check, found.keys  # 25 cases a page, nine rules: each call counts
+    passed = _passed.setdefault(rule.name, set())
+    for index, case in enumerate(found.cases):
+        if keys is not None and keys[index] in passed:
+            continue
         for breach in check(case):
             raise Violation(f"{breach.problem} (case {case.get('id')!r})", expected=breach.expected,
                             received=breach.received, pointer=f"/data/{index}{breach.pointer}")
+        if keys is not None:
+            if len(passed) >= CASES_REMEMBERED:
+                passed.clear()
+            passed.add(keys[index])
     return True
 
 
@@ -72,7 +103,7 @@ def hand_cases_are_expert(exchange: Exchange) -> bool | None:
     cases = page_cases(exchange)
     if cases is not None and not any("expert" in case for case in cases):
         return None  # an older server's page: nothing this rule speaks about
-    return keep(exchange, case_rules.hand_case_is_expert, cases)
+    return keep(exchange, case_rules.hand_case_is_expert)
 
 
 @response_check("test-set", case_rules.expect_has_a_part.source)

@@ -1,0 +1,63 @@
+"""uvicorn's HTTP/1.1 protocol (httptools) with a response's head and body sent in one write, not two.
+
+uvicorn writes the status line and headers when the app sends `http.response.start`, and the body when it sends
+`http.response.body`: two `send()` system calls, and on loopback two trips through the kernel's TCP stack, per
+response. Under evalmock's app the second write cost about a twentieth of a 25-case page's CPU
+(docs/benchmarks.md). Here the transport holds a write until the next one or the end of the event loop's turn,
+whichever comes first, and sends what it holds together with the next write. The bytes on the wire are the same;
+nothing waits longer than the turn in which it was written (a streamed body's head still leaves at once, and
+so does `100 Continue`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+
+class HeldWrite:
+    """A transport that holds one write until the next write or the end of this turn of the loop."""
+
+    __slots__ = ("_held", "_loop", "_transport")
+
+    def __init__(self, transport: asyncio.Transport, loop: asyncio.AbstractEventLoop) -> None:
+        self._transport = transport
+        self._loop = loop
+        self._held: bytes | None = None
+
+    def write(self, data: bytes) -> None:
+        held = self._held
+        if held is None:
+            self._held = bytes(data)
+            self._loop.call_soon(self.flush)
+        else:
+            self._held = None
+            self._transport.write(held + data)
+
+    def flush(self) -> None:
+        held, self._held = self._held, None
+        if held is not None and not self._transport.is_closing():
+            self._transport.write(held)
+
+    def close(self) -> None:
+        self.flush()
+        self._transport.close()
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._transport, name)
+
+
+try:
+    from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
+except ImportError:  # no httptools for this platform: uvicorn picks its pure-Python protocol itself
+    HTTP_PROTOCOL: type[asyncio.Protocol] | str = "auto"
+else:
+
+    class OneWriteHttpToolsProtocol(HttpToolsProtocol):
+        """uvicorn's httptools protocol, writing through HeldWrite."""
+
+        def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
+            super().connection_made(transport)
+            self.transport = HeldWrite(transport, self.loop)  # type: ignore[assignment]
+
+    HTTP_PROTOCOL = OneWriteHttpToolsProtocol  # uvicorn's `http` option

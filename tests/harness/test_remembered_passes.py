@@ -1,0 +1,54 @@
+"""A case's rules are remembered per case JSON: a page seen again is judged alike (its passes are looked up, its
+breaches still found), a changed case is judged afresh, a body that is not plain JSON is never looked up, and the
+memory is bounded."""
+
+from __future__ import annotations
+
+import pytest
+
+from evalmock.harness.checks import case_invariants
+from evalmock.harness.outcomes import Violation
+
+from .builders import hand_case, page
+
+
+@pytest.fixture(autouse=True)
+def forget() -> None:
+    case_invariants._passed.clear()
+
+
+def test_a_kept_rule_is_remembered_by_the_case_json_and_a_page_seen_again_passes_alike() -> None:
+    good = page([hand_case()])
+    assert case_invariants.hand_case_id_starts_with_case(good) is True
+    assert len(case_invariants._passed["hand_case_id_starts_with_case"]) == 1
+    assert case_invariants.hand_case_id_starts_with_case(page([hand_case()])) is True
+
+
+def test_a_changed_case_on_a_page_seen_before_is_judged_afresh() -> None:
+    assert case_invariants.hand_case_id_starts_with_case(page([hand_case(), hand_case(id="case-2")])) is True
+    with pytest.raises(Violation) as found:
+        case_invariants.hand_case_id_starts_with_case(page([hand_case(), hand_case(id="hand-2")]))
+    assert found.value.pointer == "/data/1/id"
+
+
+def test_a_breach_is_never_remembered_as_a_pass() -> None:
+    bad = page([hand_case(id="hand-7f3a9c21")])
+    for _ in range(2):
+        with pytest.raises(Violation):
+            case_invariants.hand_case_id_starts_with_case(bad)
+    assert case_invariants._passed["hand_case_id_starts_with_case"] == set()
+
+
+def test_a_body_that_is_not_plain_json_is_judged_every_time_and_not_remembered() -> None:
+    # an integer past 64 bits: orjson's reading is not the standard parser's, so equal text may not be an equal case
+    exchange = page([hand_case(n=123456789012345678901234567890)])
+    assert exchange.plain_json == (False, None)
+    assert case_invariants.hand_case_id_starts_with_case(exchange) is True
+    assert case_invariants._passed.get("hand_case_id_starts_with_case", set()) == set()
+
+
+def test_the_memory_is_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(case_invariants, "CASES_REMEMBERED", 3)
+    for number in range(10):
+        case_invariants.hand_case_id_starts_with_case(page([hand_case(id=f"case-{number}")]))
+    assert 1 <= len(case_invariants._passed["hand_case_id_starts_with_case"]) <= 3
