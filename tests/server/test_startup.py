@@ -110,6 +110,12 @@ def test_a_second_start_needs_neither_faker_nor_the_fixture_checks(code: str, tm
     assert [name for name in ("faker", "openapi_schema_validator", "pydantic") if name in imported] == []
 
 
+@pytest.mark.parametrize("code", [SERVE_IMPORTS, WORKER_IMPORTS], ids=["evalmock serve", "a --workers process"])
+def test_a_server_without_data_files_does_not_import_the_file_watcher(code: str, tmp_path: Path) -> None:
+    imported = modules_imported_by(code, tmp_path)
+    assert "evalmock.server.data_watcher" in imported and "watchfiles" not in imported
+
+
 def test_httpx_works_without_its_command_line_client_in_a_server_process() -> None:
     code = ("import evalmock.server, httpx; "
             "print(httpx.Response(200, json={'a': 1}).json()['a'], httpx.main.__module__ == 'httpx')")

@@ -13,13 +13,14 @@ import os
 import sys
 import threading
 from collections.abc import AsyncIterator, Callable
-from typing import Any
-
-import watchfiles
+from typing import TYPE_CHECKING, Any
 
 from evalmock.server.live_world import LiveWorld
 from evalmock.world import World
 from evalmock.world.data_files import DataFileError
+
+if TYPE_CHECKING:
+    import watchfiles
 
 STEP_MS = 50  # a change is reloaded once the files have been quiet this long
 STOP_CHECK_MS = 500  # how often the thread looks whether it should stop
@@ -67,6 +68,8 @@ class DataWatcher:
             self._thread.join(timeout=5)
 
     def _watch(self) -> None:
+        import watchfiles  # here, not at the top: a server without data files never pays its 25 ms of start-up
+
         folders = sorted({os.path.dirname(path) for path in self._files})
         try:
             for _ in watchfiles.watch(
