@@ -1,5 +1,5 @@
 """Run the command line as `python -m evalmock`."""
 
-from evalmock.cli import main
+from evalmock.entry import main
 
 raise SystemExit(main())
