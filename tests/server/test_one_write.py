@@ -30,6 +30,9 @@ class RecordingTransport(asyncio.Transport):
     def write(self, data: Any) -> None:
         self.writes.append(bytes(data))
 
+    def write_eof(self) -> None:
+        self.writes.append(b"<eof>")
+
     def close(self) -> None:
         self.closed = True
 
@@ -122,6 +125,20 @@ def test_closing_sends_what_is_held_first() -> None:
 
     transport = asyncio.run(scenario())
     assert transport.writes == [b"HTTP/1.1 400 Bad Request\r\n\r\n"] and transport.closed
+
+
+def test_every_way_of_writing_keeps_the_order_of_what_was_written() -> None:
+    async def scenario() -> list[bytes]:
+        transport = RecordingTransport()
+        held = HeldWrite(transport, asyncio.get_running_loop())
+        held.write(b"head")
+        held.writelines([b"bo", b"dy"])
+        held.write(b"last")
+        held.write_eof()
+        await asyncio.sleep(0)
+        return transport.writes
+
+    assert asyncio.run(scenario()) == [b"headbody", b"last", b"<eof>"]
 
 
 def test_evalmock_serve_and_the_proxy_use_the_one_write_protocol(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -38,11 +38,18 @@ class HeldWrite:
         if held is not None and not self._transport.is_closing():
             self._transport.write(held)
 
+    def writelines(self, list_of_data: Any) -> None:
+        self.write(b"".join(list_of_data))
+
+    def write_eof(self) -> None:
+        self.flush()  # what is held goes before the end, as it was written before it
+        self._transport.write_eof()
+
     def close(self) -> None:
         self.flush()
         self._transport.close()
 
-    def __getattr__(self, name: str) -> Any:
+    def __getattr__(self, name: str) -> Any:  # everything that writes nothing: the transport's own
         return getattr(self._transport, name)
 
 
