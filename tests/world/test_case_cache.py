@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import itertools
+
 import orjson
 
 from evalmock.world import CaseQuery, World
@@ -72,3 +74,18 @@ def test_an_encoded_page_of_a_project_the_agent_lacks_is_empty() -> None:
     other = world.project_ids(world.agent_ids()[1])[0]
     page = world.encoded_page(CaseQuery(EXAMPLE_AGENT, other), None, 25)
     assert page.cases == [] and page.next_position is None
+
+
+def test_the_cache_never_holds_more_than_its_bound_of_cases() -> None:
+    world = World(seed=7, cases=CACHED_CASES_PER_LIST + 200)
+    query = first_list(world)
+    case_list = world._lists[query.agent_id, query.project_id]
+    after, held = None, []
+    for _ in range(MAX_PAGES):
+        page = world.encoded_page(query, after, 100)
+        held.append(len(case_list._texts))
+        if page.next_position is None:
+            break
+        after = page.next_position
+    assert max(held) <= CACHED_CASES_PER_LIST
+    assert any(later < earlier for earlier, later in itertools.pairwise(held)), "a full cache is emptied on the way"

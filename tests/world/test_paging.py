@@ -2,15 +2,24 @@
 
 from __future__ import annotations
 
-import itertools
-
+import orjson
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from evalmock.world import CaseQuery, World
-from evalmock.world.catalog import EXAMPLE_AGENT, EXAMPLE_PROJECT
-from evalmock.world.layout import BLOCK, categories_from, category_at
+from evalmock.world.cases import CaseFactory
+from evalmock.world.catalog import AGENTS_BY_ID, EXAMPLE_AGENT, EXAMPLE_PROJECT
+from evalmock.world.layout import (
+    CATEGORIES,
+    CategoryFilter,
+    block_matches,
+    block_pattern,
+    is_retired,
+    kind_of,
+)
+from evalmock.world.listing import CaseList
+from evalmock.world.timeline import parse_rfc3339, rfc3339
 
 from .helpers import every_case, lists, matches, walk
 
@@ -109,8 +118,50 @@ def test_a_limit_below_one_is_a_value_error(world):
         world.page(CaseQuery(EXAMPLE_AGENT, EXAMPLE_PROJECT), None, 0)
 
 
-@pytest.mark.parametrize("start", [0, 1, BLOCK - 1, BLOCK, 3 * BLOCK + 7])
-def test_categories_read_block_by_block_are_each_ranks_category(start):
-    block_base = 12345
-    read = list(itertools.islice(categories_from(block_base, start), 2 * BLOCK + 3))
-    assert read == [category_at(block_base, rank) for rank in range(start, start + 2 * BLOCK + 3)]
+@pytest.mark.parametrize("accepted", [frozenset(), frozenset({0}), frozenset({1, 3}), frozenset(CATEGORIES)])
+def test_a_blocks_matches_are_the_offsets_of_its_accepted_categories(accepted):
+    for block in (0, 1, 17):
+        pattern = block_pattern(12345, block)
+        assert block_matches(12345, block, accepted) == tuple(o for o, c in enumerate(pattern) if c in accepted)
+
+
+# Curated cases at given generated ranks: -1 is newer than every generated case, `size` older than every one; a
+# shift of -1, 0 or +1 second around the rank's own addedAt (0 ties with it: a curated case goes before the first
+# generated one added strictly before it, so it is listed first of the two).
+CURATED_SPOTS = st.lists(st.tuples(st.integers(-1, 130), st.sampled_from([-1, 0, 1]), st.sampled_from(CATEGORIES)),
+                         max_size=40)
+
+
+@HYPOTHESIS
+@given(size=st.integers(0, 130), spots=CURATED_SPOTS, kinds=KIND_SETS, include_retired=st.booleans(),
+       limits=st.lists(st.integers(1, 60), min_size=1, max_size=3))
+def test_pages_are_exact_with_curated_cases_anywhere_among_the_generated(world, size, spots, kinds, include_retired,
+                                                                         limits):
+    factory = CaseFactory(world.seed, AGENTS_BY_ID[EXAMPLE_AGENT], EXAMPLE_PROJECT.lower(), world.vocabulary)
+    generated = [factory.case(rank) for rank in range(size)]
+    first_stamp = parse_rfc3339(factory.case(0)["addedAt"]) + 5
+
+    def stamp(rank: int, shift: int) -> str:
+        if rank < 0 or not generated:
+            return rfc3339(first_stamp)
+        return rfc3339(parse_rfc3339(generated[min(rank, size - 1)]["addedAt"]) + (-5 if rank >= size else shift))
+
+    curated = []
+    for number, (rank, shift, category) in enumerate(spots):
+        case = {"id": f"curated-{number}", "addedAt": stamp(rank, shift), "kind": kind_of(category)}
+        if is_retired(category):
+            case["retired"] = case["addedAt"]
+        curated.append(case)
+    case_list = CaseList(factory, size, curated)
+    query = CaseQuery(EXAMPLE_AGENT, EXAMPLE_PROJECT, include_retired, kinds)
+    newest_first = sorted(generated + curated, key=lambda c: (c["addedAt"], c in curated), reverse=True)
+    expected = [case["id"] for case in newest_first if matches(case, query)]
+    wanted = CategoryFilter.of(kinds, include_retired)
+    read, after = [], None
+    for step in range(1_000):
+        page = case_list.page(wanted, after, limits[step % len(limits)])
+        read += [orjson.loads(text)["id"] for text in page.cases]
+        if page.next_position is None:
+            break
+        after = page.next_position
+    assert read == expected

@@ -9,7 +9,6 @@ case of each category (tiny worlds still have hand, correction and retired cases
 from __future__ import annotations
 
 import functools
-from collections.abc import Iterator
 from dataclasses import dataclass
 
 from evalmock.world.hashing import Stream, splitmix64
@@ -66,16 +65,14 @@ def block_pattern(block_base: int, block: int) -> tuple[int, ...]:
     return tuple(stream.shuffled(_PATTERN))
 
 
+@functools.lru_cache(maxsize=8_192)
+def block_matches(block_base: int, block: int, accepted: frozenset[int]) -> tuple[int, ...]:
+    """The offsets within block `block` (0 .. BLOCK-1) whose category is in `accepted`, in order."""
+    return tuple(offset for offset, category in enumerate(block_pattern(block_base, block)) if category in accepted)
+
+
 def category_at(block_base: int, rank: int) -> int:
     return block_pattern(block_base, rank // BLOCK)[rank % BLOCK]
-
-
-def categories_from(block_base: int, rank: int) -> Iterator[int]:
-    """The categories of ranks rank, rank+1, ... without end, looking up each block's pattern once."""
-    block, offset = divmod(rank, BLOCK)
-    while True:
-        yield from block_pattern(block_base, block)[offset:]
-        block, offset = block + 1, 0
 
 
 def count_in_prefix(block_base: int, size: int, accepted: frozenset[int]) -> int:

@@ -2,14 +2,14 @@
 
 A position is an index into the merged list. Curated cases sit at fixed positions (decided by their
 `addedAt` among the generated ones), so positions never depend on the filters or the page size, and a
-page costs O(limit): scan forward from `after`, test each position's category, stop after limit+1 matches.
+page costs O(limit): from `after`, take each block's matching ranks (layout.block_matches) and the curated
+cases between them, and stop after limit+1 matches.
 """
 
 from __future__ import annotations
 
 import bisect
 import copy
-import functools
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -24,14 +24,14 @@ from evalmock.world.layout import (
     HAND_ACTIVE,
     HAND_RETIRED,
     CategoryFilter,
-    block_pattern,
+    block_matches,
     count_in_prefix,
 )
 from evalmock.world.timeline import first_rank_older_than, parse_rfc3339
 
 # Generated cases recently served, kept per list as compact JSON: composing a case costs ~20 µs, and clients
 # re-read the same pages, which the server sends as these very bytes. Bounded, so memory stays flat whatever the
-# world's size: a full cache costs about 0.6 MiB of resident memory per list (0.5 KB a case, plus the cache's
+# world's size: a full cache costs about 0.6 MiB of resident memory per list (0.5 KB a case, plus the dict's
 # own overhead; docs/benchmarks.md has the measured trade-off of speed against memory).
 CACHED_CASES_PER_LIST = 1024
 ITER_PAGE = 1_000  # cases a page when `iter_cases` walks a whole list
@@ -66,17 +66,24 @@ class CaseList:
         stamped = sorted(((parse_rfc3339(case["addedAt"]), case) for case in curated), key=lambda pair: -pair[0])
         placed = [(first_rank_older_than(factory.time_base, size, seconds), case) for seconds, case in stamped]
         self._curated_positions = [rank + number for number, (rank, _) in enumerate(placed)]
+        self._curated_ranks = [rank for rank, _ in placed]  # the generated rank each curated case goes before
         self._curated_cases = [case for _, case in placed]
         self._curated_categories = [curated_category(case) for case in self._curated_cases]
         self._curated_encoded = [encode(case) for case in self._curated_cases]
         self.total = size + len(placed)
-        self._encoded = functools.lru_cache(maxsize=CACHED_CASES_PER_LIST)(self._encode)
-
-    def _encode(self, rank: int) -> bytes:
-        return encode(self.factory.case(rank))
+        self._texts: dict[int, bytes] = {}  # source -> its JSON; see CACHED_CASES_PER_LIST
 
     def _encoded_case(self, source: int) -> bytes:
-        return self._encoded(source) if source >= 0 else self._curated_encoded[-source - 1]
+        return self._texts.get(source) or self._encode(source)
+
+    def _encode(self, source: int) -> bytes:
+        """Source >= 0 is a generated rank, -1 - i the i-th curated case. A full cache is emptied, not aged: a
+        hit is then one dict lookup, where a least-recently-used order cost a relink per case served."""
+        if len(self._texts) >= CACHED_CASES_PER_LIST:
+            self._texts.clear()
+        text = encode(self.factory.case(source)) if source >= 0 else self._curated_encoded[-source - 1]
+        self._texts[source] = text
+        return text
 
     def _case(self, source: int) -> dict[str, Any]:
         return orjson.loads(self._encoded_case(source))  # a fresh dict every time: callers may keep or edit it
@@ -88,38 +95,46 @@ class CaseList:
         accepted = wanted.accepted
         if not accepted:
             return ListPage([], None)
-        # The list's order (curated cases at their positions, generated ones by block pattern) in one loop: it
-        # is stepped once per position, so a generator per step was most of a page's cost.
+        # Between two curated cases the generated ranks run on unbroken, so a stretch of them is read a block at a
+        # time from the block's matching offsets (slices, not a step per position); one match past the page says
+        # there is more.
+        wanted_count = limit + 1
         positions, categories, total = self._curated_positions, self._curated_categories, self.total
+        block_base = self.factory.block_base
         curated = bisect.bisect_left(positions, start)
-        next_curated = positions[curated] if curated < len(positions) else total
-        rank = start - curated
-        block, offset = divmod(rank, BLOCK)
-        pattern = block_pattern(self.factory.block_base, block)
+        position, rank = start, start - curated
         sources: list[int] = []
-        last_position = None
-        for position in range(start, total):
-            if position == next_curated:
-                category, source = categories[curated], -curated - 1
-                curated += 1
-                next_curated = positions[curated] if curated < len(positions) else total
-            else:
-                category, source = pattern[offset], rank
-                rank, offset = rank + 1, offset + 1
-                if offset == BLOCK:
-                    block, offset = block + 1, 0
-                    pattern = block_pattern(self.factory.block_base, block)
-            if category not in accepted:
-                continue
-            if len(sources) == limit:  # one match past the page: there is more
-                return ListPage(self._encoded_cases(sources), last_position)
-            sources.append(source)
-            last_position = position
+        while position < total:
+            next_curated = positions[curated] if curated < len(positions) else total
+            end_rank = rank + next_curated - position
+            while rank < end_rank:
+                block, offset = divmod(rank, BLOCK)
+                first = block * BLOCK
+                matches = block_matches(block_base, block, accepted)
+                stop = min(end_rank - first, BLOCK)
+                taken = matches[bisect.bisect_left(matches, offset):bisect.bisect_left(matches, stop)]
+                sources += [first + match for match in taken[:wanted_count - len(sources)]]
+                if len(sources) == wanted_count:
+                    return ListPage(self._encoded_cases(sources[:limit]), self._position_of(sources[limit - 1]))
+                rank = first + stop
+            if next_curated == total:
+                break
+            if categories[curated] in accepted:
+                sources.append(-curated - 1)
+                if len(sources) == wanted_count:
+                    return ListPage(self._encoded_cases(sources[:limit]), self._position_of(sources[limit - 1]))
+            curated, position = curated + 1, next_curated + 1
         return ListPage(self._encoded_cases(sources), None)
 
+    def _position_of(self, source: int) -> int:
+        """The position of a generated rank (source >= 0) or of curated case -source-1 in the merged list."""
+        if source < 0:
+            return self._curated_positions[-source - 1]
+        return source + bisect.bisect_right(self._curated_ranks, source)
+
     def _encoded_cases(self, sources: list[int]) -> list[bytes]:
-        encoded, curated = self._encoded, self._curated_encoded
-        return [encoded(source) if source >= 0 else curated[-source - 1] for source in sources]
+        texts, miss = self._texts, self._encode
+        return [texts.get(source) or miss(source) for source in sources]
 
     def start_after(self, after: int | None) -> int:
         if after is None:

@@ -21,9 +21,12 @@ DATA_CHANGED = "The data changed since the cursor was issued, so the list starts
 def page_body(cases: list[bytes], next_cursor: str | None) -> bytes:
     """The CasePage `{"data": [...], "nextCursor": ..., "hasMore": ...}` joined from already encoded cases,
     byte for byte what orjson writes for the same page decoded (compact, keys in this order)."""
-    more = next_cursor is not None
-    tail = b',"nextCursor":' + orjson.dumps(next_cursor) + b',"hasMore":true}' if more else b',"hasMore":false}'
-    return b'{"data":[' + b",".join(cases) + b"]" + tail
+    if next_cursor is None:
+        tail = b'],"hasMore":false}'
+    else:
+        tail = b'],"nextCursor":' + orjson.dumps(next_cursor) + b',"hasMore":true}'
+    # One join of three parts: a chain of `+` copied the whole page once per part (4 copies of ~25 KB, not 2).
+    return b"".join((b'{"data":[', b",".join(cases), tail))
 
 
 def _bad_cursor(reason: str) -> Exception:
