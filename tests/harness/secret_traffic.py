@@ -32,12 +32,19 @@ CSRF = "csrf-9a8b7c6d5e4f3a2b"  # a cookie the page's answer sets
 ROTATED = "rot-77e1c0ffee42d00d"  # a cookie each API answer sets
 API_KEY = "xak-live-2f9e8d7c6b5a"  # the X-Api-Key header
 QUERY_KEY = "qak-live-1a2b3c4d5e6f"  # the api_key query value
+PASSWORD = "hunter2"  # what the page signs in with (a JSON request body)
+ACCESS_TOKEN = "acc-9d8c7b6a5f4e3d2c1b0a"  # what the sign-in answers (a JSON field), echoed later by the gateway
+SIGN_IN_ID = "s7x2q"  # a short secret-named field of the same answer
 SECRETS = {"token": TOKEN, "session cookie": SESSION, "csrf cookie": CSRF, "rotated cookie": ROTATED,
-           "X-Api-Key": API_KEY, "api_key query": QUERY_KEY}
+           "X-Api-Key": API_KEY, "api_key query": QUERY_KEY, "password": PASSWORD, "access token": ACCESS_TOKEN,
+           "sign-in sid": SIGN_IN_ID}
 BREACH = "request_id_header_is_the_envelope_s"  # what the gateway's echo breaks, at page level
 
 PAGE = """<!doctype html><title>test set</title><script>
-async function run(agent, project, token, apiKey, queryKey) {
+async function run(agent, project, token, apiKey, queryKey, password) {
+  const signIn = await fetch("/session", {method: "POST", headers: {"Content-Type": "application/json"},
+                                          body: JSON.stringify({user: "ada", password: password})});
+  if (signIn.status !== 200) throw new Error(`sign-in answered ${signIn.status}`);
   const answers = [];
   for (const extra of ["&limit=5", "&limit=0"]) {
     const url = `/v1/agents/${agent}/test-set/cases?projectId=${project}&api_key=${queryKey}${extra}`;
@@ -50,9 +57,10 @@ async function run(agent, project, token, apiKey, queryKey) {
 
 
 class Gateway:
-    """Pure ASGI: `/app` is the page (setting the csrf cookie); an API call without the session cookie, the API key
-    header and the api_key query value gets 401, else goes to `app` without the api_key, and its answer comes back
-    with a rotated cookie and, for an error, the secrets echoed in the envelope."""
+    """Pure ASGI: `/app` is the page (setting the csrf cookie); `POST /session` signs in with the password and answers
+    an access token; an API call without the session cookie, the API key header and the api_key query value gets
+    401, else goes to `app` without the api_key, and its answer comes back with a rotated cookie and, for an error,
+    the secrets echoed in the envelope."""
 
     def __init__(self, app: Any) -> None:
         self.app = app
@@ -64,6 +72,14 @@ class Gateway:
         if scope["path"] == "/app":
             await _send(send, 200, [(b"content-type", b"text/html"),
                                     (b"set-cookie", f"csrf={CSRF}; Path=/; SameSite=Strict".encode())], PAGE.encode())
+            return
+        if scope["path"] == "/session":
+            request = await _body(receive)
+            if scope["method"] != "POST" or json.loads(request or b"{}").get("password") != PASSWORD:
+                await _send(send, 403, [(b"content-type", b"text/plain")], b"sign in with the password")
+                return
+            answer = {"access_token": ACCESS_TOKEN, "tokenType": "Bearer", "sid": SIGN_IN_ID, "expiresIn": 3600}
+            await _send(send, 200, [(b"content-type", b"application/json")], json.dumps(answer).encode())
             return
         headers = {name.decode().lower(): value.decode() for name, value in scope["headers"]}
         query = parse_qsl(scope["query_string"].decode(), keep_blank_values=True)
@@ -86,11 +102,20 @@ class Gateway:
         if answer["status"] >= 400:  # the planted breach: the secrets echoed back
             envelope = json.loads(body)
             envelope["error"]["requestId"] = SESSION
-            envelope["error"]["message"] += f" (caller key {API_KEY})"
+            envelope["error"]["message"] += f" (caller key {API_KEY}, signed in with {ACCESS_TOKEN})"
             body = json.dumps(envelope).encode()
         kept = [(name, value) for name, value in answer["headers"] if name.lower() != b"content-length"]
         await _send(send, answer["status"], [*kept, (b"set-cookie", f"rotated={ROTATED}; Path=/; HttpOnly".encode())],
                     body)
+
+
+async def _body(receive: Any) -> bytes:
+    body, more = b"", True
+    while more:
+        message = await receive()
+        body += message.get("body", b"")
+        more = message.get("more_body", False)
+    return body
 
 
 async def _send(send: Any, status: int, headers: list[tuple[bytes, bytes]], body: bytes) -> None:
@@ -119,15 +144,15 @@ def secret_service(folder: Path) -> SecretService:
 
 
 def record_in_chromium(origin: str, service: SecretService, har: Path) -> list[list[Any]]:
-    """Open the page at `origin` in headless Chromium holding the session cookie, let it call the API twice (a page,
-    then a refused limit), record the HAR; returns the answers the page got."""
+    """Open the page at `origin` in headless Chromium holding the session cookie, let it sign in and call the API
+    twice (a page, then a refused limit), record the HAR; returns the API's answers the page got."""
     with launched_chromium() as chromium:
         context = chromium.new_context(record_har_path=str(har))
         context.add_cookies([{"name": "session", "value": SESSION, "url": origin}])
         page = context.new_page()
         page.goto(origin + "/app")
-        answers = page.evaluate("([a, p, t, k, q]) => run(a, p, t, k, q)",
-                                [service.agent, service.project, TOKEN, API_KEY, QUERY_KEY])
+        answers = page.evaluate("([a, p, t, k, q, w]) => run(a, p, t, k, q, w)",
+                                [service.agent, service.project, TOKEN, API_KEY, QUERY_KEY, PASSWORD])
         context.close()
     return answers
 

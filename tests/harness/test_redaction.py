@@ -1,19 +1,22 @@
 """The redaction rules, each with a secret it must replace and a neighbour it must leave alone: credential and
-cookie headers, API-key and secret-named headers, secret-named query values, the documents' apiKey schemes, HAR
-cookies arrays, echoed values; and curl commands that still run once the variables are set."""
+cookie headers, API-key and secret-named headers, secret-named query values and JSON fields, the documents' apiKey
+schemes, HAR cookies arrays and bodies, echoed values; and curl commands that still run once the variables are set."""
 
 from __future__ import annotations
 
+import base64
+import json
 import subprocess
 from types import SimpleNamespace
 
 import pytest
 
 from evalmock.contract import secret_names
-from evalmock.contract.secret_names import secret_header, secret_query
+from evalmock.contract.secret_names import secret_field, secret_header, secret_query
+from evalmock.harness.outcomes import Violation
 from evalmock.harness.policy import Policy
 from evalmock.harness.redact import MIN_ECHOED, Redactor
-from evalmock.harness.response_judge import ResponseJudge
+from evalmock.harness.response_judge import ResponseJudge, violation_example
 from evalmock.harness.results import Results
 
 from .builders import error
@@ -21,6 +24,7 @@ from .builders import error
 SESSION = "sess-7f3a9c2e41b8"
 API_KEY = "ak-live-5d1e88f0c2"
 QUERY_KEY = "qk-31f0e9a7b6c5"
+SIGNED_IN = "eyJhbGciOiJIUzI1NiJ9.c2lnbmVkLWlu.5f2b"  # an access token a sign-in answered
 
 
 def test_every_cookie_value_becomes_its_own_variable_and_the_names_stay() -> None:
@@ -204,3 +208,76 @@ def test_a_judge_learns_an_answer_s_set_cookie_before_any_check_quotes_it() -> N
     [breach] = [b for b in breaches if b.check.name == "request_id_header_is_the_envelope_s"]
     assert rotated not in breach.example.message + (breach.example.value or "")
     assert "$EVALMOCK_COOKIE_SID" in breach.example.message
+
+
+@pytest.mark.parametrize("name", ["access_token", "accessToken", "refresh_token", "id_token", "token", "jwt",
+                                  "password", "passwd", "client_secret", "clientSecret", "apiKey", "api_key",
+                                  "privateKey", "accessKeyId", "sessionId", "session_id", "sid", "signature",
+                                  "Authorization"])
+def test_json_fields_whose_names_say_secret_are_secrets(name: str) -> None:
+    assert secret_field(name)
+
+
+@pytest.mark.parametrize("name", ["key", "sortKey", "idempotencyKey", "keyword", "tokenType", "tokenizer", "maxTokens",
+                                  "tokenExpiresAt", "secretName", "signatureAlgorithm", "signed", "kind", "expect",
+                                  "id", "requestId", "projectId"])
+def test_json_fields_of_ordinary_bodies_are_not_secrets(name: str) -> None:
+    """The test-set API's items carry a `key`: an item's key is data, not a credential."""
+    assert not secret_field(name)
+
+
+def test_a_json_body_s_secret_fields_become_variables_whatever_their_length() -> None:
+    redactor = Redactor()
+    body = json.dumps({"access_token": SIGNED_IN, "user": {"password": "hunter2"}, "expiresIn": 3600,
+                       "items": [{"key": "corr-1", "rank": 0}]}, indent=2)
+    shown = redactor.body(body)
+    assert json.loads(shown) == {"access_token": "$EVALMOCK_ACCESS_TOKEN", "user": {"password": "$EVALMOCK_PASSWORD"},
+                                 "expiresIn": 3600, "items": [{"key": "corr-1", "rank": 0}]}
+    # Learned too: the long one is replaced wherever it is echoed, the short one only where it stands.
+    assert redactor.text(f"echoed {SIGNED_IN} and hunter2") == "echoed $EVALMOCK_ACCESS_TOKEN and hunter2"
+
+
+def test_a_body_without_a_secret_field_is_shown_as_written() -> None:
+    redactor = Redactor()
+    page = json.dumps({"data": [{"id": "case-1", "items": [{"key": "corr-1"}]}], "hasMore": False}, indent=2)
+    assert redactor.body(page) == page
+    assert redactor.body("password=hunter2 is not JSON") == "password=hunter2 is not JSON"
+    assert redactor.body('{"password": "unterminated') == '{"password": "unterminated'
+
+
+def test_har_bodies_are_redacted_and_their_secrets_learned_but_base64_is_left_alone() -> None:
+    redactor = Redactor()
+    encoded = base64.b64encode(b'{"password":"in-base64"}').decode()
+    entry = {"request": {"method": "POST", "url": "http://h/session", "headers": [],
+                         "postData": {"mimeType": "application/json", "text": '{"user":"ada","password":"hunter2"}'}},
+             "response": {"status": 200, "headers": [],
+                          "content": {"mimeType": "application/json", "text": json.dumps({"access_token": SIGNED_IN})}},
+             "_other": {"content": {"encoding": "base64", "text": encoded}}}
+    redactor.learn_har_entry(entry)
+    assert redactor.text(f"later: {SIGNED_IN}") == "later: $EVALMOCK_ACCESS_TOKEN"
+    shown = redactor.har_entry(entry)
+    assert json.loads(shown["request"]["postData"]["text"]) == {"user": "ada", "password": "$EVALMOCK_PASSWORD"}
+    assert json.loads(shown["response"]["content"]["text"]) == {"access_token": "$EVALMOCK_ACCESS_TOKEN"}
+    assert shown["_other"]["content"]["text"] == encoded
+    assert "hunter2" not in json.dumps(shown) and SIGNED_IN not in json.dumps(shown)
+
+
+def test_a_curl_command_s_json_body_names_its_secret_fields_by_their_variables() -> None:
+    redactor = Redactor()
+    command = redactor.curl("POST", "http://h/session", {}, b'{"user":"ada","password":"hunter2"}')
+    assert "hunter2" not in command and "$EVALMOCK_PASSWORD" in command
+
+
+def test_a_finding_that_quotes_a_body_names_its_secret_field_by_its_variable() -> None:
+    """A scenario's finding quotes the answer's body; the service's envelope echoes a token under a secret-named
+    field: the example names the token by its variable (learned as the finding's request is recorded)."""
+    body = {"error": {"code": "bad-input", "message": "It went wrong.", "details": {"sessionToken": SIGNED_IN},
+                      "requestId": "rid-1"}}
+    exchange = error(400, "bad-input", body=body)
+    redactor = Redactor()
+    judge = ResponseJudge("test-set", Results(Policy(), ("test-set",)), redactor)
+    violation = Violation("an unknown agent was not a 404", expected="404 agent-not-found",
+                          received=f"{exchange.status} {exchange.text[:300]}")
+    example = violation_example(violation, judge.record(exchange), redactor)
+    assert SIGNED_IN in violation.render() and SIGNED_IN not in example.message
+    assert "$EVALMOCK_SESSION_TOKEN" in example.message

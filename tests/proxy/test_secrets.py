@@ -1,6 +1,6 @@
-"""A browser app behind `evalmock proxy`, holding cookies, an X-Api-Key header and an api_key query value: no secret
-in the proxy's console, its summary, report, JUnit or recorded HAR; the HAR audits offline to curl commands that
-reproduce the answers once the variables they name are set."""
+"""A browser app behind `evalmock proxy`, holding cookies, an X-Api-Key header and an api_key query value, signing
+in for an access token: no secret in the proxy's console, its summary, report, JUnit or recorded HAR; the HAR audits
+offline to curl commands that reproduce the answers once the variables they name are set."""
 
 from __future__ import annotations
 
@@ -8,11 +8,14 @@ import contextlib
 import io
 import json
 from pathlib import Path
+from typing import Any
 
+import httpx
 import pytest
 
 from evalmock.cli import main
 from evalmock.harness.report import print_summary
+from evalmock.proxy.forwarding import KEPT_ASIDE_BYTES
 from harness.secret_traffic import (
     BREACH,
     VARIABLES,
@@ -46,6 +49,11 @@ def test_the_proxy_keeps_every_secret_out_of_its_outputs_and_its_har_still_repro
         assert any(BREACH in line for line in proxy.lines())
         recorded = json.loads(texts["traffic.har"])["log"]["entries"]
         calls = [entry for entry in recorded if "/test-set/cases?" in entry["request"]["url"]]
+        # The sign-in streamed through unjudged, so its body is not recorded; its token was learned from it on the
+        # way, so the gateway's echo of the token in an error body is recorded as its variable.
+        [sign_in] = [entry for entry in recorded if entry["request"]["url"].endswith("/session")]
+        assert "text" not in sign_in["response"]["content"]
+        assert any("$EVALMOCK_ACCESS_TOKEN" in call["response"]["content"].get("text", "") for call in calls)
         assert len(calls) == 2 and all("api_key=$EVALMOCK_API_KEY" in call["request"]["url"] for call in calls)
         assert all({"name": "x-api-key", "value": "$EVALMOCK_X_API_KEY"} in call["request"]["headers"]
                    for call in calls)
@@ -71,3 +79,27 @@ def _no_environment_tokens(monkeypatch: pytest.MonkeyPatch) -> None:
     """The variables a reader exports must not change what the proxy learns."""
     for name in ("EVALMOCK_TOKEN", "EVALMOCK_SECOND_TOKEN"):
         monkeypatch.delenv(name, raising=False)
+
+
+def test_an_unjudged_answer_is_read_for_secret_fields_only_up_to_its_bound(proxy_for: ProxyFactory) -> None:
+    """A small JSON answer that streams through unjudged (a sign-in's) teaches the proxy its token; a larger one is
+    not kept aside to be read, whatever it holds, and neither is recorded."""
+    small_token, large_token = "acc-small-0f1e2d3c4b5a", "acc-large-9a8b7c6d5e4f"
+    padding = "x" * KEPT_ASIDE_BYTES
+
+    async def upstream(scope: dict[str, Any], receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            return
+        answer = {"accessToken": small_token} if scope["path"] == "/sign-in" else {"accessToken": large_token,
+                                                                                   "padding": padding}
+        body = json.dumps(answer).encode()
+        await send({"type": "http.response.start", "status": 200,
+                    "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]})
+        await send({"type": "http.response.body", "body": body})
+
+    with serving(upstream) as origin, proxy_for(origin) as proxy:
+        assert httpx.post(proxy.base_url + "/sign-in").json() == {"accessToken": small_token}
+        assert httpx.get(proxy.base_url + "/export").json()["accessToken"] == large_token
+        redactor = proxy.session.redactor
+        assert redactor.text(f"echoed {small_token}") == "echoed $EVALMOCK_ACCESS_TOKEN"
+        assert redactor.text(f"echoed {large_token}") == f"echoed {large_token}"

@@ -1,5 +1,5 @@
-"""Which names say a value is a secret: a header, a query parameter, a JSON key. One rule for every output that hides
-secrets (the harness's reports, the proxy's HAR, the mock's access log)."""
+"""Which names say a value is a secret: a header, a query parameter, a JSON field. One rule for every output that
+hides secrets (the harness's reports, the proxy's HAR, the mock's access log)."""
 
 from __future__ import annotations
 
@@ -20,8 +20,8 @@ _WORDS = re.compile(r"[A-Z]?[a-z0-9]+|[A-Z]+(?![a-z])")
 
 
 def says_secret(name: str) -> bool:
-    """Whether a header, query parameter or JSON key's name says it holds a secret (key, token, secret, password,
-    signature, session, credential; sig, pwd, sid or jwt as a whole word)."""
+    """Whether a header or query parameter's name says it holds a secret (key, token, secret, password, signature,
+    session, credential; sig, pwd, sid or jwt as a whole word)."""
     if _SECRET_WORDS.search(name):
         return True
     return any(word.lower() in _SECRET_SHORT_WORDS for word in _WORDS.findall(name))
@@ -58,3 +58,31 @@ def secret_query(name: str) -> bool:
     """Whether a query parameter's value is a secret: one an apiKey scheme names, or one whose name says secret."""
     name = unquote(name)
     return name in scheme_names()[1] or says_secret(name)
+
+
+# In a JSON body a field's name is read word by word, and its last word (before an `id`) says what it holds:
+# `accessToken`, `client_secret`, `sessionId` hold secrets, where an item's `key`, a `tokenType`, a `tokenizer`,
+# `maxTokens` or a `signatureAlgorithm` do not. A header or query name is rarely so plain.
+_SECRET_FIELD_WORDS = frozenset({
+    "token", "jwt", "secret", "password", "passwd", "passphrase", "pwd", "credential", "credentials", "session",
+    "sid", "signature", "sig", "authorization", "cookie",
+})
+_KEY_QUALIFIERS = frozenset({"api", "access", "secret", "private", "client", "auth", "signing", "master", "session"})
+
+
+@functools.lru_cache(maxsize=4096)
+def secret_field(name: str) -> bool:
+    """Whether a JSON field's name says its value is a secret: its last word (or the one before a last `id`) is a
+    secret's (token, secret, password, credential, session, signature, jwt, sid, ...), or it is a key with a secret's
+    qualifier (`apiKey`, `access_key`, `privateKey`, `accessKeyId`)."""
+    words = [word.lower() for word in _WORDS.findall(name)]
+    if len(words) > 1 and words[-1] == "id":
+        words.pop()
+    if not words:
+        return False
+    last = words[-1]
+    if last in _SECRET_FIELD_WORDS:
+        return True
+    if last == "key":
+        return len(words) > 1 and words[-2] in _KEY_QUALIFIERS
+    return last.endswith("key") and last[:-3] in _KEY_QUALIFIERS  # `apikey` as one word

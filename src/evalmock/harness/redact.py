@@ -1,5 +1,5 @@
 """Keep secrets out of every output: each secret replaced by the environment variable that holds it, where it stands
-(a credential header, a cookie, a secret-named query value or header) and wherever its value is echoed."""
+(a credential header, a cookie, a secret-named query value, header or JSON field) and wherever its value is echoed."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 from urllib.parse import quote, unquote
 
-from evalmock.contract.secret_names import secret_header, secret_query
+from evalmock.contract.secret_names import secret_field, secret_header, secret_query
 
 TOKEN_VARIABLE = "$EVALMOCK_TOKEN"
 SECOND_TOKEN_VARIABLE = "$EVALMOCK_SECOND_TOKEN"
@@ -29,6 +29,8 @@ _QUERY_PAIR = re.compile(r"(?<=[?&;])([A-Za-z0-9_.~%\[\]-]+)=([^&#\s\"'<>`)\]\\]
 _USERINFO = re.compile(r"(?<=://)([^/@\s:?#]+):([^/@\s?#]+)(?=@)")
 _RUNNING = re.compile(r"\$(EVALMOCK_[A-Za-z0-9_]*)")
 _NAME_CHARACTERS = re.compile(r"[^A-Z0-9]+")
+_JSON_START = re.compile(r"\s*[\[{]")
+_CAMEL_HUMP = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
 
 
 class Redactor:
@@ -111,8 +113,8 @@ class Redactor:
                 self.header(name, value)
 
     def learn_har_entry(self, entry: Mapping[str, Any]) -> None:
-        """Learn every secret a HAR entry carries: its exchange's (`learn_exchange`), its cookies arrays and its
-        secret-named queryString and form parameters."""
+        """Learn every secret a HAR entry carries: its exchange's (`learn_exchange`), its cookies arrays, its
+        secret-named queryString and form parameters and its JSON bodies' secret-named fields."""
         request, response = entry.get("request") or {}, entry.get("response") or {}
         self.learn_exchange(str(request.get("url", "")), _har_pairs(request.get("headers")),
                             _har_pairs(response.get("headers")))
@@ -123,6 +125,20 @@ class Redactor:
         for name, value in parameters:
             if secret_query(name):
                 self.learn(value, _variable_name(name), f"the query parameter {name}", any_length=False)
+        for body in (request.get("postData"), response.get("content")):
+            if isinstance(body, Mapping) and isinstance(body.get("text"), str) and body.get("encoding") != "base64":
+                self.learn_body(body["text"])
+
+    def learn_json(self, value: Any) -> None:
+        """Learn the string value of every secret-named field (`password`, `access_token`, `apiKey`, ...) anywhere in
+        a parsed JSON body, each under a variable named after its field ($EVALMOCK_ACCESS_TOKEN)."""
+        for name, secret in _secret_fields(value):
+            self.learn(secret, _field_variable(name), f"the JSON field {name}", any_length=False)
+
+    def learn_body(self, body: str | bytes) -> None:
+        """`learn_json` of a body's text, where it is JSON with a secret-named field."""
+        text = body.decode("utf-8", "replace") if isinstance(body, bytes) else body
+        self.learn_json(_json_with_secret_fields(text))
 
     def _add(self, secret: str, variable: str, meaning: str, *, echoed: bool) -> None:
         self._meanings.setdefault(variable, meaning)
@@ -164,6 +180,14 @@ class Redactor:
             return self.learn(value.strip(), _variable_name(name), f"the header {_title(name)}", any_length=False)
         return self.text(value)
 
+    def body(self, text: str) -> str:
+        """A body's text as output shows it. JSON with secret-named fields: each such string value replaced by its
+        variable, whatever its length (the JSON written again, compact); then, JSON or not, as `text`."""
+        value = _json_with_secret_fields(text)
+        if value is not None:
+            text = json.dumps(_without_secret_fields(value, self), ensure_ascii=False, separators=(",", ":"))
+        return self.text(text)
+
     def headers(self, headers: Mapping[str, str]) -> dict[str, str]:
         return {name: self.header(name, value) for name, value in headers.items()}
 
@@ -183,7 +207,7 @@ class Redactor:
                 continue
             parts += ["-H", self._quote(f"{_title(name)}: {self.header(name, value)}")]
         if body:
-            parts += ["--data-binary", self._quote(self.text(body.decode("utf-8", "replace")))]
+            parts += ["--data-binary", self._quote(self.body(body.decode("utf-8", "replace")))]
         return " ".join(parts)
 
     def legend(self, used_in: str) -> str | None:
@@ -256,6 +280,11 @@ def _variable_name(*parts: str) -> str:
     return "$EVALMOCK_" + "_".join(word for word in words if word)
 
 
+def _field_variable(name: str) -> str:
+    """A JSON field's variable, its camelCase words apart: `sessionToken` -> `$EVALMOCK_SESSION_TOKEN`."""
+    return _variable_name(_CAMEL_HUMP.sub("_", name))
+
+
 def _forms(secret: str) -> set[str]:
     """A secret as it may be written in an output: as is, percent-encoded, HTML- and JSON-escaped."""
     forms = {secret, quote(secret, safe=""), html.escape(secret), json.dumps(secret)[1:-1]}
@@ -277,6 +306,10 @@ def _har_pairs(records: Any) -> list[tuple[str, str]]:
 def _har_value(value: Any, redactor: Redactor, key: str | None) -> Any:
     if isinstance(value, str):
         return redactor.text(value)
+    if key in ("postData", "content") and isinstance(value, dict) and isinstance(value.get("text"), str) \
+            and value.get("encoding") != "base64":
+        return {name: redactor.body(item) if name == "text" else _har_value(item, redactor, name)
+                for name, item in value.items()}
     if isinstance(value, list):
         if key in ("headers", "cookies", "queryString", "params"):
             return [_har_record(record, redactor, key) for record in value]
@@ -301,3 +334,52 @@ def _har_record(record: Any, redactor: Redactor, key: str) -> Any:
         redacted = redactor.text(value)
     return {field: redacted if field == "value" else _har_value(item, redactor, field)
             for field, item in record.items()}
+
+
+def _json_with_secret_fields(text: str) -> Any:
+    """The parsed JSON of a body that has a secret-named field; None for any other body. Only a body that opens as a
+    JSON object or array and holds a part of a secret's name somewhere is parsed."""
+    if _JSON_START.match(text) is None:
+        return None
+    lowered = text.lower()
+    if not any(part in lowered for part in _SECRET_FIELD_PARTS):
+        return None
+    try:
+        value = json.loads(text)
+    except ValueError:
+        return None
+    return value if _secret_fields(value) else None
+
+
+# A part of every name `secret_field` finds, in lower case: looked for in a body before it is parsed to find one.
+_SECRET_FIELD_PARTS = ("key", "token", "jwt", "secret", "pass", "pwd", "credential", "session", "sid", "sig",
+                       "authorization", "cookie")
+
+
+def _secret_fields(value: Any) -> list[tuple[str, str]]:
+    """(name, value) of every secret-named field holding a string that is not already a variable, at any depth."""
+    found: list[tuple[str, str]] = []
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, dict):
+            for name, inner in item.items():
+                if isinstance(inner, str):
+                    if inner and secret_field(name) and not _VARIABLE.fullmatch(inner):
+                        found.append((name, inner))
+                elif isinstance(inner, (dict, list)):
+                    stack.append(inner)
+        elif isinstance(item, list):
+            stack.extend(inner for inner in item if isinstance(inner, (dict, list)))
+    return found
+
+
+def _without_secret_fields(value: Any, redactor: Redactor) -> Any:
+    """A copy of parsed JSON with each secret-named field's string value replaced by its (learned) variable."""
+    if isinstance(value, dict):
+        return {name: redactor.learn(inner, _field_variable(name), f"the JSON field {name}", any_length=False)
+                if isinstance(inner, str) and inner and secret_field(name) else _without_secret_fields(inner, redactor)
+                for name, inner in value.items()}
+    if isinstance(value, list):
+        return [_without_secret_fields(inner, redactor) for inner in value]
+    return value

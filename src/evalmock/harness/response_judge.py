@@ -100,6 +100,10 @@ class ResponseJudge:
             broken.append(Breach(check, outcome, example))
 
     def record(self, exchange: Exchange | None) -> RequestRecord | None:
+        """The request of a finding. Its body's secret-named fields are learned here, on the way to a finding only
+        (reading every body for them would cost each judgement): the finding may quote the body."""
+        if exchange is not None:
+            self.redactor.learn_json(exchange.json_or_none())
         return request_record(exchange, self.redactor)
 
 

@@ -28,6 +28,9 @@ from evalmock.server.errors import ApiError, error_body
 from evalmock.server.request_id import RequestIdMiddleware, current_request_id
 
 MAX_JUDGED_BYTES = 4 * 2**20  # a larger body streams through unjudged
+# An answer streamed through unjudged is also kept aside, up to this size, for the secrets it may carry: a sign-in's
+# answer is small, and a copy of every large body that passes would cost each one more than forwarding it.
+KEPT_ASIDE_BYTES = 16 * 2**10
 NOT_AN_OPERATION = "not a request of an audited operation (streamed through unjudged)"
 CUT_SHORT = "cut short by the upstream while streaming"
 # Headers of one connection, never forwarded (RFC 9110, 7.6.1); Host is the upstream's own.
@@ -67,6 +70,9 @@ class Forwarded:
     body: bytes | None = None
     body_size: int = 0  # bytes the upstream sent (before any decoding)
     elapsed_ms: float = 0.0
+    # A whole answer that streamed through unjudged, decoded, when it was no longer than KEPT_ASIDE_BYTES: kept for
+    # its secrets to be learned, not recorded (`body` stays None).
+    kept_aside: bytes | None = None
 
 
 class Observer(Protocol):
@@ -214,9 +220,12 @@ class ProxyApp:
         client that has its whole answer finds it counted)."""
         await send({"type": "http.response.start", "status": status, "headers": sent_back})
         size, pending = len(first), first
+        aside = [first]
         try:
             async for chunk in chunks:
                 size += len(chunk)
+                if size <= KEPT_ASIDE_BYTES:
+                    aside.append(chunk)
                 if pending:
                     await send({"type": "http.response.body", "body": pending, "more_body": True})
                 pending = chunk
@@ -226,6 +235,8 @@ class ProxyApp:
             self.observer.passed(forwarded, f"{CUT_SHORT} ({type(exc).__name__})")
             return
         forwarded.body_size, forwarded.elapsed_ms = size, _since(started)
+        if 0 < size <= KEPT_ASIDE_BYTES:
+            forwarded.kept_aside = decoded(status, sent_back, b"".join(aside))
         self.observer.passed(forwarded, why)
         await send({"type": "http.response.body", "body": pending, "more_body": False})
 

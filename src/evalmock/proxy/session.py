@@ -76,6 +76,10 @@ class ProxySession:
 
     def passed(self, forwarded: Forwarded, why: str) -> None:
         self._learn(forwarded)
+        if forwarded.kept_aside:
+            # A sign-in's answer carries the token that later traffic may echo. (A judged body's secret-named fields
+            # are learned on the way to a finding that may quote them.)
+            self.redactor.learn_body(forwarded.kept_aside)
         self.audit.skip(why)
         self._record(forwarded)
 
