@@ -170,6 +170,7 @@ class Bench:
                 "connections": self.plan.connections, "seconds": self.plan.seconds, "rounds": self.plan.rounds,
                 "servers": table,
                 "x_prism_quiet": versus(runs, "prism-static-quiet"),
+                "x_prism_quiet_of_medians": versus_medians(runs, "prism-static-quiet"),
                 "cpu_x_prism_quiet": cpu_versus(runs, "prism-static-quiet"),
                 "x_bare_same_server": {
                     label: versus(runs, "bare-starlette-uvicorn" if "uvicorn" in label else "bare-starlette")[label]
@@ -212,6 +213,7 @@ class Bench:
                 renamed = {label.replace("gradient-", ""): r for label, r in runs.items()}
                 results[workload] = {"servers": self.summarise(runs, chosen),
                                      "x_prism_quiet": versus(renamed, "prism-static-quiet"),
+                                     "x_prism_quiet_of_medians": versus_medians(renamed, "prism-static-quiet"),
                                      "cpu_x_prism_quiet": cpu_versus(renamed, "prism-static-quiet"),
                                      "ratios": ratios({k: v for k, v in renamed.items() if k != "evalmock-uvicorn"})}
         finally:
@@ -434,6 +436,14 @@ def versus(runs: dict[str, list[lib.LoadResult]], base: str) -> dict[str, float 
         per_round = [a.rps / b.rps for a, b in zip(results, runs[base], strict=True) if b.rps]
         out[label] = round(statistics.median(per_round), 2) if per_round else None
     return out
+
+
+def versus_medians(runs: dict[str, list[lib.LoadResult]], base: str) -> dict[str, float | None]:
+    """Every row's median throughput over `base`'s: no round is paired with another, so a round the host slowed on
+    one side only moves this less than `versus` (whose per-round median decides the targets)."""
+    theirs = statistics.median(r.rps for r in runs[base])
+    return {label: round(statistics.median(r.rps for r in results) / theirs, 2) if theirs else None
+            for label, results in runs.items()}
 
 
 def cpu_versus(runs: dict[str, list[lib.LoadResult]], base: str) -> dict[str, float | None]:
