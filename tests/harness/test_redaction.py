@@ -12,7 +12,7 @@ from types import SimpleNamespace
 import pytest
 
 from evalmock.contract import secret_names
-from evalmock.contract.secret_names import secret_field, secret_header, secret_query
+from evalmock.contract.secret_names import SECRET_FIELD_PARTS, secret_field, secret_header, secret_query
 from evalmock.harness.outcomes import Violation
 from evalmock.harness.policy import Policy
 from evalmock.harness.redact import MIN_ECHOED, Redactor
@@ -216,6 +216,7 @@ def test_a_judge_learns_an_answer_s_set_cookie_before_any_check_quotes_it() -> N
                                   "Authorization"])
 def test_json_fields_whose_names_say_secret_are_secrets(name: str) -> None:
     assert secret_field(name)
+    assert any(part in name.lower() for part in SECRET_FIELD_PARTS)  # so a body holding it is read for it
 
 
 @pytest.mark.parametrize("name", ["key", "sortKey", "idempotencyKey", "keyword", "tokenType", "tokenizer", "maxTokens",

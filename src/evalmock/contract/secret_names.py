@@ -68,6 +68,8 @@ _SECRET_FIELD_WORDS = frozenset({
     "sid", "signature", "sig", "authorization", "cookie",
 })
 _KEY_QUALIFIERS = frozenset({"api", "access", "secret", "private", "client", "auth", "signing", "master", "session"})
+# Every name `secret_field` finds holds one of these in lower case: a body holding none has no secret field.
+SECRET_FIELD_PARTS = tuple(sorted(_SECRET_FIELD_WORDS | {"key"}))
 
 
 @functools.lru_cache(maxsize=4096)

@@ -12,7 +12,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 from urllib.parse import quote, unquote
 
-from evalmock.contract.secret_names import secret_field, secret_header, secret_query
+from evalmock.contract.secret_names import SECRET_FIELD_PARTS, secret_field, secret_header, secret_query
 
 TOKEN_VARIABLE = "$EVALMOCK_TOKEN"
 SECOND_TOKEN_VARIABLE = "$EVALMOCK_SECOND_TOKEN"
@@ -132,13 +132,14 @@ class Redactor:
     def learn_json(self, value: Any) -> None:
         """Learn the string value of every secret-named field (`password`, `access_token`, `apiKey`, ...) anywhere in
         a parsed JSON body, each under a variable named after its field ($EVALMOCK_ACCESS_TOKEN)."""
-        for name, secret in _secret_fields(value):
-            self.learn(secret, _field_variable(name), f"the JSON field {name}", any_length=False)
+        _with_variables(value, self)
 
     def learn_body(self, body: str | bytes) -> None:
-        """`learn_json` of a body's text, where it is JSON with a secret-named field."""
+        """`learn_json` of a body's text, where it is JSON that may hold a secret-named field."""
         text = body.decode("utf-8", "replace") if isinstance(body, bytes) else body
-        self.learn_json(_json_with_secret_fields(text))
+        value = _json_that_may_hold_secrets(text)
+        if value is not None:
+            self.learn_json(value)
 
     def _add(self, secret: str, variable: str, meaning: str, *, echoed: bool) -> None:
         self._meanings.setdefault(variable, meaning)
@@ -183,9 +184,11 @@ class Redactor:
     def body(self, text: str) -> str:
         """A body's text as output shows it. JSON with secret-named fields: each such string value replaced by its
         variable, whatever its length (the JSON written again, compact); then, JSON or not, as `text`."""
-        value = _json_with_secret_fields(text)
+        value = _json_that_may_hold_secrets(text)
         if value is not None:
-            text = json.dumps(_without_secret_fields(value, self), ensure_ascii=False, separators=(",", ":"))
+            shown = _with_variables(value, self)
+            if shown != value:
+                text = json.dumps(shown, ensure_ascii=False, separators=(",", ":"))
         return self.text(text)
 
     def headers(self, headers: Mapping[str, str]) -> dict[str, str]:
@@ -336,50 +339,27 @@ def _har_record(record: Any, redactor: Redactor, key: str) -> Any:
             for field, item in record.items()}
 
 
-def _json_with_secret_fields(text: str) -> Any:
-    """The parsed JSON of a body that has a secret-named field; None for any other body. Only a body that opens as a
-    JSON object or array and holds a part of a secret's name somewhere is parsed."""
+def _json_that_may_hold_secrets(text: str) -> Any:
+    """The parsed JSON of a body that opens as a JSON object or array and holds a part of a secret field's name
+    somewhere; None for any other body, which is not parsed."""
     if _JSON_START.match(text) is None:
         return None
     lowered = text.lower()
-    if not any(part in lowered for part in _SECRET_FIELD_PARTS):
+    if not any(part in lowered for part in SECRET_FIELD_PARTS):
         return None
     try:
-        value = json.loads(text)
+        return json.loads(text)
     except ValueError:
         return None
-    return value if _secret_fields(value) else None
 
 
-# A part of every name `secret_field` finds, in lower case: looked for in a body before it is parsed to find one.
-_SECRET_FIELD_PARTS = ("key", "token", "jwt", "secret", "pass", "pwd", "credential", "session", "sid", "sig",
-                       "authorization", "cookie")
-
-
-def _secret_fields(value: Any) -> list[tuple[str, str]]:
-    """(name, value) of every secret-named field holding a string that is not already a variable, at any depth."""
-    found: list[tuple[str, str]] = []
-    stack = [value]
-    while stack:
-        item = stack.pop()
-        if isinstance(item, dict):
-            for name, inner in item.items():
-                if isinstance(inner, str):
-                    if inner and secret_field(name) and not _VARIABLE.fullmatch(inner):
-                        found.append((name, inner))
-                elif isinstance(inner, (dict, list)):
-                    stack.append(inner)
-        elif isinstance(item, list):
-            stack.extend(inner for inner in item if isinstance(inner, (dict, list)))
-    return found
-
-
-def _without_secret_fields(value: Any, redactor: Redactor) -> Any:
-    """A copy of parsed JSON with each secret-named field's string value replaced by its (learned) variable."""
+def _with_variables(value: Any, redactor: Redactor) -> Any:
+    """A copy of parsed JSON with each secret-named field's string value replaced by its variable, learned here (a
+    value that already is a variable stays as it is)."""
     if isinstance(value, dict):
         return {name: redactor.learn(inner, _field_variable(name), f"the JSON field {name}", any_length=False)
-                if isinstance(inner, str) and inner and secret_field(name) else _without_secret_fields(inner, redactor)
+                if isinstance(inner, str) and inner and secret_field(name) else _with_variables(inner, redactor)
                 for name, inner in value.items()}
     if isinstance(value, list):
-        return [_without_secret_fields(inner, redactor) for inner in value]
+        return [_with_variables(inner, redactor) for inner in value]
     return value

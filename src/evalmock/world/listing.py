@@ -65,8 +65,8 @@ class CaseList:
         # A curated case goes before the first generated rank added before it; equal ranks keep newest first.
         stamped = sorted(((parse_rfc3339(case["addedAt"]), case) for case in curated), key=lambda pair: -pair[0])
         placed = [(first_rank_older_than(factory.time_base, size, seconds), case) for seconds, case in stamped]
-        self._curated_positions = [rank + number for number, (rank, _) in enumerate(placed)]
         self._curated_ranks = [rank for rank, _ in placed]  # the generated rank each curated case goes before
+        self._curated_positions = [rank + number for number, rank in enumerate(self._curated_ranks)]
         self._curated_cases = [case for _, case in placed]
         self._curated_categories = [curated_category(case) for case in self._curated_cases]
         self._curated_encoded = [encode(case) for case in self._curated_cases]
@@ -104,26 +104,22 @@ class CaseList:
         curated = bisect.bisect_left(positions, start)
         position, rank = start, start - curated
         sources: list[int] = []
-        while position < total:
+        while position < total and len(sources) < wanted_count:
             next_curated = positions[curated] if curated < len(positions) else total
             end_rank = rank + next_curated - position
-            while rank < end_rank:
+            while rank < end_rank and len(sources) < wanted_count:
                 block, offset = divmod(rank, BLOCK)
                 first = block * BLOCK
                 matches = block_matches(block_base, block, accepted)
                 stop = min(end_rank - first, BLOCK)
                 taken = matches[bisect.bisect_left(matches, offset):bisect.bisect_left(matches, stop)]
                 sources += [first + match for match in taken[:wanted_count - len(sources)]]
-                if len(sources) == wanted_count:
-                    return ListPage(self._encoded_cases(sources[:limit]), self._position_of(sources[limit - 1]))
                 rank = first + stop
-            if next_curated == total:
-                break
-            if categories[curated] in accepted:
+            if next_curated < total and len(sources) < wanted_count and categories[curated] in accepted:
                 sources.append(-curated - 1)
-                if len(sources) == wanted_count:
-                    return ListPage(self._encoded_cases(sources[:limit]), self._position_of(sources[limit - 1]))
             curated, position = curated + 1, next_curated + 1
+        if len(sources) > limit:
+            return ListPage(self._encoded_cases(sources[:limit]), self._position_of(sources[limit - 1]))
         return ListPage(self._encoded_cases(sources), None)
 
     def _position_of(self, source: int) -> int:
