@@ -1,5 +1,6 @@
-"""The `evalmock` command imports its command line with the garbage collector paused, and runs it with the collector
-on again; the console script and `python -m evalmock` both go through that entry point."""
+"""The `evalmock` command imports its command line, then the command's own modules, with the garbage collector
+paused and what they made frozen, and runs the command with the collector on again; the console script and
+`python -m evalmock` both go through that entry point."""
 
 from __future__ import annotations
 
@@ -10,31 +11,38 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 
-# In a fresh interpreter: whether the collector ran while evalmock.cli was being imported, and whether it runs after.
+# In a fresh interpreter, `evalmock rules`: whether the collector ran while the command line and then the command's
+# own module were imported; then whether it runs after, and whether what they made was frozen.
 ENTRY = """
 import gc, importlib.abc, sys
-during = []
+during = {}
 
 class Watch(importlib.abc.MetaPathFinder):
     def find_spec(self, name, path, target=None):
-        if name == "evalmock.cli":
-            during.append(gc.isenabled())
+        if name in ("evalmock.cli", "evalmock.harness.rule_tables"):
+            during[name] = gc.isenabled()
         return None
 
 sys.meta_path.insert(0, Watch())
-sys.argv = ["evalmock", "--help"]
+sys.argv = ["evalmock", "rules"]
 from evalmock.entry import main
-try:
-    main()
-except SystemExit:
-    pass
-print(during, gc.isenabled())
+main()
+print(during, gc.isenabled(), gc.get_freeze_count() > 50_000)
 """
 
 
-def test_the_command_line_is_imported_with_the_collector_paused_and_runs_with_it_on() -> None:
-    run = subprocess.run([sys.executable, "-c", ENTRY], capture_output=True, text=True, timeout=60, check=True)
-    assert run.stdout.splitlines()[-1] == "[False] True"
+def test_the_command_line_and_the_command_are_imported_paused_and_frozen_and_run_with_the_collector_on() -> None:
+    run = subprocess.run([sys.executable, "-c", ENTRY], capture_output=True, text=True, timeout=120, check=True)
+    paused = "{'evalmock.cli': False, 'evalmock.harness.rule_tables': False}"
+    assert run.stdout.splitlines()[-1] == f"{paused} True True"
+
+
+def test_long_lived_leaves_a_paused_collector_paused() -> None:
+    code = ("import gc; from evalmock.entry import long_lived; gc.disable()\n"
+            "with long_lived():\n    made = [[] for _ in range(1000)]\n"
+            "print(gc.isenabled(), gc.get_freeze_count() >= 1000)")
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True)
+    assert run.stdout.split() == ["False", "True"]
 
 
 def test_the_console_script_and_python_m_use_the_entry_point() -> None:

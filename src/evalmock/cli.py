@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from evalmock.defaults import (
     DEFAULT_BUDGET,
@@ -17,6 +17,7 @@ from evalmock.defaults import (
     LIVE_PROFILE,
     PROFILES,
 )
+from evalmock.entry import long_lived
 from evalmock.server.http_server import SERVERS
 
 DEFAULT_HOST = "127.0.0.1"
@@ -274,31 +275,38 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.command == "serve" and args.data_only and not args.data_files:
         parser.error("--data-only serves only the --data files: name at least one")
-    if args.command == "serve":
+    with long_lived():
+        run = command(args.command)
+    return run(args)
+
+
+def command(name: str) -> Callable[[argparse.Namespace], int]:
+    """The command's function, imported only now: each command loads only its own dependencies."""
+    if name == "serve":
         from evalmock.server.runner import serve
 
-        return serve(args)
-    if args.command == "proxy":
+        return serve
+    if name == "proxy":
         from evalmock.proxy.command import run_proxy
 
-        return run_proxy(args)
-    if args.command == "contract":
+        return run_proxy
+    if name == "contract":
         from evalmock.harness.contract_command import run_contract
 
-        return run_contract(args)
-    if args.command == "rules":
+        return run_contract
+    if name == "rules":
         from evalmock.harness.rule_tables import print_rules
 
-        return print_rules(args.coverage)
-    if args.command == "validate":
+        return lambda args: print_rules(args.coverage)
+    if name == "validate":
         from evalmock.contract.validate import run_validate
 
-        return run_validate(args.paths)
-    if args.command == "fixtures":
+        return lambda args: run_validate(args.paths)
+    if name == "fixtures":
         from evalmock.world.export import run_fixtures
 
-        return run_fixtures(args)
-    raise AssertionError(args.command)  # argparse rejects unknown commands
+        return run_fixtures
+    raise AssertionError(name)  # argparse rejects unknown commands
 
 
 if __name__ == "__main__":

@@ -83,7 +83,7 @@ main(["serve", "--port", "0", "--cases", "5"])
 """
 WORKER_IMPORTS = "import json, sys; import evalmock.server.asgi; print(json.dumps(sorted(sys.modules)))"
 # What only the audit, the proxy or another command needs: a server process never pays for it. Rich and Pygments
-# would come with httpx's command-line client (see evalmock/server/__init__.py).
+# would come with httpx's command-line client (see evalmock/server/deferred_imports.py).
 NOT_FOR_SERVING = ("evalmock.harness", "evalmock.proxy", "schemathesis", "hypothesis", "rich", "pygments")
 
 
@@ -114,6 +114,23 @@ def test_a_second_start_needs_neither_faker_nor_the_fixture_checks(code: str, tm
 def test_a_server_without_data_files_does_not_import_the_file_watcher(code: str, tmp_path: Path) -> None:
     imported = modules_imported_by(code, tmp_path)
     assert "evalmock.server.data_watcher" in imported and "watchfiles" not in imported
+
+
+@pytest.mark.parametrize("code", [SERVE_IMPORTS, WORKER_IMPORTS], ids=["evalmock serve", "a --workers process"])
+def test_a_server_process_never_runs_requests_which_connexion_imports(code: str, tmp_path: Path) -> None:
+    imported = modules_imported_by(code, tmp_path)
+    assert "connexion.json_schema" in imported and "requests" in imported  # imported, as Connexion asks ...
+    assert [name for name in ("requests.api", "urllib3", "charset_normalizer") if name in imported] == []  # not run
+
+
+def test_requests_runs_when_connexion_first_uses_it() -> None:
+    code = ("import sys, evalmock.server.app, connexion.json_schema as schema; ran = 'urllib3' in sys.modules; "
+            "get = schema.requests.get; "
+            "print(ran, get.__module__, 'urllib3' in sys.modules, "
+            "[type(f).__name__ for f in sys.meta_path if type(f).__name__ == 'DeferringFinder'])")
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True)
+    # Not run at import; whole on the first attribute read (a remote $ref's fetch); the finder gone from the path.
+    assert run.stdout.split() == ["False", "requests.api", "True", "[]"]
 
 
 def test_httpx_works_without_its_command_line_client_in_a_server_process() -> None:
