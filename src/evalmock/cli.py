@@ -18,6 +18,7 @@ from evalmock.defaults import (
     PROFILES,
 )
 from evalmock.entry import long_lived
+from evalmock.server.deferred_imports import defer_unused
 from evalmock.server.http_server import SERVERS
 
 DEFAULT_HOST = "127.0.0.1"
@@ -283,6 +284,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 def command(name: str) -> Callable[[argparse.Namespace], int]:
     """The command's function, imported only now: each command loads only its own dependencies."""
     if name == "serve":
+        defer_unused()  # a server process: before Connexion is imported
         from evalmock.server.runner import serve
 
         return serve

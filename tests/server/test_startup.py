@@ -124,13 +124,21 @@ def test_a_server_process_never_runs_requests_which_connexion_imports(code: str,
 
 
 def test_requests_runs_when_connexion_first_uses_it() -> None:
-    code = ("import sys, evalmock.server.app, connexion.json_schema as schema; ran = 'urllib3' in sys.modules; "
+    code = ("import sys; from evalmock.server.deferred_imports import defer_unused; defer_unused(); "
+            "import evalmock.server.app, connexion.json_schema as schema; ran = 'urllib3' in sys.modules; "
             "get = schema.requests.get; "
             "print(ran, get.__module__, 'urllib3' in sys.modules, "
             "[type(f).__name__ for f in sys.meta_path if type(f).__name__ == 'DeferringFinder'])")
     run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True)
     # Not run at import; whole on the first attribute read (a remote $ref's fetch); the finder gone from the path.
     assert run.stdout.split() == ["False", "requests.api", "True", "[]"]
+
+
+def test_other_processes_import_requests_as_always() -> None:
+    code = ("import sys, evalmock.server.app; from requests.structures import CaseInsensitiveDict; "
+            "import requests.utils; print(requests.utils.CaseInsensitiveDict is CaseInsensitiveDict)")
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True)
+    assert run.stdout.split() == ["True"]  # a deferred requests would have run requests.structures twice
 
 
 def test_httpx_works_without_its_command_line_client_in_a_server_process() -> None:

@@ -11,7 +11,9 @@ from types import ModuleType
 
 # Connexion imports requests (with urllib3, charset_normalizer, idna) for one use: fetching a `$ref` that names a
 # remote URL, which neither document has. Importing it costs about 70 ms, a tenth of `evalmock serve`'s start.
-# It is loaded on first use instead, so a remote `$ref` still works.
+# In a server process it runs on first use instead, so a remote `$ref` still works. Only there: a deferred
+# package whose first use is an import of one of its modules (`from requests.structures import ...`) would run
+# that module twice, and the harness's libraries use requests every way.
 DEFERRED = ("requests",)
 
 # httpx (which Starlette's test client imports, and Connexion imports that) imports its command-line client
@@ -46,11 +48,15 @@ class DeferringFinder(importlib.abc.MetaPathFinder):
         return spec
 
 
-def install() -> None:
-    """Decline and defer, for whatever the process has not imported yet."""
+def decline_unused() -> None:
+    """Decline what no process of ours runs, unless the process has imported it already."""
     if "httpx" not in sys.modules:
         for name in DECLINED:
             sys.modules.setdefault(name, None)  # type: ignore[assignment]
+
+
+def defer_unused() -> None:
+    """In a server process, before Connexion is imported: defer what serving never runs."""
     waiting = [name for name in DEFERRED if name not in sys.modules]
     if waiting and not any(isinstance(finder, DeferringFinder) for finder in sys.meta_path):
         sys.meta_path.insert(0, DeferringFinder(waiting))
