@@ -1,4 +1,4 @@
-"""What a server start would import but never runs: declined outright, or loaded only when first used."""
+"""What our processes would import but never run: declined outright, or, in a server, run only when first used."""
 
 from __future__ import annotations
 
@@ -27,7 +27,7 @@ class DeferringFinder(importlib.abc.MetaPathFinder):
     """Finds each of `names` where Python would, the first time it is imported, and defers running it.
 
     The module in `sys.modules` is a `LazyLoader` module: its code runs on the first attribute read. The finder
-    leaves `sys.meta_path` once every name has been imported, so later imports are untouched.
+    leaves `sys.meta_path` once it has found every name, so later imports are untouched.
     """
 
     def __init__(self, names: Sequence[str]) -> None:
@@ -38,12 +38,13 @@ class DeferringFinder(importlib.abc.MetaPathFinder):
     ) -> importlib.machinery.ModuleSpec | None:
         if fullname not in self.waiting:
             return None
-        self.waiting.discard(fullname)
-        if not self.waiting and self in sys.meta_path:
-            sys.meta_path.remove(self)
         spec = importlib.machinery.PathFinder.find_spec(fullname, path)
         if spec is None or spec.loader is None:
-            return None
+            return None  # another finder may have it: imported as usual
+        self.waiting.discard(fullname)
+        if not self.waiting:
+            # Python stops going through `sys.meta_path` at a found spec, so leaving it now skips no finder.
+            sys.meta_path.remove(self)
         spec.loader = importlib.util.LazyLoader(spec.loader)
         return spec
 
