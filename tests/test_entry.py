@@ -38,7 +38,7 @@ def test_the_command_line_and_the_command_are_imported_paused_and_frozen_and_run
 
 
 def test_long_lived_leaves_a_paused_collector_paused() -> None:
-    code = ("import gc; from evalmock.entry import long_lived; gc.disable()\n"
+    code = ("import gc; from evalmock.importing import long_lived; gc.disable()\n"
             "with long_lived():\n    made = [[] for _ in range(1000)]\n"
             "print(gc.isenabled(), gc.get_freeze_count() >= 1000)")
     run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True)

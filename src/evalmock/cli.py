@@ -17,7 +17,7 @@ from evalmock.defaults import (
     LIVE_PROFILE,
     PROFILES,
 )
-from evalmock.entry import long_lived
+from evalmock.importing import long_lived
 from evalmock.server.deferred_imports import defer_unused
 from evalmock.server.http_server import SERVERS
 

@@ -123,6 +123,25 @@ def test_a_server_process_never_runs_requests_which_connexion_imports(code: str,
     assert [name for name in ("requests.api", "urllib3", "charset_normalizer") if name in imported] == []  # not run
 
 
+def test_a_workers_process_imports_the_app_with_the_collector_paused_and_serves_with_it_on() -> None:
+    code = """
+import gc, importlib.abc, sys
+during = []
+
+class Watch(importlib.abc.MetaPathFinder):
+    def find_spec(self, name, path, target=None):
+        if name == "evalmock.server.app":
+            during.append(gc.isenabled())
+        return None
+
+sys.meta_path.insert(0, Watch())
+import evalmock.server.asgi
+print(during, gc.isenabled())
+"""
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True)
+    assert run.stdout.splitlines()[-1] == "[False] True"
+
+
 def test_requests_runs_when_connexion_first_uses_it() -> None:
     code = ("import sys; from evalmock.server.deferred_imports import defer_unused; defer_unused(); "
             "import evalmock.server.app, connexion.json_schema as schema; ran = 'urllib3' in sys.modules; "

@@ -6,14 +6,15 @@
 
 import sys
 
+from evalmock.importing import long_lived
 from evalmock.server.deferred_imports import defer_unused
 
 defer_unused()  # before the app's modules import Connexion
-
-from evalmock.server.app import create_app  # noqa: E402
-from evalmock.server.runner import freeze_startup_objects, refusal  # noqa: E402
-from evalmock.server.settings import ServerSettings  # noqa: E402
-from evalmock.world.data_files import DataFileError  # noqa: E402
+with long_lived():  # as the `evalmock` command imports its own
+    from evalmock.server.app import create_app
+    from evalmock.server.runner import freeze_startup_objects, refusal
+    from evalmock.server.settings import ServerSettings
+    from evalmock.world.data_files import DataFileError
 
 try:
     app = create_app(ServerSettings.from_env())
