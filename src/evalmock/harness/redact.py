@@ -126,8 +126,9 @@ class Redactor:
             if secret_query(name):
                 self.learn(value, _variable_name(name), f"the query parameter {name}", any_length=False)
         for body in (request.get("postData"), response.get("content")):
-            if isinstance(body, Mapping) and isinstance(body.get("text"), str) and body.get("encoding") != "base64":
-                self.learn_body(body["text"])
+            text = _har_body_text(body)
+            if text is not None:
+                self.learn_body(text)
 
     def learn_json(self, value: Any) -> None:
         """Learn the string value of every secret-named field (`password`, `access_token`, `apiKey`, ...) anywhere in
@@ -309,8 +310,7 @@ def _har_pairs(records: Any) -> list[tuple[str, str]]:
 def _har_value(value: Any, redactor: Redactor, key: str | None) -> Any:
     if isinstance(value, str):
         return redactor.text(value)
-    if key in ("postData", "content") and isinstance(value, dict) and isinstance(value.get("text"), str) \
-            and value.get("encoding") != "base64":
+    if key in ("postData", "content") and _har_body_text(value) is not None:
         return {name: redactor.body(item) if name == "text" else _har_value(item, redactor, name)
                 for name, item in value.items()}
     if isinstance(value, list):
@@ -337,6 +337,13 @@ def _har_record(record: Any, redactor: Redactor, key: str) -> Any:
         redacted = redactor.text(value)
     return {field: redacted if field == "value" else _har_value(item, redactor, field)
             for field, item in record.items()}
+
+
+def _har_body_text(body: Any) -> str | None:
+    """A HAR `postData` or `content` record's text, where it has one as text (base64 is left as it stands)."""
+    if isinstance(body, Mapping) and isinstance(body.get("text"), str) and body.get("encoding") != "base64":
+        return body["text"]
+    return None
 
 
 def _json_that_may_hold_secrets(text: str) -> Any:
