@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import argparse
+import difflib
 import os
 import sys
 from collections.abc import Callable, Sequence
+from typing import Any
 
 from evalmock.defaults import (
     DEFAULT_BUDGET,
@@ -116,8 +118,28 @@ def _server_option(command: argparse.ArgumentParser, default: str) -> None:
     )
 
 
+class Parser(argparse.ArgumentParser):
+    """argparse's parser, but options are never taken by a prefix (`--base-ur` is not `--base-url`), and an unknown
+    option is told by the command it was given to, in its usage, with the closest option it has."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("allow_abbrev", False)
+        super().__init__(*args, **kwargs)
+        self.set_defaults(parsed_by=self)  # the deepest (sub)command's parser is the one left in the namespace
+
+    def parse_args(self, args: Sequence[str] | None = None,  # type: ignore[override]
+                   namespace: argparse.Namespace | None = None) -> argparse.Namespace:
+        parsed, unknown = self.parse_known_args(args, namespace)
+        given: argparse.ArgumentParser = vars(parsed).pop("parsed_by", self)
+        if unknown:
+            guess = difflib.get_close_matches(unknown[0].split("=", 1)[0], list(given._option_string_actions), n=1)
+            hint = f" (did you mean {guess[0]}?)" if guess else ""
+            given.error(f"unrecognized arguments: {' '.join(unknown)}{hint}")
+        return parsed
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = Parser(
         prog="evalmock",
         description="Mock server and contract-test harness for agent-evaluation test-case APIs.",
     )

@@ -97,6 +97,21 @@ def test_a_key_like_none_lists_the_keys_of_its_table(tmp_path: Path) -> None:
         load_targets(path)
     assert str(raised.value) == (f"{path}: test_set.projects[0]: unknown key colour; remove it, or write one of "
                                  "agent_id, project_id, has_retired, has_hand, has_corrections, active_cases")
+def test_every_problem_of_a_targets_file_is_told_at_once(tmp_path: Path) -> None:
+    """As with data files: a file with several mistakes names each, one a line, not the first alone."""
+    path = tmp_path / "targets.toml"
+    path.write_text('[test_set]\nsealed_cursor = true\n[[test_set.projects]]\nagent_id = "a"\nproject_id = "p"\n'
+                    'active_cases = "12"\n[[gradient.test_cases]]\nuuid = 5\n[auth]\ntokn = "x"\n', encoding="utf-8")
+    with pytest.raises(TargetsError) as raised:
+        load_targets(path)
+    assert str(raised.value).splitlines() == [
+        f"{path}: [auth]: unknown key tokn; did you mean token?",
+        f"{path}: [test_set]: unknown key sealed_cursor; did you mean sealed_cursors?",
+        f"{path}: test_set.projects[0].active_cases must be a whole number, got '12'",
+        f"{path}: gradient.test_cases[0].uuid must be a string, got 5",
+    ]
+
+
 def test_no_read_token_is_read_and_written(tmp_path: Path) -> None:
     targets = targets_from_dict({"auth": {"token": "t", "no_read_token": "reads-nothing"}})
     assert targets.no_read_token == "reads-nothing"

@@ -30,10 +30,12 @@ def test_contract_passes_against_the_live_server(live_server: Any, tmp_path: Pat
     junit, report = tmp_path / "junit.xml", tmp_path / "report.md"
     code = main(["contract", "--base-url", live_server.base_url, "--targets", str(live_server.targets_path),
                  "--junit", str(junit), "--report", str(report), *FAST])
-    out = capsys.readouterr().out
+    captured = capsys.readouterr()
+    out = captured.out
     assert code == 0, out
     assert "CONFORMS" in out
     assert "0 warned" in out  # our mock keeps the inferred rules too
+    assert f"evalmock contract: wrote {junit}, {report}" in captured.err
     suites = ET.parse(junit).getroot()
     assert {suite.get("name") for suite in suites} == {"test-set", "gradient"}
     assert all(suite.get("failures") == "0" for suite in suites)

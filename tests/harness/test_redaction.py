@@ -13,7 +13,7 @@ import pytest
 
 from evalmock.contract import secret_names
 from evalmock.contract.secret_names import SECRET_FIELD_PARTS, secret_field, secret_header, secret_query
-from evalmock.harness.outcomes import Violation
+from evalmock.harness.outcomes import Violation, clip
 from evalmock.harness.policy import Policy
 from evalmock.harness.redact import MIN_ECHOED, Redactor
 from evalmock.harness.response_judge import ResponseJudge, violation_example
@@ -213,7 +213,7 @@ def test_a_judge_learns_an_answer_s_set_cookie_before_any_check_quotes_it() -> N
 @pytest.mark.parametrize("name", ["access_token", "accessToken", "refresh_token", "id_token", "token", "jwt",
                                   "password", "passwd", "client_secret", "clientSecret", "apiKey", "api_key",
                                   "privateKey", "accessKeyId", "sessionId", "session_id", "sid", "signature",
-                                  "Authorization"])
+                                  "Authorization", "apiKeys", "passwords", "client_secrets", "cookies"])
 def test_json_fields_whose_names_say_secret_are_secrets(name: str) -> None:
     assert secret_field(name)
     assert any(part in name.lower() for part in SECRET_FIELD_PARTS)  # so a body holding it is read for it
@@ -221,7 +221,7 @@ def test_json_fields_whose_names_say_secret_are_secrets(name: str) -> None:
 
 @pytest.mark.parametrize("name", ["key", "sortKey", "idempotencyKey", "keyword", "tokenType", "tokenizer", "maxTokens",
                                   "tokenExpiresAt", "secretName", "signatureAlgorithm", "signed", "kind", "expect",
-                                  "id", "requestId", "projectId"])
+                                  "id", "requestId", "projectId", "tokens", "total_tokens", "keys", "sortKeys"])
 def test_json_fields_of_ordinary_bodies_are_not_secrets(name: str) -> None:
     """The test-set API's items carry a `key`: an item's key is data, not a credential."""
     assert not secret_field(name)
@@ -236,6 +236,61 @@ def test_a_json_body_s_secret_fields_become_variables_whatever_their_length() ->
                                  "expiresIn": 3600, "items": [{"key": "corr-1", "rank": 0}]}
     # Learned too: the long one is replaced wherever it is echoed, the short one only where it stands.
     assert redactor.text(f"echoed {SIGNED_IN} and hunter2") == "echoed $EVALMOCK_ACCESS_TOKEN and hunter2"
+
+
+def test_a_secret_field_s_number_object_or_array_is_hidden_too() -> None:
+    """Whatever its type: each string and number under a secret-named field is a secret; true, false and null, and
+    the token counts an LLM API reports (`maxTokens`, `tokens`), are not."""
+    redactor = Redactor()
+    body = {"session": {"id": "s-1", "csrf": "c-9", "fresh": True}, "apiKeys": ["k-1", "k-2"],
+            "sessionId": 1234567890, "refreshToken": None, "maxTokens": 4096, "usage": {"tokens": 12}}
+    shown = json.loads(redactor.body(json.dumps(body)))
+    assert shown == {"session": {"id": "$EVALMOCK_SESSION_ID", "csrf": "$EVALMOCK_SESSION_CSRF", "fresh": True},
+                     "apiKeys": ["$EVALMOCK_API_KEYS", "$EVALMOCK_API_KEYS_2"], "sessionId": "$EVALMOCK_SESSION_ID_2",
+                     "refreshToken": None, "maxTokens": 4096, "usage": {"tokens": 12}}
+    assert redactor.text("session 1234567890 resumed") == "session $EVALMOCK_SESSION_ID_2 resumed"
+
+
+def test_a_secret_field_in_a_body_quoted_in_part_is_hidden_where_it_stands() -> None:
+    """A finding quotes the first 200 characters of a body, which no longer parse; a secret-named field's value in
+    them is still replaced, short or long, in JSON's quotes or a Python dict's."""
+    redactor = Redactor()
+    body = json.dumps({"error": {"details": {"password": "hunter2", "attempts": 3, "sessionId": 42}}}) + " " * 300
+    quoted = redactor.text(f"received: 400 {body[:60]} and {{'client_secret': 'xyz'}}")
+    assert "hunter2" not in quoted and "42" not in quoted and "xyz" not in quoted
+    assert '"password": "$EVALMOCK_PASSWORD", "attempts": 3' in quoted
+    assert "'client_secret': '$EVALMOCK_CLIENT_SECRET'" in quoted
+    assert redactor.text('{"tokenType": "bearer", "key": "corr-1"}') == '{"tokenType": "bearer", "key": "corr-1"}'
+
+
+def test_a_clipped_text_ends_between_words() -> None:
+    text = 'received: 401 {"message": "Bearer tok-3f9a2c7e1b4d expired"}'
+    for limit in range(12, len(text)):
+        shown = clip(text, limit)
+        assert len(shown) <= limit and shown.endswith("…")
+        assert "tok-" not in shown or "tok-3f9a2c7e1b4d" in shown  # never part of the word
+    assert clip(text, len(text)) == text
+
+
+def test_a_long_value_clipped_shows_its_start_and_a_known_secret_cut_so_is_its_variable() -> None:
+    """A word longer than half the room is cut (an auditor sees what the value began with); the redactor names a
+    known secret by its variable from its start alone."""
+    assert clip("x" * 500, 200) == "x" * 199 + "…"
+    redactor = Redactor(token=SIGNED_IN)
+    shown = redactor.text(clip(f"401 {SIGNED_IN} and more", 30))
+    assert shown == "401 $EVALMOCK_TOKEN…"
+    assert redactor.text("an ordinary word…") == "an ordinary word…"
+
+
+def test_a_finding_quoting_a_body_never_shows_part_of_an_echoed_secret() -> None:
+    """The body echoes the caller's token where the finding's excerpt of it ends; the example names the token by its
+    variable, and shows none of it."""
+    for padding in range(150, 200, 7):
+        exchange = error(401, "unauthenticated", body={"note": "n" * padding, "echo": f"Bearer {SIGNED_IN}"})
+        redactor = Redactor(token=SIGNED_IN)
+        violation = Violation("a token was refused", expected="200", received=f"401 {exchange.excerpt()}")
+        example = violation_example(violation, None, redactor)
+        assert SIGNED_IN[:12] not in example.message
 
 
 def test_a_body_without_a_secret_field_is_shown_as_written() -> None:

@@ -55,6 +55,15 @@ def test_a_walk_that_continues_right_breaks_nothing_and_counts_as_checked() -> N
     assert not traffic.walks.walks  # type: ignore[union-attr]  # an ended walk is let go
 
 
+def test_a_case_twice_on_a_walk_s_first_page_is_told_even_when_the_list_fits_on_it() -> None:
+    """A list that fits on one page is a whole walk: a case on it twice breaks the rule, as on any later page."""
+    for next_cursor in (None, "c1"):
+        traffic = audit()
+        [breach] = traffic.judge("test-set", listed([0, 1, 2, 2], next_cursor=next_cursor)).breaches
+        assert (breach.check.name, breach.example.pointer) == ("walk_yields_every_case_once", "/data/3/id")
+        assert breach.example.message.splitlines()[-1] == "received: at positions 2 and 3"
+
+
 def test_a_repeated_case_is_told_with_its_positions_on_the_page_that_repeats_it() -> None:
     traffic = audit()
     traffic.judge("test-set", listed(range(3), next_cursor="c1"))

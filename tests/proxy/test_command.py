@@ -91,6 +91,14 @@ def test_no_traffic_is_incomplete(tmp_path: Path, broken: str) -> None:
 
 @pytest.mark.parametrize(("options", "problem"), [
     (["--upstream", "staging.example.com"], "--upstream must be an http(s) URL"),
+    (["--upstream", "http://"], "--upstream must be an http(s) URL such as http://127.0.0.1:8080, got 'http://'"),
+    (["--upstream", "http://staging example.com"], "--upstream must name a host, without spaces"),
+    (["--upstream", "http://:8080"], "--upstream must name a host"),
+    (["--upstream", "http://127.0.0.1:99999"], "--upstream's port is not a port (Port out of range 0-65535)"),
+    (["--upstream", "http://127.0.0.1:80x"], "--upstream's port is not a port"),
+    (["--upstream", "http://[::1:8080"], "--upstream is not a URL (Invalid IPv6 URL)"),
+    (["--upstream", "http://127.0.0.1:9/v1/"], "--upstream ends in /v1, which the test-set API's document adds to "
+                                              "every path itself: use http://127.0.0.1:9"),
     (["--upstream", "http://127.0.0.1:9", "--report", "report.pdf"], "--report must end in .md or .html"),
     (["--upstream", "http://127.0.0.1:9", "--targets", "no-such-targets.toml"], "cannot read targets file"),
     (["--upstream", "http://127.0.0.1:9", "--har", "no-such-dir/traffic.har"],

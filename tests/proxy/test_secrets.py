@@ -15,7 +15,7 @@ import pytest
 
 from evalmock.cli import main
 from evalmock.harness.report import print_summary
-from evalmock.proxy.forwarding import KEPT_ASIDE_BYTES
+from evalmock.proxy.forwarding import KEPT_ASIDE_BYTES, MAX_JUDGED_BYTES
 from harness.secret_traffic import (
     BREACH,
     VARIABLES,
@@ -53,6 +53,8 @@ def test_the_proxy_keeps_every_secret_out_of_its_outputs_and_its_har_still_repro
         # way, so the gateway's echo of the token in an error body is recorded as its variable.
         [sign_in] = [entry for entry in recorded if entry["request"]["url"].endswith("/session")]
         assert "text" not in sign_in["response"]["content"]
+        # The request's body is recorded, as a browser's HAR has it, with the password as its variable.
+        assert json.loads(sign_in["request"]["postData"]["text"]) == {"user": "ada", "password": "$EVALMOCK_PASSWORD"}
         assert any("$EVALMOCK_ACCESS_TOKEN" in call["response"]["content"].get("text", "") for call in calls)
         assert len(calls) == 2 and all("api_key=$EVALMOCK_API_KEY" in call["request"]["url"] for call in calls)
         assert all({"name": "x-api-key", "value": "$EVALMOCK_X_API_KEY"} in call["request"]["headers"]
@@ -72,6 +74,46 @@ def test_the_proxy_keeps_every_secret_out_of_its_outputs_and_its_har_still_repro
         assert offline_curl == curl
         for variable in VARIABLES:
             assert variable in console.getvalue()
+
+
+def test_request_bodies_are_in_the_har_redacted_or_said_why_not(proxy_for: ProxyFactory, tmp_path: Path) -> None:
+    """A form's body with its parameters, a JSON body, a body larger than the proxy keeps and one that is not text:
+    each recorded as a browser's HAR records it, or its absence said; a form's password, first or not, is hidden."""
+    seen: list[bytes] = []
+
+    async def upstream(scope: dict[str, Any], receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            return
+        body, more = b"", True
+        while more:
+            message = await receive()
+            body, more = body + message.get("body", b""), message.get("more_body", False)
+        seen.append(body)
+        await send({"type": "http.response.start", "status": 204, "headers": []})
+        await send({"type": "http.response.body", "body": b""})
+
+    har = tmp_path / "traffic.har"
+    large = b"x" * (MAX_JUDGED_BYTES + 1)
+    with serving(upstream) as origin, proxy_for(origin, "--har", str(har)) as proxy:
+        httpx.post(proxy.base_url + "/form", content=b"password=hunter2&user=ada",
+                   headers={"content-type": "application/x-www-form-urlencoded"})
+        httpx.post(proxy.base_url + "/json", json={"user": "ada", "apiKey": "k-1"})
+        httpx.post(proxy.base_url + "/large", content=large)
+        httpx.post(proxy.base_url + "/binary", content=b"\xff\xfe\x00")
+        httpx.get(proxy.base_url + "/none")
+        proxy.session.write_outputs()
+    assert seen[:4] == [b"password=hunter2&user=ada", b'{"user":"ada","apiKey":"k-1"}', large, b"\xff\xfe\x00"]
+    entries = {entry["request"]["url"].rsplit("/", 1)[1]: entry["request"]
+               for entry in json.loads(har.read_text())["log"]["entries"]}
+    form = entries["form"]["postData"]
+    assert form["text"] == "password=$EVALMOCK_PASSWORD&user=ada"
+    assert form["params"] == [{"name": "password", "value": "$EVALMOCK_PASSWORD"}, {"name": "user", "value": "ada"}]
+    assert json.loads(entries["json"]["postData"]["text"]) == {"user": "ada", "apiKey": "$EVALMOCK_API_KEY"}
+    assert entries["large"]["bodySize"] == len(large) and "text" not in entries["large"]["postData"]
+    assert "more than the proxy keeps" in entries["large"]["postData"]["comment"]
+    assert "not UTF-8 text" in entries["binary"]["postData"]["comment"]
+    assert "postData" not in entries["none"] and entries["none"]["bodySize"] == 0
+    assert "hunter2" not in har.read_text() and "k-1" not in har.read_text()
 
 
 @pytest.fixture(autouse=True)

@@ -16,11 +16,13 @@ import pytest
 from evalmock.cli import main
 from evalmock.contract.operations import operation
 from evalmock.contract.targets import load_targets
+from evalmock.harness.checks.registry import find_check
 from evalmock.harness.har import audit_har
 from evalmock.harness.report import print_summary
-from evalmock.harness.results import Results, Verdict
+from evalmock.harness.response_judge import Breach
+from evalmock.harness.results import Example, Results, Verdict
 from evalmock.harness.traffic_audit import TrafficAudit
-from evalmock.proxy.violations import HEADER, why
+from evalmock.proxy.violations import HEADER, MAX_REASON, header_value, request_line, why
 from harness.builders import PROJECT, TEST_CASE
 
 from .conftest import ProxyFactory, RunningProxy
@@ -171,6 +173,24 @@ def test_the_reason_is_the_schema_s_detail_or_what_was_expected_and_received() -
     assert why('not refused\nexpected: 400 bad-input\nreceived: 200 {\n  "data": []\n}') == (
         "not refused", "expected 400 bad-input, received 200 {")
     assert why("Server error") == ("Server error", "")
+
+
+def test_a_request_that_leaves_the_document_is_told_with_what_the_service_did_with_it() -> None:
+    url = "http://upstream/v1/agents/a/test-set/cases?projectId=p&limit=0"
+    assert request_line("GET", url, 400, ["limit"]) == (
+        f"REQUEST GET {url} -> 400: leaves the document (limit); the service refused it")
+    assert request_line("GET", url, 200, ["limit", "sort (undeclared)"]) == (
+        f"REQUEST GET {url} -> 200: leaves the document (limit, sort (undeclared)); the service answered it, and "
+        "should refuse it")
+
+
+def test_a_long_reason_is_shortened_in_ascii_between_words() -> None:
+    """The header's text is ASCII: a shortened reason ends with `...`, not a percent-encoded `…`."""
+    check = find_check("page_holds_at_most_limit", "test-set")
+    message = "a page holds more cases than the limit\nexpected: <= 3\nreceived: " + "case-0042 " * 30
+    value = header_value([Breach(check, "failed", Example(message, None, None, None))])
+    reason = value.split(';reason="', 1)[1].removesuffix('"')
+    assert reason.endswith("case-0042 ...") and len(reason) <= MAX_REASON and "%" not in reason
 
 
 def test_a_compressed_answer_is_judged_decoded_and_sent_on_as_it_came(proxy_for: ProxyFactory, broken: str) -> None:

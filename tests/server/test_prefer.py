@@ -129,6 +129,12 @@ def test_gradient_prefer_code_answers_digitalocean_bodies(client: httpx.Client, 
     assert_digitalocean_error(prefer(client, f"code={status}", evaluation_path()), status, error_id)
 
 
+def test_gradient_503_speaks_of_the_service_not_of_the_test_set_api_s_database(client: httpx.Client) -> None:
+    """DigitalOcean's document has no 503 of its own: the fallback body says what a 503 is, in its own words."""
+    body = prefer(client, "code=503", evaluation_path()).json()
+    assert body["message"] == "The service is unavailable for a moment; try again later."
+
+
 def test_gradient_prefer_example_answers_the_reference_example(client: httpx.Client) -> None:
     response = prefer(client, "example=reference", evaluation_path("anything"))
     assert response.status_code == 200

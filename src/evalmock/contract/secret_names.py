@@ -62,10 +62,12 @@ def secret_query(name: str) -> bool:
 
 # In a JSON body a field's name is read word by word, and its last word (before an `id`) says what it holds:
 # `accessToken`, `client_secret`, `sessionId` hold secrets, where an item's `key`, a `tokenType`, a `tokenizer`,
-# `maxTokens` or a `signatureAlgorithm` do not. A header or query name is rarely so plain.
+# `maxTokens` or a `signatureAlgorithm` do not. A header or query name is rarely so plain. Plurals count where they
+# can only be a list of secrets (`passwords`, `apiKeys`), not `tokens`, which counts an LLM's tokens (`maxTokens`,
+# `total_tokens`) more often than it lists credentials.
 _SECRET_FIELD_WORDS = frozenset({
-    "token", "jwt", "secret", "password", "passwd", "passphrase", "pwd", "credential", "credentials", "session",
-    "sid", "signature", "sig", "authorization", "cookie",
+    "token", "jwt", "jwts", "secret", "secrets", "password", "passwords", "passwd", "passphrase", "pwd", "credential",
+    "credentials", "session", "sid", "signature", "signatures", "sig", "authorization", "cookie", "cookies",
 })
 _KEY_QUALIFIERS = frozenset({"api", "access", "secret", "private", "client", "auth", "signing", "master", "session"})
 # Every name `secret_field` finds holds one of these in lower case: a body holding none has no secret field.
@@ -75,8 +77,8 @@ SECRET_FIELD_PARTS = tuple(sorted(_SECRET_FIELD_WORDS | {"key"}))
 @functools.lru_cache(maxsize=4096)
 def secret_field(name: str) -> bool:
     """Whether a JSON field's name says its value is a secret: its last word (or the one before a last `id`) is a
-    secret's (token, secret, password, credential, session, signature, jwt, sid, ...), or it is a key with a secret's
-    qualifier (`apiKey`, `access_key`, `privateKey`, `accessKeyId`)."""
+    secret's (token, secret, password, credential, session, signature, jwt, sid, ...; plurals but `tokens`), or it is
+    a key with a secret's qualifier (`apiKey`, `access_key`, `privateKey`, `accessKeyId`, `apiKeys`)."""
     words = [word.lower() for word in _WORDS.findall(name)]
     if len(words) > 1 and words[-1] == "id":
         words.pop()
@@ -85,6 +87,7 @@ def secret_field(name: str) -> bool:
     last = words[-1]
     if last in _SECRET_FIELD_WORDS:
         return True
-    if last == "key":
+    if last in ("key", "keys"):
         return len(words) > 1 and words[-2] in _KEY_QUALIFIERS
-    return last.endswith("key") and last[:-3] in _KEY_QUALIFIERS  # `apikey` as one word
+    singular = last.removesuffix("s")
+    return singular.endswith("key") and singular[:-3] in _KEY_QUALIFIERS  # `apikey` as one word

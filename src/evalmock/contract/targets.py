@@ -85,36 +85,39 @@ def load_targets(path: str | Path) -> Targets:
 
 
 def targets_from_dict(raw: Any, source: str = "targets") -> Targets:
+    """Targets from parsed data; TargetsError naming every problem found, one a line (as data files do)."""
     if not isinstance(raw, dict):
         raise TargetsError(f"{source}: the top level must be a table/mapping")
-    _known_keys(raw, TABLES, f"{source}: the top level")
-    auth = _table(raw, "auth", source)
-    test_set = _table(raw, "test_set", source)
-    gradient = _table(raw, "gradient", source)
-    _known_keys(auth, AUTH_KEYS, f"{source}: [auth]")
-    _known_keys(test_set, TEST_SET_KEYS, f"{source}: [test_set]")
-    _known_keys(gradient, GRADIENT_KEYS, f"{source}: [gradient]")
-    projects = tuple(
-        _build(ProjectTarget, item, f"{source}: test_set.projects[{i}]")
-        for i, item in enumerate(_list(test_set, "projects", source))
-    )
+    problems: list[str] = []
+    _known_keys(raw, TABLES, f"{source}: the top level", problems)
+    auth = _table(raw, "auth", source, problems)
+    test_set = _table(raw, "test_set", source, problems)
+    gradient = _table(raw, "gradient", source, problems)
+    _known_keys(auth, AUTH_KEYS, f"{source}: [auth]", problems)
+    _known_keys(test_set, TEST_SET_KEYS, f"{source}: [test_set]", problems)
+    _known_keys(gradient, GRADIENT_KEYS, f"{source}: [gradient]", problems)
+    projects = [_build(ProjectTarget, item, f"{source}: test_set.projects[{i}]", problems)
+                for i, item in enumerate(_list(test_set, "projects", source, problems))]
     test_cases = []
-    for i, item in enumerate(_list(gradient, "test_cases", source)):
+    for i, item in enumerate(_list(gradient, "test_cases", source, problems)):
         where = f"{source}: gradient.test_cases[{i}]"
         if isinstance(item, dict) and "versions" in item:
             versions = item["versions"]
             if not isinstance(versions, list) or not all(isinstance(v, int) for v in versions):
-                raise TargetsError(f"{where}.versions must be a list of integers")
+                problems.append(f"{where}.versions must be a list of integers")
+                continue
             item = {**item, "versions": tuple(versions)}
-        test_cases.append(_build(TestCaseTarget, item, where))
+        test_cases.append(_build(TestCaseTarget, item, where, problems))
     sealed = test_set.get("sealed_cursors")
     if sealed is not None and not isinstance(sealed, bool):
-        raise TargetsError(f"{source}: test_set.sealed_cursors must be true or false")
+        problems.append(f"{source}: test_set.sealed_cursors must be true or false")
     for key in AUTH_KEYS:
         if auth.get(key) is not None and not isinstance(auth[key], str):
-            raise TargetsError(f"{source}: auth.{key} must be a string")
+            problems.append(f"{source}: auth.{key} must be a string")
+    if problems:
+        raise TargetsError("\n".join(problems))
     return Targets(
-        projects=projects,
+        projects=tuple(projects),
         test_cases=tuple(test_cases),
         **{key: auth.get(key) for key in AUTH_KEYS},
         sealed_cursors=sealed,
@@ -149,44 +152,47 @@ def _drop_none(item: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in item.items() if v is not None}
 
 
-def _table(raw: dict[str, Any], key: str, source: str) -> dict[str, Any]:
+def _table(raw: dict[str, Any], key: str, source: str, problems: list[str]) -> dict[str, Any]:
     value = raw.get(key) or {}
     if not isinstance(value, dict):
-        raise TargetsError(f"{source}: [{key}] must be a table/mapping")
+        problems.append(f"{source}: [{key}] must be a table/mapping")
+        return {}
     return value
 
 
-def _list(table: dict[str, Any], key: str, source: str) -> list[Any]:
+def _list(table: dict[str, Any], key: str, source: str, problems: list[str]) -> list[Any]:
     value = table.get(key) or []
     if not isinstance(value, list):
-        raise TargetsError(f"{source}: {key} must be a list")
+        problems.append(f"{source}: {key} must be a list")
+        return []
     return value
 
 
-def _known_keys(table: dict[str, Any], known: Iterable[str], where: str) -> None:
-    """Refuse the first key of `table` that is not `known`, naming the key it most likely meant."""
+def _known_keys(table: dict[str, Any], known: Iterable[str], where: str, problems: list[str]) -> bool:
+    """Each key of `table` that is not `known` is a problem, naming the key it most likely meant; True: none."""
     known = list(known)
-    for key in table:
-        if key not in known:
-            raise TargetsError(f"{where}: {unknown_key(str(key), known)}")
+    unknown = [f"{where}: {unknown_key(str(key), known)}" for key in table if key not in known]
+    problems += unknown
+    return not unknown
 
 
-def _build(cls: type, item: Any, where: str) -> Any:
+def _build(cls: type, item: Any, where: str, problems: list[str]) -> Any:
+    """`cls` from one table, or None with its every problem added."""
     if not isinstance(item, dict):
-        raise TargetsError(f"{where} must be a table/mapping")
-    names = [spec.name for spec in fields(cls)]
-    _known_keys(item, names, where)
+        problems.append(f"{where} must be a table/mapping")
+        return None
+    before = len(problems)
+    known = _known_keys(item, [spec.name for spec in fields(cls)], where, problems)
     missing = [spec.name for spec in fields(cls)
                if spec.default is MISSING and spec.default_factory is MISSING and spec.name not in item]
-    if missing:
-        raise TargetsError(f"{where}: missing {', '.join(missing)}")
-    built = cls(**item)
+    if missing and known:  # else a misspelled key is likely the missing one, and is said so already
+        problems.append(f"{where}: missing {', '.join(missing)}")
     for name, value in item.items():
         expected = _FIELD_TYPES.get(name)
         # bool is an int in Python; a count or version given as true/false is still a mistake
         if expected and not (isinstance(value, expected) and not (expected is int and isinstance(value, bool))):
-            raise TargetsError(f"{where}.{name} must be {_TYPE_WORDS[expected]}, got {value!r}")
-    return built
+            problems.append(f"{where}.{name} must be {_TYPE_WORDS[expected]}, got {value!r}")
+    return cls(**item) if len(problems) == before else None
 
 
 _FIELD_TYPES: dict[str, type] = {

@@ -105,4 +105,6 @@ def finish(args: argparse.Namespace, results: Results, run: RunInfo, redactor: R
     except OSError as exc:
         print(f"evalmock contract: cannot write the results: {redactor.text(str(exc))}", file=sys.stderr)
         return EXIT_USAGE
+    if written := [path for path in (args.junit, args.report) if path]:
+        print(f"evalmock contract: wrote {', '.join(written)}", file=sys.stderr)
     return results.verdict.exit_code

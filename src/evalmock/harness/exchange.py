@@ -11,7 +11,7 @@ from urllib.parse import parse_qsl, urlsplit
 
 import orjson
 
-from evalmock.harness.outcomes import Violation
+from evalmock.harness.outcomes import Violation, clip
 
 # 20 digits in a row may be an integer past 64 bits; found as twenty zeros once every digit reads as 0 (a regular
 # expression over a page's 25 KB took a third of the time of judging it).
@@ -93,7 +93,7 @@ class Exchange:
             raise Violation(
                 f"{self.method} {self.path} answered {self.status} with a body that is not JSON",
                 expected="a JSON body",
-                received=self.text[:200] or "(empty body)",
+                received=self.excerpt() or "(empty body)",
             )
         return value
 
@@ -103,6 +103,10 @@ class Exchange:
     @property
     def text(self) -> str:
         return self.body.decode("utf-8", "replace")
+
+    def excerpt(self, limit: int = 200) -> str:
+        """The body's text as a finding quotes it: at most `limit` characters, shortened between words (`clip`)."""
+        return clip(self.text, limit)
 
 
 def exchange_from_httpx(response: Any) -> Exchange:

@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 import json
+import re
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from evalmock.harness.exchange import Exchange
 
 _UNSET: Any = object()
+# Where a shortened text may end: between words, never inside one, which may be a secret (a token, a cookie's value)
+# that only its whole is redacted by.
+_BETWEEN_WORDS = re.compile(r"[\s\"',;:{}\[\]()<>&?#|]")
 
 
 class Violation(AssertionError):
@@ -68,7 +72,7 @@ def show(value: Any) -> str:
         text = json.dumps(value, ensure_ascii=False, sort_keys=True, default=str)
     except (TypeError, ValueError):
         text = repr(value)
-    return text if len(text) <= 600 else text[:600] + "…"
+    return clip(text, 600)
 
 
 def as_json(value: Any, limit: int = 300) -> str:
@@ -77,4 +81,19 @@ def as_json(value: Any, limit: int = 300) -> str:
         text = json.dumps(value, ensure_ascii=False, sort_keys=True, default=str)
     except (TypeError, ValueError):
         text = repr(value)
-    return text if len(text) <= limit else text[: limit - 1] + "…"
+    return clip(text, limit)
+
+
+def clip(text: str, limit: int, ellipsis: str = "…") -> str:
+    """`text` in at most `limit` characters, shortened with `ellipsis` where a word ends, so that no short word is
+    cut: a secret shown in part would escape a redactor that knows the whole. A word longer than half the room is
+    cut (the start of a long value says what it was); the redactor knows a cut secret by its start
+    (`Redactor.text`)."""
+    if len(text) <= limit:
+        return text
+    room = text[: limit - len(ellipsis)]
+    if _BETWEEN_WORDS.match(text, len(room)):
+        return room + ellipsis
+    ends = [match.end() for match in _BETWEEN_WORDS.finditer(room)]
+    cut = ends[-1] if ends else 0
+    return (room[:cut] if cut >= len(room) // 2 else room) + ellipsis

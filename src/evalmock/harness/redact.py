@@ -30,7 +30,14 @@ _USERINFO = re.compile(r"(?<=://)([^/@\s:?#]+):([^/@\s?#]+)(?=@)")
 _RUNNING = re.compile(r"\$(EVALMOCK_[A-Za-z0-9_]*)")
 _NAME_CHARACTERS = re.compile(r"[^A-Z0-9]+")
 _JSON_START = re.compile(r"\s*[\[{]")
+# A form's body (`user=ada&password=...`), read as a URL's query is.
+_FORM_BODY = re.compile(r"[^\s=&?#]+=[^\s&]*(?:&[^\s=&]+=[^\s&]*)*")
 _CAMEL_HUMP = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
+# A word cut short by `outcomes.clip`: it may be the start of a known secret.
+_CUT_WORD = re.compile(r"[^\s\"',;:{}\[\]()<>&?#|]{4,}(?=…)")
+# `"name": value` in any text (JSON, or a Python dict's repr), a value a string or a number: a body quoted in part
+# in a finding cannot be parsed, yet its secret-named fields are to be hidden as in a whole one.
+_FIELD_PAIR = re.compile(r"""(["'])([^"'\\\n]{1,100})\1(\s*:\s*)("(?:[^"\\\n]|\\.)*"|'[^'\\\n]*'|-?\d[\d.eE+-]*)""")
 
 
 class Redactor:
@@ -131,16 +138,19 @@ class Redactor:
                 self.learn_body(text)
 
     def learn_json(self, value: Any) -> None:
-        """Learn the string value of every secret-named field (`password`, `access_token`, `apiKey`, ...) anywhere in
-        a parsed JSON body, each under a variable named after its field ($EVALMOCK_ACCESS_TOKEN)."""
-        _with_variables(value, self)
+        """Learn the value of every secret-named field (`password`, `access_token`, `apiKey`, ...) anywhere in a parsed
+        JSON body, each string and number in it under a variable named after its field ($EVALMOCK_ACCESS_TOKEN)."""
+        self.json(value)
 
     def learn_body(self, body: str | bytes) -> None:
-        """`learn_json` of a body's text, where it is JSON that may hold a secret-named field."""
+        """Learn a body's secrets: `learn_json` where it is JSON that may hold a secret-named field, its secret-named
+        values where it is a form."""
         text = body.decode("utf-8", "replace") if isinstance(body, bytes) else body
         value = _json_that_may_hold_secrets(text)
         if value is not None:
             self.learn_json(value)
+        elif _FORM_BODY.fullmatch(text):
+            self.text("?" + text)
 
     def _add(self, secret: str, variable: str, meaning: str, *, echoed: bool) -> None:
         self._meanings.setdefault(variable, meaning)
@@ -156,9 +166,13 @@ class Redactor:
     def text(self, value: str) -> str:
         """Any text: every known secret replaced, and the secret values of any URL in it (secret-named query
         values, a password in the URL) replaced too, learned if new."""
+        if ":" in value and ('"' in value or "'" in value):
+            value = _FIELD_PAIR.sub(self._field_pair, value)
         pattern = self._pattern
         if pattern is not None:
             value = pattern.sub(lambda match: self._variables[match.group()], value)
+        if "…" in value and self._echoed:
+            value = _CUT_WORD.sub(self._cut_word, value)
         if "=" in value:
             value = _QUERY_PAIR.sub(self._query_pair, value)
         if "@" in value:
@@ -182,14 +196,22 @@ class Redactor:
             return self.learn(value.strip(), _variable_name(name), f"the header {_title(name)}", any_length=False)
         return self.text(value)
 
+    def json(self, value: Any) -> Any:
+        """Parsed JSON as output shows it: each secret-named field's value (each string and number in it) replaced by
+        its variable, whatever its length; the rest as it is (strings elsewhere are for `text` once written)."""
+        return _with_variables(value, self)
+
     def body(self, text: str) -> str:
-        """A body's text as output shows it. JSON with secret-named fields: each such string value replaced by its
-        variable, whatever its length (the JSON written again, compact); then, JSON or not, as `text`."""
+        """A body's text as output shows it. JSON with secret-named fields: each such value replaced by its variable,
+        whatever its length (the JSON written again, compact); a form: its secret-named values, as in a URL's query;
+        then as `text`."""
         value = _json_that_may_hold_secrets(text)
         if value is not None:
-            shown = _with_variables(value, self)
+            shown = self.json(value)
             if shown != value:
                 text = json.dumps(shown, ensure_ascii=False, separators=(",", ":"))
+        elif _FORM_BODY.fullmatch(text):
+            text = self.text("?" + text)[1:]
         return self.text(text)
 
     def headers(self, headers: Mapping[str, str]) -> dict[str, str]:
@@ -232,6 +254,25 @@ class Redactor:
     def _set_cookie(self, line: str) -> str:
         first, semicolon, attributes = line.partition(";")
         return self._cookie(first) + semicolon + self.text(attributes)
+
+    def _cut_word(self, match: re.Match[str]) -> str:
+        start = match.group()
+        cut = next((form for form in self._echoed if len(form) > len(start) and form.startswith(start)), None)
+        return start if cut is None else self._variables[cut]
+
+    def _field_pair(self, match: re.Match[str]) -> str:
+        quote_mark, name, colon, written = match.groups()
+        if not secret_field(name) or _VARIABLE.fullmatch(written.strip("\"'")):
+            return match.group()
+        try:
+            secret = json.loads(written) if written[0] != "'" else written[1:-1]
+        except ValueError:
+            secret = written.strip("\"'")
+        if secret == "":
+            return match.group()
+        variable = self.learn(str(secret), _field_variable(name), f"the JSON field {name}", any_length=False)
+        self._variables.setdefault(written.strip("\"'"), variable)  # as written, escaped
+        return f"{quote_mark}{name}{quote_mark}{colon}{quote_mark}{variable}{quote_mark}"
 
     def _query_pair(self, match: re.Match[str]) -> str:
         name, value = match.groups()
@@ -361,12 +402,25 @@ def _json_that_may_hold_secrets(text: str) -> Any:
 
 
 def _with_variables(value: Any, redactor: Redactor) -> Any:
-    """A copy of parsed JSON with each secret-named field's string value replaced by its variable, learned here (a
-    value that already is a variable stays as it is)."""
+    """A copy of parsed JSON with each secret-named field's value replaced by its variable, learned here: a string or
+    number, or each one inside an object or array (`"session": {"id": ...}`) under a name with its keys added
+    (`$EVALMOCK_SESSION_ID`). A value that already is a variable stays; true, false and null say nothing."""
     if isinstance(value, dict):
-        return {name: redactor.learn(inner, _field_variable(name), f"the JSON field {name}", any_length=False)
-                if isinstance(inner, str) and inner and secret_field(name) else _with_variables(inner, redactor)
+        return {name: _secret(inner, name, redactor) if secret_field(name) else _with_variables(inner, redactor)
                 for name, inner in value.items()}
     if isinstance(value, list):
         return [_with_variables(inner, redactor) for inner in value]
+    return value
+
+
+def _secret(value: Any, name: str, redactor: Redactor) -> Any:
+    """Everything under the secret-named field `name`, each string and number as its variable."""
+    if isinstance(value, dict):
+        return {key: _secret(inner, f"{name}_{key}", redactor) for key, inner in value.items()}
+    if isinstance(value, list):
+        return [_secret(inner, name, redactor) for inner in value]
+    if isinstance(value, bool) or value is None or value == "":
+        return value
+    if isinstance(value, int | float | str):
+        return redactor.learn(str(value), _field_variable(name), f"the JSON field {name}", any_length=False)
     return value

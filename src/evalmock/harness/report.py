@@ -11,6 +11,7 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
+from evalmock.harness.outcomes import clip
 from evalmock.harness.policy import FAILED, PASSED, SKIPPED, WARNED
 from evalmock.harness.redact import Redactor
 from evalmock.harness.results import OFF, Finding, Results, Tally, Verdict
@@ -126,10 +127,6 @@ def summary_text(results: Results) -> str:
 
 
 # -- one finding as text ------------------------------------------------------------------------------------
-def _clip(text: str, limit: int) -> str:
-    return text if len(text) <= limit else text[: limit - 1] + "…"
-
-
 def finding_text(finding: Finding, limit: int = MAX_JUNIT_TEXT) -> str:
     """A finding in plain text, at most `limit` characters: rule, source, count, examples, a curl for the first."""
     check = finding.check
@@ -139,16 +136,16 @@ def finding_text(finding: Finding, limit: int = MAX_JUNIT_TEXT) -> str:
     if finding.shape:
         lines.append(f"{finding.count} response(s) of {finding.shape}")
     for number, example in enumerate(finding.examples, 1):
-        lines += ["", f"example {number}: {_clip(example.message, MAX_EXAMPLE_TEXT)}"]
+        lines += ["", f"example {number}: {clip(example.message, MAX_EXAMPLE_TEXT)}"]
         if example.pointer is not None:
-            lines.append(f"at {example.pointer or '(the body)'}: {_clip(example.value or '', 200)}")
+            lines.append(f"at {example.pointer or '(the body)'}: {clip(example.value or '', 200)}")
         if example.request is not None:
             lines.append(f"request: {example.request.method} {example.request.url} -> {example.request.status}")
             if number == 1:
                 lines.append(f"reproduce: {example.request.curl}")
     if finding.count > len(finding.examples):
         lines.append(f"… and {finding.count - len(finding.examples)} more")
-    return _clip("\n".join(lines), limit)
+    return clip("\n".join(lines), limit)
 
 
 # -- JUnit --------------------------------------------------------------------------------------------------
@@ -175,14 +172,14 @@ def write_junit(results: Results, path: str | Path, redactor: Redactor) -> None:
                 failed = [f for f in mine if f.outcome == FAILED]
                 element = ET.SubElement(case, "failure", message=redactor.text(failed[0].title),
                                         type=failed[0].code or t.check.level.value)
-                element.text = redactor.text(_clip("\n\n".join(finding_text(f) for f in failed), MAX_JUNIT_TEXT))
+                element.text = redactor.text(clip("\n\n".join(finding_text(f) for f in failed), MAX_JUNIT_TEXT))
             elif t.outcome in (SKIPPED, OFF):
                 reason = next((f.title for f in mine if f.outcome == SKIPPED),
                               f"a {t.check.level} rule, off in profile {results.policy.profile}")
                 ET.SubElement(case, "skipped", message=redactor.text(reason))
             elif t.outcome == WARNED:
                 out = ET.SubElement(case, "system-out")
-                out.text = redactor.text(_clip("\n\n".join("warning: " + finding_text(f) for f in mine
+                out.text = redactor.text(clip("\n\n".join("warning: " + finding_text(f) for f in mine
                                                           if f.outcome == WARNED), MAX_JUNIT_TEXT))
     ET.indent(root)
     Path(path).write_text(redactor.text(ET.tostring(root, encoding="unicode", xml_declaration=True)) + "\n",
@@ -270,9 +267,9 @@ def _markdown_finding(finding: Finding) -> list[str]:
         lines += [f"{finding.count} response(s) of `{finding.shape}`" + (f", Schemathesis {finding.code}"
                                                                            if finding.code else "") + ".", ""]
     for number, example in enumerate(finding.examples, 1):
-        lines += [f"Example {number}:", "", "```text", _clip(example.message, MAX_EXAMPLE_TEXT), "```", ""]
+        lines += [f"Example {number}:", "", "```text", clip(example.message, MAX_EXAMPLE_TEXT), "```", ""]
         if example.pointer is not None:
-            lines += [f"At `{example.pointer or '/'}`: `{_clip(example.value or '', 200)}`", ""]
+            lines += [f"At `{example.pointer or '/'}`: `{clip(example.value or '', 200)}`", ""]
         if example.request is not None:
             lines += [f"Request: `{example.request.method} {example.request.url}` answered {example.request.status}.",
                       ""]
@@ -379,9 +376,9 @@ def _html_finding(finding: Finding) -> str:
         code = f", Schemathesis {e(finding.code)}" if finding.code else ""
         parts.append(f"<p>{finding.count} response(s) of <code>{e(finding.shape)}</code>{code}.</p>")
     for number, example in enumerate(finding.examples, 1):
-        parts.append(f"<p>Example {number}:</p><pre>{e(_clip(example.message, MAX_EXAMPLE_TEXT))}</pre>")
+        parts.append(f"<p>Example {number}:</p><pre>{e(clip(example.message, MAX_EXAMPLE_TEXT))}</pre>")
         if example.pointer is not None:
-            parts.append(f"<p>At <code>{e(example.pointer or '/')}</code>: <code>{e(_clip(example.value or '', 200))}"
+            parts.append(f"<p>At <code>{e(example.pointer or '/')}</code>: <code>{e(clip(example.value or '', 200))}"
                          "</code></p>")
         if example.request is not None:
             parts.append(f"<p>Request: <code>{e(example.request.method)} {e(example.request.url)}</code> answered "

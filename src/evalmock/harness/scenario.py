@@ -175,7 +175,7 @@ def expect_page(exchange: Exchange) -> dict[str, Any]:
         raise Violation(
             f"{exchange.method} {exchange.path} with known-good parameters did not answer 200",
             expected="200 with a page of cases",
-            received=f"{exchange.status} {exchange.text[:300]}",
+            received=f"{exchange.status} {exchange.excerpt(300)}",
             exchange=exchange,
         )
     body = exchange.json()

@@ -155,7 +155,7 @@ class TrafficWalks:
             return []
         walk = OpenWalk(caller_of(exchange), key)
         walk_id, self._next_id = self._next_id, self._next_id + 1
-        return self._add(exchange, walk_id, walk, body, _cases(body), [])
+        return self._add(exchange, walk_id, walk, body, _cases(body), [], first=True)
 
     def _continues(self, exchange: Exchange, walk_id: int, walk: OpenWalk, mark: PageMark,
                    body: dict[str, Any]) -> list[Breach]:
@@ -173,11 +173,16 @@ class TrafficWalks:
         return self._add(exchange, walk_id, walk, body, cases, broken)
 
     def _add(self, exchange: Exchange, walk_id: int, walk: OpenWalk, body: dict[str, Any],
-             cases: list[dict[str, Any]], broken: list[Breach]) -> list[Breach]:
+             cases: list[dict[str, Any]], broken: list[Breach], *, first: bool = False) -> list[Breach]:
         """Hold the page in its walk; at the walk's last page, judge the whole walk and let it go."""
         cursor = body.get("nextCursor")
         has_more = body.get("hasMore") is True and isinstance(cursor, str) and bool(cursor)
         mark = PageMark(cases, requested_limit(exchange), self._key(walk.caller, cursor) if has_more else 0)
+        if first and len(set(mark.ids)) < len(mark.ids):
+            # A case twice on a walk's first page (a list that fits on one page included), told as the scenario
+            # walks tell it; a first page without one is no walk yet, and no pass is counted for it.
+            self._apply(broken, self.once, exchange,
+                        lambda: assert_page_continues(walk.ledger, cases, exchange, mark.limit))
         if has_more:
             walk.ledger.add(mark)
             self.walks[walk_id] = walk

@@ -55,7 +55,7 @@ class UsageError(Exception):
 def build_proxy(args: argparse.Namespace, stream: Any = None) -> tuple[Any, ProxyApp, ProxySession]:
     """The ASGI app to serve (CORS around the forwarder), the forwarder and its session; UsageError on bad options."""
     upstream = args.upstream.rstrip("/")
-    problem = check_base_url(upstream)
+    problem = check_base_url(args.upstream)  # as given: `http://` is not shown as `http:`
     if problem:
         raise UsageError(problem.replace("the base URL", "--upstream"))
     if args.report and report_format(args.report) is None:

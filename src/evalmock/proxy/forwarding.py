@@ -73,6 +73,10 @@ class Forwarded:
     # A whole answer that streamed through unjudged, decoded, when it was no longer than KEPT_ASIDE_BYTES: kept for
     # its secrets to be learned, not recorded (`body` stays None).
     kept_aside: bytes | None = None
+    # The request's body as it was forwarded, when it had one no longer than the judged bound (a sign-in's password,
+    # a form): for the HAR, and for the secrets it carries. `request_body_size` counts all of it.
+    request_body: bytes | None = None
+    request_body_size: int = 0
 
 
 class Observer(Protocol):
@@ -149,7 +153,7 @@ class ProxyApp:
         forwarded = Forwarded(datetime.now(UTC), scope["method"], url, scope["path"], request_headers)
         started = time.perf_counter()
         try:
-            response = await self._send(forwarded.method, target, wire, receive, scope["headers"])
+            response = await self._send(forwarded, target, wire, receive, scope["headers"])
         except TimeoutError as exc:  # aiohttp's connect and read timeouts are TimeoutErrors
             await self._failed(scope, receive, send, forwarded, 504, "gateway-timeout", _slow(self.timeout, exc))
             return
@@ -167,7 +171,7 @@ class ProxyApp:
         finally:
             response.release()
 
-    async def _send(self, method: str, target: str, headers: RawHeaders, receive: Receive,
+    async def _send(self, forwarded: Forwarded, target: str, headers: RawHeaders, receive: Receive,
                     received: RawHeaders) -> aiohttp.ClientResponse:
         """Send the request: Host first (the upstream's), the body's framing kept (aiohttp sends a body of unknown
         length chunked), Basic credentials from a user and password in --upstream in place of the client's
@@ -182,8 +186,8 @@ class ProxyApp:
         if not _PLAIN_TARGET.fullmatch(target) or "/." in target:
             target = httpx.URL(self._origin.root + target).raw_path.decode("ascii")
         return await self.client.request(
-            method, URL(self._origin.root + target, encoded=True), headers=sent,
-            data=_request_body(receive) if has_body else None, allow_redirects=False)
+            forwarded.method, URL(self._origin.root + target, encoded=True), headers=sent,
+            data=_request_body(receive, forwarded, self.max_judged_bytes) if has_body else None, allow_redirects=False)
 
     async def _answer(self, scope: Scope, receive: Receive, send: Send, response: aiohttp.ClientResponse,
                       sent_back: RawHeaders, forwarded: Forwarded, started: float) -> None:
@@ -301,13 +305,24 @@ def decoded(status: int, headers: RawHeaders, raw: bytes) -> bytes:
         return raw
 
 
-async def _request_body(receive: Receive) -> AsyncIterator[bytes]:
+async def _request_body(receive: Receive, forwarded: Forwarded, kept_up_to: int) -> AsyncIterator[bytes]:
+    """The client's body, piece by piece as it comes; a whole body no longer than `kept_up_to` is also kept in
+    `forwarded` (a larger one is only counted)."""
+    kept: list[bytes] = []
     while True:
         message = await receive()
         if message["type"] == "http.disconnect":
             return
-        yield message.get("body", b"")
+        chunk = message.get("body", b"")
+        forwarded.request_body_size += len(chunk)
+        if forwarded.request_body_size <= kept_up_to:
+            kept.append(chunk)
+        else:
+            kept.clear()
+        yield chunk
         if not message.get("more_body", False):
+            if forwarded.request_body_size <= kept_up_to:
+                forwarded.request_body = b"".join(kept)
             return
 
 
@@ -383,6 +398,8 @@ def _slow(timeout: float, exc: Exception) -> str:
 
 
 def _unreachable(upstream: str, exc: Exception) -> str:
+    if type(exc) is aiohttp.ClientConnectorError:  # its text names aiohttp's pool key (`ssl:default`), not the cause
+        exc = exc.os_error
     detail = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
     return f"evalmock proxy: the upstream {upstream} could not be reached ({detail})."
 

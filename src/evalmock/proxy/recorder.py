@@ -17,6 +17,7 @@ from evalmock.harness.redact import Redactor
 from evalmock.proxy.forwarding import Forwarded, Headers
 
 NOT_HELD = "body not recorded: the proxy streamed it through without holding it"
+FORM = "application/x-www-form-urlencoded"
 
 
 class HarRecorder:
@@ -76,7 +77,29 @@ def _request(forwarded: Forwarded) -> harfile.Request:
         httpVersion="HTTP/1.1",
         headers=_records(forwarded.request_headers),
         queryString=[harfile.Record(name=k, value=v) for k, v in parse_qsl(query, keep_blank_values=True)],
+        postData=_post_data(forwarded),
+        bodySize=forwarded.request_body_size,
     )
+
+
+def _post_data(forwarded: Forwarded) -> harfile.PostData | None:
+    """The request's body as a browser's HAR has it: its text, and a form's parameters; a body that was not kept
+    (larger than the bound) or is not UTF-8 text (HAR's postData has no base64) says so instead."""
+    if forwarded.request_body_size == 0:
+        return None
+    media_type = next((value for name, value in forwarded.request_headers if name.lower() == "content-type"), "")
+    if forwarded.request_body is None:
+        return harfile.PostData(mimeType=media_type, comment=f"body not recorded: {forwarded.request_body_size} "
+                                                             "bytes, more than the proxy keeps")
+    try:
+        text = forwarded.request_body.decode("utf-8")
+    except UnicodeDecodeError:
+        return harfile.PostData(mimeType=media_type, comment=f"body not recorded: {forwarded.request_body_size} "
+                                                             "bytes that are not UTF-8 text")
+    params = None
+    if media_type.split(";")[0].strip().lower() == FORM:
+        params = [harfile.PostParameter(name=k, value=v) for k, v in parse_qsl(text, keep_blank_values=True)]
+    return harfile.PostData(mimeType=media_type, text=text, params=params)
 
 
 def _response(forwarded: Forwarded) -> harfile.Response:

@@ -17,7 +17,7 @@ from evalmock.harness.run_info import RunInfo
 from evalmock.harness.traffic_audit import TrafficAudit
 from evalmock.proxy.forwarding import Forwarded, Headers
 from evalmock.proxy.recorder import HarRecorder
-from evalmock.proxy.violations import HEADER, header_value, live_line
+from evalmock.proxy.violations import HEADER, header_value, live_line, request_line
 
 PREFIX = "evalmock proxy: "  # of every console line
 
@@ -67,8 +67,7 @@ class ProxySession:
         )
         judged = self.audit.judge(api, exchange, learned=True)  # from every header value, not the first only
         if judged.off_document:
-            self._say(f"REQUEST {forwarded.method} {forwarded.url} -> {forwarded.status}: leaves the document "
-                      f"({', '.join(judged.off_document)}); the service should refuse it")
+            self._say(request_line(forwarded.method, forwarded.url, forwarded.status, judged.off_document))
         for breach in judged.breaches:
             self._say(live_line(breach, forwarded.method, forwarded.url, forwarded.status, self.redactor))
         self._record(forwarded)
@@ -121,6 +120,8 @@ class ProxySession:
     # -- helpers ---------------------------------------------------------------------------------------------
     def _learn(self, forwarded: Forwarded) -> None:
         self.redactor.learn_exchange(forwarded.url, forwarded.request_headers, forwarded.response_headers)
+        if forwarded.request_body:  # a sign-in's password, a form's secret-named values
+            self.redactor.learn_body(forwarded.request_body)
 
     def _record(self, forwarded: Forwarded) -> None:
         if self.recorder is not None:

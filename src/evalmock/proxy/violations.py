@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from evalmock.harness.outcomes import clip
 from evalmock.harness.policy import FAILED
 from evalmock.harness.redact import Redactor
 from evalmock.harness.response_judge import Breach
@@ -34,7 +35,8 @@ def header_value(breaches: Iterable[Breach]) -> str:
         member = f"{name};level={breach.check.level.value};outcome={breach.outcome}"
         if breach.example.pointer is not None:
             member += f';at="{_sf_string(breach.example.pointer)}"'
-        member += f';reason="{_sf_string(_shortened(short_reason(breach.example.message), MAX_REASON))}"'
+        # Shortened with "...": a header's text is ASCII, where "…" would be percent-encoded.
+        member += f';reason="{_sf_string(clip(short_reason(breach.example.message), MAX_REASON, "..."))}"'
         members[name] = member
     return ", ".join(members.values())
 
@@ -77,12 +79,15 @@ def live_line(breach: Breach, method: str, url: str, status: int, redactor: Reda
     title, reason = why(breach.example.message)
     line = f"{word} {breach.check.name} [{breach.check.level.value}] {method} {url} -> {status}: {title}"
     if reason:
-        line += f": {_shortened(reason, MAX_LINE_VALUE * 2)}"
+        line += f": {clip(reason, MAX_LINE_VALUE * 2)}"
     if breach.example.pointer is not None:
-        value = "" if reason else f": {_shortened(breach.example.value or '', MAX_LINE_VALUE)}"
+        value = "" if reason else f": {clip(breach.example.value or '', MAX_LINE_VALUE)}"
         line += f" (at {breach.example.pointer or '/'}{value})"
     return redactor.text(line)
 
 
-def _shortened(text: str, limit: int) -> str:
-    return text if len(text) <= limit else text[: limit - 1] + "…"
+def request_line(method: str, url: str, status: int, off_document: Iterable[str]) -> str:
+    """`REQUEST GET URL -> 200: leaves the document (limit); ...`: the app's request breaks the document, and the
+    service either refused it, as it should, or answered it."""
+    verdict = "the service refused it" if status >= 400 else "the service answered it, and should refuse it"
+    return f"REQUEST {method} {url} -> {status}: leaves the document ({', '.join(off_document)}); {verdict}"

@@ -47,6 +47,8 @@ MESSAGES = {
 }
 # DigitalOcean ids for statuses its document does not list with an example of their own.
 _DIGITALOCEAN_FALLBACK_IDS = {400: "bad_request", 403: "forbidden", 405: "method_not_allowed"}
+# ... and their messages where the test-set API's would name its own things (its database).
+_DIGITALOCEAN_FALLBACK_MESSAGES = {503: "The service is unavailable for a moment; try again later."}
 
 
 class ApiError(Exception):
@@ -132,7 +134,7 @@ def digitalocean_body(error: ApiError, request_id: str) -> dict[str, Any]:
     else:
         fallback = "bad_request" if error.status < 500 else "server_error"
         error_id = _DIGITALOCEAN_FALLBACK_IDS.get(error.status, fallback)
-        canonical = MESSAGES.get(error.code, "Error.")
+        canonical = _DIGITALOCEAN_FALLBACK_MESSAGES.get(error.status) or MESSAGES.get(error.code, "Error.")
     return {"id": error_id, "message": error.message or canonical, "request_id": request_id}
 
 

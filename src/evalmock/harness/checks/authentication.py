@@ -42,7 +42,7 @@ def made_up_token_is_refused(s: Scenario) -> None:
     exchange = s.list_cases(project, token=MADE_UP_TOKEN)
     if not 400 <= exchange.status < 500:
         raise Violation("a made-up token was not refused", expected="a 4xx error (401)",
-                        received=f"{exchange.status} {exchange.text[:200]}", exchange=exchange)
+                        received=f"{exchange.status} {exchange.excerpt()}", exchange=exchange)
 
 
 @scenario_check("test-set", page(
@@ -85,4 +85,4 @@ def missing_token_is_401_on_digitalocean(s: Scenario) -> None:
     exchange = s.get_test_case(test_case.uuid, token=None)
     if exchange.status != 401:
         raise Violation("a request without a token was not a 401", expected=401,
-                        received=f"{exchange.status} {exchange.text[:200]}", exchange=exchange)
+                        received=f"{exchange.status} {exchange.excerpt()}", exchange=exchange)

@@ -80,7 +80,7 @@ def tampered_cursor_is_bad_input(s: Scenario) -> None:
     exchange = s.list_cases(project, limit=1, cursor=cursor)
     if exchange.status != 200:
         raise Violation("the page's own nextCursor, exactly as it came, was refused", expected=200,
-                        received=f"{exchange.status} {exchange.text[:200]}", exchange=exchange)
+                        received=f"{exchange.status} {exchange.excerpt()}", exchange=exchange)
     for what, tampered in {**_tamper(cursor), "a forged cursor": FORGED_CURSOR}.items():
         assert_cursor_refused(s.list_cases(project, limit=1, cursor=tampered), what)
 

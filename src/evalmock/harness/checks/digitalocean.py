@@ -154,7 +154,7 @@ def _expect_test_case(exchange: Exchange, what: str) -> dict[str, Any]:
     test_case = _test_case(exchange)
     if test_case is None:
         raise Violation(f"{what} did not answer 200 with an evaluation_test_case", expected=200,
-                        received=f"{exchange.status} {exchange.text[:200]}", exchange=exchange)
+                        received=f"{exchange.status} {exchange.excerpt()}", exchange=exchange)
     return test_case
 
 
@@ -195,7 +195,7 @@ def _assert_each_version(answers: list[_VersionAnswer]) -> None:
     for a in answers:
         if a.listed and a.answered is None:
             raise Violation(f"version {a.asked} of {a.uuid} did not answer 200 with an evaluation_test_case",
-                            expected=200, received=f"{a.exchange.status} {a.exchange.text[:200]}",
+                            expected=200, received=f"{a.exchange.status} {a.exchange.excerpt()}",
                             exchange=a.exchange)
         if a.answered is not None and a.answered != a.asked:
             what = "a version it has" if a.listed else "a version it does not have (just beyond those it has)"
@@ -247,5 +247,5 @@ def unknown_test_case_is_404(s: Scenario) -> None:
     for what, uuid in {"an unknown test case": UNKNOWN_TEST_CASE, "a malformed id": MALFORMED_TEST_CASE}.items():
         exchange = s.get_test_case(uuid)
         if exchange.status != 404:
-            raise Violation(f"{what} was not a 404", expected=404, received=f"{exchange.status} {exchange.text[:200]}",
+            raise Violation(f"{what} was not a 404", expected=404, received=f"{exchange.status} {exchange.excerpt()}",
                             exchange=exchange)

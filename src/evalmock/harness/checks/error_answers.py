@@ -124,7 +124,7 @@ def expect_error(exchange: Exchange, status: int, code: str | None, what: str) -
     its body by the document's checks): one fact, one finding. `code` only says what was expected."""
     if exchange.status != status:
         raise Violation(what, expected=f"{status}" + (f" {code}" if code else ""),
-                        received=f"{exchange.status} {exchange.text[:300]}", exchange=exchange)
+                        received=f"{exchange.status} {exchange.excerpt(300)}", exchange=exchange)
 
 
 @scenario_check("test-set", page(on_test_set_page(332, "agent-not-found.")))
