@@ -253,14 +253,17 @@ def test_a_secret_field_s_number_object_or_array_is_hidden_too() -> None:
 
 def test_a_secret_field_in_a_body_quoted_in_part_is_hidden_where_it_stands() -> None:
     """A finding quotes the first 200 characters of a body, which no longer parse; a secret-named field's value in
-    them is still replaced, short or long, in JSON's quotes or a Python dict's."""
+    them is still replaced, short or long, in JSON's quotes or a Python dict's; and a finding's message is read so."""
     redactor = Redactor()
     body = json.dumps({"error": {"details": {"password": "hunter2", "attempts": 3, "sessionId": 42}}}) + " " * 300
-    quoted = redactor.text(f"received: 400 {body[:60]} and {{'client_secret': 'xyz'}}")
+    quoted = redactor.quoting(f"received: 400 {body[:60]} and {{'client_secret': 'xyz'}}")
     assert "hunter2" not in quoted and "42" not in quoted and "xyz" not in quoted
     assert '"password": "$EVALMOCK_PASSWORD", "attempts": 3' in quoted
     assert "'client_secret': '$EVALMOCK_CLIENT_SECRET'" in quoted
-    assert redactor.text('{"tokenType": "bearer", "key": "corr-1"}') == '{"tokenType": "bearer", "key": "corr-1"}'
+    assert redactor.quoting('{"tokenType": "bearer", "key": "corr-1"}') == '{"tokenType": "bearer", "key": "corr-1"}'
+    clipped = '401 {"error": {"password": "hunter2"}, "n": "' + "x" * 300
+    violation = Violation("refused", expected="200", received=clipped)
+    assert "hunter2" not in violation_example(violation, None, Redactor()).message
 
 
 def test_a_clipped_text_ends_between_words() -> None:

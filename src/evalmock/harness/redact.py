@@ -35,8 +35,8 @@ _FORM_BODY = re.compile(r"[^\s=&?#]+=[^\s&]*(?:&[^\s=&]+=[^\s&]*)*")
 _CAMEL_HUMP = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
 # A word cut short by `outcomes.clip`: it may be the start of a known secret.
 _CUT_WORD = re.compile(r"[^\s\"',;:{}\[\]()<>&?#|]{4,}(?=…)")
-# `"name": value` in any text (JSON, or a Python dict's repr), a value a string or a number: a body quoted in part
-# in a finding cannot be parsed, yet its secret-named fields are to be hidden as in a whole one.
+# `"name": value` in a text (JSON, or a Python dict's repr), a value a string or a number: a body quoted in part in a
+# finding cannot be parsed, yet its secret-named fields are to be hidden as in a whole one.
 _FIELD_PAIR = re.compile(r"""(["'])([^"'\\\n]{1,100})\1(\s*:\s*)("(?:[^"\\\n]|\\.)*"|'[^'\\\n]*'|-?\d[\d.eE+-]*)""")
 
 
@@ -166,8 +166,6 @@ class Redactor:
     def text(self, value: str) -> str:
         """Any text: every known secret replaced, and the secret values of any URL in it (secret-named query
         values, a password in the URL) replaced too, learned if new."""
-        if ":" in value and ('"' in value or "'" in value):
-            value = _FIELD_PAIR.sub(self._field_pair, value)
         pattern = self._pattern
         if pattern is not None:
             value = pattern.sub(lambda match: self._variables[match.group()], value)
@@ -181,6 +179,14 @@ class Redactor:
 
     def url(self, url: str) -> str:
         return self.text(url)
+
+    def quoting(self, value: str) -> str:
+        """A text that may quote a body in part (a finding's message, whose excerpt of a body no longer parses): each
+        `"name": value` pair whose name is a secret field's has its value replaced where it stands, however short;
+        then as `text`. Only for such texts: the pass costs a call per pair, some 2 ms over a page of 25 cases."""
+        if ":" in value and ('"' in value or "'" in value):
+            value = _FIELD_PAIR.sub(self._field_pair, value)
+        return self.text(value)
 
     def header(self, name: str, value: str) -> str:
         """One header's value as output shows it: a credential, cookie or secret-named header's secret replaced

@@ -120,8 +120,8 @@ def request_record(exchange: Exchange | None, redactor: Redactor) -> RequestReco
 
 
 def violation_example(violation: Violation, request: RequestRecord | None, redactor: Redactor) -> Example:
-    value = None if violation.pointer is None else redactor.text(as_json(redactor.json(violation.value)))
-    return Example(redactor.text(violation.render()), request, violation.pointer, value)
+    value = None if violation.pointer is None else redactor.quoting(as_json(redactor.json(violation.value)))
+    return Example(redactor.quoting(violation.render()), request, violation.pointer, value)
 
 
 def failure_example(failure: Any, request: RequestRecord | None, redactor: Redactor) -> Example:
@@ -133,5 +133,5 @@ def failure_example(failure: Any, request: RequestRecord | None, redactor: Redac
     path = getattr(failure, "instance_path", None)
     if isinstance(path, Iterable) and not isinstance(path, str):
         pointer = "".join("/" + str(part).replace("~", "~0").replace("/", "~1") for part in path)
-        value = redactor.text(as_json(redactor.json(getattr(failure, "instance", None))))
-    return Example(redactor.text(f"{title}\n{message}".strip()), request, pointer, value)
+        value = redactor.quoting(as_json(redactor.json(getattr(failure, "instance", None))))
+    return Example(redactor.quoting(f"{title}\n{message}".strip()), request, pointer, value)
