@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import difflib
 import os
 import sys
 from collections.abc import Callable, Sequence
@@ -132,6 +131,8 @@ class Parser(argparse.ArgumentParser):
         parsed, unknown = self.parse_known_args(args, namespace)
         given: argparse.ArgumentParser = vars(parsed).pop("parsed_by", self)
         if unknown:
+            import difflib  # only for this error: every start would pay for its import
+
             guess = difflib.get_close_matches(unknown[0].split("=", 1)[0], list(given._option_string_actions), n=1)
             hint = f" (did you mean {guess[0]}?)" if guess else ""
             given.error(f"unrecognized arguments: {' '.join(unknown)}{hint}")
