@@ -10,9 +10,11 @@ if TYPE_CHECKING:
     from evalmock.harness.exchange import Exchange
 
 _UNSET: Any = object()
-# Where a shortened text may end: between words, never inside one, which may be a secret (a token, a cookie's value)
-# that only its whole is redacted by.
-_BETWEEN_WORDS = re.compile(r"[\s\"',;:{}\[\]()<>&?#|]")
+# What ends a word, where a shortened text may end: never inside a word, which may be a secret (a token, a cookie's
+# value) that only its whole is redacted by. The redactor reads a cut word by the same class.
+WORD_BREAK = r"\s\"',;:{}\[\]()<>&?#|"
+_BETWEEN_WORDS = re.compile(f"[{WORD_BREAK}]")
+ELLIPSIS = "…"  # what a shortened text ends with
 
 
 class Violation(AssertionError):
@@ -84,7 +86,7 @@ def as_json(value: Any, limit: int = 300) -> str:
     return clip(text, limit)
 
 
-def clip(text: str, limit: int, ellipsis: str = "…") -> str:
+def clip(text: str, limit: int, ellipsis: str = ELLIPSIS) -> str:
     """`text` in at most `limit` characters, shortened with `ellipsis` where a word ends, so that no short word is
     cut: a secret shown in part would escape a redactor that knows the whole. A word longer than half the room is
     cut (the start of a long value says what it was); the redactor knows a cut secret by its start

@@ -13,6 +13,7 @@ from typing import Any
 from urllib.parse import quote, unquote
 
 from evalmock.contract.secret_names import SECRET_FIELD_PARTS, secret_field, secret_header, secret_query
+from evalmock.harness.outcomes import ELLIPSIS, WORD_BREAK
 
 TOKEN_VARIABLE = "$EVALMOCK_TOKEN"
 SECOND_TOKEN_VARIABLE = "$EVALMOCK_SECOND_TOKEN"
@@ -34,7 +35,7 @@ _JSON_START = re.compile(r"\s*[\[{]")
 _FORM_BODY = re.compile(r"[^\s=&?#]+=[^\s&]*(?:&[^\s=&]+=[^\s&]*)*")
 _CAMEL_HUMP = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
 # A word cut short by `outcomes.clip`: it may be the start of a known secret.
-_CUT_WORD = re.compile(r"[^\s\"',;:{}\[\]()<>&?#|]{4,}(?=…)")
+_CUT_WORD = re.compile(f"[^{WORD_BREAK}]{{4,}}(?={ELLIPSIS})")
 # `"name": value` in a text (JSON, or a Python dict's repr), a value a string or a number: a body quoted in part in a
 # finding cannot be parsed, yet its secret-named fields are to be hidden as in a whole one.
 _FIELD_PAIR = re.compile(r"""(["'])([^"'\\\n]{1,100})\1(\s*:\s*)("(?:[^"\\\n]|\\.)*"|'[^'\\\n]*'|-?\d[\d.eE+-]*)""")
@@ -169,7 +170,7 @@ class Redactor:
         pattern = self._pattern
         if pattern is not None:
             value = pattern.sub(lambda match: self._variables[match.group()], value)
-        if "…" in value and self._echoed:
+        if ELLIPSIS in value and self._echoed:
             value = _CUT_WORD.sub(self._cut_word, value)
         if "=" in value:
             value = _QUERY_PAIR.sub(self._query_pair, value)
