@@ -73,10 +73,11 @@ class Forwarded:
     # A whole answer that streamed through unjudged, decoded, when it was no longer than KEPT_ASIDE_BYTES: kept for
     # its secrets to be learned, not recorded (`body` stays None).
     kept_aside: bytes | None = None
-    # The request's body as it was forwarded, when it had one no longer than the judged bound (a sign-in's password,
-    # a form): for the HAR, and for the secrets it carries. `request_body_size` counts all of it.
+    # The request's body as it was forwarded, when it came whole and no longer than the judged bound (a sign-in's
+    # password, a form): for the HAR, and for the secrets it carries. `request_body_size` counts what came.
     request_body: bytes | None = None
     request_body_size: int = 0
+    request_body_whole: bool = False  # its last piece came
 
 
 class Observer(Protocol):
@@ -321,6 +322,7 @@ async def _request_body(receive: Receive, forwarded: Forwarded, kept_up_to: int)
             kept.clear()
         yield chunk
         if not message.get("more_body", False):
+            forwarded.request_body_whole = True
             if forwarded.request_body_size <= kept_up_to:
                 forwarded.request_body = b"".join(kept)
             return

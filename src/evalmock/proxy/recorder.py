@@ -84,13 +84,14 @@ def _request(forwarded: Forwarded) -> harfile.Request:
 
 def _post_data(forwarded: Forwarded) -> harfile.PostData | None:
     """The request's body as a browser's HAR has it: its text, and a form's parameters; a body that was not kept
-    (larger than the bound) or is not UTF-8 text (HAR's postData has no base64) says so instead."""
+    (larger than the bound, or not whole) or is not UTF-8 text (HAR's postData has no base64) says so instead."""
     if forwarded.request_body_size == 0:
         return None
     media_type = next((value for name, value in forwarded.request_headers if name.lower() == "content-type"), "")
     if forwarded.request_body is None:
-        return harfile.PostData(mimeType=media_type, comment=f"body not recorded: {forwarded.request_body_size} "
-                                                             "bytes, more than the proxy keeps")
+        why = "more than the proxy keeps" if forwarded.request_body_whole else "the client's body did not come whole"
+        return harfile.PostData(mimeType=media_type,
+                                comment=f"body not recorded: {forwarded.request_body_size} bytes, {why}")
     try:
         text = forwarded.request_body.decode("utf-8")
     except UnicodeDecodeError:
