@@ -54,9 +54,10 @@ USER 10001:10001
 # Mount data files, a targets file and a reports folder here.
 WORKDIR /work
 EXPOSE 8080
-# No curl in the image: the image's own Python asks the health endpoint.
+# No curl in the image: the image's own Python asks the running command (serve's /healthz, the proxy's port;
+# evalmock/healthcheck.py).
 HEALTHCHECK --interval=5s --timeout=3s --start-period=20s --retries=3 \
-    CMD ["python3", "-c", "import urllib.request; urllib.request.urlopen('http://127.0.0.1:8080/healthz', timeout=2)"]
+    CMD ["python3", "-m", "evalmock.healthcheck"]
 ENTRYPOINT ["evalmock"]
 # The targets file lets `docker run … contract --targets /work/targets.toml` audit this mock (share /work).
 CMD ["serve", "--host", "0.0.0.0", "--port", "8080", "--write-targets", "/work/targets.toml"]

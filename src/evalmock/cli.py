@@ -10,10 +10,13 @@ from typing import Any
 
 from evalmock.defaults import (
     DEFAULT_BUDGET,
+    DEFAULT_HOST,
     DEFAULT_MAX_PAGES,
     DEFAULT_MAX_WAIT,
     DEFAULT_MAX_WALKS,
+    DEFAULT_PORT,
     DEFAULT_PROFILE,
+    DEFAULT_PROXY_PORT,
     DEFAULT_RETRIES,
     LIVE_PROFILE,
     PROFILES,
@@ -22,9 +25,6 @@ from evalmock.importing import long_lived
 from evalmock.server.deferred_imports import defer_unused
 from evalmock.server.http_server import SERVERS
 
-DEFAULT_HOST = "127.0.0.1"
-DEFAULT_PORT = 8080
-DEFAULT_PROXY_PORT = 8081
 DEFAULT_PROXY_TIMEOUT = 30.0  # seconds
 # contract.documents.APIS's names (a test keeps them equal): importing it here would slow every command's start.
 API_CHOICES = ["test-set", "gradient", "all"]

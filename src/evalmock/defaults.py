@@ -1,5 +1,12 @@
-"""The audit's defaults, which the command line shows and the harness applies: in a module that imports nothing, so
-that building the command line (for `evalmock serve` too) never loads the harness and Schemathesis with it."""
+"""The defaults the command line shows and the commands apply: in a module that imports nothing, so that building the
+command line (for `evalmock serve` too) never loads the harness and Schemathesis with it, and the container's health
+check reads where a server listens without importing anything else."""
+
+DEFAULT_HOST = "127.0.0.1"
+DEFAULT_PORT = 8080  # evalmock serve
+DEFAULT_PROXY_PORT = 8081  # evalmock proxy
+# A server listening on every interface is reached on this machine at the loopback address of its family.
+LOOPBACK_OF = {"0.0.0.0": "127.0.0.1", "::": "::1", "": "127.0.0.1"}
 
 DEFAULT_PROFILE = "pages"
 LIVE_PROFILE = "digitalocean-live"

@@ -62,7 +62,7 @@ def test_the_kubernetes_manifests_validate_offline() -> None:
     assert [path.name for path in MANIFESTS] == ["evalmock.yaml"]
     result = run("kubernetes-validate", "--strict", *map(str, MANIFESTS))
     assert result.returncode == 0, result.stdout + result.stderr
-    for kind in ("secret/evalmock-cursor-key", "deployment/evalmock", "service/evalmock"):
+    for kind in ("deployment/evalmock", "service/evalmock"):
         assert f"passed for resource {kind}" in result.stdout
 
 
@@ -72,6 +72,12 @@ def test_kubernetes_validate_fails_a_manifest_with_a_misspelt_field(tmp_path: Pa
     bad.write_text(manifest.replace("readinessProbe", "readyProbe"))
     result = run("kubernetes-validate", "--strict", str(bad))
     assert result.returncode != 0 and "readyProbe" in result.stdout + result.stderr
+
+
+def test_the_manifest_holds_no_cursor_key_to_apply_over_the_user_s() -> None:
+    """The user creates the Secret first; a Secret in the manifest would replace that key with a known one."""
+    text = (ROOT / "deploy" / "kubernetes" / "evalmock.yaml").read_text()
+    assert "kind: Secret" not in text and "secretKeyRef:\n                  name: evalmock-cursor-key" in text
 
 
 def test_the_probes_ask_the_health_endpoint() -> None:

@@ -185,15 +185,26 @@ def test_a_defect_of_an_inferred_rule_warns_by_default_and_fails_when_strict(mut
 
 
 @pytest.mark.parametrize("option", ["--report", "--junit"])
-def test_an_output_in_a_missing_directory_exits_2_before_the_audit(live_server: Any, tmp_path: Path, option: str,
-                                                                   capsys: pytest.CaptureFixture[str]) -> None:
-    missing = tmp_path / "no-such-dir" / ("report.html" if option == "--report" else "junit.xml")
+def test_an_output_whose_directory_cannot_be_made_exits_2_before_the_audit(
+        live_server: Any, tmp_path: Path, option: str, capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "a-file").write_text("not a folder")
+    blocked = tmp_path / "a-file" / "reports" / ("report.html" if option == "--report" else "junit.xml")
     code = main(["contract", "--base-url", live_server.base_url, "--targets", str(live_server.targets_path),
-                 option, str(missing), *FAST])
+                 option, str(blocked), *FAST])
     captured = capsys.readouterr()
     assert code == 2
-    assert f"{option} '{missing}': the directory '{missing.parent}' does not exist" in captured.err
+    assert f"{option} '{blocked}': the directory '{blocked.parent}' cannot be made (Not a directory)" in captured.err
     assert captured.out == ""  # no audit ran: no summary, no verdict
+
+
+def test_an_output_s_missing_directory_is_made(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """`--junit reports/contract.xml` in a fresh checkout: the folder is made, as pytest's --junitxml makes it."""
+    har = tmp_path / "empty.har"
+    har.write_text('{"log": {"version": "1.2", "creator": {"name": "t", "version": "1"}, "entries": []}}')
+    junit = tmp_path / "reports" / "ci" / "contract.xml"
+    main(["contract", "--har", str(har), "--junit", str(junit), "--quiet"])
+    assert junit.is_file()
+    assert f"evalmock contract: wrote {junit}" in capsys.readouterr().err
 
 
 def test_an_output_that_is_a_directory_exits_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

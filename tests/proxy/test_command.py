@@ -101,8 +101,8 @@ def test_no_traffic_is_incomplete(tmp_path: Path, broken: str) -> None:
                                               "every path itself: use http://127.0.0.1:9"),
     (["--upstream", "http://127.0.0.1:9", "--report", "report.pdf"], "--report must end in .md or .html"),
     (["--upstream", "http://127.0.0.1:9", "--targets", "no-such-targets.toml"], "cannot read targets file"),
-    (["--upstream", "http://127.0.0.1:9", "--har", "no-such-dir/traffic.har"],
-     "--har 'no-such-dir/traffic.har': the directory 'no-such-dir' does not exist"),
+    (["--upstream", "http://127.0.0.1:9", "--har", f"{__file__}/traffic.har"],
+     f"--har '{__file__}/traffic.har': '{__file__}' is not a directory"),
 ])
 def test_bad_options_exit_2_with_the_reason(options: list[str], problem: str,
                                             capsys: pytest.CaptureFixture[str]) -> None:
@@ -126,3 +126,11 @@ def test_the_banner_names_a_url_a_browser_can_open(host: str, shown: str, broken
     args = build_parser().parse_args(["proxy", "--upstream", broken, "--host", host, "--port", "8099"])
     _, _, session = build_proxy(args)
     assert banner(args, session).splitlines()[0].startswith(f"evalmock proxy: {shown} -> {broken} ")
+
+
+def test_the_banner_names_the_published_url_in_a_container(broken: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """As `evalmock serve` does: EVALMOCK_PUBLIC_URL names where users reach the proxy (`-p 127.0.0.1:18081:8081`)."""
+    monkeypatch.setenv("EVALMOCK_PUBLIC_URL", "http://127.0.0.1:18081/")
+    args = build_parser().parse_args(["proxy", "--upstream", broken, "--host", "0.0.0.0"])
+    _, _, session = build_proxy(args)
+    assert banner(args, session).splitlines()[0].startswith(f"evalmock proxy: http://127.0.0.1:18081 -> {broken} ")

@@ -7,13 +7,17 @@ from pathlib import Path
 
 
 def output_problem(option: str, path: str | os.PathLike[str]) -> str | None:
-    """Why `path`, given as `option`, cannot be written, or None when it can (it is not written, nor created)."""
+    """Why `path`, given as `option`, cannot be written, or None when it can. The file is not written; its folder is
+    made when missing (`--junit reports/contract.xml` in a fresh checkout, as pytest's --junitxml makes it)."""
     target = Path(path)
     folder = target.parent
     if target.is_dir():
         return f"{option} {str(path)!r} is a directory; give a file name"
     if not folder.exists():
-        return f"{option} {str(path)!r}: the directory {str(folder)!r} does not exist (create it first)"
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            return f"{option} {str(path)!r}: the directory {str(folder)!r} cannot be made ({exc.strerror or exc})"
     if not folder.is_dir():
         return f"{option} {str(path)!r}: {str(folder)!r} is not a directory"
     if target.exists() and not os.access(target, os.W_OK):

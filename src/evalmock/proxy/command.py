@@ -27,7 +27,7 @@ from evalmock.proxy.cors import ProxyCORSMiddleware
 from evalmock.proxy.forwarding import CertificatesUnreadable, ProxyApp
 from evalmock.proxy.session import Outputs, ProxySession
 from evalmock.proxy.violations import HEADER
-from evalmock.server.banner import local_url
+from evalmock.server.banner import public_url
 from evalmock.server.http_server import (
     GRANIAN,
     ServeOptions,
@@ -83,7 +83,7 @@ def build_proxy(args: argparse.Namespace, stream: Any = None) -> tuple[Any, Prox
 def banner(args: argparse.Namespace, session: ProxySession) -> str:
     apis = ", ".join(f"{api} ({operation(api).label})" for api in session.audit.results.apis)
     lines = [
-        f"evalmock proxy: {local_url(args.host, args.port)} -> {session.upstream} (timeout {args.timeout:g} s)",
+        f"evalmock proxy: {public_url(args.host, args.port)} -> {session.upstream} (timeout {args.timeout:g} s)",
         f"  judging {apis}; {policy_line(session.audit.results)}",
         f"  each broken rule: a line here, and the {HEADER} header on its response",
     ]

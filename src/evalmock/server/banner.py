@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 
 from evalmock.contract.documents import GRADIENT, TEST_SET
+from evalmock.defaults import LOOPBACK_OF
 from evalmock.server.auth import DEMO_TOKENS
 from evalmock.server.settings import ServerSettings
 from evalmock.world import World
@@ -22,15 +23,18 @@ PUBLIC_URL_ENV = "EVALMOCK_PUBLIC_URL"
 
 
 def base_url(settings: ServerSettings) -> str:
-    if public := os.environ.get(PUBLIC_URL_ENV, "").rstrip("/"):
-        return public
-    return local_url(settings.host, settings.port)
+    return public_url(settings.host, settings.port)
+
+
+def public_url(host: str, port: int) -> str:
+    """Where users reach a server listening on `host`:`port`: EVALMOCK_PUBLIC_URL when set, else `local_url`."""
+    return os.environ.get(PUBLIC_URL_ENV, "").rstrip("/") or local_url(host, port)
 
 
 def local_url(host: str, port: int) -> str:
     """The URL a user on this machine opens for a server listening on `host`: a wildcard address (every
     interface) is not one a browser can open, so its loopback address stands for it."""
-    host = {"0.0.0.0": "127.0.0.1", "::": "::1", "": "127.0.0.1"}.get(host, host)
+    host = LOOPBACK_OF.get(host, host)
     if ":" in host:
         host = f"[{host}]"
     return f"http://{host}:{port}"
