@@ -13,6 +13,7 @@ from typing import Any
 from urllib.parse import quote, unquote
 
 from evalmock.contract.secret_names import SECRET_FIELD_PARTS, secret_field, secret_header, secret_query
+from evalmock.harness.literal_search import LiteralSearch
 from evalmock.harness.outcomes import ELLIPSIS, WORD_BREAK
 
 TOKEN_VARIABLE = "$EVALMOCK_TOKEN"
@@ -55,10 +56,9 @@ class Redactor:
         revoked_token: str | None = None,
     ) -> None:
         self._variables: dict[str, str] = {}  # a secret, in each form it may be written in -> its variable
-        self._echoed: set[str] = set()  # the forms searched for in any text
+        self._echoes = LiteralSearch()  # the forms searched for in any text
         self._meanings: dict[str, str] = {}  # a variable -> what it stands for
         self._lock = threading.Lock()
-        self._pattern: re.Pattern[str] | None = None
         for secret, variable, meaning in (
             (token, TOKEN_VARIABLE, "the token"),
             (second_token, SECOND_TOKEN_VARIABLE, "the second token"),
@@ -155,22 +155,19 @@ class Redactor:
 
     def _add(self, secret: str, variable: str, meaning: str, *, echoed: bool) -> None:
         self._meanings.setdefault(variable, meaning)
-        for form in _forms(secret):
+        forms = _forms(secret)
+        for form in forms:
             self._variables.setdefault(form, variable)
-            if echoed:
-                self._echoed.add(form)
-        # One pass, longest secret first, so that a secret inside another is never half replaced.
-        secrets = sorted(self._echoed, key=len, reverse=True)
-        self._pattern = re.compile("|".join(map(re.escape, secrets))) if secrets else None
+        if echoed:
+            self._echoes.add(forms)
 
     # -- redacting -------------------------------------------------------------------------------------------
     def text(self, value: str) -> str:
         """Any text: every known secret replaced, and the secret values of any URL in it (secret-named query
         values, a password in the URL) replaced too, learned if new."""
-        pattern = self._pattern
-        if pattern is not None:
-            value = pattern.sub(lambda match: self._variables[match.group()], value)
-        if ELLIPSIS in value and self._echoed:
+        if self._echoes:  # one pass, longest secret first: a secret inside another is never half replaced
+            value = self._echoes.sub(self._variables.__getitem__, value)
+        if ELLIPSIS in value and self._echoes:
             value = _CUT_WORD.sub(self._cut_word, value)
         if "=" in value:
             value = _QUERY_PAIR.sub(self._query_pair, value)
@@ -264,7 +261,7 @@ class Redactor:
 
     def _cut_word(self, match: re.Match[str]) -> str:
         start = match.group()
-        cut = next((form for form in self._echoed if len(form) > len(start) and form.startswith(start)), None)
+        cut = next((form for form in self._echoes if len(form) > len(start) and form.startswith(start)), None)
         return start if cut is None else self._variables[cut]
 
     def _field_pair(self, match: re.Match[str]) -> str:

@@ -1,0 +1,53 @@
+"""The redactor's search for its secrets: what one alternation, longest literal first, would find, whatever how the
+literals were added (compiled in levels or still pending), and secrets learned by the thousand stay cheap to find."""
+
+from __future__ import annotations
+
+import random
+import re
+
+from evalmock.harness.literal_search import PENDING, LiteralSearch
+from evalmock.harness.redact import Redactor
+
+
+def one_alternation(literals: set[str], text: str) -> str:
+    pattern = re.compile("|".join(map(re.escape, sorted(literals, key=len, reverse=True))))
+    return pattern.sub(lambda match: f"<{match.group()}>", text)
+
+
+def test_it_finds_what_one_alternation_finds_longest_first() -> None:
+    rng = random.Random(5)
+    for round_ in range(40):
+        # A small alphabet, so that literals overlap, nest and share starts.
+        literals = {"".join(rng.choice("abc") for _ in range(rng.randint(1, 6))) for _ in range(rng.randint(1, 150))}
+        search = LiteralSearch()
+        ordered = sorted(literals)
+        rng.shuffle(ordered)
+        for index in range(0, len(ordered), rng.randint(1, 40)):  # added in batches: levels and pending both
+            search.add(ordered[index:index + 40])
+            search.sub(str, "")
+        text = "".join(rng.choice("abcd") for _ in range(300))
+        assert search.sub(lambda found: f"<{found}>", text) == one_alternation(literals, text), round_
+
+
+def test_a_secret_inside_another_is_never_half_replaced_across_levels() -> None:
+    search = LiteralSearch()
+    search.add(["token-123456"])
+    search.add(f"filler-{n:04d}" for n in range(PENDING))  # compiles a level holding the first
+    search.sub(str, "")
+    search.add(["xtoken-123456x"])  # pending: found by str.find
+    assert search.sub(lambda found: f"<{found}>", "a xtoken-123456x b token-123456") == (
+        "a <xtoken-123456x> b <token-123456>")
+
+
+def test_rotating_cookies_by_the_thousand_are_all_hidden() -> None:
+    """A gateway that sets a new cookie on every answer (AWS ALB's AWSALB): each value is hidden wherever it is
+    echoed, the first and the last."""
+    redactor = Redactor()
+    values = [f"alb{n:06d}{'f' * 10}" for n in range(3000)]
+    for value in values:
+        redactor.header("set-cookie", f"AWSALB={value}; Path=/")
+        redactor.text("next request")  # as an audit does between the answers
+    shown = redactor.text(f"echoed {values[0]} and {values[1500]} and {values[-1]}")
+    assert not any(value in shown for value in values)
+    assert shown.startswith("echoed $EVALMOCK_COOKIE_AWSALB")
