@@ -20,7 +20,10 @@ UNSAID_WAIT = 1.0  # seconds to wait after a 429 that does not say how long
 PREFER_CODE = re.compile(r"(?:^|[;,\s])code=([0-9]{3})\b")
 
 # Why a throttled answer was let through unretried.
-RETRIES_USED, TOO_LONG, BUDGET_SPENT = "retries used up", "asked to wait longer than the longest wait", "budget spent"
+# Why a request was given up on, each read after its count, with what would have judged it.
+RETRIES_USED = "still throttled after every retry (allow more retries)"
+TOO_LONG = "asked to wait longer than the longest wait allowed (allow a longer one)"
+BUDGET_SPENT = "throttled once the wait budget was spent (allow a larger budget, or send more slowly with a rate limit)"
 
 
 class ThrottleError(ValueError):
@@ -66,7 +69,7 @@ class ThrottleReport:
             text = (f"{self.waited_out} throttled answer(s) waited out ({self.waited:.1f} s in all, the longest "
                     f"{self.longest:g} s); every request was judged on its answer after the wait")
         else:
-            why = ", ".join(f"{count} {reason}" for reason, count in sorted(self.reasons.items()))
+            why = "; ".join(f"{count} {reason}" for reason, count in sorted(self.reasons.items()))
             text = (f"{self.given_up} request(s) still throttled after waiting (longest wait asked: {self.longest:g} "
                     f"s; {why}); no check judged them. {self.waited_out} throttled answer(s) were waited out "
                     f"({self.waited:.1f} s in all)")
