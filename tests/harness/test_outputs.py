@@ -133,6 +133,19 @@ def test_the_report_says_why_an_audit_is_incomplete() -> None:
     assert "INCOMPLETE" in text and "no page rule was checked" in text and "pass --token" in text
 
 
+def test_the_report_says_why_a_part_is_incomplete_when_a_rule_failed_too() -> None:
+    """A failure decides the verdict; an API left unjudged (by throttling here) is still said, with why, in both
+    reports as in the summary."""
+    results = results_with(1)
+    results.throttling.given_up = 2
+    assert results.verdict is Verdict.VIOLATIONS
+    reason = "2 request(s) were still throttled after waiting, and no check judged them (see Throttling)"
+    markdown = render_markdown(results, base_url="http://h")
+    assert "## Incomplete\n\nBesides what failed, these parts of the audit are incomplete:" in markdown
+    assert f"- {reason}" in markdown
+    assert f"<li>{reason}</li>" in render_html(results, base_url="http://h")
+
+
 def test_the_html_report_escapes_what_it_quotes() -> None:
     results = results_with(1)
     check = find_check("hand_case_id_starts_with_case", "test-set")

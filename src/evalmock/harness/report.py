@@ -223,13 +223,19 @@ def markdown_header(results: Results, run: RunInfo) -> list[str]:
     return [*lines, ""]
 
 
+def incomplete_intro(results: Results) -> str:
+    if results.verdict is Verdict.INCOMPLETE:
+        return "Nothing failed, but the audit cannot say the target conforms:"
+    return "Besides what failed, these parts of the audit are incomplete:"
+
+
 def render_markdown(results: Results, *, base_url: str, run: RunInfo | None = None) -> str:
     run = run or RunInfo(base_url)
     lines = ["# evalmock contract report", "", *markdown_header(results, run), f"**{headline(results)}**", ""]
     lines += [f"- {api_line(results, api)}" for api in results.apis] + [""]
-    if results.verdict is Verdict.INCOMPLETE:
-        lines += ["## Incomplete", "", "Nothing failed, but the audit cannot say the target conforms:", ""]
-        lines += [f"- {reason}" for reason in results.incomplete_reasons()] + [""]
+    if reasons := results.incomplete_reasons():
+        lines += ["## Incomplete", "", incomplete_intro(results), ""]
+        lines += [f"- {reason}" for reason in reasons] + [""]
     for outcome, title, intro in SECTIONS:
         findings = results.findings_of(outcome)
         if not findings:
@@ -323,9 +329,9 @@ def render_html(results: Results, *, base_url: str, run: RunInfo | None = None) 
         f'<p class="verdict {verdict_class[results.verdict]}">{e(headline(results))}</p>',
         "<ul>" + "".join(f"<li>{e(api_line(results, api))}</li>" for api in results.apis) + "</ul>",
     ]
-    if results.verdict is Verdict.INCOMPLETE:
-        parts.append("<h2>Incomplete</h2><p>Nothing failed, but the audit cannot say the target conforms:</p><ul>"
-                     + "".join(f"<li>{e(r)}</li>" for r in results.incomplete_reasons()) + "</ul>")
+    if reasons := results.incomplete_reasons():
+        parts.append(f"<h2>Incomplete</h2><p>{e(incomplete_intro(results))}</p><ul>"
+                     + "".join(f"<li>{e(r)}</li>" for r in reasons) + "</ul>")
     for outcome, title, intro in SECTIONS:
         findings = results.findings_of(outcome)
         if not findings:
