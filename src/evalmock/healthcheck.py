@@ -21,7 +21,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import NamedTuple
 
-from evalmock.defaults import DEFAULT_PORT, DEFAULT_PROXY_PORT, LOOPBACK_OF
+from evalmock.defaults import DEFAULT_HOST, DEFAULT_PORT, DEFAULT_PROXY_PORT, LOOPBACK_OF
 
 TIMEOUT_S = 2.0
 
@@ -38,7 +38,7 @@ def probe_for(argv: Sequence[str]) -> Probe | None:
     command = next((word for word in words[1:] if not word.startswith("-")), None)
     if command not in ("serve", "proxy"):
         return None
-    host = _option(words, "--host") or "127.0.0.1"
+    host = _option(words, "--host") or DEFAULT_HOST
     port = _option(words, "--port")
     default = DEFAULT_PORT if command == "serve" else DEFAULT_PROXY_PORT
     return Probe("http" if command == "serve" else "tcp", LOOPBACK_OF.get(host, host),

@@ -87,7 +87,7 @@ def secret_field(name: str) -> bool:
     last = words[-1]
     if last in _SECRET_FIELD_WORDS:
         return True
-    if last in ("key", "keys"):
-        return len(words) > 1 and words[-2] in _KEY_QUALIFIERS
     singular = last.removesuffix("s")
+    if singular == "key":
+        return len(words) > 1 and words[-2] in _KEY_QUALIFIERS
     return singular.endswith("key") and singular[:-3] in _KEY_QUALIFIERS  # `apikey` as one word

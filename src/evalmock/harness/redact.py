@@ -215,7 +215,7 @@ class Redactor:
             if shown != value:
                 text = json.dumps(shown, ensure_ascii=False, separators=(",", ":"))
         elif _FORM_BODY.fullmatch(text):
-            text = self.text("?" + text)[1:]
+            return self.text("?" + text)[1:]  # `text` itself, its first pair read as a URL's
         return self.text(text)
 
     def headers(self, headers: Mapping[str, str]) -> dict[str, str]:
