@@ -3,6 +3,9 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 import xml.etree.ElementTree as ET
 from pathlib import Path
 from typing import Any
@@ -17,6 +20,7 @@ from evalmock.contract.targets import Targets, dump_targets
 from evalmock.harness import policy, throttle, traffic_walks
 from evalmock.harness.checks import CHECKS
 from evalmock.harness.run_info import file_digest
+from evalmock.paths import CACHE_ENV
 
 from .conftest import SECRET_TOKENS, MutableServer
 from .mutants import MUTATIONS
@@ -25,17 +29,24 @@ from .serving import free_port
 FAST = ["--max-examples", "3", "--quiet"]
 
 
-def test_contract_passes_against_the_live_server(live_server: Any, tmp_path: Path,
-                                                  capsys: pytest.CaptureFixture[str]) -> None:
-    junit, report = tmp_path / "junit.xml", tmp_path / "report.md"
-    code = main(["contract", "--base-url", live_server.base_url, "--targets", str(live_server.targets_path),
-                 "--junit", str(junit), "--report", str(report), *FAST])
-    captured = capsys.readouterr()
-    out = captured.out
-    assert code == 0, out
+def test_contract_passes_against_the_live_server_and_leaves_its_working_folder_as_it_was(live_server: Any,
+                                                                                        tmp_path: Path) -> None:
+    """Run as a CI job runs it, in a checkout: nothing is written there but the outputs asked for (Hypothesis,
+    left alone, keeps a `.hypothesis/` folder in the working folder; its files go to evalmock's cache)."""
+    junit, report, workdir = tmp_path / "junit.xml", tmp_path / "report.md", tmp_path / "checkout"
+    workdir.mkdir()
+    env = {**os.environ, CACHE_ENV: str(tmp_path / "cache")}
+    env.pop("HYPOTHESIS_STORAGE_DIRECTORY", None)
+    run = subprocess.run([sys.executable, "-m", "evalmock", "contract", "--base-url", live_server.base_url,
+                          "--targets", str(live_server.targets_path), "--junit", str(junit), "--report", str(report),
+                          *FAST], cwd=workdir, env=env, capture_output=True, text=True, timeout=600, check=False)
+    out = run.stdout
+    assert run.returncode == 0, out + run.stderr
     assert "CONFORMS" in out
     assert "0 warned" in out  # our mock keeps the inferred rules too
-    assert f"evalmock contract: wrote {junit}, {report}" in captured.err
+    assert f"evalmock contract: wrote {junit}, {report}" in run.stderr
+    assert list(workdir.iterdir()) == []
+    assert (tmp_path / "cache" / "hypothesis").is_dir()
     suites = ET.parse(junit).getroot()
     assert {suite.get("name") for suite in suites} == {"test-set", "gradient"}
     assert all(suite.get("failures") == "0" for suite in suites)

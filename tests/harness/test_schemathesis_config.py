@@ -1,10 +1,15 @@
-"""How Schemathesis is driven and judged: which checks run under which policy, the statuses the pages allow, and
-which rule (at which level) each of its outcomes counts for."""
+"""How Schemathesis is driven and judged: which checks run under which policy, the statuses the pages allow,
+which rule (at which level) each of its outcomes counts for, and where Hypothesis keeps its files."""
 
 from __future__ import annotations
 
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+
 import pytest
 import schemathesis
+from hypothesis.configuration import set_hypothesis_home_dir, storage_directory
 
 from evalmock.contract.sources import Level
 from evalmock.contract.targets import ProjectTarget, Targets
@@ -12,7 +17,8 @@ from evalmock.harness.attribution import OPEN_STATUSES, attribute, broken_parame
 from evalmock.harness.checks import find_check
 from evalmock.harness.checks.builtins import LIVE_SPEC
 from evalmock.harness.policy import LIVE_PROFILE, Policy
-from evalmock.harness.schemathesis_config import config_dict
+from evalmock.harness.schemathesis_config import config_dict, place_hypothesis_files
+from evalmock.paths import CACHE_ENV
 
 PAGES, LIVE = Policy(), Policy(profile=LIVE_PROFILE)
 PROJECT = "2489e9ad-2ee2-8e00-8ec9-32d5f69181c0"
@@ -150,3 +156,31 @@ def test_broken_parameters_reads_values_as_sent() -> None:
     assert broken_parameters("test-set", {"projectId": PROJECT, "limit": "ten", "kind": "hand,"}) == {"limit", "kind"}
     assert broken_parameters("test-set", {"projectId": PROJECT.upper(), "limit": "100", "include": "retired"}) == set()
     assert broken_parameters("gradient", {"evaluation_test_case_version": "2.5"}) == {"evaluation_test_case_version"}
+
+
+@pytest.fixture
+def hypothesis_home(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    monkeypatch.delenv("HYPOTHESIS_STORAGE_DIRECTORY", raising=False)
+    yield
+    set_hypothesis_home_dir(None)  # back to Hypothesis's own choice for the rest of the session
+
+
+def test_hypothesis_files_go_to_evalmock_s_cache_folder(hypothesis_home: None, tmp_path: Path,
+                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(CACHE_ENV, str(tmp_path / "cache"))
+    assert place_hypothesis_files() == tmp_path / "cache" / "hypothesis"
+    assert storage_directory("unicode_data").path == tmp_path / "cache" / "hypothesis" / "unicode_data"
+
+
+def test_with_keeping_off_hypothesis_files_go_to_a_temporary_folder(hypothesis_home: None,
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(CACHE_ENV, "off")
+    folder = place_hypothesis_files()
+    assert folder is not None and folder.is_dir()
+    assert folder.is_relative_to(tempfile.gettempdir()) and not folder.is_relative_to(Path.cwd())
+
+
+def test_hypothesis_s_own_storage_variable_wins(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.setenv("HYPOTHESIS_STORAGE_DIRECTORY", str(tmp_path / "theirs"))
+    monkeypatch.setenv(CACHE_ENV, str(tmp_path / "cache"))
+    assert place_hypothesis_files() is None

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from data_builders import AGENT, PROJECT, TEST_CASE, case, data, shop, version, write
-from evalmock.paths import fixtures_dir
+from evalmock.paths import CACHE_ENV, cache_dir, fixtures_dir
 from evalmock.server.cursors import CursorSealer
 from evalmock.server.errors import ApiError
 from evalmock.server.handlers.evaluation_test_cases import EvaluationTestCases
@@ -21,7 +21,7 @@ from evalmock.server.settings import ServerSettings
 from evalmock.world import curated
 from evalmock.world.curated import FixtureError
 from evalmock.world.data_files import DataFileError
-from evalmock.world.start_cache import CACHE_ENV, cache_dir, verdict_file
+from evalmock.world.start_cache import verdict_file
 
 from .helpers import FrozenClock
 

@@ -15,12 +15,12 @@ import pytest
 
 from evalmock.cli import build_parser
 from evalmock.contract.targets import dump_targets, load_targets
+from evalmock.paths import CACHE_ENV
 from evalmock.server.app import create_app
 from evalmock.server.banner import banner
 from evalmock.server.settings import CURSOR_KEY_ENV, SETTINGS_ENV, ServerSettings, default_cursor_key
 from evalmock.server.targets_file import targets_for
 from evalmock.world import World
-from evalmock.world.start_cache import CACHE_ENV
 
 
 def settings_from(*argv: str) -> ServerSettings:

@@ -9,10 +9,9 @@ from pathlib import Path
 
 import pytest
 
+from evalmock.paths import CACHE_ENV, cache_dir
 from evalmock.world import start_cache
 from evalmock.world.start_cache import (
-    CACHE_ENV,
-    cache_dir,
     fixtures_passed_before,
     kept_vocabulary,
     pools_file,

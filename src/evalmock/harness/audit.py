@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -26,6 +25,7 @@ from evalmock.harness.scenario import Scenario
 from evalmock.harness.schemathesis_config import PHASES
 from evalmock.harness.schemathesis_run import Shard, ThreadRace, run_schemathesis, shards
 from evalmock.harness.throttle import Throttle, ThrottleError, ThrottleOptions
+from evalmock.harness.workers import worker_pool
 
 APIS = tuple(DOCUMENTS)
 REQUEST_TIMEOUT = 15.0
@@ -187,7 +187,7 @@ def run_audit(audit: Audit, reporter: Reporter | None = None, *, throttle: Throt
     throttle = throttle or Throttle(audit.throttle)
     results = Results(audit.policy, audit.apis)
     plans = {api: _plan_api(api, audit, results) for api in audit.apis}
-    with ThreadPoolExecutor(max_workers=audit.workers, thread_name_prefix="evalmock-audit") as pool:
+    with worker_pool(audit.workers) as pool:
         # The longest tasks start first (Schemathesis's shards, stateful the longest), so that with several
         # workers none is left running alone at the end; the outcomes are taken in the plan's order all the same.
         started = {id(task): pool.submit(task.run, audit, throttle)

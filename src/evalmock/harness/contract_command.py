@@ -25,6 +25,7 @@ from evalmock.harness.redact import Redactor
 from evalmock.harness.report import print_summary, report_format, write_junit, write_report
 from evalmock.harness.results import Results
 from evalmock.harness.run_info import RunInfo
+from evalmock.harness.schemathesis_config import place_hypothesis_files
 from evalmock.harness.traffic_audit import TrafficAudit, traffic_redactor
 from evalmock.harness.traffic_walks import WalkBounds
 
@@ -32,6 +33,7 @@ from evalmock.harness.traffic_walks import WalkBounds
 def run_contract(args: argparse.Namespace) -> int:
     """The exit code is the verdict (0 conforms, 1 violations, 4 incomplete), else 2 (usage) or 3 (unreachable)."""
     redactor = Redactor(args.token, args.second_token)
+    place_hypothesis_files()
 
     def fail(message: str, code: int) -> int:
         print(f"evalmock contract: {redactor.text(message)}", file=sys.stderr)

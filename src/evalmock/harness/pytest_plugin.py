@@ -87,10 +87,9 @@ class ApiRun:
 
     def finish_traffic(self) -> None:
         """Run Schemathesis (unless --evalmock-no-fuzz), then mark what met nothing as skipped; once."""
-        from concurrent.futures import ThreadPoolExecutor
-
         from evalmock.harness.audit import run_shard, unexercised_reason
         from evalmock.harness.schemathesis_run import shards
+        from evalmock.harness.workers import worker_pool
 
         if self.traffic_done:
             return
@@ -98,7 +97,7 @@ class ApiRun:
         audit = self.audit
         if audit.fuzz:
             # Side by side with --evalmock-workers; the ledgers are replayed in the shards' order all the same.
-            with ThreadPoolExecutor(max_workers=audit.workers, thread_name_prefix="evalmock-audit") as pool:
+            with worker_pool(audit.workers) as pool:
                 ledgers = [pool.submit(run_shard, self.api, audit, self.throttle, shard)
                            for shard in shards(audit.phases)]
                 for ledger in ledgers:

@@ -4,10 +4,14 @@ the document each sees, and the hook that points positive cases at known ids (th
 from __future__ import annotations
 
 import itertools
+import os
+import tempfile
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import schemathesis
+from hypothesis.configuration import set_hypothesis_home_dir
 from schemathesis import GenerationMode
 from schemathesis.core.parameters import ParameterLocation
 from schemathesis.generation.meta import TestPhase
@@ -16,8 +20,10 @@ from evalmock.contract.documents import api as api_document
 from evalmock.contract.targets import Targets
 from evalmock.harness.attribution import builtin_check_names
 from evalmock.harness.policy import Policy
+from evalmock.paths import cache_dir
 
 PHASES = ("examples", "coverage", "fuzzing", "stateful")
+_UNKEPT: list[tempfile.TemporaryDirectory[str]] = []  # removed when the process ends
 
 # What the pages allow a request to get, per check with expected statuses (see checks/builtins.py).
 EXPECTED_STATUSES: dict[str, dict[str, list[str]]] = {
@@ -131,3 +137,20 @@ def known_good_case_hook(api: str, targets: Targets) -> Callable[[Any, Any], Any
         return case
 
     return map_case
+
+
+def place_hypothesis_files() -> Path | None:
+    """Hypothesis keeps its Unicode tables in `.hypothesis/` in the working folder, which in CI is a checkout: an
+    `evalmock contract` run keeps them in evalmock's cache folder instead (a temporary one, removed at exit, when
+    keeping is off). HYPOTHESIS_STORAGE_DIRECTORY, if set, still wins. Not for the pytest plugin, where the
+    folder is the user's project's and its Hypothesis tests' own. Returns the folder chosen, if one was."""
+    if os.environ.get("HYPOTHESIS_STORAGE_DIRECTORY"):
+        return None
+    kept = cache_dir()
+    if kept is None:
+        _UNKEPT.append(tempfile.TemporaryDirectory(prefix="evalmock-hypothesis-"))
+        folder = Path(_UNKEPT[-1].name)
+    else:
+        folder = kept / "hypothesis"
+    set_hypothesis_home_dir(folder)
+    return folder

@@ -23,24 +23,9 @@ from typing import Any
 
 from evalmock import contract, world
 from evalmock.contract.documents import TEST_SET
+from evalmock.paths import cache_dir
 from evalmock.world import hashing, vocabulary
 from evalmock.world.vocabulary import Person, Vocabulary, build_vocabulary
-
-CACHE_ENV = "EVALMOCK_CACHE_DIR"
-OFF = "off"
-
-
-def cache_dir() -> Path | None:
-    """Where a start keeps what it did, or None when keeping is off."""
-    configured = os.environ.get(CACHE_ENV)
-    if configured is not None:
-        return None if configured in ("", OFF) else Path(configured)
-    xdg, home = os.environ.get("XDG_CACHE_HOME", ""), os.path.expanduser("~")
-    if os.path.isabs(xdg):  # a relative one is to be ignored (XDG Base Directory Specification)
-        return Path(xdg) / "evalmock"
-    # A user without a home (a container's numeric user): "~" stays "~", and nothing is kept rather than a
-    # folder named "~" made wherever the server runs.
-    return Path(home) / ".cache" / "evalmock" if os.path.isabs(home) else None
 
 
 def pools_file(directory: Path, seed: int) -> Path:
