@@ -11,6 +11,7 @@ from evalmock.contract.targets import Targets, dump_targets
 from evalmock.harness.audit import EXIT_UNREACHABLE, EXIT_USAGE, AuditError, audit_url, plan_audit
 from evalmock.harness.policy import LIVE_PROFILE
 
+from .conftest import MutableServer
 from .serving import free_port
 
 URL = "http://127.0.0.1:8080"
@@ -104,3 +105,48 @@ def test_a_stateful_shard_that_sends_nothing_is_run_again_then_noted_never_silen
     # something. DigitalOcean's has no link, so its stateful phase rightly sends nothing.
     assert len(runs) == (SHARD_ATTEMPTS if noted else 1)
     assert any("sent no request" in note for note in ledger.notes) is noted
+
+
+def planned(projects: int) -> list[tuple[str, str | None]]:
+    """The test-set API's tasks for targets listing `projects` projects: (label, the task's project)."""
+    from evalmock.contract.targets import ProjectTarget
+    from evalmock.harness.audit import Audit, _plan_api
+    from evalmock.harness.results import Results
+
+    targets = Targets(projects=tuple(ProjectTarget(f"agent-{n}", f"project-{n}") for n in range(projects)))
+    audit = Audit(base_url=URL, targets=targets, token="t", fuzz=False)
+    tasks = _plan_api("test-set", audit, Results(audit.policy, audit.apis))
+    return [(task.label, task.project and task.project.project_id) for task in tasks]
+
+
+def test_a_check_that_judges_each_project_apart_is_one_task_a_project_in_the_targets_order() -> None:
+    """So that a slow service's walks run side by side with --workers (14 projects walked in turn took 8 min)."""
+    walks = [task for task in planned(3) if task[0].startswith("walk_yields_every_case_once")]
+    assert walks == [(f"walk_yields_every_case_once agent-{n}/project-{n}", f"project-{n}") for n in range(3)]
+    others = [task for task in planned(3) if not task[0].startswith("walk_yields_every_case_once")]
+    assert others and all(project is None for _, project in others)
+    assert ("walk_yields_every_case_once", None) in planned(1)
+    assert ("walk_yields_every_case_once", None) in planned(0)  # run once, to say why it cannot judge
+
+
+def test_a_check_run_for_one_project_judges_that_project_alone(mutable_server: MutableServer,
+                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    from evalmock.harness.audit import Audit, run_scenario
+    from evalmock.harness.checks import find_check
+    from evalmock.harness.results import Results
+    from evalmock.harness.scenario import Scenario
+    from evalmock.harness.throttle import Throttle
+
+    targets = mutable_server.targets
+    assert len(targets.projects) > 1, "the served world lists one project: the test proves nothing"
+    walked: list[str] = []
+    walk = Scenario.walk
+    monkeypatch.setattr(Scenario, "walk", lambda self, project, **options: (
+        walked.append(project.project_id), walk(self, project, **options))[1])
+    audit = Audit(base_url=mutable_server.base_url, targets=targets, token=targets.token, fuzz=False)
+    second = targets.projects[1]
+    check = find_check("walk_yields_every_case_once", "test-set")
+    results = Results(audit.policy, audit.apis)
+    run_scenario(check, "test-set", audit, Throttle(), second).replay(results)
+    assert set(walked) == {second.project_id} and len(walked) == 3  # the default limit, a small one and 100
+    assert (results.tally(check).passed, results.tally(check).failed) == (1, 0)

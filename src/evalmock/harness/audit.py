@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -12,7 +13,7 @@ from urllib.parse import urlsplit
 import httpx
 
 from evalmock.contract.documents import APIS as DOCUMENTS
-from evalmock.contract.targets import Targets, TargetsError, load_targets
+from evalmock.contract.targets import ProjectTarget, Targets, TargetsError, load_targets
 from evalmock.harness.checks.registry import Check, scenario_checks
 from evalmock.harness.document_checks import DocumentJudge
 from evalmock.harness.exchange import Exchange
@@ -211,6 +212,7 @@ class Task:
     label: str
     check: Check | None = None
     shard: Shard | None = None
+    project: ProjectTarget | None = None  # the one project of a check run once a project (Check.each_project)
 
     @property
     def priority(self) -> int:
@@ -218,7 +220,7 @@ class Task:
 
     def run(self, audit: Audit, throttle: Throttle) -> Ledger:
         if self.check is not None:
-            return run_scenario(self.check, self.api, audit, throttle)
+            return run_scenario(self.check, self.api, audit, throttle, self.project)
         assert self.shard is not None
         return run_shard(self.api, audit, throttle, self.shard)
 
@@ -230,24 +232,33 @@ def _plan_api(api: str, audit: Audit, results: Results) -> list[Task]:
     """The scenario checks, then the Schemathesis shards, of one API, in the order their outcomes are taken."""
     chosen = [c for c in scenario_checks(api) if audit.only is None or c.name in audit.only]
     results.selected[api] = {c.name for c in chosen}
-    tasks = [Task(api, check.name, check=check) for check in chosen if results.policy.applies(check.level)]
+    tasks: list[Task] = []
+    for check in (c for c in chosen if results.policy.applies(c.level)):
+        projects = audit.targets.projects if check.each_project else ()
+        if len(projects) > 1:
+            # One task a project: against a slow service, walking 14 projects one after another took 8 minutes.
+            tasks += [Task(api, f"{check.name} {p.agent_id}/{p.project_id}", check=check, project=p) for p in projects]
+        else:
+            tasks.append(Task(api, check.name, check=check))
     if audit.fuzz:
         tasks += [Task(api, f"Schemathesis {shard.phase} {shard.index + 1}/{shard.count}", shard=shard)
                   for shard in shards(audit.phases)]
     return tasks
 
 
-def run_scenario(check: Check, api: str, audit: Audit, throttle: Throttle) -> Ledger:
-    """One scenario check, with its own client; every response it gets is judged by the response and document
-    checks too."""
+def run_scenario(check: Check, api: str, audit: Audit, throttle: Throttle,
+                 project: ProjectTarget | None = None) -> Ledger:
+    """One scenario check, with its own client (on the targets narrowed to `project`, if given); every response it
+    gets is judged by the response and document checks too."""
     ledger = Ledger(audit.policy)
+    targets = audit.targets if project is None else dataclasses.replace(audit.targets, projects=(project,))
     judge = ResponseJudge(api, ledger, audit.redactor, DocumentJudge(api, audit.policy), audit.targets)
 
     def observe(observed_api: str, exchange: Exchange) -> None:
         judge.judge(exchange)
 
     with httpx.Client(base_url=audit.base_url.rstrip("/"), timeout=REQUEST_TIMEOUT) as client:
-        scenario = Scenario(client, audit.targets, token=audit.token, second_token=audit.second_token,
+        scenario = Scenario(client, targets, token=audit.token, second_token=audit.second_token,
                             observe=observe, throttle=throttle)
         run_scenario_check(check, scenario, judge)
     return ledger

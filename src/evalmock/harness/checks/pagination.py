@@ -207,7 +207,7 @@ def _differences(a: Walk, b: Walk) -> str:
     _AS_IT_CAME, _FIRST_PAGE, _NEWEST_FIRST,
     reading="Following each page's nextCursor from the first page lists every matching case once, newest first, "
             "whatever the page size.",
-))
+), each_project=True)
 def walk_yields_every_case_once(s: Scenario) -> None:
     """Every project the targets list is walked from the first page three times: at the default limit (no limit
     sent), at a small limit that reaches at least four pages when the targets' counts allow it, and at 100. Each

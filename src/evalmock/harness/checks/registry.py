@@ -37,6 +37,8 @@ class Check:
     source: Source
     func: Callable[..., Any] | None = None
     needs_targets: bool = False  # a response check called as func(exchange, targets)
+    # A scenario check that judges each project of the targets apart, so an audit may run it as one task a project.
+    each_project: bool = False
 
     @property
     def level(self) -> Level:
@@ -64,12 +66,13 @@ def register(check: Check) -> Check:
     return check
 
 
-def _decorator(kind: str, api: str, source: Source) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+def _decorator(kind: str, api: str, source: Source, *,
+               each_project: bool = False) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     def decorate(func: Callable[..., Any]) -> Callable[..., Any]:
         topic = func.__module__.rsplit(".", 1)[-1]
         rule = inspect.cleandoc(func.__doc__ or "").strip()
         needs_targets = kind == RESPONSE and len(inspect.signature(func).parameters) == 2
-        register(Check(func.__name__, api, topic, rule, kind, source, func, needs_targets))
+        register(Check(func.__name__, api, topic, rule, kind, source, func, needs_targets, each_project))
         return func
 
     return decorate
@@ -80,9 +83,12 @@ def response_check(api: str, source: Source) -> Callable[[Callable[[Exchange], b
     return _decorator(RESPONSE, api, source)
 
 
-def scenario_check(api: str, source: Source) -> Callable[[Callable[[Scenario], None]], Callable[..., Any]]:
-    """Register a scenario check: `(scenario) -> None`, raising Violation or Skip."""
-    return _decorator(SCENARIO, api, source)
+def scenario_check(api: str, source: Source, *,
+                   each_project: bool = False) -> Callable[[Callable[[Scenario], None]], Callable[..., Any]]:
+    """Register a scenario check: `(scenario) -> None`, raising Violation or Skip. `each_project`: it judges every
+    project of `scenario.targets` and each apart from the others, so it may be run once a project, the targets
+    narrowed to it (a slow service's audit then walks them side by side)."""
+    return _decorator(SCENARIO, api, source, each_project=each_project)
 
 
 def checks(api: str | None = None, kind: str | None = None) -> list[Check]:
