@@ -9,7 +9,7 @@ import pytest
 
 from evalmock.contract.targets import Targets, dump_targets
 from evalmock.harness.audit import EXIT_UNREACHABLE, EXIT_USAGE, AuditError, audit_url, plan_audit
-from evalmock.harness.policy import LIVE_PROFILE
+from evalmock.harness.policy import LIVE_PROFILE, Policy
 
 from .conftest import MutableServer
 from .serving import free_port
@@ -150,3 +150,16 @@ def test_a_check_run_for_one_project_judges_that_project_alone(mutable_server: M
     run_scenario(check, "test-set", audit, Throttle(), second).replay(results)
     assert set(walked) == {second.project_id} and len(walked) == 3  # the default limit, a small one and 100
     assert (results.tally(check).passed, results.tally(check).failed) == (1, 0)
+
+
+def test_a_reason_to_skip_given_by_every_project_s_run_is_said_once() -> None:
+    from evalmock.harness.checks import find_check
+    from evalmock.harness.results import Results
+
+    check = find_check("walk_yields_every_case_once", "test-set")
+    results = Results(Policy(), ("test-set",))
+    for _ in range(3):
+        results.skipped(check, "no token: pass --token")
+    results.skipped(check, "another reason")
+    [finding] = results.skips
+    assert finding.count == 4 and [e.message for e in finding.examples] == ["no token: pass --token", "another reason"]

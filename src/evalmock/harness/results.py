@@ -177,7 +177,9 @@ class Results:
             title = example.message.split("\n", 1)[0]
             finding = self._findings[key] = Finding(check, outcome, shape, title, code)
         finding.count += 1
-        if len(finding.examples) < MAX_EXAMPLES:
+        # A reason to skip given again (by each project's run of a check run once a project) is said once.
+        said = outcome == SKIPPED and any(e.message == example.message for e in finding.examples)
+        if len(finding.examples) < MAX_EXAMPLES and not said:
             finding.examples.append(example)
 
     # -- reading -----------------------------------------------------------------------------------------
