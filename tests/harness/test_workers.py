@@ -26,7 +26,7 @@ def sequence(seed: int, length: int) -> list[float]:
 
 def test_two_workers_seeding_and_drawing_in_turn_each_get_their_own_seed_s_numbers() -> None:
     """As Hypothesis does in two shards at once: each seeds `random`, then draws, the draws interleaved."""
-    turns = threading.Barrier(2)
+    turns = threading.Barrier(2, timeout=10)  # a failing worker breaks it rather than leaving the other waiting
 
     def shard(seed: int) -> list[float]:
         random.seed(seed)
