@@ -22,7 +22,7 @@ from evalmock.harness.report import print_summary
 from evalmock.harness.response_judge import Breach
 from evalmock.harness.results import Example, Results, Verdict
 from evalmock.harness.traffic_audit import TrafficAudit
-from evalmock.proxy.violations import HEADER, MAX_REASON, header_value, request_line, why
+from evalmock.proxy.violations import HEADER, MAX_REASON, header_value, request_line, throttled_line, why
 from harness.builders import PROJECT, TEST_CASE
 
 from .conftest import ProxyFactory, RunningProxy
@@ -182,6 +182,22 @@ def test_a_request_that_leaves_the_document_is_told_with_what_the_service_did_wi
     assert request_line("GET", url, 200, ["limit", "sort (undeclared)"]) == (
         f"REQUEST GET {url} -> 200: leaves the document (limit, sort (undeclared)); the service answered it, and "
         "should refuse it")
+
+
+def test_a_throttled_answer_is_told_live_passed_on_and_judged_by_no_rule(proxy_for: ProxyFactory,
+                                                                          broken: str) -> None:
+    """Behind a gateway that throttles, the console says why a page was not judged, as it happens."""
+    url = operation("test-set").url_path(agentId="throttled") + f"?projectId={PROJECT}"
+    with proxy_for(broken) as proxy:
+        proxied = httpx.get(proxy.base_url + url)
+        results = proxy.session.results()
+    assert (proxied.status_code, proxied.headers["retry-after"]) == (429, "2")
+    assert HEADER not in proxied.headers and not results.failures and not results.warnings
+    upstream_url = broken + url
+    assert f"evalmock proxy: THROTTLED GET {upstream_url} -> 429: the service's throttling, not judged " \
+           "(Retry-After: 2)" in proxy.lines()
+    assert throttled_line("GET", upstream_url, 429, None).endswith("-> 429: the service's throttling, not judged "
+                                                                    "(no Retry-After)")
 
 
 def test_a_long_reason_is_shortened_in_ascii_between_words() -> None:

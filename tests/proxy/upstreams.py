@@ -72,6 +72,8 @@ async def _cases(request: Request) -> Response:
     limit = int(request.query_params.get("limit", "25"))
     if agent == "slow":
         await asyncio.sleep(SLOW_S)
+    if agent == "throttled":  # as a gateway in front of the service words it
+        return JSONResponse({"message": "API rate limit exceeded"}, status_code=429, headers={"Retry-After": "2"})
     if agent == "failing":
         body = {"error": {"code": "internal", "message": "Boom.", "details": {}, "requestId": "rid-500"}}
         return JSONResponse(body, status_code=500, headers={"X-Request-Id": "rid-500"})
@@ -99,7 +101,8 @@ async def _test_case(request: Request) -> Response:
 def broken_upstream() -> Starlette:
     """GET /v1/agents/{agent}/test-set/cases: agent `too-long` answers limit + 1 cases, `retired-without-include`
     a retired case though include was left out, `compressed` the same gzip-compressed, `without-run-id` a case
-    without its required runId, `failing` a 500, `slow` after SLOW_S seconds, any other a conforming page;
+    without its required runId, `failing` a 500, `throttled` a gateway's 429, `slow` after SLOW_S seconds, any other
+    a conforming page;
     GET /v2/gen-ai/evaluation_test_cases/{uuid}: always version ANSWERED_VERSION."""
     return Starlette(routes=[
         Route("/v1/agents/{agent}/test-set/cases", _cases),

@@ -39,6 +39,7 @@ class Judged:
     api: str
     breaches: list[Breach]
     off_document: list[str]
+    throttled: bool = False  # the service's throttling (a 429, or a 503 with Retry-After): counted, not judged
 
 
 class TrafficAudit:
@@ -81,7 +82,7 @@ class TrafficAudit:
         asked_for = asked_status(exchange.request_headers)
         if throttle_wait(exchange.status, exchange.header("retry-after"), asked_for=asked_for) is not None:
             self.skip(THROTTLED_SKIP)
-            return Judged(api, [], [])
+            return Judged(api, [], [], throttled=True)
         self.judged += 1
         off = list(off_document(api, urlsplit(exchange.url).query))
         self.off_document.update(off)

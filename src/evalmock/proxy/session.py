@@ -17,7 +17,7 @@ from evalmock.harness.run_info import RunInfo
 from evalmock.harness.traffic_audit import TrafficAudit
 from evalmock.proxy.forwarding import Forwarded, Headers
 from evalmock.proxy.recorder import HarRecorder
-from evalmock.proxy.violations import HEADER, header_value, live_line, request_line
+from evalmock.proxy.violations import HEADER, header_value, live_line, request_line, throttled_line
 
 PREFIX = "evalmock proxy: "  # of every console line
 
@@ -66,6 +66,9 @@ class ProxySession:
             request_headers=first_values(forwarded.request_headers),
         )
         judged = self.audit.judge(api, exchange, learned=True)  # from every header value, not the first only
+        if judged.throttled:
+            self._say(throttled_line(forwarded.method, forwarded.url, forwarded.status,
+                                     exchange.header("retry-after")))
         if judged.off_document:
             self._say(request_line(forwarded.method, forwarded.url, forwarded.status, judged.off_document))
         for breach in judged.breaches:

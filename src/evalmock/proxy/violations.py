@@ -91,3 +91,10 @@ def request_line(method: str, url: str, status: int, off_document: Iterable[str]
     service either refused it, as it should, or answered it."""
     verdict = "the service refused it" if status >= 400 else "the service answered it, and should refuse it"
     return f"REQUEST {method} {url} -> {status}: leaves the document ({', '.join(off_document)}); {verdict}"
+
+
+def throttled_line(method: str, url: str, status: int, retry_after: str | None) -> str:
+    """`THROTTLED GET URL -> 429: the service's throttling, not judged (Retry-After: 2)`: a gateway in front of the
+    service (or the service) asked the app to slow down; no rule judges that answer."""
+    asked = f"Retry-After: {retry_after}" if retry_after else "no Retry-After"
+    return f"THROTTLED {method} {url} -> {status}: the service's throttling, not judged ({asked})"
