@@ -33,7 +33,6 @@ from evalmock.harness.traffic_walks import WalkBounds
 def run_contract(args: argparse.Namespace) -> int:
     """The exit code is the verdict (0 conforms, 1 violations, 4 incomplete), else 2 (usage) or 3 (unreachable)."""
     redactor = Redactor(args.token, args.second_token)
-    place_hypothesis_files()
 
     def fail(message: str, code: int) -> int:
         print(f"evalmock contract: {redactor.text(message)}", file=sys.stderr)
@@ -68,6 +67,7 @@ def run_contract(args: argparse.Namespace) -> int:
     run = RunInfo.of(audit.base_url, targets=args.targets, seed=audit.seed, max_examples=audit.max_examples,
                      fuzz=audit.fuzz)
     reporter = make_reporter(redactor, quiet=args.quiet)
+    place_hypothesis_files()  # only the live audit runs Hypothesis
     try:
         results = run_audit(audit, reporter)
     finally:

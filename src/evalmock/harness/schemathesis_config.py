@@ -3,6 +3,7 @@ the document each sees, and the hook that points positive cases at known ids (th
 
 from __future__ import annotations
 
+import functools
 import itertools
 import os
 import tempfile
@@ -23,7 +24,6 @@ from evalmock.harness.policy import Policy
 from evalmock.paths import cache_dir
 
 PHASES = ("examples", "coverage", "fuzzing", "stateful")
-_UNKEPT: list[tempfile.TemporaryDirectory[str]] = []  # removed when the process ends
 
 # What the pages allow a request to get, per check with expected statuses (see checks/builtins.py).
 EXPECTED_STATUSES: dict[str, dict[str, list[str]]] = {
@@ -147,10 +147,11 @@ def place_hypothesis_files() -> Path | None:
     if os.environ.get("HYPOTHESIS_STORAGE_DIRECTORY"):
         return None
     kept = cache_dir()
-    if kept is None:
-        _UNKEPT.append(tempfile.TemporaryDirectory(prefix="evalmock-hypothesis-"))
-        folder = Path(_UNKEPT[-1].name)
-    else:
-        folder = kept / "hypothesis"
+    folder = Path(_unkept_folder().name) if kept is None else kept / "hypothesis"
     set_hypothesis_home_dir(folder)
     return folder
+
+
+@functools.cache
+def _unkept_folder() -> tempfile.TemporaryDirectory[str]:
+    return tempfile.TemporaryDirectory(prefix="evalmock-hypothesis-")  # removed when the process ends
