@@ -1,12 +1,16 @@
 """The redactor's search for its secrets: what one alternation, longest literal first, would find, whatever how the
-literals were added (compiled in levels or still pending), and secrets learned by the thousand stay cheap to find."""
+literals were added (indexed in levels or still pending) and however they share their ends, and secrets learned by
+the thousand stay cheap to find."""
 
 from __future__ import annotations
 
 import random
 import re
 
-from evalmock.harness.literal_search import PENDING, LiteralSearch
+import pytest
+
+from evalmock.harness import literal_search
+from evalmock.harness.literal_search import PENDING, TAIL, LiteralSearch
 from evalmock.harness.redact import Redactor
 
 
@@ -27,6 +31,27 @@ def test_it_finds_what_one_alternation_finds_longest_first() -> None:
             search.add(ordered[index:index + 40])
             search.sub(str, "")
         text = "".join(rng.choice("abcd") for _ in range(300))
+        assert search.sub(lambda found: f"<{found}>", text) == one_alternation(literals, text), round_
+
+
+def test_long_literals_sharing_their_tails_are_told_apart_across_capped_levels(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Literals longer than the tail that indexes them, many ending alike (one tail, several literals to check), in
+    more levels than merging would leave (a small cap), in a text that is not ASCII (offsets in characters)."""
+    monkeypatch.setattr(literal_search, "LEVEL_MAX", 100)
+    rng = random.Random(11)
+    for round_ in range(25):
+        ends = ["".join(rng.choice("ab") for _ in range(TAIL)) for _ in range(6)]
+        literals = {"".join(rng.choice("aé") for _ in range(rng.randint(0, 6))) + rng.choice(ends)
+                    for _ in range(rng.randint(50, 400))}
+        search = LiteralSearch()
+        ordered = sorted(literals)
+        rng.shuffle(ordered)
+        for index in range(0, len(ordered), 70):
+            search.add(ordered[index:index + 70])
+            search.sub(str, "")
+        pieces = [rng.choice([word, word[:rng.randint(1, len(word))], word[rng.randint(0, len(word) - 1):],
+                              rng.choice("abé ")]) for word in rng.choices(ordered, k=60)]
+        text = "".join(pieces)  # whole literals, their starts and ends, run together
         assert search.sub(lambda found: f"<{found}>", text) == one_alternation(literals, text), round_
 
 

@@ -175,6 +175,40 @@ def test_one_value_met_in_two_places_is_one_variable_and_two_values_of_one_name_
     assert redactor.url("http://h/x?api_key=ak-third-11223344") == "http://h/x?api_key=$EVALMOCK_API_KEY_2"
 
 
+def test_the_values_of_one_cookie_are_numbered_on_around_the_names_a_har_already_holds() -> None:
+    redactor = Redactor()
+    redactor.learn("$EVALMOCK_COOKIE_AWSALB_3")  # a HAR that evalmock wrote names it already
+    shown = [redactor.learn_cookie("AWSALB", f"alb-value-{n:08d}") for n in range(4)]
+    assert shown == ["$EVALMOCK_COOKIE_AWSALB", "$EVALMOCK_COOKIE_AWSALB_2", "$EVALMOCK_COOKIE_AWSALB_4",
+                     "$EVALMOCK_COOKIE_AWSALB_5"]
+    assert redactor.learn_cookie("AWSALB", "alb-value-00000002") == "$EVALMOCK_COOKIE_AWSALB_4"  # known: as before
+
+
+class _CountedLookups(dict):  # type: ignore[type-arg]
+    """Counts the names looked at: one for a look-up, all of them for a walk over them."""
+
+    lookups = 0
+
+    def __contains__(self, key: object) -> bool:
+        type(self).lookups += 1
+        return super().__contains__(key)
+
+    def __iter__(self):  # type: ignore[no-untyped-def]
+        type(self).lookups += len(self)
+        return super().__iter__()
+
+
+def test_naming_the_thousandth_value_of_a_cookie_does_not_try_the_names_before_it() -> None:
+    """A gateway that sets a new cookie on every answer (AWS ALB): each value's name costs the same, where trying
+    _2, _3, ... first made every answer dearer than the one before."""
+    redactor = Redactor()
+    redactor._meanings = _CountedLookups()  # the names given, as the redactor looks them up
+    for n in range(1000):
+        redactor.learn_cookie("AWSALB", f"alb-value-{n:08d}")
+    assert redactor.learn_cookie("AWSALB", "alb-value-new") == "$EVALMOCK_COOKIE_AWSALB_1001"
+    assert _CountedLookups.lookups <= 1001
+
+
 def test_the_curl_command_runs_with_the_secrets_once_the_variables_are_set() -> None:
     redactor = Redactor("tok-123456")
     curl = redactor.curl("GET", f"http://h/v1/x?limit=5&api_key={QUERY_KEY}",
@@ -236,6 +270,20 @@ def test_a_json_body_s_secret_fields_become_variables_whatever_their_length() ->
                                  "expiresIn": 3600, "items": [{"key": "corr-1", "rank": 0}]}
     # Learned too: the long one is replaced wherever it is echoed, the short one only where it stands.
     assert redactor.text(f"echoed {SIGNED_IN} and hunter2") == "echoed $EVALMOCK_ACCESS_TOKEN and hunter2"
+
+
+def test_a_body_without_a_secret_named_field_comes_back_as_written() -> None:
+    """Its values may hold the words of secret names (a case's text, an item's `key`): nothing is replaced, and the
+    body keeps its own spacing and escapes, as it is not written again."""
+    body = '{"data": [{"query": "which session key was passed inside the token?", "items": [{"key": "k\\u00e9"}]}]}'
+    assert Redactor().body(body) == body
+
+
+def test_a_secret_named_field_is_found_however_json_writes_it() -> None:
+    """A key escaped (`pass\\u0077ord`), deep in arrays of objects, or in a body only Python's json reads (NaN)."""
+    escaped = Redactor().body('{"data": [[{"a": 1, "pass\\u0077ord": "hunter2"}]]}')
+    assert json.loads(escaped) == {"data": [[{"a": 1, "password": "$EVALMOCK_PASSWORD"}]]}
+    assert "hunter2" not in Redactor().body('{"score": NaN, "session": {"id": "hunter2"}}')
 
 
 def test_a_secret_field_s_number_object_or_array_is_hidden_too() -> None:

@@ -1,30 +1,36 @@
-"""Find any of a growing set of literal strings in text (the secrets a redactor searches for), at a cost that does not
-grow with the set: a gateway that sets a new cookie on every answer teaches thousands of them.
+"""Find any of a growing set of literal strings in text (the secrets a redactor searches for), at a cost that grows
+slowly with the set: a gateway that sets a new cookie on every answer teaches thousands of them.
 
-One alternation of N literals costs each position of the text N tries, and compiling it anew for every new literal
-made an audit behind such a gateway quadratic. Instead the literals are kept in levels, each compiled once as a trie
-(`(?:a(?:bc|xy)|d…)`), whose tries at a position follow only the branch of the next character; a new level is merged
-into the one before it while it is as large, so a literal is compiled again O(log N) times and a text is scanned by
-O(log N) patterns. The result is what one alternation, longest literal first, would give: at the leftmost position
-where any literal starts, the longest one there, and again after its end.
+Each literal is indexed by its last TAIL characters (the whole of a shorter one): the end of a token, a JWT's
+signature or a key after its fixed `sk_live_`, is where it differs from the others. The tails are searched for by
+Aho-Corasick automata (ahocorasick_rs, built in Rust), one scan of the text each, and a tail found is checked against
+the literals that end with it. The automata are kept in levels: a new one is merged into the one before it while it
+is as large, up to LEVEL_MAX tails, so a tail is indexed again O(log N) times, no merge holds the search up for long,
+and a text is scanned by few automata. The result is what one alternation, longest literal first, would give: at the
+leftmost position where any literal starts, the longest one there, and again after its end.
 """
 
 from __future__ import annotations
 
-import re
 import threading
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 
-# Literals searched for one by one (`str.find`, in C) before they are compiled into a level together: compiling a
-# level for each new literal cost more than a few searches.
+from ahocorasick_rs import AhoCorasick, Implementation
+
+# Literals searched for one by one (`str.find`, in C) before they are indexed together: building an automaton for
+# each new literal cost more than a few searches.
 PENDING = 64
+TAIL = 12  # characters of a literal's end that index it
+# The most tails one automaton holds: merging beyond it would stop every search for the build (0.1 s at this size on
+# the machine of docs/benchmarks.md), and a few more automata to scan cost less.
+LEVEL_MAX = 16_384
 
 
 @dataclass(frozen=True)
 class _Level:
-    literals: frozenset[str]
-    pattern: re.Pattern[str]  # every position where one starts, the longest there (a lookahead finds overlaps)
+    tails: list[str]
+    automaton: AhoCorasick
 
 
 class LiteralSearch:
@@ -32,7 +38,8 @@ class LiteralSearch:
 
     def __init__(self) -> None:
         self._known: set[str] = set()
-        self._pending: set[str] = set()  # added since the last search
+        self._by_tail: dict[str, list[str]] = {}  # a tail -> the literals that end with it
+        self._pending: set[str] = set()  # added since the last index was built
         self._levels: list[_Level] = []
         self._lock = threading.Lock()
 
@@ -52,17 +59,22 @@ class LiteralSearch:
 
     def sub(self, replace: Callable[[str], str], text: str) -> str:
         """`text` with each literal found replaced by `replace(literal)`."""
-        levels, pending = self._compiled()
-        found = [(match.start(), -len(match.group(1)), match.group(1))
-                 for level in levels for match in level.pattern.finditer(text)]
-        for literal in pending:  # a few, each found by str.find rather than compiled yet
+        levels, pending, by_tail = self._indexed()
+        found = []
+        for level in levels:
+            for index, _, end in level.automaton.find_matches_as_indexes(text, overlapping=True):
+                for literal in by_tail[level.tails[index]]:
+                    start = end - len(literal)
+                    if start >= 0 and text.startswith(literal, start):
+                        found.append((start, -len(literal), literal))
+        for literal in pending:  # a few, each found by str.find rather than indexed yet
             start = text.find(literal)
             while start >= 0:
                 found.append((start, -len(literal), literal))
                 start = text.find(literal, start + 1)
-        found.sort()
         if not found:
             return text
+        found.sort()
         parts, position = [], 0
         for start, negative_length, literal in found:
             if start < position:
@@ -72,37 +84,26 @@ class LiteralSearch:
         parts.append(text[position:])
         return "".join(parts)
 
-    def _compiled(self) -> tuple[list[_Level], list[str]]:
-        """The compiled levels, and the literals not compiled yet (fewer than PENDING)."""
+    def _indexed(self) -> tuple[list[_Level], list[str], dict[str, list[str]]]:
+        """The levels, the literals not indexed yet (fewer than PENDING), and the literals by tail."""
         with self._lock:
             if len(self._pending) >= PENDING:
-                literals = frozenset(self._pending)
+                new_tails = []
+                for literal in self._pending:
+                    tail = literal[-TAIL:]
+                    ending = self._by_tail.get(tail)
+                    if ending is None:  # a tail not indexed yet
+                        self._by_tail[tail] = [literal]
+                        new_tails.append(tail)
+                    else:
+                        ending.append(literal)
                 self._pending = set()
                 levels = list(self._levels)
-                while levels and len(levels[-1].literals) <= len(literals):
-                    literals |= levels.pop().literals
-                levels.append(_Level(literals, re.compile(f"(?=({_trie(literals)}))")))
+                while (levels and len(levels[-1].tails) <= len(new_tails)
+                       and len(levels[-1].tails) + len(new_tails) <= LEVEL_MAX):
+                    new_tails = levels.pop().tails + new_tails
+                if new_tails:
+                    automaton = AhoCorasick(new_tails, implementation=Implementation.ContiguousNFA)
+                    levels.append(_Level(new_tails, automaton))
                 self._levels = levels
-            return self._levels, list(self._pending)
-
-
-def _trie(literals: Iterable[str]) -> str:
-    """A regular expression matching exactly the literals, the longest where several start alike."""
-    root: dict[str, dict] = {}
-    for literal in literals:
-        node = root
-        for character in literal:
-            node = node.setdefault(character, {})
-        node[""] = {}
-
-    def pattern(node: dict[str, dict]) -> str:
-        ends_here = "" in node
-        branches = [re.escape(character) + pattern(child) for character, child in sorted(node.items()) if character]
-        if not branches:
-            return ""
-        body = branches[0] if len(branches) == 1 else "(?:" + "|".join(branches) + ")"
-        if ends_here:  # greedy: the longer literal when it is there, else this one
-            return f"(?:{body})?" if len(branches) == 1 else body + "?"
-        return body
-
-    return pattern(root)
+            return self._levels, list(self._pending), self._by_tail

@@ -12,6 +12,8 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 from urllib.parse import quote, unquote
 
+import orjson
+
 from evalmock.contract.secret_names import SECRET_FIELD_PARTS, secret_field, secret_header, secret_query
 from evalmock.harness.literal_search import LiteralSearch
 from evalmock.harness.outcomes import ELLIPSIS, WORD_BREAK
@@ -58,6 +60,7 @@ class Redactor:
         self._variables: dict[str, str] = {}  # a secret, in each form it may be written in -> its variable
         self._echoes = LiteralSearch()  # the forms searched for in any text
         self._meanings: dict[str, str] = {}  # a variable -> what it stands for
+        self._last_number: dict[str, int] = {}  # a variable's name -> the number of its last one given (1: as is)
         self._lock = threading.Lock()
         for secret, variable, meaning in (
             (token, TOKEN_VARIABLE, "the token"),
@@ -83,11 +86,14 @@ class Redactor:
             known = self._variables.get(secret)
             if known is not None:
                 return known
-            taken = set(self._meanings)
-            chosen, number = variable, 1
-            while chosen in taken:
+            # The numbering goes on from the last one given: a gateway that sets a new cookie on every answer asks
+            # for the 10,000th name of one variable, and trying _2 to _9,999 first made each answer cost more.
+            number = self._last_number.get(variable, 0)
+            chosen = variable if number == 0 else f"{variable}_{number + 1}"
+            while chosen in self._meanings:  # a name taken by a HAR that evalmock wrote
                 number += 1
-                chosen = f"{variable}_{number}"
+                chosen = f"{variable}_{number + 1}"
+            self._last_number[variable] = number + 1
             self._add(secret, chosen, meaning, echoed=any_length or len(secret) >= MIN_ECHOED)
             return chosen
 
@@ -242,7 +248,7 @@ class Redactor:
 
     def legend(self, used_in: str) -> str | None:
         """A note naming the variables that appear in `used_in` (an output's text) and what each stands for."""
-        used = sorted({match.group() for match in _VARIABLE.finditer(used_in)} & set(self._meanings))
+        used = sorted({match.group() for match in _VARIABLE.finditer(used_in)} & self._meanings.keys())
         if not used:
             return None
         return ("secrets are replaced by environment variables; set these before running a curl command: "
@@ -307,9 +313,9 @@ class Redactor:
         word = match.group(1)
         if "$" + word in self._meanings:
             return match.group()
-        for variable in sorted(self._meanings, key=len, reverse=True):
-            if word.startswith(variable[1:]):
-                return "${" + variable[1:] + "}" + word[len(variable) - 1:]
+        for end in range(len(word) - 1, 0, -1):  # the longest variable the word starts with
+            if "$" + word[:end] in self._meanings:
+                return "${" + word[:end] + "}" + word[end:]
         return match.group()
 
 
@@ -392,17 +398,38 @@ def _har_body_text(body: Any) -> str | None:
 
 
 def _json_that_may_hold_secrets(text: str) -> Any:
-    """The parsed JSON of a body that opens as a JSON object or array and holds a part of a secret field's name
-    somewhere; None for any other body, which is not parsed."""
+    """The parsed JSON of a body that opens as a JSON object or array and has a secret-named field; None for any other
+    body. Its keys are looked at first, in orjson's reading: most bodies have no such field, and a copy of a 25 KB
+    page with its secrets replaced cost three times as much to learn that."""
     if _JSON_START.match(text) is None:
         return None
     lowered = text.lower()
-    if not any(part in lowered for part in SECRET_FIELD_PARTS):
+    if "\\u" not in text and not any(part in lowered for part in SECRET_FIELD_PARTS):  # a key may be escaped
         return None
+    try:
+        keys = _keys(orjson.loads(text))
+    except orjson.JSONDecodeError:
+        pass  # not JSON to orjson (NaN, an integer past 64 bits) but maybe to json: read and walked as below
+    else:
+        if not any(secret_field(key) for key in keys):
+            return None
     try:
         return json.loads(text)
     except ValueError:
         return None
+
+
+def _keys(value: Any) -> set[str]:
+    """Every key of every object in parsed JSON, at any depth."""
+    keys: set[str] = set()
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, dict):
+            keys.update(item)
+            item = item.values()
+        stack += [child for child in item if isinstance(child, dict | list)]
+    return keys
 
 
 def _with_variables(value: Any, redactor: Redactor) -> Any:

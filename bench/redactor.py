@@ -1,0 +1,96 @@
+"""The redactor behind a gateway that sets new cookies on every answer (AWS ALB's AWSALB and AWSALBCORS): what
+learning one answer's secrets and redacting its HAR entry costs as the secrets learned grow, the worst single answer,
+and the memory each secret holds.
+
+    .venv/bin/python bench/redactor.py                           # this checkout, 1,000 to 50,000 answers
+    .venv/bin/python bench/redactor.py --src ../old/src --answers 1000,10000   # another revision's code, fewer
+
+Each answer is what `evalmock proxy --har` does with one exchange: learn its URL and headers (two Set-Cookie values
+new on every answer, the bearer token, the Cookie the client sent back), then redact its request and response headers
+and its body (a 25-case page, 25 KB of JSON) for the HAR. Times are process CPU; one process, nothing else of ours
+running. Results go to bench/results/redactor.json; docs/benchmarks.md explains the figures.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import secrets
+import statistics
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+RESULTS = Path(__file__).resolve().parent / "results"
+
+def rss_mib() -> float:
+    for line in Path(f"/proc/{os.getpid()}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    return 0.0
+
+def page_body() -> str:
+    from evalmock.world import CaseQuery, World
+
+    world = World(cases=100)
+    agent, project = next((p.agent_id, p.project_id) for p in world.project_facts())
+    page = world.page(CaseQuery(agent, project), None, 25)
+    return json.dumps({"data": page.cases, "hasMore": True}, separators=(",", ":"))
+
+def run(answers: list[int]) -> dict[str, Any]:
+    from evalmock.harness.redact import Redactor
+
+    body = page_body()
+    redactor = Redactor(token="demo-user-token-0001")
+    url = "http://upstream/v1/agents/example/test-set/cases?projectId=2489e9ad-2ee2-8e00-8ec9-32d5f69181c0&limit=25"
+    previous = (secrets.token_urlsafe(96), secrets.token_urlsafe(96))
+    bands: list[dict[str, Any]] = []
+    done, started_rss = 0, rss_mib()
+    for target in answers:
+        costs: list[float] = []
+        while done < target:
+            alb, cors = secrets.token_urlsafe(96), secrets.token_urlsafe(96)
+            request = {"authorization": "Bearer demo-user-token-0001",
+                       "cookie": f"AWSALB={previous[0]}; AWSALBCORS={previous[1]}", "accept": "application/json"}
+            response = [("content-type", "application/json"), ("content-length", str(len(body))),
+                        ("set-cookie", f"AWSALB={alb}; Expires=Tue, 08 Dec 2026 10:00:00 GMT; Path=/"),
+                        ("set-cookie", f"AWSALBCORS={cors}; Path=/; SameSite=None; Secure")]
+            begun = time.process_time()
+            redactor.learn_exchange(url, request, response)
+            redactor.url(url)
+            redactor.headers(request)
+            for name, value in response:
+                redactor.header(name, value)
+            redactor.body(body)
+            costs.append(time.process_time() - begun)
+            previous, done = (alb, cors), done + 1
+        bands.append({"answers": target, "secrets_learned": 2 * target + 1,
+                      "mean_us_per_answer": round(statistics.fmean(costs) * 1e6),
+                      "median_us_per_answer": round(statistics.median(costs) * 1e6),
+                      "worst_answer_ms": round(max(costs) * 1e3, 1),
+                      "rss_growth_mib": round(rss_mib() - started_rss, 1)})
+        print(json.dumps(bands[-1]), flush=True)
+    return {"body_bytes": len(body), "bands": bands,
+            "kib_per_secret": round(bands[-1]["rss_growth_mib"] * 1024 / bands[-1]["secrets_learned"], 2)}
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--answers", default="1000,10000,50000",
+                        help="answers after which a band's figures are taken (comma-separated, growing)")
+    parser.add_argument("--src", type=Path, help="import evalmock from this src folder (another revision's)")
+    parser.add_argument("--label", default="this checkout")
+    args = parser.parse_args()
+    if args.src is not None:
+        sys.path.insert(0, str(args.src.resolve()))
+
+    answers = [int(part) for part in args.answers.split(",")]
+    result = {"label": args.label, **run(answers)}
+    RESULTS.mkdir(parents=True, exist_ok=True)
+    out = RESULTS / f"redactor-{args.label.replace(' ', '-')}.json"
+    out.write_text(json.dumps(result, indent=1) + "\n")
+    print(f"written to {out}")
+
+if __name__ == "__main__":
+    main()
