@@ -5,7 +5,9 @@ ignored and counted; the token never in any output."""
 from __future__ import annotations
 
 import base64
+import gc
 import json
+import weakref
 from pathlib import Path
 from typing import Any
 
@@ -107,6 +109,27 @@ def test_a_conforming_recording_conforms_though_no_scenario_check_ran(tmp_path: 
         SEALED_REASON}
     assert set(reasons.values()) == {SCENARIO_SKIP}
     assert main(["contract", "--har", str(har), "--quiet"]) == 0
+
+
+def test_each_entry_is_let_go_once_judged(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A browser's HAR of thousands of pages: a judged page (with the parsed body it keeps) is not held until the last
+    is judged, so the audit's memory does not grow with the recording."""
+    har = write_har(tmp_path / "long.har", [entry(page([hand_case(id=f"case-{n}")])) for n in range(5)])
+    audit = TrafficAudit(Policy())
+    judged: list[weakref.ref[Exchange]] = []
+    alive_at_each: list[int] = []
+    judge = audit.judge
+
+    def judging(api: str, exchange: Exchange) -> Any:
+        gc.collect()
+        alive_at_each.append(sum(ref() is not None for ref in judged))
+        judged.append(weakref.ref(exchange))
+        return judge(api, exchange)
+
+    monkeypatch.setattr(audit, "judge", judging)
+    audit_har(har, audit, SERVICE)
+    assert len(judged) == 5
+    assert max(alive_at_each) <= 1  # at most the one before: a check may keep the last page it read
 
 
 def test_a_recording_without_an_api_s_traffic_is_incomplete(tmp_path: Path) -> None:

@@ -110,8 +110,12 @@ def _body(text: str, encoding: str | None) -> bytes:
 
 def audit_har(path: str | Path, audit: TrafficAudit, base_url: str | None = None) -> None:
     """Judge every entry of the HAR file into `audit`, in time order (walks are followed across entries); with
-    `base_url`, entries outside it are other hosts."""
-    for recorded in in_time_order(list(read_har(path))):
+    `base_url`, entries outside it are other hosts. Each entry is let go once judged: a judged page keeps its parsed
+    body, and a browser's HAR of thousands of pages held them all until the last was judged."""
+    entries = in_time_order(list(read_har(path)))
+    entries.reverse()  # taken from the end, so that letting one go costs nothing
+    while entries:
+        recorded = entries.pop()
         if recorded.entry is not None:
             audit.redactor.learn_har_entry(recorded.entry)
         exchange = recorded.exchange

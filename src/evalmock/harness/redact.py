@@ -400,7 +400,7 @@ def _har_body_text(body: Any) -> str | None:
 def _json_that_may_hold_secrets(text: str) -> Any:
     """The parsed JSON of a body that opens as a JSON object or array and has a secret-named field; None for any other
     body. Its keys are looked at first, in orjson's reading: most bodies have no such field, and a copy of a 25 KB
-    page with its secrets replaced cost three times as much to learn that."""
+    page with its secrets replaced cost more than twice as much to learn that."""
     if _JSON_START.match(text) is None:
         return None
     lowered = text.lower()
