@@ -6,9 +6,10 @@ and the memory each secret holds.
     .venv/bin/python bench/redactor.py --src ../old/src --answers 1000,10000   # another revision's code, fewer
 
 Each answer is what `evalmock proxy --har` does with one exchange: learn its URL and headers (two Set-Cookie values
-new on every answer, the bearer token, the Cookie the client sent back), then redact its request and response headers
-and its body (a 25-case page, 25 KB of JSON) for the HAR. Times are process CPU; one process, nothing else of ours
-running. Results go to bench/results/redactor.json; docs/benchmarks.md explains the figures.
+new on every answer, the bearer token, the Cookie the client sent back), then record it in the HAR spool, redacted
+(its headers and its body, a 25-case page, 14 KB of JSON). At the end the HAR file is written, as at the proxy's
+stop or SIGUSR1, every entry read again for the secrets learned after it. Times are process CPU; one process,
+nothing else of ours running. Results go to bench/results/redactor-LABEL.json; docs/benchmarks.md explains the figures.
 """
 
 from __future__ import annotations
@@ -19,7 +20,9 @@ import os
 import secrets
 import statistics
 import sys
+import tempfile
 import time
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -41,9 +44,12 @@ def page_body() -> str:
 
 def run(answers: list[int]) -> dict[str, Any]:
     from evalmock.harness.redact import Redactor
+    from evalmock.proxy.forwarding import Forwarded
+    from evalmock.proxy.recorder import HarRecorder
 
-    body = page_body()
+    body = page_body().encode()
     redactor = Redactor(token="demo-user-token-0001")
+    recorder = HarRecorder(redactor)
     url = "http://upstream/v1/agents/example/test-set/cases?projectId=2489e9ad-2ee2-8e00-8ec9-32d5f69181c0&limit=25"
     previous = (secrets.token_urlsafe(96), secrets.token_urlsafe(96))
     bands: list[dict[str, Any]] = []
@@ -52,18 +58,16 @@ def run(answers: list[int]) -> dict[str, Any]:
         costs: list[float] = []
         while done < target:
             alb, cors = secrets.token_urlsafe(96), secrets.token_urlsafe(96)
-            request = {"authorization": "Bearer demo-user-token-0001",
-                       "cookie": f"AWSALB={previous[0]}; AWSALBCORS={previous[1]}", "accept": "application/json"}
+            request = [("authorization", "Bearer demo-user-token-0001"), ("accept", "application/json"),
+                       ("cookie", f"AWSALB={previous[0]}; AWSALBCORS={previous[1]}")]
             response = [("content-type", "application/json"), ("content-length", str(len(body))),
                         ("set-cookie", f"AWSALB={alb}; Expires=Tue, 08 Dec 2026 10:00:00 GMT; Path=/"),
                         ("set-cookie", f"AWSALBCORS={cors}; Path=/; SameSite=None; Secure")]
+            forwarded = Forwarded(datetime.now(UTC), "GET", url, "/v1/agents/example/test-set/cases", request, 200,
+                                  "OK", "HTTP/1.1", response, body, len(body))
             begun = time.process_time()
-            redactor.learn_exchange(url, request, response)
-            redactor.url(url)
-            redactor.headers(request)
-            for name, value in response:
-                redactor.header(name, value)
-            redactor.body(body)
+            redactor.learn_exchange(url, request, response)  # as the proxy's session does before anything else
+            recorder.record(forwarded)
             costs.append(time.process_time() - begun)
             previous, done = (alb, cors), done + 1
         bands.append({"answers": target, "secrets_learned": 2 * target + 1,
@@ -72,8 +76,15 @@ def run(answers: list[int]) -> dict[str, Any]:
                       "worst_answer_ms": round(max(costs) * 1e3, 1),
                       "rss_growth_mib": round(rss_mib() - started_rss, 1)})
         print(json.dumps(bands[-1]), flush=True)
-    return {"body_bytes": len(body), "bands": bands,
+    with tempfile.TemporaryDirectory() as folder:
+        begun = time.process_time()
+        recorder.write(Path(folder) / "traffic.har")  # every spooled entry read again, for secrets learned after it
+        written = time.process_time() - begun
+    recorder.close()
+    print(json.dumps({"har_write_s": round(written, 1)}), flush=True)
+    return {"body_bytes": len(body), "bands": bands, "har_write_s": round(written, 1),
             "kib_per_secret": round(bands[-1]["rss_growth_mib"] * 1024 / bands[-1]["secrets_learned"], 2)}
+
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)

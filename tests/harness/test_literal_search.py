@@ -30,6 +30,8 @@ def test_it_finds_what_one_alternation_finds_longest_first() -> None:
         for index in range(0, len(ordered), rng.randint(1, 40)):  # added in batches: levels and pending both
             search.add(ordered[index:index + 40])
             search.sub(str, "")
+            if rng.random() < 0.1:
+                search.compact()  # as before a HAR file is written: every level in one
         text = "".join(rng.choice("abcd") for _ in range(300))
         assert search.sub(lambda found: f"<{found}>", text) == one_alternation(literals, text), round_
 
@@ -49,6 +51,8 @@ def test_long_literals_sharing_their_tails_are_told_apart_across_capped_levels(m
         for index in range(0, len(ordered), 70):
             search.add(ordered[index:index + 70])
             search.sub(str, "")
+            if rng.random() < 0.3:
+                search.compact()  # as before a HAR file is written: every level in one
         pieces = [rng.choice([word, word[:rng.randint(1, len(word))], word[rng.randint(0, len(word) - 1):],
                               rng.choice("abé ")]) for word in rng.choices(ordered, k=60)]
         text = "".join(pieces)  # whole literals, their starts and ends, run together

@@ -84,26 +84,38 @@ class LiteralSearch:
         parts.append(text[position:])
         return "".join(parts)
 
+    def compact(self) -> None:
+        """Index every literal in one automaton, whatever LEVEL_MAX: for a run of many searches in a row (a HAR file
+        written whole), where one build costs less than scanning each text with every level."""
+        with self._lock:
+            self._index_pending()
+            if len(self._levels) > 1:
+                tails = [tail for level in self._levels for tail in level.tails]
+                self._levels = [_Level(tails, AhoCorasick(tails, implementation=Implementation.ContiguousNFA))]
+
     def _indexed(self) -> tuple[list[_Level], list[str], dict[str, list[str]]]:
         """The levels, the literals not indexed yet (fewer than PENDING), and the literals by tail."""
         with self._lock:
             if len(self._pending) >= PENDING:
-                new_tails = []
-                for literal in self._pending:
-                    tail = literal[-TAIL:]
-                    ending = self._by_tail.get(tail)
-                    if ending is None:  # a tail not indexed yet
-                        self._by_tail[tail] = [literal]
-                        new_tails.append(tail)
-                    else:
-                        ending.append(literal)
-                self._pending = set()
-                levels = list(self._levels)
-                while (levels and len(levels[-1].tails) <= len(new_tails)
-                       and len(levels[-1].tails) + len(new_tails) <= LEVEL_MAX):
-                    new_tails = levels.pop().tails + new_tails
-                if new_tails:
-                    automaton = AhoCorasick(new_tails, implementation=Implementation.ContiguousNFA)
-                    levels.append(_Level(new_tails, automaton))
-                self._levels = levels
+                self._index_pending()
             return self._levels, list(self._pending), self._by_tail
+
+    def _index_pending(self) -> None:
+        """The pending literals in a new level, merged with those before it while as large (under the lock)."""
+        new_tails = []
+        for literal in self._pending:
+            tail = literal[-TAIL:]
+            ending = self._by_tail.get(tail)
+            if ending is None:  # a tail not indexed yet
+                self._by_tail[tail] = [literal]
+                new_tails.append(tail)
+            else:
+                ending.append(literal)
+        self._pending = set()
+        levels = list(self._levels)
+        while (levels and len(levels[-1].tails) <= len(new_tails)
+               and len(levels[-1].tails) + len(new_tails) <= LEVEL_MAX):
+            new_tails = levels.pop().tails + new_tails
+        if new_tails:
+            levels.append(_Level(new_tails, AhoCorasick(new_tails, implementation=Implementation.ContiguousNFA)))
+        self._levels = levels

@@ -12,8 +12,6 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 from urllib.parse import quote, unquote
 
-import orjson
-
 from evalmock.contract.secret_names import SECRET_FIELD_PARTS, secret_field, secret_header, secret_query
 from evalmock.harness.literal_search import LiteralSearch
 from evalmock.harness.outcomes import ELLIPSIS, WORD_BREAK
@@ -166,6 +164,10 @@ class Redactor:
             self._variables.setdefault(form, variable)
         if echoed:
             self._echoes.add(forms)
+
+    def compact(self) -> None:
+        """Ready for many texts in a row (a HAR file written whole): every secret in one index, searched once a text."""
+        self._echoes.compact()
 
     # -- redacting -------------------------------------------------------------------------------------------
     def text(self, value: str) -> str:
@@ -398,38 +400,17 @@ def _har_body_text(body: Any) -> str | None:
 
 
 def _json_that_may_hold_secrets(text: str) -> Any:
-    """The parsed JSON of a body that opens as a JSON object or array and has a secret-named field; None for any other
-    body. Its keys are looked at first, in orjson's reading: most bodies have no such field, and a copy of a 25 KB
-    page with its secrets replaced cost more than twice as much to learn that."""
+    """The parsed JSON of a body that opens as a JSON object or array and holds a part of a secret field's name
+    somewhere, or an escape (a key may be written `pass\\u0077ord`); None for any other body, which is not parsed."""
     if _JSON_START.match(text) is None:
         return None
     lowered = text.lower()
-    if "\\u" not in text and not any(part in lowered for part in SECRET_FIELD_PARTS):  # a key may be escaped
+    if "\\u" not in text and not any(part in lowered for part in SECRET_FIELD_PARTS):
         return None
-    try:
-        keys = _keys(orjson.loads(text))
-    except orjson.JSONDecodeError:
-        pass  # not JSON to orjson (NaN, an integer past 64 bits) but maybe to json: read and walked as below
-    else:
-        if not any(secret_field(key) for key in keys):
-            return None
     try:
         return json.loads(text)
     except ValueError:
         return None
-
-
-def _keys(value: Any) -> set[str]:
-    """Every key of every object in parsed JSON, at any depth."""
-    keys: set[str] = set()
-    stack = [value]
-    while stack:
-        item = stack.pop()
-        if isinstance(item, dict):
-            keys.update(item)
-            item = item.values()
-        stack += [child for child in item if isinstance(child, dict | list)]
-    return keys
 
 
 def _with_variables(value: Any, redactor: Redactor) -> Any:

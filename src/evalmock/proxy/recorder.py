@@ -45,6 +45,7 @@ class HarRecorder:
         path = Path(path)
         self._spool.flush()
         self._spool.seek(0)
+        self.redactor.compact()  # each entry is searched once below, not once for each level of secrets
         creator = json.dumps({"name": "evalmock proxy", "version": __version__})
         fd, staged = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent or ".")
         try:
