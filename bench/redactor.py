@@ -26,13 +26,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-RESULTS = Path(__file__).resolve().parent / "results"
+import lib
 
-def rss_mib() -> float:
-    for line in Path(f"/proc/{os.getpid()}/status").read_text().splitlines():
-        if line.startswith("VmRSS:"):
-            return int(line.split()[1]) / 1024
-    return 0.0
 
 def page_body() -> str:
     from evalmock.world import CaseQuery, World
@@ -41,6 +36,7 @@ def page_body() -> str:
     agent, project = next((p.agent_id, p.project_id) for p in world.project_facts())
     page = world.page(CaseQuery(agent, project), None, 25)
     return json.dumps({"data": page.cases, "hasMore": True}, separators=(",", ":"))
+
 
 def run(answers: list[int]) -> dict[str, Any]:
     from evalmock.harness.redact import Redactor
@@ -53,7 +49,7 @@ def run(answers: list[int]) -> dict[str, Any]:
     url = "http://upstream/v1/agents/example/test-set/cases?projectId=2489e9ad-2ee2-8e00-8ec9-32d5f69181c0&limit=25"
     previous = (secrets.token_urlsafe(96), secrets.token_urlsafe(96))
     bands: list[dict[str, Any]] = []
-    done, started_rss = 0, rss_mib()
+    done, started_rss = 0, lib.rss_mib(os.getpid())
     for target in answers:
         costs: list[float] = []
         while done < target:
@@ -74,7 +70,7 @@ def run(answers: list[int]) -> dict[str, Any]:
                       "mean_us_per_answer": round(statistics.fmean(costs) * 1e6),
                       "median_us_per_answer": round(statistics.median(costs) * 1e6),
                       "worst_answer_ms": round(max(costs) * 1e3, 1),
-                      "rss_growth_mib": round(rss_mib() - started_rss, 1)})
+                      "rss_growth_mib": round(lib.rss_mib(os.getpid()) - started_rss, 1)})
         print(json.dumps(bands[-1]), flush=True)
     with tempfile.TemporaryDirectory() as folder:
         begun = time.process_time()
@@ -98,10 +94,11 @@ def main() -> None:
 
     answers = [int(part) for part in args.answers.split(",")]
     result = {"label": args.label, **run(answers)}
-    RESULTS.mkdir(parents=True, exist_ok=True)
-    out = RESULTS / f"redactor-{args.label.replace(' ', '-')}.json"
+    lib.RESULTS.mkdir(parents=True, exist_ok=True)
+    out = lib.RESULTS / f"redactor-{args.label.replace(' ', '-')}.json"
     out.write_text(json.dumps(result, indent=1) + "\n")
     print(f"written to {out}")
+
 
 if __name__ == "__main__":
     main()

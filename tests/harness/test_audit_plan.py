@@ -7,9 +7,26 @@ from pathlib import Path
 
 import pytest
 
-from evalmock.contract.targets import Targets, dump_targets
-from evalmock.harness.audit import EXIT_UNREACHABLE, EXIT_USAGE, AuditError, audit_url, plan_audit
+from evalmock.contract.targets import ProjectTarget, Targets, dump_targets
+from evalmock.harness import schemathesis_run
+from evalmock.harness.audit import (
+    EXIT_UNREACHABLE,
+    EXIT_USAGE,
+    SHARD_ATTEMPTS,
+    Audit,
+    AuditError,
+    _plan_api,
+    audit_url,
+    plan_audit,
+    run_scenario,
+    run_shard,
+)
+from evalmock.harness.checks import find_check
 from evalmock.harness.policy import LIVE_PROFILE, Policy
+from evalmock.harness.results import Results
+from evalmock.harness.scenario import Scenario
+from evalmock.harness.schemathesis_run import Shard
+from evalmock.harness.throttle import Throttle
 
 from .conftest import MutableServer
 from .serving import free_port
@@ -93,11 +110,6 @@ class _NothingSent:
 def test_a_stateful_shard_that_sends_nothing_is_run_again_then_noted_never_silent(
     monkeypatch: pytest.MonkeyPatch, api: str, noted: bool
 ) -> None:
-    import evalmock.harness.schemathesis_run as schemathesis_run
-    from evalmock.harness.audit import SHARD_ATTEMPTS, Audit, run_shard
-    from evalmock.harness.schemathesis_run import Shard
-    from evalmock.harness.throttle import Throttle
-
     runs: list[object] = []
     monkeypatch.setattr(schemathesis_run, "from_schema", lambda schema: runs.append(schema) or _NothingSent(schema))
     ledger = run_shard(api, Audit(base_url="http://127.0.0.1:9"), Throttle(), Shard("stateful", 0, 4))
@@ -109,10 +121,6 @@ def test_a_stateful_shard_that_sends_nothing_is_run_again_then_noted_never_silen
 
 def planned(projects: int) -> list[tuple[str, str | None]]:
     """The test-set API's tasks for targets listing `projects` projects: (label, the task's project)."""
-    from evalmock.contract.targets import ProjectTarget
-    from evalmock.harness.audit import Audit, _plan_api
-    from evalmock.harness.results import Results
-
     targets = Targets(projects=tuple(ProjectTarget(f"agent-{n}", f"project-{n}") for n in range(projects)))
     audit = Audit(base_url=URL, targets=targets, token="t", fuzz=False)
     tasks = _plan_api("test-set", audit, Results(audit.policy, audit.apis))
@@ -131,12 +139,6 @@ def test_a_check_that_judges_each_project_apart_is_one_task_a_project_in_the_tar
 
 def test_a_check_run_for_one_project_judges_that_project_alone(mutable_server: MutableServer,
                                                               monkeypatch: pytest.MonkeyPatch) -> None:
-    from evalmock.harness.audit import Audit, run_scenario
-    from evalmock.harness.checks import find_check
-    from evalmock.harness.results import Results
-    from evalmock.harness.scenario import Scenario
-    from evalmock.harness.throttle import Throttle
-
     targets = mutable_server.targets
     assert len(targets.projects) > 1, "the served world lists one project: the test proves nothing"
     walked: list[str] = []
@@ -153,9 +155,6 @@ def test_a_check_run_for_one_project_judges_that_project_alone(mutable_server: M
 
 
 def test_a_reason_to_skip_given_by_every_project_s_run_is_said_once() -> None:
-    from evalmock.harness.checks import find_check
-    from evalmock.harness.results import Results
-
     check = find_check("walk_yields_every_case_once", "test-set")
     results = Results(Policy(), ("test-set",))
     for _ in range(3):

@@ -190,11 +190,11 @@ class _CountedLookups(dict):  # type: ignore[type-arg]
     lookups = 0
 
     def __contains__(self, key: object) -> bool:
-        type(self).lookups += 1
+        self.lookups += 1
         return super().__contains__(key)
 
     def __iter__(self):  # type: ignore[no-untyped-def]
-        type(self).lookups += len(self)
+        self.lookups += len(self)
         return super().__iter__()
 
 
@@ -202,11 +202,11 @@ def test_naming_the_thousandth_value_of_a_cookie_does_not_try_the_names_before_i
     """A gateway that sets a new cookie on every answer (AWS ALB): each value's name costs the same, where trying
     _2, _3, ... first made every answer dearer than the one before."""
     redactor = Redactor()
-    redactor._meanings = _CountedLookups()  # the names given, as the redactor looks them up
+    names = redactor._meanings = _CountedLookups()  # the names given, as the redactor looks them up
     for n in range(1000):
         redactor.learn_cookie("AWSALB", f"alb-value-{n:08d}")
     assert redactor.learn_cookie("AWSALB", "alb-value-new") == "$EVALMOCK_COOKIE_AWSALB_1001"
-    assert _CountedLookups.lookups <= 1001
+    assert names.lookups <= 1001
 
 
 def test_the_curl_command_runs_with_the_secrets_once_the_variables_are_set() -> None:

@@ -32,6 +32,10 @@ class _Level:
     tails: list[str]
     automaton: AhoCorasick
 
+    @classmethod
+    def of(cls, tails: list[str]) -> _Level:
+        return cls(tails, AhoCorasick(tails, implementation=Implementation.ContiguousNFA))
+
 
 class LiteralSearch:
     """The literals added so far, searched for together; safe to add to and search from several threads."""
@@ -91,7 +95,7 @@ class LiteralSearch:
             self._index_pending()
             if len(self._levels) > 1:
                 tails = [tail for level in self._levels for tail in level.tails]
-                self._levels = [_Level(tails, AhoCorasick(tails, implementation=Implementation.ContiguousNFA))]
+                self._levels = [_Level.of(tails)]
 
     def _indexed(self) -> tuple[list[_Level], list[str], dict[str, list[str]]]:
         """The levels, the literals not indexed yet (fewer than PENDING), and the literals by tail."""
@@ -117,5 +121,5 @@ class LiteralSearch:
                and len(levels[-1].tails) + len(new_tails) <= LEVEL_MAX):
             new_tails = levels.pop().tails + new_tails
         if new_tails:
-            levels.append(_Level(new_tails, AhoCorasick(new_tails, implementation=Implementation.ContiguousNFA)))
+            levels.append(_Level.of(new_tails))
         self._levels = levels
