@@ -6,13 +6,17 @@ from __future__ import annotations
 
 import base64
 import json
+import re
 import subprocess
 from types import SimpleNamespace
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from evalmock.contract import secret_names
 from evalmock.contract.secret_names import SECRET_FIELD_PARTS, secret_field, secret_header, secret_query
+from evalmock.harness import redact
 from evalmock.harness.outcomes import Violation, clip
 from evalmock.harness.policy import Policy
 from evalmock.harness.redact import MIN_ECHOED, Redactor
@@ -114,6 +118,28 @@ def test_headers_and_query_parameters_an_api_key_scheme_names_are_secrets(monkey
         assert Redactor().text("http://h/x?partner=p-123456789") == "http://h/x?partner=$EVALMOCK_PARTNER"
     finally:
         secret_header.cache_clear(), secret_query.cache_clear()
+
+
+# The look-behind forms of the query-pair and userinfo patterns (the plain reading of the rule, slower): the patterns
+# that match the mark before the pair must find the same pairs.
+_QUERY_PAIR_BEHIND = re.compile(r"(?<=[?&;])([A-Za-z0-9_.~%\[\]-]+)=([^&#\s\"'<>`)\]\\]*)")
+_USERINFO_BEHIND = re.compile(r"(?<=://)([^/@\s:?#]+):([^/@\s?#]+)(?=@)")
+_URLISH = st.text(alphabet=st.sampled_from(list("?&;=:/@#%ab_-. \"'<>)]\\$")), max_size=60)
+
+
+@settings(max_examples=400, deadline=None)
+@given(_URLISH)
+def test_query_pairs_and_url_passwords_are_the_ones_a_look_behind_finds(text: str) -> None:
+    pairs = [(m.start(2), m.group(2), m.group(3)) for m in redact._QUERY_PAIR.finditer(text)]
+    assert pairs == [(m.start(1), m.group(1), m.group(2)) for m in _QUERY_PAIR_BEHIND.finditer(text)]
+    users = [(m.start(2), m.group(2), m.group(3)) for m in redact._USERINFO.finditer(text)]
+    assert users == [(m.start(1), m.group(1), m.group(2)) for m in _USERINFO_BEHIND.finditer(text)]
+
+
+def test_a_secret_query_value_and_a_url_password_keep_the_text_before_them() -> None:
+    assert Redactor().text("a?b=1&token=abcdefgh&c") == "a?b=1&token=$EVALMOCK_TOKEN&c"
+    assert Redactor().text("see http://me:hunter2-pass@h and ftp://u:p4ssword-x@g") == (
+        "see http://me:$EVALMOCK_URL_PASSWORD@h and ftp://u:$EVALMOCK_URL_PASSWORD_2@g")
 
 
 def test_har_cookies_arrays_and_parameters_are_redacted_and_learned() -> None:
