@@ -160,6 +160,26 @@ def test_a_file_that_is_no_har_log_is_a_usage_error(tmp_path: Path, capsys: pyte
         list(read_har(path))
 
 
+def test_a_file_with_a_byte_order_mark_or_a_lone_surrogate_reads_as_the_standard_parser_reads_it(
+        tmp_path: Path) -> None:
+    # Windows tools write a BOM; a browser writes a lone surrogate in a body as an escape, which orjson refuses.
+    har = json.dumps({"log": {"entries": [entry(too_long_page())]}})
+    odd = json.dumps({"log": {"entries": [{**entry(too_long_page()), "comment": "\ud800"}]}})
+    for name, raw in (("bom.har", b"\xef\xbb\xbf" + har.encode()), ("surrogate.har", odd.encode())):
+        path = tmp_path / name
+        path.write_bytes(raw)
+        [recorded] = list(read_har(path))
+        assert recorded.exchange is not None and recorded.exchange.body == too_long_page().body
+        assert recorded.entry == json.loads(raw.decode("utf-8-sig"))["log"]["entries"][0]
+
+
+def test_a_file_that_is_not_utf8_is_not_json(tmp_path: Path) -> None:
+    path = tmp_path / "latin1.har"
+    path.write_bytes('{"log": {"entries": [], "comment": "café"}}'.encode("latin-1"))
+    with pytest.raises(HarError, match="is not JSON"):
+        list(read_har(path))
+
+
 def test_without_base_url_or_har_the_command_says_what_it_needs(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["contract"]) == 2
     assert "--base-url is required (or --har FILE" in capsys.readouterr().err
