@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -18,6 +19,7 @@ import pytest
 from evalmock.cli import build_parser, main
 from evalmock.contract.operations import operation
 from evalmock.proxy.command import banner, build_proxy
+from evalmock.server.http_server import granian_installed
 from harness.builders import PROJECT
 from shared import free_port
 
@@ -117,6 +119,19 @@ def test_a_misspelled_targets_key_exits_2_naming_the_file_the_key_and_a_guess(
     path.write_text('[[test_set.projects]]\nagent_id = "a"\nprojectid = "p"\n', encoding="utf-8")
     assert main(["proxy", "--upstream", "http://127.0.0.1:9", "--targets", str(path)]) == 2
     assert f"{path}: test_set.projects[0]: unknown key projectid; did you mean project_id?" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("server", ["uvicorn", pytest.param("granian", marks=pytest.mark.skipif(
+    not granian_installed(), reason="Granian is not installed for this platform"))])
+def test_a_taken_port_exits_2_saying_so_before_the_banner(server: str, capsys: pytest.CaptureFixture[str]) -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        assert main(["proxy", "--upstream", "http://127.0.0.1:9", "--port", str(port), "--server", server]) == 2
+    said = capsys.readouterr()
+    assert f"evalmock proxy: cannot listen on 127.0.0.1:{port}: Address already in use" in said.err
+    assert said.out == ""  # no banner
 
 
 @pytest.mark.parametrize(("host", "shown"), [("0.0.0.0", "http://127.0.0.1:8099"), ("::", "http://[::1]:8099"),

@@ -1,10 +1,11 @@
 """`evalmock serve --server granian|uvicorn`: both serve the same bytes, Granian logs each request in uvicorn's shape
-when asked, stops cleanly on SIGTERM, and says so when it cannot listen."""
+when asked, stops cleanly on SIGTERM, and says so when it cannot listen, before any banner."""
 
 from __future__ import annotations
 
 import logging
 import signal
+import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -15,7 +16,7 @@ import pytest
 from conftest import start_server, stop_server
 from evalmock.cli import build_parser
 from evalmock.server.access_log import RequestLine
-from evalmock.server.http_server import SERVERS, default_server, granian_installed
+from evalmock.server.http_server import SERVERS, ServeOptions, default_server, granian_installed, serve_app
 
 EXAMPLE = ("/v1/agents/example/test-set/cases?projectId=2489E9AD-2EE2-8E00-8EC9-32D5F69181C0&include=retired"
            "&limit=25")
@@ -76,21 +77,30 @@ def test_granian_stops_on_sigterm_with_exit_0(tmp_path: Path) -> None:
     assert "Traceback" not in server.log()
 
 
-@needs_granian
+@pytest.mark.parametrize("server", [pytest.param("granian", marks=needs_granian), "uvicorn"])
 @pytest.mark.parametrize("workers", ["1", "2"])
-def test_a_taken_port_is_said_plainly(workers: str) -> None:
-    import socket
-
+def test_a_taken_port_is_said_plainly_before_any_banner(server: str, workers: str) -> None:
     with socket.socket() as taken:
         taken.bind(("127.0.0.1", 0))
         taken.listen()
         port = taken.getsockname()[1]
         done = subprocess.run(
-            [sys.executable, "-m", "evalmock", "serve", "--cases", "10", "--server", "granian", "--port", str(port),
+            [sys.executable, "-m", "evalmock", "serve", "--cases", "10", "--server", server, "--port", str(port),
              "--workers", workers], capture_output=True, text=True, timeout=120)
     assert done.returncode == 1
     assert f"error: cannot listen on 127.0.0.1:{port}: Address already in use" in done.stderr
     assert "Traceback" not in done.stderr
+    assert "curl" not in done.stdout  # no banner inviting requests to a port another program answers
+
+
+def test_a_port_taken_after_the_check_still_ends_uvicorn_with_exit_1() -> None:
+    async def app(scope: dict, receive: object, send: object) -> None:  # never called: it cannot listen
+        raise AssertionError
+
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        assert serve_app(app, "uvicorn", ServeOptions("127.0.0.1", taken.getsockname()[1])) == 1
 
 
 @needs_granian

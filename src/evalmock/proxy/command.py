@@ -30,9 +30,11 @@ from evalmock.proxy.violations import HEADER
 from evalmock.server.banner import public_url
 from evalmock.server.http_server import (
     GRANIAN,
+    CannotListen,
     ServeOptions,
     ServerUnavailable,
     check_available,
+    check_can_listen,
     run_in_loop,
     serve_granian,
 )
@@ -98,7 +100,8 @@ def run_proxy(args: argparse.Namespace) -> int:
         app, _, session = build_proxy(args)
         server_name = getattr(args, "server", None) or DEFAULT_PROXY_SERVER
         check_available(server_name)
-    except (UsageError, ServerUnavailable) as exc:
+        check_can_listen(args.host, args.port)
+    except (UsageError, ServerUnavailable, CannotListen) as exc:
         print(f"evalmock proxy: {exc}", file=sys.stderr)
         return EXIT_USAGE
     if server_name == GRANIAN:

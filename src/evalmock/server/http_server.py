@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import importlib.util
 import signal
+import socket
 import sys
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
@@ -43,6 +44,23 @@ _GRANIAN_LOGGING = {
 
 class ServerUnavailable(Exception):
     """The server asked for cannot run here (Granian is not installed for this platform)."""
+
+
+class CannotListen(Exception):
+    """The address cannot be served on: its port is taken, or the host is not one of this machine's."""
+
+
+def check_can_listen(host: str, port: int) -> None:
+    """Bind the address as either server will (SO_REUSEADDR: a port a closed connection still holds is free) and let
+    it go: a port already taken is said before a banner invites anyone to it, where uvicorn would say it after.
+    CannotListen says why."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    with socket.socket(family, socket.SOCK_STREAM) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            probe.bind((host, port))
+        except OSError as exc:
+            raise CannotListen(_listen_error(host, port, exc.strerror or str(exc))) from None
 
 
 def granian_installed() -> bool:
@@ -143,6 +161,8 @@ def _run_uvicorn(app: Any, options: ServeOptions, **extra: Any) -> int:
                     log_config=uvicorn_logging(), http=HTTP_PROTOCOL, **extra)
     except KeyboardInterrupt:
         pass
+    except SystemExit as exc:  # uvicorn could not listen after all (the port taken since the check); it said why
+        return 1 if exc.code else 0
     finally:
         signal.signal(signal.SIGTERM, previous)
     return 0
@@ -152,5 +172,9 @@ def _cannot_listen(options: ServeOptions, exc: Exception) -> int:
     # Granian says "Address already in use (os error 98)" as a RuntimeError, with a Rust backtrace when
     # RUST_BACKTRACE is set: its first line is the reason.
     reason = (str(exc).splitlines() or [type(exc).__name__])[0]
-    print(f"error: cannot listen on {options.host}:{options.port}: {reason}", file=sys.stderr)
+    print(f"error: {_listen_error(options.host, options.port, reason)}", file=sys.stderr)
     return 1
+
+
+def _listen_error(host: str, port: int, reason: str) -> str:
+    return f"cannot listen on {host}:{port}: {reason}"

@@ -11,9 +11,11 @@ from evalmock.contract.targets import dump_targets
 from evalmock.server.app import create_app
 from evalmock.server.banner import banner
 from evalmock.server.http_server import (
+    CannotListen,
     ServeOptions,
     ServerUnavailable,
     check_available,
+    check_can_listen,
     default_server,
     serve_app,
     serve_workers,
@@ -62,6 +64,11 @@ def serve(args: argparse.Namespace) -> int:
         except OSError as exc:
             print(f"evalmock serve: cannot write {settings.write_targets}: {exc.strerror or exc}", file=sys.stderr)
             return 2
+    try:
+        check_can_listen(settings.host, settings.port)
+    except CannotListen as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
     print(banner(settings, world), flush=True)
     options = ServeOptions(settings.host, settings.port, settings.access_log)
     if settings.workers > 1:
