@@ -125,11 +125,12 @@ def test_a_header_in_utf_8_reaches_the_upstream_byte_for_byte(proxy: RunningProx
 def test_a_cors_preflight_is_answered_as_evalmock_serve_answers_it(proxy: RunningProxy) -> None:
     response = httpx.options(proxy.base_url + operation("test-set").url_path(agentId="example"), headers={
         "Origin": ORIGIN, "Access-Control-Request-Method": "GET",
-        "Access-Control-Request-Headers": "authorization,prefer"})
+        "Access-Control-Request-Headers": "authorization,prefer", "Access-Control-Request-Private-Network": "true"})
     assert response.status_code == 200
     assert response.headers["access-control-allow-origin"] == "*"
     assert "GET" in response.headers["access-control-allow-methods"]
     assert response.headers["access-control-allow-headers"].lower() == "authorization,prefer"
+    assert response.headers["access-control-allow-private-network"] == "true"  # a public page calling 127.0.0.1
 
 
 def test_a_browser_app_may_read_the_violations_header(proxy: RunningProxy) -> None:

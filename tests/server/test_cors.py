@@ -31,6 +31,13 @@ def test_preflight_allows_get_with_authorization_and_prefer(client: httpx.Client
     assert "authorization" in allowed and "prefer" in allowed
 
 
+def test_a_public_page_s_preflight_for_the_private_network_is_allowed(client: httpx.Client) -> None:
+    response = client.options(cases_path(), params=example_params(), headers={
+        **PREFLIGHT, "Origin": "https://staging.example.com", "Access-Control-Request-Private-Network": "true"})
+    assert response.status_code == 200
+    assert response.headers["access-control-allow-private-network"] == "true"
+
+
 def test_answers_and_errors_expose_request_id_and_retry_after(client: httpx.Client) -> None:
     for response in (
         client.get(cases_path(), params=example_params(limit=1), headers={**AUTH, **ORIGIN}),
