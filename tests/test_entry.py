@@ -9,6 +9,8 @@ import sys
 import tomllib
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parent.parent
 
 # In a fresh interpreter, `evalmock rules`: whether the collector ran while the command line and then the command's
@@ -51,3 +53,16 @@ def test_the_console_script_and_python_m_use_the_entry_point() -> None:
     assert "from evalmock.entry import main" in (ROOT / "src" / "evalmock" / "__main__.py").read_text()
     run = subprocess.run([sys.executable, "-m", "evalmock", "--help"], capture_output=True, text=True, timeout=60)
     assert run.returncode == 0 and run.stdout.startswith("usage: evalmock")
+
+
+def test_ctrl_c_outside_a_server_is_one_line_and_exit_130(monkeypatch: pytest.MonkeyPatch,
+                                                           capsys: pytest.CaptureFixture[str]) -> None:
+    import evalmock.cli
+    from evalmock import entry
+
+    def interrupted() -> int:  # Ctrl-C during a start or an audit
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(evalmock.cli, "main", interrupted)
+    assert entry.main() == 130
+    assert capsys.readouterr().err == "evalmock: interrupted\n"
