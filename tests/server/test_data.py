@@ -19,7 +19,8 @@ from evalmock.cli import build_parser, main
 from evalmock.contract.targets import load_targets
 from evalmock.server.app import create_app
 from evalmock.server.banner import banner
-from evalmock.server.live_world import build_world
+from evalmock.server.data_watcher import DataWatcher
+from evalmock.server.live_world import LiveWorld, build_world
 from evalmock.server.settings import ServerSettings
 from evalmock.server.targets_file import targets_for
 from evalmock.world.catalog import EXAMPLE_AGENT, EXAMPLE_PROJECT
@@ -219,6 +220,24 @@ def test_a_changed_file_that_breaks_a_rule_is_refused_and_the_old_data_served(
         f"{path}:{_line(path, 'updatedAt', 3)}: /testSet/0/cases/2/updatedAt: an active case's updatedAt is its "
         'addedAt, "2026-10-01T12:00:00Z", got "2026-10-03T12:00:00Z"; write "2026-10-01T12:00:00Z", or retire the case',
     ]
+
+
+def test_one_refusal_is_said_once_however_many_changes_bring_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = write(tmp_path / "shop.yaml", shop())
+    watcher = DataWatcher(LiveWorld(build_world(settings_for(path, data_only=True)), (str(path),)))
+    broken = shop()
+    broken["testSet"][0]["cases"][2]["addedAt"] = broken["testSet"][0]["cases"][0]["addedAt"]
+    write(path, broken)
+    watcher.reload()
+    watcher.reload()  # the same file again: a second change of one save
+    assert capsys.readouterr().err.count("refused the changed data") == 1
+    write(path, shop())
+    watcher.reload()  # back to what is served: nothing to say
+    write(path, broken)
+    watcher.reload()  # broken again: said again
+    assert capsys.readouterr().err.count("refused the changed data") == 1
 
 
 def _line(path: Path, text: str, occurrence: int = 1) -> int:

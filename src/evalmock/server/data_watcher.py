@@ -56,6 +56,9 @@ class DataWatcher:
         self._files = {_real(path) for path in live.data_files}
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
+        # The problems last said: one save can come as several changes (`sed -i` writes a new file and renames it
+        # over the old), and the same refusal is said once.
+        self._refused: list[str] | None = None
 
     def start(self) -> None:
         self._stop.clear()
@@ -111,9 +114,13 @@ class DataWatcher:
                 self.settle()
                 self.reload()
                 return
-            self._say(f"evalmock serve: refused the changed data, {len(error.problems)} problem(s); "
-                      "still serving the previous data:", *map(str, error.problems))
+            problems = list(map(str, error.problems))
+            if problems != self._refused:
+                self._refused = problems
+                self._say(f"evalmock serve: refused the changed data, {len(problems)} problem(s); "
+                          "still serving the previous data:", *problems)
             return
+        self._refused = None
         if changed:
             world = self.live.world
             self._say(f"evalmock serve: reloaded {files}: {world.data.summary()}; "
