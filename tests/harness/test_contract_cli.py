@@ -24,7 +24,7 @@ from evalmock.paths import CACHE_ENV
 
 from .conftest import SECRET_TOKENS, MutableServer
 from .mutants import MUTATIONS
-from .serving import free_port
+from .serving import free_port, serving
 
 FAST = ["--max-examples", "3", "--quiet"]
 
@@ -47,10 +47,12 @@ def test_contract_passes_against_the_live_server_and_leaves_its_working_folder_a
     assert f"evalmock contract: wrote {junit}, {report}" in run.stderr
     assert list(workdir.iterdir()) == []
     assert (tmp_path / "cache" / "hypothesis").is_dir()
-    suites = ET.parse(junit).getroot()
+    root = ET.parse(junit).getroot()
+    assert root.find("properties/property[@name='verdict']").get("value") == "CONFORMS"
+    suites = root.findall("testsuite")
     assert {suite.get("name") for suite in suites} == {"test-set", "gradient"}
     assert all(suite.get("failures") == "0" for suite in suites)
-    skipped = {case.get("name") for case in suites.iter("testcase") if case.find("skipped") is not None}
+    skipped = {case.get("name") for case in root.iter("testcase") if case.find("skipped") is not None}
     # The served targets state every fact, so no check may wait for one; only the live rules are off.
     live = {c.name for c in CHECKS if c.level is Level.LIVE}
     assert skipped == live, skipped ^ live
@@ -109,6 +111,32 @@ def test_an_unreachable_target_exits_3(capsys: pytest.CaptureFixture[str]) -> No
     code = main(["contract", "--base-url", f"http://127.0.0.1:{free_port()}", *FAST])
     assert code == 3
     assert "unreachable" in capsys.readouterr().err
+
+
+def _not_found(content_type: bytes, body: bytes) -> Any:
+    """A server with no path of either API: what a base URL without a gateway's stage path reaches."""
+
+    async def app(scope: dict[str, Any], receive: Any, send: Any) -> None:
+        await send({"type": "http.response.start", "status": 404, "headers": [(b"content-type", content_type)]})
+        await send({"type": "http.response.body", "body": body})
+
+    return app
+
+
+@pytest.mark.parametrize(("content_type", "body"), [
+    (b"text/html", b"<html><body><h1>404 Not Found</h1><hr>nginx</body></html>"),
+    (b"application/json", b'{"message":"Not Found"}'),  # an API gateway's own
+])
+def test_a_base_url_where_no_api_answers_exits_3_asking_whether_it_is_right(
+        content_type: bytes, body: bytes, capsys: pytest.CaptureFixture[str]) -> None:
+    with serving(_not_found(content_type, body)) as base_url:
+        assert main(["contract", "--base-url", base_url, "--token", "t0k-never-shown", *FAST]) == 3
+    said = capsys.readouterr().err
+    kind = content_type.decode()
+    assert f"no audited API answers at {base_url}: GET /v1/agents/" in said
+    assert f"-> 404 ({kind}, not the test-set API's 404 body); GET /v2/gen-ai/evaluation_test_cases/" in said
+    assert "Is --base-url right? A gateway's stage or prefix path (https://host/prod) belongs in it" in said
+    assert "t0k-never-shown" not in said
 
 
 @pytest.mark.parametrize(

@@ -101,6 +101,24 @@ def test_the_junit_failure_body_stays_small_whatever_the_number_of_responses(tmp
     assert "reproduce: curl" in (failure.text or "")
 
 
+def test_an_incomplete_audit_is_an_error_in_junit_and_its_verdict_a_property(tmp_path: Path) -> None:
+    path = tmp_path / "junit.xml"
+    incomplete = Results(Policy(), ("test-set",))
+    incomplete.skipped(find_check("default_limit_is_25", "test-set"), "the targets do not state active_cases")
+    assert incomplete.verdict is Verdict.INCOMPLETE
+    write_junit(incomplete, path, Redactor())
+    root = ET.parse(path).getroot()
+    assert root.find("properties/property[@name='verdict']").get("value") == "INCOMPLETE"
+    error = root.find("testsuite[@name='evalmock']/testcase[@name='audit_is_complete']/error")
+    assert error is not None and root.find("testsuite[@name='evalmock']").get("errors") == "1"
+    assert error.get("message").startswith("INCOMPLETE: the audit checked too little to say the target conforms "
+                                           "(test-set: no page rule was checked")
+    write_junit(results_with(1), path, Redactor())  # violations: the failures say it, no error of its own
+    root = ET.parse(path).getroot()
+    assert root.find("properties/property[@name='verdict']").get("value") == "VIOLATIONS"
+    assert root.find("testsuite[@name='evalmock']") is None
+
+
 def test_junit_names_levels_skips_and_passes_warnings_with_their_text(tmp_path: Path) -> None:
     path = tmp_path / "junit.xml"
     write_junit(results_with(1), path, Redactor())

@@ -112,7 +112,7 @@ def test_an_unreachable_target_ends_the_session_in_one_line_with_a_usage_error(t
     done = run_pytest(tmp_path, "--evalmock-base-url", f"http://127.0.0.1:{port}")
     assert done.returncode == 4  # pytest's usage error, before any test
     errors = [line for line in (done.stdout + done.stderr).splitlines() if line.strip()]
-    assert errors == [f"ERROR: evalmock: cannot reach --evalmock-base-url http://127.0.0.1:{port} "
+    assert errors == [f"ERROR: evalmock: http://127.0.0.1:{port} is unreachable "
                       f"(ConnectError: [Errno 111] Connection refused); no audit test ran"], errors
 
 

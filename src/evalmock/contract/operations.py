@@ -36,6 +36,7 @@ class Response:
     examples: dict[str, Any]  # named examples of its JSON body: name -> value
     example: Any  # its single `example`, if the document gives one
     live: bool  # what the document says of it is a fact of DigitalOcean's live service, not of the page
+    schema: Any = None  # its JSON body's schema, as the document writes it (a $ref, often)
 
 
 @dataclass(frozen=True)
@@ -96,7 +97,8 @@ def _response(spec: dict[str, Any], status: str, node: Any) -> Response:
     response = deref(spec, node)
     body = response.get("content", {}).get("application/json", {})
     examples = {name: deref(spec, value).get("value") for name, value in body.get("examples", {}).items()}
-    return Response(status=status, examples=examples, example=body.get("example"), live=is_live(response))
+    return Response(status=status, examples=examples, example=body.get("example"), live=is_live(response),
+                    schema=body.get("schema"))
 
 
 @functools.cache

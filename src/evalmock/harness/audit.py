@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -13,6 +14,8 @@ from urllib.parse import urlsplit
 import httpx
 
 from evalmock.contract.documents import APIS as DOCUMENTS
+from evalmock.contract.operations import Operation, operation
+from evalmock.contract.schemas import schema_errors
 from evalmock.contract.targets import ProjectTarget, Targets, TargetsError, load_targets
 from evalmock.harness.checks.registry import Check, scenario_checks
 from evalmock.harness.document_checks import DocumentJudge
@@ -29,6 +32,7 @@ from evalmock.harness.throttle import Throttle, ThrottleError, ThrottleOptions
 from evalmock.harness.workers import worker_pool
 
 APIS = tuple(DOCUMENTS)
+MADE_UP_UUID = "00000000-0000-4000-8000-00000000e404"  # a resource no service holds, asked for by absent_apis
 REQUEST_TIMEOUT = 15.0
 REACHABILITY_TIMEOUT = 5.0  # seconds, for connecting and for the first answer
 EXIT_USAGE, EXIT_UNREACHABLE = 2, 3  # besides a Verdict's own exit codes
@@ -75,7 +79,9 @@ class Reporter:
 
     def stage(self, text: str) -> None: ...
 
-    def advance(self, text: str) -> None: ...
+    def done(self, count: int, total: int, text: str) -> None:
+        """The `count`-th of `total` tasks finished (`text`: its API and label); called from a worker thread, as
+        tasks finish, in any order."""
 
     def finish(self, text: str) -> None: ...
 
@@ -140,10 +146,18 @@ def audit_url(base_url: str, **options: object) -> Results:
         assert results.conforms, summary_text(results)   # evalmock.harness.report.summary_text
     """
     audit = plan_audit(base_url, **options)  # type: ignore[arg-type]
+    check_target(audit)
+    return run_audit(audit)
+
+
+def check_target(audit: Audit) -> None:
+    """AuditError (exit 3) when the target does not answer HTTP, or answers no audited API at its base URL."""
     unreachable = reachable(audit.base_url)
     if unreachable:
         raise AuditError(f"{audit.base_url} is unreachable ({unreachable})", EXIT_UNREACHABLE)
-    return run_audit(audit)
+    if absent := absent_apis(audit):
+        raise AuditError(f"no audited API answers at {audit.base_url}: {absent}. Is the base URL right? A "
+                         "gateway's stage or prefix path (https://host/prod) belongs in it", EXIT_UNREACHABLE)
 
 
 def check_base_url(base_url: str) -> str | None:
@@ -180,6 +194,39 @@ def reachable(base_url: str, timeout: float = REACHABILITY_TIMEOUT) -> str | Non
     return None
 
 
+def absent_apis(audit: Audit, timeout: float = REACHABILITY_TIMEOUT) -> str | None:
+    """None when some audited API answers at the base URL; else what each answered instead. One request an API,
+    for a made-up resource: a service that follows its page answers it in the document's shape (the 404 of an
+    unknown one, a 400 or 401 error body); a 404 that is not the document's 404 body is the answer of a server
+    that has no such path (a base URL without a gateway's stage path: every request would then fail a rule)."""
+    answers = []
+    for api in audit.apis:
+        op = operation(api)
+        params = {name: MADE_UP_UUID for name, parameter in op.parameters.items() if parameter.get("in") == "path"}
+        url = audit.base_url.rstrip("/") + op.url_path(**params)
+        query = {"projectId": MADE_UP_UUID} if "projectId" in op.query_parameters() else {}
+        headers = {"Authorization": f"Bearer {audit.token}"} if audit.token else {}
+        try:
+            response = httpx.get(url, params=query, headers=headers, timeout=timeout)
+        except httpx.HTTPError:
+            return None  # it answered the reachability check: the audit will say what goes wrong
+        declared = op.responses.get("404")
+        if response.status_code != 404 or declared is None or _is_documented_body(op, declared.schema, response):
+            return None
+        kind = response.headers.get("content-type", "no content type").split(";")[0]
+        answers.append(f"GET {response.request.url.raw_path.decode('ascii')} -> 404 ({kind}, not the {api} API's "
+                       "404 body)")
+    return "; ".join(answers)
+
+
+def _is_documented_body(op: Operation, schema: object, response: httpx.Response) -> bool:
+    try:
+        body = response.json()
+    except ValueError:
+        return False
+    return next(schema_errors(op.document.spec, schema, body), None) is None
+
+
 def run_audit(audit: Audit, reporter: Reporter | None = None, *, throttle: Throttle | None = None) -> Results:
     """Audit every API of `audit`; `audit.workers` tasks (a scenario check, a Schemathesis shard) at a time, each
     recording apart, their outcomes then taken in one fixed order: the same verdict and findings for any number
@@ -191,12 +238,16 @@ def run_audit(audit: Audit, reporter: Reporter | None = None, *, throttle: Throt
     with worker_pool(audit.workers) as pool:
         # The longest tasks start first (Schemathesis's shards, stateful the longest), so that with several
         # workers none is left running alone at the end; the outcomes are taken in the plan's order all the same.
-        started = {id(task): pool.submit(task.run, audit, throttle)
-                   for task in sorted((t for tasks in plans.values() for t in tasks), key=lambda t: t.priority)}
+        every = sorted(((api, task) for api, tasks in plans.items() for task in tasks), key=lambda t: t[1].priority)
+        finished = itertools.count(1)
+        started = {}
+        for api, task in every:
+            started[id(task)] = future = pool.submit(task.run, audit, throttle)
+            future.add_done_callback(
+                lambda _, text=f"{api}: {task.label}": reporter.done(next(finished), len(every), text))
         for api, tasks in plans.items():
             for task in tasks:
                 started[id(task)].result().replay(results)
-                reporter.advance(f"{api}: {task.label}")
             failed = sum(1 for f in results.failures if f.api == api)
             reporter.finish(f"{api}: {len(tasks)} tasks done, {failed} failed findings so far")
             results.skip_unexercised(api, unexercised_reason(audit.fuzz))

@@ -9,12 +9,11 @@ import sys
 from evalmock.contract.targets import TargetsError, load_targets
 from evalmock.harness.audit import (
     APIS,
-    EXIT_UNREACHABLE,
     EXIT_USAGE,
     AuditError,
     check_base_url,
+    check_target,
     plan_audit,
-    reachable,
     run_audit,
 )
 from evalmock.harness.har import HarError, audit_har
@@ -58,9 +57,10 @@ def run_contract(args: argparse.Namespace) -> int:
     except AuditError as exc:
         return fail(str(exc).replace("the base URL", "--base-url"), exc.exit_code)
     redactor = audit.redactor
-    unreachable = reachable(audit.base_url)
-    if unreachable:
-        return fail(f"{audit.base_url} is unreachable ({unreachable})", EXIT_UNREACHABLE)
+    try:
+        check_target(audit)
+    except AuditError as exc:
+        return fail(str(exc).replace("the base URL", "--base-url"), exc.exit_code)
     if not audit.token:
         print("evalmock contract: no token given (--token, EVALMOCK_TOKEN or [auth].token); checks that need "
               "one are skipped, and an audit that checks no page rule ends INCOMPLETE", file=sys.stderr)

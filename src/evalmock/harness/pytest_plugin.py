@@ -176,13 +176,13 @@ def pytest_sessionstart(session: pytest.Session) -> None:
     audit_session = session.config.stash.get(_SESSION, None)
     if audit_session is None:
         return
-    from evalmock.harness.audit import reachable
+    from evalmock.harness.audit import AuditError, check_target
 
-    base_url = audit_session.audit.base_url
-    problem = reachable(base_url)
-    if problem:  # one line, before any test; pytest prints it as "ERROR: ..." and exits 4
-        raise pytest.UsageError(f"evalmock: cannot reach --evalmock-base-url {base_url} ({problem}); "
-                                f"no audit test ran")
+    try:
+        check_target(audit_session.audit)
+    except AuditError as exc:  # one line, before any test; pytest prints it as "ERROR: ..." and exits 4
+        message = str(exc).replace("the base URL", "--evalmock-base-url")
+        raise pytest.UsageError(f"evalmock: {message}; no audit test ran") from None
 
 
 class AuditItem(pytest.Item):

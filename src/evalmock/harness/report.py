@@ -150,11 +150,22 @@ def finding_text(finding: Finding, limit: int = MAX_JUNIT_TEXT) -> str:
 
 # -- JUnit --------------------------------------------------------------------------------------------------
 def write_junit(results: Results, path: str | Path, redactor: Redactor) -> None:
-    """One <testsuite> per API, one <testcase> per check; a warning passes, with its text in <system-out>."""
+    """One <testsuite> per API, one <testcase> per check; a warning passes, with its text in <system-out>. The verdict
+    is a property of <testsuites>; an INCOMPLETE audit is also an error of its own suite (`evalmock`), because a
+    test report that counts only failures would show it green while the command exits 4."""
+    verdict = results.verdict
     root = ET.Element("testsuites", name="evalmock contract")
+    props = ET.SubElement(root, "properties")
+    ET.SubElement(props, "property", name="verdict", value=verdict.name)
     if (throttling := throttling_text(results)) is not None:
-        props = ET.SubElement(root, "properties")
         ET.SubElement(props, "property", name="throttling", value=throttling)
+    if verdict is Verdict.INCOMPLETE:
+        suite = ET.SubElement(root, "testsuite", name="evalmock", tests="1", failures="0", skipped="0", errors="1")
+        case = ET.SubElement(suite, "testcase", classname="evalmock.verdict", name="audit_is_complete")
+        reasons = results.incomplete_reasons()
+        error = ET.SubElement(case, "error", type="incomplete", message=redactor.text(
+            f"INCOMPLETE: the audit checked too little to say the target conforms ({'; '.join(reasons)})"))
+        error.text = redactor.text("\n".join(reasons))
     for api in results.apis:
         rows = results.rows(api)
         suite = ET.SubElement(
