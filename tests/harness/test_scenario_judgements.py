@@ -8,7 +8,13 @@ import json
 import httpx
 
 from evalmock.contract.targets import ProjectTarget, Targets, TestCaseTarget
-from evalmock.harness.policy import FAILED, PASSED, SKIPPED, WARNED
+from evalmock.harness.audit import run_scenario_check
+from evalmock.harness.checks import find_check
+from evalmock.harness.policy import FAILED, PASSED, SKIPPED, WARNED, Policy
+from evalmock.harness.redact import Redactor
+from evalmock.harness.response_judge import ResponseJudge
+from evalmock.harness.results import Results
+from evalmock.harness.scenario import Scenario
 
 from .builders import TEST_CASE, gradient_test_case, hand_case
 from .test_scenario_skips import outcome
@@ -72,3 +78,33 @@ def test_a_version_beyond_those_listed_answered_with_another_fails_once_the_name
     status, message = outcome("each_version_is_that_version", VERSIONS, handler=clamped)
     assert status == FAILED and "does not have" in message
     assert outcome("version_asked_by_its_inferred_name_is_that_version", VERSIONS, handler=clamped)[0] == PASSED
+
+
+def _dropping_page_two(request: httpx.Request) -> httpx.Response:
+    """60 cases, newest first, behind a gateway that drops the first case of the second page, at the default limit
+    only (the "Load more" bug): the walk at limit=100 lists every case."""
+    cases = [hand_case(id=f"case-{n:03d}", addedAt=f"2026-11-20T09:{59 - n:02d}:00Z",
+                       updatedAt=f"2026-11-20T09:{59 - n:02d}:00Z") for n in range(60)]
+    start = int(request.url.params.get("cursor", "0"))
+    asked = request.url.params.get("limit")
+    limit = int(asked or 25)
+    page = cases[start:start + limit]
+    if asked is None and start == 25:
+        page = page[1:]
+    more = start + limit < len(cases)
+    body = {"data": page, "hasMore": more, **({"nextCursor": str(start + limit)} if more else {})}
+    return httpx.Response(200, json=body, headers={"x-request-id": "r"})
+
+
+def test_walks_that_part_say_where_on_the_page_that_shows_it() -> None:
+    check = find_check("walk_yields_every_case_once")
+    results = Results(Policy(), ("test-set",))
+    transport = httpx.MockTransport(_dropping_page_two)
+    with httpx.Client(base_url="http://target.invalid", transport=transport) as client:
+        scenario = Scenario(client, Targets(projects=(PROJECT,)), token="demo-user")
+        run_scenario_check(check, scenario, ResponseJudge("test-set", results, Redactor("demo-user")))
+    [finding] = [f for f in results.failures if f.check is check]
+    example = finding.examples[0]
+    assert ("first missing: 'case-025', case 26 of the walk at limit=100, which this walk should list after "
+            "'case-024' (page 1) and before 'case-026' (page 2) (the request below is that page's)") in example.message
+    assert example.request is not None and "cursor=25" in example.request.url  # its curl asks for page 2

@@ -61,7 +61,8 @@ def test_a_case_twice_on_a_walk_s_first_page_is_told_even_when_the_list_fits_on_
         traffic = audit()
         [breach] = traffic.judge("test-set", listed([0, 1, 2, 2], next_cursor=next_cursor)).breaches
         assert (breach.check.name, breach.example.pointer) == ("walk_yields_every_case_once", "/data/3/id")
-        assert breach.example.message.splitlines()[-1] == "received: at positions 2 and 3"
+        assert breach.example.message.splitlines()[0].endswith("came back twice, at positions 2 and 3")
+        assert breach.example.value == '"case-002"'  # the value at the pointer
 
 
 def test_a_repeated_case_is_told_with_its_positions_on_the_page_that_repeats_it() -> None:
@@ -70,9 +71,10 @@ def test_a_repeated_case_is_told_with_its_positions_on_the_page_that_repeats_it(
     [breach] = traffic.judge("test-set", listed(range(2, 5), cursor="c1")).breaches
     assert (breach.check.name, breach.outcome, breach.example.pointer) == ("walk_yields_every_case_once", FAILED,
                                                                             "/data/0/id")
-    assert breach.example.message.splitlines() == ["walking with limit=25, case 'case-002' came back twice",
-                                                   "expected: every case exactly once",
-                                                   "received: at positions 2 and 3"]
+    assert breach.example.message.splitlines() == [
+        "walking with limit=25, case 'case-002' came back twice, at positions 2 and 3",
+        "expected: every case exactly once", "received: case-002"]
+    assert breach.example.value == '"case-002"'  # what the report shows at /data/0/id
 
 
 def test_a_newer_case_after_the_boundary_breaks_the_walk_s_order() -> None:

@@ -139,9 +139,9 @@ def assert_page_continues(walk: WalkLedger, cases: list[dict[str, Any]], exchang
             if before is None:
                 before = here.get(key)
             if before is not None:
-                raise Violation(
-                    f"walking {_at(limit)}, case {case.get('id')!r} came back twice",
-                    expected="every case exactly once", received=f"at positions {before} and {start + index}",
+                raise Violation(  # received: the value at the pointer, as every finding that points shows it
+                    f"walking {_at(limit)}, case {case.get('id')!r} came back twice, at positions {before} and "
+                    f"{start + index}", expected="every case exactly once", received=case.get("id"),
                     exchange=exchange, pointer=f"/data/{index}/id",
                 )
             here[key] = start + index
@@ -203,6 +203,31 @@ def _differences(a: Walk, b: Walk) -> str:
     return f"{len(a.ids)} cases against {len(b.ids)}; only in the first: {only_a[:5]}; only in the second: {only_b[:5]}"
 
 
+def _first_parting(walk: Walk, full: Walk, full_what: str) -> tuple[str, int]:
+    """Where `walk` first parts from `full`, by page and neighbouring cases, and the number of that page in `walk`
+    (its request reproduces it: a case skipped between two pages shows on the page after the boundary). Cases with
+    equal addedAt may come in either order, so a case is placed by the cases around it that both walks list."""
+    page_of: dict[Any, int] = {}
+    for number, body in enumerate(walk.pages):
+        for case in body.get("data") or []:
+            if isinstance(case, dict):
+                page_of.setdefault(case.get("id"), number)
+    full_ids = full.ids
+    for position, case_id in enumerate(full_ids):
+        if case_id in page_of:
+            continue
+        before = next((c for c in reversed(full_ids[:position]) if c in page_of), None)
+        after = next((c for c in full_ids[position + 1:] if c in page_of), None)
+        number = page_of[after] if after is not None else len(walk.pages) - 1
+        around = [f"after {before!r} (page {page_of[before] + 1})" if before is not None else "before every case",
+                  f"before {after!r} (page {page_of[after] + 1})" if after is not None else "at the end"]
+        return (f"first missing: {case_id!r}, case {position + 1} of the walk at {full_what}, which this walk should "
+                f"list {' and '.join(around)}"), number
+    in_full = set(full_ids)
+    number, case_id = next((n, c) for c, n in page_of.items() if c not in in_full)
+    return f"first extra: {case_id!r}, on page {number + 1}, in no page of the walk at {full_what}", number
+
+
 @scenario_check("test-set", page(
     _AS_IT_CAME, _FIRST_PAGE, _NEWEST_FIRST,
     reading="Following each page's nextCursor from the first page lists every matching case once, newest first, "
@@ -224,11 +249,15 @@ def walk_yields_every_case_once(s: Scenario) -> None:
         for what, walk in walks.items():
             if walk is full or not (walk.complete and full.complete) or set(walk.ids) == set(full.ids):
                 continue
+            parting, number = _first_parting(walk, full, full_what)
+            stated = ("" if project.active_cases in (None, len(set(full.ids)))
+                      else f"; the targets say {project.active_cases} active")
             raise Violation(
                 f"in {where}, the walk at {what} ({len(walk.pages)} pages) lists other cases than the walk at "
-                f"{full_what}: a page ended the list early, or a case was skipped or repeated between pages",
-                expected=f"the same {len(set(full.ids))} cases at every limit", received=_differences(walk, full),
-                exchange=walk.exchanges[-1],
+                f"{full_what}: a page ended the list early, or a case was skipped or repeated between pages; "
+                f"{parting} (the request below is that page's)",
+                expected=f"the same cases at every limit ({len(set(full.ids))} at {full_what}{stated})",
+                received=_differences(walk, full), exchange=walk.exchanges[number],
             )
         if full.complete:
             assert_lists_every_active_case(ledgers[full_what], project.active_cases, full.exchanges[-1])
