@@ -184,3 +184,12 @@ def test_hypothesis_s_own_storage_variable_wins(monkeypatch: pytest.MonkeyPatch,
     monkeypatch.setenv("HYPOTHESIS_STORAGE_DIRECTORY", str(tmp_path / "theirs"))
     monkeypatch.setenv(CACHE_ENV, str(tmp_path / "cache"))
     assert place_hypothesis_files() is None
+
+
+def test_a_501_to_a_method_other_than_get_and_head_is_http_s_answer_not_a_breach() -> None:
+    for name in ("unsupported_method", "not_a_server_error"):
+        for method in ("QUERY", "POST", "TRACE"):
+            assert attribute("test-set", name, status=501, query={}, method=method) is None
+        assert attribute("test-set", name, status=501, query={}, method="HEAD") is not None  # HEAD is GET's
+        assert attribute("gradient", name, status=501, query={}, method="GET") is not None
+    assert attribute("test-set", "unsupported_method", status=500, query={}, method="QUERY") is not None

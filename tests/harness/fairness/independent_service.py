@@ -43,6 +43,9 @@ VARIATIONS: dict[str, str] = {
     # -- errors and headers --
     "plain_405": f"{TEST_SET}:6-7 and {GRADIENT}:5 document GET only; readings: other methods are open, "
                  "except Schemathesis's unsupported_method (405 + Allow). A framework's own text/plain 405.",
+    "not_implemented_501": f"{TEST_SET}:6-7 and {GRADIENT}:5 document GET only; RFC 9110 9.1: a method the server "
+                           "does not implement at all SHOULD get 501 (405 is for one it implements elsewhere). "
+                           "Answers every method but GET and HEAD with a plain-text 501, as http.server does.",
     "no_ratelimit_headers": f"{GRADIENT} never mentions rate limits; readings: the ratelimit-* headers are live "
                             "(declared, not required, in DigitalOcean's spec).",
     "own_request_ids": f"{TEST_SET}:279 \"Server-assigned request id\"; readings: an incoming X-Request-Id is "
@@ -250,6 +253,8 @@ class Service:
         """No route (404) or another method than GET (405), in the API's own error body."""
         assert isinstance(exc, HTTPException)
         headers = dict(exc.headers or {})
+        if exc.status_code == 405 and request.method not in ("GET", "HEAD") and self.varies("not_implemented_501"):
+            return PlainTextResponse("Not Implemented", 501)
         if exc.status_code == 405 and self.varies("plain_405"):
             return PlainTextResponse(exc.detail, 405, headers=headers)  # what Starlette answers by itself
         if request.url.path.startswith("/v2/"):

@@ -93,6 +93,13 @@ def test_strict_fails_exactly_the_inferred_rule_a_variation_breaks(independent: 
     assert {f.check.name for f in results.failures} == INFERRED[variation], failures(results)
 
 
+def test_strict_does_not_fail_http_s_501_to_a_method_the_service_does_not_implement(independent: Independent) -> None:
+    with independent.varied({"not_implemented_501"}) as service:
+        results = audit(independent, phases=VARIATION_PHASES, policy=Policy(strict=True))
+        assert service.met["not_implemented_501"]
+    assert results.conforms, failures(results)
+
+
 @pytest.mark.parametrize("variation", sorted(LIVE))
 def test_the_live_profile_fails_exactly_the_live_rule_a_variation_breaks(independent: Independent,
                                                                         variation: str) -> None:
