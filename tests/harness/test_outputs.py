@@ -8,10 +8,12 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 from evalmock.harness.checks import find_check
+from evalmock.harness.outcomes import Unjudged
 from evalmock.harness.policy import LIVE_PROFILE, Policy
 from evalmock.harness.redact import Redactor
 from evalmock.harness.report import (
     MAX_JUNIT_TEXT,
+    api_line,
     print_summary,
     render_html,
     render_markdown,
@@ -19,6 +21,7 @@ from evalmock.harness.report import (
     write_report,
 )
 from evalmock.harness.results import Example, RequestRecord, Results, Verdict, request_shape
+from evalmock.harness.throttle import ThrottleReport
 
 LIST = "/v1/agents/{agentId}/test-set/cases"
 
@@ -220,3 +223,17 @@ def test_the_service_s_throttling_is_one_item_of_every_output(tmp_path: Path) ->
     assert clean.verdict is Verdict.INCOMPLETE  # unjudged requests: no CONFORMS
     assert clean.incomplete_reasons() == ["1 request(s) were still throttled after waiting, and no check judged them "
                                           "(see Throttling)"]
+
+
+def test_an_api_whose_checks_could_not_judge_a_throttled_answer_is_incomplete_not_conforming() -> None:
+    results = Results(Policy(), ("test-set", "gradient"))
+    for api, names in (("test-set", ("request_id_header_is_the_envelope_s", "walk_yields_every_case_once")),
+                       ("gradient", ("body_is_the_requested_test_case", "each_version_is_that_version"))):
+        for name in names:
+            results.passed(find_check(name, api))
+    results.skipped(find_check("walk_yields_every_case_once", "test-set"),
+                    str(Unjudged("GET /v1/agents/a/test-set/cases was still throttled (429) after waiting")))
+    results.throttling = ThrottleReport(given_up=1)
+    assert results.verdict is Verdict.INCOMPLETE
+    assert api_line(results, "test-set").startswith("test-set: incomplete")
+    assert api_line(results, "gradient").startswith("gradient: conforms")

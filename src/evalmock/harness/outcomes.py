@@ -59,12 +59,15 @@ class Skip(Exception):
         super().__init__(reason)
 
 
+UNJUDGED_PREFIX = "could not judge: "
+
+
 class Unjudged(Skip):
     """A check that could not judge an exchange because another fact about it is reported elsewhere (an answer
     still throttled after waiting, reported once as the service's throttling)."""
 
     def __init__(self, why: str) -> None:
-        super().__init__(f"could not judge: {why}")
+        super().__init__(f"{UNJUDGED_PREFIX}{why}")
 
 
 def show(value: Any) -> str:

@@ -11,7 +11,7 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
-from evalmock.harness.outcomes import clip
+from evalmock.harness.outcomes import UNJUDGED_PREFIX, clip
 from evalmock.harness.policy import FAILED, PASSED, SKIPPED, WARNED
 from evalmock.harness.redact import Redactor
 from evalmock.harness.results import OFF, Finding, Results, Tally, Verdict
@@ -59,7 +59,11 @@ def throttling_text(results: Results) -> str | None:
 def api_line(results: Results, api: str) -> str:
     rows = results.rows(api)
     count = {outcome: sum(t.outcome == outcome for t in rows) for outcome in OUTCOME_ORDER}
-    state = "failed" if count[FAILED] else "incomplete" if any(
+    # Incomplete: for a reason of its own, or a check of it that could not judge an answer still throttled (the
+    # throttling is one reason of the whole audit, yet its unjudged checks are this API's).
+    unjudged = results.throttling.given_up and any(f.api == api and f.title.startswith(UNJUDGED_PREFIX)
+                                                   for f in results.skips)
+    state = "failed" if count[FAILED] else "incomplete" if unjudged or any(
         r.startswith(f"{api}:") for r in results.incomplete_reasons()) else "conforms"
     return (f"{api}: {state} — {count[FAILED]} failed, {count[WARNED]} warned, {count[PASSED]} passed, "
             f"{count[SKIPPED]} skipped, {count[OFF]} off")
