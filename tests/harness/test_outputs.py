@@ -13,10 +13,12 @@ from evalmock.harness.policy import LIVE_PROFILE, Policy
 from evalmock.harness.redact import Redactor
 from evalmock.harness.report import (
     MAX_JUNIT_TEXT,
+    SEALED_CURSOR_NOTE,
     api_line,
     print_summary,
     render_html,
     render_markdown,
+    replay_notes,
     write_junit,
     write_report,
 )
@@ -237,3 +239,16 @@ def test_an_api_whose_checks_could_not_judge_a_throttled_answer_is_incomplete_no
     assert results.verdict is Verdict.INCOMPLETE
     assert api_line(results, "test-set").startswith("test-set: incomplete")
     assert api_line(results, "gradient").startswith("gradient: conforms")
+
+
+def test_a_curl_command_that_sends_a_cursor_comes_with_the_page_s_words_on_how_long_one_is_taken() -> None:
+    assert replay_notes(results_with(1), Redactor()) == []  # no cursor, no secret: nothing to say
+    walked = results_with(0)
+    url = "http://h/v1/agents/a/test-set/cases?projectId=p&cursor=eyJv.sealed"
+    walked.breach(find_check("walk_yields_every_case_once", "test-set"),
+                  Example("a case came back twice", RequestRecord("GET", url, {}, 200, f"curl -sS -i '{url}' -H "
+                          '"Authorization: Bearer $EVALMOCK_TOKEN"')), shape=request_shape("GET", LIST, 200))
+    redactor = Redactor("tok-1234567890")
+    notes = replay_notes(walked, redactor)
+    assert notes[-1] == SEALED_CURSOR_NOTE and "within a day; otherwise 400 bad-input" in notes[-1]
+    assert notes[0].startswith("secrets are replaced by environment variables") and "EVALMOCK_TOKEN" in notes[0]

@@ -21,7 +21,7 @@ from evalmock.harness.output_paths import outputs_problem
 from evalmock.harness.policy import Policy
 from evalmock.harness.progress import LiveReporter, make_reporter
 from evalmock.harness.redact import Redactor
-from evalmock.harness.report import print_summary, report_format, write_junit, write_report
+from evalmock.harness.report import print_summary, replay_notes, report_format, write_junit, write_report
 from evalmock.harness.results import Results
 from evalmock.harness.run_info import RunInfo
 from evalmock.harness.schemathesis_config import place_hypothesis_files
@@ -96,8 +96,7 @@ def run_har_audit(args: argparse.Namespace, redactor: Redactor) -> int:
 
 def finish(args: argparse.Namespace, results: Results, run: RunInfo, redactor: Redactor) -> int:
     """Print the summary, write the JUnit and report files asked for; the exit code is the verdict's."""
-    if legend := redactor.legend("\n".join(results.curl_commands())):
-        results.notes.append(legend)
+    results.notes += replay_notes(results, redactor)
     print_summary(results, redactor, sys.stdout)
     try:
         if args.junit:

@@ -7,6 +7,7 @@ then warnings (inferred rules), then what was not checked (skipped, with why), t
 from __future__ import annotations
 
 import html
+import re
 import xml.etree.ElementTree as ET
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
@@ -46,6 +47,25 @@ def section_count(results: Results, outcome: str) -> str:
 def _findings(results: Results, outcome: str) -> str:
     count = len(results.findings_of(outcome))
     return f" ({count} finding{'s' * (count != 1)})" if count else ""
+
+
+# The test-set page, cursor: why a curl command that sends a cursor may not replay its page later.
+SEALED_CURSOR_NOTE = (
+    "a curl command that sends a cursor replays its page only while the service still takes that cursor: \"A "
+    "runtime that seals cursors takes one only for the same list, filters and caller, within a day; otherwise 400 "
+    "bad-input, and the list starts again without it.\" (the test-set page, cursor). Later, walk from the first "
+    "page again to reach it")
+_CURSOR_PARAMETER = re.compile(r"[?&]cursor=")
+
+
+def replay_notes(results: Results, redactor: Redactor) -> list[str]:
+    """What a reader needs to run the findings' curl commands: the variables that stand for secrets, and, when one
+    sends a cursor, how long a cursor may be taken."""
+    commands = "\n".join(results.curl_commands())
+    notes = [legend] if (legend := redactor.legend(commands)) else []
+    if _CURSOR_PARAMETER.search(commands):
+        notes.append(SEALED_CURSOR_NOTE)
+    return notes
 
 
 def throttling_text(results: Results) -> str | None:

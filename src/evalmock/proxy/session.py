@@ -11,7 +11,7 @@ from typing import TextIO
 
 from evalmock.harness.exchange import Exchange
 from evalmock.harness.redact import Redactor
-from evalmock.harness.report import write_junit, write_report
+from evalmock.harness.report import replay_notes, write_junit, write_report
 from evalmock.harness.results import Results
 from evalmock.harness.run_info import RunInfo
 from evalmock.harness.traffic_audit import TrafficAudit
@@ -98,8 +98,7 @@ class ProxySession:
     def write_outputs(self) -> Results:
         """Write every output asked for, covering all traffic so far; a path that cannot be written is said."""
         results = self.results()
-        if legend := self.redactor.legend("\n".join(results.curl_commands())):
-            results.notes.append(legend)
+        results.notes += replay_notes(results, self.redactor)
         for path, write in (
             (self.outputs.report, lambda p: write_report(results, p, base_url=self.upstream, redactor=self.redactor,
                                                            run=self.run)),
