@@ -4,6 +4,7 @@ inferred name. Each passes a conforming service and fails a violating one, at it
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import httpx
 
@@ -80,9 +81,10 @@ def test_a_version_beyond_those_listed_answered_with_another_fails_once_the_name
     assert outcome("version_asked_by_its_inferred_name_is_that_version", VERSIONS, handler=clamped)[0] == PASSED
 
 
-def _dropping_page_two(request: httpx.Request) -> httpx.Response:
-    """60 cases, newest first, behind a gateway that drops the first case of the second page, at the default limit
-    only (the "Load more" bug): the walk at limit=100 lists every case."""
+def _load_more_gateway(request: httpx.Request, *, drop: bool = True,
+                       add: dict[str, Any] | None = None) -> httpx.Response:
+    """60 cases, newest first, behind a gateway with a "Load more" bug at the default limit only: the second page
+    loses its first case (`drop`) and may list `add` at its top. The walk at limit=100 lists every case."""
     cases = [hand_case(id=f"case-{n:03d}", addedAt=f"2026-11-20T09:{59 - n:02d}:00Z",
                        updatedAt=f"2026-11-20T09:{59 - n:02d}:00Z") for n in range(60)]
     start = int(request.url.params.get("cursor", "0"))
@@ -90,21 +92,31 @@ def _dropping_page_two(request: httpx.Request) -> httpx.Response:
     limit = int(asked or 25)
     page = cases[start:start + limit]
     if asked is None and start == 25:
-        page = page[1:]
+        page = ([add] if add else []) + (page[1:] if drop else page)
     more = start + limit < len(cases)
     body = {"data": page, "hasMore": more, **({"nextCursor": str(start + limit)} if more else {})}
     return httpx.Response(200, json=body, headers={"x-request-id": "r"})
 
 
-def test_walks_that_part_say_where_on_the_page_that_shows_it() -> None:
+def _walk_finding(handler: Any) -> Any:
     check = find_check("walk_yields_every_case_once")
     results = Results(Policy(), ("test-set",))
-    transport = httpx.MockTransport(_dropping_page_two)
-    with httpx.Client(base_url="http://target.invalid", transport=transport) as client:
+    with httpx.Client(base_url="http://target.invalid", transport=httpx.MockTransport(handler)) as client:
         scenario = Scenario(client, Targets(projects=(PROJECT,)), token="demo-user")
         run_scenario_check(check, scenario, ResponseJudge("test-set", results, Redactor("demo-user")))
     [finding] = [f for f in results.failures if f.check is check]
-    example = finding.examples[0]
+    return finding.examples[0]
+
+
+def test_walks_that_part_say_where_on_the_page_that_shows_it() -> None:
+    example = _walk_finding(_load_more_gateway)
     assert ("first missing: 'case-025', case 26 of the walk at limit=100, which this walk should list after "
             "'case-024' (page 1) and before 'case-026' (page 2) (the request below is that page's)") in example.message
     assert example.request is not None and "cursor=25" in example.request.url  # its curl asks for page 2
+
+
+def test_a_case_only_one_walk_lists_is_named_with_its_page() -> None:
+    stranger = hand_case(id="case-stranger", addedAt="2026-11-20T09:34:30Z", updatedAt="2026-11-20T09:34:30Z")
+    example = _walk_finding(lambda request: _load_more_gateway(request, drop=False, add=stranger))
+    assert "first extra: 'case-stranger', on page 2, in no page of the walk at limit=100" in example.message
+    assert example.request is not None and "cursor=25" in example.request.url

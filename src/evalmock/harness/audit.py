@@ -195,16 +195,17 @@ def reachable(base_url: str, timeout: float = REACHABILITY_TIMEOUT) -> str | Non
 
 
 def absent_apis(audit: Audit, timeout: float = REACHABILITY_TIMEOUT) -> str | None:
-    """None when some audited API answers at the base URL; else what each answered instead. One request an API,
-    for a made-up resource: a service that follows its page answers it in the document's shape (the 404 of an
-    unknown one, a 400 or 401 error body); a 404 that is not the document's 404 body is the answer of a server
-    that has no such path (a base URL without a gateway's stage path: every request would then fail a rule)."""
+    """None when some audited API answers at the base URL; else what each answered instead. One request per API,
+    for a made-up resource (every path and required query parameter a made-up id): a service that follows its
+    page answers it in the document's shape (the 404 of an unknown one, a 400 or 401 error body); a 404 that is
+    not the document's 404 body is the answer of a server that has no such path (a base URL without a gateway's
+    stage path: every request would then fail a rule)."""
     answers = []
     for api in audit.apis:
         op = operation(api)
         params = {name: MADE_UP_UUID for name, parameter in op.parameters.items() if parameter.get("in") == "path"}
         url = audit.base_url.rstrip("/") + op.url_path(**params)
-        query = {"projectId": MADE_UP_UUID} if "projectId" in op.query_parameters() else {}
+        query = {name: MADE_UP_UUID for name, parameter in op.query_parameters().items() if parameter.get("required")}
         headers = {"Authorization": f"Bearer {audit.token}"} if audit.token else {}
         try:
             response = httpx.get(url, params=query, headers=headers, timeout=timeout)

@@ -209,9 +209,8 @@ def _first_parting(walk: Walk, full: Walk, full_what: str) -> tuple[str, int]:
     equal addedAt may come in either order, so a case is placed by the cases around it that both walks list."""
     page_of: dict[Any, int] = {}
     for number, body in enumerate(walk.pages):
-        for case in body.get("data") or []:
-            if isinstance(case, dict):
-                page_of.setdefault(case.get("id"), number)
+        for case in body.get("data") or []:  # read as Walk.ids reads them, so that both name the same ids
+            page_of.setdefault((case if isinstance(case, dict) else {}).get("id"), number)
     full_ids = full.ids
     for position, case_id in enumerate(full_ids):
         if case_id in page_of:
