@@ -79,18 +79,20 @@ def test_granian_stops_on_sigterm_with_exit_0(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("server", [pytest.param("granian", marks=needs_granian), "uvicorn"])
 @pytest.mark.parametrize("workers", ["1", "2"])
-def test_a_taken_port_is_said_plainly_before_any_banner(server: str, workers: str) -> None:
+def test_a_taken_port_is_said_plainly_before_any_banner(server: str, workers: str, tmp_path: Path) -> None:
+    targets = tmp_path / "targets.toml"
     with socket.socket() as taken:
         taken.bind(("127.0.0.1", 0))
         taken.listen()
         port = taken.getsockname()[1]
         done = subprocess.run(
             [sys.executable, "-m", "evalmock", "serve", "--cases", "10", "--server", server, "--port", str(port),
-             "--workers", workers], capture_output=True, text=True, timeout=120)
+             "--workers", workers, "--write-targets", str(targets)], capture_output=True, text=True, timeout=120)
     assert done.returncode == 1
     assert f"error: cannot listen on 127.0.0.1:{port}: Address already in use" in done.stderr
     assert "Traceback" not in done.stderr
     assert "curl" not in done.stdout  # no banner inviting requests to a port another program answers
+    assert not targets.exists()  # no targets file naming a server that never started
 
 
 def test_a_port_taken_after_the_check_still_ends_uvicorn_with_exit_1() -> None:

@@ -77,8 +77,6 @@ class Audit:
 class Reporter:
     """What the audit tells the live display; the default says nothing."""
 
-    def stage(self, text: str) -> None: ...
-
     def done(self, count: int, total: int, text: str) -> None:
         """The `count`-th of `total` tasks finished (`text`: its API and label); called from a worker thread, as
         tasks finish, in any order."""

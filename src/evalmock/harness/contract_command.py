@@ -54,11 +54,8 @@ def run_contract(args: argparse.Namespace) -> int:
             rate_limit=args.rate_limit, retries=args.throttle_retries, max_wait=args.throttle_max_wait,
             wait_budget=args.throttle_budget,
         )
-    except AuditError as exc:
-        return fail(str(exc).replace("the base URL", "--base-url"), exc.exit_code)
-    redactor = audit.redactor
-    try:
-        check_target(audit)
+        redactor = audit.redactor
+        check_target(audit)  # exit 3: the target does not answer, or answers no audited API
     except AuditError as exc:
         return fail(str(exc).replace("the base URL", "--base-url"), exc.exit_code)
     if not audit.token:

@@ -17,7 +17,7 @@ HEARTBEAT_S = 30.0
 
 
 class PlainReporter(Reporter):
-    """One line per finished stage (for logs and CI), and a line of tasks done at most every HEARTBEAT_S."""
+    """One line per API done (for logs and CI), and a line of tasks done at most every HEARTBEAT_S."""
 
     def __init__(self, redactor: Redactor, stream: TextIO | None = None, *,
                  clock: Callable[[], float] = time.monotonic) -> None:
@@ -26,9 +26,6 @@ class PlainReporter(Reporter):
         self.clock = clock
         self._last = clock()
         self._lock = threading.Lock()
-
-    def stage(self, text: str) -> None:
-        print(self.redactor.text(text) + " …", file=self.stream, flush=True)
 
     def done(self, count: int, total: int, text: str) -> None:
         with self._lock:
@@ -53,9 +50,6 @@ class LiveReporter(Reporter):
         self.console = Console(file=stream or sys.stderr)
         self._status = self.console.status("starting")
         self._status.start()
-
-    def stage(self, text: str) -> None:
-        self._status.update(self.redactor.text(text))
 
     def done(self, count: int, total: int, text: str) -> None:
         self._status.update(f"{count}/{total} {self.redactor.text(text)}")

@@ -58,17 +58,17 @@ def serve(args: argparse.Namespace) -> int:
     except DataFileError as error:
         print(refusal(error), file=sys.stderr)
         return 2
+    try:  # before the targets file is written and the banner invites anyone to the port
+        check_can_listen(settings.host, settings.port)
+    except CannotListen as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
     if settings.write_targets:
         try:
             dump_targets(targets_for(world), settings.write_targets)
         except OSError as exc:
             print(f"evalmock serve: cannot write {settings.write_targets}: {exc.strerror or exc}", file=sys.stderr)
             return 2
-    try:
-        check_can_listen(settings.host, settings.port)
-    except CannotListen as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 1
     print(banner(settings, world), flush=True)
     options = ServeOptions(settings.host, settings.port, settings.access_log)
     if settings.workers > 1:
