@@ -5,6 +5,9 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
+from evalmock.harness import document_checks
 from evalmock.harness.checks.builtins import LIVE_SPEC
 from evalmock.harness.document_checks import DocumentJudge
 from evalmock.harness.exchange import Exchange
@@ -110,3 +113,18 @@ def test_schemathesis_gets_the_parsed_body_only_when_it_would_parse_it_the_same(
         odd = Exchange(plain.method, plain.url, 200, plain.headers, body, plain.request_headers)
         assert odd.plain_json == (False, None)
         assert to_schemathesis(odd)._deserialized is NOT_SET  # Schemathesis parses these itself, as it always did
+
+
+def test_a_url_judged_again_is_judged_alike_and_the_cases_kept_are_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(document_checks, "CASES_KEPT", 2)
+    judge = DocumentJudge("test-set", PAGES)
+    bad = page([hand_case(id=7)])  # an id that is not a string breaks the schema; the same URL as page()'s
+    for _ in range(2):
+        assert {o.check for o in judge.judge(bad) or () if o.failure} == {"response_schema_conformance"}
+        assert not [o for o in judge.judge(page()) or () if o.failure]
+    for number in range(5):
+        other = page([hand_case()], projectId=str(number))
+        judge.judge(other)
+        [case] = [c for url, c in judge._cases.items() if url == other.url]
+        assert case.query["projectId"] == [str(number)]
+    assert len(judge._cases) <= 2

@@ -1,11 +1,16 @@
 """A case's rules are remembered per case JSON: a page seen again is judged alike (its passes are looked up, its
-breaches still found), a changed case is judged afresh, a body that is not plain JSON is never looked up, and the
-memory is bounded."""
+breaches still found), a changed case is judged afresh, a page every case of which kept a rule before does not run
+it at all, a body that is not plain JSON is never looked up, and the memory is bounded."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from typing import Any
+
 import pytest
 
+from evalmock.contract.case_rules import Breach, CaseRule
+from evalmock.contract.sources import inferred
 from evalmock.harness.checks import case_invariants
 from evalmock.harness.outcomes import Violation
 
@@ -14,13 +19,19 @@ from .builders import hand_case, page
 
 @pytest.fixture(autouse=True)
 def forget() -> None:
-    case_invariants._passed.clear()
+    case_invariants._kept.clear()
+
+
+def remembered(rule: str) -> set[int]:
+    """The hashes of the case JSONs remembered as having kept `rule`."""
+    bit = case_invariants._bits.get(rule, 0)
+    return {key for key, kept in case_invariants._kept.items() if kept & bit}
 
 
 def test_a_kept_rule_is_remembered_by_the_case_json_and_a_page_seen_again_passes_alike() -> None:
     good = page([hand_case()])
     assert case_invariants.hand_case_id_starts_with_case(good) is True
-    assert len(case_invariants._passed["hand_case_id_starts_with_case"]) == 1
+    assert len(remembered("hand_case_id_starts_with_case")) == 1
     assert case_invariants.hand_case_id_starts_with_case(page([hand_case()])) is True
 
 
@@ -36,7 +47,7 @@ def test_a_breach_is_never_remembered_as_a_pass() -> None:
     for _ in range(2):
         with pytest.raises(Violation):
             case_invariants.hand_case_id_starts_with_case(bad)
-    assert case_invariants._passed["hand_case_id_starts_with_case"] == set()
+    assert remembered("hand_case_id_starts_with_case") == set()
 
 
 def test_a_body_that_is_not_plain_json_is_judged_every_time_and_not_remembered() -> None:
@@ -44,11 +55,26 @@ def test_a_body_that_is_not_plain_json_is_judged_every_time_and_not_remembered()
     exchange = page([hand_case(n=123456789012345678901234567890)])
     assert exchange.plain_json == (False, None)
     assert case_invariants.hand_case_id_starts_with_case(exchange) is True
-    assert case_invariants._passed.get("hand_case_id_starts_with_case", set()) == set()
+    assert remembered("hand_case_id_starts_with_case") == set()
 
 
 def test_the_memory_is_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(case_invariants, "CASES_REMEMBERED", 3)
     for number in range(10):
         case_invariants.hand_case_id_starts_with_case(page([hand_case(id=f"case-{number}")]))
-    assert 1 <= len(case_invariants._passed["hand_case_id_starts_with_case"]) <= 3
+    assert 1 <= len(remembered("hand_case_id_starts_with_case")) <= 3
+
+
+def test_a_rule_every_case_on_a_page_kept_before_is_not_run_again() -> None:
+    seen: list[Any] = []
+
+    def counted(case: Any) -> Iterator[Breach]:
+        seen.append(case.get("id"))
+        yield from ()
+
+    rule = CaseRule("counted_rule", inferred("a rule that counts the cases it reads"), counted)
+    assert case_invariants.keep(page([hand_case(), hand_case(id="case-2")]), rule) is True
+    assert seen == ["case-7f3a9c21", "case-2"]
+    assert case_invariants.keep(page([hand_case(), hand_case(id="case-2")]), rule) is True
+    assert case_invariants.keep(page([hand_case(id="case-2"), hand_case(id="case-3")]), rule) is True
+    assert seen == ["case-7f3a9c21", "case-2", "case-3"]  # only the case not seen before

@@ -29,6 +29,9 @@ RESPONSE_ONLY = (
     "response_headers_conformance",
     "response_schema_conformance",
 )
+# Schemathesis's Case of a request is built from its URL alone, and clients ask the same URLs again and again; a
+# Case costs a fifth of judging a page. Bounded: forgotten all at once when full.
+CASES_KEPT = 1_024
 
 
 @dataclass(frozen=True)
@@ -59,13 +62,19 @@ class DocumentJudge:
             transport_kwargs=None,
             response_checks=run_checks_for(self.schema).for_responses(),
         )
+        self._cases: dict[str, schemathesis.Case] = {}  # URL -> its Case (no check of a response changes one)
 
     def judge(self, exchange: Exchange) -> list[DocumentOutcome] | None:
         """The outcome of each check, or None when the exchange is no request of this operation."""
         parameters = self._operation.path_parameters(exchange.path)
         if parameters is None or exchange.method.upper() != self._operation.method or not self.checks:
             return None
-        case = self.operation.Case(path_parameters=parameters, query=exchange.query_values)
+        case = self._cases.get(exchange.url)
+        if case is None:
+            if len(self._cases) >= CASES_KEPT:
+                self._cases.clear()
+            case = self._cases[exchange.url] = self.operation.Case(path_parameters=parameters,
+                                                                   query=exchange.query_values)
         outcomes: list[DocumentOutcome] = []
 
         def failed(name: str, collected: set[Any], failure: Any) -> None:

@@ -15,17 +15,20 @@ from evalmock.harness.exchange import Exchange
 from evalmock.harness.outcomes import Violation
 
 # A case's rules read the case alone, and clients read the same pages again and again: a rule that a case kept is
-# remembered by the case's JSON, so a page seen before costs a look-up per case and rule, not the rule again. Only
-# for plain JSON, where orjson's reading is the standard parser's and so equal text means an equal case. Bounded:
-# forgotten all at once when full.
-CASES_REMEMBERED = 2_048  # per rule; the JSON of a case is shared by every rule's set
-_passed: dict[str, set[bytes]] = {}
+# remembered by the hash of the case's JSON, so a page seen before costs a look-up per case, not each rule again.
+# Only for plain JSON, where orjson's reading is the standard parser's and so equal text means an equal case. The
+# key is Python's 64-bit hash (keyed per process, as walk_ledger keeps ids), not the JSON itself: a look-up then
+# compares two integers, not a kilobyte held since the page was last seen. Bounded: forgotten all at once when full.
+CASES_REMEMBERED = 2_048
+_kept: dict[int, int] = {}  # the hash of a case's JSON -> the rules it kept, one bit each
+_bits: dict[str, int] = {}  # a rule's name -> its bit
 
 
 @dataclass(frozen=True)
 class _Page:
     cases: list[dict[str, Any]]
-    keys: list[bytes] | None  # each case's JSON, where a pass may be remembered by it
+    keys: list[int] | None  # the hash of each case's JSON, where what it kept may be remembered by it
+    kept: int  # the bits of the rules every case on the page kept when it was read
 
 
 def page_cases(exchange: Exchange) -> list[dict[str, Any]] | None:
@@ -55,7 +58,13 @@ def _read_page(exchange: Exchange) -> _Page | None:
         return None  # the document checks report a malformed page
     cases = [case if isinstance(case, dict) else {} for case in body["data"]]
     plain, _ = exchange.plain_json
-    return _Page(cases, [orjson.dumps(case) for case in cases] if plain else None)
+    if not plain:
+        return _Page(cases, None, 0)
+    keys = [hash(orjson.dumps(case)) for case in cases]
+    kept = -1  # every bit: an empty page keeps every rule
+    for key in keys:
+        kept &= _kept.get(key, 0)
+    return _Page(cases, keys, kept)
 
 
 def keep(exchange: Exchange, rule: CaseRule) -> bool | None:
@@ -63,18 +72,21 @@ def keep(exchange: Exchange, rule: CaseRule) -> bool | None:
     found = _page(exchange)
     if found is None:
         return None
-    check, keys = rule.check, found.keys  # 25 cases a page, nine rules: each call counts
-    passed = _passed.setdefault(rule.name, set())
+    bit = _bits.setdefault(rule.name, 1 << len(_bits))
+    if found.kept & bit:  # a page seen before: one look-up per case, made once for every rule
+        return True
+    check, keys = rule.check, found.keys
     for index, case in enumerate(found.cases):
-        if keys is not None and keys[index] in passed:
+        if keys is not None and _kept.get(keys[index], 0) & bit:
             continue
         for breach in check(case):
             raise Violation(f"{breach.problem} (case {case.get('id')!r})", expected=breach.expected,
                             received=breach.received, pointer=f"/data/{index}{breach.pointer}")
         if keys is not None:
-            if len(passed) >= CASES_REMEMBERED:
-                passed.clear()
-            passed.add(keys[index])
+            key = keys[index]
+            if len(_kept) >= CASES_REMEMBERED and key not in _kept:
+                _kept.clear()
+            _kept[key] = _kept.get(key, 0) | bit
     return True
 
 
