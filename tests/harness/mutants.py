@@ -247,6 +247,18 @@ def _never_retired(original: Callable[..., EncodedPage], query: Any, after: int 
     return original(dataclasses.replace(query, include_retired=False), after, limit)
 
 
+def _retired_drops_active(original: Callable[..., EncodedPage], query: Any, after: int | None,
+                          limit: int) -> EncodedPage:
+    """With include=retired, the list's first active case is left out (it stands on every walk's first page)."""
+    found = original(query, after, limit)
+    if not query.include_retired or after is not None:
+        return found
+    first_active = next((n for n, case in enumerate(found.cases) if b'"retired"' not in case), None)
+    if first_active is None:
+        return found
+    return EncodedPage(found.cases[:first_active] + found.cases[first_active + 1:], found.next_position)
+
+
 def _other_project(world: World) -> Callable[..., EncodedPage]:
     def page(original: Callable[..., EncodedPage], query: Any, after: int | None, limit: int) -> EncodedPage:
         others = [p for p in world.project_ids(query.agent_id) if p != query.project_id.lower()]
@@ -459,6 +471,8 @@ MUTATIONS: list[Mutation] = [
              "retired_cases_only_with_include_retired", RETIRED, patch=patch_world(_always_retired)),
     Mutation("retired-never-shown", "include=retired is ignored: retired cases never come back",
              "include_retired_adds_the_retired_cases", RETIRED, patch=patch_world(_never_retired)),
+    Mutation("retired-drops-active", "include=retired leaves out an active case",
+             "include_retired_adds_the_retired_cases", RETIRED, patch=patch_world(_retired_drops_active)),
     Mutation("project-ignored", "the list holds another project's cases", "cases_belong_to_the_project",
              PAGES, patch=_patch_other_project),
     Mutation("default-limit-20", "the default page size is 20, not 25", "default_limit_is_25",

@@ -120,3 +120,31 @@ def test_a_case_only_one_walk_lists_is_named_with_its_page() -> None:
     example = _walk_finding(lambda request: _load_more_gateway(request, drop=False, add=stranger))
     assert "first extra: 'case-stranger', on page 2, in no page of the walk at limit=100" in example.message
     assert example.request is not None and "cursor=25" in example.request.url
+
+
+def _load_more_everywhere(request: httpx.Request) -> httpx.Response:
+    """150 active cases and 20 retired ones (every eighth of the list with include=retired), newest first, behind a
+    gateway whose "Load more" loses the first case of every page after the first, at every limit and filter."""
+    listed = []
+    for position in range(170):
+        retired = position % 8 == 7 and position < 160
+        stamp = f"2026-11-{20 - position // 60:02d}T09:{59 - position % 60:02d}:00Z"
+        retirement = {"reason": "Superseded.", "by": {"kind": "user", "id": "user-7"}, "at": stamp}
+        extra = {"retired": retirement} if retired else {}
+        listed.append(hand_case(id=f"case-{position:03d}", addedAt=stamp, updatedAt=stamp, **extra))
+    if request.url.params.get("include") != "retired":
+        listed = [case for case in listed if "retired" not in case]
+    start = int(request.url.params.get("cursor", "0"))
+    limit = int(request.url.params.get("limit") or 25)
+    page = listed[start:start + limit][1 if start else 0:]
+    more = start + limit < len(listed)
+    body = {"data": page, "hasMore": more, **({"nextCursor": str(start + limit)} if more else {})}
+    return httpx.Response(200, json=body, headers={"x-request-id": "r"})
+
+
+def test_a_load_more_bug_is_the_walks_finding_not_a_retired_filter_one() -> None:
+    # At limit=100 the walk of the active cases and the walk with include=retired each lose a case at their page
+    # boundary, and not the same one: the active case-100 is lost only by the second, at its own boundary.
+    targets = Targets(projects=(ProjectTarget(PROJECT.agent_id, PROJECT.project_id, has_retired=True),))
+    assert outcome("include_retired_adds_the_retired_cases", targets, handler=_load_more_everywhere)[0] == PASSED
+    assert outcome("walk_yields_every_case_once", targets, handler=_load_more_everywhere)[0] == FAILED

@@ -13,6 +13,9 @@ from evalmock.harness.outcomes import Skip, Violation
 from evalmock.harness.scenario import Scenario, expect_page
 
 KINDS = ("correction", "hand")
+# The page size of a second walk, whose page boundaries fall elsewhere than at limit=100's for any list of fewer than
+# 4,700 cases (47 and 100 share no factor).
+OTHER_PAGE_SIZE = 47
 
 _PROJECT = on_test_set_page(24, "The project whose cases to read: the agent’s set, narrowed to that project’s cases.")
 _UUID = on_test_set_page(22, "string format: uuid")
@@ -109,7 +112,9 @@ def empty_is_left_out_or_refused(s: Scenario, project: ProjectTarget, parameter:
 ))
 def include_retired_adds_the_retired_cases(s: Scenario) -> None:
     """With include=retired the walk lists every active case and at least one retired case (the targets say there
-    is one); without it, no retired case; an empty include= is read as left out or refused with 400."""
+    is one); without it, no retired case; an empty include= is read as left out or refused with 400. An active case
+    missing is looked for in a second walk at another page size: one lost between two pages only is the walk's
+    (walk_yields_every_case_once), not the filter's."""
     project = s.project("has_retired", "needed to see retired cases come back")
     active = s.walk(project, limit=100)
     everything = s.walk(project, limit=100, include="retired")
@@ -125,8 +130,14 @@ def include_retired_adds_the_retired_cases(s: Scenario) -> None:
     if active.complete and everything.complete:
         missing = set(active.ids) - set(everything.ids)
         if missing:
+            # A walk that loses cases between its pages (a "Load more" bug, walk_yields_every_case_once's to find)
+            # loses other cases at other page boundaries: only a case no walk of the list lists is one it dropped.
+            again = s.walk(project, limit=OTHER_PAGE_SIZE, include="retired")
+            missing -= set(again.ids)
+        if missing:
             raise Violation("include=retired dropped active cases", expected="every active case too",
-                            received=f"missing {sorted(map(str, missing))[:5]}", exchange=everything.exchanges[-1])
+                            received=f"missing {sorted(map(str, missing))[:5]} (from its walks at limit=100 and "
+                            f"limit={OTHER_PAGE_SIZE})", exchange=everything.exchanges[-1])
     empty_is_left_out_or_refused(s, project, "include")
 
 
