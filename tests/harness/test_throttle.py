@@ -46,6 +46,11 @@ def answers(*statuses: tuple[int, str | None]) -> tuple[list[tuple[int, str | No
     return given, call
 
 
+def status_and_headers(answer: tuple[int, str | None]) -> tuple[int, dict[str, str]]:
+    status, retry_after = answer
+    return status, {} if retry_after is None else {"retry-after": retry_after}
+
+
 def test_a_429_anywhere_is_throttling_and_says_how_long_or_waits_a_second() -> None:
     assert throttle_wait(429, "2") == 2.0
     assert throttle_wait(429, None) == UNSAID_WAIT
@@ -72,7 +77,7 @@ def test_retry_after_is_seconds_or_an_http_date() -> None:
 def test_a_throttled_answer_is_waited_out_and_the_retried_answer_returned() -> None:
     waits = Waits()
     given, call = answers((429, "1"), (503, "2"), (200, None))
-    final, throttled = Throttle(sleep=waits).send(call, lambda answer: answer)  # type: ignore[arg-type]
+    final, throttled = Throttle(sleep=waits).send(call, status_and_headers)  # type: ignore[arg-type]
     assert final == (200, None) and not throttled
     assert waits.asked == [1.0, 2.0] and len(given) == 3
 
@@ -86,7 +91,7 @@ def test_what_the_limits_do_not_let_through_is_counted_once_with_why(
         options: ThrottleOptions, statuses: list[tuple[int, str | None]], reason: str) -> None:
     throttle = Throttle(options, sleep=Waits())
     _, call = answers(*statuses)
-    final, throttled = throttle.send(call, lambda answer: answer)  # type: ignore[arg-type]
+    final, throttled = throttle.send(call, status_and_headers)  # type: ignore[arg-type]
     assert throttled and final == statuses[-1]
     report = throttle.report()
     assert report.given_up == 1 and dict(report.reasons) == {reason: 1}

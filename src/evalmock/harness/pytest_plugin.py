@@ -253,7 +253,7 @@ class CompletenessItem(AuditItem):
         results = self.audit_session.results
         reasons = [r for r in results.incomplete_reasons() if r.startswith(f"{self.api}:")]
         if results.throttling.given_up:  # the session's throttle spans every API: said under each one's completeness
-            reasons.append(f"throttling: {results.throttling.text()}")
+            reasons.append(f"throttling: {results.throttling.text('--evalmock-rate-limit')}")
         if reasons:
             pytest.fail("the audit is incomplete: " + "; ".join(reasons), pytrace=False)
 

@@ -76,7 +76,7 @@ class Scenario:
         query = {k: v for k, v in (params or {}).items() if v is not None}
         exchange, throttled = self.throttle.send(
             lambda: exchange_from_httpx(self.client.get(path, params=query, headers=sent)),
-            lambda answer: (answer.status, answer.header("retry-after")),
+            lambda answer: (answer.status, answer.headers),
             asked_for=asked_status(sent),  # a 503 asked for (Prefer: code=503) is the answer
         )
         self.last = exchange

@@ -20,6 +20,7 @@ from evalmock.contract.operations import operation
 from evalmock.contract.targets import Targets
 from evalmock.harness.attribution import attribute, refusal_left_open
 from evalmock.harness.exchange import exchange_from_schemathesis
+from evalmock.harness.gateway_rate import header_value
 from evalmock.harness.redact import Redactor
 from evalmock.harness.response_judge import ResponseJudge, failure_example
 from evalmock.harness.results import Recorder, RequestRecord, request_shape
@@ -159,7 +160,7 @@ class ThrottledRetry:
     def wait_out(self, case: Any, response: Response) -> bool:
         """Whether the answer in `response` (replaced by a later one, if it was throttled) may be judged."""
         final, throttled = self.throttle.send(
-            lambda: self._send_again(response), lambda answer: (answer.status_code, _retry_after(answer)),
+            lambda: self._send_again(response), lambda answer: (answer.status_code, answer.headers),
             first=response,
         )
         if final is not response:
@@ -177,8 +178,7 @@ class ThrottledRetry:
 
 
 def _retry_after(response: Response) -> str | None:
-    value = response.headers.get("retry-after")
-    return value[0] if isinstance(value, list) and value else value if isinstance(value, str) else None
+    return header_value(response.headers, "retry-after")
 
 
 def _replace(target: Response, answer: Response) -> None:

@@ -13,6 +13,7 @@ from email.utils import parsedate_to_datetime
 from typing import Any, TypeVar
 
 from evalmock.defaults import DEFAULT_BUDGET, DEFAULT_MAX_WAIT, DEFAULT_RETRIES
+from evalmock.harness.gateway_rate import Rate, Slower, advertised_rate, header_value, observed_rate, suggestion
 
 T = TypeVar("T")
 
@@ -62,9 +63,10 @@ class ThrottleReport:
     # Throttled answers to the probes Schemathesis sends from inside a check (ignored_auth's requests without
     # credentials), which no hook can wait out: the check's finding on them is dropped, and it probes again.
     probes: int = 0
+    slower: Slower | None = None  # a rate limit that would keep under the service's throttling
 
-    def text(self) -> str:
-        """One plain paragraph: the count and the longest wait first."""
+    def text(self, rate_flag: str = "--rate-limit") -> str:
+        """One plain paragraph: the count and the longest wait first; `rate_flag` spells the rate-limit option."""
         if not self.given_up:
             text = (f"{self.waited_out} throttled answer(s) waited out ({self.waited:.1f} s in all, the longest "
                     f"{self.longest:g} s); every request was judged on its answer after the wait")
@@ -73,6 +75,8 @@ class ThrottleReport:
             text = (f"{self.given_up} request(s) still throttled after waiting (longest wait asked: {self.longest:g} "
                     f"s; {why}); no check judged them. {self.waited_out} throttled answer(s) were waited out "
                     f"({self.waited:.1f} s in all)")
+            if self.slower is not None:
+                text += f". Send more slowly: {self.slower.say(rate_flag)}"
         if self.probes:
             text += (f". {self.probes} throttled answer(s) to the probes Schemathesis's ignored_auth check sends "
                      "from inside itself, which no hook can wait out: its findings on them were dropped (it probes "
@@ -126,23 +130,31 @@ def asked_status(headers: Mapping[str, str]) -> int | None:
 class Throttle:
     """Shared by every request of one audit (and thread-safe, for its workers)."""
 
-    def __init__(self, options: ThrottleOptions | None = None, *, sleep: Callable[[float], None] = time.sleep) -> None:
+    def __init__(self, options: ThrottleOptions | None = None, *, sleep: Callable[[float], None] = time.sleep,
+                 clock: Callable[[], float] = time.monotonic) -> None:
         self.options = options or ThrottleOptions()
         self.sleep = sleep
+        self.clock = clock
         self.limiter: Any = limiter(self.options.rate) if self.options.rate else None
         self._report = ThrottleReport()
         self._lock = threading.Lock()
+        # For a rate to suggest: when the first and the last answer came, how many were not throttled, and the
+        # slowest rate a throttled answer's headers stated.
+        self._first_at: float | None = None
+        self._last_at = 0.0
+        self._answered = 0
+        self._advertised: Rate | None = None
 
     def pace(self) -> None:
         """Wait, if need be, until one more request keeps the audit under its rate."""
         if self.limiter is not None:
             self.limiter.try_acquire("evalmock")
 
-    def send(self, call: Callable[[], T], answer: Callable[[T], tuple[int, str | None]], *,
+    def send(self, call: Callable[[], T], answer: Callable[[T], tuple[int, Mapping[str, Any]]], *,
              asked_for: int | None = None, first: T | None = None) -> tuple[T, bool]:
         """The answer to `call()` after waiting out throttled ones, and whether it is still throttled (then no
-        check may judge it). `answer` gives a response's status and Retry-After; `first`, an answer already
-        received to the same request (sent within the rate)."""
+        check may judge it). `answer` gives a response's status and headers (names in lower case; a value may be a
+        list); `first`, an answer already received to the same request (sent within the rate)."""
         tries = 0
         while True:
             if first is None:
@@ -150,13 +162,27 @@ class Throttle:
                 response = call()
             else:
                 response, first = first, None
-            asked = throttle_wait(*answer(response), asked_for=asked_for)
+            status, headers = answer(response)
+            asked = throttle_wait(status, header_value(headers, "retry-after"), asked_for=asked_for)
+            self._count(asked is not None, headers)
             if asked is None:
                 return response, False
             if not self._grant(asked, tries):
                 return response, True
             self.sleep(asked)
             tries += 1
+
+    def _count(self, throttled: bool, headers: Mapping[str, Any]) -> None:
+        now = self.clock()
+        advertised = advertised_rate(headers) if throttled else None
+        with self._lock:
+            self._first_at = now if self._first_at is None else self._first_at
+            self._last_at = now
+            if not throttled:
+                self._answered += 1
+            elif advertised is not None and (self._advertised is None
+                                             or advertised.per_second < self._advertised.per_second):
+                self._advertised = advertised
 
     def _grant(self, asked: float, tries: int) -> bool:
         """Whether to wait `asked` seconds and try again (the wait is then spent from the budget)."""
@@ -184,5 +210,9 @@ class Throttle:
     def report(self) -> ThrottleReport:
         with self._lock:
             report = self._report
+            slower = None
+            if report.given_up:
+                span = self._last_at - (self._first_at if self._first_at is not None else self._last_at)
+                slower = suggestion(self._advertised, observed_rate(self._answered, span))
             return ThrottleReport(report.waited_out, report.waited, report.given_up, report.longest,
-                                  Counter(report.reasons), report.probes)
+                                  Counter(report.reasons), report.probes, slower)
