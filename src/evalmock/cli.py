@@ -17,6 +17,7 @@ from evalmock.defaults import (
     DEFAULT_PORT,
     DEFAULT_PROFILE,
     DEFAULT_PROXY_PORT,
+    DEFAULT_REQUEST_TIMEOUT,
     DEFAULT_RETRIES,
     LIVE_PROFILE,
     PROFILES,
@@ -259,6 +260,11 @@ def build_parser() -> argparse.ArgumentParser:
     contract.add_argument(
         "--throttle-budget", type=float, default=None, metavar="SECONDS",
         help=f"all waiting for throttled answers in one audit (default {DEFAULT_BUDGET:g})",
+    )
+    contract.add_argument(
+        "--request-timeout", type=_seconds, default=None, metavar="SECONDS",
+        help=f"how long to wait for each answer; a request without one is judged by no check and leaves the audit "
+        f"INCOMPLETE (default {DEFAULT_REQUEST_TIMEOUT:g})",
     )
 
     rules = commands.add_parser("rules", help="list every rule the audit applies, with its level and source")

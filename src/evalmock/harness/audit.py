@@ -17,14 +17,15 @@ from evalmock.contract.documents import APIS as DOCUMENTS
 from evalmock.contract.operations import Operation, operation
 from evalmock.contract.schemas import schema_errors
 from evalmock.contract.targets import ProjectTarget, Targets, TargetsError, load_targets
+from evalmock.defaults import DEFAULT_REQUEST_TIMEOUT
 from evalmock.harness.checks.registry import Check, scenario_checks
 from evalmock.harness.document_checks import DocumentJudge
 from evalmock.harness.exchange import Exchange
-from evalmock.harness.outcomes import Skip, Violation
+from evalmock.harness.outcomes import NoAnswer, Skip, Violation
 from evalmock.harness.policy import DEFAULT_PROFILE, Policy
 from evalmock.harness.redact import Redactor
 from evalmock.harness.response_judge import ResponseJudge, violation_example
-from evalmock.harness.results import UNSEEN_SKIP, Example, Ledger, Results
+from evalmock.harness.results import UNSEEN_SKIP, Example, Gap, Ledger, Results
 from evalmock.harness.scenario import Scenario
 from evalmock.harness.schemathesis_config import PHASES
 from evalmock.harness.schemathesis_run import Shard, ThreadRace, run_schemathesis, shards
@@ -33,8 +34,8 @@ from evalmock.harness.workers import worker_pool
 
 APIS = tuple(DOCUMENTS)
 MADE_UP_UUID = "00000000-0000-4000-8000-00000000e404"  # a resource no service holds, asked for by absent_apis
-REQUEST_TIMEOUT = 15.0
-REACHABILITY_TIMEOUT = 5.0  # seconds, for connecting and for the first answer
+REACHABILITY_TIMEOUT = 5.0  # seconds to connect, when the target is first tried
+MAX_REQUEST_TIMEOUT = 3600.0
 EXIT_USAGE, EXIT_UNREACHABLE = 2, 3  # besides a Verdict's own exit codes
 SHARD_ATTEMPTS = 3  # a Schemathesis shard broken by the interpreter's thread race is run again, this often
 
@@ -64,6 +65,7 @@ class Audit:
     only: frozenset[str] | None = None  # run only these scenario checks (None: all)
     throttle: ThrottleOptions = field(default_factory=ThrottleOptions)  # waiting out throttling; --rate-limit
     workers: int = 1  # scenario checks and Schemathesis shards run side by side; verdicts never depend on it
+    request_timeout: float = DEFAULT_REQUEST_TIMEOUT  # seconds an answer is waited for; one without is a gap
 
     @cached_property
     def redactor(self) -> Redactor:
@@ -101,6 +103,7 @@ def plan_audit(
     retries: int | None = None,
     max_wait: float | None = None,
     wait_budget: float | None = None,
+    request_timeout: float | None = None,
 ) -> Audit:
     """The audit that `evalmock contract`, the pytest plugin and `audit_url` run for the same options: the targets
     file read, and each token taken from the option, else the environment (EVALMOCK_TOKEN, EVALMOCK_SECOND_TOKEN),
@@ -110,6 +113,9 @@ def plan_audit(
         raise AuditError(problem)
     if workers < 1:
         raise AuditError(f"--workers must be 1 or more, got {workers}")
+    if request_timeout is not None and not 0 < request_timeout <= MAX_REQUEST_TIMEOUT:
+        raise AuditError(f"--request-timeout must be more than 0 and at most {MAX_REQUEST_TIMEOUT:g} seconds, got "
+                         f"{request_timeout:g}")
     try:
         known = load_targets(targets) if targets else Targets()
         policy = Policy(strict=strict, profile=profile)
@@ -134,6 +140,7 @@ def plan_audit(
         fuzz=fuzz,
         throttle=throttle,
         workers=workers,
+        request_timeout=DEFAULT_REQUEST_TIMEOUT if request_timeout is None else request_timeout,
     )
 
 
@@ -150,10 +157,10 @@ def audit_url(base_url: str, **options: object) -> Results:
 
 def check_target(audit: Audit) -> None:
     """AuditError (exit 3) when the target does not answer HTTP, or answers no audited API at its base URL."""
-    unreachable = reachable(audit.base_url)
+    unreachable = reachable(audit.base_url, audit.request_timeout)
     if unreachable:
         raise AuditError(f"{audit.base_url} is unreachable ({unreachable})", EXIT_UNREACHABLE)
-    if absent := absent_apis(audit):
+    if absent := absent_apis(audit, httpx.Timeout(audit.request_timeout, connect=REACHABILITY_TIMEOUT)):
         raise AuditError(f"no audited API answers at {audit.base_url}: {absent}. Is the base URL right? A "
                          "gateway's stage or prefix path (https://host/prod) belongs in it", EXIT_UNREACHABLE)
 
@@ -183,16 +190,17 @@ def check_base_url(base_url: str) -> str | None:
     return None
 
 
-def reachable(base_url: str, timeout: float = REACHABILITY_TIMEOUT) -> str | None:
-    """None when the target answers HTTP at all (any status), else why not."""
+def reachable(base_url: str, timeout: float = DEFAULT_REQUEST_TIMEOUT) -> str | None:
+    """None when the target answers HTTP at all (any status), else why not: a connection within
+    REACHABILITY_TIMEOUT, an answer within `timeout` (a service that starts cold may take its time)."""
     try:
-        httpx.get(base_url.rstrip("/") + "/", timeout=timeout)
+        httpx.get(base_url.rstrip("/") + "/", timeout=httpx.Timeout(timeout, connect=REACHABILITY_TIMEOUT))
     except httpx.HTTPError as exc:
         return f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
     return None
 
 
-def absent_apis(audit: Audit, timeout: float = REACHABILITY_TIMEOUT) -> str | None:
+def absent_apis(audit: Audit, timeout: float | httpx.Timeout = REACHABILITY_TIMEOUT) -> str | None:
     """None when some audited API answers at the base URL; else what each answered instead. One request per API,
     for a made-up resource (every path and required query parameter a made-up id): a service that follows its
     page answers it in the document's shape (the 404 of an unknown one, a 400 or 401 error body); a 404 that is
@@ -307,7 +315,7 @@ def run_scenario(check: Check, api: str, audit: Audit, throttle: Throttle,
     def observe(observed_api: str, exchange: Exchange) -> None:
         judge.judge(exchange)
 
-    with httpx.Client(base_url=audit.base_url.rstrip("/"), timeout=REQUEST_TIMEOUT) as client:
+    with httpx.Client(base_url=audit.base_url.rstrip("/"), timeout=audit.request_timeout) as client:
         scenario = Scenario(client, targets, token=audit.token, second_token=audit.second_token,
                             observe=observe, throttle=throttle)
         run_scenario_check(check, scenario, judge)
@@ -321,15 +329,15 @@ def run_shard(api: str, audit: Audit, throttle: Throttle, shard: Shard) -> Ledge
             run_schemathesis(
                 api, base_url=audit.base_url, token=audit.token, targets=audit.targets, results=ledger,
                 redactor=audit.redactor, seed=audit.seed, max_examples=audit.max_examples, phases=audit.phases,
-                throttle=throttle, shard=shard,
+                throttle=throttle, shard=shard, request_timeout=audit.request_timeout,
             )
         except ThreadRace as race:
             error = race
             continue
         return ledger
     ledger = Ledger(audit.policy)
-    ledger.notes.append(f"{api}: Schemathesis {shard.phase} shard {shard.index + 1}/{shard.count} could not run "
-                        f"beside the others ({error}); run the audit with --workers 1")
+    ledger.gap(Gap(api, f"Schemathesis {shard.phase} shard {shard.index + 1}/{shard.count} could not run beside "
+                        f"the others ({error})", "Run the audit with --workers 1"))
     return ledger
 
 
@@ -337,6 +345,9 @@ def run_scenario_check(check: Check, scenario: Scenario, judge: ResponseJudge) -
     results, redactor = judge.results, judge.redactor
     try:
         check.func(scenario)  # type: ignore[misc]
+    except NoAnswer as unanswered:
+        results.skipped(check, redactor.text(unanswered.reason))
+        results.gap(Gap(check.api, redactor.text(unanswered.why), unanswered.remedy))
     except Skip as skip:
         results.skipped(check, redactor.text(skip.reason))
     except Violation as violation:

@@ -52,7 +52,7 @@ def run_contract(args: argparse.Namespace) -> int:
             apis=APIS if args.api == "all" else (args.api,), strict=args.strict, profile=args.profile,
             seed=args.seed, max_examples=args.max_examples, fuzz=not args.no_fuzz, workers=args.workers,
             rate_limit=args.rate_limit, retries=args.throttle_retries, max_wait=args.throttle_max_wait,
-            wait_budget=args.throttle_budget,
+            wait_budget=args.throttle_budget, request_timeout=args.request_timeout,
         )
         redactor = audit.redactor
         check_target(audit)  # exit 3: the target does not answer, or answers no audited API

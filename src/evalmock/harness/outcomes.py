@@ -68,6 +68,20 @@ class Unjudged(Skip):
 
     def __init__(self, why: str) -> None:
         super().__init__(f"{UNJUDGED_PREFIX}{why}")
+        self.why = why
+
+
+SLOW_SERVICE = "A slow service: --request-timeout SECONDS waits longer for each answer"  # a request timed out
+
+
+class NoAnswer(Unjudged):
+    """A request that got no answer (no response within the timeout, a connection refused or cut): the service's
+    slowness or failure, which no rule of the pages speaks about; the audit cannot judge it, so is incomplete.
+    `remedy`: what would let the audit have an answer (a longer timeout), if anything."""
+
+    def __init__(self, why: str, remedy: str = "") -> None:
+        super().__init__(why)
+        self.remedy = remedy
 
 
 def show(value: Any) -> str:

@@ -65,6 +65,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                     help="the longest Retry-After waited out (default 30)")
     group.addoption("--evalmock-throttle-budget", type=float, metavar="SECONDS",
                     help="all waiting for throttled answers in the session (default 120)")
+    group.addoption("--evalmock-request-timeout", type=float, metavar="SECONDS",
+                    help="how long to wait for each answer; one without leaves the audit incomplete (default 15)")
 
 
 class ApiRun:
@@ -153,9 +155,11 @@ def _audit_from_options(config: pytest.Config) -> Audit | None:
             retries=config.getoption("--evalmock-throttle-retries"),
             max_wait=config.getoption("--evalmock-throttle-max-wait"),
             wait_budget=config.getoption("--evalmock-throttle-budget"),
+            request_timeout=config.getoption("--evalmock-request-timeout"),
         )
     except AuditError as exc:
         message = str(exc).replace("the base URL", "--evalmock-base-url").replace("--workers", "--evalmock-workers")
+        message = message.replace("--request-timeout", "--evalmock-request-timeout")
         raise pytest.UsageError(message) from None
 
 

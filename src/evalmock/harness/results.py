@@ -15,6 +15,7 @@ from evalmock.harness.throttle import ThrottleReport
 OFF = "off"  # a check whose level this profile does not apply
 UNSEEN_SKIP = "no response this check speaks about was seen"  # why a check that never applied is skipped
 MAX_EXAMPLES = 3  # examples kept per finding; the rest are counted
+GAPS_SHOWN = 3  # gaps of the audit named in its incomplete reason; the rest are counted
 
 
 class Verdict(Enum):
@@ -93,6 +94,16 @@ class Tally:
         return bool(self.passed or self.failed or self.warned)
 
 
+@dataclass(frozen=True)
+class Gap:
+    """Work an audit could not do: its API, what it was (a request, said as sent), and what would let it be done
+    (said once for every gap alike; empty when nothing the audit can change would)."""
+
+    api: str
+    what: str
+    remedy: str = ""
+
+
 class Results:
     """Outcomes of every check of the audited APIs under one policy."""
 
@@ -112,6 +123,9 @@ class Results:
         # The service's throttling: not a rule of the pages, so never a finding; what it left unjudged makes the
         # audit incomplete.
         self.throttling = ThrottleReport()
+        # Work the audit could not do (a request that got no answer, an operation Schemathesis could not test):
+        # never a rule's failure, but the audit cannot then say the service conforms.
+        self.gaps: list[Gap] = []
 
     # -- recording ---------------------------------------------------------------------------------------
     def tally(self, check: Check) -> Tally:
@@ -144,6 +158,10 @@ class Results:
         self.tally(check).skipped += 1
         self._add(check, SKIPPED, "", Example(reason), None)
 
+    def gap(self, gap: Gap) -> None:
+        """Record work the audit could not do."""
+        self.gaps.append(gap)
+
     def skip_unexercised(self, api: str, reason: Callable[[Check], str | None]) -> None:
         """Record each check of `api` that met nothing it speaks about as skipped, saying `reason(check)` (a check for
         which it gives None is left alone): a check that never ran is never passed."""
@@ -168,6 +186,7 @@ class Results:
         other.notes = list(self.notes)
         other.selected = {api: set(names) for api, names in self.selected.items()}
         other.throttling = dataclasses.replace(self.throttling, reasons=self.throttling.reasons.copy())
+        other.gaps = list(self.gaps)
         return other
 
     def _add(self, check: Check, outcome: str, shape: str, example: Example, code: str | None) -> None:
@@ -220,6 +239,13 @@ class Results:
                 needs = sorted({f.examples[0].message for f in self.skips if f.api == api
                                 and f.check.kind == SCENARIO and f.examples})
                 reasons.append(f"{api}: every scenario check was skipped ({'; '.join(needs)})")
+            gaps = [gap for gap in self.gaps if gap.api == api]
+            if gaps:
+                shown = "; ".join(gap.what for gap in gaps[:GAPS_SHOWN])
+                shown += f"; and {len(gaps) - GAPS_SHOWN} more" if len(gaps) > GAPS_SHOWN else ""
+                remedies = "".join(f". {remedy}" for remedy in dict.fromkeys(g.remedy for g in gaps if g.remedy))
+                reasons.append(f"{api}: {len(gaps)} part(s) of the audit could not be done, and no check judged "
+                               f"them ({shown}){remedies}")
         if self.throttling.given_up:
             reasons.append(f"{self.throttling.given_up} request(s) were still throttled after waiting, and no check "
                            "judged them (see Throttling)")
@@ -264,6 +290,9 @@ class Ledger:
 
     def skipped(self, check: Check, reason: str) -> None:
         self._entries.append(("skipped", (check, reason), {}))
+
+    def gap(self, gap: Gap) -> None:
+        self._entries.append(("gap", (gap,), {}))
 
     def replay(self, results: Results) -> None:
         for name, args, kwargs in self._entries:

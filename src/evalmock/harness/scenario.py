@@ -11,7 +11,7 @@ import httpx
 from evalmock.contract.operations import operation
 from evalmock.contract.targets import ProjectTarget, Targets, TestCaseTarget
 from evalmock.harness.exchange import Exchange, exchange_from_httpx
-from evalmock.harness.outcomes import Skip, Unjudged, Violation
+from evalmock.harness.outcomes import SLOW_SERVICE, NoAnswer, Skip, Unjudged, Violation
 from evalmock.harness.throttle import Throttle, asked_status
 
 DEFAULT_TOKEN: Any = object()  # use the audit's main token
@@ -74,11 +74,14 @@ class Scenario:
         if bearer is not None and "Authorization" not in sent:
             sent["Authorization"] = f"Bearer {bearer}"
         query = {k: v for k, v in (params or {}).items() if v is not None}
-        exchange, throttled = self.throttle.send(
-            lambda: exchange_from_httpx(self.client.get(path, params=query, headers=sent)),
-            lambda answer: (answer.status, answer.headers),
-            asked_for=asked_status(sent),  # a 503 asked for (Prefer: code=503) is the answer
-        )
+        try:
+            exchange, throttled = self.throttle.send(
+                lambda: exchange_from_httpx(self.client.get(path, params=query, headers=sent)),
+                lambda answer: (answer.status, answer.headers),
+                asked_for=asked_status(sent),  # a 503 asked for (Prefer: code=503) is the answer
+            )
+        except httpx.TransportError as exc:
+            raise no_answer(httpx.URL(path, params=query), exc, self.client.timeout.read) from None
         self.last = exchange
         if throttled:
             raise Unjudged(f"{exchange.method} {exchange.path} was still throttled ({exchange.status}) after waiting; "
@@ -183,3 +186,11 @@ def expect_page(exchange: Exchange) -> dict[str, Any]:
         raise Violation("a 200 page is not an object with a data array", expected="{data: [...], hasMore}",
                         received=body, exchange=exchange)
     return body
+
+
+def no_answer(url: httpx.URL, exc: httpx.TransportError, timeout: float | None) -> NoAnswer:
+    """A request that got no answer: which one, and why (the timeout it waited, or the error)."""
+    if isinstance(exc, httpx.TimeoutException):
+        waited = f" within {timeout:g} s" if timeout else ""
+        return NoAnswer(f"GET {url} got no answer{waited} ({type(exc).__name__})", SLOW_SERVICE)
+    return NoAnswer(f"GET {url} got no answer ({type(exc).__name__}: {exc})")

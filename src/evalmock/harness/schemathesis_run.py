@@ -18,12 +18,14 @@ from schemathesis.engine import Status, events, from_schema
 
 from evalmock.contract.operations import operation
 from evalmock.contract.targets import Targets
+from evalmock.defaults import DEFAULT_REQUEST_TIMEOUT
 from evalmock.harness.attribution import attribute, refusal_left_open
 from evalmock.harness.exchange import exchange_from_schemathesis
 from evalmock.harness.gateway_rate import header_value
+from evalmock.harness.outcomes import SLOW_SERVICE
 from evalmock.harness.redact import Redactor
 from evalmock.harness.response_judge import ResponseJudge, failure_example
-from evalmock.harness.results import Recorder, RequestRecord, request_shape
+from evalmock.harness.results import Gap, Recorder, RequestRecord, request_shape
 from evalmock.harness.schemathesis_config import PHASES, known_good_case_hook, load_schema
 from evalmock.harness.throttle import Throttle, throttle_wait
 
@@ -31,7 +33,6 @@ from evalmock.harness.throttle import Throttle, throttle_wait
 # same with one worker or eight. The examples phase sends a handful of requests; a stateful run sends about 25
 # whatever its examples, so more of them would only add requests.
 SHARDS = {"examples": 1, "coverage": 8, "fuzzing": 4, "stateful": 4}
-RETRY_TIMEOUT = 15.0  # seconds, for a request sent again after a throttled answer
 # CPython 3.11 (before 3.12) may fail `ast.parse` when threads parse at once (gh-106905), and Hypothesis parses
 # source to describe strategies: a run that meets it is run again, whole, since its shard is deterministic.
 THREAD_RACE = "AST constructor recursion depth mismatch"
@@ -87,6 +88,7 @@ def run_schemathesis(
     on_progress: Callable[[FuzzProgress], None] | None = None,
     throttle: Throttle | None = None,
     shard: Shard | None = None,
+    request_timeout: float = DEFAULT_REQUEST_TIMEOUT,
 ) -> None:
     """Run Schemathesis on one API (every phase in one run, or one shard) and record every check outcome into
     `results`."""
@@ -94,6 +96,7 @@ def run_schemathesis(
         seed, max_examples, phases = shard.seed(seed), shard.max_examples(max_examples), (shard.phase,)
     schema = load_schema(api, results.policy, base_url=base_url, token=token, seed=seed, max_examples=max_examples,
                          phases=phases)
+    schema.config.update(request_timeout=request_timeout)
     throttle = throttle or Throttle()
     if throttle.limiter is not None:
         schema.config.rate_limit = throttle.limiter  # one limiter for every request of the audit
@@ -101,7 +104,7 @@ def run_schemathesis(
         schema.hook(slice_hook(shard))
     schema.hook(known_good_case_hook(api, targets))
     ours = ResponseJudge(api, results, redactor, targets=targets)  # Schemathesis runs the document's checks
-    retry = ThrottledRetry(throttle)
+    retry = ThrottledRetry(throttle, request_timeout)
 
     @schema.hook
     def after_call(context: Any, case: Any, response: Any) -> None:
@@ -117,9 +120,11 @@ def run_schemathesis(
         elif isinstance(event, events.NonFatalError) and THREAD_RACE in str(event.value):
             raise ThreadRace(str(event.value))
         elif isinstance(event, events.NonFatalError):
-            results.notes.append(redactor.text(f"{api}: Schemathesis could not test the operation: {event.value}"))
+            slow = isinstance(event.value, requests.Timeout)
+            results.gap(Gap(api, redactor.text(f"Schemathesis could not test the operation: {event.value}"),
+                            SLOW_SERVICE if slow else ""))
         elif isinstance(event, events.FatalError):
-            results.notes.append(redactor.text(f"{api}: Schemathesis stopped: {event.exception}"))
+            results.gap(Gap(api, redactor.text(f"Schemathesis stopped: {event.exception}")))
         elif isinstance(event, events.EngineFinished) and event.stop_reason.skip_explanation:
             results.notes.append(f"{api}: Schemathesis stopped early: {event.stop_reason.skip_explanation}")
         if on_progress is not None:
@@ -151,8 +156,9 @@ class ThrottledRetry:
     """Waits out a throttled answer in Schemathesis's `after_call` hook and puts the answer to the same request,
     sent again, in its place (the hook's way of post-processing a response, in place), before any check sees it."""
 
-    def __init__(self, throttle: Throttle) -> None:
+    def __init__(self, throttle: Throttle, timeout: float = DEFAULT_REQUEST_TIMEOUT) -> None:
         self.throttle = throttle
+        self.timeout = timeout
         self.unjudged: set[str] = set()  # ids of the cases whose answer was still throttled: no check judges them
         self.counted_probes: set[str] = set()  # ids of throttled probes already counted (recorders may repeat them)
         self._local = threading.local()
@@ -173,7 +179,7 @@ class ThrottledRetry:
         session = getattr(self._local, "session", None)
         if session is None:
             session = self._local.session = requests.Session()
-        answer = session.send(response.request, timeout=RETRY_TIMEOUT, allow_redirects=False)
+        answer = session.send(response.request, timeout=self.timeout, allow_redirects=False)
         return Response.from_requests(answer, verify=response.verify)
 
 

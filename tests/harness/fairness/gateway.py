@@ -1,8 +1,10 @@
-"""An API gateway in front of the independent service, as staging services have one: it answers every n-th
-request itself with 429 and Retry-After, and may plant one defect in what the service answers."""
+"""API gateways in front of the independent service, as staging services have them: one answers every n-th request
+itself with 429 and Retry-After, and may plant one defect in what the service answers; one holds every n-th request
+a while before passing it on, as a slow service answers."""
 
 from __future__ import annotations
 
+import asyncio
 import itertools
 import threading
 from collections.abc import Callable
@@ -53,6 +55,29 @@ class ThrottlingGateway:
             await send(message)
 
         await self.app(scope, receive, answer)
+
+
+class SlowGateway:
+    """Every `every`-th scenario or Schemathesis request (counted over all paths and both APIs; not Schemathesis's
+    start-up probes) is held `hold` seconds before the service answers it."""
+
+    def __init__(self, app: Any, *, every: int = 25, hold: float = 1.0) -> None:
+        self.app = app
+        self.every = every
+        self.hold = hold
+        self.held = 0
+        self._numbers = itertools.count(1)
+        self._lock = threading.Lock()
+
+    async def __call__(self, scope: Scope, receive: Any, send: Any) -> None:
+        if scope["type"] == "http" and not any(name.lower().startswith(b"x-schemathesis-probe")
+                                               for name, _ in scope["headers"]):
+            with self._lock:
+                slow = next(self._numbers) % self.every == 0
+                self.held += slow
+            if slow:
+                await asyncio.sleep(self.hold)
+        await self.app(scope, receive, send)
 
 
 def other_request_id(headers: list[tuple[bytes, bytes]]) -> list[tuple[bytes, bytes]]:
