@@ -16,7 +16,7 @@ from evalmock import cli
 from evalmock.cli import API_CHOICES, main
 from evalmock.contract.documents import APIS
 from evalmock.contract.sources import Level
-from evalmock.contract.targets import Targets, dump_targets
+from evalmock.contract.targets import Targets, dump_targets, load_targets
 from evalmock.harness import policy, throttle, traffic_walks
 from evalmock.harness.checks import CHECKS
 from evalmock.harness.run_info import file_digest
@@ -198,6 +198,21 @@ def test_an_audit_without_token_or_targets_is_incomplete_not_a_pass(live_server:
     out = capsys.readouterr().out
     assert code == 4, out
     assert "INCOMPLETE" in out and "every scenario check was skipped" in out and "--token" in out
+
+
+def test_one_api_audited_without_a_token_is_incomplete_though_its_401s_conform(
+        live_server: Any, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    # Targets without [auth] and no EVALMOCK_TOKEN (a CI secret gone missing): the checks that send no token pass,
+    # and the checks that read data are skipped; that is no pass.
+    monkeypatch.delenv("EVALMOCK_TOKEN", raising=False)
+    targets = tmp_path / "targets.toml"
+    dump_targets(Targets(projects=load_targets(live_server.targets_path).projects), targets)
+    code = main(["contract", "--base-url", live_server.base_url, "--targets", str(targets), "--api", "test-set",
+                 "--no-fuzz", "--quiet"])
+    out = capsys.readouterr().out
+    assert code == 4, out
+    assert "test-set: incomplete" in out
+    assert "scenario check(s) that need a token were skipped (no token: pass --token" in out
 
 
 def test_strict_and_the_live_profile_pass_our_server(live_server: Any, capsys: pytest.CaptureFixture[str]) -> None:

@@ -60,6 +60,7 @@ class Skip(Exception):
 
 
 UNJUDGED_PREFIX = "could not judge: "
+NO_TOKEN = "no token: pass --token, set EVALMOCK_TOKEN, or give [auth].token in the targets"  # a check needed one
 
 
 class Unjudged(Skip):

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from enum import Enum
 
 from evalmock.harness.checks.registry import SCENARIO, Check, checks
+from evalmock.harness.outcomes import NO_TOKEN
 from evalmock.harness.policy import FAILED, PASSED, SKIPPED, WARNED, Policy
 from evalmock.harness.throttle import ThrottleReport
 
@@ -226,7 +227,9 @@ class Results:
 
     def incomplete_reasons(self) -> list[str]:
         """Why the audit cannot say a target conforms, though nothing failed: per API, no deciding rule (a page
-        rule; a live one in the live profile) was checked at all, or every chosen scenario check was skipped."""
+        rule; a live one in the live profile) was checked at all, or every chosen scenario check was skipped, or
+        those that need a token were (the audit had none), or part of the audit could not be done; over all, the
+        service's throttling left requests unjudged."""
         reasons = []
         for api in self.apis:
             rows = self.rows(api)
@@ -239,6 +242,11 @@ class Results:
                 needs = sorted({f.examples[0].message for f in self.skips if f.api == api
                                 and f.check.kind == SCENARIO and f.examples})
                 reasons.append(f"{api}: every scenario check was skipped ({'; '.join(needs)})")
+            elif tokenless := {f.check.name for f in self.skips if f.api == api and f.check.kind == SCENARIO
+                               and f.examples and f.examples[0].message.startswith(NO_TOKEN)}:
+                # Without a token, only the answers to requests without one were judged: never the data.
+                reasons.append(f"{api}: {len(tokenless)} scenario check(s) that need a token were skipped "
+                               f"({NO_TOKEN})")
             gaps = [gap for gap in self.gaps if gap.api == api]
             if gaps:
                 shown = "; ".join(gap.what for gap in gaps[:GAPS_SHOWN])

@@ -11,7 +11,7 @@ import httpx
 from evalmock.contract.operations import operation
 from evalmock.contract.targets import ProjectTarget, Targets, TestCaseTarget
 from evalmock.harness.exchange import Exchange, exchange_from_httpx
-from evalmock.harness.outcomes import SLOW_SERVICE, NoAnswer, Skip, Unjudged, Violation
+from evalmock.harness.outcomes import NO_TOKEN, SLOW_SERVICE, NoAnswer, Skip, Unjudged, Violation
 from evalmock.harness.throttle import Throttle, asked_status
 
 DEFAULT_TOKEN: Any = object()  # use the audit's main token
@@ -92,7 +92,7 @@ class Scenario:
 
     def require_token(self) -> str:
         if not self.token:
-            raise Skip("no token: pass --token, set EVALMOCK_TOKEN, or give [auth].token in the targets")
+            raise Skip(NO_TOKEN)
         return self.token
 
     # -- the test-set API -----------------------------------------------------------------------------
