@@ -126,6 +126,8 @@ def _not_found(content_type: bytes, body: bytes) -> Any:
 @pytest.mark.parametrize(("content_type", "body"), [
     (b"text/html", b"<html><body><h1>404 Not Found</h1><hr>nginx</body></html>"),
     (b"application/json", b'{"message":"Not Found"}'),  # an API gateway's own
+    # a server whose every 404 is the test-set API's envelope, but not the page's "agent-not-found"
+    (b"application/json", b'{"error":{"code":"not-found","message":"No route","requestId":"r-1"}}'),
 ])
 def test_a_base_url_where_no_api_answers_exits_3_asking_whether_it_is_right(
         content_type: bytes, body: bytes, capsys: pytest.CaptureFixture[str]) -> None:
@@ -137,6 +139,23 @@ def test_a_base_url_where_no_api_answers_exits_3_asking_whether_it_is_right(
     assert f"-> 404 ({kind}, not the test-set API's 404 body); GET /v2/gen-ai/evaluation_test_cases/" in said
     assert "Is --base-url right? A gateway's stage or prefix path (https://host/prod) belongs in it" in said
     assert "t0k-never-shown" not in said
+
+
+def test_a_base_url_with_a_path_too_many_exits_3(live_server: Any, capsys: pytest.CaptureFixture[str]) -> None:
+    # Our own server, whose 404 for a path it does not serve is the envelope (code not-found), under /prod.
+    code = main(["contract", "--base-url", live_server.base_url + "/prod", "--targets",
+                 str(live_server.targets_path), *FAST])
+    assert code == 3
+    assert f"no audited API answers at {live_server.base_url}/prod" in capsys.readouterr().err
+
+
+def test_a_token_every_api_refuses_exits_2_saying_so(live_server: Any, capsys: pytest.CaptureFixture[str]) -> None:
+    code = main(["contract", "--base-url", live_server.base_url, "--targets", str(live_server.targets_path),
+                 "--token", "expired-ci-secret-0001", *FAST])
+    said = capsys.readouterr().err
+    assert code == 2, said
+    assert "every audited API refused the token: GET /v1/agents/" in said and "-> 401; GET /v2/" in said
+    assert "(--token, EVALMOCK_TOKEN or [auth].token)" in said and "expired-ci-secret-0001" not in said
 
 
 @pytest.mark.parametrize(

@@ -18,6 +18,7 @@ from evalmock.contract.operations import Operation, operation
 from evalmock.contract.schemas import schema_errors
 from evalmock.contract.targets import ProjectTarget, Targets, TargetsError, load_targets
 from evalmock.defaults import DEFAULT_REQUEST_TIMEOUT
+from evalmock.harness.checks.error_answers import CODE_OF_STATUS
 from evalmock.harness.checks.registry import Check, scenario_checks
 from evalmock.harness.document_checks import DocumentJudge
 from evalmock.harness.exchange import Exchange
@@ -156,13 +157,20 @@ def audit_url(base_url: str, **options: object) -> Results:
 
 
 def check_target(audit: Audit) -> None:
-    """AuditError (exit 3) when the target does not answer HTTP, or answers no audited API at its base URL."""
+    """AuditError when the target does not answer HTTP, or answers no audited API at its base URL (exit 3), or
+    refuses the audit's token on every audited API (exit 2)."""
     unreachable = reachable(audit.base_url, audit.request_timeout)
     if unreachable:
         raise AuditError(f"{audit.base_url} is unreachable ({unreachable})", EXIT_UNREACHABLE)
-    if absent := absent_apis(audit, httpx.Timeout(audit.request_timeout, connect=REACHABILITY_TIMEOUT)):
+    answers = probe_answers(audit, httpx.Timeout(audit.request_timeout, connect=REACHABILITY_TIMEOUT))
+    if absent := absent_apis(audit, answers):
         raise AuditError(f"no audited API answers at {audit.base_url}: {absent}. Is the base URL right? A "
-                         "gateway's stage or prefix path (https://host/prod) belongs in it", EXIT_UNREACHABLE)
+                         "gateway's stage or prefix path (https://host/prod) belongs in it, and nothing more",
+                         EXIT_UNREACHABLE)
+    if refused := refused_token(audit, answers):
+        raise AuditError(f"every audited API refused the token: {refused}. Is the token one the service takes now "
+                         "(--token, EVALMOCK_TOKEN or [auth].token)? An expired or revoked one gets 401 everywhere, "
+                         "and every check would then judge 401s", EXIT_USAGE)
 
 
 def check_base_url(base_url: str) -> str | None:
@@ -200,13 +208,11 @@ def reachable(base_url: str, timeout: float = DEFAULT_REQUEST_TIMEOUT) -> str | 
     return None
 
 
-def absent_apis(audit: Audit, timeout: float | httpx.Timeout = REACHABILITY_TIMEOUT) -> str | None:
-    """None when some audited API answers at the base URL; else what each answered instead. One request per API,
-    for a made-up resource (every path and required query parameter a made-up id): a service that follows its
-    page answers it in the document's shape (the 404 of an unknown one, a 400 or 401 error body); a 404 that is
-    not the document's 404 body is the answer of a server that has no such path (a base URL without a gateway's
-    stage path: every request would then fail a rule)."""
-    answers = []
+def probe_answers(audit: Audit, timeout: float | httpx.Timeout = REACHABILITY_TIMEOUT) -> dict[str, httpx.Response]:
+    """Each audited API's answer to one request, with the audit's token, for a made-up resource (every path and
+    required query parameter a made-up id); an API whose request failed is left out (it answered the reachability
+    check: the audit will say what goes wrong)."""
+    answers = {}
     for api in audit.apis:
         op = operation(api)
         params = {name: MADE_UP_UUID for name, parameter in op.parameters.items() if parameter.get("in") == "path"}
@@ -214,16 +220,48 @@ def absent_apis(audit: Audit, timeout: float | httpx.Timeout = REACHABILITY_TIME
         query = {name: MADE_UP_UUID for name, parameter in op.query_parameters().items() if parameter.get("required")}
         headers = {"Authorization": f"Bearer {audit.token}"} if audit.token else {}
         try:
-            response = httpx.get(url, params=query, headers=headers, timeout=timeout)
+            answers[api] = httpx.get(url, params=query, headers=headers, timeout=timeout)
         except httpx.HTTPError:
-            return None  # it answered the reachability check: the audit will say what goes wrong
-        declared = op.responses.get("404")
-        if response.status_code != 404 or declared is None or _is_documented_body(op, declared.schema, response):
+            continue
+    return answers
+
+
+def absent_apis(audit: Audit, answers: dict[str, httpx.Response]) -> str | None:
+    """None when some audited API answers at the base URL; else what each answered instead. A service that follows
+    its page answers the made-up resource in the document's shape (the 404 of an unknown one, with the test-set
+    page's code agent-not-found; a 400 or 401 error body); a 404 that is not is the answer of a server that has no
+    such path (a base URL without a gateway's stage path, or with one too many: every request would then fail a
+    rule)."""
+    shown = []
+    for api in audit.apis:
+        response = answers.get(api)
+        if response is None or response.status_code != 404 or _is_the_apis_404(api, response):
             return None
         kind = response.headers.get("content-type", "no content type").split(";")[0]
-        answers.append(f"GET {response.request.url.raw_path.decode('ascii')} -> 404 ({kind}, not the {api} API's "
-                       "404 body)")
-    return "; ".join(answers)
+        shown.append(f"GET {response.request.url.raw_path.decode('ascii')} -> 404 ({kind}, not the {api} API's "
+                     "404 body)")
+    return "; ".join(shown)
+
+
+def refused_token(audit: Audit, answers: dict[str, httpx.Response]) -> str | None:
+    """None unless every audited API answered the audit's token with 401: the pages' 401 is for a missing,
+    malformed, expired or revoked token, so the token is no longer (or never was) one the service takes."""
+    if not audit.token or not answers or len(answers) < len(audit.apis):
+        return None
+    if any(response.status_code != 401 for response in answers.values()):
+        return None
+    return "; ".join(f"GET {r.request.url.raw_path.decode('ascii')} -> 401" for r in answers.values())
+
+
+def _is_the_apis_404(api: str, response: httpx.Response) -> bool:
+    op = operation(api)
+    declared = op.responses.get("404")
+    if declared is None or not _is_documented_body(op, declared.schema, response):
+        return False
+    if api != "test-set":
+        return True
+    error = response.json().get("error")  # a documented body: the envelope
+    return isinstance(error, dict) and error.get("code") == CODE_OF_STATUS[404]
 
 
 def _is_documented_body(op: Operation, schema: object, response: httpx.Response) -> bool:

@@ -185,7 +185,7 @@ def pytest_sessionstart(session: pytest.Session) -> None:
     try:
         check_target(audit_session.audit)
     except AuditError as exc:  # one line, before any test; pytest prints it as "ERROR: ..." and exits 4
-        message = str(exc).replace("the base URL", "--evalmock-base-url")
+        message = str(exc).replace("the base URL", "--evalmock-base-url").replace("(--token,", "(--evalmock-token,")
         raise pytest.UsageError(f"evalmock: {message}; no audit test ran") from None
 
 
