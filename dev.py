@@ -3,17 +3,20 @@
 from __future__ import annotations
 
 import compileall
+import contextlib
 import hashlib
 import os
 import subprocess
 import sys
 import venv
+from collections.abc import Iterator
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent
 VENV = ROOT / ".venv"
 BIN = VENV / ("Scripts" if os.name == "nt" else "bin")
 STAMP = VENV / ".evalmock-install"
+LOCK = ROOT / ".venv.lock"  # held while .venv is made or filled: two dev.py started at once would both fill it
 USAGE = """usage: python3.11 dev.py serve [evalmock serve flags...]
        python3.11 dev.py test [pytest args...]
        python3.11 dev.py evalmock <any evalmock command...>
@@ -32,13 +35,37 @@ def _install_fingerprint() -> str:
 def ensure_environment() -> None:
     if sys.version_info < (3, 11):  # noqa: UP036  (dev.py may be started by an older python)
         sys.exit("evalmock needs Python 3.11 or newer")
-    if not (BIN / "python").exists():
-        print("creating .venv ...", flush=True)
-        venv.EnvBuilder(with_pip=True).create(VENV)
     fingerprint = _install_fingerprint()
-    if not (STAMP.exists() and STAMP.read_text() == fingerprint):
-        _install(fingerprint)
+    if (BIN / "python").exists() and STAMP.exists() and STAMP.read_text() == fingerprint:
+        compile_package(ROOT / "src")
+        return
+    with _setting_up():  # checked again inside: another dev.py may just have done it
+        if not (BIN / "python").exists():
+            print("creating .venv ...", flush=True)
+            venv.EnvBuilder(with_pip=True).create(VENV)
+        if not (STAMP.exists() and STAMP.read_text() == fingerprint):
+            _install(fingerprint)
     compile_package(ROOT / "src")
+
+
+@contextlib.contextmanager
+def _setting_up() -> Iterator[None]:
+    """Hold LOCK (where the platform has fcntl's locks): a second dev.py waits for the first to finish .venv."""
+    try:
+        import fcntl
+    except ImportError:  # Windows: no lock, as before
+        yield
+        return
+    with LOCK.open("a") as handle:
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            print("waiting for another dev.py to finish setting up .venv ...", flush=True)
+            fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
 
 
 def compile_package(src: Path) -> bool:
@@ -79,9 +106,9 @@ def main(argv: list[str]) -> int:
         if lint.returncode != 0:
             return lint.returncode
         args = [str(BIN / "python"), "-m", "pytest", *rest]
+        os.chdir(ROOT)  # the suite's own configuration and paths; a command's paths stay the caller's
     else:
         args = [str(BIN / "evalmock"), *rest]
-    os.chdir(ROOT)
     os.execv(args[0], args)
     return 0  # not reached
 
