@@ -180,6 +180,15 @@ def test_with_keeping_off_hypothesis_files_go_to_a_temporary_folder(hypothesis_h
     assert folder.is_relative_to(tempfile.gettempdir()) and not folder.is_relative_to(Path.cwd())
 
 
+def test_a_cache_folder_that_cannot_be_written_sends_hypothesis_files_to_a_temporary_folder(
+        hypothesis_home: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # As in the image, whose cache is read-only to its user (here a file stands where the folder would go).
+    (tmp_path / "cache").write_text("not a folder")
+    monkeypatch.setenv(CACHE_ENV, str(tmp_path / "cache"))
+    folder = place_hypothesis_files()
+    assert folder is not None and folder.is_dir() and folder.is_relative_to(tempfile.gettempdir())
+
+
 def test_hypothesis_s_own_storage_variable_wins(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.setenv("HYPOTHESIS_STORAGE_DIRECTORY", str(tmp_path / "theirs"))
     monkeypatch.setenv(CACHE_ENV, str(tmp_path / "cache"))

@@ -142,14 +142,25 @@ def known_good_case_hook(api: str, targets: Targets) -> Callable[[Any, Any], Any
 def place_hypothesis_files() -> Path | None:
     """Hypothesis keeps its Unicode tables in `.hypothesis/` in the working folder, which in CI is a checkout: an
     `evalmock contract` run keeps them in evalmock's cache folder instead (a temporary one, removed at exit, when
-    keeping is off). HYPOTHESIS_STORAGE_DIRECTORY, if set, still wins. Not for the pytest plugin, where the
-    folder is the user's project's and its Hypothesis tests' own. Returns the folder chosen, if one was."""
+    keeping is off or the cache folder cannot be written: Hypothesis would warn on every test it runs).
+    HYPOTHESIS_STORAGE_DIRECTORY, if set, still wins. Not for the pytest plugin, where the folder is the user's
+    project's and its Hypothesis tests' own. Returns the folder chosen, if one was."""
     if os.environ.get("HYPOTHESIS_STORAGE_DIRECTORY"):
         return None
     kept = cache_dir()
-    folder = Path(_unkept_folder().name) if kept is None else kept / "hypothesis"
+    folder = None if kept is None else kept / "hypothesis"
+    if folder is None or not _writable(folder):  # a container's cache is the image's, read-only to its user
+        folder = Path(_unkept_folder().name)
     set_hypothesis_home_dir(folder)
     return folder
+
+
+def _writable(folder: Path) -> bool:
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError:
+        return False
+    return os.access(folder, os.W_OK)
 
 
 @functools.cache
