@@ -231,7 +231,8 @@ def build_parser() -> argparse.ArgumentParser:
     )
     contract.add_argument(
         "--second-token", default=None,
-        help="a second caller's token, for cursor-binding checks (default: env EVALMOCK_SECOND_TOKEN)",
+        help="a second caller's token, for cursor-binding checks (default: env EVALMOCK_SECOND_TOKEN, else the "
+        "targets file); never printed",
     )
     contract.add_argument(
         "--max-examples", type=_positive, default=25, help="examples per Schemathesis phase (default 25)"

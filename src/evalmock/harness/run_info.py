@@ -54,7 +54,7 @@ class RunInfo:
         """(label, value) pairs, in the order a reader asks: when, what, how, with which known ids."""
         policy = results.policy
         rows = [
-            ("run", self.started.isoformat().replace("+00:00", "Z")),
+            ("started", self.started.isoformat().replace("+00:00", "Z")),
             ("evalmock", self.version),
             (self.target_kind, self.target),
             ("APIs", ", ".join(results.apis)),
