@@ -107,10 +107,15 @@ def test_the_token_never_appears_in_any_output(mutable_server: MutableServer, tm
     assert "$EVALMOCK_SECOND_TOKEN" in outputs["junit"] + outputs["markdown"]
 
 
-def test_an_unreachable_target_exits_3(capsys: pytest.CaptureFixture[str]) -> None:
-    code = main(["contract", "--base-url", f"http://127.0.0.1:{free_port()}", *FAST])
+def test_an_unreachable_target_exits_3_and_junit_says_why(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    junit = tmp_path / "reports" / "contract.xml"
+    code = main(["contract", "--base-url", f"http://127.0.0.1:{free_port()}", "--junit", str(junit), *FAST])
     assert code == 3
     assert "unreachable" in capsys.readouterr().err
+    root = ET.parse(junit).getroot()  # a CI's test report shows the error, not nothing
+    assert root.find("properties/property[@name='verdict']").get("value") == "NOT_RUN"  # type: ignore[union-attr]
+    [error] = root.findall("testsuite[@name='evalmock']/testcase[@name='audit_could_start']/error")
+    assert "is unreachable" in (error.get("message") or "")
 
 
 def _not_found(content_type: bytes, body: bytes) -> Any:

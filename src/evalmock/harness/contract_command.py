@@ -21,7 +21,14 @@ from evalmock.harness.output_paths import outputs_problem
 from evalmock.harness.policy import Policy
 from evalmock.harness.progress import LiveReporter, make_reporter
 from evalmock.harness.redact import Redactor
-from evalmock.harness.report import print_summary, replay_notes, report_format, write_junit, write_report
+from evalmock.harness.report import (
+    print_summary,
+    replay_notes,
+    report_format,
+    write_junit,
+    write_junit_not_run,
+    write_report,
+)
 from evalmock.harness.results import Results
 from evalmock.harness.run_info import RunInfo
 from evalmock.harness.schemathesis_config import place_hypothesis_files
@@ -57,7 +64,10 @@ def run_contract(args: argparse.Namespace) -> int:
         redactor = audit.redactor
         check_target(audit)  # exit 3: the target does not answer, or answers no audited API
     except AuditError as exc:
-        return fail(str(exc).replace("the base URL", "--base-url"), exc.exit_code)
+        message = str(exc).replace("the base URL", "--base-url")
+        if args.junit:  # the options are good: a CI's test report says why the audit did not run
+            write_junit_not_run(f"evalmock contract: {message}", exc.exit_code, args.junit, redactor)
+        return fail(message, exc.exit_code)
     if not audit.token:
         print("evalmock contract: no token given (--token, EVALMOCK_TOKEN or [auth].token); checks that need "
               "one are skipped, and an audit that checks no page rule ends INCOMPLETE", file=sys.stderr)

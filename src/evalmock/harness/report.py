@@ -221,6 +221,22 @@ def write_junit(results: Results, path: str | Path, redactor: Redactor) -> None:
                           encoding="utf-8")
 
 
+def write_junit_not_run(message: str, exit_code: int, path: str | Path, redactor: Redactor) -> None:
+    """JUnit for an audit that could not start (a target that does not answer, a token it refuses): one error in
+    its own suite, so that a CI's test report shows why the job failed rather than nothing at all."""
+    root = ET.Element("testsuites", name="evalmock contract")
+    props = ET.SubElement(root, "properties")
+    ET.SubElement(props, "property", name="verdict", value="NOT_RUN")
+    ET.SubElement(props, "property", name="exit_code", value=str(exit_code))
+    suite = ET.SubElement(root, "testsuite", name="evalmock", tests="1", failures="0", skipped="0", errors="1")
+    case = ET.SubElement(suite, "testcase", classname="evalmock.verdict", name="audit_could_start")
+    error = ET.SubElement(case, "error", type="not-run", message=redactor.text(message))
+    error.text = redactor.text(message)
+    ET.indent(root)
+    Path(path).write_text(redactor.text(ET.tostring(root, encoding="unicode", xml_declaration=True)) + "\n",
+                          encoding="utf-8")
+
+
 # -- Markdown and HTML --------------------------------------------------------------------------------------
 REPORT_FORMATS = {".md": "markdown", ".markdown": "markdown", ".html": "html", ".htm": "html"}
 
