@@ -107,7 +107,7 @@ class _NothingSent:
 
 
 @pytest.mark.parametrize(("api", "noted"), [("test-set", True), ("gradient", False)])
-def test_a_stateful_shard_that_sends_nothing_is_run_again_then_noted_never_silent(
+def test_a_stateful_shard_that_sends_nothing_is_run_again_then_a_gap_never_silent(
     monkeypatch: pytest.MonkeyPatch, api: str, noted: bool
 ) -> None:
     runs: list[object] = []
@@ -116,7 +116,10 @@ def test_a_stateful_shard_that_sends_nothing_is_run_again_then_noted_never_silen
     # The test-set document links a page to the next (nextCursor -> cursor): a stateful phase always sends
     # something. DigitalOcean's has no link, so its stateful phase rightly sends nothing.
     assert len(runs) == (SHARD_ATTEMPTS if noted else 1)
-    assert any("sent no request" in note for note in ledger.notes) is noted
+    results = Results(Policy(), (api,))
+    ledger.replay(results)
+    assert any("sent no request" in gap.what and "--workers 1" in gap.remedy for gap in results.gaps) is noted
+    assert any("part(s) of the audit could not be done" in r for r in results.incomplete_reasons()) is noted
 
 
 def planned(projects: int) -> list[tuple[str, str | None]]:
