@@ -7,7 +7,9 @@ An `evalmock serve` upstream is started (pinned to CPU 1, this process to CPU 0,
 request (25 generated cases) is forwarded through the proxy's ASGI app with every check on (`--strict --profile
 digitalocean-live --targets FILE`) and with nothing judged (`--api gradient`), and its page is judged on its own.
 Each figure is the best of several batches of process CPU time, which other work on a shared machine disturbs less
-than wall time; it explains the wrk figures of `run.py --only proxy`, it does not replace them.
+than wall time; it explains the wrk figures of `run.py --only proxy`, it does not replace them. "judge, caches cold"
+is the judge after a few MiB were written (the time to write them taken off), as the judge runs inside the proxy:
+after the forwarding and the upstream have had the CPU's caches.
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ from evalmock.proxy.forwarding import Forwarded
 PATH = "/v1/agents/example/test-set/cases"
 QUERY = lib.EXAMPLE_QUERY.encode("ascii")
 EVERY_CHECK = ["--strict", "--profile", "digitalocean-live", "--targets"]
+EVICT_BYTES = 2 * 2**20  # twice this machine's L2 (1 MiB a core), written between two cold judgements
 
 
 def proxy_for(upstream: str, options: list[str]) -> tuple[Any, Any, Any]:
@@ -86,10 +89,25 @@ async def main(args: argparse.Namespace) -> None:
                                   body, len(body))
             session.judge("test-set", forwarded)
 
+        evicted = bytearray(EVICT_BYTES)
+
+        async def judge_cold() -> None:
+            # What runs between two judgements inside the proxy (forwarding, uvicorn, the upstream on the same CPU)
+            # evicts what the judge reads from the CPU's caches; writing a few MiB does so here.
+            for offset in range(0, EVICT_BYTES, 64):
+                evicted[offset] ^= 1
+            await judge()
+
+        async def evicting() -> None:
+            for offset in range(0, EVICT_BYTES, 64):
+                evicted[offset] ^= 1
+
         steps = {"judge": judge, "forward": lambda: forward_once(passed_app),
                  "forward-and-judge": lambda: forward_once(judged_app)}
         for name, step in steps.items():
             print(f"{name:18s} {await best_cpu_us(step, args.requests):8.1f} µs CPU")
+        cold = await best_cpu_us(judge_cold, args.requests) - await best_cpu_us(evicting, args.requests)
+        print(f"{'judge, caches cold':18s} {cold:8.1f} µs CPU (after {EVICT_BYTES // 2**20} MiB written)")
         if args.cprofile:
             step = steps["judge"] if args.cprofile == "judge" else steps["forward-and-judge"]
             profiler = cProfile.Profile()

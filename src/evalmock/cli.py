@@ -20,6 +20,7 @@ from evalmock.defaults import (
     DEFAULT_REQUEST_TIMEOUT,
     DEFAULT_RETRIES,
     LIVE_PROFILE,
+    MAX_SECONDS,
     PROFILES,
 )
 from evalmock.importing import long_lived
@@ -70,8 +71,8 @@ def _seconds(text: str) -> float:
         value = float(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"expected a number of seconds, got {text!r}") from None
-    if not 0 < value <= 3600:
-        raise argparse.ArgumentTypeError("must be more than 0 and at most 3600 seconds")
+    if not 0 < value <= MAX_SECONDS:
+        raise argparse.ArgumentTypeError(f"must be more than 0 and at most {MAX_SECONDS:g} seconds")
     return value
 
 

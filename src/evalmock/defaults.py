@@ -16,6 +16,7 @@ DEFAULT_RETRIES = 3  # tries again per request, after its first answer
 DEFAULT_MAX_WAIT = 30.0  # seconds: a longer Retry-After is not waited out
 DEFAULT_BUDGET = 120.0  # seconds of waiting for the whole audit
 DEFAULT_REQUEST_TIMEOUT = 15.0  # seconds an audit waits for an answer
+MAX_SECONDS = 3600.0  # the longest timeout an option takes
 
 DEFAULT_MAX_WALKS = 10_000  # open walks a traffic audit follows at once
 DEFAULT_MAX_PAGES = 50_000  # pages of those walks it holds

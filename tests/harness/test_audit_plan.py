@@ -84,13 +84,15 @@ def test_audit_url_says_when_the_target_is_unreachable() -> None:
     assert caught.value.exit_code == EXIT_UNREACHABLE
 
 
-def test_throttling_and_worker_options_are_planned_and_bad_ones_refused() -> None:
-    audit = plan_audit(URL, workers=8, rate_limit="10/s", retries=1, max_wait=5, wait_budget=60)
-    assert audit.workers == 8
+def test_throttling_timeout_and_worker_options_are_planned_and_bad_ones_refused() -> None:
+    audit = plan_audit(URL, workers=8, rate_limit="10/s", retries=1, max_wait=5, wait_budget=60, request_timeout=40)
+    assert audit.workers == 8 and audit.request_timeout == 40
+    assert plan_audit(URL).request_timeout == 15
     assert (audit.throttle.rate, audit.throttle.retries, audit.throttle.max_wait, audit.throttle.budget) == (
         "10/s", 1, 5, 60)
     assert plan_audit(URL).throttle.budget > 0  # waiting out throttling is on by default
-    for bad in ({"workers": 0}, {"rate_limit": "fast"}, {"wait_budget": -1}):
+    for bad in ({"workers": 0}, {"rate_limit": "fast"}, {"wait_budget": -1}, {"request_timeout": 0},
+                {"request_timeout": 7200}):
         with pytest.raises(AuditError) as raised:
             plan_audit(URL, **bad)  # type: ignore[arg-type]
         assert raised.value.exit_code == EXIT_USAGE

@@ -17,7 +17,7 @@ from evalmock.contract.documents import APIS as DOCUMENTS
 from evalmock.contract.operations import Operation, operation
 from evalmock.contract.schemas import schema_errors
 from evalmock.contract.targets import ProjectTarget, Targets, TargetsError, load_targets
-from evalmock.defaults import DEFAULT_REQUEST_TIMEOUT
+from evalmock.defaults import DEFAULT_REQUEST_TIMEOUT, MAX_SECONDS
 from evalmock.harness.checks.error_answers import CODE_OF_STATUS
 from evalmock.harness.checks.registry import Check, scenario_checks
 from evalmock.harness.document_checks import DocumentJudge
@@ -36,7 +36,6 @@ from evalmock.harness.workers import worker_pool
 APIS = tuple(DOCUMENTS)
 MADE_UP_UUID = "00000000-0000-4000-8000-00000000e404"  # a resource no service holds, asked for by absent_apis
 REACHABILITY_TIMEOUT = 5.0  # seconds to connect, when the target is first tried
-MAX_REQUEST_TIMEOUT = 3600.0
 EXIT_USAGE, EXIT_UNREACHABLE = 2, 3  # besides a Verdict's own exit codes
 SHARD_ATTEMPTS = 3  # a Schemathesis shard broken by the interpreter's thread race is run again, this often
 
@@ -114,8 +113,8 @@ def plan_audit(
         raise AuditError(problem)
     if workers < 1:
         raise AuditError(f"--workers must be 1 or more, got {workers}")
-    if request_timeout is not None and not 0 < request_timeout <= MAX_REQUEST_TIMEOUT:
-        raise AuditError(f"--request-timeout must be more than 0 and at most {MAX_REQUEST_TIMEOUT:g} seconds, got "
+    if request_timeout is not None and not 0 < request_timeout <= MAX_SECONDS:
+        raise AuditError(f"--request-timeout must be more than 0 and at most {MAX_SECONDS:g} seconds, got "
                          f"{request_timeout:g}")
     try:
         known = load_targets(targets) if targets else Targets()
