@@ -166,7 +166,7 @@ def check_target(audit: Audit) -> None:
         raise AuditError(f"no audited API answers at {audit.base_url}: {absent}. Is the base URL right? A "
                          "gateway's stage or prefix path (https://host/prod) belongs in it, and nothing more",
                          EXIT_UNREACHABLE)
-    if refused := refused_token(audit, answers):
+    if refused := refused_token(audit, httpx.Timeout(audit.request_timeout, connect=REACHABILITY_TIMEOUT)):
         raise AuditError(f"every audited API refused the token: {refused}. Is the token one the service takes now "
                          "(--token, EVALMOCK_TOKEN or [auth].token)? An expired or revoked one gets 401 everywhere, "
                          "and every check would then judge 401s", EXIT_USAGE)
@@ -242,14 +242,39 @@ def absent_apis(audit: Audit, answers: dict[str, httpx.Response]) -> str | None:
     return "; ".join(shown)
 
 
-def refused_token(audit: Audit, answers: dict[str, httpx.Response]) -> str | None:
-    """None unless every audited API answered the audit's token with 401: the pages' 401 is for a missing,
-    malformed, expired or revoked token, so the token is no longer (or never was) one the service takes."""
-    if not audit.token or not answers or len(answers) < len(audit.apis):
+def refused_token(audit: Audit, timeout: float | httpx.Timeout = REACHABILITY_TIMEOUT) -> str | None:
+    """None unless every audited API whose targets name something known (a project, a test case) answered the
+    audit's token with 401 when asked for it: the pages' 401 is for a missing, malformed, expired or revoked token,
+    and the targets' projects are ones the token reads, so the token is no longer (or never was) one the service
+    takes. (A made-up resource would not tell: a token without read on a project may get any 4xx, 401 too.)"""
+    if not audit.token:
         return None
-    if any(response.status_code != 401 for response in answers.values()):
-        return None
-    return "; ".join(f"GET {r.request.url.raw_path.decode('ascii')} -> 401" for r in answers.values())
+    refused = []
+    for api in audit.apis:
+        request = _known_request(api, audit.targets)
+        if request is None:
+            continue
+        path, query = request
+        try:
+            response = httpx.get(audit.base_url.rstrip("/") + path, params=query, timeout=timeout,
+                                 headers={"Authorization": f"Bearer {audit.token}"})
+        except httpx.HTTPError:
+            return None  # the audit will say what goes wrong
+        if response.status_code != 401:
+            return None
+        refused.append(f"GET {response.request.url.raw_path.decode('ascii')} -> 401")
+    return "; ".join(refused) or None
+
+
+def _known_request(api: str, targets: Targets) -> tuple[str, dict[str, str]] | None:
+    """The path and query of a request for the first thing the targets say `api` holds, or None."""
+    op = operation(api)
+    if api == "test-set" and targets.projects:
+        project = targets.projects[0]
+        return op.url_path(agentId=project.agent_id), {"projectId": project.project_id}
+    if api == "gradient" and targets.test_cases:
+        return op.url_path(test_case_uuid=targets.test_cases[0].uuid), {}
+    return None
 
 
 def _is_the_apis_404(api: str, response: httpx.Response) -> bool:
