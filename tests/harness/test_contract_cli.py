@@ -163,6 +163,29 @@ def test_a_token_every_api_refuses_exits_2_saying_so(live_server: Any, capsys: p
     assert "(--token, EVALMOCK_TOKEN or [auth].token)" in said and "expired-ci-secret-0001" not in said
 
 
+def _forbidding(status: int, body: bytes) -> Any:
+    """A gateway that turns every caller away (an IP allowlist, a WAF) with `status`."""
+
+    async def app(scope: dict[str, Any], receive: Any, send: Any) -> None:
+        await send({"type": "http.response.start", "status": status,
+                    "headers": [(b"content-type", b"application/json")]})
+        await send({"type": "http.response.body", "body": body})
+
+    return app
+
+
+def test_a_gateway_that_turns_every_caller_away_exits_2_saying_so(
+        live_server: Any, capsys: pytest.CaptureFixture[str]) -> None:
+    body = b'{"Message":"User: anonymous is not authorized to perform: execute-api:Invoke"}'  # AWS's words
+    with serving(_forbidding(403, body)) as base_url:
+        code = main(["contract", "--base-url", base_url, "--targets", str(live_server.targets_path),
+                     "--token", "valid-but-blocked-0001", *FAST])
+    said = capsys.readouterr().err
+    assert code == 2, said
+    assert "every audited API refused the caller: GET /v1/agents/" in said and "-> 403; GET /v2/" in said
+    assert "IP allowlist" in said and "valid-but-blocked-0001" not in said
+
+
 @pytest.mark.parametrize(
     ("name", "text"),
     [

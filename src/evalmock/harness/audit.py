@@ -157,7 +157,7 @@ def audit_url(base_url: str, **options: object) -> Results:
 
 def check_target(audit: Audit) -> None:
     """AuditError when the target does not answer HTTP, or answers no audited API at its base URL (exit 3), or
-    refuses the audit's token on every audited API (exit 2)."""
+    refuses the audit's token or its caller on every audited API (exit 2)."""
     unreachable = reachable(audit.base_url, audit.request_timeout)
     if unreachable:
         raise AuditError(f"{audit.base_url} is unreachable ({unreachable})", EXIT_UNREACHABLE)
@@ -166,10 +166,15 @@ def check_target(audit: Audit) -> None:
         raise AuditError(f"no audited API answers at {audit.base_url}: {absent}. Is the base URL right? A "
                          "gateway's stage or prefix path (https://host/prod) belongs in it, and nothing more",
                          EXIT_UNREACHABLE)
-    if refused := refused_token(audit, httpx.Timeout(audit.request_timeout, connect=REACHABILITY_TIMEOUT)):
-        raise AuditError(f"every audited API refused the token: {refused}. Is the token one the service takes now "
-                         "(--token, EVALMOCK_TOKEN or [auth].token)? An expired or revoked one gets 401 everywhere, "
-                         "and every check would then judge 401s", EXIT_USAGE)
+    refused = refused_caller(audit, httpx.Timeout(audit.request_timeout, connect=REACHABILITY_TIMEOUT))
+    if refused and all(status == 401 for status in refused.values()):
+        raise AuditError(f"every audited API refused the token: {_answers(refused)}. Is the token one the service "
+                         "takes now (--token, EVALMOCK_TOKEN or [auth].token)? An expired or revoked one gets 401 "
+                         "everywhere, and every check would then judge 401s", EXIT_USAGE)
+    if refused:
+        raise AuditError(f"every audited API refused the caller: {_answers(refused)}. Does the token read the targets' "
+                         "projects and test cases, and does the gateway let this machine through (an IP allowlist, "
+                         "a WAF)? Every check would otherwise judge the refusals", EXIT_USAGE)
 
 
 def check_base_url(base_url: str) -> str | None:
@@ -242,14 +247,15 @@ def absent_apis(audit: Audit, answers: dict[str, httpx.Response]) -> str | None:
     return "; ".join(shown)
 
 
-def refused_token(audit: Audit, timeout: float | httpx.Timeout = REACHABILITY_TIMEOUT) -> str | None:
-    """None unless every audited API whose targets name something known (a project, a test case) answered the
-    audit's token with 401 when asked for it: the pages' 401 is for a missing, malformed, expired or revoked token,
-    and the targets' projects are ones the token reads, so the token is no longer (or never was) one the service
-    takes. (A made-up resource would not tell: a token without read on a project may get any 4xx, 401 too.)"""
+def refused_caller(audit: Audit, timeout: float | httpx.Timeout = REACHABILITY_TIMEOUT) -> dict[str, int]:
+    """Each request's status, when every audited API whose targets name something known (a project, a test case)
+    answered the audit's token with 401 or 403 when asked for it; else empty. The targets' projects are ones the
+    token reads: a 401 (the pages' answer to a missing, malformed, expired or revoked token) says the token is no
+    longer one the service takes, a 403 that the caller is turned away (a gateway's allowlist, a token for other
+    projects). A made-up resource would not tell: a token without read on a project may get any 4xx."""
     if not audit.token:
-        return None
-    refused = []
+        return {}
+    refused = {}
     for api in audit.apis:
         request = _known_request(api, audit.targets)
         if request is None:
@@ -259,11 +265,15 @@ def refused_token(audit: Audit, timeout: float | httpx.Timeout = REACHABILITY_TI
             response = httpx.get(audit.base_url.rstrip("/") + path, params=query, timeout=timeout,
                                  headers={"Authorization": f"Bearer {audit.token}"})
         except httpx.HTTPError:
-            return None  # the audit will say what goes wrong
-        if response.status_code != 401:
-            return None
-        refused.append(f"GET {response.request.url.raw_path.decode('ascii')} -> 401")
-    return "; ".join(refused) or None
+            return {}  # the audit will say what goes wrong
+        if response.status_code not in (401, 403):
+            return {}
+        refused[f"GET {response.request.url.raw_path.decode('ascii')}"] = response.status_code
+    return refused
+
+
+def _answers(statuses: dict[str, int]) -> str:
+    return "; ".join(f"{request} -> {status}" for request, status in statuses.items())
 
 
 def _known_request(api: str, targets: Targets) -> tuple[str, dict[str, str]] | None:
