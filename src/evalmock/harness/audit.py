@@ -34,7 +34,7 @@ from evalmock.harness.throttle import Throttle, ThrottleError, ThrottleOptions
 from evalmock.harness.workers import worker_pool
 
 APIS = tuple(DOCUMENTS)
-MADE_UP_UUID = "00000000-0000-4000-8000-00000000e404"  # a resource no service holds, asked for by absent_apis
+MADE_UP_UUID = "00000000-0000-4000-8000-00000000e404"  # a resource no service holds, asked for by probe_answers
 REACHABILITY_TIMEOUT = 5.0  # seconds to connect, when the target is first tried
 EXIT_USAGE, EXIT_UNREACHABLE = 2, 3  # besides a Verdict's own exit codes
 SHARD_ATTEMPTS = 3  # a Schemathesis shard broken by the interpreter's thread race is run again, this often
@@ -158,15 +158,17 @@ def audit_url(base_url: str, **options: object) -> Results:
 def check_target(audit: Audit) -> None:
     """AuditError when the target does not answer HTTP, or answers no audited API at its base URL (exit 3), or
     refuses the audit's token or its caller on every audited API (exit 2)."""
-    unreachable = reachable(audit.base_url, audit.request_timeout)
+    # A connection within REACHABILITY_TIMEOUT, an answer within the audit's own timeout (a service that starts
+    # cold may take its time).
+    timeout = httpx.Timeout(audit.request_timeout, connect=REACHABILITY_TIMEOUT)
+    unreachable = reachable(audit.base_url, timeout)
     if unreachable:
         raise AuditError(f"{audit.base_url} is unreachable ({unreachable})", EXIT_UNREACHABLE)
-    answers = probe_answers(audit, httpx.Timeout(audit.request_timeout, connect=REACHABILITY_TIMEOUT))
-    if absent := absent_apis(audit, answers):
+    if absent := absent_apis(audit, probe_answers(audit, timeout)):
         raise AuditError(f"no audited API answers at {audit.base_url}: {absent}. Is the base URL right? A "
                          "gateway's stage or prefix path (https://host/prod) belongs in it, and nothing more",
                          EXIT_UNREACHABLE)
-    refused = refused_caller(audit, httpx.Timeout(audit.request_timeout, connect=REACHABILITY_TIMEOUT))
+    refused = refused_caller(audit, timeout)
     if refused and all(status == 401 for status in refused.values()):
         raise AuditError(f"every audited API refused the token: {_answers(refused)}. Is the token one the service "
                          "takes now (--token, EVALMOCK_TOKEN or [auth].token)? An expired or revoked one gets 401 "
@@ -202,17 +204,16 @@ def check_base_url(base_url: str) -> str | None:
     return None
 
 
-def reachable(base_url: str, timeout: float = DEFAULT_REQUEST_TIMEOUT) -> str | None:
-    """None when the target answers HTTP at all (any status), else why not: a connection within
-    REACHABILITY_TIMEOUT, an answer within `timeout` (a service that starts cold may take its time)."""
+def reachable(base_url: str, timeout: httpx.Timeout) -> str | None:
+    """None when the target answers HTTP at all (any status), else why not."""
     try:
-        httpx.get(base_url.rstrip("/") + "/", timeout=httpx.Timeout(timeout, connect=REACHABILITY_TIMEOUT))
+        httpx.get(base_url.rstrip("/") + "/", timeout=timeout)
     except httpx.HTTPError as exc:
         return f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
     return None
 
 
-def probe_answers(audit: Audit, timeout: float | httpx.Timeout = REACHABILITY_TIMEOUT) -> dict[str, httpx.Response]:
+def probe_answers(audit: Audit, timeout: httpx.Timeout) -> dict[str, httpx.Response]:
     """Each audited API's answer to one request, with the audit's token, for a made-up resource (every path and
     required query parameter a made-up id); an API whose request failed is left out (it answered the reachability
     check: the audit will say what goes wrong)."""
@@ -220,13 +221,9 @@ def probe_answers(audit: Audit, timeout: float | httpx.Timeout = REACHABILITY_TI
     for api in audit.apis:
         op = operation(api)
         params = {name: MADE_UP_UUID for name, parameter in op.parameters.items() if parameter.get("in") == "path"}
-        url = audit.base_url.rstrip("/") + op.url_path(**params)
         query = {name: MADE_UP_UUID for name, parameter in op.query_parameters().items() if parameter.get("required")}
-        headers = {"Authorization": f"Bearer {audit.token}"} if audit.token else {}
-        try:
-            answers[api] = httpx.get(url, params=query, headers=headers, timeout=timeout)
-        except httpx.HTTPError:
-            continue
+        if (response := _get(audit, op.url_path(**params), query, timeout)) is not None:
+            answers[api] = response
     return answers
 
 
@@ -242,12 +239,11 @@ def absent_apis(audit: Audit, answers: dict[str, httpx.Response]) -> str | None:
         if response is None or response.status_code != 404 or _is_the_apis_404(api, response):
             return None
         kind = response.headers.get("content-type", "no content type").split(";")[0]
-        shown.append(f"GET {response.request.url.raw_path.decode('ascii')} -> 404 ({kind}, not the {api} API's "
-                     "404 body)")
+        shown.append(f"{_request_line(response)} -> 404 ({kind}, not the {api} API's 404 body)")
     return "; ".join(shown)
 
 
-def refused_caller(audit: Audit, timeout: float | httpx.Timeout = REACHABILITY_TIMEOUT) -> dict[str, int]:
+def refused_caller(audit: Audit, timeout: httpx.Timeout) -> dict[str, int]:
     """Each request's status, when every audited API whose targets name something known (a project, a test case)
     answered the audit's token with 401 or 403 when asked for it; else empty. The targets' projects are ones the
     token reads: a 401 (the pages' answer to a missing, malformed, expired or revoked token) says the token is no
@@ -260,16 +256,24 @@ def refused_caller(audit: Audit, timeout: float | httpx.Timeout = REACHABILITY_T
         request = _known_request(api, audit.targets)
         if request is None:
             continue
-        path, query = request
-        try:
-            response = httpx.get(audit.base_url.rstrip("/") + path, params=query, timeout=timeout,
-                                 headers={"Authorization": f"Bearer {audit.token}"})
-        except httpx.HTTPError:
-            return {}  # the audit will say what goes wrong
-        if response.status_code not in (401, 403):
-            return {}
-        refused[f"GET {response.request.url.raw_path.decode('ascii')}"] = response.status_code
+        response = _get(audit, *request, timeout)
+        if response is None or response.status_code not in (401, 403):
+            return {}  # a failed request: the audit will say what goes wrong
+        refused[_request_line(response)] = response.status_code
     return refused
+
+
+def _get(audit: Audit, path: str, query: dict[str, str], timeout: httpx.Timeout) -> httpx.Response | None:
+    """The answer to a GET of `path` with the audit's token, or None when the request failed."""
+    headers = {"Authorization": f"Bearer {audit.token}"} if audit.token else {}
+    try:
+        return httpx.get(audit.base_url.rstrip("/") + path, params=query, headers=headers, timeout=timeout)
+    except httpx.HTTPError:
+        return None
+
+
+def _request_line(response: httpx.Response) -> str:
+    return f"GET {response.request.url.raw_path.decode('ascii')}"
 
 
 def _answers(statuses: dict[str, int]) -> str:

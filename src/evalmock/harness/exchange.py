@@ -19,6 +19,15 @@ _DIGITS_AS_ZERO = bytes.maketrans(b"123456789", b"000000000")
 _LONG_NUMBER = b"0" * 20
 
 
+def first_header(headers: Mapping[str, Any], name: str) -> str | None:
+    """A header's first value, from names in lower case whose values are strings or lists of them (httpx's, an
+    Exchange's, Schemathesis's)."""
+    value = headers.get(name)
+    if isinstance(value, list):
+        value = value[0] if value else None
+    return value if isinstance(value, str) else None
+
+
 @dataclass(frozen=True)
 class Exchange:
     """One request and its response, as every check sees it (header names lower-case, first value only)."""

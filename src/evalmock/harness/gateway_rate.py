@@ -17,6 +17,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from evalmock.harness.exchange import first_header
+
 # A suggestion keeps this far under what the service allows: its window may start elsewhere than ours.
 MARGIN = 0.8
 # What an audit must have seen before its own answers suggest a rate.
@@ -38,26 +40,18 @@ class Rate:
     stated: bool = True
 
 
-def header_value(headers: Mapping[str, Any], name: str) -> str | None:
-    """A header's (first) value, from names in lower case whose values are strings or lists of them."""
-    value = headers.get(name)
-    if isinstance(value, list):
-        value = value[0] if value else None
-    return value if isinstance(value, str) else None
-
-
 def advertised_rate(headers: Mapping[str, Any]) -> Rate | None:
     """The slowest rate the service's rate-limit headers state, or None when they state none."""
     found: list[Rate] = []
-    policy = header_value(headers, "ratelimit-policy")
+    policy = first_header(headers, "ratelimit-policy")
     if policy is not None:
         found += _policies(policy, "RateLimit-Policy")
-    limit = header_value(headers, "ratelimit-limit")
+    limit = first_header(headers, "ratelimit-limit")
     if limit is not None and "," in limit:
         found += _policies(limit.split(",", 1)[1], "RateLimit-Limit")
     for name in headers:
         kong = _KONG_HEADER.fullmatch(name)
-        value = header_value(headers, name) if kong else None
+        value = first_header(headers, name) if kong else None
         if kong and value is not None and _NUMBER.fullmatch(value.strip()):
             window = _KONG_WINDOWS[kong.group(1)]
             found.append(Rate(float(value) / window, f"its {_title(name)} header: {value.strip()} requests a "

@@ -178,18 +178,14 @@ def write_junit(results: Results, path: str | Path, redactor: Redactor) -> None:
     is a property of <testsuites>; an INCOMPLETE audit is also an error of its own suite (`evalmock`), because a
     test report that counts only failures would show it green while the command exits 4."""
     verdict = results.verdict
-    root = ET.Element("testsuites", name="evalmock contract")
-    props = ET.SubElement(root, "properties")
-    ET.SubElement(props, "property", name="verdict", value=verdict.name)
+    root, props = _junit_root(verdict.name)
     if (throttling := throttling_text(results)) is not None:
         ET.SubElement(props, "property", name="throttling", value=throttling)
     if verdict is Verdict.INCOMPLETE:
-        suite = ET.SubElement(root, "testsuite", name="evalmock", tests="1", failures="0", skipped="0", errors="1")
-        case = ET.SubElement(suite, "testcase", classname="evalmock.verdict", name="audit_is_complete")
         reasons = results.incomplete_reasons()
-        error = ET.SubElement(case, "error", type="incomplete", message=redactor.text(
-            f"INCOMPLETE: the audit checked too little to say the target conforms ({'; '.join(reasons)})"))
-        error.text = redactor.text("\n".join(reasons))
+        _verdict_error(root, "audit_is_complete", "incomplete", redactor.text(
+            f"INCOMPLETE: the audit checked too little to say the target conforms ({'; '.join(reasons)})"),
+            redactor.text("\n".join(reasons)))
     for api in results.apis:
         rows = results.rows(api)
         suite = ET.SubElement(
@@ -216,22 +212,34 @@ def write_junit(results: Results, path: str | Path, redactor: Redactor) -> None:
                 out = ET.SubElement(case, "system-out")
                 out.text = redactor.text(clip("\n\n".join("warning: " + finding_text(f) for f in mine
                                                           if f.outcome == WARNED), MAX_JUNIT_TEXT))
-    ET.indent(root)
-    Path(path).write_text(redactor.text(ET.tostring(root, encoding="unicode", xml_declaration=True)) + "\n",
-                          encoding="utf-8")
+    _write_xml(root, path, redactor)
 
 
 def write_junit_not_run(message: str, exit_code: int, path: str | Path, redactor: Redactor) -> None:
     """JUnit for an audit that could not start (a target that does not answer, a token it refuses): one error in
     its own suite, so that a CI's test report shows why the job failed rather than nothing at all."""
+    root, props = _junit_root("NOT_RUN")
+    ET.SubElement(props, "property", name="exit_code", value=str(exit_code))
+    _verdict_error(root, "audit_could_start", "not-run", redactor.text(message), redactor.text(message))
+    _write_xml(root, path, redactor)
+
+
+def _junit_root(verdict: str) -> tuple[ET.Element, ET.Element]:
+    """<testsuites> with its <properties>, the verdict the first of them."""
     root = ET.Element("testsuites", name="evalmock contract")
     props = ET.SubElement(root, "properties")
-    ET.SubElement(props, "property", name="verdict", value="NOT_RUN")
-    ET.SubElement(props, "property", name="exit_code", value=str(exit_code))
+    ET.SubElement(props, "property", name="verdict", value=verdict)
+    return root, props
+
+
+def _verdict_error(root: ET.Element, name: str, kind: str, message: str, text: str) -> None:
+    """An error of the verdict's own suite (`evalmock`): a test report that counts only failures sees it."""
     suite = ET.SubElement(root, "testsuite", name="evalmock", tests="1", failures="0", skipped="0", errors="1")
-    case = ET.SubElement(suite, "testcase", classname="evalmock.verdict", name="audit_could_start")
-    error = ET.SubElement(case, "error", type="not-run", message=redactor.text(message))
-    error.text = redactor.text(message)
+    case = ET.SubElement(suite, "testcase", classname="evalmock.verdict", name=name)
+    ET.SubElement(case, "error", type=kind, message=message).text = text
+
+
+def _write_xml(root: ET.Element, path: str | Path, redactor: Redactor) -> None:
     ET.indent(root)
     Path(path).write_text(redactor.text(ET.tostring(root, encoding="unicode", xml_declaration=True)) + "\n",
                           encoding="utf-8")

@@ -20,8 +20,7 @@ from evalmock.contract.operations import operation
 from evalmock.contract.targets import Targets
 from evalmock.defaults import DEFAULT_REQUEST_TIMEOUT
 from evalmock.harness.attribution import attribute, refusal_left_open
-from evalmock.harness.exchange import exchange_from_schemathesis
-from evalmock.harness.gateway_rate import header_value
+from evalmock.harness.exchange import exchange_from_schemathesis, first_header
 from evalmock.harness.outcomes import SLOW_SERVICE
 from evalmock.harness.redact import Redactor
 from evalmock.harness.response_judge import ResponseJudge, failure_example
@@ -184,7 +183,7 @@ class ThrottledRetry:
 
 
 def _retry_after(response: Response) -> str | None:
-    return header_value(response.headers, "retry-after")
+    return first_header(response.headers, "retry-after")
 
 
 def _replace(target: Response, answer: Response) -> None:

@@ -13,7 +13,8 @@ from email.utils import parsedate_to_datetime
 from typing import Any, TypeVar
 
 from evalmock.defaults import DEFAULT_BUDGET, DEFAULT_MAX_WAIT, DEFAULT_RETRIES
-from evalmock.harness.gateway_rate import Rate, Slower, advertised_rate, header_value, observed_rate, suggestion
+from evalmock.harness.exchange import first_header
+from evalmock.harness.gateway_rate import Rate, Slower, advertised_rate, observed_rate, suggestion
 
 T = TypeVar("T")
 
@@ -163,7 +164,7 @@ class Throttle:
             else:
                 response, first = first, None
             status, headers = answer(response)
-            asked = throttle_wait(status, header_value(headers, "retry-after"), asked_for=asked_for)
+            asked = throttle_wait(status, first_header(headers, "retry-after"), asked_for=asked_for)
             self._count(asked is not None, headers)
             if asked is None:
                 return response, False
