@@ -9,7 +9,8 @@ digitalocean-live --targets FILE`) and with nothing judged (`--api gradient`), a
 Each figure is the best of several batches of process CPU time, which other work on a shared machine disturbs less
 than wall time; it explains the wrk figures of `run.py --only proxy`, it does not replace them. "judge, caches cold"
 is the judge after a few MiB were written (the time to write them taken off), as the judge runs inside the proxy:
-after the forwarding and the upstream have had the CPU's caches.
+after the forwarding and the upstream have had the CPU's caches. "judge, page unseen" is the judge of a page it
+remembers nothing of (a walk over pages never asked for before): the page's body, cases and URL forgotten first.
 """
 
 from __future__ import annotations
@@ -28,6 +29,8 @@ from typing import Any
 import lib
 
 from evalmock.cli import build_parser
+from evalmock.harness import exchange
+from evalmock.harness.checks import case_invariants
 from evalmock.proxy.command import build_proxy
 from evalmock.proxy.forwarding import Forwarded
 
@@ -56,6 +59,20 @@ async def forward_once(app: Any) -> None:
             raise RuntimeError(f"the proxy answered {message['status']}")
 
     await app(scope, receive, send)
+
+
+def forget_bodies(session: Any) -> None:
+    """Forget what the judge remembers of the pages it saw (their bodies, cases and URLs)."""
+    exchange._PLAIN_JSON.forget()
+    case_invariants._case_keys.forget()
+    case_invariants._kept.clear()
+    for judge in session.audit.judges.values():
+        judge.document._passed.forget()
+        judge.document._cases.clear()
+
+
+async def forget_bodies_async(session: Any) -> None:
+    forget_bodies(session)
 
 
 async def best_cpu_us(step: Callable[[], Awaitable[None]], batch: int, batches: int = 5) -> float:
@@ -98,6 +115,11 @@ async def main(args: argparse.Namespace) -> None:
                 evicted[offset] ^= 1
             await judge()
 
+        async def judge_unseen() -> None:
+            # A page the proxy never saw: what it remembers of bodies, cases and URLs forgotten first.
+            forget_bodies(session)
+            await judge()
+
         async def evicting() -> None:
             for offset in range(0, EVICT_BYTES, 64):
                 evicted[offset] ^= 1
@@ -108,6 +130,9 @@ async def main(args: argparse.Namespace) -> None:
             print(f"{name:18s} {await best_cpu_us(step, args.requests):8.1f} µs CPU")
         cold = await best_cpu_us(judge_cold, args.requests) - await best_cpu_us(evicting, args.requests)
         print(f"{'judge, caches cold':18s} {cold:8.1f} µs CPU (after {EVICT_BYTES // 2**20} MiB written)")
+        unseen = await best_cpu_us(judge_unseen, args.requests) - await best_cpu_us(
+            lambda: forget_bodies_async(session), args.requests)
+        print(f"{'judge, page unseen':18s} {unseen:8.1f} µs CPU (nothing of the page remembered)")
         if args.cprofile:
             step = steps["judge"] if args.cprofile == "judge" else steps["forward-and-judge"]
             profiler = cProfile.Profile()

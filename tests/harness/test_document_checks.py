@@ -128,3 +128,31 @@ def test_a_url_judged_again_is_judged_alike_and_the_cases_kept_are_bounded(monke
         [case] = [c for url, c in judge._cases.items() if url == other.url]
         assert case.query["projectId"] == [str(number)]
     assert len(judge._cases) <= 2
+
+
+def test_a_body_that_passed_the_schema_is_not_validated_again_and_any_other_body_is(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    from schemathesis.specs.openapi import schemas
+
+    validated: list[bytes] = []
+    validate = schemas.validate_documented_response
+
+    def counted(schema: object, operation: object, response: object, case: object) -> object:
+        validated.append(response.content)  # type: ignore[attr-defined]
+        return validate(schema, operation, response, case)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(schemas, "validate_documented_response", counted)
+    judge = DocumentJudge("test-set", PAGES)
+    good, bad = page(), page([hand_case(id=7)])  # the same URL; an id that is not a string breaks the schema
+
+    def schema_outcome(exchange: Exchange) -> str:
+        [outcome] = [o for o in judge.judge(exchange) or () if o.check == "response_schema_conformance"]
+        return "passed" if outcome.failure is None else "failed"
+
+    assert [schema_outcome(good), schema_outcome(good)] == ["passed", "passed"]
+    assert len(validated) == 1
+    assert [schema_outcome(bad), schema_outcome(bad)] == ["failed", "failed"]  # a failure is never remembered
+    assert len(validated) == 3
+    as_text = Exchange(good.method, good.url, 200, {**good.headers, "content-type": "text/plain"}, good.body)
+    schema_outcome(as_text)
+    assert len(validated) == 4  # the same bytes under another Content-Type are read again

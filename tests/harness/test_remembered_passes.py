@@ -1,6 +1,7 @@
 """A case's rules are remembered per case JSON: a page seen again is judged alike (its passes are looked up, its
 breaches still found), a changed case is judged afresh, a page every case of which kept a rule before does not run
-it at all, a body that is not plain JSON is never looked up, and the memory is bounded."""
+it at all, a body that is not plain JSON is never looked up, the cases of a body seen before are not written out
+again to be looked up, and the memory is bounded."""
 
 from __future__ import annotations
 
@@ -20,6 +21,7 @@ from .builders import hand_case, page
 @pytest.fixture(autouse=True)
 def forget() -> None:
     case_invariants._kept.clear()
+    case_invariants._case_keys.forget()
 
 
 def remembered(rule: str) -> set[int]:
@@ -78,3 +80,20 @@ def test_a_rule_every_case_on_a_page_kept_before_is_not_run_again() -> None:
     assert case_invariants.keep(page([hand_case(), hand_case(id="case-2")]), rule) is True
     assert case_invariants.keep(page([hand_case(id="case-2"), hand_case(id="case-3")]), rule) is True
     assert seen == ["case-7f3a9c21", "case-2", "case-3"]  # only the case not seen before
+
+
+def test_the_cases_of_a_body_seen_before_are_not_written_out_again(monkeypatch: pytest.MonkeyPatch) -> None:
+    written: list[Any] = []
+    dumps = case_invariants.orjson.dumps
+
+    def counted(value: Any) -> bytes:
+        written.append(value)
+        return dumps(value)
+
+    monkeypatch.setattr(case_invariants.orjson, "dumps", counted)
+    for _ in range(2):
+        assert case_invariants.hand_case_id_starts_with_case(page([hand_case(), hand_case(id="case-2")])) is True
+    assert len(written) == 2  # the two cases, once
+    with pytest.raises(Violation):  # a body that differs is read afresh
+        case_invariants.hand_case_id_starts_with_case(page([hand_case(), hand_case(id="hand-2")]))
+    assert len(written) == 4

@@ -17,6 +17,7 @@ from schemathesis.checks import CHECKS, CheckContext, run_checks, run_checks_for
 
 from evalmock.contract.operations import operation
 from evalmock.harness.attribution import builtin_check_names
+from evalmock.harness.body_memo import BodyMemo
 from evalmock.harness.exchange import Exchange
 from evalmock.harness.policy import Policy
 from evalmock.harness.schemathesis_config import load_schema
@@ -32,6 +33,10 @@ RESPONSE_ONLY = (
 # Schemathesis's Case of a request is built from its URL alone, and clients ask the same URLs again and again; a
 # Case costs a fifth of judging a page. Bounded: forgotten all at once when full.
 CASES_KEPT = 1_024
+# The one check that reads the body. What it says depends on the status, the Content-Type and the body alone (the
+# operation's documented response for them), so a body it passed before passes again: it is not validated twice.
+BODY_CHECK = "response_schema_conformance"
+BODIES_PASSED = 2 * 2**20  # bytes of bodies remembered as passed
 
 
 @dataclass(frozen=True)
@@ -63,6 +68,8 @@ class DocumentJudge:
             response_checks=run_checks_for(self.schema).for_responses(),
         )
         self._cases: dict[str, schemathesis.Case] = {}  # URL -> its Case (no check of a response changes one)
+        self._without_body = [check for check in self.checks if check.__name__ != BODY_CHECK]
+        self._passed: BodyMemo[bool] = BodyMemo(BODIES_PASSED)
 
     def judge(self, exchange: Exchange) -> list[DocumentOutcome] | None:
         """The outcome of each check, or None when the exchange is no request of this operation."""
@@ -76,6 +83,11 @@ class DocumentJudge:
             case = self._cases[exchange.url] = self.operation.Case(path_parameters=parameters,
                                                                    query=exchange.query_values)
         outcomes: list[DocumentOutcome] = []
+        checks = self.checks
+        read_as = (exchange.status, exchange.header("content-type"))
+        if len(checks) != len(self._without_body) and self._passed.get(exchange.body, read_as):
+            checks = self._without_body
+            outcomes.append(DocumentOutcome(BODY_CHECK))
 
         def failed(name: str, collected: set[Any], failure: Any) -> None:
             collected.add(failure)
@@ -83,9 +95,17 @@ class DocumentJudge:
 
         # Schemathesis's own loop over the checks, as `Case.validate_response` runs it (its failures filtered
         # alike), without rebuilding the context, the curl command and the report of a failure each time.
-        run_checks(case=case, response=to_schemathesis(exchange), ctx=self._context, checks=self.checks,
+        run_checks(case=case, response=to_schemathesis(exchange), ctx=self._context, checks=checks,
                    on_failure=failed, on_success=lambda name, _: outcomes.append(DocumentOutcome(name)))
+        if checks is self.checks and _ran_and_passed(outcomes, BODY_CHECK):
+            self._passed.put(exchange.body, True, read_as)
         return outcomes
+
+
+def _ran_and_passed(outcomes: list[DocumentOutcome], name: str) -> bool:
+    """Whether the check ran and passed (a check that skipped itself has no outcome; one that failed, a failure)."""
+    found = [outcome for outcome in outcomes if outcome.check == name]
+    return bool(found) and all(outcome.failure is None for outcome in found)
 
 
 def to_schemathesis(exchange: Exchange) -> schemathesis.Response:

@@ -11,12 +11,16 @@ from urllib.parse import parse_qsl, urlsplit
 
 import orjson
 
+from evalmock.harness.body_memo import BodyMemo
 from evalmock.harness.outcomes import Violation, clip
 
 # 20 digits in a row may be an integer past 64 bits; found as twenty zeros once every digit reads as 0 (a regular
 # expression over a page's 25 KB took a third of the time of judging it).
 _DIGITS_AS_ZERO = bytes.maketrans(b"123456789", b"000000000")
 _LONG_NUMBER = b"0" * 20
+# Bytes of plain JSON bodies whose values are remembered (their values take about three times as much).
+PLAIN_JSON_REMEMBERED = 2 * 2**20
+_PLAIN_JSON: BodyMemo[tuple[Any]] = BodyMemo(PLAIN_JSON_REMEMBERED)
 
 
 def first_header(headers: Mapping[str, Any], name: str) -> str | None:
@@ -38,7 +42,6 @@ class Exchange:
     headers: Mapping[str, str] = field(default_factory=dict)
     body: bytes = b""
     request_headers: Mapping[str, str] = field(default_factory=dict)
-    _by_standard_parser: bool = field(default=False, init=False, repr=False, compare=False)
 
     @cached_property
     def path(self) -> str:
@@ -75,29 +78,35 @@ class Exchange:
         return (self.header("content-type") or "").split(";")[0].strip().lower()
 
     @cached_property
-    def _parsed(self) -> tuple[bool, Any]:
+    def _reading(self) -> tuple[bool, Any, bool]:
+        """(parsed, the value, plain): plain when orjson read the body to what `json.loads` of its text gives (UTF-8,
+        no byte-order mark, no integer past 64 bits, which orjson reads as a float). A plain body's value is
+        remembered by its bytes, and shared by every exchange that carries them: no check changes a body it reads."""
+        remembered = _PLAIN_JSON.get(self.body)
+        if remembered is not None:
+            return True, remembered[0], True
         try:
-            return True, orjson.loads(self.body)  # several times faster; stricter, so the standard parser decides
+            value = orjson.loads(self.body)  # several times faster; stricter, so the standard parser decides
         except orjson.JSONDecodeError:
-            pass
-        object.__setattr__(self, "_by_standard_parser", True)
-        try:
-            return True, json.loads(self.body)
-        except (ValueError, UnicodeDecodeError):
-            return False, None
+            try:
+                return True, json.loads(self.body), False
+            except (ValueError, UnicodeDecodeError):
+                return False, None, False
+        if _LONG_NUMBER in self.body.translate(_DIGITS_AS_ZERO):
+            return True, value, False
+        _PLAIN_JSON.put(self.body, (value,))
+        return True, value, True
 
-    @cached_property
+    @property
     def plain_json(self) -> tuple[bool, Any]:
-        """(True, value) when the body is plain UTF-8 JSON that orjson parsed to what `json.loads` of its text gives
-        (no byte-order mark, no integer past 64 bits, which orjson reads as a float); (False, None) otherwise."""
-        ok, value = self._parsed
-        if not ok or self._by_standard_parser or _LONG_NUMBER in self.body.translate(_DIGITS_AS_ZERO):
-            return False, None
-        return True, value
+        """(True, value) when the body is plain UTF-8 JSON that orjson parsed to what `json.loads` of its text gives;
+        (False, None) otherwise."""
+        ok, value, plain = self._reading
+        return (True, value) if ok and plain else (False, None)
 
     def json(self) -> Any:
         """The body as JSON; a body that is not JSON is itself a violation."""
-        ok, value = self._parsed
+        ok, value, _ = self._reading
         if not ok:
             raise Violation(
                 f"{self.method} {self.path} answered {self.status} with a body that is not JSON",
@@ -107,7 +116,7 @@ class Exchange:
         return value
 
     def json_or_none(self) -> Any:
-        return self._parsed[1]
+        return self._reading[1]
 
     @property
     def text(self) -> str:

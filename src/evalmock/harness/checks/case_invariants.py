@@ -10,8 +10,9 @@ import orjson
 from evalmock.contract import case_rules
 from evalmock.contract.case_rules import CaseRule
 from evalmock.contract.operations import operation
+from evalmock.harness.body_memo import BodyMemo
 from evalmock.harness.checks.registry import response_check
-from evalmock.harness.exchange import Exchange
+from evalmock.harness.exchange import PLAIN_JSON_REMEMBERED, Exchange
 from evalmock.harness.outcomes import Violation
 
 # A case's rules read the case alone, and clients read the same pages again and again: a rule that a case kept is
@@ -22,6 +23,8 @@ from evalmock.harness.outcomes import Violation
 CASES_REMEMBERED = 2_048
 _kept: dict[int, int] = {}  # the hash of a case's JSON -> the rules it kept, one bit each
 _bits: dict[str, int] = {}  # a rule's name -> its bit
+# The hashes of a page's cases, by the page's body: a page seen before is not written out again to find them.
+_case_keys: BodyMemo[list[int]] = BodyMemo(PLAIN_JSON_REMEMBERED)
 
 
 @dataclass(frozen=True)
@@ -60,7 +63,10 @@ def _read_page(exchange: Exchange) -> _Page | None:
     plain, _ = exchange.plain_json
     if not plain:
         return _Page(cases, None, 0)
-    keys = [hash(orjson.dumps(case)) for case in cases]
+    keys = _case_keys.get(exchange.body)
+    if keys is None:
+        keys = [hash(orjson.dumps(case)) for case in cases]
+        _case_keys.put(exchange.body, keys)
     kept = -1  # every bit: an empty page keeps every rule
     for key in keys:
         kept &= _kept.get(key, 0)

@@ -1,0 +1,48 @@
+"""What was read from a response body, remembered by the body's bytes: clients fetch the same pages again and again
+(a refetch on focus, a poll, React's development mode fetching twice), and a proxy judges each of them.
+
+The key is the body itself (with whatever else the reading depends on), never a hash of it: an equal key is an equal
+body, byte for byte, so a remembered reading is the reading that body gives. Python hashes a bytes object once and
+keeps the hash on it, so every memo an exchange is looked up in costs one hash of its body.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable
+from typing import Generic, TypeVar
+
+T = TypeVar("T")
+
+# A body larger than this is read every time: one such body would crowd out a hundred pages.
+LARGEST = 256 * 2**10
+
+
+class BodyMemo(Generic[T]):
+    """Readings of bodies no larger than `largest`, at most `budget` bytes of bodies in all; when full, every reading
+    is forgotten at once (a client's pages come back in walks, which an LRU's bookkeeping would cost more than it
+    saves)."""
+
+    def __init__(self, budget: int, largest: int = LARGEST) -> None:
+        self.budget = budget
+        self.largest = largest
+        self._held = 0
+        self._readings: dict[tuple[Hashable, bytes], T] = {}
+
+    def get(self, body: bytes, context: Hashable = None) -> T | None:
+        """The reading remembered for `body` (and `context`: what else it depends on), or None."""
+        return self._readings.get((context, body))
+
+    def put(self, body: bytes, reading: T, context: Hashable = None) -> None:
+        if len(body) > self.largest or (context, body) in self._readings:
+            return
+        if self._held + len(body) > self.budget:
+            self.forget()
+        self._readings[(context, body)] = reading
+        self._held += len(body)
+
+    def forget(self) -> None:
+        self._readings.clear()
+        self._held = 0
+
+    def __len__(self) -> int:
+        return len(self._readings)

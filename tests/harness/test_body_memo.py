@@ -1,0 +1,80 @@
+"""A body read before is read from memory: the same bytes give the same reading without parsing them again, any other
+bytes (or the same bytes read in another context) are read afresh, only plain JSON is remembered, and the memory is
+bounded by the bytes it holds."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import orjson
+import pytest
+
+from evalmock.harness import exchange as exchange_module
+from evalmock.harness.body_memo import BodyMemo
+from evalmock.harness.exchange import Exchange
+
+URL = "http://service.test/v1/agents/a/test-set/cases?projectId=p"
+
+
+def exchange(body: bytes) -> Exchange:
+    return Exchange("GET", URL, 200, {"content-type": "application/json"}, body)
+
+
+@pytest.fixture
+def parses(monkeypatch: pytest.MonkeyPatch) -> list[bytes]:
+    """The bodies orjson is asked to parse, from a memory emptied first."""
+    exchange_module._PLAIN_JSON.forget()
+    seen: list[bytes] = []
+    loads = orjson.loads
+
+    def counted(body: bytes) -> Any:
+        seen.append(body)
+        return loads(body)
+
+    monkeypatch.setattr(exchange_module.orjson, "loads", counted)
+    return seen
+
+
+def test_a_plain_json_body_seen_before_is_not_parsed_again(parses: list[bytes]) -> None:
+    body = b'{"data": [{"id": "case-1"}], "hasMore": false}'
+    first, again = exchange(body), exchange(bytes(bytearray(body)))  # equal bytes, another object
+    assert first.json() == {"data": [{"id": "case-1"}], "hasMore": False}
+    assert again.plain_json == (True, first.json())
+    assert parses == [body]
+
+
+def test_other_bytes_are_parsed_afresh(parses: list[bytes]) -> None:
+    assert exchange(b'{"hasMore": false}').json() == {"hasMore": False}
+    assert exchange(b'{"hasMore": true}').json() == {"hasMore": True}
+    assert len(parses) == 2
+
+
+def test_a_body_that_is_not_plain_json_is_parsed_every_time(parses: list[bytes]) -> None:
+    body = b'{"n": 123456789012345678901234567890}'  # orjson's reading is not the standard parser's
+    for _ in range(2):
+        assert exchange(body).plain_json == (False, None)
+    assert len(parses) == 2
+    assert len(exchange_module._PLAIN_JSON) == 0
+
+
+def test_a_reading_is_remembered_per_context() -> None:
+    memo: BodyMemo[str] = BodyMemo(budget=1_000)
+    memo.put(b"{}", "passed", (200, "application/json"))
+    assert memo.get(b"{}", (200, "application/json")) == "passed"
+    assert memo.get(b"{}", (500, "application/json")) is None
+    assert memo.get(b"{ }", (200, "application/json")) is None
+
+
+def test_a_body_larger_than_the_bound_is_never_remembered() -> None:
+    memo: BodyMemo[str] = BodyMemo(budget=1_000, largest=10)
+    memo.put(b"x" * 11, "read")
+    assert memo.get(b"x" * 11) is None
+    memo.put(b"x" * 10, "read")
+    assert memo.get(b"x" * 10) == "read"
+
+
+def test_the_memory_forgets_everything_once_its_budget_of_bytes_is_spent() -> None:
+    memo: BodyMemo[int] = BodyMemo(budget=25, largest=10)
+    for number in range(3):
+        memo.put(bytes([number]) * 10, number)
+    assert len(memo) == 1 and memo.get(bytes([2]) * 10) == 2  # the third would have passed 25 bytes: a fresh start
