@@ -139,7 +139,9 @@ def test_junit_names_levels_skips_and_passes_warnings_with_their_text(tmp_path: 
 
 
 def test_the_report_leads_with_failures_then_warnings_then_what_was_not_checked_then_passes() -> None:
-    for text in (render_markdown(results_with(3), base_url="http://h"), render_html(results_with(3), base_url="http://h")):
+    # the page as read: <wbr> (where a check's name may break) is no character
+    html_text = render_html(results_with(3), base_url="http://h").replace("<wbr>", "")
+    for text in (render_markdown(results_with(3), base_url="http://h"), html_text):
         headings = ("Failures (1 check, 1 finding)", "Warnings (1 check, 1 finding)", "Not checked", "Passed")
         order = [text.index(heading) for heading in headings]
         assert order == sorted(order)

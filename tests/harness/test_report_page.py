@@ -116,3 +116,38 @@ def test_on_a_phone_each_table_row_is_a_card_of_labelled_cells(tmp_path: Path) -
     assert header_shown == "none"
     assert label.startswith('"API') or label.startswith('"check')  # the column's name before each value
     assert narrowest > 200  # a card's full width, not a column a letter wide
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+def test_a_command_line_option_in_the_reports_text_is_never_broken_at_its_hyphen(tmp_path: Path, width: int) -> None:
+    results = long_url_results()
+    # the option at every position along a line: without care, some line ends inside it, at `--rate-`
+    results.notes += [f"{'x' * shift} Send more slowly: --rate-limit 8/s keeps under it." for shift in range(60)]
+    report = tmp_path / "report.html"
+    write_report(results, report, base_url=BASE, redactor=Redactor(), run=run_info(tmp_path))
+    with launched_chromium() as chromium:
+        page = chromium.new_page(viewport={"width": width, "height": 900})
+        page.goto(report.as_uri())
+        lines = page.evaluate("[...document.querySelectorAll('li .flag')].map(e => e.getClientRects().length)")
+        notes = page.evaluate("[...document.querySelectorAll('li')].map(e => e.innerText).join('\\n')")
+    assert len(lines) == 60 and set(lines) == {1}
+    assert notes.count("Send more slowly: --rate-limit 8/s keeps under it.") == 60  # the words as written
+
+
+@pytest.mark.parametrize("width", (641, 700, 768, 1024))
+def test_a_report_of_every_rule_fits_a_tablets_width_and_copies_each_name_as_written(tmp_path: Path,
+                                                                                   width: int) -> None:
+    from evalmock.harness.checks.registry import CHECKS
+
+    results = Results(Policy(), ("test-set", "gradient"))
+    for check in CHECKS:  # the longest names the report can hold, in its widest table
+        results.passed(check)
+    report = tmp_path / "report.html"
+    write_report(results, report, base_url=BASE, redactor=Redactor(), run=run_info(tmp_path))
+    with launched_chromium() as chromium:
+        page = chromium.new_page(viewport={"width": width, "height": 900})
+        page.goto(report.as_uri())
+        scroll_width, inner_width = page.evaluate("[document.documentElement.scrollWidth, window.innerWidth]")
+        names = page.evaluate("[...document.querySelectorAll('td code')].map(e => e.textContent)")
+    assert scroll_width <= inner_width, f"{scroll_width} px wide in a {inner_width} px window"
+    assert "body_is_the_version_asked_by_its_inferred_name" in names

@@ -55,7 +55,8 @@ def test_a_browser_har_audit_leaves_no_secret_in_any_output_and_its_curl_reprodu
                  **{name: path.read_text() for name, path in outputs.items()}}
         assert {name: leaked(text) for name, text in texts.items()} == {name: [] for name in texts}
         markdown = texts["report.md"]
-        assert f"`{BREACH}`" in markdown and BREACH in texts["junit.xml"] and BREACH in texts["report.html"]
+        assert f"`{BREACH}`" in markdown and BREACH in texts["junit.xml"]
+        assert BREACH in texts["report.html"].replace("<wbr>", "")  # as read: <wbr> is no character
         # The echoed secrets are named by their variables in the breach's example.
         assert "$EVALMOCK_COOKIE_SESSION" in markdown
         for variable in VARIABLES:

@@ -345,6 +345,21 @@ def _markdown_finding(finding: Finding) -> list[str]:
     return lines
 
 
+def prose(text: str) -> str:
+    """Text for the page, escaped, each command-line option in it kept on one line: a browser breaks lines at
+    hyphens, and `--rate-` at the end of a line with `limit` on the next reads as another option."""
+    return _OPTION.sub(r'<span class="flag">\1</span>', html.escape(text))
+
+
+def name_html(name: str) -> str:
+    """A check's name, escaped, that may break after each underscore (a table of long names then fits a tablet's
+    width) and is copied as written: <wbr> adds no character."""
+    return html.escape(name).replace("_", "_<wbr>")
+
+
+_OPTION = re.compile(r"(?<![\w-])(--[a-z][a-z0-9-]*[a-z0-9])")
+
+
 def report_css() -> str:
     """The page's style. Long URLs, curl lines and sources wrap anywhere, so that nothing is wider than the window."""
     return (
@@ -356,10 +371,10 @@ def report_css() -> str:
         "margin:1rem 0;background:#fff7f7}.finding-warned{border-color:#c98a00;background:#fffbf0}"
         ".finding h3{margin:.5rem 0}.level{font-size:.8rem;padding:.05rem .4rem;border-radius:.6rem;background:#eee}"
         "pre{background:#f4f4f4;padding:.5rem;white-space:pre-wrap;overflow-wrap:anywhere}"
-        "p,li,h3{overflow-wrap:anywhere}.verdict{font-size:1.2rem}.source{color:#444;font-size:.9rem}"
+        "p,li,h3{overflow-wrap:anywhere}.verdict{font-size:1.2rem}.source{color:#444;font-size:.9rem;overflow-wrap:anywhere}"
         ".run{display:grid;grid-template-columns:max-content minmax(0,1fr);gap:.15rem 1rem;margin:1rem 0;"
         "padding:.5rem 1rem;background:#f6f8fa;border:1px solid #ddd}.run dt{color:#555}.run dd{margin:0;"
-        "overflow-wrap:anywhere}"
+        "overflow-wrap:anywhere}.flag{white-space:nowrap}"
         # a phone's width: each table row becomes a card of labelled cells, rather than columns a letter wide
         "@media (max-width:40rem){body{margin:1rem auto}table,tbody,tr,td{display:block}tr:first-child{display:none}"
         "tr{border:1px solid #ccc;margin:.5rem 0}td{border:0;padding:.15rem .5rem;overflow-wrap:anywhere}"
@@ -386,20 +401,20 @@ def render_html(results: Results, *, base_url: str, run: RunInfo | None = None) 
         "<h1>evalmock contract report</h1>",
         html_header(results, run),
         f'<p class="verdict {verdict_class[results.verdict]}">{e(headline(results))}</p>',
-        "<ul>" + "".join(f"<li>{e(api_line(results, api))}</li>" for api in results.apis) + "</ul>",
+        "<ul>" + "".join(f"<li>{prose(api_line(results, api))}</li>" for api in results.apis) + "</ul>",
     ]
     if reasons := results.incomplete_reasons():
-        parts.append(f"<h2>Incomplete</h2><p>{e(incomplete_intro(results))}</p><ul>"
-                     + "".join(f"<li>{e(r)}</li>" for r in reasons) + "</ul>")
+        parts.append(f"<h2>Incomplete</h2><p>{prose(incomplete_intro(results))}</p><ul>"
+                     + "".join(f"<li>{prose(r)}</li>" for r in reasons) + "</ul>")
     for outcome, title, intro in SECTIONS:
         findings = results.findings_of(outcome)
         if not findings:
             continue
-        parts.append(f"<h2>{title} ({section_count(results, outcome)})</h2><p>{e(intro)}</p>")
+        parts.append(f"<h2>{title} ({section_count(results, outcome)})</h2><p>{prose(intro)}</p>")
         for finding in findings:
             parts.append(_html_finding(finding))
     if (throttling := throttling_text(results)) is not None:
-        parts.append(f"<h2>Throttling</h2><p>{e(THROTTLING_INTRO)}</p><p>{e(throttling)}.</p>")
+        parts.append(f"<h2>Throttling</h2><p>{prose(THROTTLING_INTRO)}</p><p>{prose(throttling)}.</p>")
     not_checked: list[tuple[str, ...]] = []
     for api in results.apis:
         for t in ordered_rows(results, api):
@@ -409,16 +424,16 @@ def render_html(results: Results, *, base_url: str, run: RunInfo | None = None) 
                 why = f"off in profile {results.policy.profile} (--profile digitalocean-live runs it)"
             else:
                 continue
-            not_checked.append((e(api), f"<code>{e(t.check.name)}</code>", str(t.check.level),
-                                f'<span class="{t.outcome}">{e(why)}</span>'))
+            not_checked.append((e(api), f"<code>{name_html(t.check.name)}</code>", str(t.check.level),
+                                f'<span class="{t.outcome}">{prose(why)}</span>'))
     parts.append("<h2>Not checked</h2>" + _html_table(("API", "check", "level", "why"), not_checked))
-    passed = [(e(api), f"<code>{e(t.check.name)}</code>", str(t.check.level), KIND_WORDS[t.check.kind],
+    passed = [(e(api), f"<code>{name_html(t.check.name)}</code>", str(t.check.level), KIND_WORDS[t.check.kind],
                str(t.passed), f'<span class="source">{e(t.check.source.describe())}</span>')
               for api in results.apis for t in ordered_rows(results, api) if t.outcome == PASSED]
     parts.append("<h2>Passed</h2>" + _html_table(
         ("API", "check", "level", "kind", "responses or runs", "source"), passed))
     if results.notes:
-        parts.append("<h2>Notes</h2><ul>" + "".join(f"<li>{e(n)}</li>" for n in results.notes) + "</ul>")
+        parts.append("<h2>Notes</h2><ul>" + "".join(f"<li>{prose(n)}</li>" for n in results.notes) + "</ul>")
     parts.append("</body></html>")
     return "\n".join(parts) + "\n"
 
@@ -434,7 +449,7 @@ def _html_table(headers: tuple[str, ...], rows: list[tuple[str, ...]]) -> str:
 def _html_finding(finding: Finding) -> str:
     e = html.escape
     check = finding.check
-    parts = [f'<div class="finding finding-{finding.outcome}"><h3><code>{e(check.name)}</code> '
+    parts = [f'<div class="finding finding-{finding.outcome}"><h3><code>{name_html(check.name)}</code> '
              f'<span class="level">{e(check.api)} · {check.level}</span></h3>',
              f"<p>Rule: {e(check.rule)}</p>", f'<p class="source">Source: {e(check.source.describe())}</p>']
     if finding.shape:
