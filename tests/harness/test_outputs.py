@@ -75,6 +75,24 @@ def test_many_breaking_responses_of_one_shape_are_one_finding_with_a_count() -> 
     assert finding.shape == "GET /v1/agents/{agentId}/test-set/cases -> 200"
 
 
+def test_a_rule_broken_in_a_second_way_shows_that_way_among_its_examples() -> None:
+    results = Results(Policy(), ("test-set",))
+    walk = find_check("walk_yields_every_case_once", "test-set")
+    shape = request_shape("GET", LIST, 200)
+    for position in range(10):  # the first kind, over and over: the first three are kept
+        results.breach(walk, Example(f"walking with limit=3, case 'corr-{position}' came back twice, at positions "
+                                     f"{position} and {position + 3}"), shape=shape)
+    results.breach(walk, Example("the walk did not list every active case: expected 878 cases, received 861 cases"),
+                   shape=shape)
+    results.breach(walk, Example("walking with limit=5, case 'corr-x' came back twice, at positions 1 and 2"),
+                   shape=shape)
+    [finding] = results.failures
+    assert finding.count == 12
+    assert [e.message[:30] for e in finding.examples] == [
+        "walking with limit=3, case 'co", "walking with limit=3, case 'co", "the walk did not list every ac"]
+    assert finding.examples[0].message.endswith("positions 0 and 3")  # the first one stays first
+
+
 def test_another_request_shape_is_another_finding() -> None:
     results = results_with(2)
     updated = find_check("updated_at_is_added_at_until_retired", "test-set")

@@ -4,6 +4,7 @@ finding with a count and the first few examples; and the verdict, which a run th
 from __future__ import annotations
 
 import dataclasses
+import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from enum import Enum
@@ -50,6 +51,16 @@ class Example:
     request: RequestRecord | None = None
     pointer: str | None = None
     value: str | None = None  # the offending value, as JSON text, shortened
+
+
+def breach_kind(message: str) -> str:
+    """What kind of breach a message states: its first line without the values in it (quoted text, numbers)."""
+    title = message.split("\n", 1)[0]
+    return _DIGITS.sub("#", _QUOTED.sub("''", title))
+
+
+_QUOTED = re.compile(r"'[^']*'|\"[^\"]*\"")
+_DIGITS = re.compile(r"\d+")
 
 
 @dataclass
@@ -199,8 +210,18 @@ class Results:
         finding.count += 1
         # A reason to skip given again (by each project's run of a check run once a project) is said once.
         said = outcome == SKIPPED and any(e.message == example.message for e in finding.examples)
-        if len(finding.examples) < MAX_EXAMPLES and not said:
+        if said:
+            return
+        if len(finding.examples) < MAX_EXAMPLES:
             finding.examples.append(example)
+            return
+        # A rule broken in two ways (a walk that repeats cases and also skips some) shows each way: a new kind of
+        # breach takes the place of the last example of a kind already shown twice.
+        kinds = [breach_kind(e.message) for e in finding.examples]
+        if breach_kind(example.message) not in kinds:
+            repeated = [n for n, kind in enumerate(kinds) if kinds.count(kind) > 1]
+            if repeated:
+                finding.examples[repeated[-1]] = example
 
     # -- reading -----------------------------------------------------------------------------------------
     @property
