@@ -96,6 +96,18 @@ def test_a_walk_that_lists_fewer_than_the_active_cases_is_told_at_its_end() -> N
     assert broken(traffic, listed(range(4, 7), cursor="k1", kind="hand")) == []
 
 
+def test_a_case_listed_twice_does_not_stand_in_for_one_the_walk_left_out() -> None:
+    traffic = audit(Targets(projects=(ProjectTarget("acme.drafting", PROJECT, active_cases=6),)))
+    traffic.judge("test-set", listed(range(3), next_cursor="c1"))
+    # six positions, as many as the active cases, but case 2 again where case 3 should be
+    breaches = traffic.judge("test-set", listed([2, 4, 5], cursor="c1")).breaches
+    assert [b.example.message.splitlines()[0] for b in breaches] == [
+        "walking with limit=25, case 'case-002' came back twice, at positions 2 and 3",
+        "the walk did not list every active case"]
+    assert breaches[1].example.message.splitlines()[1:] == [
+        "expected: 6 cases", "received: 5 different cases (6 listed, 1 of them a case listed before)"]
+
+
 def test_an_empty_page_after_has_more_is_a_warning() -> None:
     traffic = audit()
     traffic.judge("test-set", listed(range(3), next_cursor="c1"))

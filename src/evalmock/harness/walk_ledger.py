@@ -66,6 +66,11 @@ class WalkLedger:
         return self.forgotten + sum(len(mark.ids) for mark in self.pages)
 
     @property
+    def distinct(self) -> int:
+        """How many different cases the held pages list (a case listed again counts once)."""
+        return len({key for mark in self.pages for key in mark.ids})
+
+    @property
     def whole(self) -> bool:
         """Whether every page since the first is still held."""
         return self.forgotten == 0
