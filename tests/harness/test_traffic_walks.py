@@ -195,3 +195,17 @@ def test_a_har_is_walked_in_time_order_whatever_the_order_of_its_entries(tmp_pat
     audit_har(write_har(tmp_path / "walk.har", entries), traffic)
     [finding] = traffic.snapshot().failures
     assert finding.check.name == "walk_yields_every_case_once" and "case-002' came back twice" in finding.title
+
+
+def test_each_binding_rule_left_unjudged_says_which_reuse_it_did_not_meet() -> None:
+    traffic = audit(dataclasses.replace(Targets(), sealed_cursors=True))
+    traffic.judge("test-set", listed(range(3), next_cursor="c1"))
+    traffic.judge("test-set", listed(range(3), cursor="c1", kind="hand"))  # the cursor again, with other filters
+    results = traffic.snapshot()
+    ran = {t.check.name for t in results.rows() if t.ran}
+    reasons = {f.check.name: f.title for f in results.skips if f.check.name.startswith("cursor_is_bound_to_the_")}
+    assert "cursor_is_bound_to_the_filters" in ran and "cursor_is_bound_to_the_filters" not in reasons
+    assert reasons == {
+        "cursor_is_bound_to_the_list": "no cursor the traffic had carried was sent back for another list (another "
+                                       "agent or project)",
+        "cursor_is_bound_to_the_caller": "no cursor the traffic had carried was sent back by another caller"}

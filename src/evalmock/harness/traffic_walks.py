@@ -34,9 +34,14 @@ FILTERS = ("include", "kind")
 _ONCE = ("projectId", "cursor", "limit", *FILTERS)
 _CALLER_KEY = os.urandom(16)  # per process: a caller's hash cannot be matched against a list of tokens
 WALK_CHECKS = ("walk_yields_every_case_once", "page_after_has_more_is_not_empty")
-BINDING_CHECKS = ("cursor_is_bound_to_the_list", "cursor_is_bound_to_the_filters", "cursor_is_bound_to_the_caller")
 NO_WALK = "no walk was followed: no page was asked for with a nextCursor the traffic had carried"
-NO_REUSE = "no cursor the traffic had carried was sent back for another list, with other filters or by another caller"
+# Why a binding rule met nothing to judge, by the aspect it binds (the traffic may have reused a cursor otherwise).
+NO_REUSE = {
+    "cursor_is_bound_to_the_list": "for another list (another agent or project)",
+    "cursor_is_bound_to_the_filters": "with other filters",
+    "cursor_is_bound_to_the_caller": "by another caller",
+}
+BINDING_CHECKS = tuple(NO_REUSE)
 
 
 @dataclass(frozen=True)
@@ -79,7 +84,7 @@ def unwalked_reason(check: Check, sealed: bool) -> str | None:
     if check.name in WALK_CHECKS:
         return NO_WALK
     if check.name in BINDING_CHECKS:
-        return NO_REUSE if sealed else SEALED_REASON
+        return f"no cursor the traffic had carried was sent back {NO_REUSE[check.name]}" if sealed else SEALED_REASON
     return None
 
 
