@@ -145,6 +145,19 @@ def test_entries_outside_the_base_url_are_other_hosts(tmp_path: Path) -> None:
     assert audit.judged == 0 and audit.not_judged == {"of other hosts": 1}
 
 
+def test_an_audit_that_judged_nothing_at_its_base_url_names_the_hosts_the_api_requests_went_to(
+        tmp_path: Path) -> None:
+    entries = [entry(page(), url=f"http://ana:pw@127.0.0.1:18701/v1/agents/a/test-set/cases?projectId=p{n}")
+               for n in range(2)]
+    har = write_har(tmp_path / "proxied.har", [*entries, entry(page()), *other_traffic()])
+    audit = TrafficAudit(Policy())
+    audit_har(har, audit, "http://127.0.0.1:18705")  # the proxy's address, where the app sent them
+    [note] = [n for n in audit.snapshot().notes if n.startswith("requests of the audited operations")]
+    assert note == ("requests of the audited operations went to other hosts than --base-url http://127.0.0.1:18705: "
+                    "http://127.0.0.1:18701 (2), https://api.example.test (2); pass one of them as --base-url to "
+                    "judge its answers")  # the credentials in a URL are never named
+
+
 @pytest.mark.parametrize(("content", "problem"), [
     ("not json at all", "is not JSON"),
     ('{"log": {"entries": {}}}', "not a HAR log"),

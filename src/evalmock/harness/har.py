@@ -6,6 +6,7 @@ from __future__ import annotations
 import base64
 import binascii
 import json
+from collections import Counter
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from datetime import datetime
@@ -18,6 +19,7 @@ from evalmock.harness.traffic_audit import TrafficAudit
 
 NO_RESPONSE = "without a response (blocked, failed or cancelled in the browser)"
 OTHER_HOST = "of other hosts"
+HOSTS_NAMED = 3
 OTHER_OPERATION = "of other paths or methods"
 NO_BODY = "without their response body recorded"
 
@@ -114,6 +116,7 @@ def audit_har(path: str | Path, audit: TrafficAudit, base_url: str | None = None
     body, and a browser's HAR of thousands of pages held them all until the last was judged."""
     entries = in_time_order(list(read_har(path)))
     entries.reverse()  # taken from the end, so that letting one go costs nothing
+    elsewhere: Counter[str] = Counter()  # the origins of audited operations' requests outside base_url
     while entries:
         recorded = entries.pop()
         if recorded.entry is not None:
@@ -123,6 +126,8 @@ def audit_har(path: str | Path, audit: TrafficAudit, base_url: str | None = None
             audit.skip(recorded.missing or NO_RESPONSE)
         elif base_url is not None and not under(exchange.url, base_url):
             audit.skip(OTHER_HOST)
+            if audit.api_of(exchange.method, exchange.path) is not None:
+                elsewhere[origin(exchange.url)] += 1
         else:
             api = audit.api_of(exchange.method, exchange.path)
             if api is None:
@@ -131,6 +136,19 @@ def audit_har(path: str | Path, audit: TrafficAudit, base_url: str | None = None
                 audit.skip(recorded.missing)
             else:
                 audit.judge(api, exchange)
+    if elsewhere:
+        # Most often the app's base URL (a proxy's, a dev server's) given where the service's was meant.
+        hosts = ", ".join(f"{host} ({count})" for host, count in elsewhere.most_common(HOSTS_NAMED))
+        audit.results.notes.append(
+            f"requests of the audited operations went to other hosts than --base-url {origin(base_url or '')}: "
+            f"{hosts}; pass one of them as --base-url to judge its answers")
+
+
+def origin(url: str) -> str:
+    """A URL's scheme, host and port, without any user or password it carries."""
+    parts = urlsplit(url)
+    port = f":{parts.port}" if parts.port else ""
+    return f"{parts.scheme}://{parts.hostname or ''}{port}"
 
 
 def under(url: str, base_url: str) -> bool:
