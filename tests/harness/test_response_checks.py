@@ -11,7 +11,9 @@ import pytest
 from evalmock.contract.targets import Targets, TestCaseTarget
 from evalmock.harness.checks import CHECKS, Check, find_check, response_checks
 from evalmock.harness.exchange import Exchange
-from evalmock.harness.outcomes import Violation
+from evalmock.harness.outcomes import Violation, as_json
+from evalmock.harness.redact import Redactor
+from evalmock.harness.response_judge import violation_example
 
 from .builders import (
     PROJECT,
@@ -130,6 +132,24 @@ def test_check_fails_the_violating_response_pointing_at_the_value(name: str, goo
         run(name, bad)
     assert "expected:" in str(caught.value) and "received:" in str(caught.value)
     assert caught.value.pointer == pointer
+    if pointer is not None:  # what a report shows "at" the pointer is what the body holds there, when it holds one
+        shown = violation_example(caught.value, None, Redactor(), bad).value
+        held = at_pointer(bad.json(), pointer)
+        assert shown == as_json(caught.value.value if held is MISSING else held)  # as_json: as the report writes it
+
+
+MISSING = object()
+
+
+def at_pointer(document: Any, pointer: str) -> Any:
+    """The value an RFC 6901 JSON pointer finds in a document, or MISSING (a member the rule misses)."""
+    for token in pointer.split("/")[1:]:
+        token = token.replace("~1", "/").replace("~0", "~")
+        try:
+            document = document[int(token)] if isinstance(document, list) else document[token]
+        except (KeyError, IndexError):
+            return MISSING
+    return document
 
 
 def test_every_response_check_has_an_example() -> None:

@@ -428,7 +428,7 @@ def run_scenario_check(check: Check, scenario: Scenario, judge: ResponseJudge) -
         results.skipped(check, redactor.text(skip.reason))
     except Violation as violation:
         exchange = violation.exchange or scenario.last
-        example = violation_example(violation, judge.record(exchange), redactor)
+        example = violation_example(violation, judge.record(exchange), redactor, exchange)
         if exchange is not None:
             judge.breach(check, exchange, example)
         else:

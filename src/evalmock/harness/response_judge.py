@@ -61,7 +61,7 @@ class ResponseJudge:
                 args = (exchange, self.targets) if check.needs_targets else (exchange,)
                 applied = check.func(*args)  # type: ignore[misc]
             except Violation as violation:
-                example = violation_example(violation, self.record(exchange), self.redactor)
+                example = violation_example(violation, self.record(exchange), self.redactor, exchange)
                 self._breach(broken, check, exchange, example)
             else:
                 if applied:
@@ -119,9 +119,32 @@ def request_record(exchange: Exchange | None, redactor: Redactor) -> RequestReco
     )
 
 
-def violation_example(violation: Violation, request: RequestRecord | None, redactor: Redactor) -> Example:
-    value = None if violation.pointer is None else redactor.quoting(as_json(redactor.json(violation.value)))
+def violation_example(violation: Violation, request: RequestRecord | None, redactor: Redactor,
+                      shown: Exchange | None = None) -> Example:
+    """An Example of a violation; the value shown at its pointer is what the body of `shown` (the exchange the
+    example names) holds there, and what the violation received where the body holds nothing there (a member
+    that is missing): a count received ("4 cases") is not the value at /data/3."""
+    value = None
+    if violation.pointer is not None:
+        found = _at_pointer(shown.json_or_none(), violation.pointer) if shown is not None else _NOTHING
+        value = redactor.quoting(as_json(redactor.json(violation.value if found is _NOTHING else found)))
     return Example(redactor.quoting(violation.render()), request, violation.pointer, value)
+
+
+_NOTHING = object()
+
+
+def _at_pointer(document: Any, pointer: str) -> Any:
+    """What an RFC 6901 JSON pointer finds in a document, or _NOTHING."""
+    for token in pointer.split("/")[1:] if pointer else ():
+        token = token.replace("~1", "/").replace("~0", "~")
+        if isinstance(document, dict) and token in document:
+            document = document[token]
+        elif isinstance(document, list) and token.isdigit() and int(token) < len(document):
+            document = document[int(token)]
+        else:
+            return _NOTHING
+    return document
 
 
 def failure_example(failure: Any, request: RequestRecord | None, redactor: Redactor) -> Example:

@@ -247,7 +247,7 @@ class TrafficWalks:
             rule()
         except Violation as violation:
             shown = violation.exchange or exchange
-            example = violation_example(violation, self.judge.record(shown), self.judge.redactor)
+            example = violation_example(violation, self.judge.record(shown), self.judge.redactor, shown)
             outcome = self.judge.breach(check, shown, example)
             if outcome is not None:
                 broken.append(Breach(check, outcome, example))
