@@ -59,6 +59,12 @@ def test_the_proxy_keeps_every_secret_out_of_its_outputs_and_its_har_still_repro
         assert len(calls) == 2 and all("api_key=$EVALMOCK_API_KEY" in call["request"]["url"] for call in calls)
         assert all({"name": "x-api-key", "value": "$EVALMOCK_X_API_KEY"} in call["request"]["headers"]
                    for call in calls)
+        # Cookies are listed as a browser's HAR lists them, each value its variable.
+        for call in calls:
+            sent = {cookie["name"]: cookie["value"] for cookie in call["request"]["cookies"]}
+            assert sent["session"] == "$EVALMOCK_COOKIE_SESSION"
+            assert call["response"]["cookies"] == [{"name": "rotated", "value": "$EVALMOCK_COOKIE_ROTATED",
+                                                    "path": "/", "httpOnly": True}]
         [curl] = curl_lines(texts["report.md"])
         assert run_curl(curl, VARIABLES) == (answers[1][0], answers[1][1].encode())
 

@@ -7,6 +7,7 @@ import base64
 import json
 import os
 import tempfile
+from email.utils import parsedate_to_datetime
 from pathlib import Path
 from urllib.parse import parse_qsl, urlsplit
 
@@ -70,6 +71,46 @@ def _records(headers: Headers) -> list[harfile.Record]:
     return [harfile.Record(name=name, value=value) for name, value in headers]
 
 
+def request_cookies(headers: Headers) -> list[harfile.Cookie]:
+    """The cookies of the request's Cookie headers (`name=value; name2=value2`), as a browser's HAR lists them."""
+    cookies = []
+    for name, value in headers:
+        if name.lower() == "cookie":
+            for pair in value.split(";"):
+                key, equals, text = pair.strip().partition("=")
+                if key or text:
+                    cookies.append(harfile.Cookie(name=key if equals else "", value=text if equals else key))
+    return cookies
+
+
+def response_cookies(headers: Headers) -> list[harfile.Cookie]:
+    """The cookies the response's Set-Cookie headers set, with the attributes HAR has a field for."""
+    cookies = []
+    for name, value in headers:
+        if name.lower() != "set-cookie":
+            continue
+        pair, *attributes = value.split(";")
+        key, _, text = pair.strip().partition("=")
+        named = {}
+        for attribute in attributes:
+            field, _, argument = attribute.strip().partition("=")
+            named[field.lower()] = argument
+        cookies.append(harfile.Cookie(
+            name=key, value=text, path=named.get("path"), domain=named.get("domain"),
+            expires=_iso(named.get("expires")), httpOnly=True if "httponly" in named else None,
+            secure=True if "secure" in named else None))
+    return cookies
+
+
+def _iso(expires: str | None) -> str | None:
+    """A cookie's Expires date (RFC 1123, as Set-Cookie writes it) as HAR writes dates (ISO 8601); None when it does
+    not read as one."""
+    try:
+        return parsedate_to_datetime(expires).isoformat() if expires else None
+    except (TypeError, ValueError):
+        return None
+
+
 def _request(forwarded: Forwarded) -> harfile.Request:
     query = urlsplit(forwarded.url).query
     return harfile.Request(
@@ -77,6 +118,7 @@ def _request(forwarded: Forwarded) -> harfile.Request:
         url=forwarded.url,
         httpVersion="HTTP/1.1",
         headers=_records(forwarded.request_headers),
+        cookies=request_cookies(forwarded.request_headers),
         queryString=[harfile.Record(name=k, value=v) for k, v in parse_qsl(query, keep_blank_values=True)],
         postData=_post_data(forwarded),
         bodySize=forwarded.request_body_size,
@@ -120,6 +162,7 @@ def _response(forwarded: Forwarded) -> harfile.Response:
         statusText=forwarded.reason,
         httpVersion=forwarded.http_version,
         headers=_records(forwarded.response_headers),
+        cookies=response_cookies(forwarded.response_headers),
         content=content,
         bodySize=forwarded.body_size,
     )
