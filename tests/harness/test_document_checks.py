@@ -3,10 +3,12 @@ Schemathesis's own checks, each outcome counted for its rule at that rule's leve
 
 from __future__ import annotations
 
+import dataclasses
 import json
 
 import pytest
 
+from evalmock.contract.targets import Targets
 from evalmock.harness import document_checks
 from evalmock.harness.checks.builtins import LIVE_SPEC
 from evalmock.harness.document_checks import DocumentJudge
@@ -16,7 +18,7 @@ from evalmock.harness.redact import Redactor
 from evalmock.harness.response_judge import ResponseJudge
 from evalmock.harness.results import Results
 
-from .builders import error, gradient_error, hand_case, page
+from .builders import PROJECT, error, gradient_error, hand_case, page
 
 PAGES = Policy()
 
@@ -156,3 +158,20 @@ def test_a_body_that_passed_the_schema_is_not_validated_again_and_any_other_body
     as_text = Exchange(good.method, good.url, 200, {**good.headers, "content-type": "text/plain"}, good.body)
     schema_outcome(as_text)
     assert len(validated) == 4  # the same bytes under another Content-Type are read again
+
+
+def test_a_server_error_breaks_the_page_for_a_sealing_runtimes_cursor_not_for_one_sent_empty() -> None:
+    """A 500 to a bad limit is the inferred rules' (not_a_server_error); the page names the answer to a cursor a
+    sealing runtime is sent (a page, or 400 bad-input), and `cursor=` sent empty is no cursor it names."""
+    sealed = Targets(sealed_cursors=True)
+
+    def status_failures(query: str) -> list[str]:
+        results = Results(PAGES, ("test-set",))
+        judge = ResponseJudge("test-set", results, Redactor(), DocumentJudge("test-set", PAGES), sealed)
+        answer = error(500, "internal", query=f"projectId={PROJECT}&limit=0{query}")
+        judge.judge(dataclasses.replace(answer, request_headers={"authorization": "Bearer demo-user"}))
+        return [f.check.name for f in results.failures if f.check.name == "status_code_conformance"]
+
+    assert status_failures("") == []
+    assert status_failures("&cursor=") == []
+    assert status_failures("&cursor=not-one-of-ours") == ["status_code_conformance"]

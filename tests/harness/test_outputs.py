@@ -272,3 +272,9 @@ def test_a_curl_command_that_sends_a_cursor_comes_with_the_page_s_words_on_how_l
     notes = replay_notes(walked, redactor)
     assert notes[-1] == SEALED_CURSOR_NOTE and "within a day; otherwise 400 bad-input" in notes[-1]
     assert notes[0].startswith("secrets are replaced by environment variables") and "EVALMOCK_TOKEN" in notes[0]
+    empty = results_with(0)  # `cursor=` sent empty is no cursor to be taken or not
+    url = "http://h/v1/agents/a/test-set/cases?projectId=p&cursor=&limit=0"
+    empty.breach(find_check("walk_yields_every_case_once", "test-set"),
+                 Example("x", RequestRecord("GET", url, {}, 500, f"curl -sS -i '{url}'")),
+                 shape=request_shape("GET", LIST, 500))
+    assert SEALED_CURSOR_NOTE not in replay_notes(empty, Redactor())

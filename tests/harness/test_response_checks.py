@@ -207,6 +207,13 @@ def test_a_routing_404_for_an_agent_id_holding_a_slash_is_left_alone() -> None:
     assert run("error_code_is_the_page_s", routed) is None
 
 
+def test_a_cursor_sent_empty_is_no_cursor_the_page_names_a_code_for() -> None:
+    # "Absent → first page": whether `cursor=` is absent the page does not say, so its 400 is not a refused cursor
+    assert run("error_code_is_the_page_s", error(400, "invalid-cursor", query=f"projectId={PROJECT}&cursor=")) is None
+    with pytest.raises(Violation):
+        run("error_code_is_the_page_s", error(400, "invalid-cursor", query=CURSOR_QUERY))
+
+
 def test_bad_input_is_the_page_s_code_only_for_a_refused_cursor() -> None:
     # The page names bad-input for a cursor it does not take (line 47); for projectId, include or kind it is inferred.
     malformed = error(400, "invalid-project", query="projectId=nope")

@@ -18,6 +18,8 @@ from .upstreams import broken_upstream
 
 ORIGIN = "http://localhost:5173"  # the app's dev server
 CASES = "/v1/agents/{agent}/test-set/cases?projectId=2489e9ad-2ee2-8e00-8ec9-32d5f69181c0"
+PREFLIGHT = {"Origin": ORIGIN, "Access-Control-Request-Method": "GET",
+             "Access-Control-Request-Headers": "authorization"}
 CREDENTIALED = {"Origin": ORIGIN, "Cookie": "session=abc", "Authorization": "Bearer demo-user"}
 
 
@@ -48,8 +50,7 @@ def test_a_credentialed_request_gets_the_upstreams_cors_with_the_violations_head
 def test_a_preflight_is_the_upstreams_when_it_answers_one(credentialed_service: str,
                                                           proxy_for: ProxyFactory) -> None:
     with proxy_for(credentialed_service, "--api", "test-set") as proxy:
-        response = httpx.options(proxy.base_url + CASES.format(agent="conforming"), headers={
-            "Origin": ORIGIN, "Access-Control-Request-Method": "GET", "Access-Control-Request-Headers": "authorization"})
+        response = httpx.options(proxy.base_url + CASES.format(agent="conforming"), headers=PREFLIGHT)
     assert response.status_code == 200
     assert response.headers["access-control-allow-origin"] == ORIGIN
     assert response.headers["access-control-allow-credentials"] == "true"
@@ -59,8 +60,7 @@ def test_a_preflight_is_the_upstreams_when_it_answers_one(credentialed_service: 
 def test_an_upstream_without_cors_gets_evalmock_serves(broken: str, proxy_for: ProxyFactory) -> None:
     with proxy_for(broken, "--api", "test-set") as proxy:
         response = httpx.get(proxy.base_url + CASES.format(agent="too-long"), headers={"Origin": ORIGIN})
-        preflight = httpx.options(proxy.base_url + CASES.format(agent="conforming"), headers={
-            "Origin": ORIGIN, "Access-Control-Request-Method": "GET", "Access-Control-Request-Headers": "authorization"})
+        preflight = httpx.options(proxy.base_url + CASES.format(agent="conforming"), headers=PREFLIGHT)
     assert response.headers["access-control-allow-origin"] == "*"
     assert HEADER in exposed(response) and HEADER in response.headers
     assert response.headers.get_list("vary") == ["Origin"]

@@ -116,8 +116,8 @@ def names_the_status(
     """Whether a page sentence names what this request of the test-set GET must get, so that another status breaks
     it: no bearer token (no Authorization, another scheme, an empty token), or one the targets say expired or was
     revoked (401: "Missing / malformed / expired / revoked bearer token."); projectId, include or kind outside its
-    stated form (400); a cursor, when the runtime seals them (a page, or 400 bad-input). Statuses answered before
-    the request is read are open whatever it is."""
+    stated form (400); a cursor (not sent empty), when the runtime seals them (a page, or 400 bad-input). Statuses
+    answered before the request is read are open whatever it is."""
     if api != "test-set" or method.upper() not in ("GET", "HEAD") or status in OPEN_STATUSES:
         return False
     if headers is not None:
@@ -130,16 +130,23 @@ def names_the_status(
             return True
     if (broken_parameters(api, query) - empty_and_open(api, query)) & set(PAGE_400.get(api, ())):
         return True
-    return "cursor" in query and targets.sealed_cursors is True
+    return carries_a_cursor(query) and targets.sealed_cursors is True
+
+
+def carries_a_cursor(query: Mapping[str, Any]) -> bool:
+    """Whether a request sends a cursor. `cursor=` sent empty is none: the page's "Absent → first page" does not say
+    whether an empty one is absent, so what it gets is left open, as for an empty include or kind."""
+    value = query.get("cursor")
+    return any(item not in (None, "") for item in (value if isinstance(value, list) else [value]))
 
 
 def refusal_left_open(
     api: str, status: int | None, query: Mapping[str, Any], path_parameters: Mapping[str, Any], targets: Targets,
 ) -> bool:
-    """Whether a 400 or 404 to a request the document allows is one the pages allow: the request carries a cursor
-    (the runtime may not take it), or names an agent and project the targets do not list (what an unknown agent, or
-    a project that is not the agent's, gets is the service's). A request that names a listed project and no cursor
-    must get its page."""
+    """Whether a 400 or 404 to a request the document allows is one the pages allow: the request carries a cursor,
+    even an empty one (the runtime may not take it), or names an agent and project the targets do not list (what an
+    unknown agent, or a project that is not the agent's, gets is the service's). A request that names a listed
+    project and no cursor must get its page."""
     if api != "test-set" or status not in (400, 404):
         return False
     if "cursor" in query:

@@ -55,7 +55,7 @@ SEALED_CURSOR_NOTE = (
     "runtime that seals cursors takes one only for the same list, filters and caller, within a day; otherwise 400 "
     "bad-input, and the list starts again without it.\" (the test-set page, cursor). Later, walk from the first "
     "page again to reach it")
-_CURSOR_PARAMETER = re.compile(r"[?&]cursor=")
+_CURSOR_PARAMETER = re.compile(r"[?&]cursor=[^&'\"\s]")  # a cursor sent, not one sent empty
 
 
 def replay_notes(results: Results, redactor: Redactor) -> list[str]:

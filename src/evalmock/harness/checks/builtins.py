@@ -44,8 +44,8 @@ BUILTINS: dict[str, dict[str, tuple[str, Source]]] = {
         "status_code_conformance": (
             "A request for which the page names the answer gets a status the page documents (200, 400, 401, 404, "
             "503): no bearer token, or an expired or revoked one; a projectId, include or kind outside its "
-            "stated form; a cursor, when the runtime seals them. Other requests may get a status the page does not "
-            "list (403 for a caller without read, 413, 429, ...): those are not judged.",
+            "stated form; a cursor (not sent empty), when the runtime seals them. Other requests may get a status "
+            "the page does not list (403 for a caller without read, 413, 429, ...): those are not judged.",
             page(*_TEST_SET_ANSWERS, _SEALED_CURSORS,
                  reading="The page lists five answers and the situations they are for; it never says no other "
                          "status may come. So another status breaks it only where the page names what must come "

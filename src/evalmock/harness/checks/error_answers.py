@@ -61,13 +61,13 @@ def _names_the_code(exchange: Exchange) -> str | None:
 
 
 def refused_cursor(exchange: Exchange, targets: Targets | None) -> bool:
-    """A 400 of a runtime that seals cursors (as the targets say) to a request whose other parameters are all
-    valid: the cursor was refused, the one 400 whose code the page names."""
+    """A 400 of a runtime that seals cursors (as the targets say) to a request with a cursor (not sent empty) whose
+    other parameters are all valid: the cursor was refused, the one 400 whose code the page names."""
     # attribution reads the document's parameters, and imports the checks: imported here, when all are loaded
-    from evalmock.harness.attribution import broken_parameters
+    from evalmock.harness.attribution import broken_parameters, carries_a_cursor
 
     sealed = targets is not None and targets.sealed_cursors is True
-    return sealed and "cursor" in exchange.query and not broken_parameters("test-set", exchange.query_values)
+    return sealed and carries_a_cursor(exchange.query) and not broken_parameters("test-set", exchange.query_values)
 
 
 @response_check("test-set", page(
