@@ -10,7 +10,7 @@ import pytest
 
 from evalmock.contract import case_rules
 from evalmock.contract.sources import PAGES, Level, normalise
-from evalmock.harness.checks import CHECKS
+from evalmock.harness.checks import CHECKS, find_check
 from evalmock.harness.page_coverage import coverage_rows
 from evalmock.harness.rule_tables import (
     COVERAGE_BEGIN,
@@ -41,8 +41,9 @@ def pages() -> dict[str, list[str]]:
 @pytest.mark.parametrize(("name", "source"), SOURCES, ids=[name for name, _ in SOURCES])
 def test_every_quote_is_on_its_page_word_for_word(pages: dict[str, list[str]], name: str, source) -> None:
     for quote in source.quotes:
-        line = pages[quote.page][quote.line - 1]
-        assert normalise(quote.text) in normalise(line), f"{name}: {quote} is not on {quote.page}:{quote.line}"
+        for number in quote.lines:
+            line = pages[quote.page][number - 1]
+            assert normalise(quote.text) in normalise(line), f"{name}: {quote} is not on {quote.page}:{number}"
 
 
 def test_every_page_rule_quotes_and_every_other_rule_says_why() -> None:
@@ -93,3 +94,10 @@ def test_a_quote_is_cited_by_its_page_s_title_and_line_then_the_file() -> None:
         source.describe())
     tables = render_rules()
     assert "txt:" not in tables and "(List a project's cases of an agent's test set, line " in tables
+
+
+def test_words_the_page_repeats_in_each_errors_block_are_cited_at_every_line() -> None:
+    # A 404's X-Request-Id rule stands on the 404 block's copy of the sentence as much as on the 400 block's.
+    [quote] = find_check("request_id_header_is_the_envelope_s", "test-set").source.quotes
+    assert quote.lines == (279, 319, 359, 399)
+    assert "line 279 (again at lines 319, 359 and 399)" in quote.citation

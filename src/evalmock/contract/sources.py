@@ -48,24 +48,33 @@ class Quote:
     page: str
     line: int
     text: str
+    also: tuple[int, ...] = ()  # further lines where the page says the same words (each error's block repeats some)
 
     def __post_init__(self) -> None:
         if self.page not in PAGES:
             raise ValueError(f"unknown page {self.page!r}")
-        if not self.text.strip() or self.line < 1:
+        if not self.text.strip() or self.line < 1 or any(line < 1 for line in self.also):
             raise ValueError("a quote needs words and a line number")
 
     @property
+    def lines(self) -> tuple[int, ...]:
+        return (self.line, *self.also)
+
+    @property
     def citation(self) -> str:
-        """Where the words stand: the page's title and line, then its file name."""
-        return f"{PAGE_TITLES[self.page]}, line {self.line}; {self.page}"
+        """Where the words stand: the page's title and line (or lines), then its file name."""
+        where = f"line {self.line}"
+        if self.also:
+            *rest, last = self.also
+            where += f" (again at lines {', '.join(map(str, rest))} and {last})" if rest else f" (again at line {last})"
+        return f"{PAGE_TITLES[self.page]}, {where}; {self.page}"
 
     def __str__(self) -> str:
         return f"“{self.text}” ({self.citation})"
 
 
-def on_test_set_page(line: int, text: str) -> Quote:
-    return Quote(TEST_SET_PAGE, line, text)
+def on_test_set_page(line: int, text: str, *, also: tuple[int, ...] = ()) -> Quote:
+    return Quote(TEST_SET_PAGE, line, text, also)
 
 
 def on_digitalocean_page(line: int, text: str) -> Quote:

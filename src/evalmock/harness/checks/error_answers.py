@@ -18,7 +18,9 @@ UNKNOWN_AGENT = "evalmock.no-such-agent"
 DOCUMENTED_ERRORS = (400, 401, 404, 503)
 CODE_OF_STATUS = {400: "bad-input", 404: "agent-not-found", 503: "database-busy"}
 
-_REQUEST_ID = on_test_set_page(279, "Server-assigned request id; also echoed via X-Request-Id header.")
+# In the 400 block, and again in the 401, 404 and 503 blocks: an answer of any of them is judged by these words.
+_REQUEST_ID = on_test_set_page(279, "Server-assigned request id; also echoed via X-Request-Id header.",
+                               also=(319, 359, 399))
 _BUSY = on_test_set_page(372, "The database was too busy to answer in time (database-busy); Retry-After (whole "
                               "seconds) says when to try again.")
 
