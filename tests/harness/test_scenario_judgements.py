@@ -148,3 +148,23 @@ def test_a_load_more_bug_is_the_walks_finding_not_a_retired_filter_one() -> None
     targets = Targets(projects=(ProjectTarget(PROJECT.agent_id, PROJECT.project_id, has_retired=True),))
     assert outcome("include_retired_adds_the_retired_cases", targets, handler=_load_more_everywhere)[0] == PASSED
     assert outcome("walk_yields_every_case_once", targets, handler=_load_more_everywhere)[0] == FAILED
+
+
+def _empty_after_more_at_small_pages(request: httpx.Request) -> httpx.Response:
+    """60 cases; a page of fewer than 25 that ends where a third of the cases do says hasMore and gives a cursor to
+    an empty page (a service that counts pages wrong at small limits only)."""
+    listed = [hand_case(id=f"case-{n:03d}", addedAt=f"2026-11-20T09:{59 - n:02d}:00Z",
+                        updatedAt=f"2026-11-20T09:{59 - n:02d}:00Z") for n in range(60)]
+    start, limit = int(request.url.params.get("cursor", "0")), int(request.url.params.get("limit") or 25)
+    if start == -1:
+        return httpx.Response(200, json={"data": [], "hasMore": False}, headers={"x-request-id": "r"})
+    page = listed[start:start + limit]
+    more = start + limit < len(listed)
+    cursor = "-1" if limit < 25 and start + limit >= 20 and start < 20 else str(start + limit)
+    body = {"data": page, "hasMore": more, **({"nextCursor": cursor} if more else {})}
+    return httpx.Response(200, json=body, headers={"x-request-id": "r"})
+
+
+def test_an_empty_page_after_has_more_is_found_at_whatever_page_size_it_shows() -> None:
+    targets = Targets(projects=(ProjectTarget(PROJECT.agent_id, PROJECT.project_id, active_cases=60),))
+    assert outcome("page_after_has_more_is_not_empty", targets, handler=_empty_after_more_at_small_pages)[0] == WARNED

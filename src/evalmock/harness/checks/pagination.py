@@ -275,12 +275,13 @@ def walk_yields_every_case_once(s: Scenario) -> None:
 ))
 def page_after_has_more_is_not_empty(s: Scenario) -> None:
     """In a walk, every page that follows a page with hasMore: true lists at least one case (in walks followed in
-    traffic too)."""
+    traffic too): the walks at every page size the walk rule uses (walked once for both)."""
     project = s.project()
-    walk = s.walk(project, limit=FULL_LIMIT)
-    for index, page_body in enumerate(walk.pages[:-1]):
-        if page_body.get("hasMore") is True:
-            assert_follows_has_more(index + 1, walk.pages[index + 1], walk.exchanges[index + 1])
+    for limit in walk_limits(project).values():
+        walk = s.walk(project, limit=limit)
+        for index, page_body in enumerate(walk.pages[:-1]):
+            if page_body.get("hasMore") is True:
+                assert_follows_has_more(index + 1, walk.pages[index + 1], walk.exchanges[index + 1])
 
 
 def _enough_cases(s: Scenario, needed: int) -> bool:
