@@ -151,3 +151,10 @@ def test_a_report_of_every_rule_fits_a_tablets_width_and_copies_each_name_as_wri
         names = page.evaluate("[...document.querySelectorAll('td code')].map(e => e.textContent)")
     assert scroll_width <= inner_width, f"{scroll_width} px wide in a {inner_width} px window"
     assert "body_is_the_version_asked_by_its_inferred_name" in names
+
+
+def test_a_findings_request_line_shortens_a_long_cursor_and_its_curl_keeps_it_whole() -> None:
+    for text in (render_markdown(long_url_results(), base_url=BASE), render_html(long_url_results(), base_url=BASE)):
+        request_line = text.split("Request:", 1)[1].split("answered", 1)[0]
+        assert f"cursor={CURSOR[:40]}…({len(CURSOR)} characters)" in request_line and len(request_line) < 300
+        assert CURSOR in text  # in the curl command

@@ -336,13 +336,24 @@ def _markdown_finding(finding: Finding) -> list[str]:
         if example.pointer is not None:
             lines += [f"At `{example.pointer or '/'}`: `{clip(example.value or '', 200)}`", ""]
         if example.request is not None:
-            lines += [f"Request: `{example.request.method} {example.request.url}` answered {example.request.status}.",
-                      ""]
+            lines += [f"Request: `{example.request.method} {shown_url(example.request.url)}` answered "
+                      f"{example.request.status}.", ""]
             if number == 1:
                 lines += ["```sh", example.request.curl, "```", ""]
     if finding.count > len(finding.examples):
         lines += [f"… and {finding.count - len(finding.examples)} more.", ""]
     return lines
+
+
+def shown_url(url: str) -> str:
+    """A request's URL as a finding's "Request:" line shows it: a query value longer than LONG_VALUE characters (a
+    walk's fortieth cursor runs to kilobytes) shortened to its start and its length; the curl command keeps it
+    whole."""
+    return _LONG_QUERY_VALUE.sub(lambda m: f"{m[1]}{m[2][:SHOWN_START]}…({len(m[2])} characters)", url)
+
+
+LONG_VALUE, SHOWN_START = 120, 40
+_LONG_QUERY_VALUE = re.compile(rf"([?&][^=&#]*=)([^&#]{{{LONG_VALUE + 1},}})")
 
 
 def prose(text: str) -> str:
@@ -461,8 +472,8 @@ def _html_finding(finding: Finding) -> str:
             parts.append(f"<p>At <code>{e(example.pointer or '/')}</code>: <code>{e(clip(example.value or '', 200))}"
                          "</code></p>")
         if example.request is not None:
-            parts.append(f"<p>Request: <code>{e(example.request.method)} {e(example.request.url)}</code> answered "
-                         f"{example.request.status}.</p>")
+            parts.append(f"<p>Request: <code>{e(example.request.method)} {e(shown_url(example.request.url))}</code> "
+                         f"answered {example.request.status}.</p>")
             if number == 1:
                 parts.append(f"<pre>{e(example.request.curl)}</pre>")
     if finding.count > len(finding.examples):
