@@ -414,3 +414,23 @@ def test_a_finding_that_quotes_a_body_names_its_secret_field_by_its_variable() -
     example = violation_example(violation, judge.record(exchange), redactor)
     assert SIGNED_IN in violation.render() and SIGNED_IN not in example.message
     assert "$EVALMOCK_SESSION_TOKEN" in example.message
+
+
+def test_the_credentials_the_audit_makes_up_are_shown_as_sent_so_their_curl_reproduces() -> None:
+    from schemathesis.specs.openapi._auth_retry import INVALID_CREDENTIAL
+
+    from evalmock.harness.audit import Audit
+    from evalmock.harness.checks.authentication import (
+        MADE_UP_TOKEN,
+        SCHEMATHESIS_INVALID_CREDENTIAL,
+    )
+
+    assert SCHEMATHESIS_INVALID_CREDENTIAL == INVALID_CREDENTIAL  # what ignored_auth sends, kept in step
+    redactor = Audit("http://service.test", token="tok-real-0123456789").redactor
+    url = "http://service.test/v1/agents/a/test-set/cases?projectId=p"
+    for sent in (f"Bearer {MADE_UP_TOKEN}", f"Bearer {INVALID_CREDENTIAL}", "Bearer not a token",
+                 "Basic ZGVtbzpkZW1v"):
+        redactor.learn_exchange(url, {"authorization": sent})
+        assert sent in redactor.curl("GET", url, {"authorization": sent})
+    assert "tok-real" not in redactor.curl("GET", url, {"authorization": "Bearer tok-real-0123456789"})
+    assert redactor.legend(redactor.curl("GET", url, {"authorization": f"Bearer {MADE_UP_TOKEN}"})) is None

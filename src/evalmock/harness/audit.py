@@ -18,6 +18,7 @@ from evalmock.contract.operations import Operation, operation
 from evalmock.contract.schemas import schema_errors
 from evalmock.contract.targets import ProjectTarget, Targets, TargetsError, load_targets
 from evalmock.defaults import DEFAULT_REQUEST_TIMEOUT, MAX_SECONDS
+from evalmock.harness.checks.authentication import MADE_UP_CREDENTIALS
 from evalmock.harness.checks.error_answers import CODE_OF_STATUS
 from evalmock.harness.checks.registry import Check, scenario_checks
 from evalmock.harness.document_checks import DocumentJudge
@@ -70,7 +71,8 @@ class Audit:
     @cached_property
     def redactor(self) -> Redactor:
         """One for the whole audit, so that a secret learned from one answer stays out of every output."""
-        redactor = Redactor(self.token, self.second_token, self.targets.expired_token, self.targets.revoked_token)
+        redactor = Redactor(self.token, self.second_token, self.targets.expired_token, self.targets.revoked_token,
+                            shown=MADE_UP_CREDENTIALS)
         if self.targets.no_read_token:
             redactor.learn(self.targets.no_read_token)
         return redactor

@@ -56,7 +56,12 @@ class Redactor:
         second_token: str | None = None,
         expired_token: str | None = None,
         revoked_token: str | None = None,
+        *,
+        shown: Iterable[str] = (),
     ) -> None:
+        # Credentials the audit made up itself (a token no one issued, a malformed one): no secret, and a curl
+        # command that sends one reproduces its answer only if it is shown as it is.
+        self._shown = frozenset(shown)
         self._variables: dict[str, str] = {}  # a secret, in each form it may be written in -> its variable
         self._echoes = LiteralSearch()  # the forms searched for in any text
         self._meanings: dict[str, str] = {}  # a variable -> what it stands for
@@ -79,6 +84,8 @@ class Redactor:
         value met in traffic), one shorter than MIN_ECHOED is replaced only where it stands."""
         if not secret:
             return ""
+        if secret in self._shown:
+            return secret
         if _VARIABLE.fullmatch(secret):  # already redacted (a HAR that evalmock wrote)
             self._meanings.setdefault(secret, meaning)
             return secret

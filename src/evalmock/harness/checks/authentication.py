@@ -11,6 +11,9 @@ from evalmock.harness.outcomes import Skip, Violation
 from evalmock.harness.scenario import Scenario
 
 MADE_UP_TOKEN = "evalmock-made-up-token-3b9f1c"  # well-formed (RFC 6750), issued by no one
+# What Schemathesis's ignored_auth sends in place of a token (its private _auth_retry.INVALID_CREDENTIAL; a test
+# keeps the two equal).
+SCHEMATHESIS_INVALID_CREDENTIAL = "SCHEMATHESIS-INVALID-VALUE"
 _REFUSED_TOKENS = on_test_set_page(292, "Missing / malformed / expired / revoked bearer token.")
 _NEEDS_READ = on_test_set_page(12, "Needs read on the project.")
 
@@ -20,6 +23,15 @@ MISSING_OR_MALFORMED: dict[str, dict[str, Any]] = {
     "an empty bearer token": {"token": None, "headers": {"Authorization": "Bearer"}},
     "a bearer token with a space in it": {"token": None, "headers": {"Authorization": "Bearer not a token"}},
 }
+
+
+# Every credential the audit makes up, which its outputs show as sent: the made-up and malformed ones above, and
+# the one Schemathesis's ignored_auth sends in place of a valid token.
+MADE_UP_CREDENTIALS = (
+    MADE_UP_TOKEN, SCHEMATHESIS_INVALID_CREDENTIAL,
+    *(attempt["headers"]["Authorization"].partition(" ")[2].strip() for attempt in MISSING_OR_MALFORMED.values()
+      if "headers" in attempt and attempt["headers"]["Authorization"].partition(" ")[2].strip()),
+)
 
 
 @scenario_check("test-set", page(on_test_set_page(10, "--header 'Authorization: Bearer <token>'"), _REFUSED_TOKENS))
