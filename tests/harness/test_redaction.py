@@ -429,7 +429,7 @@ def test_the_credentials_the_audit_makes_up_are_shown_as_sent_so_their_curl_repr
     redactor = Audit("http://service.test", token="tok-real-0123456789").redactor
     url = "http://service.test/v1/agents/a/test-set/cases?projectId=p"
     for sent in (f"Bearer {MADE_UP_TOKEN}", f"Bearer {INVALID_CREDENTIAL}", "Bearer not a token",
-                 "Basic ZGVtbzpkZW1v"):
+                 "Basic ZGVtbzpkZW1v", "Bearer"):  # the last: an empty bearer token, a scheme alone
         redactor.learn_exchange(url, {"authorization": sent})
         assert sent in redactor.curl("GET", url, {"authorization": sent})
     assert "tok-real" not in redactor.curl("GET", url, {"authorization": "Bearer tok-real-0123456789"})

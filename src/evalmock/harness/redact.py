@@ -25,6 +25,9 @@ LEARNED_TOKEN = "a bearer token met in the traffic"
 # A value met in traffic this short is replaced where it stands, but not searched for in other text: it would match
 # ordinary words and numbers there.
 MIN_ECHOED = 8
+# HTTP authentication schemes (IANA's registry): a header holding one of these alone holds no secret.
+AUTH_SCHEMES = frozenset({"basic", "bearer", "digest", "dpop", "gnap", "hoba", "mutual", "negotiate", "ntlm",
+                          "privatetoken", "scram-sha-1", "scram-sha-256", "vapid", "concealed"})
 _VARIABLE = re.compile(r"\$EVALMOCK_[A-Z0-9_]+")
 # `name=value` in a URL's query, also inside HTML (`&amp;name=`): the value ends where a URL or the text around ends.
 # The mark before the name is matched, not looked behind: a pattern that starts with a look-behind is tried at every
@@ -108,6 +111,8 @@ class Redactor:
         """Learn the credentials of an Authorization (or Proxy-Authorization) value, after its scheme; returns the
         value as output shows it (`Bearer $EVALMOCK_TOKEN`)."""
         scheme, _, credentials = value.strip().partition(" ")
+        if not credentials.strip() and scheme.lower() in AUTH_SCHEMES:
+            return value  # a scheme alone (`Bearer`, an empty token) carries no credential
         secret = credentials.strip() or scheme
         if header.lower() == "authorization":
             variable = self.learn(secret, any_length=False)
