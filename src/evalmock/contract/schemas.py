@@ -22,19 +22,27 @@ def pointer_tokens(pointer: str) -> list[str]:
     return [raw.replace("~1", "/").replace("~0", "~") for raw in pointer.split("/")[1:]]
 
 
-def resolve_pointer(spec: Mapping[str, Any], ref: str) -> Any:
-    """Follow a local reference such as `#/components/schemas/Case`."""
-    if not ref.startswith("#/"):
-        raise RefError(f"only local references are supported, got {ref!r}")
-    node: Any = spec
-    for part in pointer_tokens(ref[1:]):
+def value_at(document: Any, pointer: str) -> Any:
+    """What a JSON Pointer (RFC 6901, `""` the whole document) finds in a document; KeyError when it finds nothing."""
+    node = document
+    for part in pointer_tokens(pointer):
         if isinstance(node, Mapping) and part in node:
             node = node[part]
         elif isinstance(node, list) and part.isdigit() and int(part) < len(node):
             node = node[int(part)]
         else:
-            raise RefError(f"$ref {ref!r} points to nothing")
+            raise KeyError(pointer)
     return node
+
+
+def resolve_pointer(spec: Mapping[str, Any], ref: str) -> Any:
+    """Follow a local reference such as `#/components/schemas/Case`."""
+    if not ref.startswith("#/"):
+        raise RefError(f"only local references are supported, got {ref!r}")
+    try:
+        return value_at(spec, ref[1:])
+    except KeyError:
+        raise RefError(f"$ref {ref!r} points to nothing") from None
 
 
 MAX_HOPS = 64  # a reference chain longer than this is a cycle

@@ -11,7 +11,9 @@ import re
 import xml.etree.ElementTree as ET
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
+from urllib.parse import parse_qs, urlsplit
 
+from evalmock.harness.attribution import carries_a_cursor
 from evalmock.harness.outcomes import UNJUDGED_PREFIX, clip
 from evalmock.harness.policy import FAILED, PASSED, SKIPPED, WARNED
 from evalmock.harness.redact import Redactor
@@ -55,7 +57,6 @@ SEALED_CURSOR_NOTE = (
     "runtime that seals cursors takes one only for the same list, filters and caller, within a day; otherwise 400 "
     "bad-input, and the list starts again without it.\" (the test-set page, cursor). Later, walk from the first "
     "page again to reach it")
-_CURSOR_PARAMETER = re.compile(r"[?&]cursor=[^&'\"\s]")  # a cursor sent, not one sent empty
 
 
 def replay_notes(results: Results, redactor: Redactor) -> list[str]:
@@ -63,7 +64,7 @@ def replay_notes(results: Results, redactor: Redactor) -> list[str]:
     sends a cursor, how long a cursor may be taken."""
     commands = "\n".join(results.curl_commands())
     notes = [legend] if (legend := redactor.legend(commands)) else []
-    if _CURSOR_PARAMETER.search(commands):
+    if any(carries_a_cursor(parse_qs(urlsplit(url).query, keep_blank_values=True)) for url in results.request_urls()):
         notes.append(SEALED_CURSOR_NOTE)
     return notes
 

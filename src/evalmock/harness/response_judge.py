@@ -3,11 +3,13 @@ own response checks; each outcome recorded at its rule's level (scenarios, Schem
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
 from evalmock.contract.operations import operation
+from evalmock.contract.schemas import value_at
 from evalmock.contract.targets import Targets
 from evalmock.harness.attribution import attribute
 from evalmock.harness.checks.registry import Check, response_checks
@@ -126,25 +128,12 @@ def violation_example(violation: Violation, request: RequestRecord | None, redac
     that is missing): a count received ("4 cases") is not the value at /data/3."""
     value = None
     if violation.pointer is not None:
-        found = _at_pointer(shown.json_or_none(), violation.pointer) if shown is not None else _NOTHING
-        value = redactor.quoting(as_json(redactor.json(violation.value if found is _NOTHING else found)))
+        found = violation.value
+        if shown is not None:
+            with contextlib.suppress(KeyError):
+                found = value_at(shown.json_or_none(), violation.pointer)
+        value = redactor.quoting(as_json(redactor.json(found)))
     return Example(redactor.quoting(violation.render()), request, violation.pointer, value)
-
-
-_NOTHING = object()
-
-
-def _at_pointer(document: Any, pointer: str) -> Any:
-    """What an RFC 6901 JSON pointer finds in a document, or _NOTHING."""
-    for token in pointer.split("/")[1:] if pointer else ():
-        token = token.replace("~1", "/").replace("~0", "~")
-        if isinstance(document, dict) and token in document:
-            document = document[token]
-        elif isinstance(document, list) and token.isdigit() and int(token) < len(document):
-            document = document[int(token)]
-        else:
-            return _NOTHING
-    return document
 
 
 def failure_example(failure: Any, request: RequestRecord | None, redactor: Redactor) -> Example:

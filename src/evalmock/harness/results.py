@@ -185,7 +185,14 @@ class Results:
 
     def curl_commands(self) -> list[str]:
         """The reproducing curl command of every example kept."""
-        return [example.request.curl for finding in self._findings.values() for example in finding.examples
+        return [request.curl for request in self._requests()]
+
+    def request_urls(self) -> list[str]:
+        """The URL of every example kept that names its request."""
+        return [request.url for request in self._requests()]
+
+    def _requests(self) -> list[RequestRecord]:
+        return [example.request for finding in self._findings.values() for example in finding.examples
                 if example.request is not None]
 
     def copy(self) -> Results:

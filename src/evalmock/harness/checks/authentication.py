@@ -27,11 +27,9 @@ MISSING_OR_MALFORMED: dict[str, dict[str, Any]] = {
 
 # Every credential the audit makes up, which its outputs show as sent: the made-up and malformed ones above, and
 # the one Schemathesis's ignored_auth sends in place of a valid token.
-MADE_UP_CREDENTIALS = (
-    MADE_UP_TOKEN, SCHEMATHESIS_INVALID_CREDENTIAL,
-    *(attempt["headers"]["Authorization"].partition(" ")[2].strip() for attempt in MISSING_OR_MALFORMED.values()
-      if "headers" in attempt and attempt["headers"]["Authorization"].partition(" ")[2].strip()),
-)
+MADE_UP_CREDENTIALS = (MADE_UP_TOKEN, SCHEMATHESIS_INVALID_CREDENTIAL, *filter(None, (
+    attempt["headers"]["Authorization"].partition(" ")[2].strip()
+    for attempt in MISSING_OR_MALFORMED.values() if "headers" in attempt)))
 
 
 @scenario_check("test-set", page(on_test_set_page(10, "--header 'Authorization: Bearer <token>'"), _REFUSED_TOKENS))

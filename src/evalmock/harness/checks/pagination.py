@@ -168,8 +168,8 @@ def assert_lists_every_active_case(walk: WalkLedger, active_cases: int | None, e
         return
     listed, distinct = walk.cases, walk.distinct
     if distinct != active_cases:
-        received = f"{distinct} cases" if listed == distinct else \
-            f"{distinct} different cases ({listed} listed, {listed - distinct} of them a case listed before)"
+        received = (f"{distinct} cases" if listed == distinct else
+                    f"{distinct} different cases ({listed} listed, {listed - distinct} of them a case listed before)")
         raise Violation("the walk did not list every active case", expected=f"{active_cases} cases",
                         received=received, exchange=exchange)
 
