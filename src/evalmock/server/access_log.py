@@ -56,11 +56,15 @@ class UvicornRequestLine(logging.Filter):
 
 
 def uvicorn_logging() -> dict[str, Any]:
-    """uvicorn's own logging configuration, its access lines passed through UvicornRequestLine (a configuration,
-    not a filter added in this process, so that every worker process gets it)."""
+    """uvicorn's own logging configuration, its access lines passed through UvicornRequestLine and its errors
+    through ForcedStop (a configuration, not filters added in this process, so that every worker process gets
+    them)."""
     from uvicorn.config import LOGGING_CONFIG
 
     config = copy.deepcopy(LOGGING_CONFIG)
-    config.setdefault("filters", {})["hidden_secrets"] = {"()": f"{__name__}.UvicornRequestLine"}
+    filters = config.setdefault("filters", {})
+    filters["hidden_secrets"] = {"()": f"{__name__}.UvicornRequestLine"}
+    filters["forced_stop"] = {"()": "evalmock.server.forced_stop.ForcedStop"}
     config["handlers"]["access"]["filters"] = ["hidden_secrets"]
+    config["handlers"]["default"]["filters"] = ["forced_stop"]
     return config

@@ -1,0 +1,94 @@
+"""A second Ctrl-C stops `evalmock serve` at once, and its log says so in one line instead of a traceback per task."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import signal
+import sys
+import threading
+import time
+import traceback
+from pathlib import Path
+
+import httpx
+
+from conftest import start_server, stop_server
+from evalmock.server.forced_stop import CUT_OFF, ForcedStop
+
+DELAYED = "/v1/agents/example/test-set/cases?projectId=2489E9AD-2EE2-8E00-8EC9-32D5F69181C0"
+
+
+def cancelled_on_interrupt() -> asyncio.CancelledError:
+    """A CancelledError raised while a KeyboardInterrupt was handled, as the loop's last cancellation raises it."""
+    try:
+        try:
+            raise KeyboardInterrupt
+        except KeyboardInterrupt:
+            raise asyncio.CancelledError  # noqa: B904 - the context is what marks it
+    except asyncio.CancelledError as exc:
+        return exc
+
+
+def record(message: str, exc: BaseException | None = None) -> logging.LogRecord:
+    exc_info = (type(exc), exc, exc.__traceback__) if exc else None
+    return logging.LogRecord("uvicorn.error", logging.ERROR, __file__, 1, message, (), exc_info)
+
+
+def test_the_first_task_cut_off_becomes_one_warning_and_the_others_are_dropped() -> None:
+    stop = ForcedStop()
+    first = record("Exception in ASGI application\n", cancelled_on_interrupt())
+    assert stop.filter(first)
+    assert first.getMessage() == CUT_OFF and first.exc_info is None and first.levelname == "WARNING"
+    assert not stop.filter(record("Exception in ASGI application\n", cancelled_on_interrupt()))
+
+
+def test_the_lifespan_cut_off_is_read_from_the_traceback_starlette_wrote() -> None:
+    text = "".join(traceback.format_exception(cancelled_on_interrupt()))
+    assert "KeyboardInterrupt" in text  # the context is part of what Starlette's router writes
+    stop = ForcedStop()
+    lifespan = record(text)
+    assert stop.filter(lifespan) and lifespan.getMessage() == CUT_OFF
+
+
+def test_every_other_error_is_logged_as_it_came() -> None:
+    stop = ForcedStop()
+    plain_cancel = record("Exception in ASGI application\n", asyncio.CancelledError())  # not on an interrupt
+    failure = record("Exception in ASGI application\n", ValueError("boom"))
+    text = record("Application startup failed. Exiting.")
+    for kept in (plain_cancel, failure, text):
+        message = kept.getMessage()
+        assert stop.filter(kept) and kept.getMessage() == message and kept.levelname == "ERROR"
+    assert failure.exc_info is not None
+
+
+def test_a_second_ctrl_c_cuts_off_an_open_request_with_one_line_and_no_traceback(tmp_path: Path) -> None:
+    server = start_server(tmp_path)
+    try:
+        answered: list[BaseException | int] = []
+
+        def slow_request() -> None:
+            try:
+                answered.append(httpx.get(server.base_url + DELAYED, timeout=20, headers={
+                    "Authorization": "Bearer demo-user", "Prefer": "delay=5000"}).status_code)
+            except httpx.HTTPError as exc:
+                answered.append(exc)
+
+        client = threading.Thread(target=slow_request)
+        client.start()
+        time.sleep(0.5)  # the request is being answered
+        server.process.send_signal(signal.SIGINT)
+        time.sleep(0.3)
+        server.process.send_signal(signal.SIGINT)
+        assert server.process.wait(timeout=20) == 0
+        client.join(timeout=20)
+        log = server.log()
+        assert CUT_OFF in log, log
+        assert "Traceback" not in log and "CancelledError" not in log, log
+        assert answered and answered[0] != 200  # cut off: uvicorn's own 500, or the connection closed
+    finally:
+        stop_server(server)
+
+
+if sys.platform == "win32":  # pragma: no cover - SIGINT cannot be sent to a process there
+    del test_a_second_ctrl_c_cuts_off_an_open_request_with_one_line_and_no_traceback
