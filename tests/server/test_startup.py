@@ -179,6 +179,14 @@ def test_banner_says_where_everything_is() -> None:
         assert expected in text
 
 
+def test_banner_never_shows_a_registered_token_whole() -> None:
+    long, short = "sk-staging-0123456789abcdef", "t0ken"
+    text = banner(ServerSettings(tokens=((long, "user"), (short, "service"))), World(seed=42, cases=10))
+    assert long not in text and short not in text
+    assert f"a user         --token …cdef ({len(long)} characters)" in text
+    assert "a service      --token of 5 characters" in text
+
+
 def test_banner_says_cors_is_on_with_a_fetch_that_a_page_on_another_origin_can_run() -> None:
     text = banner(ServerSettings(port=8123), World(seed=42, cases=10))
     assert "CORS is on: a page on any origin may call both APIs (--no-cors turns it off)." in text

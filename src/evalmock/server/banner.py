@@ -18,8 +18,17 @@ OTHER_TOKENS = {  # what any other token gets, by --any-token
     False: "401 (register more with --token NAME[:user|service], or accept any with --any-token)",
 }
 MAX_USER_LISTED = 12
+TOKEN_END_SHOWN = 4  # characters of a registered token the banner shows, and only of a token four times as long
 # Where users reach the server when that is not where it listens: a container's published port, a proxy.
 PUBLIC_URL_ENV = "EVALMOCK_PUBLIC_URL"
+
+
+def registered_token(token: str) -> str:
+    """How the banner names a --token token: never whole, as it may be a real one and a banner ends up in CI and
+    container logs; its last characters tell two registered tokens apart."""
+    if len(token) < 4 * TOKEN_END_SHOWN:
+        return f"--token of {len(token)} characters"
+    return f"--token …{token[-TOKEN_END_SHOWN:]} ({len(token)} characters)"
 
 
 def base_url(settings: ServerSettings) -> str:
@@ -104,7 +113,7 @@ def banner(settings: ServerSettings, world: World) -> str:
         "",
         "Demo tokens (Authorization: Bearer <token>):",
         *(f"  {token:<14} {meaning}" for token, meaning in DEMO_TOKENS.items()),
-        *(f"  {token:<14} a {kind} (--token)" for token, kind in settings.tokens),
+        *(f"  a {kind:<12} {registered_token(token)}" for token, kind in settings.tokens),
         f"  {'any other':<14} {OTHER_TOKENS[settings.any_token]}",
         "",
     ]
