@@ -23,7 +23,7 @@ from evalmock.harness.audit import (
 )
 from evalmock.harness.checks import find_check
 from evalmock.harness.policy import LIVE_PROFILE, Policy
-from evalmock.harness.results import Results
+from evalmock.harness.results import COUNT, Ledger, Results
 from evalmock.harness.scenario import Scenario
 from evalmock.harness.schemathesis_run import Shard
 from evalmock.harness.throttle import Throttle
@@ -122,6 +122,21 @@ def test_a_stateful_shard_that_sends_nothing_is_run_again_then_a_gap_never_silen
     ledger.replay(results)
     assert any("sent no request" in gap.what and "--workers 1" in gap.remedy for gap in results.gaps) is noted
     assert any("part(s) of the audit could not be done" in r for r in results.incomplete_reasons()) is noted
+
+
+def test_a_note_counted_by_several_shards_is_said_once_with_their_total() -> None:
+    results = Results(Policy(), ("test-set",))
+    note = f"test-set: {COUNT} Schemathesis finding(s) about what the pages leave open were not judged"
+    for count in (2, 3):  # two shards of one phase, each counting its own
+        ledger = Ledger(Policy())
+        ledger.count_note(note, count)
+        ledger.notes.append("a note said by both shards")
+        ledger.replay(results)
+    copied = results.copy()
+    results.count_note(note)  # after the copy: the copy keeps its own total
+    assert copied.remarks() == ["a note said by both shards",
+                                "test-set: 5 Schemathesis finding(s) about what the pages leave open were not judged"]
+    assert results.remarks()[-1].startswith("test-set: 6 Schemathesis")
 
 
 def planned(projects: int) -> list[tuple[str, str | None]]:

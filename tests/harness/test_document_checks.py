@@ -62,9 +62,13 @@ def test_an_undocumented_status_the_pages_leave_open_is_noted_not_failed() -> No
     forbidden = error(403, "forbidden")
     forbidden = Exchange(forbidden.method, forbidden.url, 403, forbidden.headers, forbidden.body,
                          {"authorization": "Bearer no-read-on-this-project"})
-    results = judged("test-set", forbidden)
+    results = Results(PAGES, ("test-set",))
+    judge = ResponseJudge("test-set", results, Redactor(), DocumentJudge("test-set", PAGES))
+    judge.judge(forbidden)
+    judge.judge(forbidden)
     assert not results.failures
-    assert any("403 answers" in note and "not judged" in note for note in results.notes)
+    [note] = [note for note in results.remarks() if "not judged" in note]
+    assert note.startswith("test-set: 2 answer(s) of 403 to requests for which the pages name no status")
 
 
 def test_digitaloceans_error_bodies_are_not_judged_by_the_pages() -> None:

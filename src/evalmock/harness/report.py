@@ -122,7 +122,7 @@ def print_summary(results: Results, redactor: Redactor, stream: TextIO) -> None:
                       f"{redactor.text(finding.title)}", markup=False)
     for reason in results.incomplete_reasons():
         console.print(f"incomplete: {redactor.text(reason)}", markup=False)
-    for note in results.notes:
+    for note in results.remarks():
         console.print(f"note: {redactor.text(note)}", markup=False)
     if (throttling := throttling_text(results)) is not None:
         console.print(f"throttling (the service's, not a rule): {throttling}", markup=False)
@@ -320,8 +320,8 @@ def render_markdown(results: Results, *, base_url: str, run: RunInfo | None = No
             if t.outcome == PASSED:
                 lines.append(f"| `{api}` `{t.check.name}` | {t.check.level} | {KIND_WORDS[t.check.kind]} | {t.passed} "
                              f"| {t.check.source.describe()} |")
-    if results.notes:
-        lines += ["", "## Notes", ""] + [f"- {note}" for note in results.notes]
+    if notes := results.remarks():
+        lines += ["", "## Notes", ""] + [f"- {note}" for note in notes]
     return "\n".join(lines) + "\n"
 
 
@@ -444,8 +444,8 @@ def render_html(results: Results, *, base_url: str, run: RunInfo | None = None) 
               for api in results.apis for t in ordered_rows(results, api) if t.outcome == PASSED]
     parts.append("<h2>Passed</h2>" + _html_table(
         ("API", "check", "level", "kind", "responses or runs", "source"), passed))
-    if results.notes:
-        parts.append("<h2>Notes</h2><ul>" + "".join(f"<li>{prose(n)}</li>" for n in results.notes) + "</ul>")
+    if notes := results.remarks():
+        parts.append("<h2>Notes</h2><ul>" + "".join(f"<li>{prose(n)}</li>" for n in notes) + "</ul>")
     parts.append("</body></html>")
     return "\n".join(parts) + "\n"
 

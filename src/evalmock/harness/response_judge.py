@@ -17,7 +17,7 @@ from evalmock.harness.document_checks import DocumentJudge
 from evalmock.harness.exchange import Exchange
 from evalmock.harness.outcomes import Violation, as_json
 from evalmock.harness.redact import Redactor
-from evalmock.harness.results import Example, Recorder, RequestRecord, request_shape
+from evalmock.harness.results import COUNT, Example, Recorder, RequestRecord, request_shape
 
 
 @dataclass(frozen=True)
@@ -48,7 +48,6 @@ class ResponseJudge:
         self.document = document
         self.checks = [c for c in response_checks(api) if results.policy.applies(c.level)]
         self._operation_path = operation(api).base_path + operation(api).path
-        self._open_statuses: set[int] = set()
 
     def judge(self, exchange: Exchange, *, learned: bool = False) -> list[Breach]:
         """Every check that applies to the exchange; returns the broken ones (each recorded into the results).
@@ -84,12 +83,10 @@ class ResponseJudge:
         return broken
 
     def _open_status(self, status: int) -> None:
-        """Say once per status that answers of it were not judged: the pages name no other status for them."""
-        if status not in self._open_statuses:
-            self._open_statuses.add(status)
-            self.results.notes.append(
-                f"{self.api}: {status} answers to requests for which the pages name no status were not judged by "
-                "status_code_conformance (docs/harness.md: statuses the pages leave open)")
+        """Count, per status, the answers not judged: the pages name no other status for their requests."""
+        self.results.count_note(
+            f"{self.api}: {COUNT} answer(s) of {status} to requests for which the pages name no status were not judged "
+            "by status_code_conformance (docs/harness.md: statuses the pages leave open)")
 
     def breach(self, check: Check, exchange: Exchange, example: Example, code: str | None = None) -> str | None:
         shape = request_shape(exchange.method, self._operation_path, exchange.status)

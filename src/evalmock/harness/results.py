@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import re
+from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from enum import Enum
@@ -18,6 +19,7 @@ OFF = "off"  # a check whose level this profile does not apply
 UNSEEN_SKIP = "no response this check speaks about was seen"  # why a check that never applied is skipped
 MAX_EXAMPLES = 3  # examples kept per finding; the rest are counted
 GAPS_SHOWN = 3  # gaps of the audit named in its incomplete reason; the rest are counted
+COUNT = "{count}"  # where a counted note says its total
 
 
 class Verdict(Enum):
@@ -129,6 +131,7 @@ class Results:
         }
         self._findings: dict[tuple[str, str, str, str], Finding] = {}
         self.notes: list[str] = []  # run-level remarks (Schemathesis stopping early, requests not judged)
+        self.counted_notes: Counter[str] = Counter()  # see count_note
         # Per API, the scenario checks this audit chose to run (an API left out: all of them; empty: none, as in an
         # audit of recorded traffic, which has no service to send their requests to).
         self.selected: dict[str, set[str]] = {}
@@ -195,6 +198,14 @@ class Results:
         return [example.request for finding in self._findings.values() for example in finding.examples
                 if example.request is not None]
 
+    def count_note(self, note: str, count: int = 1) -> None:
+        """A note said once with the total of its COUNT however often (and by however many workers) it is counted."""
+        self.counted_notes[note] += count
+
+    def remarks(self) -> list[str]:
+        """Every note of the run, each counted one once, with its total."""
+        return [*self.notes, *(note.replace(COUNT, str(count)) for note, count in self.counted_notes.items())]
+
     def copy(self) -> Results:
         """The outcomes so far, apart from these (to finish and report while more are still being recorded)."""
         other = Results(self.policy, ())
@@ -203,6 +214,7 @@ class Results:
         other._findings = {key: dataclasses.replace(finding, examples=list(finding.examples))
                            for key, finding in self._findings.items()}
         other.notes = list(self.notes)
+        other.counted_notes = self.counted_notes.copy()
         other.selected = {api: set(names) for api, names in self.selected.items()}
         other.throttling = dataclasses.replace(self.throttling, reasons=self.throttling.reasons.copy())
         other.gaps = list(self.gaps)
@@ -313,7 +325,11 @@ class Ledger:
     def __init__(self, policy: Policy) -> None:
         self.policy = policy
         self.notes: list[str] = []
+        self.counted_notes: Counter[str] = Counter()
         self._entries: list[tuple[str, tuple[object, ...], dict[str, object]]] = []
+
+    def count_note(self, note: str, count: int = 1) -> None:
+        self.counted_notes[note] += count
 
     def passed(self, check: Check) -> None:
         self._entries.append(("passed", (check,), {}))
@@ -334,6 +350,7 @@ class Ledger:
         for name, args, kwargs in self._entries:
             getattr(results, name)(*args, **kwargs)
         results.notes += [note for note in self.notes if note not in results.notes]
+        results.counted_notes.update(self.counted_notes)
 
 
 Recorder = Results | Ledger  # where checks record their outcomes

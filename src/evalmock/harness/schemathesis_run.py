@@ -24,7 +24,7 @@ from evalmock.harness.exchange import exchange_from_schemathesis, first_header
 from evalmock.harness.outcomes import SLOW_SERVICE
 from evalmock.harness.redact import Redactor
 from evalmock.harness.response_judge import ResponseJudge, failure_example
-from evalmock.harness.results import Gap, Recorder, RequestRecord, request_shape
+from evalmock.harness.results import COUNT, Gap, Recorder, RequestRecord, request_shape
 from evalmock.harness.schemathesis_config import PHASES, known_good_case_hook, load_schema
 from evalmock.harness.throttle import Throttle, throttle_wait
 
@@ -244,11 +244,10 @@ def _record_scenario(api: str, event: Any, results: Recorder, redactor: Redactor
                 results.breach(check, failure_example(failure, record, redactor), shape=shape,
                                code=getattr(failure, "code", None))
     if not_judged:
-        results.notes.append(
-            f"{api}: {not_judged} Schemathesis finding(s) about what the pages leave open (an undeclared or repeated "
+        results.count_note(
+            f"{api}: {COUNT} Schemathesis finding(s) about what the pages leave open (an undeclared or repeated "
             "query parameter, an empty include= or kind=, a stray header, a status the pages name no other for) were "
-            "not judged"
-        )
+            "not judged", not_judged)
 
 
 def _first_values(headers: Any) -> dict[str, str]:
