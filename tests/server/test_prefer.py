@@ -70,6 +70,14 @@ def test_prefer_code_answers_each_declared_error_with_its_canonical_code(
     assert_envelope(prefer(client, f"code={status}"), status, code)
 
 
+@pytest.mark.parametrize("path", [cases_path(), evaluation_path()])
+def test_a_forced_401_carries_the_challenge_a_real_one_does(client: httpx.Client, path: str) -> None:
+    real = client.get(path, params=example_params() if path == cases_path() else {})
+    forced = prefer(client, "code=401", None if path == cases_path() else path)
+    assert real.status_code == forced.status_code == 401
+    assert forced.headers["www-authenticate"] == real.headers["www-authenticate"] == 'Bearer realm="evalmock"'
+
+
 def without_cursor(response: httpx.Response) -> tuple[int, str, dict[str, Any]]:
     """Status, the cursor's version and position, and the page without its cursor. A cursor's first 12 characters
     are base64 of its first 9 bytes (version, position); the rest seals the issue time, in whole seconds, which two

@@ -11,14 +11,14 @@ from connexion.middleware.routing import RoutingMiddleware
 
 from evalmock.contract.operations import operations
 from evalmock.server.app import create_app
-from evalmock.server.routing import DocumentRoutingMiddleware, route_table
+from evalmock.server.routing import DocumentRoutingMiddleware, no_slash_redirects, route_table
 from evalmock.server.settings import ServerSettings
 from evalmock.server.swagger_ui import SwaggerUIAfterRouting
 
 from .helpers import AUTH, FrozenClock, cases_path, evaluation_path, example_params
 
 # Operations (matched in one pass) and everything Connexion's router answers itself: a method an operation
-# does not take, a trailing slash Starlette redirects, a line break its mount does not match, Swagger UI, none.
+# does not take, a slash added (404: not redirected), a line break its mount does not match, Swagger UI, none.
 REQUESTS = [
     ("GET", cases_path(), example_params()),
     ("HEAD", cases_path(), example_params()),
@@ -93,15 +93,19 @@ def test_each_request_is_answered_and_handed_on_as_by_connexions_router(
     fast = _answers(_client())
     fast_scopes = list(routed)
     routed.clear()
+    def connexions_add_api(self: RoutingMiddleware, *args: Any, **kwargs: Any) -> None:
+        RoutingMiddleware.add_api(self, *args, **kwargs)
+        no_slash_redirects(self.router)
+
     with monkeypatch.context() as patch:
-        patch.setattr(DocumentRoutingMiddleware, "add_api", RoutingMiddleware.add_api)
+        patch.setattr(DocumentRoutingMiddleware, "add_api", connexions_add_api)
         connexions = _answers(_client())
     assert fast == connexions
     assert fast_scopes == routed
     routing = {"api_base_path": "/v1", "operation_id": "listTestSetCases"}
     assert fast_scopes[0]["extensions"]["connexion_routing"] == routing
     assert fast_scopes[0]["path_params"] == {"agentId": "example"}
-    assert [answer[0] for answer in fast] == [200, 200, 404, 200, 404, 405, 307, 400, 404, 404, 200, 200, 307, 404]
+    assert [answer[0] for answer in fast] == [200, 200, 404, 200, 404, 405, 404, 400, 404, 404, 200, 200, 307, 404]
 
 
 def test_a_request_for_an_operation_does_not_go_through_connexions_router(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -118,8 +122,8 @@ def test_a_request_for_an_operation_does_not_go_through_connexions_router(monkey
         assert client.get(cases_path(), params=example_params(), headers=AUTH).status_code == 200
         assert client.get(evaluation_path(), headers=AUTH).status_code == 200
         assert calls == []
-        redirected = client.get(cases_path() + "/", params=example_params(), headers=AUTH, follow_redirects=False)
-        assert redirected.status_code == 307
+        slash_added = client.get(cases_path() + "/", params=example_params(), headers=AUTH, follow_redirects=False)
+        assert slash_added.status_code == 404
         assert calls == [cases_path() + "/"]
     finally:
         client.__exit__(None, None, None)

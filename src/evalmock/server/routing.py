@@ -5,8 +5,10 @@ two routers, a mount, a copy of the scope kept in a context variable and a routi
 back, on every request. Here the same routes (the mounts' and the operations' compiled patterns, methods
 and convertors, read from Connexion's router once it holds both documents) are tried in the same order,
 and a request that matches an operation fully gets the scope Connexion's routing operation would pass on.
-Anything else (a path no operation has, a method an operation does not answer, a trailing slash Starlette
-redirects, a root path) goes through Connexion's router unchanged, so every answer stays Connexion's.
+Anything else (a path no operation has, a method an operation does not answer, a root path) goes through
+Connexion's router, so every answer stays Connexion's; but a path with a slash added is a path no operation has
+(404), not one Starlette redirects to the operation's: a client's wrong URL would work against the mock and fail
+against the service.
 """
 
 from __future__ import annotations
@@ -73,6 +75,15 @@ def route_table(router: Router) -> tuple[_Document, ...] | None:
     return tuple(documents)
 
 
+def no_slash_redirects(router: Router) -> None:
+    """Turn off Starlette's redirect of a path with a slash added (or left off) in `router` and the routers mounted
+    on it."""
+    router.redirect_slashes = False
+    for route in router.routes:
+        if isinstance(route, Mount) and isinstance(route.app, Router):
+            no_slash_redirects(route.app)
+
+
 class DocumentRoutingMiddleware(RoutingMiddleware):
     """Connexion's RoutingMiddleware (same routes, same scope for the next app); full matches in one pass."""
 
@@ -81,6 +92,7 @@ class DocumentRoutingMiddleware(RoutingMiddleware):
     def add_api(self, *args: Any, **kwargs: Any) -> None:
         super().add_api(*args, **kwargs)
         self._table = route_table(self.router)
+        no_slash_redirects(self.router)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         table = self._table
