@@ -78,7 +78,7 @@ TEST_SET_BAD = {
     # paths
     "agentId 20k chars": Bad(CASES.replace("example", "a" * 20_000) + f"?projectId={EXAMPLE_PROJECT}", 404,
                              "agent-not-found"),
-    "agentId NUL": Bad(CASES.replace("example", "%00") + f"?projectId={EXAMPLE_PROJECT}", 404, "agent-not-found"),
+    "agentId NUL": Bad(CASES.replace("example", "%00") + f"?projectId={EXAMPLE_PROJECT}", 400, "bad-input"),
     "agentId bidi and emoji": Bad(CASES.replace("example", "%E2%80%AE%F0%9F%92%A9") + f"?projectId={EXAMPLE_PROJECT}",
                                   404, "agent-not-found"),
     "unknown route 30k chars": Bad("/v1/" + "x" * 30_000, 404, "not-found"),

@@ -156,9 +156,18 @@ def test_unknown_agent_is_404_agent_not_found(client: httpx.Client) -> None:
     assert "acme.unknown" in error["message"]
 
 
-def test_agent_id_with_control_characters_is_a_plain_404(client: httpx.Client) -> None:
-    response = client.get(cases_path("%00%1b" + "x" * 3000), params=example_params(), headers=AUTH)
-    error = assert_envelope(response, 404, "agent-not-found")
+@pytest.mark.parametrize("control", ["%00", "%01", "%0A", "%1b", "%7F", "%C2%85"])
+def test_agent_id_with_a_control_character_is_400_naming_it_as_the_document_says(
+    client: httpx.Client, control: str
+) -> None:
+    response = client.get(cases_path("acme" + control + "x" * 3000), params=example_params(), headers=AUTH)
+    error = assert_envelope(response, 400, "bad-input")
+    assert error["details"] == {"parameter": "agentId"} and len(error["message"]) < 300
+
+
+def test_agent_id_with_other_unusual_characters_is_404_agent_not_found(client: httpx.Client) -> None:
+    response = client.get(cases_path("acme%E2%80%8F" + "x" * 3000), params=example_params(), headers=AUTH)
+    error = assert_envelope(response, 404, "agent-not-found")  # a right-to-left mark is a format character
     assert len(error["message"]) < 300
 
 
@@ -185,6 +194,15 @@ def test_gradient_other_method_is_405_with_allow_and_digitalocean_body(client: h
 @pytest.mark.parametrize("path", ["/", "/nothing", "/v1", "/v1/agents", "/v1/agents/example/test-set", "/v3/x"])
 def test_unknown_route_is_404_not_found_envelope(client: httpx.Client, path: str) -> None:
     assert_envelope(client.get(path, headers=AUTH), 404, "not-found")
+
+
+def test_a_path_with_a_slash_added_is_404_not_a_redirect_to_the_operation(client: httpx.Client) -> None:
+    listed = client.get(cases_path() + "/", params=example_params(), headers=AUTH, follow_redirects=False)
+    assert_envelope(listed, 404, "not-found")
+    test_case = client.get(evaluation_path() + "/", headers=AUTH, follow_redirects=False)
+    assert_digitalocean_error(test_case, 404, "not_found")
+    assert "location" not in listed.headers and "location" not in test_case.headers
+    assert client.get("/v1/ui", follow_redirects=False).headers["location"].endswith("/v1/ui/")  # the UI's own
 
 
 def test_unknown_gradient_route_is_404_with_digitalocean_body(client: httpx.Client) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import functools
 import logging
 import re
+import unicodedata
 from typing import Any
 
 import orjson
@@ -92,6 +93,14 @@ def database_busy(retry_after: int) -> ApiError:
 
 def agent_not_found(agent_id: str) -> ApiError:
     return ApiError(404, "agent-not-found", f"No agent {echo(agent_id)}.", {"agentId": agent_id[:MAX_ECHO]})
+
+
+def unknown_agent(agent_id: str) -> ApiError:
+    """Why no agent answers to `agent_id`: 400 bad-input when it holds a control character (C0, DEL or C1, which no
+    agent id holds), else 404 agent-not-found."""
+    if any(unicodedata.category(char) == "Cc" for char in agent_id):
+        return bad_input("agentId", "Path parameter 'agentId' must not contain control characters.")
+    return agent_not_found(agent_id)
 
 
 def for_status(status: int, message: str | None = None) -> ApiError:
@@ -193,11 +202,8 @@ async def on_http_exception(request: ConnexionRequest, exc: HTTPException) -> Co
     agent = _agent_list_path().fullmatch(path) if exc.status_code == 404 else None
     if agent is not None:
         # The router cannot match an agent id holding a line break or a slash, so the request never reached
-        # validation: a control character is bad input, anything else an agent that does not exist.
-        if any(ord(char) < 32 or ord(char) == 127 for char in agent["agent"]):
-            error = bad_input("agentId", "Path parameter 'agentId' must not contain control characters.")
-            return render(error, path)
-        return render(agent_not_found(agent["agent"]), path)
+        # the handler, which answers the rest of them the same way.
+        return render(unknown_agent(agent["agent"]), path)
     if exc.status_code == 404:
         message = f"No route {request.scope.get('method', 'GET')} {echo(path)}; the APIs live under /v1 and /v2."
     elif exc.status_code == 405:

@@ -9,7 +9,7 @@ import orjson
 from starlette.responses import Response
 
 from evalmock.server.cursors import Binding, CursorError, CursorSealer, DataChanged
-from evalmock.server.errors import agent_not_found, bad_input
+from evalmock.server.errors import agent_not_found, bad_input, unknown_agent
 from evalmock.server.live_world import LiveWorld
 from evalmock.server.responses import encoded_json_response, json_response
 from evalmock.world import CaseQuery
@@ -57,7 +57,9 @@ class TestSetCases:
     ) -> Response:
         world = self.live.world  # this request's world to its end, whatever a reload swaps in meanwhile
         projects = world.projects_of(agent_id)
-        if projects is None or not (token_info or {}).get("reads", True):
+        if projects is None:
+            raise unknown_agent(agent_id)
+        if not (token_info or {}).get("reads", True):
             # "Needs read on the project.": a caller without it learns nothing, not even that the agent exists
             raise agent_not_found(agent_id)
         query = CaseQuery(agent_id=agent_id, project_id=project_id.lower(), include_retired=include == "retired")
