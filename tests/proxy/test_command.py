@@ -149,3 +149,11 @@ def test_the_banner_names_the_published_url_in_a_container(broken: str, monkeypa
     args = build_parser().parse_args(["proxy", "--upstream", broken, "--host", "0.0.0.0"])
     _, _, session = build_proxy(args)
     assert banner(args, session).splitlines()[0].startswith(f"evalmock proxy: http://127.0.0.1:18081 -> {broken} ")
+
+
+def test_the_proxy_collects_its_garbage_less_often_than_pythons_defaults() -> None:
+    code = ("import gc; from evalmock.proxy.command import COLLECTOR_THRESHOLDS, collect_less_often; "
+            "before = gc.get_threshold(); collect_less_often(); "
+            "print(before, gc.get_threshold() == COLLECTOR_THRESHOLDS, gc.get_freeze_count() > 0)")
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True)
+    assert run.stdout.split() == ["(700,", "10,", "10)", "True", "True"]
