@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import os
 import sys
+import threading
 
+from evalmock.defaults import AUDIT_THREADS
 from evalmock.importing import long_lived
 
 INTERRUPTED = 130  # the shell's code for a command stopped by Ctrl-C (128 + SIGINT)
@@ -18,4 +21,10 @@ def main() -> int:
         # Ctrl-C where no server is serving (a start, an audit): one line, not a traceback. A serving `serve` or
         # `proxy` stops cleanly on it instead, and exits as its own docs say.
         print("evalmock: interrupted", file=sys.stderr)
+        if any(thread.name.startswith(AUDIT_THREADS) for thread in threading.enumerate()):
+            # An audit's workers are still sending requests, and Python would wait for each to finish its task (a
+            # minute and more against a slow service) before exiting: nothing of theirs is written, so stop now.
+            sys.stdout.flush()
+            sys.stderr.flush()
+            os._exit(INTERRUPTED)
         return INTERRUPTED

@@ -4,8 +4,10 @@
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
+import time
 import xml.etree.ElementTree as ET
 from pathlib import Path
 from typing import Any
@@ -311,3 +313,22 @@ def test_an_output_s_missing_directory_is_made(tmp_path: Path, capsys: pytest.Ca
 def test_an_output_that_is_a_directory_exits_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["contract", "--har", str(tmp_path / "none.har"), "--junit", str(tmp_path), *FAST]) == 2
     assert "is a directory; give a file name" in capsys.readouterr().err
+
+
+def test_ctrl_c_stops_an_audit_of_a_slow_service_at_once_with_exit_130_and_no_outputs(
+        live_server_factory: Any, tmp_path: Path) -> None:
+    with live_server_factory("--latency", "300-400") as slow:
+        junit, report = tmp_path / "junit.xml", tmp_path / "report.html"
+        audit = subprocess.Popen(
+            [sys.executable, "-m", "evalmock", "contract", "--base-url", slow.base_url, "--targets",
+             str(slow.targets_path), "--workers", "4", "--junit", str(junit), "--report", str(report), "--quiet"],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        time.sleep(6)  # the workers are sending requests, each answered in a third of a second
+        assert audit.poll() is None, audit.communicate()
+        interrupted_at = time.monotonic()
+        audit.send_signal(signal.SIGINT)
+        _, err = audit.communicate(timeout=60)
+        stopped_in = time.monotonic() - interrupted_at
+    assert audit.returncode == 130 and "evalmock: interrupted" in err, err
+    assert stopped_in < 5, f"stopped {stopped_in:.1f} s after Ctrl-C"  # the audit alone takes minutes
+    assert "Traceback" not in err and not junit.exists() and not report.exists()

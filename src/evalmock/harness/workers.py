@@ -32,6 +32,8 @@ from typing import Any
 from hypothesis.internal.conjecture import providers
 from hypothesis.internal.constants_ast import Constants
 
+from evalmock.defaults import AUDIT_THREADS
+
 _SHARED: random.Random = random._inst  # type: ignore[attr-defined]  # behind random.random() and the others
 # The module's functions that are the shared generator's methods (`seed`, `getstate` and `setstate` among them,
 # which is what Hypothesis calls), read from the module so that every Python version's list is right.
@@ -115,6 +117,13 @@ def isolated_generation() -> Iterator[None]:
 
 @contextmanager
 def worker_pool(workers: int) -> Iterator[ThreadPoolExecutor]:
-    """`workers` threads for an audit's tasks, generating as the module docstring says."""
-    with isolated_generation(), ThreadPoolExecutor(max_workers=workers, thread_name_prefix="evalmock-audit") as pool:
-        yield pool
+    """`workers` threads for an audit's tasks, generating as the module docstring says. Left by an exception (Ctrl-C
+    among them), the tasks not started are dropped and the running ones are not waited for."""
+    with isolated_generation():
+        pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix=AUDIT_THREADS)
+        try:
+            yield pool
+        except BaseException:
+            pool.shutdown(wait=False, cancel_futures=True)
+            raise
+        pool.shutdown(wait=True)
