@@ -217,5 +217,5 @@ def test_behind_a_gateway_throttling_everything_only_completeness_fails_and_says
     assert failed == ["evalmock::test-set::audit_is_complete"], done.stdout  # throttling blames no rule
     # the gateway asks for 1 s, longer than the longest wait allowed: nothing is waited out
     assert "still throttled after waiting (longest wait asked: 1 s; " in done.stdout
-    assert ("asked to wait longer than the longest wait allowed (allow a longer one)); no check judged them. "
-            "0 throttled answer(s)") in done.stdout
+    assert ("asked to wait longer than the longest wait allowed (allow a longer one: --throttle-max-wait "
+            "SECONDS)); no check judged them. 0 throttled answer(s)") in done.stdout

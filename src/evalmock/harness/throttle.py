@@ -23,9 +23,11 @@ PREFER_CODE = re.compile(r"(?:^|[;,\s])code=([0-9]{3})\b")
 
 # Why a throttled answer was let through unretried.
 # Why a request was given up on, each read after its count, with what would have judged it.
-RETRIES_USED = "still throttled after every retry (allow more retries)"
-TOO_LONG = "asked to wait longer than the longest wait allowed (allow a longer one)"
-BUDGET_SPENT = "throttled once the wait budget was spent (allow a larger budget, or send more slowly with a rate limit)"
+# The options are named as `evalmock contract` spells them; the pytest plugin's add `evalmock-` after the dashes.
+RETRIES_USED = "still throttled after every retry (allow more retries: --throttle-retries N)"
+TOO_LONG = "asked to wait longer than the longest wait allowed (allow a longer one: --throttle-max-wait SECONDS)"
+BUDGET_SPENT = ("throttled once the wait budget was spent (allow a larger budget: --throttle-budget SECONDS, or send "
+                "more slowly: --rate-limit)")
 
 
 class ThrottleError(ValueError):
