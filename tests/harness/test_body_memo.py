@@ -73,8 +73,12 @@ def test_a_body_larger_than_the_bound_is_never_remembered() -> None:
     assert memo.get(b"x" * 10) == "read"
 
 
-def test_the_memory_forgets_everything_once_its_budget_of_bytes_is_spent() -> None:
+def test_the_memory_forgets_its_oldest_readings_first_once_its_budget_of_bytes_is_spent() -> None:
     memo: BodyMemo[int] = BodyMemo(budget=25, largest=10)
     for number in range(3):
         memo.put(bytes([number]) * 10, number)
-    assert len(memo) == 1 and memo.get(bytes([2]) * 10) == 2  # the third would have passed 25 bytes: a fresh start
+    assert len(memo) == 2 and memo.get(bytes([0]) * 10) is None  # the third would have passed 25 bytes
+    assert memo.get(bytes([1]) * 10) == 1 and memo.get(bytes([2]) * 10) == 2
+    memo.put(b"x" * 5, 3)  # 25 bytes held: room without forgetting
+    memo.put(b"y" * 10, 4)  # the oldest goes, and only it: 10 + 5 + 10 bytes held after it
+    assert [memo.get(body) for body in (bytes([1]) * 10, bytes([2]) * 10, b"x" * 5, b"y" * 10)] == [None, 2, 3, 4]

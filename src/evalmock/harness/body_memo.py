@@ -8,6 +8,7 @@ keeps the hash on it, so every memo an exchange is looked up in costs one hash o
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from collections.abc import Hashable
 from typing import Generic, TypeVar
 
@@ -18,15 +19,16 @@ LARGEST = 256 * 2**10
 
 
 class BodyMemo(Generic[T]):
-    """Readings of bodies no larger than `largest`, at most `budget` bytes of bodies in all; when full, every reading
-    is forgotten at once (a client's pages come back in walks, which an LRU's bookkeeping would cost more than it
-    saves)."""
+    """Readings of bodies no larger than `largest`, at most `budget` bytes of bodies in all; when full, the oldest
+    readings are forgotten first, as many as the new one needs (no order of use is kept: a client's pages come back
+    in walks, which an LRU's bookkeeping would cost more than it saves). Forgetting a few at a time, not all at once,
+    keeps the cost of freeing them off any one request: a full memory of parsed pages took milliseconds to free."""
 
     def __init__(self, budget: int, largest: int = LARGEST) -> None:
         self.budget = budget
         self.largest = largest
         self._held = 0
-        self._readings: dict[tuple[Hashable, bytes], T] = {}
+        self._readings: OrderedDict[tuple[Hashable, bytes], T] = OrderedDict()
 
     def get(self, body: bytes, context: Hashable = None) -> T | None:
         """The reading remembered for `body` (and `context`: what else it depends on), or None."""
@@ -35,9 +37,11 @@ class BodyMemo(Generic[T]):
     def put(self, body: bytes, reading: T, context: Hashable = None) -> None:
         if len(body) > self.largest or (context, body) in self._readings:
             return
-        if self._held + len(body) > self.budget:
-            self.forget()
-        self._readings[(context, body)] = reading
+        readings = self._readings
+        while readings and self._held + len(body) > self.budget:
+            (_, oldest), _ = readings.popitem(last=False)
+            self._held -= len(oldest)
+        readings[(context, body)] = reading
         self._held += len(body)
 
     def forget(self) -> None:
