@@ -261,6 +261,20 @@ def test_an_api_whose_checks_could_not_judge_a_throttled_answer_is_incomplete_no
     assert api_line(results, "gradient").startswith("gradient: conforms")
 
 
+def test_the_secrets_legend_names_only_the_variables_of_the_curl_commands_shown() -> None:
+    results = results_with(0)
+    check, shape = find_check("walk_yields_every_case_once", "test-set"), request_shape("GET", LIST, 200)
+    for token in ("$EVALMOCK_TOKEN", "$EVALMOCK_TOKEN_2"):  # only the first example's curl command is shown
+        url = f"http://h/v1/agents/a/test-set/cases?projectId=p&n={token[-1]}"
+        results.breach(check, Example("a case came back twice", RequestRecord(
+            "GET", url, {}, 200, f"curl -sS -i '{url}' -H \"Authorization: Bearer {token}\"")), shape=shape)
+    redactor = Redactor("tok-1234567890")
+    redactor.headers({"Authorization": "Bearer other-token-0987654321"})  # a second token, met in the traffic
+    [legend] = [note for note in replay_notes(results, redactor) if note.startswith("secrets are replaced")]
+    assert "EVALMOCK_TOKEN (" in legend and "EVALMOCK_TOKEN_2" not in legend
+    assert "EVALMOCK_TOKEN_2" not in render_markdown(results, base_url="http://h")
+
+
 def test_a_curl_command_that_sends_a_cursor_comes_with_the_page_s_words_on_how_long_one_is_taken() -> None:
     assert replay_notes(results_with(1), Redactor()) == []  # no cursor, no secret: nothing to say
     walked = results_with(0)

@@ -187,8 +187,10 @@ class Results:
                     self.skipped(tally.check, why)
 
     def curl_commands(self) -> list[str]:
-        """The reproducing curl command of every example kept."""
-        return [request.curl for request in self._requests()]
+        """The reproducing curl commands the outputs show: each finding's, of its first example, where that names
+        its request."""
+        return [finding.examples[0].request.curl for finding in self._findings.values()
+                if finding.examples and finding.examples[0].request is not None]
 
     def request_urls(self) -> list[str]:
         """The URL of every example kept that names its request."""
