@@ -38,3 +38,4 @@ def test_an_option_is_never_taken_by_a_prefix_of_its_name(capsys: pytest.Capture
 def test_parsed_options_carry_only_the_command_s_own() -> None:
     args = build_parser().parse_args(["serve", "--port", "9000"])
     assert args.command == "serve" and args.port == 9000 and not hasattr(args, "parsed_by")
+

@@ -9,6 +9,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from evalmock.defaults import (
+    ACCEPT_TOKENS_ENV,
     DEFAULT_BUDGET,
     DEFAULT_HOST,
     DEFAULT_MAX_PAGES,
@@ -180,7 +181,8 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--no-cors", action="store_true", help="do not answer CORS requests")
     serve.add_argument(
         "--token", action="append", type=_token, metavar="NAME[:user|service]",
-        help="accept this bearer token too, as a user (default) or a service; repeatable",
+        help="accept this bearer token too, as a user (default) or a service; repeatable (also env "
+        f"{ACCEPT_TOKENS_ENV}, whitespace-separated, which keeps the tokens out of the process list)",
     )
     serve.add_argument(
         "--any-token", action="store_true",

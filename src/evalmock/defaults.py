@@ -21,3 +21,4 @@ MAX_SECONDS = 3600.0  # the longest timeout an option takes
 DEFAULT_MAX_WALKS = 10_000  # open walks a traffic audit follows at once
 DEFAULT_MAX_PAGES = 50_000  # pages of those walks it holds
 AUDIT_THREADS = "evalmock-audit"  # the name of every audit worker thread begins so: Ctrl-C does not wait for them
+ACCEPT_TOKENS_ENV = "EVALMOCK_ACCEPT_TOKENS"  # more --token values for `evalmock serve`, kept out of the process list

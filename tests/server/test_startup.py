@@ -183,8 +183,8 @@ def test_banner_never_shows_a_registered_token_whole() -> None:
     long, short = "sk-staging-0123456789abcdef", "t0ken"
     text = banner(ServerSettings(tokens=((long, "user"), (short, "service"))), World(seed=42, cases=10))
     assert long not in text and short not in text
-    assert f"a user         --token …cdef ({len(long)} characters)" in text
-    assert "a service      --token of 5 characters" in text
+    assert f"a user         registered token …cdef ({len(long)} characters)" in text
+    assert "a service      registered token of 5 characters" in text
 
 
 def test_banner_says_cors_is_on_with_a_fetch_that_a_page_on_another_origin_can_run() -> None:

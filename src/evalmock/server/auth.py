@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -13,6 +14,7 @@ from connexion.security import BearerSecurityHandler
 from starlette.requests import Request
 from starlette.types import Receive, Scope, Send
 
+from evalmock.defaults import ACCEPT_TOKENS_ENV
 from evalmock.server.errors import ApiError
 
 MAX_TOKEN_LENGTH = 4096
@@ -71,6 +73,19 @@ def parse_token_option(text: str) -> tuple[str, str]:
     if token in DEMO_TOKENS:
         raise ValueError(f"{token!r} is already a demo token")
     return token, kind
+
+
+def accepted_tokens(environ: Mapping[str, str]) -> list[tuple[str, str]]:
+    """The tokens of ACCEPT_TOKENS_ENV (whitespace-separated), each as --token reads it; ValueError names the variable
+    and what is wrong, never the token."""
+    tokens = []
+    for number, text in enumerate(environ.get(ACCEPT_TOKENS_ENV, "").split(), 1):
+        try:
+            tokens.append(parse_token_option(text))
+        except ValueError as exc:
+            reason = str(exc).split("; got ")[0]  # the value may be a real token: not quoted back
+            raise ValueError(f"{ACCEPT_TOKENS_ENV}: its token number {number}: {reason}") from None
+    return tokens
 
 
 class Tokens:

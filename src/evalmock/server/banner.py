@@ -24,11 +24,11 @@ PUBLIC_URL_ENV = "EVALMOCK_PUBLIC_URL"
 
 
 def registered_token(token: str) -> str:
-    """How the banner names a --token token: never whole, as it may be a real one and a banner ends up in CI and
-    container logs; its last characters tell two registered tokens apart."""
+    """How the banner names a registered token (--token, EVALMOCK_ACCEPT_TOKENS): never whole, as it may be a real
+    one and a banner ends up in CI and container logs; its last characters tell two registered tokens apart."""
     if len(token) < 4 * TOKEN_END_SHOWN:
-        return f"--token of {len(token)} characters"
-    return f"--token …{token[-TOKEN_END_SHOWN:]} ({len(token)} characters)"
+        return f"registered token of {len(token)} characters"
+    return f"registered token …{token[-TOKEN_END_SHOWN:]} ({len(token)} characters)"
 
 
 def base_url(settings: ServerSettings) -> str:

@@ -9,6 +9,7 @@ import sys
 
 from evalmock.contract.targets import dump_targets
 from evalmock.server.app import create_app
+from evalmock.server.auth import accepted_tokens
 from evalmock.server.banner import banner
 from evalmock.server.http_server import (
     CannotListen,
@@ -46,6 +47,11 @@ def refusal(error: DataFileError) -> str:
 
 
 def serve(args: argparse.Namespace) -> int:
+    try:
+        args.token = [*(args.token or ()), *accepted_tokens(os.environ)]
+    except ValueError as exc:
+        print(f"evalmock serve: {exc}", file=sys.stderr)
+        return 2
     settings = ServerSettings.from_args(args)
     server = getattr(args, "server", None) or default_server()
     try:
