@@ -275,6 +275,16 @@ def test_the_secrets_legend_names_only_the_variables_of_the_curl_commands_shown(
     assert "EVALMOCK_TOKEN_2" not in render_markdown(results, base_url="http://h")
 
 
+def test_the_cursor_note_comes_with_a_shown_curl_command_that_sends_one_not_with_a_later_example() -> None:
+    results = results_with(0)
+    check, shape = find_check("walk_yields_every_case_once", "test-set"), request_shape("GET", LIST, 200)
+    for query in ("projectId=p", "projectId=p&cursor=eyJv.sealed"):  # the second example's curl is not shown
+        url = f"http://h/v1/agents/a/test-set/cases?{query}"
+        results.breach(check, Example("a case came back twice", RequestRecord("GET", url, {}, 200, f"curl '{url}'")),
+                       shape=shape)
+    assert SEALED_CURSOR_NOTE not in replay_notes(results, Redactor())
+
+
 def test_a_curl_command_that_sends_a_cursor_comes_with_the_page_s_words_on_how_long_one_is_taken() -> None:
     assert replay_notes(results_with(1), Redactor()) == []  # no cursor, no secret: nothing to say
     walked = results_with(0)

@@ -62,9 +62,9 @@ SEALED_CURSOR_NOTE = (
 def replay_notes(results: Results, redactor: Redactor) -> list[str]:
     """What a reader needs to run the findings' curl commands: the variables that stand for secrets, and, when one
     sends a cursor, how long a cursor may be taken."""
-    commands = "\n".join(results.curl_commands())
-    notes = [legend] if (legend := redactor.legend(commands)) else []
-    if any(carries_a_cursor(parse_qs(urlsplit(url).query, keep_blank_values=True)) for url in results.request_urls()):
+    shown = results.shown_requests()
+    notes = [legend] if (legend := redactor.legend("\n".join(request.curl for request in shown))) else []
+    if any(carries_a_cursor(parse_qs(urlsplit(request.url).query, keep_blank_values=True)) for request in shown):
         notes.append(SEALED_CURSOR_NOTE)
     return notes
 

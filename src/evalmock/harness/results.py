@@ -186,19 +186,10 @@ class Results:
                 if why is not None:
                     self.skipped(tally.check, why)
 
-    def curl_commands(self) -> list[str]:
-        """The reproducing curl commands the outputs show: each finding's, of its first example, where that names
-        its request."""
-        return [finding.examples[0].request.curl for finding in self._findings.values()
+    def shown_requests(self) -> list[RequestRecord]:
+        """The requests whose curl command the outputs show: each finding's first example's, where it names one."""
+        return [finding.examples[0].request for finding in self._findings.values()
                 if finding.examples and finding.examples[0].request is not None]
-
-    def request_urls(self) -> list[str]:
-        """The URL of every example kept that names its request."""
-        return [request.url for request in self._requests()]
-
-    def _requests(self) -> list[RequestRecord]:
-        return [example.request for finding in self._findings.values() for example in finding.examples
-                if example.request is not None]
 
     def count_note(self, note: str, count: int = 1) -> None:
         """A note said once with the total of its COUNT however often (and by however many workers) it is counted."""

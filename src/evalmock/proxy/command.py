@@ -46,8 +46,8 @@ GRACEFUL_SHUTDOWN_S = 5  # how long open requests may take to finish after Ctrl-
 # The collector's thresholds while the proxy serves (Python's: 700, 10, 10). Judging a page parses it into about
 # a thousand containers, none of them in a cycle, and what the judge remembers (pages' values, walk state) is
 # long-lived: at the defaults each page set off several collections and every few pages a full one walked all of
-# it. Collected this much less often, the proxy spent 15-25% less CPU on pages it had not seen and its p99 fell
-# by half (docs/benchmarks.md); cycles are still collected, later.
+# it. Collected this much less often, the proxy spent 9% less CPU on pages it had not seen and the p99 it added
+# fell by half, side by side (docs/benchmarks.md); cycles are still collected, later.
 COLLECTOR_THRESHOLDS = (50_000, 20, 100)
 # uvicorn adds no Server or Date header where the upstream sent none; Granian adds its own there (and only there).
 DEFAULT_PROXY_SERVER = "uvicorn"
