@@ -138,7 +138,7 @@ class Bench:
     def throughput(self) -> dict[str, Any]:
         """The page's example list request, same on every server, 32 connections, alternating rounds."""
         servers = {
-            # The same app under each HTTP server: Granian (`evalmock`) and uvicorn, the default.
+            # The same app under each HTTP server: Granian (`evalmock`, the default) and uvicorn.
             "evalmock": lib.start_evalmock(self.python, extra=GRANIAN),
             "evalmock-uvicorn": lib.start_evalmock(self.python, "evalmock-uvicorn", extra=UVICORN),
             "prism-static-default": lib.start_prism(self.prism, "agent-test-set.yaml", "prism-static-default",

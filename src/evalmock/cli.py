@@ -158,7 +158,7 @@ def build_parser() -> argparse.ArgumentParser:
         help=f"generated cases per agent and project (default {DEFAULT_CASES})",
     )
     serve.add_argument("--workers", type=_positive, default=1, help="server processes (default 1)")
-    _server_option(serve, "uvicorn")
+    _server_option(serve, "granian where installed, else uvicorn")
     serve.add_argument(
         "--write-targets", metavar="PATH",
         help="write this world's demo tokens and known ids as a targets file for `evalmock contract`",

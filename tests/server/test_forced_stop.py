@@ -1,4 +1,5 @@
-"""A second Ctrl-C stops `evalmock serve` at once, and its log says so in one line instead of a traceback per task."""
+"""A second Ctrl-C stops `evalmock serve` at once under either server, and its log says so in one line instead of a
+traceback per task."""
 
 from __future__ import annotations
 
@@ -12,9 +13,11 @@ import traceback
 from pathlib import Path
 
 import httpx
+import pytest
 
-from conftest import start_server, stop_server
+from conftest import LiveServer, start_server, stop_server
 from evalmock.server.forced_stop import CUT_OFF, ForcedStop
+from evalmock.server.http_server import granian_installed
 
 DELAYED = "/v1/agents/example/test-set/cases?projectId=2489E9AD-2EE2-8E00-8EC9-32D5F69181C0"
 
@@ -62,21 +65,48 @@ def test_every_other_error_is_logged_as_it_came() -> None:
     assert failure.exc_info is not None
 
 
-def test_a_second_ctrl_c_cuts_off_an_open_request_with_one_line_and_no_traceback(tmp_path: Path) -> None:
-    server = start_server(tmp_path)
+SERVERS = [pytest.param("granian", marks=pytest.mark.skipif(not granian_installed(),
+                                                         reason="Granian is not installed for this platform")),
+           "uvicorn"]
+
+
+def delayed_request(server: LiveServer, answered: list[BaseException | int]) -> threading.Thread:
+    """A request answered after 5 s, started in a thread; its status (or the error) goes into `answered`."""
+    def slow_request() -> None:
+        try:
+            answered.append(httpx.get(server.base_url + DELAYED, timeout=20, headers={
+                "Authorization": "Bearer demo-user", "Prefer": "delay=5000"}).status_code)
+        except httpx.HTTPError as exc:
+            answered.append(exc)
+
+    client = threading.Thread(target=slow_request)
+    client.start()
+    time.sleep(0.5)  # the request is being answered
+    return client
+
+
+@pytest.mark.parametrize("name", SERVERS)
+def test_one_ctrl_c_lets_an_open_request_finish_then_exits_0(tmp_path: Path, name: str) -> None:
+    server = start_server(tmp_path, "--server", name)
     try:
         answered: list[BaseException | int] = []
+        client = delayed_request(server, answered)
+        server.process.send_signal(signal.SIGINT)
+        assert server.process.wait(timeout=20) == 0
+        client.join(timeout=20)
+        assert answered == [200]
+        assert CUT_OFF not in server.log() and "Traceback" not in server.log()
+    finally:
+        stop_server(server)
 
-        def slow_request() -> None:
-            try:
-                answered.append(httpx.get(server.base_url + DELAYED, timeout=20, headers={
-                    "Authorization": "Bearer demo-user", "Prefer": "delay=5000"}).status_code)
-            except httpx.HTTPError as exc:
-                answered.append(exc)
 
-        client = threading.Thread(target=slow_request)
-        client.start()
-        time.sleep(0.5)  # the request is being answered
+@pytest.mark.parametrize("name", SERVERS)
+def test_a_second_ctrl_c_cuts_off_an_open_request_with_one_line_and_no_traceback(tmp_path: Path, name: str) -> None:
+    server = start_server(tmp_path, "--server", name)
+    try:
+        answered: list[BaseException | int] = []
+        client = delayed_request(server, answered)
+        asked = time.monotonic()
         server.process.send_signal(signal.SIGINT)
         time.sleep(0.3)
         server.process.send_signal(signal.SIGINT)
@@ -86,9 +116,11 @@ def test_a_second_ctrl_c_cuts_off_an_open_request_with_one_line_and_no_traceback
         assert CUT_OFF in log, log
         assert "Traceback" not in log and "CancelledError" not in log, log
         assert answered and answered[0] != 200  # cut off: uvicorn's own 500, or the connection closed
+        assert time.monotonic() - asked < 4  # not after the request's 5 s delay
     finally:
         stop_server(server)
 
 
 if sys.platform == "win32":  # pragma: no cover - SIGINT cannot be sent to a process there
+    del test_one_ctrl_c_lets_an_open_request_finish_then_exits_0
     del test_a_second_ctrl_c_cuts_off_an_open_request_with_one_line_and_no_traceback

@@ -15,6 +15,7 @@ import pytest
 
 from conftest import start_server, stop_server
 from evalmock.cli import build_parser
+from evalmock.server import http_server
 from evalmock.server.access_log import RequestLine
 from evalmock.server.http_server import SERVERS, ServeOptions, default_server, granian_installed, serve_app
 
@@ -30,9 +31,15 @@ def test_the_command_line_offers_every_server() -> None:
         assert build_parser().parse_args(["serve", "--server", server]).server == server
 
 
-def test_uvicorn_is_the_default_and_granian_is_chosen_by_name() -> None:
-    assert default_server() == "uvicorn" and build_parser().parse_args(["serve"]).server is None
-    assert build_parser().parse_args(["serve", "--server", "granian"]).server == "granian"
+def test_granian_is_the_default_where_installed_and_uvicorn_is_chosen_by_name() -> None:
+    assert default_server() == ("granian" if granian_installed() else "uvicorn")
+    assert build_parser().parse_args(["serve"]).server is None
+    assert build_parser().parse_args(["serve", "--server", "uvicorn"]).server == "uvicorn"
+
+
+def test_without_granian_the_default_is_uvicorn(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(http_server, "granian_installed", lambda: False)
+    assert http_server.default_server() == "uvicorn"
 
 
 @pytest.mark.parametrize(("query", "target"), [("a=1&b=2", "/v1/x?a=1&b=2"), ("", "/v1/x")])

@@ -1,4 +1,4 @@
-"""uvicorn's error log after a second Ctrl-C: one line saying what it means, not a traceback per task cut off."""
+"""A second Ctrl-C said in one line (CUT_OFF), under either server; for uvicorn, a filter of its error log."""
 
 from __future__ import annotations
 

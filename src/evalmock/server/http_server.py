@@ -1,4 +1,4 @@
-"""The HTTP server under an ASGI app: uvicorn (the default) or Granian (a Rust server), chosen by name.
+"""The HTTP server under an ASGI app: Granian (a Rust server; the default where installed) or uvicorn, by name.
 
 Both serve the same app the same way: the lifespan runs (the data-file watcher lives in it), SIGINT and SIGTERM
 stop the server after open requests finish, access lines go to standard output only when asked for. In one
@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import importlib.util
+import os
 import signal
 import socket
 import sys
@@ -18,6 +19,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from evalmock.server.access_log import GRANIAN_ACCESS_FORMAT, RequestLine, uvicorn_logging
+from evalmock.server.forced_stop import CUT_OFF
 
 GRANIAN = "granian"
 UVICORN = "uvicorn"
@@ -68,8 +70,10 @@ def granian_installed() -> bool:
 
 
 def default_server() -> str:
-    """uvicorn: under evalmock's app Granian was not faster (CPU per request, docs/benchmarks.md)."""
-    return UVICORN
+    """Granian where it is installed, else uvicorn: under evalmock's app Granian served the example page, the
+    generated pages and the DigitalOcean call with 10-35% more requests a second, and the walks as fast
+    (docs/benchmarks.md, the HTTP server). The proxy keeps uvicorn (proxy/command.py)."""
+    return GRANIAN if granian_installed() else UVICORN
 
 
 def check_available(name: str) -> None:
@@ -93,8 +97,12 @@ def run_in_loop(main: Callable[[], Awaitable[int]]) -> int:
     return uvloop.run(main())
 
 
-async def serve_granian(app: Any, options: ServeOptions) -> int:
-    """Serve `app` with Granian in the running loop until SIGINT or SIGTERM; 0, or 1 when it could not listen."""
+async def serve_granian(app: Any, options: ServeOptions, *, second_stop_exits: bool = False) -> int:
+    """Serve `app` with Granian in the running loop until SIGINT or SIGTERM; 0, or 1 when it could not listen.
+
+    A second signal exits the process at once when `second_stop_exits` (the mock: Ctrl-C twice, as under uvicorn);
+    otherwise open requests are always waited for (the proxy, whose outputs are written after the server stops).
+    """
     from granian.constants import Interfaces
     from granian.log import LogLevels
     from granian.server.embed import Server
@@ -105,9 +113,23 @@ async def serve_granian(app: Any, options: ServeOptions) -> int:
         log_access_format=GRANIAN_ACCESS_FORMAT,
     )
     loop = asyncio.get_running_loop()
+    asked = 0
+
+    def on_stop() -> None:
+        nonlocal asked
+        asked += 1
+        if asked == 1 or not second_stop_exits:
+            server.stop()  # open requests finish first
+            return
+        # Ctrl-C twice stops at once, as under uvicorn. Cancelling Granian's tasks instead leaves a traceback per
+        # request and one from its own shutdown callback; an exit says it in one line and cuts off the same.
+        sys.stdout.flush()
+        print(f"WARNING:  {CUT_OFF}", file=sys.stderr, flush=True)
+        os._exit(0)
+
     stops = (signal.SIGINT, signal.SIGTERM)
     for stop in stops:
-        loop.add_signal_handler(stop, server.stop)
+        loop.add_signal_handler(stop, on_stop)
     try:
         await server.serve()
     except (OSError, RuntimeError) as exc:
@@ -123,7 +145,7 @@ def serve_app(app: Any, name: str, options: ServeOptions) -> int:
     check_available(name)
     if name == UVICORN:
         return _run_uvicorn(app, options)
-    return run_in_loop(lambda: serve_granian(app, options))
+    return run_in_loop(lambda: serve_granian(app, options, second_stop_exits=True))
 
 
 def serve_workers(target: str, name: str, options: ServeOptions, workers: int) -> int:
