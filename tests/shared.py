@@ -1,9 +1,10 @@
-"""What several test packages share: the test servers' seed and size, a free local port, and assertions
-that an answer is the documented body."""
+"""What several test packages share: the test servers' seed and size, a free local port, a sleep that does not
+wait, and assertions that an answer is the documented body."""
 
 from __future__ import annotations
 
 import socket
+import threading
 from typing import Any
 
 import httpx
@@ -11,6 +12,7 @@ import httpx
 from evalmock.contract.documents import GRADIENT, TEST_SET, ApiDocument
 from evalmock.contract.operations import iter_operations
 from evalmock.contract.schemas import component_schema, deref, inline_refs, schema_errors
+from evalmock.harness.throttle import Throttle, ThrottleOptions
 
 SERVER_SEED = 42
 SERVER_CASES = 300
@@ -23,6 +25,28 @@ def free_port() -> int:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
         sock.bind(("127.0.0.1", 0))
         return sock.getsockname()[1]
+
+
+class Waits:
+    """A sleep that records how long it was asked to wait and moves its own clock (`clock`) on by as much, so the
+    tests honour Retry-After, and spend a wait budget, without waiting."""
+
+    def __init__(self) -> None:
+        self.asked: list[float] = []
+        self.now = 1000.0
+        self._lock = threading.Lock()  # audit workers sleep from several threads
+
+    def __call__(self, seconds: float) -> None:
+        with self._lock:
+            self.asked.append(seconds)
+            self.now += seconds
+
+    def clock(self) -> float:
+        return self.now
+
+    def throttle(self, options: ThrottleOptions | None = None) -> Throttle:
+        """A Throttle that sleeps, and tells the time, by this."""
+        return Throttle(options, sleep=self, clock=self.clock)
 
 
 def response_schema(api: ApiDocument, status: int) -> dict[str, Any]:

@@ -263,7 +263,8 @@ def build_parser() -> argparse.ArgumentParser:
     )
     contract.add_argument(
         "--throttle-budget", type=float, default=None, metavar="SECONDS",
-        help=f"all waiting for throttled answers in one audit (default {DEFAULT_BUDGET:g})",
+        help=f"time one audit may spend waiting out throttled answers; waits of parallel workers that overlap "
+        f"count once (default {DEFAULT_BUDGET:g})",
     )
     contract.add_argument(
         "--request-timeout", type=_seconds, default=None, metavar="SECONDS",

@@ -24,14 +24,7 @@ from evalmock.harness.throttle import (
     retry_after_seconds,
     throttle_wait,
 )
-
-
-class Waits:
-    def __init__(self) -> None:
-        self.asked: list[float] = []
-
-    def __call__(self, seconds: float) -> None:
-        self.asked.append(seconds)
+from shared import Waits
 
 
 def answers(*statuses: tuple[int, str | None]) -> tuple[list[tuple[int, str | None]], object]:
@@ -77,7 +70,7 @@ def test_retry_after_is_seconds_or_an_http_date() -> None:
 def test_a_throttled_answer_is_waited_out_and_the_retried_answer_returned() -> None:
     waits = Waits()
     given, call = answers((429, "1"), (503, "2"), (200, None))
-    final, throttled = Throttle(sleep=waits).send(call, status_and_headers)  # type: ignore[arg-type]
+    final, throttled = waits.throttle().send(call, status_and_headers)  # type: ignore[arg-type]
     assert final == (200, None) and not throttled
     assert waits.asked == [1.0, 2.0] and len(given) == 3
 
@@ -89,7 +82,7 @@ def test_a_throttled_answer_is_waited_out_and_the_retried_answer_returned() -> N
 ])
 def test_what_the_limits_do_not_let_through_is_counted_once_with_why(
         options: ThrottleOptions, statuses: list[tuple[int, str | None]], reason: str) -> None:
-    throttle = Throttle(options, sleep=Waits())
+    throttle = Waits().throttle(options)
     _, call = answers(*statuses)
     final, throttled = throttle.send(call, status_and_headers)  # type: ignore[arg-type]
     assert throttled and final == statuses[-1]
@@ -97,6 +90,43 @@ def test_what_the_limits_do_not_let_through_is_counted_once_with_why(
     assert report.given_up == 1 and dict(report.reasons) == {reason: 1}
     assert report.longest == max(float(ra or 0) for _, ra in statuses)
     assert "1 request(s) still throttled" in report.text()
+
+
+class StandingClock:
+    def __init__(self, now: float) -> None:
+        self.now = now
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def test_waits_that_overlap_spend_the_budget_once() -> None:
+    """Parallel workers waiting out the same second spend one second of the budget, not one each."""
+    held = StandingClock(50.0)  # time moves only when the test says
+    throttle = Throttle(ThrottleOptions(budget=1.5), sleep=lambda seconds: None, clock=held)
+    for _ in range(4):  # four workers throttled at the same moment, each asked to wait a second
+        _, call = answers((429, "1"), (200, None))
+        _, throttled = throttle.send(call, status_and_headers)  # type: ignore[arg-type]
+        assert not throttled
+    held.now = 50.5  # a fifth, half way through their wait, asked for a second more: half a second past theirs
+    _, call = answers((429, "1"), (200, None))
+    assert not throttle.send(call, status_and_headers)[1]  # type: ignore[arg-type]
+    report = throttle.report()
+    assert report.waited_out == 5 and report.waited == 1.5 and report.given_up == 0
+    held.now = 52.0  # after every wait ended, a new one is spent whole: past the budget
+    _, call = answers((429, "1"), (200, None))
+    assert throttle.send(call, status_and_headers)[1]  # type: ignore[arg-type]
+    assert dict(throttle.report().reasons) == {BUDGET_SPENT: 1}
+
+
+def test_waits_one_after_another_spend_the_budget_in_full() -> None:
+    throttle = Waits().throttle(ThrottleOptions(budget=2.5))
+    for _ in range(2):
+        _, call = answers((429, "1"), (200, None))
+        assert not throttle.send(call, status_and_headers)[1]  # type: ignore[arg-type]
+    assert throttle.report().waited == 2.0
+    _, call = answers((429, "1"), (200, None))
+    assert throttle.send(call, status_and_headers)[1]  # type: ignore[arg-type]  # 3 s would pass 2.5
 
 
 def test_bad_options_are_refused_clearly() -> None:
@@ -115,7 +145,7 @@ def test_a_scenario_that_meets_an_answer_still_throttled_cannot_judge_it() -> No
     targets = targets_from_dict({"auth": {"token": "t"}}, source="test")
     with httpx.Client(transport=httpx.MockTransport(gateway), base_url="http://service") as client:
         scenario = Scenario(client, targets, token="t", observe=lambda api, exchange: judged.append(exchange),
-                            throttle=Throttle(ThrottleOptions(retries=2), sleep=Waits()))
+                            throttle=Waits().throttle(ThrottleOptions(retries=2)))
         with pytest.raises(Unjudged, match="could not judge: GET /v1/x was still throttled"):
             scenario.get("test-set", "/v1/x")
     assert judged == []  # no check saw the 429

@@ -64,7 +64,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--evalmock-throttle-max-wait", type=float, metavar="SECONDS",
                     help="the longest Retry-After waited out (default 30)")
     group.addoption("--evalmock-throttle-budget", type=float, metavar="SECONDS",
-                    help="all waiting for throttled answers in the session (default 120)")
+                    help="time the session may spend waiting out throttled answers; waits of parallel shards that "
+                         "overlap count once (default 120)")
     group.addoption("--evalmock-request-timeout", type=float, metavar="SECONDS",
                     help="how long to wait for each answer; one without leaves the audit incomplete (default 15)")
 

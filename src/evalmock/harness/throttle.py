@@ -59,7 +59,7 @@ class ThrottleReport:
     """What throttling did to an audit: answers waited out, and those let through unjudged (and why)."""
 
     waited_out: int = 0  # throttled answers followed by another try
-    waited: float = 0.0  # seconds spent waiting
+    waited: float = 0.0  # seconds the audit spent waiting: waits of parallel workers that overlap count once
     given_up: int = 0  # requests whose last answer was still throttled: judged by no check
     longest: float = 0.0  # the longest wait a throttled answer asked for, in seconds
     reasons: Counter[str] = field(default_factory=Counter)
@@ -71,13 +71,13 @@ class ThrottleReport:
     def text(self, rate_flag: str = "--rate-limit") -> str:
         """One plain paragraph: the count and the longest wait first; `rate_flag` spells the rate-limit option."""
         if not self.given_up:
-            text = (f"{self.waited_out} throttled answer(s) waited out ({self.waited:.1f} s in all, the longest "
+            text = (f"{self.waited_out} throttled answer(s) waited out ({self.waited:.1f} s spent waiting, the longest "
                     f"{self.longest:g} s); every request was judged on its answer after the wait")
         else:
             why = "; ".join(f"{count} {reason}" for reason, count in sorted(self.reasons.items()))
             text = (f"{self.given_up} request(s) still throttled after waiting (longest wait asked: {self.longest:g} "
                     f"s; {why}); no check judged them. {self.waited_out} throttled answer(s) were waited out "
-                    f"({self.waited:.1f} s in all)")
+                    f"({self.waited:.1f} s spent waiting)")
             if self.slower is not None:
                 text += f". Send more slowly: {self.slower.say(rate_flag)}"
         if self.probes:
@@ -147,6 +147,7 @@ class Throttle:
         self._last_at = 0.0
         self._answered = 0
         self._advertised: Rate | None = None
+        self._waiting_until = float("-inf")  # when the last wait granted so far ends
 
     def pace(self) -> None:
         """Wait, if need be, until one more request keeps the audit under its rate."""
@@ -188,19 +189,24 @@ class Throttle:
                 self._advertised = advertised
 
     def _grant(self, asked: float, tries: int) -> bool:
-        """Whether to wait `asked` seconds and try again (the wait is then spent from the budget)."""
+        """Whether to wait `asked` seconds from now and try again. The budget is spent by the time the audit waits:
+        where this wait overlaps one already granted (another worker's), only the time past that one's end, so
+        that eight workers waiting out the same second spend one second, not eight."""
         options = self.options
+        now = self.clock()
         with self._lock:
             report = self._report
             report.longest = max(report.longest, asked)
+            spent = max(0.0, now + asked - max(now, self._waiting_until))
             reason = (RETRIES_USED if tries >= options.retries else TOO_LONG if asked > options.max_wait
-                      else BUDGET_SPENT if report.waited + asked > options.budget else None)
+                      else BUDGET_SPENT if report.waited + spent > options.budget else None)
             if reason is not None:
                 report.given_up += 1
                 report.reasons[reason] += 1
                 return False
-            report.waited += asked
+            report.waited += spent
             report.waited_out += 1
+            self._waiting_until = max(self._waiting_until, now + asked)
             return True
 
     def unwaited_probe(self, retry_after: str | None) -> None:

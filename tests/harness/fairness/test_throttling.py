@@ -14,6 +14,7 @@ from evalmock.harness.audit import Audit, run_audit
 from evalmock.harness.results import Results, Verdict
 from evalmock.harness.schemathesis_config import PHASES
 from evalmock.harness.throttle import BUDGET_SPENT, Throttle, ThrottleOptions
+from shared import Waits
 
 from ..serving import serving
 from .conftest import fairness_targets
@@ -42,16 +43,6 @@ def gateway(gated: Gated) -> Iterator[ThrottlingGateway]:
     gated.gateway.every, gated.gateway.defect = 7, None
 
 
-class Waits:
-    """A sleep that records how long it was asked to wait, so the tests honour Retry-After without waiting."""
-
-    def __init__(self) -> None:
-        self.asked: list[float] = []
-
-    def __call__(self, seconds: float) -> None:
-        self.asked.append(seconds)
-
-
 def audit(gated: Gated, throttle: Throttle, *, phases: tuple[str, ...] = PHASES, workers: int = 1) -> Results:
     targets = fairness_targets(sealed_cursors=True)
     return run_audit(Audit(base_url=gated.base_url, targets=targets, token=targets.token,
@@ -67,7 +58,7 @@ def test_the_default_audit_conforms_behind_a_gateway_answering_every_7th_request
                                                                                    gateway: ThrottlingGateway) -> None:
     waits = Waits()
     before, probes_before = gateway.throttled, gateway.throttled_capability_probes
-    results = audit(gated, Throttle(sleep=waits))
+    results = audit(gated, waits.throttle())
     throttled = gateway.throttled - before - (gateway.throttled_capability_probes - probes_before)
     assert throttled > 20, "the gateway hardly throttled: the test proves nothing"
     assert results.verdict is Verdict.CONFORMS, [f"{f.check.name}: {f.title}" for f in results.failures]
@@ -84,7 +75,7 @@ def test_the_default_audit_conforms_behind_a_gateway_answering_every_7th_request
 def test_a_planted_defect_behind_the_gateway_is_named_once(gated: Gated, gateway: ThrottlingGateway) -> None:
     """One cause, one finding: a mismatched request id fails its own rule and no other."""
     gateway.defect = other_request_id
-    results = audit(gated, Throttle(sleep=Waits()), phases=("coverage",))
+    results = audit(gated, Waits().throttle(), phases=("coverage",))
     assert results.verdict is Verdict.VIOLATIONS
     assert named(results) == {"request_id_header_is_the_envelope_s"}
     assert not results.warnings
@@ -95,7 +86,7 @@ def test_a_planted_defect_behind_the_gateway_is_named_once(gated: Gated, gateway
 def test_throttling_beyond_the_budget_is_reported_once_and_blames_no_rule(gated: Gated,
                                                                           gateway: ThrottlingGateway) -> None:
     gateway.every = 3
-    throttle = Throttle(ThrottleOptions(budget=4.0), sleep=Waits())
+    throttle = Waits().throttle(ThrottleOptions(budget=4.0))
     results = audit(gated, throttle, phases=("coverage",))
     assert not results.failures and not results.warnings  # no 429 judged by any rule
     assert results.verdict is Verdict.INCOMPLETE
@@ -109,7 +100,7 @@ def test_throttling_beyond_the_budget_is_reported_once_and_blames_no_rule(gated:
 
 def outcome(gated: Gated, workers: int) -> tuple[object, ...]:
     """Everything an audit concludes: its verdict, each finding with its count and examples, each check's tally."""
-    results = audit(gated, Throttle(sleep=Waits()), workers=workers)
+    results = audit(gated, Waits().throttle(), workers=workers)
     # The service makes up a request id per answer: the same finding quotes another id on each run.
     findings = [(f.api, f.check.name, f.outcome, f.shape, f.count,
                  [(RANDOM_ID.sub("<id>", e.message), e.request and e.request.status) for e in f.examples])
