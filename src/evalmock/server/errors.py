@@ -5,7 +5,6 @@ from __future__ import annotations
 import functools
 import logging
 import re
-import unicodedata
 from typing import Any
 
 import orjson
@@ -20,10 +19,12 @@ from starlette.types import Message, Receive, Scope, Send
 from evalmock.contract.documents import GRADIENT, TEST_SET
 from evalmock.contract.operations import operations
 from evalmock.server.request_id import current_request_id
+from evalmock.world.data_schema import CONTROL_CHARACTERS
 
 logger = logging.getLogger("evalmock.server")
 
 MAX_ECHO = 120  # longest client-supplied text quoted back in a message
+_CONTROL = re.compile(f"[{CONTROL_CHARACTERS}]")
 
 # The envelope's code for a status when nothing more specific is known.
 STATUS_CODES = {
@@ -98,7 +99,7 @@ def agent_not_found(agent_id: str) -> ApiError:
 def unknown_agent(agent_id: str) -> ApiError:
     """Why no agent answers to `agent_id`: 400 bad-input when it holds a control character (C0, DEL or C1, which no
     agent id holds), else 404 agent-not-found."""
-    if any(unicodedata.category(char) == "Cc" for char in agent_id):
+    if _CONTROL.search(agent_id):
         return bad_input("agentId", "Path parameter 'agentId' must not contain control characters.")
     return agent_not_found(agent_id)
 

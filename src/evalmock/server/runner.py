@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import gc
 import os
 import sys
@@ -48,11 +49,12 @@ def refusal(error: DataFileError) -> str:
 
 def serve(args: argparse.Namespace) -> int:
     try:
-        args.token = [*(args.token or ()), *accepted_tokens(os.environ)]
+        from_env = accepted_tokens(os.environ)
     except ValueError as exc:
         print(f"evalmock serve: {exc}", file=sys.stderr)
         return 2
     settings = ServerSettings.from_args(args)
+    settings = dataclasses.replace(settings, tokens=(*settings.tokens, *from_env))
     server = getattr(args, "server", None) or default_server()
     try:
         check_available(server)

@@ -26,8 +26,10 @@ TEST_SET_CASE = (TEST_SET, "TestSetCase")
 EVALUATION_TEST_CASE = (GRADIENT, "apiEvaluationTestCase")
 # Keywords of OpenAPI 3.0's Schema Object that JSON Schema does not have (`nullable` and `example` are converted).
 _OPENAPI_ONLY = frozenset({"discriminator", "xml", "externalDocs", "deprecated"})
-# An id that must fit in one path segment of a request: no slash, no control character (C0, DEL or C1).
-PATH_SEGMENT = "^[^/\\u0000-\\u001f\\u007f-\\u009f]+$"
+# Unicode's control characters (category Cc: C0, DEL and C1), as a character class's ranges for JSON Schema and re.
+CONTROL_CHARACTERS = "\\u0000-\\u001f\\u007f-\\u009f"
+# An id that must fit in one path segment of a request: no slash, no control character.
+PATH_SEGMENT = f"^[^/{CONTROL_CHARACTERS}]+$"
 
 FrameValidator = validators.extend(Draft7Validator, {"pattern": ecma_pattern})
 
