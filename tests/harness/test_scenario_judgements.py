@@ -14,7 +14,7 @@ from evalmock.harness.checks import find_check
 from evalmock.harness.policy import FAILED, PASSED, SKIPPED, WARNED, Policy
 from evalmock.harness.redact import Redactor
 from evalmock.harness.response_judge import ResponseJudge
-from evalmock.harness.results import Results
+from evalmock.harness.results import Results, Verdict
 from evalmock.harness.scenario import Scenario
 
 from .builders import TEST_CASE, gradient_test_case, hand_case
@@ -98,13 +98,18 @@ def _load_more_gateway(request: httpx.Request, *, drop: bool = True,
     return httpx.Response(200, json=body, headers={"x-request-id": "r"})
 
 
-def _walk_finding(handler: Any) -> Any:
-    check = find_check("walk_yields_every_case_once")
-    results = Results(Policy(), ("test-set",))
+def _audited(check: str, targets: Targets, handler: Any) -> Results:
+    found = find_check(check)
+    results = Results(Policy(), (found.api,))
     with httpx.Client(base_url="http://target.invalid", transport=httpx.MockTransport(handler)) as client:
-        scenario = Scenario(client, Targets(projects=(PROJECT,)), token="demo-user")
-        run_scenario_check(check, scenario, ResponseJudge("test-set", results, Redactor("demo-user")))
-    [finding] = [f for f in results.failures if f.check is check]
+        run_scenario_check(found, Scenario(client, targets, token="demo-user"),
+                           ResponseJudge(found.api, results, Redactor("demo-user")))
+    return results
+
+
+def _walk_finding(handler: Any) -> Any:
+    results = _audited("walk_yields_every_case_once", Targets(projects=(PROJECT,)), handler)
+    [finding] = [f for f in results.failures if f.check.name == "walk_yields_every_case_once"]
     return finding.examples[0]
 
 
@@ -168,3 +173,27 @@ def _empty_after_more_at_small_pages(request: httpx.Request) -> httpx.Response:
 def test_an_empty_page_after_has_more_is_found_at_whatever_page_size_it_shows() -> None:
     targets = Targets(projects=(ProjectTarget(PROJECT.agent_id, PROJECT.project_id, active_cases=60),))
     assert outcome("page_after_has_more_is_not_empty", targets, handler=_empty_after_more_at_small_pages)[0] == WARNED
+
+
+FORBIDDEN = {"message": "Forbidden"}  # a gateway's own body, not the API's envelope
+
+
+def test_a_project_or_test_case_the_token_is_turned_away_from_is_not_judged_and_the_audit_is_incomplete() -> None:
+    """A 403 for what the targets say the token reads (a gateway's allowlist, a token for other projects) is no rule's
+    failure: the pages list no 403, and for a caller without read any 4xx conforms. The audit says it could not judge
+    it, and what would let it, and so cannot conform."""
+    for check, targets in (("walk_yields_every_case_once", Targets(projects=(PROJECT,))),
+                           ("no_version_is_the_latest", VERSIONS)):
+        results = _audited(check, targets, answering(403, FORBIDDEN))
+        assert not results.failures, check
+        [gap] = results.gaps
+        assert "answered 403" in gap.what and "turned the audit's token away" in gap.what
+        assert "--token" in gap.remedy and "gateway" in gap.remedy
+        assert results.verdict is Verdict.INCOMPLETE
+        assert results.skips[0].examples[0].message.startswith("could not judge: GET ")
+
+
+def test_a_known_project_answered_404_still_fails_the_walk() -> None:
+    results = _audited("walk_yields_every_case_once", Targets(projects=(PROJECT,)),
+                       answering(404, {"error": {"code": "agent-not-found", "message": "no", "requestId": "r"}}))
+    assert [f.check.name for f in results.failures] == ["walk_yields_every_case_once"] and not results.gaps

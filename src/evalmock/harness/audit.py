@@ -23,7 +23,7 @@ from evalmock.harness.checks.error_answers import CODE_OF_STATUS
 from evalmock.harness.checks.registry import Check, scenario_checks
 from evalmock.harness.document_checks import DocumentJudge
 from evalmock.harness.exchange import Exchange
-from evalmock.harness.outcomes import NoAnswer, Skip, Violation
+from evalmock.harness.outcomes import Skip, Undone, Violation
 from evalmock.harness.policy import DEFAULT_PROFILE, Policy
 from evalmock.harness.redact import Redactor
 from evalmock.harness.response_judge import ResponseJudge, violation_example
@@ -423,9 +423,9 @@ def run_scenario_check(check: Check, scenario: Scenario, judge: ResponseJudge) -
     results, redactor = judge.results, judge.redactor
     try:
         check.func(scenario)  # type: ignore[misc]
-    except NoAnswer as unanswered:
-        results.skipped(check, redactor.text(unanswered.reason))
-        results.gap(Gap(check.api, redactor.text(unanswered.why), unanswered.remedy))
+    except Undone as undone:
+        results.skipped(check, redactor.text(undone.reason))
+        results.gap(Gap(check.api, redactor.text(undone.why), undone.remedy))
     except Skip as skip:
         results.skipped(check, redactor.text(skip.reason))
     except Violation as violation:

@@ -75,14 +75,28 @@ class Unjudged(Skip):
 SLOW_SERVICE = "A slow service: --request-timeout SECONDS waits longer for each answer"  # a request timed out
 
 
-class NoAnswer(Unjudged):
-    """A request that got no answer (no response within the timeout, a connection refused or cut): the service's
-    slowness or failure, which no rule of the pages speaks about; the audit cannot judge it, so is incomplete.
-    `remedy`: what would let the audit have an answer (a longer timeout), if anything."""
+class Undone(Unjudged):
+    """Part of the audit that could not be done, so the audit is incomplete: `why`, and `remedy`, what would let it
+    be done, if anything."""
 
     def __init__(self, why: str, remedy: str = "") -> None:
         super().__init__(why)
         self.remedy = remedy
+
+
+class NoAnswer(Undone):
+    """A request that got no answer (no response within the timeout, a connection refused or cut): the service's
+    slowness or failure, which no rule of the pages speaks about."""
+
+
+class TurnedAway(Undone):
+    """A request for what the targets say the audit's token reads, answered 403: the service (or a gateway before
+    it) turned the caller away. The pages list no 403; for a caller without read any 4xx conforms, so the answer
+    says the targets and the service disagree about the token's grants, which no rule of the pages judges."""
+
+
+TURNED_AWAY_REMEDY = ("A token that reads what the targets list (--token), the audit's address let through the "
+                      "gateway, or the targets without what it may not read")
 
 
 def show(value: Any) -> str:

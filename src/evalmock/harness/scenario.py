@@ -11,7 +11,16 @@ import httpx
 from evalmock.contract.operations import operation
 from evalmock.contract.targets import ProjectTarget, Targets, TestCaseTarget
 from evalmock.harness.exchange import Exchange, exchange_from_httpx
-from evalmock.harness.outcomes import NO_TOKEN, SLOW_SERVICE, NoAnswer, Skip, Unjudged, Violation
+from evalmock.harness.outcomes import (
+    NO_TOKEN,
+    SLOW_SERVICE,
+    TURNED_AWAY_REMEDY,
+    NoAnswer,
+    Skip,
+    TurnedAway,
+    Unjudged,
+    Violation,
+)
 from evalmock.harness.throttle import Throttle, asked_status
 
 DEFAULT_TOKEN: Any = object()  # use the audit's main token
@@ -172,8 +181,17 @@ class Scenario:
         return self.get("gradient", path, {"evaluation_test_case_version": version}, token=token)
 
 
+def unless_turned_away(exchange: Exchange, what: str) -> None:
+    """TurnedAway when a request for `what`, which the targets say the audit's token reads, was answered 403."""
+    if exchange.status == 403:
+        raise TurnedAway(f"{exchange.method} {exchange.path} answered 403: the service, or a gateway before it, turned "
+                         f"the audit's token away from {what} the targets say it reads (a status the pages do not "
+                         "list)", TURNED_AWAY_REMEDY)
+
+
 def expect_page(exchange: Exchange) -> dict[str, Any]:
-    """The body of a 200 page; anything else stops the scenario as a violation."""
+    """The body of a 200 page; a 403 is TurnedAway, anything else stops the scenario as a violation."""
+    unless_turned_away(exchange, "a project")
     if exchange.status != 200:
         raise Violation(
             f"{exchange.method} {exchange.path} with known-good parameters did not answer 200",

@@ -17,7 +17,7 @@ from evalmock.contract.targets import Targets
 from evalmock.harness.checks.registry import response_check, scenario_check
 from evalmock.harness.exchange import Exchange
 from evalmock.harness.outcomes import Skip, Violation
-from evalmock.harness.scenario import Scenario
+from evalmock.harness.scenario import Scenario, unless_turned_away
 
 UNKNOWN_TEST_CASE = "00000000-0000-4000-8000-00000000dead"
 MALFORMED_TEST_CASE = "not-a-uuid"
@@ -151,6 +151,7 @@ def metric_range_is_ordered(exchange: Exchange) -> bool | None:
 
 # -- scenarios --------------------------------------------------------------------------------------------
 def _expect_test_case(exchange: Exchange, what: str) -> dict[str, Any]:
+    unless_turned_away(exchange, "a test case")
     test_case = _test_case(exchange)
     if test_case is None:
         raise Violation(f"{what} did not answer 200 with an evaluation_test_case", expected=200,
@@ -183,6 +184,8 @@ def _ask_every_version(s: Scenario) -> tuple[list[_VersionAnswer], bool]:
     for test_case in s.targets.test_cases:
         for version in (*test_case.versions, *versions_at_the_edges(test_case.versions)):
             exchange = s.get_test_case(test_case.uuid, version)
+            if version in test_case.versions:
+                unless_turned_away(exchange, "a test case version")
             body = _test_case(exchange)
             answered = body.get("version", "(no version)") if body is not None else None
             answers.append(_VersionAnswer(test_case.uuid, version, version in test_case.versions, exchange, answered))
