@@ -340,6 +340,10 @@ class LoadResult:
     # CPU time the server's processes spent per answered request (user + system, every thread): what a request
     # costs the server, which other work on a shared machine disturbs far less than throughput.
     cpu_us_per_request: float = 0.0
+    # The share of the machine's CPU time its hypervisor gave other guests during the run (steal): a virtual
+    # machine whose host is oversubscribed runs slower by about this much, on both sides of a comparison but not
+    # evenly, round to round.
+    steal_pct: float = 0.0
 
     @property
     def error_count(self) -> int:
@@ -354,11 +358,28 @@ def write_request_file(name: str, lines: Sequence[tuple[str, ...]]) -> Path:
     return path
 
 
+def cpu_ticks() -> tuple[int, int]:
+    """(stolen, all) CPU ticks of the machine so far, from /proc/stat's first line; (0, 0) where there is none."""
+    try:
+        fields = [int(value) for value in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:9]]
+    except (OSError, ValueError):
+        return 0, 0
+    # user nice system idle iowait irq softirq steal (guest time is counted in user already)
+    return (fields[7] if len(fields) == 8 else 0), sum(fields)
+
+
+def steal_pct(before: tuple[int, int], after: tuple[int, int]) -> float:
+    stolen, total = after[0] - before[0], after[1] - before[1]
+    return round(100 * stolen / total, 1) if total > 0 else 0.0
+
+
 def run_wrk(wrk: str, base: str, request_file: Path, connections: int, seconds: int,
             threads: int = 1) -> LoadResult:
     command = ["taskset", "-c", LOAD_CPU, wrk, f"-t{threads}", f"-c{connections}", f"-d{seconds}s",
                "--timeout", "10s", "-s", str(WRK_SCRIPT), base, "--", str(request_file)]
+    ticks = cpu_ticks()
     done = subprocess.run(command, capture_output=True, text=True, timeout=seconds + 60)
+    stolen = steal_pct(ticks, cpu_ticks())
     for line in done.stdout.splitlines():
         if line.startswith("BENCHJSON "):
             data = json.loads(line.removeprefix("BENCHJSON "))
@@ -371,7 +392,7 @@ def run_wrk(wrk: str, base: str, request_file: Path, connections: int, seconds: 
         requests=data["requests"], seconds=round(seconds_run, 2), rps=round(data["requests"] / seconds_run, 1),
         p50_ms=round(latency["p50"] / 1000, 2), p90_ms=round(latency["p90"] / 1000, 2),
         p99_ms=round(latency["p99"] / 1000, 2), errors=data["errors"],
-        bytes_per_response=round(data["bytes"] / max(data["requests"], 1), 1),
+        bytes_per_response=round(data["bytes"] / max(data["requests"], 1), 1), steal_pct=stolen,
     )
 
 
@@ -383,6 +404,7 @@ def median_result(results: Sequence[LoadResult]) -> dict[str, float]:
         "errors": sum(r.error_count for r in results),
         "bytes_per_response": round(statistics.median(r.bytes_per_response for r in results), 1),
         "cpu_us_per_request": round(statistics.median(r.cpu_us_per_request for r in results), 1),
+        "steal_pct_max": max((r.steal_pct for r in results), default=0.0),
     }
 
 

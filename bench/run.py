@@ -31,6 +31,7 @@ import lib
 
 UVICORN = ["--server", "uvicorn"]
 GRANIAN = ["--server", "granian"]
+STEAL_WARNING_PCT = 5.0  # steal above this in a section: its ratios moved by the host, not by the code
 SECTIONS = ("startup", "throughput", "mixed", "world_size", "harness", "audit_workers", "fuzz", "load", "workers",
             "data", "proxy")
 
@@ -96,7 +97,7 @@ class Bench:
                 runs[label].append(result)
                 lib.log(f"  round {round_number + 1} {label}: {result.rps} req/s, p50 {result.p50_ms} ms, "
                         f"p99 {result.p99_ms} ms, errors {result.error_count}, "
-                        f"{result.cpu_us_per_request} µs CPU a request")
+                        f"{result.cpu_us_per_request} µs CPU a request, steal {result.steal_pct}%")
         return runs
 
     @staticmethod
@@ -536,14 +537,19 @@ def main(argv: list[str]) -> int:
     sections: dict[str, Callable[[], dict[str, Any]]] = {name: getattr(bench, name) for name in SECTIONS}
     for name in chosen:
         lib.log(f"section {name}")
-        started = time.perf_counter()
+        started, ticks = time.perf_counter(), lib.cpu_ticks()
         try:
             result = sections[name]()
         except Exception as error:  # a failed section is reported, the others still run
             result = {"error": f"{type(error).__name__}: {error}"}
         result["section_seconds"] = round(time.perf_counter() - started, 1)
-        # Other work on the machine skews a run; the load average (1 min) when the section ended tells.
+        # Other work on the machine skews a run; the load average (1 min) when the section ended tells, and so
+        # does the CPU time the host gave other guests meanwhile (steal).
         result["load_average_after"] = round(os.getloadavg()[0], 2)
+        result["steal_pct"] = lib.steal_pct(ticks, lib.cpu_ticks())
+        if result["steal_pct"] >= STEAL_WARNING_PCT:
+            lib.log(f"section {name}: the host took {result['steal_pct']}% of this machine's CPU time (steal); "
+                    "its figures are disturbed, run it again when the host is quieter")
         bench.results[name] = result
         (lib.RESULTS / f"{name}.json").write_text(json.dumps({"machine": facts, name: result}, indent=2))
         lib.log(f"section {name} done in {result['section_seconds']} s")
