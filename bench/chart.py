@@ -16,7 +16,7 @@ ROWS = (
     ("mixed", "test-set", "evalmock", "test-set walks"),
     ("mixed", "gradient", "evalmock", "DigitalOcean test cases"),
 )
-SERVERS = (("", "Granian", "#1f77b4"), ("-uvicorn", "uvicorn (the default)", "#ff7f0e"))
+SERVERS = (("", "Granian (the default)", "#1f77b4"), ("-uvicorn", "uvicorn", "#ff7f0e"))
 CEILINGS = (("bare-starlette", "bare Starlette, Granian", "#9ecae1"),
             ("bare-starlette-uvicorn", "bare Starlette, uvicorn", "#fdd0a2"))
 
