@@ -1,5 +1,5 @@
-"""What several test packages share: the test servers' seed and size, a free local port, a sleep that does not
-wait, and assertions that an answer is the documented body."""
+"""What several test packages share: the test servers' seed and size, both HTTP servers, a free local port, a sleep
+that does not wait, and assertions that an answer is the documented body."""
 
 from __future__ import annotations
 
@@ -8,16 +8,20 @@ import threading
 from typing import Any
 
 import httpx
+import pytest
 
 from evalmock.contract.documents import GRADIENT, TEST_SET, ApiDocument
 from evalmock.contract.operations import iter_operations
 from evalmock.contract.schemas import component_schema, deref, inline_refs, schema_errors
 from evalmock.harness.throttle import Throttle, ThrottleOptions
+from evalmock.server.http_server import granian_installed
 
 SERVER_SEED = 42
 SERVER_CASES = 300
 AUTH = {"Authorization": "Bearer demo-user"}
 ERROR_SCHEMAS = {TEST_SET.name: "ErrorEnvelope", GRADIENT.name: "error"}
+needs_granian = pytest.mark.skipif(not granian_installed(), reason="Granian is not installed for this platform")
+BOTH_SERVERS = [pytest.param("granian", marks=needs_granian), "uvicorn"]  # for @pytest.mark.parametrize
 
 
 def free_port() -> int:

@@ -19,9 +19,8 @@ import pytest
 from evalmock.cli import build_parser, main
 from evalmock.contract.operations import operation
 from evalmock.proxy.command import banner, build_proxy
-from evalmock.server.http_server import granian_installed
 from harness.builders import PROJECT
-from shared import free_port
+from shared import BOTH_SERVERS, free_port
 
 READY_S = 30.0  # bound on start-up and on each wait below
 TOO_LONG = operation("test-set").url_path(agentId="too-long") + f"?projectId={PROJECT}&limit=2"
@@ -121,8 +120,7 @@ def test_a_misspelled_targets_key_exits_2_naming_the_file_the_key_and_a_guess(
     assert f"{path}: test_set.projects[0]: unknown key projectid; did you mean project_id?" in capsys.readouterr().err
 
 
-@pytest.mark.parametrize("server", ["uvicorn", pytest.param("granian", marks=pytest.mark.skipif(
-    not granian_installed(), reason="Granian is not installed for this platform"))])
+@pytest.mark.parametrize("server", BOTH_SERVERS)
 def test_a_taken_port_exits_2_saying_so_before_the_banner(server: str, capsys: pytest.CaptureFixture[str]) -> None:
     with socket.socket() as taken:
         taken.bind(("127.0.0.1", 0))

@@ -8,11 +8,11 @@ from pathlib import Path
 import httpx
 import pytest
 
-from evalmock.server.http_server import granian_installed
+from shared import needs_granian
 
 from .test_command import TOO_LONG, _entries, _until, proxy_process
 
-pytestmark = pytest.mark.skipif(not granian_installed(), reason="Granian is not installed for this platform")
+pytestmark = needs_granian
 
 
 @pytest.mark.parametrize("stop", [signal.SIGINT, signal.SIGTERM])

@@ -13,15 +13,13 @@ import pytest
 
 from conftest import start_server, stop_server
 from evalmock.server.access_log import HIDDEN, RequestLine, UvicornRequestLine, hidden_secrets
-from evalmock.server.http_server import granian_installed
+from shared import BOTH_SERVERS
 
 SECRET = "s3cr3t-value-4711"
 TARGET = (f"/v1/agents/example/test-set/cases?projectId=2489E9AD-2EE2-8E00-8EC9-32D5F69181C0&access_token={SECRET}"
           f"&limit=5&sig={SECRET}")
 SHOWN = (f"/v1/agents/example/test-set/cases?projectId=2489E9AD-2EE2-8E00-8EC9-32D5F69181C0&access_token={HIDDEN}"
          f"&limit=5&sig={HIDDEN}")
-SERVERS = ["uvicorn", pytest.param("granian", marks=pytest.mark.skipif(not granian_installed(),
-                                                                       reason="Granian is not installed"))]
 
 
 @pytest.mark.parametrize(("target", "shown"), [
@@ -46,7 +44,7 @@ def test_both_servers_records_hide_the_secret() -> None:
     assert uvicorn.getMessage() == f'127.0.0.1:5 - "GET {SHOWN} HTTP/1.1" 200'
 
 
-@pytest.mark.parametrize("server", SERVERS)
+@pytest.mark.parametrize("server", BOTH_SERVERS)
 @pytest.mark.parametrize("workers", ["1", "2"])
 def test_the_access_log_of_a_running_server_has_no_secret(tmp_path: Path, server: str, workers: str) -> None:
     live = start_server(tmp_path, "--access-log", "--server", server, "--workers", workers)

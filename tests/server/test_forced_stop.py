@@ -17,7 +17,7 @@ import pytest
 
 from conftest import LiveServer, start_server, stop_server
 from evalmock.server.forced_stop import CUT_OFF, ForcedStop
-from evalmock.server.http_server import granian_installed
+from shared import BOTH_SERVERS
 
 DELAYED = "/v1/agents/example/test-set/cases?projectId=2489E9AD-2EE2-8E00-8EC9-32D5F69181C0"
 
@@ -65,11 +65,6 @@ def test_every_other_error_is_logged_as_it_came() -> None:
     assert failure.exc_info is not None
 
 
-SERVERS = [pytest.param("granian", marks=pytest.mark.skipif(not granian_installed(),
-                                                         reason="Granian is not installed for this platform")),
-           "uvicorn"]
-
-
 def delayed_request(server: LiveServer, answered: list[BaseException | int]) -> threading.Thread:
     """A request answered after 5 s, started in a thread; its status (or the error) goes into `answered`."""
     def slow_request() -> None:
@@ -85,7 +80,7 @@ def delayed_request(server: LiveServer, answered: list[BaseException | int]) -> 
     return client
 
 
-@pytest.mark.parametrize("name", SERVERS)
+@pytest.mark.parametrize("name", BOTH_SERVERS)
 def test_one_ctrl_c_lets_an_open_request_finish_then_exits_0(tmp_path: Path, name: str) -> None:
     server = start_server(tmp_path, "--server", name)
     try:
@@ -100,7 +95,7 @@ def test_one_ctrl_c_lets_an_open_request_finish_then_exits_0(tmp_path: Path, nam
         stop_server(server)
 
 
-@pytest.mark.parametrize("name", SERVERS)
+@pytest.mark.parametrize("name", BOTH_SERVERS)
 def test_a_second_ctrl_c_cuts_off_an_open_request_with_one_line_and_no_traceback(tmp_path: Path, name: str) -> None:
     server = start_server(tmp_path, "--server", name)
     try:

@@ -18,12 +18,12 @@ from evalmock.cli import build_parser
 from evalmock.server import http_server
 from evalmock.server.access_log import RequestLine
 from evalmock.server.http_server import SERVERS, ServeOptions, default_server, granian_installed, serve_app
+from shared import needs_granian
 
 EXAMPLE = ("/v1/agents/example/test-set/cases?projectId=2489E9AD-2EE2-8E00-8EC9-32D5F69181C0&include=retired"
            "&limit=25")
 TEST_CASE = "/v2/gen-ai/evaluation_test_cases/123e4567-e89b-12d3-a456-426614174000"
 AUTH = {"Authorization": "Bearer demo-user"}
-needs_granian = pytest.mark.skipif(not granian_installed(), reason="Granian is not installed for this platform")
 
 
 def test_the_command_line_offers_every_server() -> None:
