@@ -16,8 +16,8 @@ import httpx
 import pytest
 
 from conftest import LiveServer, start_server, stop_server
-from evalmock.server.forced_stop import CUT_OFF, ForcedStop
-from shared import BOTH_SERVERS
+from evalmock.server.forced_stop import CUT_OFF, WORKER_CUT_OFF, ForcedStop, WorkerStopped
+from shared import BOTH_SERVERS, needs_granian
 
 DELAYED = "/v1/agents/example/test-set/cases?projectId=2489E9AD-2EE2-8E00-8EC9-32D5F69181C0"
 
@@ -65,12 +65,24 @@ def test_every_other_error_is_logged_as_it_came() -> None:
     assert failure.exc_info is not None
 
 
-def delayed_request(server: LiveServer, answered: list[BaseException | int]) -> threading.Thread:
-    """A request answered after 5 s, started in a thread; its status (or the error) goes into `answered`."""
+def test_granians_warning_of_a_worker_it_killed_becomes_ours_and_its_other_warnings_are_dropped() -> None:
+    stop = WorkerStopped(seconds=5)
+    killed = logging.LogRecord("_granian", logging.WARNING, __file__, 1,
+                               "Killing worker-%s after it refused to gracefully stop", (2,), None)
+    assert stop.filter(killed) and killed.getMessage() == WORKER_CUT_OFF.format(seconds="5")
+    assert "5 s after the stop" in killed.getMessage()
+    chatter = logging.LogRecord("_granian", logging.WARNING, __file__, 1, "Embedded server is experimental!", (),
+                                None)
+    error = logging.LogRecord("_granian", logging.ERROR, __file__, 1, "Application callable raised", (), None)
+    assert not stop.filter(chatter) and stop.filter(error)
+
+
+def delayed_request(server: LiveServer, answered: list[BaseException | int], delay_ms: int = 5000) -> threading.Thread:
+    """A request answered after `delay_ms`, started in a thread; its status (or the error) goes into `answered`."""
     def slow_request() -> None:
         try:
             answered.append(httpx.get(server.base_url + DELAYED, timeout=20, headers={
-                "Authorization": "Bearer demo-user", "Prefer": "delay=5000"}).status_code)
+                "Authorization": "Bearer demo-user", "Prefer": f"delay={delay_ms}"}).status_code)
         except httpx.HTTPError as exc:
             answered.append(exc)
 
@@ -116,6 +128,25 @@ def test_a_second_ctrl_c_cuts_off_an_open_request_with_one_line_and_no_traceback
         stop_server(server)
 
 
+@needs_granian
+def test_a_granian_worker_still_answering_5_s_after_ctrl_c_is_stopped_and_the_log_says_so(tmp_path: Path) -> None:
+    server = start_server(tmp_path, "--workers", "2", "--server", "granian")
+    try:
+        answered: list[BaseException | int] = []
+        client = delayed_request(server, answered, delay_ms=9000)
+        asked = time.monotonic()
+        server.process.send_signal(signal.SIGINT)
+        assert server.process.wait(timeout=20) == 0
+        client.join(timeout=20)
+        assert answered and answered[0] != 200 and time.monotonic() - asked < 8.5
+        log = server.log()
+        assert WORKER_CUT_OFF.format(seconds="5") in log, log
+        assert "Traceback" not in log and "refused to gracefully stop" not in log, log
+    finally:
+        stop_server(server)
+
+
 if sys.platform == "win32":  # pragma: no cover - SIGINT cannot be sent to a process there
     del test_one_ctrl_c_lets_an_open_request_finish_then_exits_0
     del test_a_second_ctrl_c_cuts_off_an_open_request_with_one_line_and_no_traceback
+    del test_a_granian_worker_still_answering_5_s_after_ctrl_c_is_stopped_and_the_log_says_so

@@ -1,4 +1,5 @@
-"""A second Ctrl-C said in one line (CUT_OFF), under either server; for uvicorn, a filter of its error log."""
+"""Stops that cut requests off, each said in one line: a second Ctrl-C (CUT_OFF, under either server; for uvicorn, a
+filter of its error log), and a Granian worker stopped before it finished (WorkerStopped)."""
 
 from __future__ import annotations
 
@@ -36,4 +37,26 @@ class ForcedStop(logging.Filter):
         self._said = True
         record.msg, record.args, record.exc_info, record.exc_text = CUT_OFF, (), None, None
         record.levelno, record.levelname = logging.WARNING, logging.getLevelName(logging.WARNING)
+        return True
+
+
+WORKER_CUT_OFF = ("evalmock: a worker was still answering {seconds} s after the stop, and was stopped: what it was "
+                  "answering was cut off")
+_WORKER_KILLED = "after it refused to gracefully stop"
+
+
+class WorkerStopped(logging.Filter):
+    """For Granian's log at warning level: its warning that it killed a worker still answering becomes
+    WORKER_CUT_OFF; its other warnings (about its own settings and modes) are not ours to show; errors pass."""
+
+    def __init__(self, seconds: float = 0) -> None:
+        super().__init__()
+        self.seconds = seconds
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if record.levelno >= logging.ERROR:
+            return True
+        if _WORKER_KILLED not in record.getMessage():
+            return False
+        record.msg, record.args = WORKER_CUT_OFF.format(seconds=f"{self.seconds:g}"), ()
         return True

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from evalmock.server.access_log import GRANIAN_ACCESS_FORMAT, RequestLine, uvicorn_logging
-from evalmock.server.forced_stop import CUT_OFF
+from evalmock.server.forced_stop import CUT_OFF, WorkerStopped
 
 GRANIAN = "granian"
 UVICORN = "uvicorn"
@@ -28,15 +28,17 @@ GRACEFUL_SHUTDOWN_S = 5  # how long open requests may take to finish after Ctrl-
 _GRANIAN_LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
-    "filters": {"request_line": {"()": RequestLine}},
+    "filters": {"request_line": {"()": RequestLine},
+                "worker_stopped": {"()": WorkerStopped, "seconds": GRACEFUL_SHUTDOWN_S}},
     "formatters": {"plain": {"()": "logging.Formatter", "fmt": "%(message)s"}},
     "handlers": {
-        "errors": {"formatter": "plain", "class": "logging.StreamHandler", "stream": "ext://sys.stderr"},
+        "errors": {"formatter": "plain", "class": "logging.StreamHandler", "stream": "ext://sys.stderr",
+                   "filters": ["worker_stopped"]},
         "access": {"formatter": "plain", "class": "logging.StreamHandler", "stream": "ext://sys.stdout",
                    "filters": ["request_line"]},
     },
     # Granian's start-up lines (and its note that serving in one's own loop is "experimental") are not ours to
-    # show; its errors are.
+    # show; its errors are, and (with several workers, at warning level) a worker stopped while still answering.
     "loggers": {
         "_granian": {"handlers": ["errors"], "level": "ERROR", "propagate": False},
         "granian.access": {"handlers": ["access"], "level": "INFO", "propagate": False},
@@ -160,7 +162,7 @@ def serve_workers(target: str, name: str, options: ServeOptions, workers: int) -
     # Workers are separate processes; each one gets SIGINT or SIGTERM from this one and finishes its requests.
     server = Server(
         target, address=options.host, port=options.port, interface=Interfaces.ASGI, workers=workers,
-        websockets=False, log_dictconfig=_GRANIAN_LOGGING, log_level=LogLevels.error, log_access=options.access_log,
+        websockets=False, log_dictconfig=_GRANIAN_LOGGING, log_level=LogLevels.warning, log_access=options.access_log,
         log_access_format=GRANIAN_ACCESS_FORMAT, workers_kill_timeout=GRACEFUL_SHUTDOWN_S,
     )
     try:
