@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import signal
 import subprocess
 import sys
 import time
@@ -78,8 +79,13 @@ class LiveServer:
 ServerContext = contextlib.AbstractContextManager[LiveServer]
 
 
-def start_server(tmp_dir: Path, *extra: str) -> LiveServer:
-    """Start `python -m evalmock serve` on a free port and wait (bounded) until it answers."""
+def _ignore_sigint() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+def start_server(tmp_dir: Path, *extra: str, sigint_ignored: bool = False) -> LiveServer:
+    """Start `python -m evalmock serve` on a free port and wait (bounded) until it answers. `sigint_ignored`: as a
+    script's `evalmock serve &` starts it (without job control, a background command begins ignoring SIGINT)."""
     port = free_port()
     targets_path = tmp_dir / "targets.toml"
     log_path = tmp_dir / "server.log"
@@ -88,7 +94,8 @@ def start_server(tmp_dir: Path, *extra: str) -> LiveServer:
         "--seed", str(SERVER_SEED), "--cases", str(SERVER_CASES), "--write-targets", str(targets_path), *extra,
     ]
     with open(log_path, "wb") as log:
-        process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT)
+        process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT,
+                                   preexec_fn=_ignore_sigint if sigint_ignored else None)
     server = LiveServer(f"http://127.0.0.1:{port}", targets_path, process, log_path)
     deadline = time.monotonic() + READY_TIMEOUT_S
     while time.monotonic() < deadline:

@@ -108,8 +108,10 @@ def test_one_ctrl_c_lets_an_open_request_finish_then_exits_0(tmp_path: Path, nam
 
 
 @pytest.mark.parametrize("name", BOTH_SERVERS)
-def test_a_second_ctrl_c_cuts_off_an_open_request_with_one_line_and_no_traceback(tmp_path: Path, name: str) -> None:
-    server = start_server(tmp_path, "--server", name)
+@pytest.mark.parametrize("sigint_ignored", [False, True], ids=["foreground", "started-in-the-background"])
+def test_a_second_ctrl_c_cuts_off_an_open_request_with_one_line_and_no_traceback(tmp_path: Path, name: str,
+                                                                                 sigint_ignored: bool) -> None:
+    server = start_server(tmp_path, "--server", name, sigint_ignored=sigint_ignored)
     try:
         answered: list[BaseException | int] = []
         client = delayed_request(server, answered)

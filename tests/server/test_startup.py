@@ -217,3 +217,9 @@ def test_targets_file_round_trips_through_load_targets(tmp_path: Path) -> None:
         (agent, project) for agent in world.agent_ids() for project in world.project_ids(agent)
     }
     assert {t.uuid: t.versions for t in targets.test_cases} == world.evaluation_test_case_versions()
+
+
+def test_banner_names_the_http_server_that_runs() -> None:
+    world = World(seed=42, cases=10)
+    assert banner(ServerSettings(), world, "granian").splitlines()[0].endswith(", 1 worker on Granian")
+    assert banner(ServerSettings(workers=2), world, "uvicorn").splitlines()[0].endswith(", 2 workers on uvicorn")

@@ -21,6 +21,7 @@ MAX_USER_LISTED = 12
 TOKEN_END_SHOWN = 4  # characters of a registered token the banner shows, and only of a token four times as long
 # Where users reach the server when that is not where it listens: a container's published port, a proxy.
 PUBLIC_URL_ENV = "EVALMOCK_PUBLIC_URL"
+SERVER_NAMES = {"granian": "Granian", "uvicorn": "uvicorn"}  # as the projects spell themselves
 
 
 def registered_token(token: str) -> str:
@@ -65,8 +66,10 @@ def _example_test_case(world: World) -> str | None:
     return EXAMPLE_TEST_CASE if EXAMPLE_TEST_CASE in versions else next(iter(versions), None)
 
 
-def _headline(settings: ServerSettings, world: World) -> str:
+def _headline(settings: ServerSettings, world: World, server: str | None) -> str:
     workers = f"{settings.workers} worker{'s' if settings.workers != 1 else ''}"
+    if server:  # which one runs depends on whether Granian is installed: a CI log should say
+        workers += f" on {SERVER_NAMES.get(server, server)}"
     if not world.generated:
         return f"evalmock: only the data of {', '.join(world.data.files)}, {workers}"
     return f"evalmock: seed {world.seed}, {world.cases} generated cases per agent and project, {workers}"
@@ -99,10 +102,10 @@ def _browser(settings: ServerSettings, root: str, example: tuple[str, str] | Non
     return lines
 
 
-def banner(settings: ServerSettings, world: World) -> str:
+def banner(settings: ServerSettings, world: World, server: str | None = None) -> str:
     root = base_url(settings)
     lines = [
-        _headline(settings, world),
+        _headline(settings, world, server),
         "",
         f"  {TEST_SET.title}",
         f"    {root}{TEST_SET.base_path}/agents/{{agentId}}/test-set/cases",

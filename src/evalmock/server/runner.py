@@ -77,7 +77,7 @@ def serve(args: argparse.Namespace) -> int:
         except OSError as exc:
             print(f"evalmock serve: cannot write {settings.write_targets}: {exc.strerror or exc}", file=sys.stderr)
             return 2
-    print(banner(settings, world), flush=True)
+    print(banner(settings, world, server), flush=True)
     options = ServeOptions(settings.host, settings.port, settings.access_log)
     if settings.workers > 1:
         # Each worker imports ASGI_APP and rebuilds the same settings (and cursor key) from the environment.
