@@ -159,7 +159,8 @@ def serve_workers(target: str, name: str, options: ServeOptions, workers: int) -
     from granian.log import LogLevels
     from granian.server import Server
 
-    # Workers are separate processes; each one gets SIGINT or SIGTERM from this one and finishes its requests.
+    # Workers are separate processes; each one gets SIGINT or SIGTERM from this one and finishes its requests within
+    # GRACEFUL_SHUTDOWN_S, or is stopped (WorkerStopped says so in the log).
     server = Server(
         target, address=options.host, port=options.port, interface=Interfaces.ASGI, workers=workers,
         websockets=False, log_dictconfig=_GRANIAN_LOGGING, log_level=LogLevels.warning, log_access=options.access_log,
