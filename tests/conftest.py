@@ -83,9 +83,11 @@ def _ignore_sigint() -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
-def start_server(tmp_dir: Path, *extra: str, sigint_ignored: bool = False) -> LiveServer:
+def start_server(tmp_dir: Path, *extra: str, sigint_ignored: bool = False,
+                 env: dict[str, str] | None = None) -> LiveServer:
     """Start `python -m evalmock serve` on a free port and wait (bounded) until it answers. `sigint_ignored`: as a
-    script's `evalmock serve &` starts it (without job control, a background command begins ignoring SIGINT)."""
+    script's `evalmock serve &` starts it (without job control, a background command begins ignoring SIGINT);
+    `env`: its environment, when not this one's."""
     port = free_port()
     targets_path = tmp_dir / "targets.toml"
     log_path = tmp_dir / "server.log"
@@ -94,7 +96,7 @@ def start_server(tmp_dir: Path, *extra: str, sigint_ignored: bool = False) -> Li
         "--seed", str(SERVER_SEED), "--cases", str(SERVER_CASES), "--write-targets", str(targets_path), *extra,
     ]
     with open(log_path, "wb") as log:
-        process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT,
+        process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, env=env,
                                    preexec_fn=_ignore_sigint if sigint_ignored else None)
     server = LiveServer(f"http://127.0.0.1:{port}", targets_path, process, log_path)
     deadline = time.monotonic() + READY_TIMEOUT_S

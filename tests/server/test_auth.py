@@ -5,14 +5,13 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import httpx
 import pytest
 from starlette.datastructures import Headers
 
-from conftest import free_port
+from conftest import free_port, start_server, stop_server
 from evalmock.defaults import ACCEPT_TOKENS_ENV
 from evalmock.server.auth import accepted_tokens, authorization
 from evalmock.world.catalog import EXAMPLE_PROJECT
@@ -48,26 +47,16 @@ def test_a_bad_token_in_the_environment_is_named_by_its_number_never_quoted() ->
 
 def test_serve_accepts_a_token_from_the_environment_and_keeps_it_off_its_command_line(tmp_path: Path) -> None:
     token = "sk-staging-0123456789abcdef"
-    port = free_port()
     environ = {**os.environ, ACCEPT_TOKENS_ENV: token}
-    command = [sys.executable, "-m", "evalmock", "serve", "--port", str(port), "--cases", "10"]
-    with open(tmp_path / "serve.log", "wb") as log:
-        server = subprocess.Popen(command, env=environ, stdout=log, stderr=subprocess.STDOUT)
+    server = start_server(tmp_path, env=environ)
     try:
-        url = f"http://127.0.0.1:{port}/v1/agents/example/test-set/cases?projectId={EXAMPLE_PROJECT}"
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                answer = httpx.get(url, headers={"Authorization": f"Bearer {token}"}, timeout=2)
-                break
-            except httpx.TransportError:
-                assert time.monotonic() < deadline and server.poll() is None, (tmp_path / "serve.log").read_text()
-                time.sleep(0.1)
+        url = f"{server.base_url}/v1/agents/example/test-set/cases?projectId={EXAMPLE_PROJECT}"
+        answer = httpx.get(url, headers={"Authorization": f"Bearer {token}"}, timeout=10)
         assert answer.status_code == 200
     finally:
-        server.terminate()
-        server.wait(timeout=20)
-    assert token not in (tmp_path / "serve.log").read_text()  # the banner names it by its end only
-    bad = subprocess.run([*command, "--port", str(free_port())], env={**environ, ACCEPT_TOKENS_ENV: "bad!"},
+        stop_server(server)
+    assert token not in server.log()  # the banner names it by its end only
+    command = [sys.executable, "-m", "evalmock", "serve", "--port", str(free_port()), "--cases", "10"]
+    bad = subprocess.run(command, env={**environ, ACCEPT_TOKENS_ENV: "bad!"},
                          capture_output=True, text=True, timeout=60)
     assert bad.returncode == 2 and "evalmock serve: EVALMOCK_ACCEPT_TOKENS: its token number 1" in bad.stderr

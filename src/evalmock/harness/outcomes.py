@@ -94,9 +94,9 @@ class TurnedAway(Undone):
     it) turned the caller away. The pages list no 403; for a caller without read any 4xx conforms, so the answer
     says the targets and the service disagree about the token's grants, which no rule of the pages judges."""
 
-
-TURNED_AWAY_REMEDY = ("A token that reads what the targets list (--token), the audit's address let through the "
-                      "gateway, or the targets without what it may not read")
+    def __init__(self, why: str) -> None:
+        super().__init__(why, "A token that reads what the targets list (--token), the audit's address let through "
+                              "the gateway, or the targets without what it may not read")
 
 
 def show(value: Any) -> str:

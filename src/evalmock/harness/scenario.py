@@ -14,7 +14,6 @@ from evalmock.harness.exchange import Exchange, exchange_from_httpx
 from evalmock.harness.outcomes import (
     NO_TOKEN,
     SLOW_SERVICE,
-    TURNED_AWAY_REMEDY,
     NoAnswer,
     Skip,
     TurnedAway,
@@ -186,7 +185,7 @@ def unless_turned_away(exchange: Exchange, what: str) -> None:
     if exchange.status == 403:
         raise TurnedAway(f"{exchange.method} {exchange.path} answered 403: the service, or a gateway before it, turned "
                          f"the audit's token away from {what} the targets say it reads (a status the pages do not "
-                         "list)", TURNED_AWAY_REMEDY)
+                         "list)")
 
 
 def expect_page(exchange: Exchange) -> dict[str, Any]:

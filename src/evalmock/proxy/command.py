@@ -30,6 +30,7 @@ from evalmock.proxy.session import Outputs, ProxySession
 from evalmock.proxy.violations import HEADER
 from evalmock.server.banner import public_url
 from evalmock.server.http_server import (
+    GRACEFUL_SHUTDOWN_S,
     GRANIAN,
     CannotListen,
     ServeOptions,
@@ -42,7 +43,6 @@ from evalmock.server.http_server import (
 from evalmock.server.one_write import HTTP_PROTOCOL
 from evalmock.server.runner import freeze_startup_objects
 
-GRACEFUL_SHUTDOWN_S = 5  # how long open requests may take to finish after Ctrl-C (uvicorn)
 # The collector's thresholds while the proxy serves (Python's: 700, 10, 10). Judging a page parses it into about
 # a thousand containers, none of them in a cycle, and what the judge remembers (pages' values, walk state) is
 # long-lived: at the defaults each page set off several collections and every few pages a full one walked all of

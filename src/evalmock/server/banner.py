@@ -7,6 +7,7 @@ import os
 from evalmock.contract.documents import GRADIENT, TEST_SET
 from evalmock.defaults import LOOPBACK_OF
 from evalmock.server.auth import DEMO_TOKENS
+from evalmock.server.http_server import SERVER_NAMES
 from evalmock.server.settings import ServerSettings
 from evalmock.world import World
 from evalmock.world.catalog import EXAMPLE_AGENT, EXAMPLE_PROJECT
@@ -21,7 +22,6 @@ MAX_USER_LISTED = 12
 TOKEN_END_SHOWN = 4  # characters of a registered token the banner shows, and only of a token four times as long
 # Where users reach the server when that is not where it listens: a container's published port, a proxy.
 PUBLIC_URL_ENV = "EVALMOCK_PUBLIC_URL"
-SERVER_NAMES = {"granian": "Granian", "uvicorn": "uvicorn"}  # as the projects spell themselves
 
 
 def registered_token(token: str) -> str:

@@ -24,6 +24,7 @@ from evalmock.world.data_schema import CONTROL_CHARACTERS
 logger = logging.getLogger("evalmock.server")
 
 MAX_ECHO = 120  # longest client-supplied text quoted back in a message
+CHALLENGE = {"WWW-Authenticate": 'Bearer realm="evalmock"'}  # every 401 carries one (RFC 9110), a forced one too
 _CONTROL = re.compile(f"[{CONTROL_CHARACTERS}]")
 
 # The envelope's code for a status when nothing more specific is known.
@@ -57,7 +58,8 @@ class ApiError(Exception):
     """An error answer: raised anywhere on a request's path, rendered in the API's own body.
 
     `code` is the test-set envelope's code; on /v2 the DigitalOcean id follows from the status.
-    `message=None` takes the API's canonical message for the code (or, on /v2, for the status).
+    `message=None` takes the API's canonical message for the code (or, on /v2, for the status). A 401 comes with
+    CHALLENGE besides `headers`.
     """
 
     def __init__(
@@ -73,7 +75,7 @@ class ApiError(Exception):
         self.code = code
         self.message = message
         self.details = details or {}
-        self.headers = headers or {}
+        self.headers = {**CHALLENGE, **(headers or {})} if status == 401 else headers or {}
 
 
 def echo(text: str) -> str:

@@ -24,6 +24,7 @@ from evalmock.server.forced_stop import CUT_OFF, WorkerStopped
 GRANIAN = "granian"
 UVICORN = "uvicorn"
 SERVERS = (GRANIAN, UVICORN)
+SERVER_NAMES = {GRANIAN: "Granian", UVICORN: "uvicorn"}  # as the projects spell themselves
 GRACEFUL_SHUTDOWN_S = 5  # how long open requests may take to finish after Ctrl-C
 _GRANIAN_LOGGING = {
     "version": 1,

@@ -19,7 +19,6 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from evalmock.contract.documents import GRADIENT
 from evalmock.contract.operations import Operation, operations
-from evalmock.server.auth import CHALLENGE
 from evalmock.server.errors import ApiError, agent_not_found, bad_input, database_busy, for_status
 from evalmock.server.responses import encoded_json_response
 
@@ -110,15 +109,8 @@ def transient_error(operation: Operation) -> ApiError:
 
 
 def forced_error(operation: Operation, status: int, example: str | None, path_params: dict[str, Any]) -> ApiError:
-    """The error answer for `Prefer: code=status` (and `example=`), with this request's id in the body, and the
-    headers that status comes with from the server itself (a 401's challenge)."""
-    error = _forced_error(operation, status, example, path_params)
-    if status == 401:
-        error.headers = {**error.headers, **CHALLENGE}
-    return error
-
-
-def _forced_error(operation: Operation, status: int, example: str | None, path_params: dict[str, Any]) -> ApiError:
+    """The error answer for `Prefer: code=status` (and `example=`), with this request's id in the body (and, as any
+    ApiError of its status, a 401's challenge)."""
     response = operation.response_for(status)
     if example is not None and response is not None:
         value = response.examples[example]
