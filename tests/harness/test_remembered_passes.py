@@ -87,7 +87,8 @@ def test_the_cases_of_a_body_seen_before_are_not_written_out_again(monkeypatch: 
     dumps = case_invariants.orjson.dumps
 
     def counted(value: Any) -> bytes:
-        written.append(value)
+        if isinstance(value, dict) and "kind" in value:  # a case (the page's rules also write shouldCall args)
+            written.append(value)
         return dumps(value)
 
     monkeypatch.setattr(case_invariants.orjson, "dumps", counted)
@@ -97,3 +98,35 @@ def test_the_cases_of_a_body_seen_before_are_not_written_out_again(monkeypatch: 
     with pytest.raises(Violation):  # a body that differs is read afresh
         case_invariants.hand_case_id_starts_with_case(page([hand_case(), hand_case(id="hand-2")]))
     assert len(written) == 4
+
+
+def test_the_page_rules_are_judged_in_one_pass_each_breach_at_its_first_case(monkeypatch: pytest.MonkeyPatch) -> None:
+    seen: list[tuple[str, Any]] = []
+
+    def counted(name: str, breaks: str) -> CaseRule:
+        def check(case: Any) -> Iterator[Breach]:
+            seen.append((name, case.get("id")))
+            if case.get("id") != breaks:
+                yield Breach(name, "broken", expected="kept", received=case.get("id"), pointer="/id")
+
+        return CaseRule(name, inferred("a rule that counts the cases it reads"), check)
+
+    first, second = counted("first_rule", breaks="case-1"), counted("second_rule", breaks="case-3")
+    monkeypatch.setattr(case_invariants.case_rules, "RULES", (first, second))
+    exchange = page([hand_case(id="case-1"), hand_case(id="case-2"), hand_case(id="case-3")])
+    with pytest.raises(Violation) as found:
+        case_invariants.keep(exchange, first)
+    assert found.value.pointer == "/data/1/id"
+    # the second rule was judged in the first one's pass: asking for it reads no case again
+    assert seen == [("first_rule", "case-1"), ("second_rule", "case-1"), ("first_rule", "case-2"),
+                    ("second_rule", "case-2"), ("first_rule", "case-3"), ("second_rule", "case-3")]
+    with pytest.raises(Violation) as found:
+        case_invariants.keep(exchange, second)
+    assert found.value.pointer == "/data/0/id"
+    assert len(seen) == 6
+    # what each case kept is remembered: on a page seen again only what a case broke is judged afresh
+    again = page([hand_case(id="case-1"), hand_case(id="case-2"), hand_case(id="case-3")])
+    with pytest.raises(Violation):
+        case_invariants.keep(again, first)
+    assert seen[6:] == [("second_rule", "case-1"), ("first_rule", "case-2"), ("second_rule", "case-2"),
+                        ("first_rule", "case-3")]

@@ -158,6 +158,15 @@ def test_broken_parameters_reads_values_as_sent() -> None:
     assert broken_parameters("gradient", {"evaluation_test_case_version": "2.5"}) == {"evaluation_test_case_version"}
 
 
+def test_a_value_judged_before_is_judged_alike_and_true_is_not_taken_for_one() -> None:
+    # Each value's verdict is remembered: a boolean must not be answered with the verdict of the equal integer.
+    for _ in range(2):
+        assert broken_parameters("test-set", {"projectId": PROJECT, "limit": 1}) == set()
+        assert broken_parameters("test-set", {"projectId": PROJECT, "limit": True}) == {"limit"}
+        assert broken_parameters("test-set", {"projectId": PROJECT, "limit": [10, "ten"]}) == {"limit"}
+        assert broken_parameters("test-set", {"projectId": PROJECT, "limit": {"a": 1}}) == {"limit"}
+
+
 @pytest.fixture
 def hypothesis_home(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     monkeypatch.delenv("HYPOTHESIS_STORAGE_DIRECTORY", raising=False)

@@ -94,13 +94,13 @@ def broken_parameters(api: str, query: Mapping[str, Any]) -> set[str]:
     """The declared query parameters that `query` leaves out although required, or gives a value that breaks
     their schema (values as sent: text, a number, or a list of either for a repeated parameter)."""
     broken = set()
-    for name, (required, validator, kind) in _query_parameters(api).items():
+    for name, (required, _, _) in _query_parameters(api).items():
         if name not in query:
             if required:
                 broken.add(name)
             continue
         values = query[name] if isinstance(query[name], list) else [query[name]]
-        if any(not _valid(validator, kind, value) for value in values):
+        if any(not _valid(api, name, value) for value in values):
             broken.add(name)
     return broken
 
@@ -162,7 +162,19 @@ def undeclared_parameters(api: str, query: Mapping[str, Any]) -> set[str]:
     return set(query) - set(_query_parameters(api))
 
 
-def _valid(validator: Any, kind: str | None, value: Any) -> bool:
+def _valid(api: str, name: str, value: Any) -> bool:
+    if isinstance(value, (str, int, float)):  # what a query holds as sent (a generated one may hold anything)
+        return _valid_text_or_number(api, name, value)
+    return _value_fits(api, name, value)
+
+
+@functools.lru_cache(maxsize=4096, typed=True)  # clients send the same values again and again (typed: True is not 1)
+def _valid_text_or_number(api: str, name: str, value: str | int | float) -> bool:
+    return _value_fits(api, name, value)
+
+
+def _value_fits(api: str, name: str, value: Any) -> bool:
+    _, validator, kind = _query_parameters(api)[name]
     if kind in ("integer", "number") and isinstance(value, str):
         try:
             value = int(value) if kind == "integer" else float(value)

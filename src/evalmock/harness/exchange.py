@@ -18,9 +18,14 @@ from evalmock.harness.outcomes import Violation, clip
 # expression over a page's 25 KB took a third of the time of judging it).
 _DIGITS_AS_ZERO = bytes.maketrans(b"123456789", b"000000000")
 _LONG_NUMBER = b"0" * 20
-# Bytes of plain JSON bodies whose values are remembered (their values take about three times as much).
-PLAIN_JSON_REMEMBERED = 2 * 2**20
-_PLAIN_JSON: BodyMemo[tuple[Any]] = BodyMemo(PLAIN_JSON_REMEMBERED)
+# Bytes of plain JSON bodies whose values are remembered (their values take about three times as much), and the
+# largest body remembered. A refetch, a poll or a second fetch comes soon after the first, so a few pages' worth
+# serves it. More costs every page that is not seen again (a walk's pages carry cursors that differ each time): at
+# 2 MiB, judging such a page took a third more CPU, spent freeing the oldest page's values from memory no cache
+# held any longer (docs/benchmarks.md).
+PLAIN_JSON_REMEMBERED = 256 * 2**10
+PLAIN_JSON_LARGEST = 64 * 2**10
+_PLAIN_JSON: BodyMemo[tuple[Any]] = BodyMemo(PLAIN_JSON_REMEMBERED, PLAIN_JSON_LARGEST)
 
 
 def first_header(headers: Mapping[str, Any], name: str) -> str | None:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import orjson
@@ -12,7 +12,7 @@ from evalmock.contract.case_rules import CaseRule
 from evalmock.contract.operations import operation
 from evalmock.harness.body_memo import BodyMemo
 from evalmock.harness.checks.registry import response_check
-from evalmock.harness.exchange import PLAIN_JSON_REMEMBERED, Exchange
+from evalmock.harness.exchange import PLAIN_JSON_LARGEST, PLAIN_JSON_REMEMBERED, Exchange
 from evalmock.harness.outcomes import Violation
 
 # A case's rules read the case alone, and clients read the same pages again and again: a rule that a case kept is
@@ -20,11 +20,13 @@ from evalmock.harness.outcomes import Violation
 # Only for plain JSON, where orjson's reading is the standard parser's and so equal text means an equal case. The
 # key is Python's 64-bit hash (keyed per process, as walk_ledger keeps ids), not the JSON itself: a look-up then
 # compares two integers, not a kilobyte held since the page was last seen. Bounded: forgotten all at once when full.
-CASES_REMEMBERED = 2_048
+# A walk shows the same cases again on pages that differ (another filter, limit or cursor): room for a test set of
+# some tens of thousands of cases (about 90 bytes each; forgetting them all takes about a millisecond).
+CASES_REMEMBERED = 32_768
 _kept: dict[int, int] = {}  # the hash of a case's JSON -> the rules it kept, one bit each
 _bits: dict[str, int] = {}  # a rule's name -> its bit
 # The hashes of a page's cases, by the page's body: a page seen before is not written out again to find them.
-_case_keys: BodyMemo[list[int]] = BodyMemo(PLAIN_JSON_REMEMBERED)
+_case_keys: BodyMemo[list[int]] = BodyMemo(PLAIN_JSON_REMEMBERED, PLAIN_JSON_LARGEST)
 
 
 @dataclass(frozen=True)
@@ -32,6 +34,8 @@ class _Page:
     cases: list[dict[str, Any]]
     keys: list[int] | None  # the hash of each case's JSON, where what it kept may be remembered by it
     kept: int  # the bits of the rules every case on the page kept when it was read
+    # A rule's name -> the first case that breaks it (its index and the breach), or None when every case keeps it.
+    verdicts: dict[str, tuple[int, case_rules.Breach] | None] = field(default_factory=dict)
 
 
 def page_cases(exchange: Exchange) -> list[dict[str, Any]] | None:
@@ -78,22 +82,46 @@ def keep(exchange: Exchange, rule: CaseRule) -> bool | None:
     found = _page(exchange)
     if found is None:
         return None
-    bit = _bits.setdefault(rule.name, 1 << len(_bits))
-    if found.kept & bit:  # a page seen before: one look-up per case, made once for every rule
+    if rule.name not in found.verdicts:
+        # The page's own rules are all judged in the first one's pass over the cases: one look-up of what a case
+        # kept before serves them all.
+        _judge(found, case_rules.RULES if rule in case_rules.RULES else (rule,))
+    verdict = found.verdicts[rule.name]
+    if verdict is None:
         return True
-    check, keys = rule.check, found.keys
+    index, breach = verdict
+    raise Violation(f"{breach.problem} (case {found.cases[index].get('id')!r})", expected=breach.expected,
+                    received=breach.received, pointer=f"/data/{index}{breach.pointer}")
+
+
+def _judge(found: _Page, rules: tuple[CaseRule, ...]) -> None:
+    """Each rule's verdict on the page, in one pass over its cases; a case remembered as keeping a rule is not
+    judged by it again, and each case's kept rules are remembered."""
+    bits = [(rule, _bits.setdefault(rule.name, 1 << len(_bits))) for rule in rules]
+    asked = 0
+    for rule, bit in bits:
+        asked |= bit
+        found.verdicts[rule.name] = None
+    if found.kept & asked == asked:  # a page seen before: one look-up per case, made once for every rule
+        return
+    verdicts, keys = found.verdicts, found.keys
     for index, case in enumerate(found.cases):
-        if keys is not None and _kept.get(keys[index], 0) & bit:
+        known = 0 if keys is None else _kept.get(keys[index], 0)
+        if known & asked == asked:
             continue
-        for breach in check(case):
-            raise Violation(f"{breach.problem} (case {case.get('id')!r})", expected=breach.expected,
-                            received=breach.received, pointer=f"/data/{index}{breach.pointer}")
-        if keys is not None:
-            key = keys[index]
-            if len(_kept) >= CASES_REMEMBERED and key not in _kept:
+        kept = known
+        for rule, bit in bits:
+            if known & bit:
+                continue
+            breach = next(rule.check(case), None)
+            if breach is None:
+                kept |= bit
+            elif verdicts[rule.name] is None:
+                verdicts[rule.name] = (index, breach)
+        if keys is not None and kept != known:
+            if len(_kept) >= CASES_REMEMBERED and keys[index] not in _kept:
                 _kept.clear()
-            _kept[key] = _kept.get(key, 0) | bit
-    return True
+            _kept[keys[index]] = kept
 
 
 @response_check("test-set", case_rules.hand_case_id_starts_with_case.source)
