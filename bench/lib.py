@@ -212,6 +212,21 @@ def tree_cpu_seconds(pid: int) -> float:
     return total
 
 
+def tree_switches(pid: int) -> int:
+    """Context switches so far (voluntary and not) of every thread of a process and its descendants: a server whose
+    I/O runs on threads of its own (Granian) hands each request between two of them, and on one core each hand-off
+    is a switch."""
+    total = 0
+    for member in process_tree(pid):
+        for status in Path(f"/proc/{member}/task").glob("*/status"):
+            try:
+                lines = status.read_text().splitlines()
+            except OSError:  # the thread ended
+                continue
+            total += sum(int(line.split()[1]) for line in lines if "ctxt_switches:" in line)
+    return total
+
+
 def cpu_seconds(pid: int) -> float:
     """User plus system CPU time of one process (not its children)."""
     fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
@@ -344,6 +359,8 @@ class LoadResult:
     # machine whose host is oversubscribed runs slower by about this much, on both sides of a comparison but not
     # evenly, round to round.
     steal_pct: float = 0.0
+    # Context switches of the server's threads per answered request (see tree_switches).
+    switches_per_request: float = 0.0
 
     @property
     def error_count(self) -> int:
@@ -405,6 +422,7 @@ def median_result(results: Sequence[LoadResult]) -> dict[str, float]:
         "bytes_per_response": round(statistics.median(r.bytes_per_response for r in results), 1),
         "cpu_us_per_request": round(statistics.median(r.cpu_us_per_request for r in results), 1),
         "steal_pct_max": max((r.steal_pct for r in results), default=0.0),
+        "switches_per_request": round(statistics.median(r.switches_per_request for r in results), 2),
     }
 
 

@@ -89,15 +89,18 @@ class Bench:
         for round_number in range(rounds or self.plan.rounds):
             for label in order[round_number % len(order):] + order[:round_number % len(order)]:
                 pid = servers[label].proc.pid
-                cpu_before = lib.tree_cpu_seconds(pid)
+                cpu_before, switches_before = lib.tree_cpu_seconds(pid), lib.tree_switches(pid)
                 result = lib.run_wrk(self.wrk, servers[label].base, files[label], connections, seconds)
                 if result.requests:
                     cpu_us = (lib.tree_cpu_seconds(pid) - cpu_before) / result.requests * 1e6
-                    result = replace(result, cpu_us_per_request=round(cpu_us, 1))
+                    switches = (lib.tree_switches(pid) - switches_before) / result.requests
+                    result = replace(result, cpu_us_per_request=round(cpu_us, 1),
+                                     switches_per_request=round(switches, 2))
                 runs[label].append(result)
                 lib.log(f"  round {round_number + 1} {label}: {result.rps} req/s, p50 {result.p50_ms} ms, "
                         f"p99 {result.p99_ms} ms, errors {result.error_count}, "
-                        f"{result.cpu_us_per_request} µs CPU a request, steal {result.steal_pct}%")
+                        f"{result.cpu_us_per_request} µs CPU a request, {result.switches_per_request} switches a "
+                        f"request, steal {result.steal_pct}%")
         return runs
 
     @staticmethod
