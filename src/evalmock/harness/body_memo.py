@@ -8,6 +8,7 @@ keeps the hash on it, so every memo an exchange is looked up in costs one hash o
 
 from __future__ import annotations
 
+import threading
 from collections import OrderedDict
 from collections.abc import Hashable
 from typing import Generic, TypeVar
@@ -29,24 +30,31 @@ class BodyMemo(Generic[T]):
         self.largest = largest
         self._held = 0
         self._readings: OrderedDict[tuple[Hashable, bytes], T] = OrderedDict()
+        # The audit's worker threads share a memory: two that forget at once could both take the last reading. A
+        # look-up is one dictionary operation and needs no lock.
+        self._changing = threading.Lock()
 
     def get(self, body: bytes, context: Hashable = None) -> T | None:
         """The reading remembered for `body` (and `context`: what else it depends on), or None."""
         return self._readings.get((context, body))
 
     def put(self, body: bytes, reading: T, context: Hashable = None) -> None:
-        if len(body) > self.largest or (context, body) in self._readings:
+        if len(body) > self.largest:
             return
-        readings = self._readings
-        while readings and self._held + len(body) > self.budget:
-            (_, oldest), _ = readings.popitem(last=False)
-            self._held -= len(oldest)
-        readings[(context, body)] = reading
-        self._held += len(body)
+        with self._changing:
+            readings = self._readings
+            if (context, body) in readings:
+                return
+            while readings and self._held + len(body) > self.budget:
+                (_, oldest), _ = readings.popitem(last=False)
+                self._held -= len(oldest)
+            readings[(context, body)] = reading
+            self._held += len(body)
 
     def forget(self) -> None:
-        self._readings.clear()
-        self._held = 0
+        with self._changing:
+            self._readings.clear()
+            self._held = 0
 
     def __len__(self) -> int:
         return len(self._readings)
