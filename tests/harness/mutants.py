@@ -346,6 +346,12 @@ def _drop_request_id(status: int, headers: Headers, body: bytes) -> tuple[int, H
     return status, _set_header(headers, b"x-request-id", None), body
 
 
+def _no_envelope_request_id(status: int, headers: Headers, body: bytes) -> tuple[int, Headers, bytes]:
+    envelope = json.loads(body)
+    del envelope["error"]["requestId"]
+    return status, headers, json.dumps(envelope).encode()
+
+
 def _other_request_id(status: int, headers: Headers, body: bytes) -> tuple[int, Headers, bytes]:
     return status, _set_header(headers, b"x-request-id", b"not-the-request-id"), body
 
@@ -458,6 +464,7 @@ PAGES = ("limit_fills_a_first_page",)
 RETIRED = ("include_retired_adds_the_retired_cases",)
 PROBES = ("malformed_project_include_or_kind_is_bad_input",)
 VERSIONS_BY_NAME = ("version_asked_by_its_inferred_name_is_that_version",)
+VERSIONS_BY_SPEC_NAME = ("version_asked_by_the_spec_s_name_is_that_version",)
 STRICT, LIVE = Policy(strict=True), Policy(profile=LIVE_PROFILE)
 
 MUTATIONS: list[Mutation] = [
@@ -570,4 +577,9 @@ MUTATIONS: list[Mutation] = [
     Mutation("upper-case-project-id-is-another-project", "a project id in upper case names no project (an empty "
              "page): RFC 4122's case-insensitivity, not the page's", "project_id_is_case_insensitive",
              ("project_id_is_case_insensitive",), request=rewrite_query(_upper_case_project_elsewhere), policy=STRICT),
+    Mutation("envelope-without-request-id", "error envelopes lack requestId (X-Request-Id is still sent)",
+             "response_schema_conformance", PROBES, response=on_errors("test-set", _no_envelope_request_id)),
+    Mutation("v2-version-ignored-live", "the version parameter is ignored (always the latest), judged in the live "
+             "profile, where DigitalOcean's spec names the parameter", VERSIONS_BY_SPEC_NAME[0], VERSIONS_BY_SPEC_NAME,
+             api="gradient", request=rewrite_query(_drop_version), policy=LIVE),
 ]

@@ -23,7 +23,7 @@ from evalmock.harness.audit import (
 )
 from evalmock.harness.checks import find_check
 from evalmock.harness.policy import LIVE_PROFILE, Policy
-from evalmock.harness.results import COUNT, Ledger, Results
+from evalmock.harness.results import COUNT, Ledger, RequestRecord, Results
 from evalmock.harness.scenario import Scenario
 from evalmock.harness.schemathesis_run import Shard
 from evalmock.harness.throttle import Throttle
@@ -182,3 +182,16 @@ def test_a_reason_to_skip_given_by_every_project_s_run_is_said_once() -> None:
     results.skipped(check, "another reason")
     [finding] = results.skips
     assert finding.count == 4 and [e.message for e in finding.examples] == ["no token: pass --token", "another reason"]
+
+
+def test_a_few_schemathesis_findings_left_unjudged_are_shown_as_sent_and_answered() -> None:
+    # The count of findings about what the pages leave open is not taken on trust: a few are shown.
+    results = Results(Policy(), ("test-set",))
+    for number in range(5):
+        url = f"http://svc.test/v1/agents/a/test-set/cases?projectId=p&include=&n={number}"
+        record = RequestRecord("GET", url, {}, 200, f"curl '{url}'")
+        schemathesis_run._show_unjudged("test-set", "negative_data_rejection", record, results)
+    shown = [note for note in results.notes if "not judged, as the pages leave it open" in note]
+    assert len(shown) == schemathesis_run.UNJUDGED_SHOWN
+    assert shown[0] == ("test-set: not judged, as the pages leave it open: Schemathesis's negative_data_rejection on "
+                        "GET http://svc.test/v1/agents/a/test-set/cases?projectId=p&include=&n=0 -> 200")

@@ -7,6 +7,7 @@ import shlex
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
+from evalmock.contract.sources import Level
 from evalmock.harness.checks import find_check
 from evalmock.harness.outcomes import Unjudged
 from evalmock.harness.policy import LIVE_PROFILE, Policy
@@ -22,8 +23,11 @@ from evalmock.harness.report import (
     write_junit,
     write_report,
 )
-from evalmock.harness.results import Example, RequestRecord, Results, Verdict, request_shape
+from evalmock.harness.response_judge import ResponseJudge
+from evalmock.harness.results import UNSEEN_SKIP, Example, RequestRecord, Results, Verdict, request_shape
 from evalmock.harness.throttle import ThrottleReport
+
+from .builders import correction_case, hand_case, page
 
 LIST = "/v1/agents/{agentId}/test-set/cases"
 
@@ -113,6 +117,32 @@ def test_a_live_rule_is_off_outside_the_live_profile() -> None:
     pages, live = Results(Policy(), ("gradient",)), Results(Policy(profile=LIVE_PROFILE), ("gradient",))
     assert pages.breach(check, Example("x"), shape="s") is None and not pages.findings
     assert live.breach(check, Example("x"), shape="s") == "failed"
+
+
+def test_an_inference_digitalocean_s_spec_settles_is_judged_by_its_live_twin_in_the_live_profile() -> None:
+    inferred = find_check("body_is_the_version_asked_by_its_inferred_name", "gradient")
+    twin = find_check(inferred.source.settled_live_by, "gradient")
+    assert twin.level is Level.LIVE and twin.name == "body_is_the_version_asked_by_the_spec_s_name"
+    pages, live = Results(Policy(), ("gradient",)), Results(Policy(profile=LIVE_PROFILE), ("gradient",))
+    assert pages.breach(inferred, Example("x"), shape="s") == "warned" and pages.breach(twin, Example("x"),
+                                                                                          shape="s") is None
+    assert live.breach(inferred, Example("x"), shape="s") is None and live.breach(twin, Example("x"),
+                                                                                   shape="s") == "failed"
+    assert [f.check.name for f in live.findings] == [twin.name]  # one fact, one finding
+    assert live.tally(inferred).off and twin.name in live.policy.why_off(inferred.source)
+
+
+def test_a_check_that_met_responses_but_judged_none_says_why_instead_of_seeing_none() -> None:
+    results = Results(Policy(), ("test-set",))
+    judge = ResponseJudge("test-set", results, Redactor())
+    older = page([{k: v for k, v in hand_case().items() if k != "expert"}, correction_case()])
+    for _ in range(3):
+        judge.judge(older)
+    results.skip_unexercised("test-set", lambda check: UNSEEN_SKIP)
+    [skip] = [f for f in results.skips if f.check.name == "hand_cases_are_expert"]
+    assert skip.title.startswith("3 response(s) not judged: hand cases, but no case on the page carries expert")
+    [unseen] = [f for f in results.skips if f.check.name == "has_more_page_has_a_next_cursor"]
+    assert unseen.title == UNSEEN_SKIP  # a check that met nothing it speaks about still says so
 
 
 def test_the_junit_failure_body_stays_small_whatever_the_number_of_responses(tmp_path: Path) -> None:

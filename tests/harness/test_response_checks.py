@@ -109,6 +109,9 @@ EXAMPLES: list[tuple[str, Exchange, Exchange, str, str | None]] = [
     ("body_is_the_version_asked_by_its_inferred_name", evaluation_answer(gradient_test_case(version=3), version=3),
      evaluation_answer(gradient_test_case(version=3), version=2), "the latest instead of version 2",
      "/evaluation_test_case/version"),
+    ("body_is_the_version_asked_by_the_spec_s_name", evaluation_answer(gradient_test_case(version=3), version=3),
+     evaluation_answer(gradient_test_case(version=3), version=2), "the latest instead of version 2 (live profile)",
+     "/evaluation_test_case/version"),
     ("body_is_the_requested_test_case", evaluation_answer(uuid="123E4567-E89B-12D3-A456-426614174000"),
      evaluation_answer(gradient_test_case(test_case_uuid="00000000-0000-4000-8000-000000000000")),
      "another test case", "/evaluation_test_case/test_case_uuid"),
@@ -182,7 +185,9 @@ def test_error_rules_speak_only_of_the_documented_get() -> None:
 
 def test_a_page_without_expert_anywhere_is_an_older_server_and_not_judged() -> None:
     older = page([{k: v for k, v in hand_case().items() if k != "expert"}, correction_case()])
-    assert run("hand_cases_are_expert", older) is None
+    said = run("hand_cases_are_expert", older)  # not judged, and why: the report says it if no page is judged
+    assert isinstance(said, str) and "older server" in said
+    assert run("hand_cases_are_expert", page([correction_case()])) is None  # no hand case: nothing to say
 
 
 def test_ranks_may_have_gaps() -> None:
@@ -250,7 +255,7 @@ def test_a_version_the_test_case_does_not_have_is_never_a_200_carrying_another()
     # The status is open (404 is DigitalOcean's); a 200 carrying the latest says nothing of the query name, so it
     # is judged at the inferred name's level, and one carrying an older version at the page's.
     latest_instead = evaluation_answer(gradient_test_case(version=3), version=9)
-    assert run("body_is_the_requested_version", latest_instead) is None
+    assert "did not confirm" in run("body_is_the_requested_version", latest_instead)
     with pytest.raises(Violation):
         run("body_is_the_version_asked_by_its_inferred_name", latest_instead)
     with pytest.raises(Violation):
@@ -260,10 +265,11 @@ def test_a_version_the_test_case_does_not_have_is_never_a_200_carrying_another()
 def test_an_answer_that_confirms_the_version_name_is_judged_at_page_level_only() -> None:
     older = evaluation_answer(gradient_test_case(version=1), version=1)
     assert run("body_is_the_requested_version", older) is True
-    assert run("body_is_the_version_asked_by_its_inferred_name", older) is None
+    assert "confirmed the query name" in run("body_is_the_version_asked_by_its_inferred_name", older)
+    assert "confirmed the query name" in run("body_is_the_version_asked_by_the_spec_s_name", older)
     unlisted = Exchange("GET", older.url.replace(TEST_CASE, "00000000-0000-4000-8000-000000000001"), 200,
                         older.headers, older.body)
-    assert run("body_is_the_requested_version", unlisted) is None  # the targets say nothing of its latest
+    assert "did not confirm" in run("body_is_the_requested_version", unlisted)  # the targets know no latest for it
 
 
 def test_another_version_in_a_200_is_judged_without_targets() -> None:
@@ -273,6 +279,18 @@ def test_another_version_in_a_200_is_judged_without_targets() -> None:
     with pytest.raises(Violation):
         check.func(unknown_version, Targets())  # type: ignore[call-arg]
     assert check.func(evaluation_answer(gradient_test_case(version=9), version=9), Targets()) is True  # type: ignore[call-arg]
+
+
+def test_an_envelope_without_request_id_or_code_is_the_document_s_finding_alone() -> None:
+    # One fact, one finding: a missing required member is response_schema_conformance's; these judge values.
+    no_id = error(404, "agent-not-found", body={"error": {"code": "agent-not-found", "message": "No agent."}})
+    assert run("request_id_header_is_the_envelope_s", no_id) is None
+    no_code = error(404, "x", body={"error": {"message": "No agent.", "requestId": "rid-1"}})
+    assert run("error_code_is_the_page_s", no_code) is None
+    assert run("bad_input_is_every_400_s_code", error(400, "x", body={"error": {"message": "Bad.", "requestId": "r"}},
+                                                     query="projectId=nope")) is None
+    with pytest.raises(Violation):  # a requestId that is there but differs is still this check's
+        run("request_id_header_is_the_envelope_s", error(404, "agent-not-found", request_id="a", header="b"))
 
 
 def test_a_head_answer_needs_no_body() -> None:

@@ -74,6 +74,15 @@ def test_a_service_that_never_answers_an_older_version_is_judged_at_the_inferred
     assert judged[0] == WARNED  # an inferred rule: a warning, a failure only with --strict
 
 
+def test_in_the_live_profile_a_service_that_never_answers_an_older_version_fails() -> None:
+    # DigitalOcean's spec names the parameter: what the inferred twin warns of fails there, at live level.
+    latest_always = versions({v: 3 for v in (None, 0, 1, 2, 3, 4)})
+    status, message = outcome("version_asked_by_the_spec_s_name_is_that_version", VERSIONS, handler=latest_always)
+    assert status == FAILED and "gave another" in message
+    faithful = versions({1: 1, 2: 2, 3: 3})
+    assert outcome("version_asked_by_the_spec_s_name_is_that_version", VERSIONS, handler=faithful)[0] == PASSED
+
+
 def test_a_version_beyond_those_listed_answered_with_another_fails_once_the_name_is_confirmed() -> None:
     clamped = versions({1: 1, 2: 2, 3: 3, 4: 3})  # version 4 does not exist: the latest comes back
     status, message = outcome("each_version_is_that_version", VERSIONS, handler=clamped)

@@ -61,7 +61,8 @@ def test_a_case_twice_on_a_walk_s_first_page_is_told_even_when_the_list_fits_on_
         traffic = audit()
         [breach] = traffic.judge("test-set", listed([0, 1, 2, 2], next_cursor=next_cursor)).breaches
         assert (breach.check.name, breach.example.pointer) == ("walk_yields_every_case_once", "/data/3/id")
-        assert breach.example.message.splitlines()[0].endswith("came back twice, at positions 2 and 3")
+        first_line = breach.example.message.splitlines()[0]
+        assert first_line.endswith("came back twice, at positions 2 (page 1) and 3 (page 1)")
         assert breach.example.value == '"case-002"'  # the value at the pointer
 
 
@@ -72,7 +73,7 @@ def test_a_repeated_case_is_told_with_its_positions_on_the_page_that_repeats_it(
     assert (breach.check.name, breach.outcome, breach.example.pointer) == ("walk_yields_every_case_once", FAILED,
                                                                             "/data/0/id")
     assert breach.example.message.splitlines() == [
-        "walking with limit=25, case 'case-002' came back twice, at positions 2 and 3",
+        "walking with limit=25, case 'case-002' came back twice, at positions 2 (page 1) and 3 (page 2)",
         "expected: every case exactly once", "received: case-002"]
     assert breach.example.value == '"case-002"'  # what the report shows at /data/0/id
 
@@ -102,7 +103,7 @@ def test_a_case_listed_twice_does_not_stand_in_for_one_the_walk_left_out() -> No
     # six positions, as many as the active cases, but case 2 again where case 3 should be
     breaches = traffic.judge("test-set", listed([2, 4, 5], cursor="c1")).breaches
     assert [b.example.message.splitlines()[0] for b in breaches] == [
-        "walking with limit=25, case 'case-002' came back twice, at positions 2 and 3",
+        "walking with limit=25, case 'case-002' came back twice, at positions 2 (page 1) and 3 (page 2)",
         "the walk did not list every active case"]
     assert breaches[1].example.message.splitlines()[1:] == [
         "expected: 6 cases", "received: 5 different cases (6 listed, 1 of them a case listed before)"]

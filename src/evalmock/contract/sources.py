@@ -88,12 +88,17 @@ class Source:
     level: Level
     quotes: tuple[Quote, ...] = ()
     reason: str = ""
+    # An inferred rule whose premise DigitalOcean's public spec states: in the live profile a live twin, quoting
+    # the spec, judges the same answers instead, so the rule is off there (one fact, one finding).
+    settled_live_by: str = ""
 
     def __post_init__(self) -> None:
         if self.level is Level.PAGE and not self.quotes:
             raise ValueError("a page rule quotes the page")
         if self.level is not Level.PAGE and not self.reason:
             raise ValueError(f"an {self.level} rule says why it holds")
+        if self.settled_live_by and self.level is not Level.INFERRED:
+            raise ValueError("only an inferred rule is settled by the live spec")
 
     def describe(self) -> str:
         """One paragraph for reports: the level, the quotes and the reason."""
@@ -109,9 +114,10 @@ def page(*quotes: Quote, reading: str = "") -> Source:
     return Source(Level.PAGE, quotes, reading)
 
 
-def inferred(reason: str, *basis: Quote) -> Source:
-    """A rule the page implies: `reason` says what it is inferred from and why; `basis` quotes the page."""
-    return Source(Level.INFERRED, basis, reason)
+def inferred(reason: str, *basis: Quote, settled_live_by: str = "") -> Source:
+    """A rule the page implies: `reason` says what it is inferred from and why; `basis` quotes the page;
+    `settled_live_by` names the live check that judges the same answers in the live profile, where this one is off."""
+    return Source(Level.INFERRED, basis, reason, settled_live_by)
 
 
 def live(fact: str, *basis: Quote) -> Source:

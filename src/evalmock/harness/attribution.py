@@ -40,7 +40,7 @@ ALWAYS_IMPLEMENTED = ("GET", "HEAD")
 
 
 def runs_under(check: Check, policy: Policy) -> bool:
-    return policy.applies(check.level)
+    return policy.runs(check.source)
 
 
 def builtin_check_names(api: str, policy: Policy) -> list[str]:

@@ -369,7 +369,7 @@ def _plan_api(api: str, audit: Audit, results: Results) -> list[Task]:
     chosen = [c for c in scenario_checks(api) if audit.only is None or c.name in audit.only]
     results.selected[api] = {c.name for c in chosen}
     tasks: list[Task] = []
-    for check in (c for c in chosen if results.policy.applies(c.level)):
+    for check in (c for c in chosen if results.policy.runs(c.source)):
         projects = audit.targets.projects if check.each_project else ()
         if len(projects) > 1:
             # One task a project: against a slow service, walking 14 projects one after another took 8 minutes.

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from evalmock.contract.sources import Level
+from evalmock.contract.sources import Level, Source
 from evalmock.defaults import DEFAULT_PROFILE, LIVE_PROFILE, PROFILES
 
 FAILED, WARNED, PASSED, SKIPPED = "failed", "warned", "passed", "skipped"
@@ -29,6 +29,18 @@ class Policy:
     def applies(self, level: Level) -> bool:
         """Whether rules of this level run at all."""
         return level is not Level.LIVE or self.live
+
+    def runs(self, source: Source) -> bool:
+        """Whether a rule from this source runs: its level applies, and, for an inference DigitalOcean's spec
+        settles, not in the live profile (its live twin judges there)."""
+        return self.applies(source.level) and not (self.live and source.settled_live_by)
+
+    def why_off(self, source: Source) -> str:
+        """Why a rule that does not run is off, for the reports."""
+        if source.settled_live_by:
+            return (f"off in profile {self.profile}: DigitalOcean's spec states what this rule infers, so "
+                    f"{source.settled_live_by} (live) judges the same answers")
+        return f"a {source.level} rule, off in profile {self.profile} (--profile {LIVE_PROFILE} runs it)"
 
     def breach(self, level: Level) -> str:
         """What breaking a rule of this level is: a failure, or only a warning."""

@@ -82,7 +82,7 @@ class ApiRun:
         """Run one scenario check (once); every response it gets is judged by the response checks too."""
         from evalmock.harness.audit import run_scenario
 
-        if check.name in self.ran or not self.results.policy.applies(check.level):
+        if check.name in self.ran or not self.results.policy.runs(check.source):
             return
         self.ran.add(check.name)
         run_scenario(check, self.api, self.audit, self.throttle).replay(self.results)
@@ -238,7 +238,7 @@ class CheckItem(AuditItem):
         elif tally.outcome == SKIPPED:
             pytest.skip(redact("; ".join(f.title for f in mine if f.outcome == SKIPPED)) or "nothing to check")
         elif tally.outcome == OFF:
-            pytest.skip(f"a {self.check.level} rule: off in profile {results.policy.profile}")
+            pytest.skip(results.policy.why_off(self.check.source))
 
 
 class FuzzItem(AuditItem):

@@ -206,8 +206,7 @@ def write_junit(results: Results, path: str | Path, redactor: Redactor) -> None:
                                         type=failed[0].code or t.check.level.value)
                 element.text = redactor.text(clip("\n\n".join(finding_text(f) for f in failed), MAX_JUNIT_TEXT))
             elif t.outcome in (SKIPPED, OFF):
-                reason = next((f.title for f in mine if f.outcome == SKIPPED),
-                              f"a {t.check.level} rule, off in profile {results.policy.profile}")
+                reason = next((f.title for f in mine if f.outcome == SKIPPED), results.policy.why_off(t.check.source))
                 ET.SubElement(case, "skipped", message=redactor.text(reason))
             elif t.outcome == WARNED:
                 out = ET.SubElement(case, "system-out")
@@ -310,10 +309,11 @@ def render_markdown(results: Results, *, base_url: str, run: RunInfo | None = No
         for t in ordered_rows(results, api):
             if t.outcome == SKIPPED:
                 why = "; ".join(f.title for f in results.skips if f.check is t.check)
-                lines.append(f"| `{api}` `{t.check.name}` | {t.check.level} | {why} |")
             elif t.outcome == OFF:
-                lines.append(f"| `{api}` `{t.check.name}` | {t.check.level} | off in profile "
-                             f"{results.policy.profile} (`--profile digitalocean-live` runs it) |")
+                why = results.policy.why_off(t.check.source)
+            else:
+                continue
+            lines.append(f"| `{api}` `{t.check.name}` | {t.check.level} | {why} |")
     lines += ["", "## Passed", "", "| check | level | kind | responses or runs | source |", "|---|---|---|--:|---|"]
     for api in results.apis:
         for t in ordered_rows(results, api):
@@ -433,7 +433,7 @@ def render_html(results: Results, *, base_url: str, run: RunInfo | None = None) 
             if t.outcome == SKIPPED:
                 why = "; ".join(f.title for f in results.skips if f.check is t.check)
             elif t.outcome == OFF:
-                why = f"off in profile {results.policy.profile} (--profile digitalocean-live runs it)"
+                why = results.policy.why_off(t.check.source)
             else:
                 continue
             not_checked.append((e(api), f"<code>{name_html(t.check.name)}</code>", str(t.check.level),

@@ -46,7 +46,7 @@ class ResponseJudge:
         self.results = results
         self.redactor = redactor
         self.document = document
-        self.checks = [c for c in response_checks(api) if results.policy.applies(c.level)]
+        self.checks = [c for c in response_checks(api) if results.policy.runs(c.source)]
         self._operation_path = operation(api).base_path + operation(api).path
 
     def judge(self, exchange: Exchange, *, learned: bool = False) -> list[Breach]:
@@ -65,7 +65,9 @@ class ResponseJudge:
                 example = violation_example(violation, self.record(exchange), self.redactor, exchange)
                 self._breach(broken, check, exchange, example)
             else:
-                if applied:
+                if isinstance(applied, str):
+                    self.results.not_judged(check, applied)
+                elif applied:
                     self.results.passed(check)
         if self.document is not None:
             for outcome in self.document.judge(exchange) or ():

@@ -92,6 +92,8 @@ class Tally:
     warned: int = 0
     skipped: int = 0
     off: bool = False
+    # Responses a response check spoke about but did not judge, by the reason it gave (see ResponseJudge.judge).
+    not_judged: Counter[str] = field(default_factory=Counter)
 
     @property
     def outcome(self) -> str:
@@ -125,7 +127,7 @@ class Results:
         self.policy = policy
         self.apis = tuple(apis)
         self.tallies: dict[tuple[str, str], Tally] = {
-            (check.api, check.name): Tally(check, off=not policy.applies(check.level))
+            (check.api, check.name): Tally(check, off=not policy.runs(check.source))
             for api in self.apis
             for check in checks(api)
         }
@@ -173,6 +175,12 @@ class Results:
         self.tally(check).skipped += 1
         self._add(check, SKIPPED, "", Example(reason), None)
 
+    def not_judged(self, check: Check, reason: str) -> None:
+        """A response `check` speaks about but did not judge, and why (said if the check never judged one)."""
+        tally = self.tally(check)
+        if not tally.off:
+            tally.not_judged[reason] += 1
+
     def gap(self, gap: Gap) -> None:
         """Record work the audit could not do."""
         self.gaps.append(gap)
@@ -183,6 +191,9 @@ class Results:
         for tally in self.rows(api):
             if not (tally.ran or tally.off or tally.skipped):
                 why = reason(tally.check)
+                if why is not None and tally.not_judged:  # it met responses, and said why it judged none
+                    why = "; ".join(f"{count} response(s) not judged: {said}"
+                                    for said, count in tally.not_judged.most_common())
                 if why is not None:
                     self.skipped(tally.check, why)
 
@@ -328,13 +339,16 @@ class Ledger:
         self._entries.append(("passed", (check,), {}))
 
     def breach(self, check: Check, example: Example, *, shape: str, code: str | None = None) -> str | None:
-        if not self.policy.applies(check.level):
+        if not self.policy.runs(check.source):
             return None
         self._entries.append(("breach", (check, example), {"shape": shape, "code": code}))
         return self.policy.breach(check.level)
 
     def skipped(self, check: Check, reason: str) -> None:
         self._entries.append(("skipped", (check, reason), {}))
+
+    def not_judged(self, check: Check, reason: str) -> None:
+        self._entries.append(("not_judged", (check, reason), {}))
 
     def gap(self, gap: Gap) -> None:
         self._entries.append(("gap", (gap,), {}))

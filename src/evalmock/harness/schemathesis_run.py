@@ -224,7 +224,9 @@ def _record_scenario(api: str, event: Any, results: Recorder, redactor: Redactor
             check = attribute(api, node.name, status=status, query=query, method=request.method if request else "GET",
                               headers=headers, targets=targets)
             if check is None:
-                not_judged += node.status == Status.FAILURE
+                if node.status == Status.FAILURE:
+                    not_judged += 1
+                    _show_unjudged(api, node.name, _request_record(interaction, redactor), results)
                 continue
             if node.name == "positive_data_acceptance" and refusal_left_open(
                 api, status, query or {}, path_parameters or {}, targets
@@ -248,6 +250,20 @@ def _record_scenario(api: str, event: Any, results: Recorder, redactor: Redactor
             f"{api}: {COUNT} Schemathesis finding(s) about what the pages leave open (an undeclared or repeated "
             "query parameter, an empty include= or kind=, a stray header, a status the pages name no other for) were "
             "not judged", not_judged)
+
+
+UNJUDGED_SHOWN = 3  # examples of Schemathesis findings not judged, per API and recorder: enough to check the count
+
+
+def _show_unjudged(api: str, check: str, record: RequestRecord | None, results: Recorder) -> None:
+    """A few of the findings not judged, as sent and answered, so that a reader can see they are what the pages leave
+    open (the count alone asks to be taken on trust)."""
+    prefix = f"{api}: not judged, as the pages leave it open: Schemathesis's {check} on "
+    if record is None or sum(note.startswith(f"{api}: not judged, as") for note in results.notes) >= UNJUDGED_SHOWN:
+        return
+    note = f"{prefix}{record.method} {record.url} -> {record.status}"
+    if note not in results.notes:
+        results.notes.append(note)
 
 
 def _first_values(headers: Any) -> dict[str, str]:

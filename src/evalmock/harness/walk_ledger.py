@@ -91,6 +91,18 @@ class WalkLedger:
             start += len(mark.ids)
         return None
 
+    def page_number(self, key: int) -> int | None:
+        """The page of the walk, counted from 1, that listed a case (by its id hash), or None."""
+        for number, mark in enumerate(self.pages, start=self.forgotten_pages + 1):
+            if key in mark.ids:
+                return number
+        return None
+
+    @property
+    def next_page_number(self) -> int:
+        """The number the walk's next page will have, counted from 1."""
+        return self.forgotten_pages + len(self.pages) + 1
+
     def add(self, mark: PageMark) -> None:
         self.pages.append(mark)
 

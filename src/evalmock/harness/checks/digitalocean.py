@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from evalmock.contract.operations import operation
-from evalmock.contract.sources import inferred, live, on_digitalocean_page, page
+from evalmock.contract.sources import Source, inferred, live, on_digitalocean_page, page
 from evalmock.contract.targets import Targets
 from evalmock.harness.checks.registry import response_check, scenario_check
 from evalmock.harness.exchange import Exchange
@@ -34,11 +34,24 @@ _VERSION = page(
             "once the service's own answers confirm the query name evaluation_test_case_version (it answered a "
             "version other than the latest when asked by that name); until then the wire name is only inferred.",
 )
-_VERSION_NAME = inferred(
-    "The page gives only the Go field EvaluationTestCaseVersion, not its name on the wire; its JSON example shows "
-    "response fields as the Go names in snake_case, so the query parameter is read as "
-    "evaluation_test_case_version. Until the service answers a version other than the latest when asked by that "
-    "name, a wrong version may only mean that it reads the version under another name.",
+
+
+def _version_name(settled_live_by: str) -> Source:
+    return inferred(
+        "The page gives only the Go field EvaluationTestCaseVersion, not its name on the wire; its JSON example shows "
+        "response fields as the Go names in snake_case, so the query parameter is read as "
+        "evaluation_test_case_version. Until the service answers a version other than the latest when asked by that "
+        "name, a wrong version may only mean that it reads the version under another name.",
+        *_ASKED_FOR_A_VERSION,
+        settled_live_by=settled_live_by,
+    )
+
+
+# In the live profile the name is no longer an inference: these judge what the inferred twins judge elsewhere.
+_VERSION_NAME_LIVE = live(
+    "DigitalOcean's public spec names the query parameter evaluation_test_case_version (Version of the test case), "
+    "and its SDKs, generated from that spec, send it so: a version asked by that name is judged whether or not "
+    "the service's answers confirm the name.",
     *_ASKED_FOR_A_VERSION,
 )
 
@@ -90,23 +103,45 @@ def _same_version(requested: int, answered: Any) -> bool:
 
 
 @response_check("gradient", _VERSION)
-def body_is_the_requested_version(exchange: Exchange, targets: Targets) -> bool | None:
+def body_is_the_requested_version(exchange: Exchange, targets: Targets) -> bool | str | None:
     """A 200 to a request naming evaluation_test_case_version carries that version (when it carries one), judged
     when the answer confirms the name: it is a version the targets list, other than the latest."""
     asked = _version_asked(exchange, targets)
-    if asked is None or not asked[2]:
+    if asked is None:
         return None
+    if not asked[2]:
+        return _NAME_UNCONFIRMED
     return _same_version(asked[0], asked[1])
 
 
-@response_check("gradient", _VERSION_NAME)
-def body_is_the_version_asked_by_its_inferred_name(exchange: Exchange, targets: Targets) -> bool | None:
+_NAME_UNCONFIRMED = ("the answer did not confirm the query name evaluation_test_case_version (it was the latest "
+                     "version, or the targets do not list the test case): body_is_the_version_asked_by_its_inferred_"
+                     "name judged it (body_is_the_version_asked_by_the_spec_s_name in the live profile)")
+_NAME_CONFIRMED = ("the answer confirmed the query name evaluation_test_case_version: body_is_the_requested_version "
+                   "judged it")
+
+
+def _unconfirmed_version(exchange: Exchange, targets: Targets) -> bool | str | None:
+    asked = _version_asked(exchange, targets)
+    if asked is None:
+        return None
+    if asked[2]:
+        return _NAME_CONFIRMED
+    return _same_version(asked[0], asked[1])
+
+
+@response_check("gradient", _version_name(settled_live_by="body_is_the_version_asked_by_the_spec_s_name"))
+def body_is_the_version_asked_by_its_inferred_name(exchange: Exchange, targets: Targets) -> bool | str | None:
     """A 200 to a request naming evaluation_test_case_version carries that version, where the answer does not
     confirm the name (it is the latest, or the targets do not list the test case): a warning by default."""
-    asked = _version_asked(exchange, targets)
-    if asked is None or asked[2]:
-        return None
-    return _same_version(asked[0], asked[1])
+    return _unconfirmed_version(exchange, targets)
+
+
+@response_check("gradient", _VERSION_NAME_LIVE)
+def body_is_the_version_asked_by_the_spec_s_name(exchange: Exchange, targets: Targets) -> bool | str | None:
+    """In the live profile, a 200 to a request naming evaluation_test_case_version carries that version, where the
+    answer does not confirm the name (it is the latest, or the targets do not list the test case)."""
+    return _unconfirmed_version(exchange, targets)
 
 
 @response_check("gradient", page(
@@ -214,18 +249,31 @@ def each_version_is_that_version(s: Scenario) -> None:
     answers, confirmed = _ask_every_version(s)
     if not confirmed:
         raise Skip("no answer confirmed the query name evaluation_test_case_version (none was a version other than "
-                   "the latest): version_asked_by_its_inferred_name_is_that_version judges the versions instead")
+                   "the latest): version_asked_by_its_inferred_name_is_that_version judges the versions instead "
+                   "(version_asked_by_the_spec_s_name_is_that_version in the live profile)")
     _assert_each_version(answers)
 
 
-@scenario_check("gradient", _VERSION_NAME)
+def _unconfirmed_versions(s: Scenario) -> None:
+    answers, confirmed = _ask_every_version(s)
+    if not confirmed:
+        _assert_each_version(answers)
+
+
+@scenario_check("gradient", _version_name(settled_live_by="version_asked_by_the_spec_s_name_is_that_version"))
 def version_asked_by_its_inferred_name_is_that_version(s: Scenario) -> None:
     """Asked by evaluation_test_case_version for each version the targets list (and those just beyond), the answers
     are those versions, where no answer confirms the name: a warning by default. Once one does, the page rule
     each_version_is_that_version judges them."""
-    answers, confirmed = _ask_every_version(s)
-    if not confirmed:
-        _assert_each_version(answers)
+    _unconfirmed_versions(s)
+
+
+@scenario_check("gradient", _VERSION_NAME_LIVE)
+def version_asked_by_the_spec_s_name_is_that_version(s: Scenario) -> None:
+    """In the live profile, asked by evaluation_test_case_version for each version the targets list (and those just
+    beyond), the answers are those versions, where no answer confirms the name. Once one does, the page rule
+    each_version_is_that_version judges them."""
+    _unconfirmed_versions(s)
 
 
 @scenario_check("gradient", live("DigitalOcean's service answers a test case without a version with its latest "

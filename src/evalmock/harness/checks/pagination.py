@@ -132,17 +132,18 @@ def assert_page_continues(walk: WalkLedger, cases: list[dict[str, Any]], exchang
     keys = [id_key(case.get("id")) for case in cases]
     fresh = set(keys)
     if len(fresh) < len(keys) or any(not fresh.isdisjoint(mark.ids) for mark in walk.pages):
-        start = walk.cases
+        start, this_page = walk.cases, walk.next_page_number
         here: dict[int, int] = {}
         for index, (key, case) in enumerate(zip(keys, cases, strict=True)):
-            before = walk.position(key)
+            before, before_page = walk.position(key), walk.page_number(key)
             if before is None:
-                before = here.get(key)
+                before, before_page = here.get(key), this_page
             if before is not None:
+                # The page numbers say which request listed it first: page 1 is the one without a cursor.
                 raise Violation(  # received: the value at the pointer, as every finding that points shows it
-                    f"walking {_at(limit)}, case {case.get('id')!r} came back twice, at positions {before} and "
-                    f"{start + index}", expected="every case exactly once", received=case.get("id"),
-                    exchange=exchange, pointer=f"/data/{index}/id",
+                    f"walking {_at(limit)}, case {case.get('id')!r} came back twice, at positions {before} (page "
+                    f"{before_page}) and {start + index} (page {this_page})", expected="every case exactly once",
+                    received=case.get("id"), exchange=exchange, pointer=f"/data/{index}/id",
                 )
             here[key] = start + index
     previous = walk.latest()

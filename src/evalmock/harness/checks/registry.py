@@ -3,7 +3,8 @@
 Three kinds of check:
 - `response`: a function of one exchange (and, when it takes a second argument, the targets: what is known to
   exist), run on every response the audit sees; returns True when it applied, None when the response is not
-  one it speaks about, and raises Violation when the response breaks it;
+  one it speaks about, a reason (a string) when it speaks about the response but cannot judge it (said in the
+  report when it judged none), and raises Violation when the response breaks it;
 - `scenario`: a function of a Scenario, making its own requests; raises Violation or Skip;
 - `schemathesis`: one of Schemathesis's built-in checks, declared here so that it too has a source.
 """
@@ -78,8 +79,9 @@ def _decorator(kind: str, api: str, source: Source, *,
     return decorate
 
 
-def response_check(api: str, source: Source) -> Callable[[Callable[[Exchange], bool | None]], Callable[..., Any]]:
-    """Register a per-response check: `(exchange) -> True` when it applied, None when it did not apply."""
+def response_check(api: str, source: Source) -> Callable[[Callable[[Exchange], bool | str | None]], Callable[..., Any]]:
+    """Register a per-response check: `(exchange) -> True` when it applied, None when it did not apply, or why it
+    did not judge a response it speaks about."""
     return _decorator(RESPONSE, api, source)
 
 
