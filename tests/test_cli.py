@@ -39,3 +39,12 @@ def test_parsed_options_carry_only_the_command_s_own() -> None:
     args = build_parser().parse_args(["serve", "--port", "9000"])
     assert args.command == "serve" and args.port == 9000 and not hasattr(args, "parsed_by")
 
+
+
+@pytest.mark.parametrize("command", [["serve"], ["proxy", "--upstream", "http://127.0.0.1:9"]])
+@pytest.mark.parametrize("port", ["99999", "-1", "http"])
+def test_a_port_out_of_range_is_a_usage_error_not_a_crash(command: list[str], port: str,
+                                                          capsys: pytest.CaptureFixture[str]) -> None:
+    err = usage_error([*command, "--port", port], capsys)
+    assert f"evalmock {command[0]}: error: argument --port: " in err and "Traceback" not in err
+    assert ("a port is 0..65535 (0: any free one)" if port != "http" else "expected a port number") in err

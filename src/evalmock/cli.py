@@ -67,6 +67,16 @@ def _positive(text: str) -> int:
     return value
 
 
+def _port(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a port number, got {text!r}") from None
+    if not 0 <= value <= 65535:
+        raise argparse.ArgumentTypeError(f"a port is 0..65535 (0: any free one), got {value}")
+    return value
+
+
 def _seconds(text: str) -> float:
     try:
         value = float(text)
@@ -151,7 +161,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     serve = commands.add_parser("serve", help="serve both APIs from a seeded world")
     serve.add_argument("--host", default=DEFAULT_HOST, help=f"interface to listen on (default {DEFAULT_HOST})")
-    serve.add_argument("--port", type=int, default=DEFAULT_PORT, help=f"port (default {DEFAULT_PORT})")
+    serve.add_argument("--port", type=_port, default=DEFAULT_PORT,
+                       help=f"port (default {DEFAULT_PORT}; 0: any free one, which the banner shows)")
     serve.add_argument("--seed", type=int, default=DEFAULT_SEED, help=f"world seed (default {DEFAULT_SEED})")
     serve.add_argument(
         "--cases", type=_positive, default=DEFAULT_CASES,
@@ -206,7 +217,8 @@ def build_parser() -> argparse.ArgumentParser:
         "--upstream", required=True, metavar="URL", help="the service's root URL, e.g. https://staging.example.com"
     )
     proxy.add_argument("--host", default=DEFAULT_HOST, help=f"interface to listen on (default {DEFAULT_HOST})")
-    proxy.add_argument("--port", type=int, default=DEFAULT_PROXY_PORT, help=f"port (default {DEFAULT_PROXY_PORT})")
+    proxy.add_argument("--port", type=_port, default=DEFAULT_PROXY_PORT,
+                       help=f"port (default {DEFAULT_PROXY_PORT}; 0: any free one, which the banner shows)")
     _judging_options(proxy, "which API's responses to judge (default all; the other's are forwarded unjudged)")
     proxy.add_argument(
         "--timeout", type=_seconds, default=DEFAULT_PROXY_TIMEOUT, metavar="SECONDS",

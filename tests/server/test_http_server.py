@@ -3,11 +3,14 @@ when asked, stops cleanly on SIGTERM, and says so when it cannot listen, before 
 
 from __future__ import annotations
 
+import contextlib
 import logging
+import re
 import signal
 import socket
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import httpx
@@ -100,6 +103,31 @@ def test_a_taken_port_is_said_plainly_before_any_banner(server: str, workers: st
     assert "Traceback" not in done.stderr
     assert "curl" not in done.stdout  # no banner inviting requests to a port another program answers
     assert not targets.exists()  # no targets file naming a server that never started
+
+
+def test_port_0_serves_on_a_free_port_the_banner_names() -> None:
+    process = subprocess.Popen([sys.executable, "-m", "evalmock", "serve", "--cases", "10", "--port", "0"],
+                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        assert process.stdout is not None
+        named = None
+        deadline = time.monotonic() + 60
+        while named is None and time.monotonic() < deadline:
+            line = process.stdout.readline()
+            assert line, "the server stopped before its banner"
+            named = re.search(r"http://127\.0\.0\.1:(\d+)/", line)
+        assert named is not None and named.group(1) != "0"
+        url = f"http://127.0.0.1:{named.group(1)}{EXAMPLE}"
+        while time.monotonic() < deadline:
+            with contextlib.suppress(httpx.TransportError):
+                assert httpx.get(url, headers=AUTH, timeout=5).status_code == 200
+                break
+            time.sleep(0.1)
+        else:
+            raise AssertionError(f"nothing answered at {url}")
+    finally:
+        process.terminate()
+        process.wait(timeout=20)
 
 
 def test_a_port_taken_after_the_check_still_ends_uvicorn_with_exit_1() -> None:

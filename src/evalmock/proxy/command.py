@@ -107,7 +107,7 @@ def run_proxy(args: argparse.Namespace) -> int:
         app, _, session = build_proxy(args)
         server_name = getattr(args, "server", None) or DEFAULT_PROXY_SERVER
         check_available(server_name)
-        check_can_listen(args.host, args.port)
+        args.port = check_can_listen(args.host, args.port)  # port 0: the one chosen, for the banner and the server
     except (UsageError, ServerUnavailable, CannotListen) as exc:
         print(f"evalmock proxy: {exc}", file=sys.stderr)
         return EXIT_USAGE

@@ -55,10 +55,11 @@ class CannotListen(Exception):
     """The address cannot be served on: its port is taken, or the host is not one of this machine's."""
 
 
-def check_can_listen(host: str, port: int) -> None:
+def check_can_listen(host: str, port: int) -> int:
     """Bind the address as either server will (SO_REUSEADDR: a port a closed connection still holds is free) and let
     it go: a port already taken is said before a banner invites anyone to it, where uvicorn would say it after.
-    CannotListen says why."""
+    Returns the port, the one the system chose for port 0 (so that the banner can name it); CannotListen says why
+    it cannot."""
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     with socket.socket(family, socket.SOCK_STREAM) as probe:
         probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
@@ -66,6 +67,7 @@ def check_can_listen(host: str, port: int) -> None:
             probe.bind((host, port))
         except OSError as exc:
             raise CannotListen(_listen_error(host, port, exc.strerror or str(exc))) from None
+        return int(probe.getsockname()[1])
 
 
 def granian_installed() -> bool:

@@ -67,7 +67,7 @@ def serve(args: argparse.Namespace) -> int:
         print(refusal(error), file=sys.stderr)
         return 2
     try:  # before the targets file is written and the banner invites anyone to the port
-        check_can_listen(settings.host, settings.port)
+        settings = dataclasses.replace(settings, port=check_can_listen(settings.host, settings.port))
     except CannotListen as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
