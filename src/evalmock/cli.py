@@ -6,7 +6,7 @@ import argparse
 import os
 import sys
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, TypeVar
 
 from evalmock.defaults import (
     ACCEPT_TOKENS_ENV,
@@ -47,31 +47,32 @@ def _latency(text: str) -> tuple[int, int]:
     return bounds
 
 
-def _rate(text: str) -> float:
+T = TypeVar("T")
+
+
+def _parsed(text: str, parse: Callable[[str], T], expected: str) -> T:
     try:
-        rate = float(text)
+        return parse(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number from 0 to 1, got {text!r}") from None
+        raise argparse.ArgumentTypeError(f"expected {expected}, got {text!r}") from None
+
+
+def _rate(text: str) -> float:
+    rate = _parsed(text, float, "a number from 0 to 1")
     if not 0.0 <= rate <= 1.0:
         raise argparse.ArgumentTypeError("the error rate must be between 0 and 1")
     return rate
 
 
 def _positive(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+    value = _parsed(text, int, "a whole number")
     if value < 1:
         raise argparse.ArgumentTypeError("must be at least 1")
     return value
 
 
 def _port(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a port number, got {text!r}") from None
+    value = _parsed(text, int, "a port number")
     if not 0 <= value <= 65535:
         raise argparse.ArgumentTypeError(f"a port is 0..65535 (0: any free one), got {value}")
     return value
