@@ -332,3 +332,13 @@ def test_a_curl_command_that_sends_a_cursor_comes_with_the_page_s_words_on_how_l
                  Example("x", RequestRecord("GET", url, {}, 500, f"curl -sS -i '{url}'")),
                  shape=request_shape("GET", LIST, 500))
     assert SEALED_CURSOR_NOTE not in replay_notes(empty, Redactor())
+
+
+def test_a_copy_of_the_results_keeps_its_own_count_of_responses_not_judged() -> None:
+    results = Results(Policy(), ("test-set",))
+    check = find_check("hand_cases_are_expert", "test-set")
+    results.not_judged(check, "an older server's page")
+    copied = results.copy()
+    results.not_judged(check, "an older server's page")  # after the copy: the copy keeps its own count
+    assert copied.tally(check).not_judged["an older server's page"] == 1
+    assert results.tally(check).not_judged["an older server's page"] == 2

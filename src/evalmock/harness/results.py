@@ -214,7 +214,8 @@ class Results:
         """The outcomes so far, apart from these (to finish and report while more are still being recorded)."""
         other = Results(self.policy, ())
         other.apis = self.apis
-        other.tallies = {key: dataclasses.replace(tally) for key, tally in self.tallies.items()}
+        other.tallies = {key: dataclasses.replace(tally, not_judged=tally.not_judged.copy())
+                         for key, tally in self.tallies.items()}
         other._findings = {key: dataclasses.replace(finding, examples=list(finding.examples))
                            for key, finding in self._findings.items()}
         other.notes = list(self.notes)
