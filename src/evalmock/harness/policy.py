@@ -26,14 +26,12 @@ class Policy:
     def live(self) -> bool:
         return self.profile == LIVE_PROFILE
 
-    def applies(self, level: Level) -> bool:
-        """Whether rules of this level run at all."""
-        return level is not Level.LIVE or self.live
-
     def runs(self, source: Source) -> bool:
-        """Whether a rule from this source runs: its level applies, and, for an inference DigitalOcean's spec
-        settles, not in the live profile (its live twin judges there)."""
-        return self.applies(source.level) and not (self.live and source.settled_live_by)
+        """Whether a rule from this source runs: a live one only in the live profile, and an inference DigitalOcean's
+        spec settles only outside it (its live twin judges there)."""
+        if self.live:
+            return not source.settled_live_by
+        return source.level is not Level.LIVE
 
     def why_off(self, source: Source) -> str:
         """Why a rule that does not run is off, for the reports."""

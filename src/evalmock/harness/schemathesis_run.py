@@ -258,10 +258,10 @@ UNJUDGED_SHOWN = 3  # examples of Schemathesis findings not judged, per API and 
 def _show_unjudged(api: str, check: str, record: RequestRecord | None, results: Recorder) -> None:
     """A few of the findings not judged, as sent and answered, so that a reader can see they are what the pages leave
     open (the count alone asks to be taken on trust)."""
-    prefix = f"{api}: not judged, as the pages leave it open: Schemathesis's {check} on "
-    if record is None or sum(note.startswith(f"{api}: not judged, as") for note in results.notes) >= UNJUDGED_SHOWN:
+    prefix = f"{api}: not judged, as the pages leave it open: "
+    if record is None or sum(note.startswith(prefix) for note in results.notes) >= UNJUDGED_SHOWN:
         return
-    note = f"{prefix}{record.method} {record.url} -> {record.status}"
+    note = f"{prefix}Schemathesis's {check} on {record.method} {record.url} -> {record.status}"
     if note not in results.notes:
         results.notes.append(note)
 

@@ -102,6 +102,14 @@ def _same_version(requested: int, answered: Any) -> bool:
     return True
 
 
+# Why a version rule did not judge an answer it speaks about (said when it judged none).
+_NAME_UNCONFIRMED = ("the answer did not confirm the query name evaluation_test_case_version (it was the latest "
+                     "version, or the targets do not list the test case): body_is_the_version_asked_by_its_inferred_"
+                     "name judged it (body_is_the_version_asked_by_the_spec_s_name in the live profile)")
+_NAME_CONFIRMED = ("the answer confirmed the query name evaluation_test_case_version: body_is_the_requested_version "
+                   "judged it")
+
+
 @response_check("gradient", _VERSION)
 def body_is_the_requested_version(exchange: Exchange, targets: Targets) -> bool | str | None:
     """A 200 to a request naming evaluation_test_case_version carries that version (when it carries one), judged
@@ -112,13 +120,6 @@ def body_is_the_requested_version(exchange: Exchange, targets: Targets) -> bool 
     if not asked[2]:
         return _NAME_UNCONFIRMED
     return _same_version(asked[0], asked[1])
-
-
-_NAME_UNCONFIRMED = ("the answer did not confirm the query name evaluation_test_case_version (it was the latest "
-                     "version, or the targets do not list the test case): body_is_the_version_asked_by_its_inferred_"
-                     "name judged it (body_is_the_version_asked_by_the_spec_s_name in the live profile)")
-_NAME_CONFIRMED = ("the answer confirmed the query name evaluation_test_case_version: body_is_the_requested_version "
-                   "judged it")
 
 
 def _unconfirmed_version(exchange: Exchange, targets: Targets) -> bool | str | None:
