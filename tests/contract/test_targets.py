@@ -49,6 +49,18 @@ def test_targets_round_trip(tmp_path: Path, suffix: str) -> None:
     assert load_targets(path) == targets
 
 
+def test_a_targets_file_written_again_is_replaced_whole(tmp_path: Path) -> None:
+    # `serve --write-targets` rewrites it after every reload, maybe while a harness is reading the last one.
+    path, copy = tmp_path / "targets.toml", tmp_path / "copy.toml"
+    first = Targets(projects=(ProjectTarget("a", "p"),), test_cases=(), token="t")
+    dump_targets(first, path)
+    dump_targets(first, copy)
+    with path.open(encoding="utf-8") as reader:
+        dump_targets(Targets(projects=(ProjectTarget("b", "q"),), test_cases=(), token="t"), path)
+        assert reader.read() == copy.read_text(encoding="utf-8")  # not emptied under the reader
+    assert load_targets(path).projects == (ProjectTarget("b", "q"),)
+
+
 @pytest.mark.parametrize(
     ("raw", "words"),
     [

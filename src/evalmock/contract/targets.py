@@ -15,6 +15,7 @@ from typing import Any
 import yaml
 
 from evalmock.contract.spelling import unknown_key
+from evalmock.whole_file import write_whole
 
 AUTH_KEYS = ("token", "second_token", "expired_token", "revoked_token", "no_read_token")
 
@@ -129,7 +130,7 @@ def dump_targets(targets: Targets, path: str | Path) -> None:
     path = Path(path)
     data = targets_to_dict(targets)
     text = _to_toml(data) if path.suffix == ".toml" else yaml.safe_dump(data, sort_keys=False)
-    path.write_text(text, encoding="utf-8")
+    write_whole(path, text)  # a running server rewrites it after a reload, maybe while a harness reads it
 
 
 def targets_to_dict(targets: Targets) -> dict[str, Any]:

@@ -19,6 +19,7 @@ from evalmock.harness.policy import FAILED, PASSED, SKIPPED, WARNED
 from evalmock.harness.redact import Redactor
 from evalmock.harness.results import OFF, Finding, Results, Tally, Verdict
 from evalmock.harness.run_info import RunInfo
+from evalmock.whole_file import write_whole
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -241,8 +242,7 @@ def _verdict_error(root: ET.Element, name: str, kind: str, message: str, text: s
 
 def _write_xml(root: ET.Element, path: str | Path, redactor: Redactor) -> None:
     ET.indent(root)
-    Path(path).write_text(redactor.text(ET.tostring(root, encoding="unicode", xml_declaration=True)) + "\n",
-                          encoding="utf-8")
+    write_whole(path, redactor.text(ET.tostring(root, encoding="unicode", xml_declaration=True)) + "\n")
 
 
 # -- Markdown and HTML --------------------------------------------------------------------------------------
@@ -260,7 +260,7 @@ def write_report(results: Results, path: str | Path, *, base_url: str, redactor:
     metadata for the header (by default: now, against `base_url`)."""
     path = Path(path)
     render = render_html if report_format(path) == "html" else render_markdown
-    path.write_text(redactor.text(render(results, base_url=base_url, run=run)), encoding="utf-8")
+    write_whole(path, redactor.text(render(results, base_url=base_url, run=run)))
 
 
 SECTIONS = (

@@ -16,6 +16,7 @@ import harfile
 from evalmock import __version__
 from evalmock.harness.redact import Redactor
 from evalmock.proxy.forwarding import Forwarded, Headers
+from evalmock.whole_file import staged
 
 NOT_HELD = "body not recorded: the proxy streamed it through without holding it"
 FORM = "application/x-www-form-urlencoded"
@@ -48,18 +49,13 @@ class HarRecorder:
         self._spool.seek(0)
         self.redactor.compact()  # each entry is searched once below, not once for each level of secrets
         creator = json.dumps({"name": "evalmock proxy", "version": __version__})
-        fd, staged = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent or ".")
         try:
-            with os.fdopen(fd, "w", encoding="utf-8") as out:
+            with staged(path) as out:
                 out.write(f'{{"log": {{"version": "{harfile.HAR_VERSION}", "creator": {creator}, "entries": [\n')
                 for number, line in enumerate(self._spool):
                     # Again, for any secret learned after the entry was spooled.
                     out.write(("" if number == 0 else ",\n") + self.redactor.text(line.rstrip("\n")))
                 out.write("\n]}}\n")
-            os.replace(staged, path)
-        except BaseException:
-            Path(staged).unlink(missing_ok=True)
-            raise
         finally:
             self._spool.seek(0, os.SEEK_END)
 

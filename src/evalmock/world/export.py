@@ -11,6 +11,7 @@ import sys
 from collections.abc import Iterator
 from typing import IO, Any
 
+from evalmock.whole_file import staged
 from evalmock.world.data_schema import data_file_schema, render
 from evalmock.world.world import ALL_KINDS, CaseQuery, World
 
@@ -143,5 +144,5 @@ def _open_output(path: str) -> Iterator[IO[str]]:
         yield sys.stdout
         sys.stdout.flush()
         return
-    with open(path, "w", encoding="utf-8") as handle:
+    with staged(path) as handle:  # it may go over a data file a running server watches
         yield handle

@@ -15,15 +15,14 @@ import dataclasses
 import hashlib
 import importlib.metadata
 import json
-import os
 import sys
-import tempfile
 from pathlib import Path
 from typing import Any
 
 from evalmock import contract, world
 from evalmock.contract.documents import TEST_SET
 from evalmock.paths import cache_dir
+from evalmock.whole_file import write_whole
 from evalmock.world import hashing, vocabulary
 from evalmock.world.vocabulary import Person, Vocabulary, build_vocabulary
 
@@ -122,15 +121,8 @@ def _write(path: Path, pools: Vocabulary) -> None:
 
 
 def _write_text(path: Path, text: str) -> None:
-    """Write beside the final name, then rename: a reader never sees half a file."""
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=".", suffix=".part")
+        write_whole(path, text)
     except OSError:
-        return  # a read-only home: the next start does the work again
-    try:
-        with os.fdopen(handle, "w", encoding="utf-8") as file:
-            file.write(text)
-        os.replace(temporary, path)
-    except OSError:  # a full disk: no half file is left behind
-        Path(temporary).unlink(missing_ok=True)
+        return  # a read-only home or a full disk: the next start does the work again

@@ -1,0 +1,41 @@
+"""A file written whole: a reader sees the old content or the new one, never a part; a failed write changes nothing."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from evalmock.whole_file import staged, write_whole
+
+
+def test_the_new_content_replaces_the_old_and_nothing_else_is_left(tmp_path: Path) -> None:
+    path = tmp_path / "targets.yaml"
+    path.write_text("old\n", encoding="utf-8")
+    write_whole(path, "new ✓\n")
+    assert path.read_text(encoding="utf-8") == "new ✓\n"
+    assert [entry.name for entry in tmp_path.iterdir()] == ["targets.yaml"]
+
+
+def test_a_reader_of_the_old_file_reads_it_whole_while_it_is_replaced(tmp_path: Path) -> None:
+    path = tmp_path / "targets.yaml"
+    path.write_text("old content\n", encoding="utf-8")
+    with path.open(encoding="utf-8") as reader:
+        write_whole(path, "new\n")
+        assert reader.read() == "old content\n"  # written in place, the file would have been emptied under it
+    assert path.read_text(encoding="utf-8") == "new\n"
+
+
+def test_a_write_that_fails_keeps_the_old_file_and_leaves_no_part(tmp_path: Path) -> None:
+    path = tmp_path / "report.html"
+    path.write_text("the last report\n", encoding="utf-8")
+    with pytest.raises(KeyboardInterrupt), staged(path) as file:
+        file.write("half a rep")
+        raise KeyboardInterrupt
+    assert path.read_text(encoding="utf-8") == "the last report\n"
+    assert [entry.name for entry in tmp_path.iterdir()] == ["report.html"]
+
+
+def test_a_folder_that_does_not_exist_is_an_os_error(tmp_path: Path) -> None:
+    with pytest.raises(FileNotFoundError):
+        write_whole(tmp_path / "missing" / "targets.yaml", "text")
