@@ -9,11 +9,12 @@ from pathlib import Path
 
 import httpx
 import pytest
+from connexion.lifecycle import ConnexionRequest
 from starlette.datastructures import Headers
 
 from conftest import free_port, start_server, stop_server
 from evalmock.defaults import ACCEPT_TOKENS_ENV
-from evalmock.server.auth import accepted_tokens, authorization
+from evalmock.server.auth import SecurityRequest, accepted_tokens, authorization
 from evalmock.world.catalog import EXAMPLE_PROJECT
 
 HEADER_LISTS = [
@@ -30,6 +31,19 @@ HEADER_LISTS = [
 def test_the_authorization_header_is_the_first_one_as_starlette_reads_it(headers: list[tuple[bytes, bytes]]) -> None:
     scope = {"type": "http", "headers": headers}
     assert authorization(scope) == Headers(scope=scope).get("authorization")
+
+
+def test_a_security_handler_reads_the_request_as_connexion_s_own_request_reads_it() -> None:
+    # The bearer check reads only the scope; a handler for another scheme (an API key in a header, the query or a
+    # cookie) reads the request's headers, query and cookies, which come from the Starlette request made for it.
+    headers = [(b"authorization", b"Bearer demo-user"), (b"x-api-key", b"k1"), (b"cookie", b"session=s1")]
+    scope = {"type": "http", "method": "GET", "path": "/v1/x", "query_string": b"api_key=k2&a=1", "headers": headers}
+    ours, connexion = SecurityRequest(dict(scope)), ConnexionRequest(dict(scope))
+    for read in (lambda r: r.headers.get("x-api-key"), lambda r: dict(r.query_params), lambda r: r.cookies,
+                 lambda r: r.scope["path"], lambda r: r.url.path):
+        assert read(ours) == read(connexion)
+    ours.context.update({"user": "user-demo"})
+    assert ours.scope["extensions"]["connexion_context"] == {"user": "user-demo"}
 
 
 def test_tokens_from_the_environment_are_read_as_token_flags_are() -> None:

@@ -151,14 +151,28 @@ def authorization(scope: Scope) -> str | None:
     return None
 
 
+class SecurityRequest(ConnexionRequest):
+    """Connexion's request as its security handlers get it, with the scope at hand rather than behind its proxy to a
+    Starlette request: the bearer check reads only the scope, so that request is made only for a handler that asks."""
+
+    def __init__(self, scope: Scope) -> None:
+        self.scope = scope
+        self.uri_parser = None
+        self._context = self._mimetype = self._path_params = self._query_params = self._form = self._files = None
+
+    def __getattr__(self, name: str) -> Any:
+        if name == "_starlette_request":
+            self._starlette_request = Request(self.scope)
+            return self._starlette_request
+        return getattr(self._starlette_request, name)
+
+
 class _SecurityOperation(SecurityOperation):
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if not self.security:
             await self.next_app(scope, receive, send)
             return
-        # Connexion's own request type, built the way its error handlers build it: without first probing
-        # (through its __getattr__) for a Starlette request it does not have yet.
-        await self.verification_fn(ConnexionRequest.from_starlette_request(Request(scope)))
+        await self.verification_fn(SecurityRequest(scope))
         await self.next_app(scope, receive, send)
 
 
