@@ -156,6 +156,31 @@ def test_unknown_agent_is_404_agent_not_found(client: httpx.Client) -> None:
     assert "acme.unknown" in error["message"]
 
 
+@pytest.mark.parametrize("path", ["/v1", "/v1/", "/v1/agents/example/test-set/case", cases_path() + "/"])
+def test_a_wrong_path_under_the_test_set_api_is_404_naming_its_operation_and_ui(
+    client: httpx.Client, path: str
+) -> None:
+    response = client.get(path, params=example_params(), headers=AUTH, follow_redirects=False)
+    error = assert_envelope(response, 404, "not-found")  # the bare base path too: no redirect to /v1/, itself a 404
+    assert error["message"].endswith(
+        "; this API answers GET /v1/agents/{agentId}/test-set/cases (Swagger UI: /v1/ui/).")
+
+
+@pytest.mark.parametrize("path", ["/v2", "/v2/gen-ai/evaluation_test_case/x"])
+def test_a_wrong_path_under_the_digitalocean_api_is_404_naming_its_operation_and_ui(
+    client: httpx.Client, path: str
+) -> None:
+    response = client.get(path, headers=AUTH, follow_redirects=False)
+    assert_digitalocean_error(response, 404, "not_found")
+    assert response.json()["message"].endswith(
+        "; this API answers GET /v2/gen-ai/evaluation_test_cases/{test_case_uuid} (Swagger UI: /v2/ui/).")
+
+
+def test_a_path_under_no_api_is_404_saying_where_the_apis_live(client: httpx.Client) -> None:
+    error = assert_envelope(client.get("/v3/cases", headers=AUTH), 404, "not-found")
+    assert error["message"] == "No route GET '/v3/cases'; the APIs live under /v1 and /v2."
+
+
 @pytest.mark.parametrize("control", ["%00", "%01", "%0A", "%1b", "%7F", "%C2%85"])
 def test_agent_id_with_a_control_character_is_400_naming_it_as_the_document_says(
     client: httpx.Client, control: str

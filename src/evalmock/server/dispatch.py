@@ -103,6 +103,12 @@ class PreparedApi(AsyncApi):
 class PreparedASGIApp(AsyncASGIApp):
     api_cls = PreparedApi
 
+    def __init__(self) -> None:
+        super().__init__()
+        # Its router of the documents' mounts would redirect a bare base path (/v1) to /v1/, where nothing is
+        # served either (swagger_ui.py turns off the same redirect in the router before it).
+        self.router.redirect_slashes = False
+
 
 class PreparedApp(AsyncApp):
     """Connexion's AsyncApp (same options, same middleware), its operations called through PreparedOperation."""

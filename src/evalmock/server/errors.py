@@ -195,6 +195,25 @@ def _agent_list_path() -> re.Pattern[str]:
     return re.compile(re.escape(head) + "(?P<agent>.+)" + re.escape(tail), re.DOTALL)
 
 
+@functools.cache
+def _routes_of_each_api() -> dict[str, str]:
+    """base path -> what a 404 under it names: the API's operations and its Swagger UI."""
+    named: dict[str, list[str]] = {}
+    for operation in operations().values():
+        base = operation.document.base_path
+        named.setdefault(base, []).append(f"{operation.method} {base}{operation.path}")
+    return {base: f"this API answers {', '.join(routes)} (Swagger UI: {base}/ui/)." for base, routes in named.items()}
+
+
+def _where_the_routes_are(path: str) -> str:
+    """A wrong path's way back: the operations of the API it is under, else where the APIs live."""
+    routes = _routes_of_each_api()
+    for base, named in routes.items():
+        if path == base or path.startswith(base + "/"):
+            return named
+    return f"the APIs live under {' and '.join(routes)}."
+
+
 def _allowed(exc: HTTPException) -> str:
     """The Allow list in a fixed order: Starlette keeps a route's methods in a set, whose order varies by process."""
     return ", ".join(sorted(str((exc.headers or {}).get("Allow", "")).split(", ")))
@@ -208,7 +227,7 @@ async def on_http_exception(request: ConnexionRequest, exc: HTTPException) -> Co
         # the handler, which answers the rest of them the same way.
         return render(unknown_agent(agent["agent"]), path)
     if exc.status_code == 404:
-        message = f"No route {request.scope.get('method', 'GET')} {echo(path)}; the APIs live under /v1 and /v2."
+        message = f"No route {request.scope.get('method', 'GET')} {echo(path)}; {_where_the_routes_are(path)}"
     elif exc.status_code == 405:
         message = f"{request.scope.get('method')} is not allowed here; allowed: {_allowed(exc)}."
     else:
