@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Callable
 from pathlib import Path
 
@@ -97,7 +98,7 @@ def test_fixtures_that_cannot_be_read_have_no_kept_pass(folder: Path, tmp_path: 
 def test_without_a_home_nothing_is_kept(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv(CACHE_ENV, raising=False)
     monkeypatch.delenv("XDG_CACHE_HOME", raising=False)
-    monkeypatch.setattr(start_cache.os.path, "expanduser", lambda path: path)  # no HOME, no passwd entry
+    monkeypatch.setattr(os.path, "expanduser", lambda path: path)  # no HOME, no passwd entry
     assert cache_dir() is None
 
 
