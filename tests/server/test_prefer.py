@@ -159,6 +159,46 @@ def test_prefer_delay_within_bounds_is_accepted(client: httpx.Client) -> None:
     assert prefer(client, "delay=1").status_code == 200
 
 
+@pytest.mark.parametrize(
+    ("value", "path", "status", "applied"),
+    [
+        ("code=401", None, 401, "code=401"),
+        ("code=503, example=database-busy", None, 503, "code=503, example=database-busy"),
+        ('example="retired"; q=1, delay=1, return=minimal', None, 200, "example=retired, delay=1"),
+        ("CODE=200", None, 200, "code=200"),
+        ("delay=1", None, 200, "delay=1"),
+        ("code=429", evaluation_path(), 429, "code=429"),
+        ("example=reference", evaluation_path(), 200, "example=reference"),
+    ],
+)
+def test_an_answer_prefer_shaped_says_so_in_preference_applied(
+    client: httpx.Client, value: str, path: str | None, status: int, applied: str
+) -> None:
+    # RFC 7240: the preferences honoured, each once and in one order; unknown ones (return=minimal) are not.
+    response = prefer(client, value, path)
+    assert response.status_code == status
+    assert response.headers.get_list("preference-applied") == [applied]
+
+
+@pytest.mark.parametrize("value", [None, "return=minimal", "delay=0"])
+def test_an_answer_no_preference_shaped_has_no_preference_applied(client: httpx.Client, value: str | None) -> None:
+    headers = {**AUTH, **({"Prefer": value} if value else {})}
+    response = client.get(cases_path(), params=example_params(), headers=headers)
+    assert response.status_code == 200 and "preference-applied" not in response.headers
+
+
+def test_a_browser_page_may_read_preference_applied(client: httpx.Client) -> None:
+    response = client.get(cases_path(), params=example_params(),
+                          headers={**AUTH, "Prefer": "code=401", "Origin": "http://localhost:3000"})
+    assert response.headers["preference-applied"] == "code=401"
+    assert "preference-applied" in response.headers["access-control-expose-headers"].lower()
+
+
+def test_a_refused_prefer_is_not_said_to_be_applied(client: httpx.Client) -> None:
+    response = prefer(client, "code=418")
+    assert response.status_code == 400 and "preference-applied" not in response.headers
+
+
 def test_latency_samples_stay_within_the_range() -> None:
     latency = Latency(50, 400, random.Random(1))
     samples = [latency.sample() for _ in range(200)]
@@ -191,8 +231,10 @@ def test_error_rate_one_fails_every_request_with_the_apis_transient_error(
     assert_envelope(response, 503, "database-busy")
     assert response.headers["retry-after"].isdigit()
     assert_digitalocean_error(failing.get(evaluation_path(), headers=AUTH), 429, "too_many_requests")
-    # An explicit Prefer wins over the error rate.
+    # An explicit Prefer wins over the error rate; a delay alone does not, and the failure says it was applied.
     assert prefer(failing, "code=200").status_code == 200
+    delayed = prefer(failing, "delay=1")
+    assert delayed.status_code == 503 and delayed.headers["preference-applied"] == "delay=1"
 
 
 def test_error_rate_zero_never_fails(client: httpx.Client) -> None:

@@ -12,7 +12,8 @@ CORS_OPTIONS: dict[str, Any] = {
     "allow_origins": ["*"],
     "allow_methods": ["GET"],
     "allow_headers": ["*"],  # Starlette echoes the requested headers, so Authorization and Prefer pass
-    "expose_headers": ["X-Request-Id", "Retry-After", "ratelimit-limit", "ratelimit-remaining", "ratelimit-reset"],
+    "expose_headers": ["X-Request-Id", "Retry-After", "ratelimit-limit", "ratelimit-remaining", "ratelimit-reset",
+                       "Preference-Applied"],
     "max_age": 600,
     # A page on a public or https origin (a deployed staging app, a hosted Storybook) calling 127.0.0.1: Chromium's
     # preflight asks for the private network (Access-Control-Request-Private-Network) and needs it allowed.

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import orjson
-from starlette.types import ASGIApp, Receive, Scope, Send
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from evalmock.contract.documents import GRADIENT
 from evalmock.contract.operations import Operation, operations
@@ -26,6 +26,10 @@ MAX_DELAY_MS = 60_000
 PREFER_VALUES_KEPT = 256
 RETRY_AFTER_SECONDS = 1
 _KNOWN = ("code", "example", "delay")
+# RFC 7240's answer to Prefer: which preferences shaped this response. A 401 or a 503 a developer did not expect is
+# then seen, in the browser's network panel, to be one their Prefer header asked for.
+PREFERENCE_APPLIED = "Preference-Applied"
+_TOKEN = frozenset("!#$%&'*+-.^_`|~0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ")
 
 
 @dataclass(frozen=True)
@@ -37,6 +41,16 @@ class Preferences:
     @property
     def chooses_response(self) -> bool:
         return self.code is not None or self.example is not None
+
+    def applied(self) -> str:
+        """The Preference-Applied value for these preferences (empty when none was given)."""
+        example = self.example
+        if example is not None and not set(example) <= _TOKEN:
+            example = '"' + example.replace("\\", "\\\\").replace('"', '\\"') + '"'
+        parts = [f"code={self.code}" if self.code is not None else "",
+                 f"example={example}" if example is not None else "",
+                 f"delay={self.delay_ms}" if self.delay_ms else ""]
+        return ", ".join(part for part in parts if part)
 
 
 def _tokens(values: Iterable[str]) -> Iterable[tuple[str, str]]:
@@ -183,16 +197,38 @@ class ScenarioMiddleware:
         check_against(operation, preferences)
         if preferences.delay_ms:
             await pause(preferences.delay_ms)
+        value = preferences.applied()
+        applied = {PREFERENCE_APPLIED: value} if value else {}
         if not preferences.chooses_response:
             if self._error_rate and self._rng.random() < self._error_rate:
-                raise transient_error(operation)
-            await self.app(scope, receive, send)
+                raise _with_headers(transient_error(operation), applied)
+            await self.app(scope, receive, _adding(send, applied))
             return
         status = preferences.code or 200
         if status >= 300:
-            raise forced_error(operation, status, preferences.example, scope.get("path_params", {}))
+            raise _with_headers(forced_error(operation, status, preferences.example, scope.get("path_params", {})),
+                                applied)
         if preferences.example is None:
-            await self.app(scope, receive, send)
+            await self.app(scope, receive, _adding(send, applied))
             return
         body = encoded_example(operation.operation_id, status, preferences.example)
-        await encoded_json_response(body, status)(scope, receive, send)
+        await encoded_json_response(body, status, applied)(scope, receive, send)
+
+
+def _with_headers(error: ApiError, headers: dict[str, str]) -> ApiError:
+    error.headers = {**error.headers, **headers}
+    return error
+
+
+def _adding(send: Send, headers: dict[str, str]) -> Send:
+    """`send`, with `headers` added to the response's start (`send` itself when there are none)."""
+    if not headers:
+        return send
+    raw = [(name.lower().encode("latin-1"), value.encode("latin-1")) for name, value in headers.items()]
+
+    async def send_with_headers(message: Message) -> None:
+        if message["type"] == "http.response.start":
+            message["headers"] = [*message.get("headers", []), *raw]
+        await send(message)
+
+    return send_with_headers
