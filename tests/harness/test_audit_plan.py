@@ -4,6 +4,7 @@ read, tokens taken from the option, else the environment, else the targets' [aut
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -18,18 +19,20 @@ from evalmock.harness.audit import (
     _plan_api,
     audit_url,
     plan_audit,
+    run_audit,
     run_scenario,
     run_shard,
+    turned_away_targets,
 )
 from evalmock.harness.checks import find_check
 from evalmock.harness.policy import LIVE_PROFILE, Policy
-from evalmock.harness.results import COUNT, Ledger, RequestRecord, Results
+from evalmock.harness.results import COUNT, Ledger, RequestRecord, Results, Verdict
 from evalmock.harness.scenario import Scenario
 from evalmock.harness.schemathesis_run import Shard
 from evalmock.harness.throttle import Throttle
 
 from .conftest import MutableServer
-from .serving import free_port
+from .serving import free_port, serving
 
 URL = "http://127.0.0.1:8080"
 
@@ -195,3 +198,37 @@ def test_a_few_schemathesis_findings_left_unjudged_are_shown_as_sent_and_answere
     assert len(shown) == schemathesis_run.UNJUDGED_SHOWN
     assert shown[0] == ("test-set: not judged, as the pages leave it open: Schemathesis's negative_data_rejection on "
                         "GET http://svc.test/v1/agents/a/test-set/cases?projectId=p&include=&n=0 -> 200")
+
+
+class RefusingGateway:
+    """An ASGI gateway before the mock that answers 403 (its own body) to every request for one project."""
+
+    def __init__(self, app: Any, project_id: str) -> None:
+        self.app, self.project_id = app, project_id.lower()
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] == "http" and self.project_id in scope["query_string"].decode("latin-1").lower():
+            body = b'{"message":"Forbidden"}'
+            await send({"type": "http.response.start", "status": 403,
+                        "headers": [(b"content-type", b"application/json"), (b"content-length", b"%d" % len(body))]})
+            await send({"type": "http.response.body", "body": body})
+            return
+        await self.app(scope, receive, send)
+
+
+def test_behind_a_gateway_that_refuses_one_project_the_audit_is_incomplete_not_failed(
+    mutable_server: MutableServer,
+) -> None:
+    # Everything asked of the refused project with the audit's token (a reused cursor, a generated request that
+    # Schemathesis expects a page or a 400 for) gets the gateway's 403: none of it is judged, each is a gap, and
+    # a page-faithful service behind the gateway is not failed for it.
+    targets = mutable_server.targets
+    refused = targets.projects[1]
+    with serving(RefusingGateway(mutable_server.switch, refused.project_id)) as base_url:
+        audit = Audit(base_url=base_url, targets=targets, token=targets.token, apis=("test-set",), max_examples=8)
+        assert turned_away_targets(audit) == {("test-set", refused.agent_id, refused.project_id.lower())}
+        results = run_audit(audit)
+    assert not results.failures, [(f.check.name, f.examples[0].message) for f in results.failures]
+    assert results.verdict is Verdict.INCOMPLETE
+    assert results.gaps and all("answered 403" in gap.what and "turned the audit's token away" in gap.what
+                                for gap in results.gaps)

@@ -11,6 +11,7 @@ import httpx
 from evalmock.contract.targets import ProjectTarget, Targets, TestCaseTarget
 from evalmock.harness.audit import run_scenario_check
 from evalmock.harness.checks import find_check
+from evalmock.harness.outcomes import TargetKey, target_key
 from evalmock.harness.policy import FAILED, PASSED, SKIPPED, WARNED, Policy
 from evalmock.harness.redact import Redactor
 from evalmock.harness.response_judge import ResponseJudge
@@ -200,6 +201,46 @@ def test_a_project_or_test_case_the_token_is_turned_away_from_is_not_judged_and_
         assert "--token" in gap.remedy and "gateway" in gap.remedy
         assert results.verdict is Verdict.INCOMPLETE
         assert results.skips[0].examples[0].message.startswith("could not judge: GET ")
+
+
+OTHER = ProjectTarget("acme.drafting", "a60767bc-f81b-4009-86cc-372b632c4c53")
+
+
+def _one_project_refused(request: httpx.Request) -> httpx.Response:
+    """PROJECT served (two cases, so its first page has a cursor); OTHER refused by a gateway, whatever is asked."""
+    if request.url.params.get("projectId") == OTHER.project_id:
+        return httpx.Response(403, json=FORBIDDEN)
+    if request.url.params.get("cursor"):
+        return httpx.Response(200, json={"data": [hand_case(id="case-2")], "hasMore": False},
+                              headers={"x-request-id": "r"})
+    return httpx.Response(200, json={"data": [hand_case(id="case-1")], "hasMore": True, "nextCursor": "c1"},
+                          headers={"x-request-id": "r"})
+
+
+def _bound_to_the_list(turned_away: frozenset[TargetKey]) -> Results:
+    found = find_check("cursor_is_bound_to_the_list")
+    results = Results(Policy(), (found.api,))
+    targets = Targets(projects=(PROJECT, OTHER), sealed_cursors=True)
+    with httpx.Client(base_url="http://target.invalid", transport=httpx.MockTransport(_one_project_refused)) as client:
+        scenario = Scenario(client, targets, token="demo-user", turned_away=turned_away)
+        run_scenario_check(found, scenario, ResponseJudge(found.api, results, Redactor("demo-user")))
+    return results
+
+
+def test_a_request_for_a_project_the_token_is_turned_away_from_is_not_judged_whatever_it_asks() -> None:
+    # The cursor reused for OTHER gets the gateway's 403, as every request for OTHER does: not the service's answer
+    # to the cursor, so no rule judges it, and the audit cannot conform.
+    turned_away = frozenset({target_key("test-set", {"agentId": OTHER.agent_id}, {"projectId": OTHER.project_id})})
+    results = _bound_to_the_list(turned_away)
+    assert not results.failures and results.verdict is Verdict.INCOMPLETE
+    [gap] = results.gaps
+    assert gap.what.startswith("GET /v1/agents/acme.drafting/test-set/cases answered 403: the service, or a gateway")
+
+
+def test_a_403_for_a_project_the_token_is_not_turned_away_from_is_judged() -> None:
+    # Asked plainly, OTHER was served (it is not in turned_away): a 403 to the reused cursor is the service's answer.
+    results = _bound_to_the_list(frozenset())
+    assert [f.check.name for f in results.failures] == ["cursor_is_bound_to_the_list"] and not results.gaps
 
 
 def test_a_known_project_answered_404_still_fails_the_walk() -> None:

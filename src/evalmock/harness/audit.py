@@ -23,7 +23,7 @@ from evalmock.harness.checks.error_answers import CODE_OF_STATUS
 from evalmock.harness.checks.registry import Check, scenario_checks
 from evalmock.harness.document_checks import DocumentJudge
 from evalmock.harness.exchange import Exchange
-from evalmock.harness.outcomes import Skip, Undone, Violation
+from evalmock.harness.outcomes import Skip, TargetKey, Undone, Violation, target_key
 from evalmock.harness.policy import DEFAULT_PROFILE, Policy
 from evalmock.harness.redact import Redactor
 from evalmock.harness.response_judge import ResponseJudge, violation_example
@@ -265,6 +265,42 @@ def refused_caller(audit: Audit, timeout: httpx.Timeout) -> dict[str, int]:
     return refused
 
 
+def turned_away_targets(audit: Audit, throttle: Throttle | None = None) -> frozenset[TargetKey]:
+    """The projects and test cases of the targets whose plain request the audit's token gets 403 for: the service,
+    or a gateway before it, turns the caller away from them (an allowlist, a token for other projects). What any
+    request for them with that token gets is then the refusal's, not the service's answer to what else it asks, and
+    no rule judges it (TurnedAway); a 403 for anything else is judged as ever. One request a project and test case,
+    before the audit, each waited out if throttled (`throttle`, the audit's: its waits count in its budget)."""
+    if not audit.token:
+        return frozenset()
+    timeout = httpx.Timeout(audit.request_timeout, connect=REACHABILITY_TIMEOUT)
+    asked: list[tuple[TargetKey, str, dict[str, str]]] = []
+    if "test-set" in audit.apis:
+        for project in audit.targets.projects:
+            query = {"projectId": project.project_id}
+            asked.append((target_key("test-set", {"agentId": project.agent_id}, query),
+                          operation("test-set").url_path(agentId=project.agent_id), query))
+    if "gradient" in audit.apis:
+        for case in audit.targets.test_cases:
+            asked.append((target_key("gradient", {"test_case_uuid": case.uuid}, {}),
+                          operation("gradient").url_path(test_case_uuid=case.uuid), {}))
+    throttle = throttle or Throttle(audit.throttle)
+    headers = {"Authorization": f"Bearer {audit.token}"}
+    refused = set()
+    for key, path, query in asked:
+        try:
+            response, _ = throttle.send(
+                lambda path=path, query=query: httpx.get(audit.base_url.rstrip("/") + path, params=query,
+                                                         headers=headers, timeout=timeout),
+                lambda answer: (answer.status_code, answer.headers),
+            )
+        except httpx.HTTPError:
+            continue  # no answer: the checks that ask for it will say so
+        if response.status_code == 403:
+            refused.add(key)
+    return frozenset(refused)
+
+
 def _get(audit: Audit, path: str, query: dict[str, str], timeout: httpx.Timeout) -> httpx.Response | None:
     """The answer to a GET of `path` with the audit's token, or None when the request failed."""
     headers = {"Authorization": f"Bearer {audit.token}"} if audit.token else {}
@@ -318,6 +354,7 @@ def run_audit(audit: Audit, reporter: Reporter | None = None, *, throttle: Throt
     of workers. `throttle` (else one made from `audit.throttle`) is shared by every request."""
     reporter = reporter or Reporter()
     throttle = throttle or Throttle(audit.throttle)
+    turned_away = turned_away_targets(audit, throttle)
     results = Results(audit.policy, audit.apis)
     plans = {api: _plan_api(api, audit, results) for api in audit.apis}
     with worker_pool(audit.workers) as pool:
@@ -327,7 +364,7 @@ def run_audit(audit: Audit, reporter: Reporter | None = None, *, throttle: Throt
         finished = itertools.count(1)
         started = {}
         for api, task in every:
-            started[id(task)] = future = pool.submit(task.run, audit, throttle)
+            started[id(task)] = future = pool.submit(task.run, audit, throttle, turned_away)
             future.add_done_callback(
                 lambda _, text=f"{api}: {task.label}": reporter.done(next(finished), len(every), text))
         for api, tasks in plans.items():
@@ -354,11 +391,11 @@ class Task:
     def priority(self) -> int:
         return PRIORITY.get(self.shard.phase, 0) if self.shard is not None else len(PRIORITY)
 
-    def run(self, audit: Audit, throttle: Throttle) -> Ledger:
+    def run(self, audit: Audit, throttle: Throttle, turned_away: frozenset[TargetKey] = frozenset()) -> Ledger:
         if self.check is not None:
-            return run_scenario(self.check, self.api, audit, throttle, self.project)
+            return run_scenario(self.check, self.api, audit, throttle, self.project, turned_away)
         assert self.shard is not None
-        return run_shard(self.api, audit, throttle, self.shard)
+        return run_shard(self.api, audit, throttle, self.shard, turned_away)
 
 
 PRIORITY = {"stateful": 0, "coverage": 1, "fuzzing": 2, "examples": 3}  # Schemathesis's phases, longest first
@@ -383,7 +420,7 @@ def _plan_api(api: str, audit: Audit, results: Results) -> list[Task]:
 
 
 def run_scenario(check: Check, api: str, audit: Audit, throttle: Throttle,
-                 project: ProjectTarget | None = None) -> Ledger:
+                 project: ProjectTarget | None = None, turned_away: frozenset[TargetKey] = frozenset()) -> Ledger:
     """One scenario check, with its own client (on the targets narrowed to `project`, if given); every response it
     gets is judged by the response and document checks too."""
     ledger = Ledger(audit.policy)
@@ -395,19 +432,20 @@ def run_scenario(check: Check, api: str, audit: Audit, throttle: Throttle,
 
     with httpx.Client(base_url=audit.base_url.rstrip("/"), timeout=audit.request_timeout) as client:
         scenario = Scenario(client, targets, token=audit.token, second_token=audit.second_token,
-                            observe=observe, throttle=throttle)
+                            observe=observe, throttle=throttle, turned_away=turned_away)
         run_scenario_check(check, scenario, judge)
     return ledger
 
 
-def run_shard(api: str, audit: Audit, throttle: Throttle, shard: Shard) -> Ledger:
+def run_shard(api: str, audit: Audit, throttle: Throttle, shard: Shard,
+              turned_away: frozenset[TargetKey] = frozenset()) -> Ledger:
     for _ in range(SHARD_ATTEMPTS):
         ledger = Ledger(audit.policy)
         try:
             run_schemathesis(
                 api, base_url=audit.base_url, token=audit.token, targets=audit.targets, results=ledger,
                 redactor=audit.redactor, seed=audit.seed, max_examples=audit.max_examples, phases=audit.phases,
-                throttle=throttle, shard=shard, request_timeout=audit.request_timeout,
+                throttle=throttle, shard=shard, request_timeout=audit.request_timeout, turned_away=turned_away,
             )
         except ThreadRace as race:
             error = race

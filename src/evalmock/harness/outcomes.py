@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -97,6 +98,25 @@ class TurnedAway(Undone):
     def __init__(self, why: str) -> None:
         super().__init__(why, "A token that reads what the targets list (--token), the audit's address let through "
                               "the gateway, or the targets without what it may not read")
+
+    @classmethod
+    def of(cls, method: str, path: str, what: str) -> TurnedAway:
+        """`method path`, asking for `what` ("a project", "a test case"), answered 403."""
+        return cls(f"{method} {path} answered 403: the service, or a gateway before it, turned the audit's token away "
+                   f"from {what} the targets say it reads (a status the pages do not list)")
+
+
+TargetKey = tuple[str, str, str]  # (API, agent id, project id) or (API, test case uuid, ""), lower-case ids
+TARGET_NAMES = {"test-set": "a project", "gradient": "a test case"}
+
+
+def target_key(api: str, path_parameters: Mapping[str, Any], query: Mapping[str, Any]) -> TargetKey:
+    """What a request of `api` asks for, as the targets name it (a project of an agent, a test case)."""
+    if api == "test-set":
+        project = query.get("projectId")
+        project = project[0] if isinstance(project, list) and project else project
+        return api, str(path_parameters.get("agentId", "")), str(project or "").lower()
+    return api, str(path_parameters.get("test_case_uuid", "")).lower(), ""
 
 
 def show(value: Any) -> str:

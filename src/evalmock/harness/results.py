@@ -294,8 +294,9 @@ class Results:
                                f"({NO_TOKEN})")
             gaps = [gap for gap in self.gaps if gap.api == api]
             if gaps:
-                shown = "; ".join(gap.what for gap in gaps[:GAPS_SHOWN])
-                shown += f"; and {len(gaps) - GAPS_SHOWN} more" if len(gaps) > GAPS_SHOWN else ""
+                said = list(dict.fromkeys(gap.what for gap in gaps))  # many requests may be turned away alike
+                shown = "; ".join(said[:GAPS_SHOWN])
+                shown += f"; and {len(said) - GAPS_SHOWN} more" if len(said) > GAPS_SHOWN else ""
                 remedies = "".join(f". {remedy}" for remedy in dict.fromkeys(g.remedy for g in gaps if g.remedy))
                 reasons.append(f"{api}: {len(gaps)} part(s) of the audit could not be done, and no check judged "
                                f"them ({shown}){remedies}")

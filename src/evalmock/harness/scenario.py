@@ -14,11 +14,14 @@ from evalmock.harness.exchange import Exchange, exchange_from_httpx
 from evalmock.harness.outcomes import (
     NO_TOKEN,
     SLOW_SERVICE,
+    TARGET_NAMES,
     NoAnswer,
     Skip,
+    TargetKey,
     TurnedAway,
     Unjudged,
     Violation,
+    target_key,
 )
 from evalmock.harness.throttle import Throttle, asked_status
 
@@ -57,8 +60,12 @@ class Scenario:
         second_token: str | None = None,
         observe: ExchangeObserver | None = None,
         throttle: Throttle | None = None,
+        turned_away: frozenset[TargetKey] = frozenset(),
     ) -> None:
         self.client = client
+        # What the audit's token gets 403 for even when asked plainly (audit.turned_away_targets): any request for
+        # it with that token answered 403 is the caller turned away, whatever else the request asks.
+        self.turned_away = turned_away
         self.targets = targets
         self.token = token
         self.second_token = second_token
@@ -76,6 +83,7 @@ class Scenario:
         *,
         token: Any = DEFAULT_TOKEN,
         headers: Mapping[str, str] | None = None,
+        asks_for: TargetKey | None = None,
     ) -> Exchange:
         sent = dict(headers or {})
         bearer = self.token if token is DEFAULT_TOKEN else token
@@ -94,6 +102,10 @@ class Scenario:
         if throttled:
             raise Unjudged(f"{exchange.method} {exchange.path} was still throttled ({exchange.status}) after waiting; "
                            "see Throttling")
+        if (exchange.status == 403 and asks_for in self.turned_away and token is DEFAULT_TOKEN
+                and not any(name.lower() == "authorization" for name in (headers or {}))):
+            # Before any check judges it: the refusal's answer, not the service's to this request.
+            raise TurnedAway.of(exchange.method, exchange.path, TARGET_NAMES[api])
         if self.observe is not None:
             self.observe(api, exchange)
         return exchange
@@ -132,7 +144,8 @@ class Scenario:
         query: dict[str, Any] = {"projectId": project_id if project_id is not None else project and project.project_id}
         query.update(params)
         path = operation("test-set").url_path(agentId=agent)
-        return self.get("test-set", path, query, token=token, headers=headers)
+        asks_for = target_key("test-set", {"agentId": agent}, query)
+        return self.get("test-set", path, query, token=token, headers=headers, asks_for=asks_for)
 
     def page(self, project: ProjectTarget, **params: Any) -> dict[str, Any]:
         """A page that must be a 200 with a JSON object body."""
@@ -177,15 +190,14 @@ class Scenario:
 
     def get_test_case(self, uuid: str, version: int | None = None, *, token: Any = DEFAULT_TOKEN) -> Exchange:
         path = operation("gradient").url_path(test_case_uuid=uuid)
-        return self.get("gradient", path, {"evaluation_test_case_version": version}, token=token)
+        asks_for = target_key("gradient", {"test_case_uuid": uuid}, {})
+        return self.get("gradient", path, {"evaluation_test_case_version": version}, token=token, asks_for=asks_for)
 
 
 def unless_turned_away(exchange: Exchange, what: str) -> None:
     """TurnedAway when a request for `what`, which the targets say the audit's token reads, was answered 403."""
     if exchange.status == 403:
-        raise TurnedAway(f"{exchange.method} {exchange.path} answered 403: the service, or a gateway before it, turned "
-                         f"the audit's token away from {what} the targets say it reads (a status the pages do not "
-                         "list)")
+        raise TurnedAway.of(exchange.method, exchange.path, what)
 
 
 def expect_page(exchange: Exchange) -> dict[str, Any]:

@@ -8,9 +8,10 @@ from __future__ import annotations
 
 import math
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
+from urllib.parse import urlsplit
 
 import requests
 from schemathesis.core.transport import Response
@@ -21,7 +22,7 @@ from evalmock.contract.targets import Targets
 from evalmock.defaults import DEFAULT_REQUEST_TIMEOUT
 from evalmock.harness.attribution import attribute, refusal_left_open
 from evalmock.harness.exchange import exchange_from_schemathesis, first_header
-from evalmock.harness.outcomes import SLOW_SERVICE
+from evalmock.harness.outcomes import SLOW_SERVICE, TARGET_NAMES, TargetKey, TurnedAway, target_key
 from evalmock.harness.redact import Redactor
 from evalmock.harness.response_judge import ResponseJudge, failure_example
 from evalmock.harness.results import COUNT, Gap, Recorder, RequestRecord, request_shape
@@ -88,9 +89,11 @@ def run_schemathesis(
     throttle: Throttle | None = None,
     shard: Shard | None = None,
     request_timeout: float = DEFAULT_REQUEST_TIMEOUT,
+    turned_away: frozenset[TargetKey] = frozenset(),
 ) -> None:
     """Run Schemathesis on one API (every phase in one run, or one shard) and record every check outcome into
-    `results`."""
+    `results`; an answer that turns the audit's token away from something in `turned_away` is judged by no check
+    (a gap of the audit: audit.turned_away_targets)."""
     if shard is not None:
         seed, max_examples, phases = shard.seed(seed), shard.max_examples(max_examples), (shard.phase,)
     schema = load_schema(api, results.policy, base_url=base_url, token=token, seed=seed, max_examples=max_examples,
@@ -104,10 +107,13 @@ def run_schemathesis(
     schema.hook(known_good_case_hook(api, targets))
     ours = ResponseJudge(api, results, redactor, targets=targets)  # Schemathesis runs the document's checks
     retry = ThrottledRetry(throttle, request_timeout)
+    refusal = Refusal(api, token, turned_away)
 
     @schema.hook
     def after_call(context: Any, case: Any, response: Any) -> None:
-        if retry.wait_out(case, response):
+        if retry.wait_out(case, response) and not refusal.of(
+            response.status_code, _first_values(response.request.headers), case.query, case.path_parameters
+        ):
             ours.judge(exchange_from_schemathesis(response))
 
     progress = FuzzProgress()
@@ -115,7 +121,7 @@ def run_schemathesis(
         if isinstance(event, events.PhaseStarted):
             progress.phase = str(event.phase.name)
         elif isinstance(event, events.ScenarioFinished):
-            _record_scenario(api, event, results, redactor, progress, retry, targets)
+            _record_scenario(api, event, results, redactor, progress, retry, targets, refusal)
         elif isinstance(event, events.NonFatalError) and THREAD_RACE in str(event.value):
             raise ThreadRace(str(event.value))
         elif isinstance(event, events.NonFatalError):
@@ -194,8 +200,27 @@ def _replace(target: Response, answer: Response) -> None:
             delattr(target, name)  # a cached view of the throttled body
 
 
+class Refusal:
+    """Whether an answer turns the audit's token away from a project or test case it is turned away from
+    everywhere (audit.turned_away_targets): a 403 to a request that carries that token and asks for it."""
+
+    def __init__(self, api: str, token: str | None, turned_away: frozenset[TargetKey]) -> None:
+        self.api = api
+        self.authorization = f"bearer {token}" if token else None
+        self.turned_away = turned_away
+
+    def of(self, status: int | None, headers: Mapping[str, str] | None, query: Mapping[str, Any] | None,
+           path_parameters: Mapping[str, Any] | None) -> bool:
+        if status != 403 or self.authorization is None or not self.turned_away or headers is None:
+            return False
+        sent = next((value for name, value in headers.items() if name.lower() == "authorization"), "")
+        if " ".join(sent.split()).lower() != self.authorization.lower():
+            return False
+        return target_key(self.api, path_parameters or {}, query or {}) in self.turned_away
+
+
 def _record_scenario(api: str, event: Any, results: Recorder, redactor: Redactor, progress: FuzzProgress,
-                     retry: ThrottledRetry, targets: Targets) -> None:
+                     retry: ThrottledRetry, targets: Targets, refusal: Refusal) -> None:
     recorder = event.recorder
     progress.cases += len(recorder.cases)
     if event.status == Status.SKIP and event.skip_reason:
@@ -216,6 +241,12 @@ def _record_scenario(api: str, event: Any, results: Recorder, redactor: Redactor
         status = response.status_code if response is not None else None
         request = interaction.request if interaction is not None else None
         headers = _first_values(request.headers) if request is not None else None
+        if refusal.of(status, headers, query, path_parameters):
+            record = _request_record(interaction, redactor)
+            path = urlsplit(record.url).path if record is not None else operation_path
+            turned = TurnedAway.of(record.method if record else "GET", path, TARGET_NAMES[api])
+            results.gap(Gap(api, redactor.text(turned.why), turned.remedy))
+            continue
         for node in nodes:
             if node.status not in (Status.SUCCESS, Status.FAILURE):
                 continue
