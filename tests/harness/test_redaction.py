@@ -193,6 +193,20 @@ def test_values_already_redacted_stay_as_they_are() -> None:
     assert "EVALMOCK_COOKIE_SESSION (the cookie session)" in (redactor.legend("$EVALMOCK_COOKIE_SESSION") or "")
 
 
+def test_a_cookie_the_service_set_is_one_the_legend_says_to_leave_unset() -> None:
+    # A gateway's rotating session cookie, which the audit's client sent back: no one can know its value.
+    redactor = Redactor()
+    redactor.learn_exchange("http://h/v1/x", [], [("set-cookie", "GWSESSION=a1b2c3d4e5f6; Path=/; HttpOnly")])
+    curl = redactor.curl("GET", "http://h/v1/x", {"cookie": "GWSESSION=a1b2c3d4e5f6"})
+    assert "a1b2c3d4e5f6" not in curl and "GWSESSION=$EVALMOCK_COOKIE_GWSESSION" in curl
+    assert "EVALMOCK_COOKIE_GWSESSION (the cookie GWSESSION, which the service set: leave it unset)" in (
+        redactor.legend(curl) or "")
+    own = Redactor()
+    assert own.legend(own.header("Cookie", "own=v4l9e1")) == ("secrets are replaced by environment variables; set "
+                                                              "these before running a curl command: "
+                                                              "EVALMOCK_COOKIE_OWN (the cookie own)")
+
+
 def test_one_value_met_in_two_places_is_one_variable_and_two_values_of_one_name_are_two() -> None:
     redactor = Redactor()
     redactor.learn_exchange(f"http://h/x?api_key={API_KEY}", {"x-api-key": API_KEY})

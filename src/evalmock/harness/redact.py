@@ -279,7 +279,14 @@ class Redactor:
 
     def _set_cookie(self, line: str) -> str:
         first, semicolon, attributes = line.partition(";")
-        return self._cookie(first) + semicolon + self.text(attributes)
+        name, equals, value = first.strip().partition("=")
+        if not (equals and value.strip()):
+            return self._cookie(first) + semicolon + self.text(attributes)
+        # A cookie the service (or a gateway) set is one a client got back, not one to know: a gateway's rotating
+        # session cookie is never the same twice, so a curl command may go without it.
+        variable = self.learn(value.strip(), _variable_name("cookie", name),
+                              f"the cookie {name}, which the service set: leave it unset", any_length=False)
+        return f"{name}={variable}{semicolon}{self.text(attributes)}"
 
     def _cut_word(self, match: re.Match[str]) -> str:
         start = match.group()
