@@ -158,3 +158,12 @@ def test_a_findings_request_line_shortens_a_long_cursor_and_its_curl_keeps_it_wh
         request_line = text.split("Request:", 1)[1].split("answered", 1)[0]
         assert f"cursor={CURSOR[:40]}…({len(CURSOR)} characters)" in request_line and len(request_line) < 300
         assert CURSOR in text  # in the curl command
+
+
+def test_a_quoted_command_in_a_note_is_code_in_the_html_report_as_in_the_markdown_one() -> None:
+    results = Results(Policy(), ("test-set",))
+    results.notes.append("scenario checks are not run on recorded traffic (`evalmock contract --base-url` runs them)")
+    page = render_html(results, base_url=BASE)
+    assert '(<code>evalmock contract <span class="flag">--base-url</span></code> runs them)' in page
+    assert "`" not in page.split("<body", 1)[1].split("<script", 1)[0]
+    assert "(`evalmock contract --base-url` runs them)" in render_markdown(results, base_url=BASE)

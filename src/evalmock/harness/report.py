@@ -358,9 +358,10 @@ _LONG_QUERY_VALUE = re.compile(rf"([?&][^=&#]*=)([^&#]{{{LONG_VALUE + 1},}})")
 
 
 def prose(text: str) -> str:
-    """Text for the page, escaped, each command-line option in it kept on one line: a browser breaks lines at
-    hyphens, and `--rate-` at the end of a line with `limit` on the next reads as another option."""
-    return _OPTION.sub(r'<span class="flag">\1</span>', html.escape(text))
+    """Text for the page, escaped, a `quoted` command or name set as code (as the Markdown report shows it), each
+    command-line option kept on one line: a browser breaks lines at hyphens, and `--rate-` at the end of a line with
+    `limit` on the next reads as another option."""
+    return _OPTION.sub(r'<span class="flag">\1</span>', _CODE_SPAN.sub(r"<code>\1</code>", html.escape(text)))
 
 
 def name_html(name: str) -> str:
@@ -370,6 +371,7 @@ def name_html(name: str) -> str:
 
 
 _OPTION = re.compile(r"(?<![\w-])(--[a-z][a-z0-9-]*[a-z0-9])")
+_CODE_SPAN = re.compile(r"`([^`\n]+)`")
 
 
 def report_css() -> str:
