@@ -110,10 +110,13 @@ def test_the_token_never_appears_in_any_output(mutable_server: MutableServer, tm
 
 
 def test_an_unreachable_target_exits_3_and_junit_says_why(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
-    junit = tmp_path / "reports" / "contract.xml"
-    code = main(["contract", "--base-url", f"http://127.0.0.1:{free_port()}", "--junit", str(junit), *FAST])
+    junit, report = tmp_path / "reports" / "contract.xml", tmp_path / "report.html"
+    code = main(["contract", "--base-url", f"http://127.0.0.1:{free_port()}", "--junit", str(junit),
+                 "--report", str(report), *FAST])
     assert code == 3
-    assert "unreachable" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert "unreachable" in err
+    assert f"no report written to {report}: the audit did not start" in err and not report.exists()
     root = ET.parse(junit).getroot()  # a CI's test report shows the error, not nothing
     assert root.find("properties/property[@name='verdict']").get("value") == "NOT_RUN"  # type: ignore[union-attr]
     [error] = root.findall("testsuite[@name='evalmock']/testcase[@name='audit_could_start']/error")

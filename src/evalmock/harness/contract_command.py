@@ -67,6 +67,8 @@ def run_contract(args: argparse.Namespace) -> int:
         message = str(exc).replace("the base URL", "--base-url")
         if args.junit:  # the options are good: a CI's test report says why the audit did not run
             write_junit_not_run(f"evalmock contract: {message}", exc.exit_code, args.junit, redactor)
+        if args.report:  # a report of no audit would look like one of an audit that found nothing
+            print(f"evalmock contract: no report written to {args.report}: the audit did not start", file=sys.stderr)
         return fail(message, exc.exit_code)
     if not audit.token:
         print("evalmock contract: no token given (--token, EVALMOCK_TOKEN or [auth].token); checks that need "
