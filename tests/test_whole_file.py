@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -39,3 +40,17 @@ def test_a_write_that_fails_keeps_the_old_file_and_leaves_no_part(tmp_path: Path
 def test_a_folder_that_does_not_exist_is_an_os_error(tmp_path: Path) -> None:
     with pytest.raises(FileNotFoundError):
         write_whole(tmp_path / "missing" / "targets.yaml", "text")
+
+
+def test_a_new_file_gets_the_mode_open_would_give_and_a_rewritten_one_keeps_its_own(tmp_path: Path) -> None:
+    # A temporary file is made 0600: a report or targets file would turn unreadable to anyone who read it before.
+    new = tmp_path / "report.html"
+    write_whole(new, "x")
+    umask = os.umask(0)
+    os.umask(umask)
+    assert new.stat().st_mode & 0o777 == 0o666 & ~umask != 0o600
+    kept = tmp_path / "targets.toml"
+    kept.write_text("old", encoding="utf-8")
+    kept.chmod(0o640)
+    write_whole(kept, "new")
+    assert kept.stat().st_mode & 0o777 == 0o640

@@ -14,6 +14,10 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import IO
 
+# The process's umask, read once at import (setting it is the only way to read it, and not safe beside threads).
+_UMASK = os.umask(0o022)
+os.umask(_UMASK)
+
 
 @contextlib.contextmanager
 def staged(path: str | Path) -> Iterator[IO[str]]:
@@ -21,12 +25,22 @@ def staged(path: str | Path) -> Iterator[IO[str]]:
     path = Path(path)
     handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".part")
     try:
+        # mkstemp makes the file 0600: the file keeps the mode it had, or gets the one open() would give it, so a
+        # report or targets file stays readable to whoever read it before (a CI's artifacts, another container).
+        os.fchmod(handle, _mode_of(path))
         with os.fdopen(handle, "w", encoding="utf-8") as file:
             yield file
         os.replace(temporary, path)
     except BaseException:
         Path(temporary).unlink(missing_ok=True)
         raise
+
+
+def _mode_of(path: Path) -> int:
+    try:
+        return path.stat().st_mode & 0o7777
+    except OSError:
+        return 0o666 & ~_UMASK
 
 
 def write_whole(path: str | Path, text: str) -> None:
