@@ -274,29 +274,14 @@ def turned_away_targets(audit: Audit, throttle: Throttle | None = None) -> froze
     if not audit.token:
         return frozenset()
     timeout = httpx.Timeout(audit.request_timeout, connect=REACHABILITY_TIMEOUT)
-    asked: list[tuple[TargetKey, str, dict[str, str]]] = []
-    if "test-set" in audit.apis:
-        for project in audit.targets.projects:
-            query = {"projectId": project.project_id}
-            asked.append((target_key("test-set", {"agentId": project.agent_id}, query),
-                          operation("test-set").url_path(agentId=project.agent_id), query))
-    if "gradient" in audit.apis:
-        for case in audit.targets.test_cases:
-            asked.append((target_key("gradient", {"test_case_uuid": case.uuid}, {}),
-                          operation("gradient").url_path(test_case_uuid=case.uuid), {}))
     throttle = throttle or Throttle(audit.throttle)
-    headers = {"Authorization": f"Bearer {audit.token}"}
     refused = set()
-    for key, path, query in asked:
-        try:
-            response, _ = throttle.send(
-                lambda path=path, query=query: httpx.get(audit.base_url.rstrip("/") + path, params=query,
-                                                         headers=headers, timeout=timeout),
-                lambda answer: (answer.status_code, answer.headers),
-            )
-        except httpx.HTTPError:
-            continue  # no answer: the checks that ask for it will say so
-        if response.status_code == 403:
+    for key, path, query in (asked for api in audit.apis for asked in _target_requests(api, audit.targets)):
+        response, _ = throttle.send(
+            lambda path=path, query=query: _get(audit, path, query, timeout),
+            lambda answer: (answer.status_code, answer.headers) if answer is not None else (0, {}),
+        )
+        if response is not None and response.status_code == 403:  # None: no answer, which the checks will say
             refused.add(key)
     return frozenset(refused)
 
@@ -320,13 +305,19 @@ def _answers(statuses: dict[str, int]) -> str:
 
 def _known_request(api: str, targets: Targets) -> tuple[str, dict[str, str]] | None:
     """The path and query of a request for the first thing the targets say `api` holds, or None."""
+    first = next(iter(_target_requests(api, targets)), None)
+    return None if first is None else first[1:]
+
+
+def _target_requests(api: str, targets: Targets) -> list[tuple[TargetKey, str, dict[str, str]]]:
+    """For each thing the targets say `api` holds (a project, a test case): its key, and a plain request's path and
+    query."""
     op = operation(api)
-    if api == "test-set" and targets.projects:
-        project = targets.projects[0]
-        return op.url_path(agentId=project.agent_id), {"projectId": project.project_id}
-    if api == "gradient" and targets.test_cases:
-        return op.url_path(test_case_uuid=targets.test_cases[0].uuid), {}
-    return None
+    if api == "test-set":
+        return [(target_key(api, {"agentId": p.agent_id}, {"projectId": p.project_id}),
+                 op.url_path(agentId=p.agent_id), {"projectId": p.project_id}) for p in targets.projects]
+    return [(target_key(api, {"test_case_uuid": t.uuid}, {}), op.url_path(test_case_uuid=t.uuid), {})
+            for t in targets.test_cases]
 
 
 def _is_the_apis_404(api: str, response: httpx.Response) -> bool:

@@ -121,9 +121,12 @@ class Redactor:
                                   any_length=False)
         return f"{scheme} {variable}" if credentials.strip() else variable
 
-    def learn_cookie(self, name: str, value: str) -> str:
-        """Learn one cookie's value; returns the variable that stands for it."""
-        return self.learn(value, _variable_name("cookie", name), f"the cookie {name}", any_length=False)
+    def learn_cookie(self, name: str, value: str, *, set_by_service: bool = False) -> str:
+        """Learn one cookie's value; returns the variable that stands for it. One the service (or a gateway) set is
+        one a client got back, not one to know: a gateway's rotating session cookie is never the same twice, so a
+        curl command may go without it, and the legend says so."""
+        meaning = f"the cookie {name}" + (", which the service set: leave it unset" if set_by_service else "")
+        return self.learn(value, _variable_name("cookie", name), meaning, any_length=False)
 
     def learn_exchange(
         self,
@@ -271,22 +274,17 @@ class Redactor:
                 + "; ".join(f"{variable[1:]} ({self._meanings[variable]})" for variable in used))
 
     # -- helpers ---------------------------------------------------------------------------------------------
-    def _cookie(self, pair: str) -> str:
+    def _cookie(self, pair: str, *, set_by_service: bool = False) -> str:
         name, equals, value = pair.strip().partition("=")
         if not equals:  # a bare value, no name
             return self.learn(name, "$EVALMOCK_COOKIE", "a cookie without a name", any_length=False)
-        return f"{name}={self.learn_cookie(name, value.strip())}" if value.strip() else f"{name}="
+        if not value.strip():
+            return f"{name}="
+        return f"{name}={self.learn_cookie(name, value.strip(), set_by_service=set_by_service)}"
 
     def _set_cookie(self, line: str) -> str:
         first, semicolon, attributes = line.partition(";")
-        name, equals, value = first.strip().partition("=")
-        if not (equals and value.strip()):
-            return self._cookie(first) + semicolon + self.text(attributes)
-        # A cookie the service (or a gateway) set is one a client got back, not one to know: a gateway's rotating
-        # session cookie is never the same twice, so a curl command may go without it.
-        variable = self.learn(value.strip(), _variable_name("cookie", name),
-                              f"the cookie {name}, which the service set: leave it unset", any_length=False)
-        return f"{name}={variable}{semicolon}{self.text(attributes)}"
+        return self._cookie(first, set_by_service=True) + semicolon + self.text(attributes)
 
     def _cut_word(self, match: re.Match[str]) -> str:
         start = match.group()

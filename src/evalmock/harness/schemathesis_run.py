@@ -206,15 +206,16 @@ class Refusal:
 
     def __init__(self, api: str, token: str | None, turned_away: frozenset[TargetKey]) -> None:
         self.api = api
-        self.authorization = f"bearer {token}" if token else None
+        self.token = token
         self.turned_away = turned_away
 
     def of(self, status: int | None, headers: Mapping[str, str] | None, query: Mapping[str, Any] | None,
            path_parameters: Mapping[str, Any] | None) -> bool:
-        if status != 403 or self.authorization is None or not self.turned_away or headers is None:
+        if status != 403 or not self.token or not self.turned_away or headers is None:
             return False
         sent = next((value for name, value in headers.items() if name.lower() == "authorization"), "")
-        if " ".join(sent.split()).lower() != self.authorization.lower():
+        scheme, _, credentials = sent.strip().partition(" ")
+        if scheme.lower() != "bearer" or credentials.strip() != self.token:  # a scheme's case is free, a token's not
             return False
         return target_key(self.api, path_parameters or {}, query or {}) in self.turned_away
 
