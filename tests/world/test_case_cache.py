@@ -25,6 +25,14 @@ def test_a_cached_page_equals_the_freshly_composed_one() -> None:
     assert warm.page(query, None, 100) == cold.page(query, None, 100)
 
 
+def test_a_page_partly_in_the_cache_equals_the_freshly_composed_one() -> None:
+    warm, cold = World(seed=7, cases=300), World(seed=7, cases=300)
+    query = first_list(warm)
+    warm.encoded_page(query, None, 10)  # the first 10 cached, the next 20 not
+    assert warm.encoded_page(query, None, 30) == cold.encoded_page(query, None, 30)
+    assert warm.encoded_page(query, None, 1) == cold.encoded_page(query, None, 1)
+
+
 def test_editing_a_served_case_does_not_change_the_next_answer() -> None:
     world = World(seed=7, cases=300)
     query = first_list(world)
