@@ -47,8 +47,11 @@ def write(results: dict[str, Any], facts: dict[str, Any], path: Path) -> Path | 
     figure, axes_row = plt.subplots(1, len(panels), figsize=(8 * len(panels), 4.8), dpi=100, squeeze=False)
     for axes, (_, title, names, bars, ceilings) in zip(axes_row[0], panels, strict=True):
         _draw(axes, title, names, bars, ceilings)
+    # The interpreter's build moves evalmock's bars by a fifth and Prism's not at all, so the chart names it.
+    python = facts.get("python_build", facts.get("python", "")).split(" [")[0]
+    calibration = f", calibration {facts['python_calibration_ms']} ms" if "python_calibration_ms" in facts else ""
     figure.suptitle(f"evalmock serve against Prism, one core each, wrk -c32, medians of the rounds "
-                    f"({facts.get('date', '')}, shared machine)", fontsize=10)
+                    f"({facts.get('date', '')}, shared machine; Python {python}{calibration})", fontsize=10)
     figure.tight_layout()
     path.parent.mkdir(parents=True, exist_ok=True)
     figure.savefig(path)

@@ -78,6 +78,8 @@ def prism_version(prism: Path) -> str:
 def evalmock_python(explicit: str | None) -> str:
     """The interpreter that runs evalmock: --python, else the project's .venv, else this one if it has evalmock."""
     if explicit:
+        if shutil.which(explicit) is None:
+            raise SystemExit(f"--python {explicit}: no such interpreter (give the path of a Python with evalmock)")
         return explicit
     venv_python = ROOT / ".venv" / "bin" / "python"
     if venv_python.exists():
@@ -103,6 +105,31 @@ def compile_evalmock(python: str) -> bool:
             "raise SystemExit(not dev.compile_package(pathlib.Path(evalmock.__file__).parent))")
     compiled = subprocess.run([python, "-c", code], capture_output=True, timeout=120)
     return compiled.returncode == 0
+
+
+# A fixed piece of plain Python (calls, dicts, strings, lists: what a request handler does), timed by the
+# interpreter that runs evalmock. Two builds of one Python version differ by a fifth here (a build without
+# profile-guided optimisation is the slower), and evalmock's figures move with it; Prism's do not.
+_CALIBRATION = """
+import time
+def work(n):
+    total, seen = 0, {}
+    for i in range(n):
+        key = f"case-{i % 97}"
+        seen[key] = seen.get(key, 0) + 1
+        total += len([c for c in key if c != "-"])
+    return total, len(seen)
+best = min(((lambda t: (work(20000), time.perf_counter() - t)[1])(time.perf_counter())) for _ in range(7))
+print(round(best * 1000, 2))
+"""
+
+
+def interpreter_facts(python: str) -> dict[str, str | float]:
+    """The interpreter's own words for its build, and the milliseconds it takes for _CALIBRATION's work."""
+    version = subprocess.run([python, "-c", "import sys; print(sys.version)"], capture_output=True, text=True,
+                             timeout=60).stdout.strip()
+    ms = subprocess.run([python, "-c", _CALIBRATION], capture_output=True, text=True, timeout=120).stdout.strip()
+    return {"python_build": " ".join(version.split()), "python_calibration_ms": float(ms) if ms else -1.0}
 
 
 def machine_facts(python: str) -> dict[str, str | int]:

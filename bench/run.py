@@ -524,19 +524,21 @@ def main(argv: list[str]) -> int:
     if unknown:
         parser.error(f"unknown sections {sorted(unknown)}; choose from {', '.join(SECTIONS)}")
 
+    python = lib.evalmock_python(args.python)  # first: a wrong --python is said before anything is installed
     wrk = lib.ensure_wrk()
     if wrk is None:
         raise SystemExit("wrk is not available (apt-get install wrk) and is needed for the load runs")
     prism = lib.ensure_prism()
-    python = lib.evalmock_python(args.python)
     bytecode = lib.compile_evalmock(python)
     plan = QUICK if args.quick else Plan()
     lib.RESULTS.mkdir(parents=True, exist_ok=True)
-    facts = {**lib.machine_facts(python), "date": time.strftime("%Y-%m-%d"), "prism": lib.prism_version(prism),
+    facts = {**lib.machine_facts(python), **lib.interpreter_facts(python), "date": time.strftime("%Y-%m-%d"),
+             "prism": lib.prism_version(prism),
              "wrk": subprocess.run([wrk, "-v"], capture_output=True, text=True).stdout.splitlines()[0],
              "commit": git_revision(), "plan": asdict(plan), "quick": args.quick,
              "bytecode_compiled": bytecode}
-    lib.log(f"machine: {facts['nproc']} cores, {facts['cpu']}, Python {facts['python']}, Prism {facts['prism']}")
+    lib.log(f"machine: {facts['nproc']} cores, {facts['cpu']}, Python {facts['python_build']} "
+            f"(calibration {facts['python_calibration_ms']} ms), Prism {facts['prism']}")
     bench = Bench(plan, python, wrk, prism)
     sections: dict[str, Callable[[], dict[str, Any]]] = {name: getattr(bench, name) for name in SECTIONS}
     for name in chosen:
