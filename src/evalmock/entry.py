@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import signal
 import sys
 import threading
 
@@ -13,6 +14,11 @@ INTERRUPTED = 130  # the shell's code for a command stopped by Ctrl-C (128 + SIG
 
 
 def main() -> int:
+    if threading.current_thread() is threading.main_thread():
+        # A command a script started in the background (`evalmock contract ... &`, a CI step) begins with SIGINT
+        # ignored, and Python then leaves it so: a kill -INT (a CI job's cancel) would not stop an audit. Every
+        # command stops on SIGINT as on Ctrl-C, as `serve` and `proxy` already do whatever they inherited.
+        signal.signal(signal.SIGINT, signal.default_int_handler)
     try:
         with long_lived():
             from evalmock.cli import main as command_line

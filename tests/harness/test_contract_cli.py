@@ -319,19 +319,28 @@ def test_an_output_that_is_a_directory_exits_2(tmp_path: Path, capsys: pytest.Ca
     assert "is a directory; give a file name" in capsys.readouterr().err
 
 
+@pytest.mark.parametrize("inherited", [signal.SIG_DFL, signal.SIG_IGN], ids=["from-a-shell", "in-a-script-background"])
 def test_ctrl_c_stops_an_audit_of_a_slow_service_at_once_with_exit_130_and_no_outputs(
-        live_server_factory: Any, tmp_path: Path) -> None:
+        live_server_factory: Any, tmp_path: Path, inherited: signal.Handlers) -> None:
+    # A script's background job (`evalmock contract ... &`) starts with SIGINT ignored; SIGINT stops it all the same.
     with live_server_factory("--latency", "300-400") as slow:
         junit, report = tmp_path / "junit.xml", tmp_path / "report.html"
         audit = subprocess.Popen(
-            [sys.executable, "-m", "evalmock", "contract", "--base-url", slow.base_url, "--targets",
-             str(slow.targets_path), "--workers", "4", "--junit", str(junit), "--report", str(report), "--quiet"],
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+            # faulthandler: an audit still running a minute after Ctrl-C is stopped with every thread's stack shown
+            [sys.executable, "-X", "faulthandler", "-m", "evalmock", "contract", "--base-url", slow.base_url,
+             "--targets", str(slow.targets_path), "--workers", "4", "--junit", str(junit), "--report", str(report),
+             "--quiet"],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+            preexec_fn=lambda: signal.signal(signal.SIGINT, inherited))
         time.sleep(6)  # the workers are sending requests, each answered in a third of a second
         assert audit.poll() is None, audit.communicate()
         interrupted_at = time.monotonic()
         audit.send_signal(signal.SIGINT)
-        _, err = audit.communicate(timeout=60)
+        try:
+            _, err = audit.communicate(timeout=60)
+        except subprocess.TimeoutExpired:
+            audit.send_signal(signal.SIGABRT)
+            pytest.fail(f"still running a minute after Ctrl-C; its threads:\n{audit.communicate(timeout=30)[1]}")
         stopped_in = time.monotonic() - interrupted_at
     assert audit.returncode == 130 and "evalmock: interrupted" in err, err
     assert stopped_in < 5, f"stopped {stopped_in:.1f} s after Ctrl-C"  # the audit alone takes minutes
