@@ -107,11 +107,11 @@ def compile_evalmock(python: str) -> bool:
     return compiled.returncode == 0
 
 
-# A fixed piece of plain Python (calls, dicts, strings, lists: what a request handler does), timed by the
-# interpreter that runs evalmock. Two builds of one Python version differ by a fifth here (a build without
-# profile-guided optimisation is the slower), and evalmock's figures move with it; Prism's do not.
-_CALIBRATION = """
-import time
+# The interpreter's own words for its build, then its time for a fixed piece of plain Python (calls, dicts,
+# strings, lists: what a request handler does). Two builds of one Python version differ by a fifth here (a build
+# without profile-guided optimisation is the slower), and evalmock's figures move with it; Prism's do not.
+_INTERPRETER = """
+import sys, time
 def work(n):
     total, seen = 0, {}
     for i in range(n):
@@ -119,30 +119,33 @@ def work(n):
         seen[key] = seen.get(key, 0) + 1
         total += len([c for c in key if c != "-"])
     return total, len(seen)
-best = min(((lambda t: (work(20000), time.perf_counter() - t)[1])(time.perf_counter())) for _ in range(7))
+best = float("inf")
+for _ in range(7):
+    started = time.perf_counter()
+    work(20000)
+    best = min(best, time.perf_counter() - started)
+print(" ".join(sys.version.split()))
 print(round(best * 1000, 2))
 """
 
 
 def interpreter_facts(python: str) -> dict[str, str | float]:
-    """The interpreter's own words for its build, and the milliseconds it takes for _CALIBRATION's work."""
-    version = subprocess.run([python, "-c", "import sys; print(sys.version)"], capture_output=True, text=True,
-                             timeout=60).stdout.strip()
-    ms = subprocess.run([python, "-c", _CALIBRATION], capture_output=True, text=True, timeout=120).stdout.strip()
-    return {"python_build": " ".join(version.split()), "python_calibration_ms": float(ms) if ms else -1.0}
+    """The interpreter's version, its build in its own words, and the milliseconds _INTERPRETER's work takes."""
+    lines = subprocess.run([python, "-c", _INTERPRETER], capture_output=True, text=True,
+                           timeout=120).stdout.splitlines()
+    build, ms = [*lines, "", ""][:2]
+    return {"python": build.split(" ")[0], "python_build": build, "python_calibration_ms": float(ms) if ms else -1.0}
 
 
-def machine_facts(python: str) -> dict[str, str | int]:
+def machine_facts(python: str) -> dict[str, str | int | float]:
     cpu = "unknown"
     for line in Path("/proc/cpuinfo").read_text().splitlines():
         if line.startswith("model name"):
             cpu = line.split(":", 1)[1].strip()
             break
     mem_kib = int(Path("/proc/meminfo").read_text().split()[1])
-    version = subprocess.run([python, "-c", "import sys; print(sys.version.split()[0])"],
-                             capture_output=True, text=True).stdout.strip()
     return {"nproc": os.cpu_count() or 0, "cpu": cpu, "memory_gib": round(mem_kib / 2**20, 1),
-            "python": version, "kernel": os.uname().release}
+            **interpreter_facts(python), "kernel": os.uname().release}
 
 
 # --- processes ---------------------------------------------------------------------------------------------------

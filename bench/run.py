@@ -532,8 +532,7 @@ def main(argv: list[str]) -> int:
     bytecode = lib.compile_evalmock(python)
     plan = QUICK if args.quick else Plan()
     lib.RESULTS.mkdir(parents=True, exist_ok=True)
-    facts = {**lib.machine_facts(python), **lib.interpreter_facts(python), "date": time.strftime("%Y-%m-%d"),
-             "prism": lib.prism_version(prism),
+    facts = {**lib.machine_facts(python), "date": time.strftime("%Y-%m-%d"), "prism": lib.prism_version(prism),
              "wrk": subprocess.run([wrk, "-v"], capture_output=True, text=True).stdout.splitlines()[0],
              "commit": git_revision(), "plan": asdict(plan), "quick": args.quick,
              "bytecode_compiled": bytecode}

@@ -184,11 +184,10 @@ def _run_uvicorn(app: Any, options: ServeOptions, **extra: Any) -> int:
 
     # A requested stop (docker stop, Kubernetes, systemd: SIGTERM) is a clean stop, as Ctrl-C is: exit 0.
     # uvicorn stops on either signal, then raises it again with the handler it found; both end here as
-    # KeyboardInterrupt. SIGINT gets Python's own handler too: a process started in the background by a script
-    # (`evalmock serve &`) begins with SIGINT ignored, and a stop raised into "ignored" leaves the tasks a second
-    # Ctrl-C cut off without the interrupt that marks them as such (forced_stop.py), so each wrote a traceback.
+    # KeyboardInterrupt. SIGINT has Python's own handler even in a script's background job (entry.py): raised
+    # into "ignored", a second Ctrl-C would cut the tasks off without the interrupt that marks them as such
+    # (forced_stop.py), and each would write a traceback.
     previous = signal.signal(signal.SIGTERM, signal.default_int_handler)
-    previous_int = signal.signal(signal.SIGINT, signal.default_int_handler)
     try:
         uvicorn.run(app, host=options.host, port=options.port, access_log=options.access_log,
                     log_config=uvicorn_logging(), http=HTTP_PROTOCOL, **extra)
@@ -198,7 +197,6 @@ def _run_uvicorn(app: Any, options: ServeOptions, **extra: Any) -> int:
         return 1 if exc.code else 0
     finally:
         signal.signal(signal.SIGTERM, previous)
-        signal.signal(signal.SIGINT, previous_int)
     return 0
 
 
