@@ -42,7 +42,7 @@ RUN find /opt/evalmock/lib/python3*/site-packages/faker/providers -mindepth 2 -m
 RUN EVALMOCK_CACHE_DIR=/opt/evalmock/cache /opt/evalmock/bin/python -W ignore -c \
     "from evalmock.server.live_world import build_world; from evalmock.server.settings import ServerSettings; \
 build_world(ServerSettings()); \
-from evalmock.harness.schemathesis_config import place_hypothesis_files; place_hypothesis_files(); \
+from evalmock.harness.run.schemathesis_schema import place_hypothesis_files; place_hypothesis_files(); \
 from hypothesis import strategies as st; st.text(st.characters(codec='utf-8')).example()" \
     && chmod -R a+rX /opt/evalmock/cache
 

@@ -20,9 +20,9 @@ from schemathesis.engine import Status, events, from_schema
 
 from evalmock.contract.documents import APIS
 from evalmock.contract.targets import Targets, load_targets
-from evalmock.harness.attribution import refusal_left_open
-from evalmock.harness.policy import LIVE_PROFILE, Policy
-from evalmock.harness.schemathesis_config import known_good_case_hook, load_schema
+from evalmock.harness.checks.open_answers import refusal_left_open
+from evalmock.harness.checks.policy import LIVE_PROFILE, Policy
+from evalmock.harness.run.schemathesis_schema import known_good_case_hook, load_schema
 
 STRICTEST = Policy(strict=True, profile=LIVE_PROFILE)
 TRACEBACK_MARKERS = ("Traceback (most recent call last)", 'File "/')

@@ -29,8 +29,7 @@ from typing import Any
 import lib
 
 from evalmock.cli import build_parser
-from evalmock.harness import exchange
-from evalmock.harness.checks import case_invariants
+from evalmock.harness.checks import case_invariants, exchange
 from evalmock.proxy.command import build_proxy
 from evalmock.proxy.forwarding import Forwarded
 

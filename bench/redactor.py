@@ -39,7 +39,7 @@ def page_body() -> str:
 
 
 def run(answers: list[int]) -> dict[str, Any]:
-    from evalmock.harness.redact import Redactor
+    from evalmock.harness.secrets.redactor import Redactor
     from evalmock.proxy.forwarding import Forwarded
     from evalmock.proxy.recorder import HarRecorder
 

@@ -36,9 +36,9 @@ PARTS = ("state", "proxied", "overhead")
 def state(walks: int = 10_000, pages_per_walk: int = 2, cases: int = 25) -> dict[str, Any]:
     """Memory held by the walk state of `walks` open walks of `pages_per_walk` pages each (traced allocations, after
     the exchanges that built it are gone), and the cost of judging one page that continues a walk."""
-    from evalmock.harness.exchange import Exchange
-    from evalmock.harness.policy import Policy
-    from evalmock.harness.traffic_audit import TrafficAudit
+    from evalmock.harness.checks.exchange import Exchange
+    from evalmock.harness.checks.policy import Policy
+    from evalmock.harness.traffic.audit import TrafficAudit
 
     project = "2489e9ad-2ee2-8e00-8ec9-32d5f69181c0"
 

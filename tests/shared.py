@@ -13,7 +13,7 @@ import pytest
 from evalmock.contract.documents import GRADIENT, TEST_SET, ApiDocument
 from evalmock.contract.operations import iter_operations
 from evalmock.contract.schemas import component_schema, deref, inline_refs, schema_errors
-from evalmock.harness.throttle import Throttle, ThrottleOptions
+from evalmock.harness.run.throttle import Throttle, ThrottleOptions
 from evalmock.server.http_server import granian_installed
 
 SERVER_SEED = 42

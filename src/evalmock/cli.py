@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
+from evalmock import environment
 from evalmock.defaults import (
     ACCEPT_TOKENS_ENV,
     DEFAULT_BUDGET,
@@ -159,7 +159,17 @@ def build_parser() -> argparse.ArgumentParser:
         description="Mock server and contract-test harness for agent-evaluation test-case APIs.",
     )
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    _serve_command(commands)
+    _proxy_command(commands)
+    _contract_command(commands)
+    _rules_command(commands)
+    _validate_command(commands)
+    _fixtures_command(commands)
+    return parser
 
+
+def _serve_command(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """`evalmock serve`: the mock and its world."""
     serve = commands.add_parser("serve", help="serve both APIs from a seeded world")
     serve.add_argument("--host", default=DEFAULT_HOST, help=f"interface to listen on (default {DEFAULT_HOST})")
     serve.add_argument("--port", type=_port, default=DEFAULT_PORT,
@@ -176,7 +186,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="write this world's demo tokens and known ids as a targets file for `evalmock contract`",
     )
     serve.add_argument(
-        "--cursor-key", default=os.environ.get("EVALMOCK_CURSOR_KEY"),
+        "--cursor-key", default=environment.read(environment.CURSOR_KEY),
         help="secret that seals cursors, shared by every process (default: env EVALMOCK_CURSOR_KEY, "
         "else derived from the seed)",
     )
@@ -211,6 +221,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     serve.add_argument("--data-only", action="store_true", help="serve only the --data files, nothing generated")
 
+
+def _proxy_command(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """`evalmock proxy`: forwarding to a live service, judging what it answers."""
     proxy = commands.add_parser(
         "proxy", help="forward to a live service and judge every response it sends against the contract"
     )
@@ -230,6 +243,9 @@ def build_parser() -> argparse.ArgumentParser:
     _walk_options(proxy, "the traffic")
     _server_option(proxy, "uvicorn, which adds no header of its own")
 
+
+def _contract_command(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """`evalmock contract`: an audit of a running service or of recorded traffic."""
     contract = commands.add_parser("contract", help="audit an implementation against the contract")
     contract.add_argument(
         "--base-url",
@@ -285,15 +301,24 @@ def build_parser() -> argparse.ArgumentParser:
         f"INCOMPLETE (default {DEFAULT_REQUEST_TIMEOUT:g})",
     )
 
+
+def _rules_command(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """`evalmock rules`: the rules, or the pages line by line."""
     rules = commands.add_parser("rules", help="list every rule the audit applies, with its level and source")
     rules.add_argument(
         "--coverage", metavar="PAGES_DIR",
         help="instead, walk the two reference pages (the folder holding them) line by line: what enforces each",
     )
 
+
+def _validate_command(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """`evalmock validate`: the documents and their lint."""
     validate = commands.add_parser("validate", help="validate OpenAPI documents and lint them")
     validate.add_argument("paths", nargs="*", metavar="PATH", help="documents (default: every one under openapi/)")
 
+
+def _fixtures_command(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """`evalmock fixtures`: curated fixtures and world exports."""
     fixtures = commands.add_parser("fixtures", help="curated fixtures and world exports")
     fixture_commands = fixtures.add_subparsers(dest="fixtures_command", required=True, metavar="ACTION")
     export = fixture_commands.add_parser(
@@ -315,7 +340,6 @@ def build_parser() -> argparse.ArgumentParser:
     listing.add_argument("--seed", type=int, default=DEFAULT_SEED, help=f"world seed (default {DEFAULT_SEED})")
     schema = fixture_commands.add_parser("schema", help="write the JSON Schema of a data file, for editors")
     schema.add_argument("--output", "-o", default="-", help="file to write (default: standard output)")
-    return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -344,7 +368,7 @@ def command(name: str) -> Callable[[argparse.Namespace], int]:
 
         return run_contract
     if name == "rules":
-        from evalmock.harness.rule_tables import print_rules
+        from evalmock.harness.report.rule_tables import print_rules
 
         return lambda args: print_rules(args.coverage)
     if name == "validate":

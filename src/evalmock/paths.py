@@ -7,6 +7,8 @@ import os
 from functools import cache
 from pathlib import Path
 
+from evalmock import environment
+
 _PACKAGE = Path(__file__).resolve().parent
 _CHECKOUT = _PACKAGE.parent.parent
 
@@ -37,7 +39,7 @@ def fixtures_dir() -> Path:
     return _data_dir("fixtures", "EVALMOCK_FIXTURES_DIR")
 
 
-CACHE_ENV = "EVALMOCK_CACHE_DIR"
+CACHE_ENV = environment.CACHE_DIR
 OFF = "off"
 
 

@@ -14,9 +14,9 @@ from schemathesis.engine import Status, events, from_schema
 
 from evalmock.contract.documents import APIS
 from evalmock.contract.targets import Targets, load_targets
-from evalmock.harness.attribution import refusal_left_open
-from evalmock.harness.policy import LIVE_PROFILE, Policy
-from evalmock.harness.schemathesis_config import known_good_case_hook, load_schema
+from evalmock.harness.checks.open_answers import refusal_left_open
+from evalmock.harness.checks.policy import LIVE_PROFILE, Policy
+from evalmock.harness.run.schemathesis_schema import known_good_case_hook, load_schema
 
 from .answers import TRACEBACK_MARKERS
 
@@ -28,7 +28,7 @@ STRICTEST = Policy(strict=True, profile=LIVE_PROFILE)
 
 def left_open(api: str, check: str, recorder: Any, case_id: str, targets: Targets) -> bool:
     """A positive request's 400 or 404 that the audit lets pass too: one with a cursor (which the runtime may not
-    take), or for an agent or project the targets do not list (schemathesis_run does the same)."""
+    take), or for an agent or project the targets do not list (the audit's fuzzing does the same)."""
     case = recorder.cases[case_id].value
     interaction = recorder.interactions.get(case_id)
     status = interaction.response.status_code if interaction is not None and interaction.response else None

@@ -7,7 +7,7 @@ import json
 from typing import Any
 from urllib.parse import urlencode
 
-from evalmock.harness.exchange import Exchange
+from evalmock.harness.checks.exchange import Exchange
 
 PROJECT = "2489e9ad-2ee2-8e00-8ec9-32d5f69181c0"
 LIST_PATH = "/v1/agents/acme.drafting/test-set/cases"

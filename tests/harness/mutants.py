@@ -13,7 +13,7 @@ from urllib.parse import parse_qsl, urlencode
 
 import pytest
 
-from evalmock.harness.policy import LIVE_PROFILE, Policy
+from evalmock.harness.checks.policy import LIVE_PROFILE, Policy
 from evalmock.server import cursors
 from evalmock.server.cursors import Binding, CursorError, CursorSealer
 from evalmock.world import EncodedPage, World

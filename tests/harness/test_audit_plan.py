@@ -9,27 +9,22 @@ from typing import Any
 import pytest
 
 from evalmock.contract.targets import ProjectTarget, Targets, dump_targets
-from evalmock.harness import schemathesis_run
-from evalmock.harness.audit import (
-    EXIT_UNREACHABLE,
-    EXIT_USAGE,
-    SHARD_ATTEMPTS,
-    Audit,
-    AuditError,
-    _plan_api,
-    audit_url,
-    plan_audit,
-    run_audit,
-    run_scenario,
-    run_shard,
-    turned_away_targets,
-)
+from evalmock.exits import UNREACHABLE as EXIT_UNREACHABLE
+from evalmock.exits import USAGE as EXIT_USAGE
 from evalmock.harness.checks import find_check
-from evalmock.harness.policy import LIVE_PROFILE, Policy
-from evalmock.harness.results import COUNT, Ledger, RequestRecord, Results, Verdict
-from evalmock.harness.scenario import Scenario
-from evalmock.harness.schemathesis_run import Shard
-from evalmock.harness.throttle import Throttle
+from evalmock.harness.checks.policy import LIVE_PROFILE, Policy
+from evalmock.harness.checks.scenario import Scenario
+from evalmock.harness.results.audit_results import COUNT, Results
+from evalmock.harness.results.findings import RequestRecord
+from evalmock.harness.results.incomplete import Shortfall
+from evalmock.harness.results.ledger import Ledger
+from evalmock.harness.results.verdict import Verdict
+from evalmock.harness.run import fuzzing
+from evalmock.harness.run.engine import SHARD_ATTEMPTS, _plan_api, audit_url, run_audit, run_scenario, run_shard
+from evalmock.harness.run.fuzzing import Shard
+from evalmock.harness.run.options import Audit, AuditError, plan_audit
+from evalmock.harness.run.preflight import turned_away_targets
+from evalmock.harness.run.throttle import Throttle
 
 from .conftest import MutableServer
 from .serving import free_port, serving
@@ -116,7 +111,7 @@ def test_a_stateful_shard_that_sends_nothing_is_run_again_then_a_gap_never_silen
     monkeypatch: pytest.MonkeyPatch, api: str, noted: bool
 ) -> None:
     runs: list[object] = []
-    monkeypatch.setattr(schemathesis_run, "from_schema", lambda schema: runs.append(schema) or _NothingSent(schema))
+    monkeypatch.setattr(fuzzing, "from_schema", lambda schema: runs.append(schema) or _NothingSent(schema))
     ledger = run_shard(api, Audit(base_url="http://127.0.0.1:9"), Throttle(), Shard("stateful", 0, 4))
     # The test-set document links a page to the next (nextCursor -> cursor): a stateful phase always sends
     # something. DigitalOcean's has no link, so its stateful phase rightly sends nothing.
@@ -124,7 +119,8 @@ def test_a_stateful_shard_that_sends_nothing_is_run_again_then_a_gap_never_silen
     results = Results(Policy(), (api,))
     ledger.replay(results)
     assert any("sent no request" in gap.what and "--workers 1" in gap.remedy for gap in results.gaps) is noted
-    assert any("part(s) of the audit could not be done" in r for r in results.incomplete_reasons()) is noted
+    assert any(r.shortfall is Shortfall.UNDONE and "part(s) of the audit could not be done" in str(r)
+               for r in results.incomplete_reasons()) is noted
 
 
 def test_a_note_counted_by_several_shards_is_said_once_with_their_total() -> None:
@@ -193,9 +189,9 @@ def test_a_few_schemathesis_findings_left_unjudged_are_shown_as_sent_and_answere
     for number in range(5):
         url = f"http://svc.test/v1/agents/a/test-set/cases?projectId=p&include=&n={number}"
         record = RequestRecord("GET", url, {}, 200, f"curl '{url}'")
-        schemathesis_run._show_unjudged("test-set", "negative_data_rejection", record, results)
+        fuzzing._show_unjudged("test-set", "negative_data_rejection", record, results)
     shown = [note for note in results.notes if "not judged, as the pages leave it open" in note]
-    assert len(shown) == schemathesis_run.UNJUDGED_SHOWN
+    assert len(shown) == fuzzing.UNJUDGED_SHOWN
     assert shown[0] == ("test-set: not judged, as the pages leave it open: Schemathesis's negative_data_rejection on "
                         "GET http://svc.test/v1/agents/a/test-set/cases?projectId=p&include=&n=0 -> 200")
 

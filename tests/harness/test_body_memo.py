@@ -9,9 +9,10 @@ from typing import Any
 import orjson
 import pytest
 
-from evalmock.harness import exchange as exchange_module
-from evalmock.harness.body_memo import BodyMemo
-from evalmock.harness.exchange import Exchange
+from evalmock.harness.checks import exchange as exchange_module
+from evalmock.harness.checks.body_memo import BodyMemo
+from evalmock.harness.checks.exchange import Exchange
+from evalmock.harness.checks.outcomes import json_body
 
 URL = "http://service.test/v1/agents/a/test-set/cases?projectId=p"
 
@@ -38,14 +39,14 @@ def parses(monkeypatch: pytest.MonkeyPatch) -> list[bytes]:
 def test_a_plain_json_body_seen_before_is_not_parsed_again(parses: list[bytes]) -> None:
     body = b'{"data": [{"id": "case-1"}], "hasMore": false}'
     first, again = exchange(body), exchange(bytes(bytearray(body)))  # equal bytes, another object
-    assert first.json() == {"data": [{"id": "case-1"}], "hasMore": False}
-    assert again.plain_json == (True, first.json())
+    assert json_body(first) == {"data": [{"id": "case-1"}], "hasMore": False}
+    assert again.plain_json == (True, json_body(first))
     assert parses == [body]
 
 
 def test_other_bytes_are_parsed_afresh(parses: list[bytes]) -> None:
-    assert exchange(b'{"hasMore": false}').json() == {"hasMore": False}
-    assert exchange(b'{"hasMore": true}').json() == {"hasMore": True}
+    assert json_body(exchange(b'{"hasMore": false}')) == {"hasMore": False}
+    assert json_body(exchange(b'{"hasMore": true}')) == {"hasMore": True}
     assert len(parses) == 2
 
 

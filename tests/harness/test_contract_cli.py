@@ -19,9 +19,10 @@ from evalmock.cli import API_CHOICES, main
 from evalmock.contract.documents import APIS
 from evalmock.contract.sources import Level
 from evalmock.contract.targets import Targets, dump_targets, load_targets
-from evalmock.harness import policy, throttle, traffic_walks
-from evalmock.harness.checks import CHECKS
-from evalmock.harness.run_info import file_digest
+from evalmock.harness.checks import CHECKS, policy
+from evalmock.harness.report.run_info import file_digest
+from evalmock.harness.run import throttle
+from evalmock.harness.traffic import walks as traffic_walks
 from evalmock.paths import CACHE_ENV
 
 from .conftest import SECRET_TOKENS, MutableServer

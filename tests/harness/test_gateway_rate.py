@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from evalmock.harness.gateway_rate import advertised_rate, observed_rate, rate_limit_option, suggestion
-from evalmock.harness.throttle import Throttle, ThrottleOptions
+from evalmock.harness.results.gateway_rate import advertised_rate, observed_rate, rate_limit_option, suggestion
+from evalmock.harness.run.throttle import Throttle, ThrottleOptions
 
 
 @pytest.mark.parametrize(("headers", "per_second", "option"), [

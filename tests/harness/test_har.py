@@ -15,13 +15,13 @@ import pytest
 
 from evalmock.cli import main
 from evalmock.harness.checks.cursor_binding import SEALED_REASON
+from evalmock.harness.checks.exchange import Exchange
+from evalmock.harness.checks.policy import Policy
 from evalmock.harness.checks.registry import SCENARIO
-from evalmock.harness.exchange import Exchange
-from evalmock.harness.har import HarError, audit_har, read_har
-from evalmock.harness.policy import Policy
-from evalmock.harness.results import Verdict
-from evalmock.harness.traffic_audit import SCENARIO_SKIP, TrafficAudit
-from evalmock.harness.traffic_walks import NO_WALK
+from evalmock.harness.results.verdict import Verdict
+from evalmock.harness.traffic.audit import SCENARIO_SKIP, TrafficAudit
+from evalmock.harness.traffic.har import HarError, audit_har, read_har
+from evalmock.harness.traffic.walks import NO_WALK
 
 from .builders import correction_case, evaluation_answer, hand_case, page
 
@@ -100,7 +100,7 @@ def test_a_conforming_recording_conforms_though_no_scenario_check_ran(tmp_path: 
     audit_har(har, audit, SERVICE)
     results = audit.snapshot()
 
-    assert results.verdict is Verdict.CONFORMS, results.incomplete_reasons()
+    assert results.verdict is Verdict.CONFORMS, list(map(str, results.incomplete_reasons()))
     scenario_rows = [t for t in results.rows() if t.check.kind == SCENARIO and not t.off]
     assert scenario_rows and all(t.outcome == "skipped" for t in scenario_rows)
     reasons = {f.check.name: f.title for f in results.skips if f.check.kind == SCENARIO}

@@ -9,9 +9,9 @@ import re
 
 import pytest
 
-from evalmock.harness import literal_search
-from evalmock.harness.literal_search import PENDING, TAIL, LiteralSearch
-from evalmock.harness.redact import Redactor
+from evalmock.harness.secrets import literal_search
+from evalmock.harness.secrets.literal_search import PENDING, TAIL, LiteralSearch
+from evalmock.harness.secrets.redactor import Redactor
 
 
 def one_alternation(literals: set[str], text: str) -> str:

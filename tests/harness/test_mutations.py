@@ -11,10 +11,11 @@ from pathlib import Path
 import pytest
 
 from evalmock.contract.sources import Level
-from evalmock.harness.audit import Audit, run_audit
 from evalmock.harness.checks import find_check
-from evalmock.harness.policy import LIVE_PROFILE, Policy
-from evalmock.harness.results import Results
+from evalmock.harness.checks.policy import LIVE_PROFILE, Policy
+from evalmock.harness.results.audit_results import Results
+from evalmock.harness.run.engine import run_audit
+from evalmock.harness.run.options import Audit
 
 from .conftest import MutableServer
 from .mutants import MUTATIONS, Mutation
@@ -110,8 +111,9 @@ def test_schemathesis_catches_document_level_defects(mutable_server: MutableServ
 
 def test_one_defect_on_many_responses_is_one_finding_with_a_count(mutable_server: MutableServer,
                                                                    tmp_path: Path) -> None:
-    from evalmock.harness.redact import Redactor
-    from evalmock.harness.report import MAX_JUNIT_TEXT, write_junit
+    from evalmock.harness.report.junit import write_junit
+    from evalmock.harness.report.view import MAX_JUNIT_TEXT
+    from evalmock.harness.secrets.redactor import Redactor
 
     mutable_server.switch.mutation = next(m for m in MUTATIONS if m.name == "updated-at-moves")
     try:

@@ -9,23 +9,21 @@ from pathlib import Path
 
 from evalmock.contract.sources import Level
 from evalmock.harness.checks import find_check
-from evalmock.harness.outcomes import Unjudged
-from evalmock.harness.policy import LIVE_PROFILE, Policy
-from evalmock.harness.redact import Redactor
-from evalmock.harness.report import (
-    MAX_JUNIT_TEXT,
-    SEALED_CURSOR_NOTE,
-    api_line,
-    print_summary,
-    render_html,
-    render_markdown,
-    replay_notes,
-    write_junit,
-    write_report,
-)
-from evalmock.harness.response_judge import ResponseJudge
-from evalmock.harness.results import UNSEEN_SKIP, Example, RequestRecord, Results, Verdict, request_shape
-from evalmock.harness.throttle import ThrottleReport
+from evalmock.harness.checks.outcomes import Unjudged
+from evalmock.harness.checks.policy import LIVE_PROFILE, Policy
+from evalmock.harness.report.files import write_report
+from evalmock.harness.report.html import render_html
+from evalmock.harness.report.junit import write_junit
+from evalmock.harness.report.markdown import render_markdown
+from evalmock.harness.report.terminal import print_summary
+from evalmock.harness.report.view import MAX_JUNIT_TEXT, SEALED_CURSOR_NOTE, api_line, replay_notes
+from evalmock.harness.results.audit_results import UNSEEN_SKIP, Results
+from evalmock.harness.results.findings import Example, RequestRecord, request_shape
+from evalmock.harness.results.incomplete import Shortfall
+from evalmock.harness.results.throttling import ThrottleReport
+from evalmock.harness.results.verdict import Verdict
+from evalmock.harness.run.judge import ResponseJudge
+from evalmock.harness.secrets.redactor import Redactor
 
 from .builders import correction_case, hand_case, page
 
@@ -255,7 +253,7 @@ def test_the_headline_counts_what_the_sections_count() -> None:
 
 
 def test_the_service_s_throttling_is_one_item_of_every_output(tmp_path: Path) -> None:
-    from evalmock.harness.report import summary_text
+    from evalmock.harness.report.terminal import summary_text
 
     results = results_with(1)
     results.throttling.waited_out, results.throttling.given_up, results.throttling.longest = 5, 2, 60.0
@@ -273,8 +271,9 @@ def test_the_service_s_throttling_is_one_item_of_every_output(tmp_path: Path) ->
     assert clean.verdict is Verdict.CONFORMS
     clean.throttling.given_up = 1
     assert clean.verdict is Verdict.INCOMPLETE  # unjudged requests: no CONFORMS
-    assert clean.incomplete_reasons() == ["1 request(s) were still throttled after waiting, and no check judged them "
-                                          "(see Throttling)"]
+    assert [str(reason) for reason in clean.incomplete_reasons()] == [
+        "1 request(s) were still throttled after waiting, and no check judged them (see Throttling)"]
+    assert [(r.shortfall, r.api) for r in clean.incomplete_reasons()] == [(Shortfall.THROTTLED, None)]
 
 
 def test_an_api_whose_checks_could_not_judge_a_throttled_answer_is_incomplete_not_conforming() -> None:
@@ -283,8 +282,8 @@ def test_an_api_whose_checks_could_not_judge_a_throttled_answer_is_incomplete_no
                        ("gradient", ("body_is_the_requested_test_case", "each_version_is_that_version"))):
         for name in names:
             results.passed(find_check(name, api))
-    results.skipped(find_check("walk_yields_every_case_once", "test-set"),
-                    str(Unjudged("GET /v1/agents/a/test-set/cases was still throttled (429) after waiting")))
+    unjudged = Unjudged("GET /v1/agents/a/test-set/cases was still throttled (429) after waiting")
+    results.skipped(find_check("walk_yields_every_case_once", "test-set"), unjudged.reason, unjudged.kind)
     results.throttling = ThrottleReport(given_up=1)
     assert results.verdict is Verdict.INCOMPLETE
     assert api_line(results, "test-set").startswith("test-set: incomplete")

@@ -7,10 +7,11 @@ import dataclasses
 import io
 from typing import Any
 
-from evalmock.harness.audit import Reporter, plan_audit, run_audit
 from evalmock.harness.checks.registry import scenario_checks
-from evalmock.harness.progress import HEARTBEAT_S, PlainReporter
-from evalmock.harness.redact import Redactor
+from evalmock.harness.report.progress import HEARTBEAT_S, PlainReporter
+from evalmock.harness.run.engine import Reporter, run_audit
+from evalmock.harness.run.options import plan_audit
+from evalmock.harness.secrets.redactor import Redactor
 
 
 class Clock:

@@ -16,8 +16,7 @@ from .fairness.conftest import fairness_targets
 from .fairness.gateway import ThrottlingGateway
 from .serving import free_port, serving
 
-FIVE_LINES = '''from evalmock.harness.audit import audit_url
-from evalmock.harness.report import summary_text
+FIVE_LINES = '''from evalmock.harness import audit_url, summary_text
 
 def test_the_service_conforms():
     results = audit_url("{base_url}", targets="{targets}", max_examples=3)

@@ -16,12 +16,14 @@ from hypothesis import strategies as st
 
 from evalmock.contract import secret_names
 from evalmock.contract.secret_names import SECRET_FIELD_PARTS, secret_field, secret_header, secret_query
-from evalmock.harness import redact
-from evalmock.harness.outcomes import Violation, clip
-from evalmock.harness.policy import Policy
-from evalmock.harness.redact import MIN_ECHOED, Redactor
-from evalmock.harness.response_judge import ResponseJudge, violation_example
-from evalmock.harness.results import Results
+from evalmock.harness.checks.outcomes import Violation
+from evalmock.harness.checks.policy import Policy
+from evalmock.harness.excerpts import clip
+from evalmock.harness.results.audit_results import Results
+from evalmock.harness.run.judge import ResponseJudge, violation_example
+from evalmock.harness.secrets import redactor as redact
+from evalmock.harness.secrets.har_entries import learn_har_entry, redacted_har_entry
+from evalmock.harness.secrets.redactor import MIN_ECHOED, Redactor
 
 from .builders import error
 
@@ -154,8 +156,8 @@ def test_har_cookies_arrays_and_parameters_are_redacted_and_learned() -> None:
                      "content": {"text": f'{{"message": "bad key {API_KEY}"}}'}},
     }
     redactor = Redactor()
-    redactor.learn_har_entry(entry)
-    redacted = str(redactor.har_entry(entry))
+    learn_har_entry(redactor, entry)
+    redacted = str(redacted_har_entry(redactor, entry))
     for secret in (SESSION, API_KEY, QUERY_KEY, "rotated-0123456789"):
         assert secret not in redacted
     assert "'httpOnly': True" in redacted and "'path': '/'" in redacted and "'value': '5'" in redacted
@@ -400,9 +402,9 @@ def test_har_bodies_are_redacted_and_their_secrets_learned_but_base64_is_left_al
              "response": {"status": 200, "headers": [],
                           "content": {"mimeType": "application/json", "text": json.dumps({"access_token": SIGNED_IN})}},
              "_other": {"content": {"encoding": "base64", "text": encoded}}}
-    redactor.learn_har_entry(entry)
+    learn_har_entry(redactor, entry)
     assert redactor.text(f"later: {SIGNED_IN}") == "later: $EVALMOCK_ACCESS_TOKEN"
-    shown = redactor.har_entry(entry)
+    shown = redacted_har_entry(redactor, entry)
     assert json.loads(shown["request"]["postData"]["text"]) == {"user": "ada", "password": "$EVALMOCK_PASSWORD"}
     assert json.loads(shown["response"]["content"]["text"]) == {"access_token": "$EVALMOCK_ACCESS_TOKEN"}
     assert shown["_other"]["content"]["text"] == encoded
@@ -433,11 +435,11 @@ def test_a_finding_that_quotes_a_body_names_its_secret_field_by_its_variable() -
 def test_the_credentials_the_audit_makes_up_are_shown_as_sent_so_their_curl_reproduces() -> None:
     from schemathesis.specs.openapi._auth_retry import INVALID_CREDENTIAL
 
-    from evalmock.harness.audit import Audit
     from evalmock.harness.checks.authentication import (
         MADE_UP_TOKEN,
         SCHEMATHESIS_INVALID_CREDENTIAL,
     )
+    from evalmock.harness.run.options import Audit
 
     assert SCHEMATHESIS_INVALID_CREDENTIAL == INVALID_CREDENTIAL  # what ignored_auth sends, kept in step
     redactor = Audit("http://service.test", token="tok-real-0123456789").redactor

@@ -12,10 +12,19 @@ import pytest
 
 from evalmock.contract.case_rules import Breach, CaseRule
 from evalmock.contract.sources import inferred
+from evalmock.contract.targets import Targets
 from evalmock.harness.checks import case_invariants
-from evalmock.harness.outcomes import Violation
+from evalmock.harness.checks.context import CheckContext
+from evalmock.harness.checks.exchange import Exchange
+from evalmock.harness.checks.outcomes import Violation
+from evalmock.harness.checks.policy import Policy
 
 from .builders import hand_case, page
+
+
+def hand_case_id(exchange: Exchange) -> bool | None:
+    """The registered check hand_case_id_starts_with_case on one exchange."""
+    return case_invariants.hand_case_id_starts_with_case(CheckContext(exchange, Targets(), Policy()))
 
 
 @pytest.fixture(autouse=True)
@@ -32,15 +41,15 @@ def remembered(rule: str) -> set[int]:
 
 def test_a_kept_rule_is_remembered_by_the_case_json_and_a_page_seen_again_passes_alike() -> None:
     good = page([hand_case()])
-    assert case_invariants.hand_case_id_starts_with_case(good) is True
+    assert hand_case_id(good) is True
     assert len(remembered("hand_case_id_starts_with_case")) == 1
-    assert case_invariants.hand_case_id_starts_with_case(page([hand_case()])) is True
+    assert hand_case_id(page([hand_case()])) is True
 
 
 def test_a_changed_case_on_a_page_seen_before_is_judged_afresh() -> None:
-    assert case_invariants.hand_case_id_starts_with_case(page([hand_case(), hand_case(id="case-2")])) is True
+    assert hand_case_id(page([hand_case(), hand_case(id="case-2")])) is True
     with pytest.raises(Violation) as found:
-        case_invariants.hand_case_id_starts_with_case(page([hand_case(), hand_case(id="hand-2")]))
+        hand_case_id(page([hand_case(), hand_case(id="hand-2")]))
     assert found.value.pointer == "/data/1/id"
 
 
@@ -48,7 +57,7 @@ def test_a_breach_is_never_remembered_as_a_pass() -> None:
     bad = page([hand_case(id="hand-7f3a9c21")])
     for _ in range(2):
         with pytest.raises(Violation):
-            case_invariants.hand_case_id_starts_with_case(bad)
+            hand_case_id(bad)
     assert remembered("hand_case_id_starts_with_case") == set()
 
 
@@ -56,14 +65,14 @@ def test_a_body_that_is_not_plain_json_is_judged_every_time_and_not_remembered()
     # an integer past 64 bits: orjson's reading is not the standard parser's, so equal text may not be an equal case
     exchange = page([hand_case(n=123456789012345678901234567890)])
     assert exchange.plain_json == (False, None)
-    assert case_invariants.hand_case_id_starts_with_case(exchange) is True
+    assert hand_case_id(exchange) is True
     assert remembered("hand_case_id_starts_with_case") == set()
 
 
 def test_the_memory_is_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(case_invariants, "CASES_REMEMBERED", 3)
     for number in range(10):
-        case_invariants.hand_case_id_starts_with_case(page([hand_case(id=f"case-{number}")]))
+        hand_case_id(page([hand_case(id=f"case-{number}")]))
     assert 1 <= len(remembered("hand_case_id_starts_with_case")) <= 3
 
 
@@ -93,10 +102,10 @@ def test_the_cases_of_a_body_seen_before_are_not_written_out_again(monkeypatch: 
 
     monkeypatch.setattr(case_invariants.orjson, "dumps", counted)
     for _ in range(2):
-        assert case_invariants.hand_case_id_starts_with_case(page([hand_case(), hand_case(id="case-2")])) is True
+        assert hand_case_id(page([hand_case(), hand_case(id="case-2")])) is True
     assert len(written) == 2  # the two cases, once
     with pytest.raises(Violation):  # a body that differs is read afresh
-        case_invariants.hand_case_id_starts_with_case(page([hand_case(), hand_case(id="hand-2")]))
+        hand_case_id(page([hand_case(), hand_case(id="hand-2")]))
     assert len(written) == 4
 
 

@@ -13,11 +13,15 @@ import pytest
 from browser import launched_chromium
 from evalmock import __version__
 from evalmock.harness.checks import find_check
-from evalmock.harness.policy import Policy
-from evalmock.harness.redact import Redactor
-from evalmock.harness.report import print_summary, render_html, render_markdown, write_report
-from evalmock.harness.results import Example, RequestRecord, Results, request_shape
-from evalmock.harness.run_info import RunInfo, file_digest
+from evalmock.harness.checks.policy import Policy
+from evalmock.harness.report.files import write_report
+from evalmock.harness.report.html import render_html
+from evalmock.harness.report.markdown import render_markdown
+from evalmock.harness.report.run_info import RunInfo, file_digest
+from evalmock.harness.report.terminal import print_summary
+from evalmock.harness.results.audit_results import Results
+from evalmock.harness.results.findings import Example, RequestRecord, request_shape
+from evalmock.harness.secrets.redactor import Redactor
 
 LIST = "/v1/agents/{agentId}/test-set/cases"
 CURSOR = "eyJ2IjoxLCJrIjoiMjAyNi0xMS0yMFQwOToxNTowMloiLCJwIjoiYTYwNzY3YmMifQ" * 30  # a sealed cursor, ~2,000 chars

@@ -10,10 +10,13 @@ import pytest
 
 from evalmock.contract.targets import Targets, TestCaseTarget
 from evalmock.harness.checks import CHECKS, Check, find_check, response_checks
-from evalmock.harness.exchange import Exchange
-from evalmock.harness.outcomes import Violation, as_json
-from evalmock.harness.redact import Redactor
-from evalmock.harness.response_judge import violation_example
+from evalmock.harness.checks.context import CheckContext
+from evalmock.harness.checks.exchange import Exchange
+from evalmock.harness.checks.outcomes import Violation, json_body
+from evalmock.harness.checks.policy import Policy
+from evalmock.harness.excerpts import as_json
+from evalmock.harness.run.judge import violation_example
+from evalmock.harness.secrets.redactor import Redactor
 
 from .builders import (
     PROJECT,
@@ -34,7 +37,7 @@ TARGETS = Targets(test_cases=(TestCaseTarget(TEST_CASE, (1, 2, 3)),), sealed_cur
 def run(name: str, exchange: Exchange) -> Any:
     """A registered response check on one exchange (with the targets when it needs them)."""
     check = next(c for c in CHECKS if c.name == name and c.kind == "response")
-    return check.func(exchange, TARGETS) if check.needs_targets else check.func(exchange)  # type: ignore[misc]
+    return check.func(CheckContext(exchange, TARGETS, Policy()))  # type: ignore[misc]
 
 
 def items(*ranks: Any) -> dict[str, Any]:
@@ -137,7 +140,7 @@ def test_check_fails_the_violating_response_pointing_at_the_value(name: str, goo
     assert caught.value.pointer == pointer
     if pointer is not None:  # what a report shows "at" the pointer is what the body holds there, when it holds one
         shown = violation_example(caught.value, None, Redactor(), bad).value
-        held = at_pointer(bad.json(), pointer)
+        held = at_pointer(json_body(bad), pointer)
         assert shown == as_json(caught.value.value if held is MISSING else held)  # as_json: as the report writes it
 
 
@@ -231,7 +234,7 @@ def test_bad_input_is_the_page_s_code_only_for_a_refused_cursor() -> None:
     assert run("error_code_is_the_page_s", both) is None
     # A runtime that does not seal cursors: the page's bad-input sentence is about sealing ones.
     unsealed = find_check("error_code_is_the_page_s")
-    assert unsealed.func(error(400, "invalid-cursor", query=CURSOR_QUERY), Targets()) is None  # type: ignore[misc]
+    assert unsealed.func(CheckContext(error(400, "invalid-cursor", query=CURSOR_QUERY), Targets(), Policy())) is None  # type: ignore[misc]
 
 
 def test_the_401_code_is_left_open() -> None:
@@ -277,8 +280,9 @@ def test_another_version_in_a_200_is_judged_without_targets() -> None:
     check = next(c for c in CHECKS if c.name == "body_is_the_version_asked_by_its_inferred_name")
     unknown_version = evaluation_answer(gradient_test_case(version=3), version=9)
     with pytest.raises(Violation):
-        check.func(unknown_version, Targets())  # type: ignore[call-arg]
-    assert check.func(evaluation_answer(gradient_test_case(version=9), version=9), Targets()) is True  # type: ignore[call-arg]
+        check.func(CheckContext(unknown_version, Targets(), Policy()))  # type: ignore[misc]
+    answer = evaluation_answer(gradient_test_case(version=9), version=9)
+    assert check.func(CheckContext(answer, Targets(), Policy())) is True  # type: ignore[misc]
 
 
 def test_an_envelope_without_request_id_or_code_is_the_document_s_finding_alone() -> None:

@@ -9,14 +9,16 @@ from typing import Any
 import httpx
 
 from evalmock.contract.targets import ProjectTarget, Targets, TestCaseTarget
-from evalmock.harness.audit import run_scenario_check
 from evalmock.harness.checks import find_check
-from evalmock.harness.outcomes import TargetKey, target_key
-from evalmock.harness.policy import FAILED, PASSED, SKIPPED, WARNED, Policy
-from evalmock.harness.redact import Redactor
-from evalmock.harness.response_judge import ResponseJudge
-from evalmock.harness.results import Results, Verdict
-from evalmock.harness.scenario import Scenario
+from evalmock.harness.checks.policy import FAILED, PASSED, SKIPPED, WARNED, Policy
+from evalmock.harness.checks.scenario import Scenario
+from evalmock.harness.checks.target_keys import TargetKey, target_key
+from evalmock.harness.results.audit_results import Results
+from evalmock.harness.results.verdict import Verdict
+from evalmock.harness.run.engine import run_scenario_check
+from evalmock.harness.run.judge import ResponseJudge
+from evalmock.harness.run.transport import HttpSender
+from evalmock.harness.secrets.redactor import Redactor
 
 from .builders import TEST_CASE, gradient_test_case, hand_case
 from .test_scenario_skips import outcome
@@ -112,7 +114,7 @@ def _audited(check: str, targets: Targets, handler: Any) -> Results:
     found = find_check(check)
     results = Results(Policy(), (found.api,))
     with httpx.Client(base_url="http://target.invalid", transport=httpx.MockTransport(handler)) as client:
-        run_scenario_check(found, Scenario(client, targets, token="demo-user"),
+        run_scenario_check(found, Scenario(HttpSender(client), targets, token="demo-user"),
                            ResponseJudge(found.api, results, Redactor("demo-user")))
     return results
 
@@ -222,7 +224,7 @@ def _bound_to_the_list(turned_away: frozenset[TargetKey]) -> Results:
     results = Results(Policy(), (found.api,))
     targets = Targets(projects=(PROJECT, OTHER), sealed_cursors=True)
     with httpx.Client(base_url="http://target.invalid", transport=httpx.MockTransport(_one_project_refused)) as client:
-        scenario = Scenario(client, targets, token="demo-user", turned_away=turned_away)
+        scenario = Scenario(HttpSender(client), targets, token="demo-user", turned_away=turned_away)
         run_scenario_check(found, scenario, ResponseJudge(found.api, results, Redactor("demo-user")))
     return results
 

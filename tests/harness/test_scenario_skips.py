@@ -6,13 +6,14 @@ import httpx
 import pytest
 
 from evalmock.contract.targets import ProjectTarget, Targets, TestCaseTarget
-from evalmock.harness.audit import run_scenario_check
 from evalmock.harness.checks import find_check
-from evalmock.harness.policy import FAILED, LIVE_PROFILE, PASSED, SKIPPED, WARNED, Policy
-from evalmock.harness.redact import Redactor
-from evalmock.harness.response_judge import ResponseJudge
-from evalmock.harness.results import Results
-from evalmock.harness.scenario import Scenario
+from evalmock.harness.checks.policy import FAILED, LIVE_PROFILE, PASSED, SKIPPED, WARNED, Policy
+from evalmock.harness.checks.scenario import Scenario
+from evalmock.harness.results.audit_results import Results
+from evalmock.harness.run.engine import run_scenario_check
+from evalmock.harness.run.judge import ResponseJudge
+from evalmock.harness.run.transport import HttpSender
+from evalmock.harness.secrets.redactor import Redactor
 
 PROJECT = ProjectTarget("acme.drafting", "2489e9ad-2ee2-8e00-8ec9-32d5f69181c0")
 
@@ -27,7 +28,7 @@ def outcome(check: str, targets: Targets, *, token: str | None = "demo-user", se
     # The live profile, so that live checks run; an inference the live spec settles is off there, so not for it.
     results = Results(Policy() if found.source.settled_live_by else Policy(profile=LIVE_PROFILE), (found.api,))
     with httpx.Client(base_url="http://target.invalid", transport=httpx.MockTransport(handler)) as client:
-        scenario = Scenario(client, targets, token=token, second_token=second)
+        scenario = Scenario(HttpSender(client), targets, token=token, second_token=second)
         run_scenario_check(found, scenario, ResponseJudge(found.api, results, Redactor(token)))
     tally = results.tally(found)
     status = next(s for s in (PASSED, FAILED, WARNED, SKIPPED) if getattr(tally, s))

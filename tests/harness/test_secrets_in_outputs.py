@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from evalmock.cli import main
-from evalmock.harness.results import Verdict
+from evalmock.harness.results.verdict import Verdict
 
 from .secret_traffic import (
     BREACH,

@@ -11,8 +11,8 @@ import pytest
 from evalmock.contract import case_rules
 from evalmock.contract.sources import PAGES, Level, normalise
 from evalmock.harness.checks import CHECKS, find_check
-from evalmock.harness.page_coverage import coverage_rows
-from evalmock.harness.rule_tables import (
+from evalmock.harness.report.page_coverage import coverage_rows
+from evalmock.harness.report.rule_tables import (
     COVERAGE_BEGIN,
     COVERAGE_END,
     RULES_BEGIN,

@@ -10,9 +10,9 @@ import httpx
 import pytest
 
 from evalmock.contract.targets import targets_from_dict
-from evalmock.harness.outcomes import Unjudged
-from evalmock.harness.scenario import Scenario
-from evalmock.harness.throttle import (
+from evalmock.harness.checks.outcomes import Unjudged
+from evalmock.harness.checks.scenario import Scenario
+from evalmock.harness.run.throttle import (
     BUDGET_SPENT,
     RETRIES_USED,
     TOO_LONG,
@@ -24,6 +24,7 @@ from evalmock.harness.throttle import (
     retry_after_seconds,
     throttle_wait,
 )
+from evalmock.harness.run.transport import HttpSender
 from shared import Waits
 
 
@@ -144,8 +145,8 @@ def test_a_scenario_that_meets_an_answer_still_throttled_cannot_judge_it() -> No
     judged: list[object] = []
     targets = targets_from_dict({"auth": {"token": "t"}}, source="test")
     with httpx.Client(transport=httpx.MockTransport(gateway), base_url="http://service") as client:
-        scenario = Scenario(client, targets, token="t", observe=lambda api, exchange: judged.append(exchange),
-                            throttle=Waits().throttle(ThrottleOptions(retries=2)))
+        scenario = Scenario(HttpSender(client, Waits().throttle(ThrottleOptions(retries=2))), targets, token="t",
+                            observe=lambda api, exchange: judged.append(exchange))
         with pytest.raises(Unjudged, match="could not judge: GET /v1/x was still throttled"):
             scenario.get("test-set", "/v1/x")
     assert judged == []  # no check saw the 429

@@ -10,11 +10,11 @@ from pathlib import Path
 from typing import Any
 
 from evalmock.contract.targets import ProjectTarget, Targets
-from evalmock.harness.exchange import Exchange
-from evalmock.harness.har import audit_har
-from evalmock.harness.policy import FAILED, WARNED, Policy
-from evalmock.harness.traffic_audit import TrafficAudit
-from evalmock.harness.traffic_walks import WalkBounds, caller_of
+from evalmock.harness.checks.exchange import Exchange
+from evalmock.harness.checks.policy import FAILED, WARNED, Policy
+from evalmock.harness.traffic.audit import TrafficAudit
+from evalmock.harness.traffic.har import audit_har
+from evalmock.harness.traffic.walks import WalkBounds, caller_of
 
 from .builders import PROJECT, error, hand_case, page
 from .test_har import entry, write_har

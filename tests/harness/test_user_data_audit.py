@@ -6,8 +6,9 @@ import dataclasses
 from pathlib import Path
 
 from data_builders import shop, write
-from evalmock.harness.audit import Audit, run_audit
-from evalmock.harness.policy import LIVE_PROFILE, Policy
+from evalmock.harness.checks.policy import LIVE_PROFILE, Policy
+from evalmock.harness.run.engine import run_audit
+from evalmock.harness.run.options import Audit
 from evalmock.server.app import create_app
 from evalmock.server.live_world import build_world
 from evalmock.server.settings import ServerSettings

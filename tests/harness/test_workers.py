@@ -16,7 +16,7 @@ import pytest
 from hypothesis import Phase, given, settings
 from hypothesis import strategies as st
 
-from evalmock.harness.workers import isolated_generation, worker_pool
+from evalmock.harness.run.workers import isolated_generation, worker_pool
 
 
 def sequence(seed: int, length: int) -> list[float]:

@@ -12,7 +12,7 @@ import pytest
 
 from evalmock.contract.operations import operation
 from evalmock.contract.targets import load_targets
-from evalmock.harness.results import Verdict
+from evalmock.harness.results.verdict import Verdict
 from evalmock.proxy.violations import HEADER
 from harness.serving import serving
 

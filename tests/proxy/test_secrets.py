@@ -14,7 +14,7 @@ import httpx
 import pytest
 
 from evalmock.cli import main
-from evalmock.harness.report import print_summary
+from evalmock.harness.report.terminal import print_summary
 from evalmock.proxy.forwarding import KEPT_ASIDE_BYTES, MAX_JUDGED_BYTES
 from harness.secret_traffic import (
     BREACH,

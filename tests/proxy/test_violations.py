@@ -17,11 +17,13 @@ from evalmock.cli import main
 from evalmock.contract.operations import operation
 from evalmock.contract.targets import load_targets
 from evalmock.harness.checks.registry import find_check
-from evalmock.harness.har import audit_har
-from evalmock.harness.report import print_summary
-from evalmock.harness.response_judge import Breach
-from evalmock.harness.results import Example, Results, Verdict
-from evalmock.harness.traffic_audit import TrafficAudit
+from evalmock.harness.report.terminal import print_summary
+from evalmock.harness.results.audit_results import Results
+from evalmock.harness.results.findings import Example
+from evalmock.harness.results.verdict import Verdict
+from evalmock.harness.run.judge import Breach
+from evalmock.harness.traffic.audit import TrafficAudit
+from evalmock.harness.traffic.har import audit_har
 from evalmock.proxy.violations import HEADER, MAX_REASON, header_value, request_line, throttled_line, why
 from harness.builders import PROJECT, TEST_CASE
 

@@ -17,12 +17,14 @@ import pytest
 from browser import launched_chromium
 from evalmock.cli import main
 from evalmock.contract.targets import ProjectTarget, Targets, dump_targets, load_targets
-from evalmock.harness.audit import Audit, run_audit
+from evalmock.harness.checks.policy import Policy
 from evalmock.harness.checks.registry import find_check
-from evalmock.harness.har import audit_har
-from evalmock.harness.policy import Policy
-from evalmock.harness.results import Results, Verdict
-from evalmock.harness.traffic_audit import TrafficAudit
+from evalmock.harness.results.audit_results import Results
+from evalmock.harness.results.verdict import Verdict
+from evalmock.harness.run.engine import run_audit
+from evalmock.harness.run.options import Audit
+from evalmock.harness.traffic.audit import TrafficAudit
+from evalmock.harness.traffic.har import audit_har
 from harness.builders import PROJECT
 from harness.serving import serving
 

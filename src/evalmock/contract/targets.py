@@ -15,12 +15,13 @@ from typing import Any
 import yaml
 
 from evalmock.contract.spelling import unknown_key
+from evalmock.exits import UsageError
 from evalmock.whole_file import write_whole
 
 AUTH_KEYS = ("token", "second_token", "expired_token", "revoked_token", "no_read_token")
 
 
-class TargetsError(ValueError):
+class TargetsError(UsageError, ValueError):
     """A targets file that cannot be read or does not have the documented shape."""
 
 

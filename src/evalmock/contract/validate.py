@@ -12,6 +12,7 @@ from openapi_spec_validator import OpenAPIV30SpecValidator
 
 from evalmock.contract.lint import lint, pointer
 from evalmock.contract.problems import Problem, line_of, unreadable
+from evalmock.exits import FAILED, OK, USAGE
 from evalmock.paths import openapi_dir
 
 
@@ -59,7 +60,7 @@ def run_validate(paths: Sequence[str]) -> int:
     documents = [Path(p) for p in paths] or default_documents()
     if not documents:
         print(f"no documents found under {openapi_dir()}", file=sys.stderr)
-        return 2
+        return USAGE
     failed = 0
     for document in documents:
         problems = validate_document(document)
@@ -70,5 +71,5 @@ def run_validate(paths: Sequence[str]) -> int:
             print(f"{document}: ok")
     if failed:
         print(f"{failed} of {len(documents)} document(s) failed validation")
-        return 1
-    return 0
+        return FAILED
+    return OK

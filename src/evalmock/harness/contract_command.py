@@ -6,34 +6,26 @@ from __future__ import annotations
 import argparse
 import sys
 
+from evalmock.contract.base_url import base_url_problem as check_base_url
 from evalmock.contract.targets import TargetsError, load_targets
-from evalmock.harness.audit import (
-    APIS,
-    EXIT_USAGE,
-    AuditError,
-    check_base_url,
-    check_target,
-    plan_audit,
-    run_audit,
-)
-from evalmock.harness.har import HarError, audit_har
-from evalmock.harness.output_paths import outputs_problem
-from evalmock.harness.policy import Policy
-from evalmock.harness.progress import LiveReporter, make_reporter
-from evalmock.harness.redact import Redactor
-from evalmock.harness.report import (
-    print_summary,
-    replay_notes,
-    report_format,
-    write_junit,
-    write_junit_not_run,
-    write_report,
-)
-from evalmock.harness.results import Results
-from evalmock.harness.run_info import RunInfo
-from evalmock.harness.schemathesis_config import place_hypothesis_files
-from evalmock.harness.traffic_audit import TrafficAudit, traffic_redactor
-from evalmock.harness.traffic_walks import WalkBounds
+from evalmock.exits import USAGE as EXIT_USAGE
+from evalmock.harness.checks.policy import Policy
+from evalmock.harness.report.files import report_format, write_report
+from evalmock.harness.report.junit import write_junit, write_junit_not_run
+from evalmock.harness.report.output_paths import outputs_problem
+from evalmock.harness.report.progress import LiveReporter, make_reporter
+from evalmock.harness.report.run_info import RunInfo
+from evalmock.harness.report.terminal import print_summary
+from evalmock.harness.report.view import replay_notes
+from evalmock.harness.results.audit_results import Results
+from evalmock.harness.run.engine import run_audit
+from evalmock.harness.run.options import APIS, AuditError, plan_audit
+from evalmock.harness.run.preflight import check_target
+from evalmock.harness.run.schemathesis_schema import place_hypothesis_files
+from evalmock.harness.secrets.redactor import Redactor
+from evalmock.harness.traffic.audit import TrafficAudit, traffic_redactor
+from evalmock.harness.traffic.har import HarError, audit_har
+from evalmock.harness.traffic.walks import WalkBounds
 
 
 def run_contract(args: argparse.Namespace) -> int:

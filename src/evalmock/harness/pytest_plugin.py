@@ -27,10 +27,10 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 if TYPE_CHECKING:  # the audit's imports are heavy; they load only when an audit is asked for
-    from evalmock.harness.audit import Audit
     from evalmock.harness.checks.registry import Check
-    from evalmock.harness.results import Results
-    from evalmock.harness.throttle import Throttle
+    from evalmock.harness.results.audit_results import Results
+    from evalmock.harness.run.options import Audit
+    from evalmock.harness.run.throttle import Throttle
 
 ROOT = "evalmock"
 FUZZ_ITEM, COMPLETE_ITEM = "schemathesis", "audit_is_complete"
@@ -80,7 +80,7 @@ class ApiRun:
 
     def scenario(self, check: Check) -> None:
         """Run one scenario check (once); every response it gets is judged by the response checks too."""
-        from evalmock.harness.audit import run_scenario
+        from evalmock.harness.run.engine import run_scenario
 
         if check.name in self.ran or not self.results.policy.runs(check.source):
             return
@@ -90,9 +90,9 @@ class ApiRun:
 
     def finish_traffic(self) -> None:
         """Run Schemathesis (unless --evalmock-no-fuzz), then mark what met nothing as skipped; once."""
-        from evalmock.harness.audit import run_shard, unexercised_reason
-        from evalmock.harness.schemathesis_run import shards
-        from evalmock.harness.workers import worker_pool
+        from evalmock.harness.run.engine import run_shard, unexercised_reason
+        from evalmock.harness.run.fuzzing import shards
+        from evalmock.harness.run.workers import worker_pool
 
         if self.traffic_done:
             return
@@ -113,8 +113,8 @@ class AuditSession:
     """The audit of one pytest session: its results, filled in by the tests as they run."""
 
     def __init__(self, audit: Audit) -> None:
-        from evalmock.harness.results import Results
-        from evalmock.harness.throttle import Throttle
+        from evalmock.harness.results.audit_results import Results
+        from evalmock.harness.run.throttle import Throttle
 
         self.audit = audit
         self.results = Results(audit.policy, audit.apis)
@@ -142,7 +142,7 @@ def _audit_from_options(config: pytest.Config) -> Audit | None:
     base_url = config.getoption("--evalmock-base-url")
     if not base_url:
         return None
-    from evalmock.harness.audit import APIS, AuditError, plan_audit
+    from evalmock.harness.run.options import APIS, AuditError, plan_audit
 
     api = config.getoption("--evalmock-api")
     try:
@@ -181,7 +181,8 @@ def pytest_sessionstart(session: pytest.Session) -> None:
     audit_session = session.config.stash.get(_SESSION, None)
     if audit_session is None:
         return
-    from evalmock.harness.audit import AuditError, check_target
+    from evalmock.harness.run.options import AuditError
+    from evalmock.harness.run.preflight import check_target
 
     try:
         check_target(audit_session.audit)
@@ -218,9 +219,9 @@ class CheckItem(AuditItem):
         self.check = check
 
     def runtest(self) -> None:
-        from evalmock.harness.policy import FAILED, SKIPPED, WARNED
-        from evalmock.harness.report import finding_text
-        from evalmock.harness.results import OFF
+        from evalmock.harness.checks.policy import FAILED, SKIPPED, WARNED
+        from evalmock.harness.report.junit import finding_text
+        from evalmock.harness.results.tally import OFF
 
         if self.check.kind == "scenario":
             self.run.scenario(self.check)
@@ -256,7 +257,7 @@ class CompletenessItem(AuditItem):
     def runtest(self) -> None:
         self.run.finish_traffic()
         results = self.audit_session.results
-        reasons = [r for r in results.incomplete_reasons() if r.startswith(f"{self.api}:")]
+        reasons = [str(r) for r in results.incomplete_reasons() if r.api == self.api]
         if results.throttling.given_up:  # the session's throttle spans every API: said under each one's completeness
             reasons.append(f"throttling: {results.throttling.text('--evalmock-rate-limit')}")
         if reasons:
@@ -340,5 +341,5 @@ def evalmock_results(request: pytest.FixtureRequest) -> Results:
     """The Results of the whole audit the command line asked for (--evalmock-base-url ...); skips without one."""
     audit_session = request.config.stash.get(_SESSION, None)
     if audit_session is None:
-        pytest.skip("no audit asked for: pass --evalmock-base-url (or call evalmock.harness.audit.audit_url)")
+        pytest.skip("no audit asked for: pass --evalmock-base-url (or call evalmock.harness.audit_url)")
     return audit_session.complete()

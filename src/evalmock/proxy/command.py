@@ -14,16 +14,20 @@ from typing import Any
 
 import uvicorn
 
+from evalmock.contract.base_url import base_url_problem as check_base_url
 from evalmock.contract.documents import APIS
 from evalmock.contract.operations import operation
 from evalmock.contract.targets import TargetsError, load_targets
-from evalmock.harness.audit import EXIT_USAGE, check_base_url
-from evalmock.harness.output_paths import outputs_problem
-from evalmock.harness.policy import Policy
-from evalmock.harness.report import policy_line, print_summary, report_format
-from evalmock.harness.run_info import RunInfo
-from evalmock.harness.traffic_audit import TrafficAudit, traffic_redactor
-from evalmock.harness.traffic_walks import WalkBounds
+from evalmock.exits import USAGE as EXIT_USAGE
+from evalmock.exits import UsageError
+from evalmock.harness.checks.policy import Policy
+from evalmock.harness.report.files import report_format
+from evalmock.harness.report.output_paths import outputs_problem
+from evalmock.harness.report.run_info import RunInfo
+from evalmock.harness.report.terminal import print_summary
+from evalmock.harness.report.view import policy_line
+from evalmock.harness.traffic.audit import TrafficAudit, traffic_redactor
+from evalmock.harness.traffic.walks import WalkBounds
 from evalmock.proxy.cors import ProxyCORSMiddleware
 from evalmock.proxy.forwarding import CertificatesUnreadable, ProxyApp
 from evalmock.proxy.session import Outputs, ProxySession
@@ -55,10 +59,6 @@ DEFAULT_PROXY_SERVER = "uvicorn"
 # forwarded, not taken as the proxy's own client address.
 UVICORN_OPTIONS: dict[str, Any] = {"server_header": False, "date_header": False, "proxy_headers": False,
                                    "http": HTTP_PROTOCOL}
-
-
-class UsageError(Exception):
-    """Options the proxy cannot start with (exit code 2)."""
 
 
 def build_proxy(args: argparse.Namespace, stream: Any = None) -> tuple[Any, ProxyApp, ProxySession]:

@@ -12,7 +12,7 @@ import os
 import re
 import ssl
 import time
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Protocol
@@ -24,6 +24,8 @@ from multidict import CIMultiDict
 from starlette.types import Message, Receive, Scope, Send
 from yarl import URL
 
+from evalmock.exits import UsageError
+from evalmock.proxy.wire import RawHeaders, declared_length, decoded, outgoing
 from evalmock.server.errors import ApiError, error_body
 from evalmock.server.request_id import RequestIdMiddleware, current_request_id
 
@@ -33,13 +35,6 @@ MAX_JUDGED_BYTES = 4 * 2**20  # a larger body streams through unjudged
 KEPT_ASIDE_BYTES = 16 * 2**10
 NOT_AN_OPERATION = "not a request of an audited operation (streamed through unjudged)"
 CUT_SHORT = "cut short by the upstream while streaming"
-# Headers of one connection, never forwarded (RFC 9110, 7.6.1); Host is the upstream's own.
-HOP_BY_HOP = frozenset({
-    "connection", "keep-alive", "proxy-connection", "proxy-authenticate", "proxy-authorization", "te", "trailer",
-    "transfer-encoding", "upgrade", "host",
-})
-
-HOP_BY_HOP_BYTES = frozenset(name.encode("ascii") for name in HOP_BY_HOP)
 # A request target sent as it came (the common case); any other is written as httpx writes it (dot segments
 # removed, characters outside these percent-encoded), so that the upstream gets what it always got.
 _PLAIN_TARGET = re.compile(r"(?:[A-Za-z0-9\-._~!$&'()*+,;=:@/?]|%[0-9A-Fa-f]{2})*")
@@ -51,7 +46,6 @@ MAX_CONNECTIONS = 100
 KEEPALIVE_EXPIRY_S = 5.0
 
 Headers = list[tuple[str, str]]
-RawHeaders = list[tuple[bytes, bytes]]
 
 
 @dataclass
@@ -199,7 +193,7 @@ class ProxyApp:
         if api is None:
             await self._stream(send, response.status, sent_back, chunks, forwarded, b"", started, NOT_AN_OPERATION)
             return
-        if _declared_length(sent_back) > self.max_judged_bytes:
+        if declared_length(sent_back) > self.max_judged_bytes:
             await self._stream(send, response.status, sent_back, chunks, forwarded, b"", started, too_large)
             return
         try:
@@ -260,7 +254,7 @@ class ProxyApp:
         await RequestIdMiddleware(answer)(scope, receive, send)
 
 
-class CertificatesUnreadable(Exception):
+class CertificatesUnreadable(UsageError):
     """The certificate authorities an https upstream is to be verified by cannot be read."""
 
 
@@ -276,15 +270,6 @@ def upstream_ssl_context() -> ssl.SSLContext:
         raise CertificatesUnreadable(f"{source}: no certificate authorities could be read from it ({exc})") from None
 
 
-def outgoing(headers: Sequence[tuple[bytes, bytes]]) -> RawHeaders:
-    """The headers to forward, either way: all but the hop-by-hop ones (and those the Connection header names), each
-    as it came."""
-    named = {token.strip().lower() for name, value in headers if name.lower() == b"connection"
-             for token in value.split(b",")}
-    return [(name, value) for name, value in headers
-            if name.lower() not in HOP_BY_HOP_BYTES and (not named or name.lower() not in named)]
-
-
 def _text(value: bytes) -> str:
     """A header's value as text that aiohttp writes back as the same bytes (UTF-8); bytes that are not UTF-8 (rare
     and obsolete, RFC 9110 5.5) are read as Latin-1, and so are written as the UTF-8 of those characters."""
@@ -292,18 +277,6 @@ def _text(value: bytes) -> str:
         return value.decode("utf-8")
     except UnicodeDecodeError:
         return value.decode("latin-1")
-
-
-def decoded(status: int, headers: RawHeaders, raw: bytes) -> bytes:
-    """The body as the upstream meant it (its Content-Encoding undone, by httpx's decoders); the raw bytes when they
-    do not decode."""
-    encoding = next((value for name, value in headers if name == b"content-encoding"), b"identity")
-    if encoding.strip().lower() in (b"", b"identity"):
-        return raw
-    try:
-        return httpx.Response(status, headers=headers, content=raw).content
-    except httpx.DecodingError:
-        return raw
 
 
 async def _request_body(receive: Receive, forwarded: Forwarded, kept_up_to: int) -> AsyncIterator[bytes]:
@@ -338,13 +311,6 @@ async def _read_up_to(chunks: AsyncIterator[bytes], limit: int) -> bytes:
         if size > limit:
             break
     return b"".join(held)
-
-
-def _declared_length(headers: RawHeaders) -> int:
-    try:
-        return int(next((value for name, value in headers if name == b"content-length"), b"0"))
-    except ValueError:
-        return 0
 
 
 async def _send_whole(send: Send, status: int, sent_back: RawHeaders, raw: bytes, extra: Headers) -> None:

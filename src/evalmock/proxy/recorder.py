@@ -14,7 +14,8 @@ from urllib.parse import parse_qsl, urlsplit
 import harfile
 
 from evalmock import __version__
-from evalmock.harness.redact import Redactor
+from evalmock.harness.secrets.har_entries import redacted_har_entry
+from evalmock.harness.secrets.redactor import Redactor
 from evalmock.proxy.forwarding import Forwarded, Headers
 from evalmock.whole_file import staged
 
@@ -39,7 +40,7 @@ class HarRecorder:
             "cache": {},
             "timings": harfile.Timings(send=0, wait=forwarded.elapsed_ms, receive=0).asdict(),
         }
-        self._spool.write(json.dumps(self.redactor.har_entry(entry), ensure_ascii=False) + "\n")
+        self._spool.write(json.dumps(redacted_har_entry(self.redactor, entry), ensure_ascii=False) + "\n")
         self.entries += 1
 
     def write(self, path: str | Path) -> None:

@@ -9,12 +9,14 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import TextIO
 
-from evalmock.harness.exchange import Exchange
-from evalmock.harness.redact import Redactor
-from evalmock.harness.report import replay_notes, write_junit, write_report
-from evalmock.harness.results import Results
-from evalmock.harness.run_info import RunInfo
-from evalmock.harness.traffic_audit import TrafficAudit
+from evalmock.harness.checks.exchange import Exchange
+from evalmock.harness.report.files import write_report
+from evalmock.harness.report.junit import write_junit
+from evalmock.harness.report.run_info import RunInfo
+from evalmock.harness.report.view import replay_notes
+from evalmock.harness.results.audit_results import Results
+from evalmock.harness.secrets.redactor import Redactor
+from evalmock.harness.traffic.audit import TrafficAudit
 from evalmock.proxy.forwarding import Forwarded, Headers
 from evalmock.proxy.recorder import HarRecorder
 from evalmock.proxy.violations import HEADER, header_value, live_line, request_line, throttled_line

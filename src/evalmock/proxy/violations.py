@@ -15,10 +15,10 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from evalmock.harness.outcomes import clip
-from evalmock.harness.policy import FAILED
-from evalmock.harness.redact import Redactor
-from evalmock.harness.response_judge import Breach
+from evalmock.harness.checks.policy import FAILED
+from evalmock.harness.excerpts import clip
+from evalmock.harness.run.judge import Breach
+from evalmock.harness.secrets.redactor import Redactor
 
 HEADER = "evalmock-violations"
 MAX_LINE_VALUE = 120  # characters of the offending value on a live line

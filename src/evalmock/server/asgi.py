@@ -6,6 +6,7 @@
 
 import sys
 
+from evalmock.exits import USAGE
 from evalmock.importing import long_lived
 from evalmock.server.deferred_imports import defer_unused
 
@@ -20,5 +21,5 @@ try:
     app = create_app(ServerSettings.from_env())
 except DataFileError as error:  # a data file broke between `evalmock serve`'s check and this worker's start
     print(refusal(error), file=sys.stderr, flush=True)
-    raise SystemExit(2) from None
+    raise SystemExit(USAGE) from None
 freeze_startup_objects()  # each worker process, as the single-process path does

@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-import os
-
+from evalmock import environment
 from evalmock.contract.documents import GRADIENT, TEST_SET
 from evalmock.defaults import LOOPBACK_OF
 from evalmock.server.auth import DEMO_TOKENS
@@ -21,7 +20,7 @@ OTHER_TOKENS = {  # what any other token gets, by --any-token
 MAX_USER_LISTED = 12
 TOKEN_END_SHOWN = 4  # characters of a registered token the banner shows, and only of a token four times as long
 # Where users reach the server when that is not where it listens: a container's published port, a proxy.
-PUBLIC_URL_ENV = "EVALMOCK_PUBLIC_URL"
+PUBLIC_URL_ENV = environment.PUBLIC_URL
 
 
 def registered_token(token: str) -> str:
@@ -38,7 +37,7 @@ def base_url(settings: ServerSettings) -> str:
 
 def public_url(host: str, port: int) -> str:
     """Where users reach a server listening on `host`:`port`: EVALMOCK_PUBLIC_URL when set, else `local_url`."""
-    return os.environ.get(PUBLIC_URL_ENV, "").rstrip("/") or local_url(host, port)
+    return (environment.read(PUBLIC_URL_ENV) or "").rstrip("/") or local_url(host, port)
 
 
 def local_url(host: str, port: int) -> str:

@@ -18,6 +18,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
+from evalmock.exits import FAILED, OK, EvalmockError, UsageError
 from evalmock.server.access_log import GRANIAN_ACCESS_FORMAT, RequestLine, uvicorn_logging
 from evalmock.server.forced_stop import CUT_OFF, WorkerStopped
 
@@ -47,12 +48,14 @@ _GRANIAN_LOGGING = {
 }
 
 
-class ServerUnavailable(Exception):
+class ServerUnavailable(UsageError):
     """The server asked for cannot run here (Granian is not installed for this platform)."""
 
 
-class CannotListen(Exception):
+class CannotListen(EvalmockError):
     """The address cannot be served on: its port is taken, or the host is not one of this machine's."""
+
+    exit_code = FAILED
 
 
 def check_can_listen(host: str, port: int) -> int:
@@ -131,7 +134,7 @@ async def serve_granian(app: Any, options: ServeOptions, *, second_stop_exits: b
         # request and one from its own shutdown callback; an exit says it in one line and cuts off the same.
         sys.stdout.flush()
         print(f"WARNING:  {CUT_OFF}", file=sys.stderr, flush=True)
-        os._exit(0)
+        os._exit(OK)
 
     stops = (signal.SIGINT, signal.SIGTERM)
     for stop in stops:
@@ -143,7 +146,7 @@ async def serve_granian(app: Any, options: ServeOptions, *, second_stop_exits: b
     finally:
         for stop in stops:
             loop.remove_signal_handler(stop)
-    return 0
+    return OK
 
 
 def serve_app(app: Any, name: str, options: ServeOptions) -> int:
@@ -174,7 +177,7 @@ def serve_workers(target: str, name: str, options: ServeOptions, workers: int) -
         server.serve()
     except (OSError, RuntimeError) as exc:
         return _cannot_listen(options, exc)
-    return 0
+    return OK
 
 
 def _run_uvicorn(app: Any, options: ServeOptions, **extra: Any) -> int:
@@ -194,10 +197,10 @@ def _run_uvicorn(app: Any, options: ServeOptions, **extra: Any) -> int:
     except KeyboardInterrupt:
         pass
     except SystemExit as exc:  # uvicorn could not listen after all (the port taken since the check); it said why
-        return 1 if exc.code else 0
+        return FAILED if exc.code else OK
     finally:
         signal.signal(signal.SIGTERM, previous)
-    return 0
+    return OK
 
 
 def _cannot_listen(options: ServeOptions, exc: Exception) -> int:
@@ -205,7 +208,7 @@ def _cannot_listen(options: ServeOptions, exc: Exception) -> int:
     # RUST_BACKTRACE is set: its first line is the reason.
     reason = (str(exc).splitlines() or [type(exc).__name__])[0]
     print(f"error: {_listen_error(options.host, options.port, reason)}", file=sys.stderr)
-    return 1
+    return FAILED
 
 
 def _listen_error(host: str, port: int, reason: str) -> str:

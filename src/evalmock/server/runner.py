@@ -9,6 +9,7 @@ import os
 import sys
 
 from evalmock.contract.targets import dump_targets
+from evalmock.exits import FAILED, USAGE
 from evalmock.server.app import create_app
 from evalmock.server.auth import accepted_tokens
 from evalmock.server.banner import banner
@@ -52,7 +53,7 @@ def serve(args: argparse.Namespace) -> int:
         from_env = accepted_tokens(os.environ)
     except ValueError as exc:
         print(f"evalmock serve: {exc}", file=sys.stderr)
-        return 2
+        return USAGE
     settings = ServerSettings.from_args(args)
     settings = dataclasses.replace(settings, tokens=(*settings.tokens, *from_env))
     server = getattr(args, "server", None) or default_server()
@@ -60,23 +61,23 @@ def serve(args: argparse.Namespace) -> int:
         check_available(server)
     except ServerUnavailable as exc:
         print(f"evalmock serve: {exc}", file=sys.stderr)
-        return 2
+        return USAGE
     try:
         world = build_world(settings)
     except DataFileError as error:
         print(refusal(error), file=sys.stderr)
-        return 2
+        return USAGE
     try:  # before the targets file is written and the banner invites anyone to the port
         settings = dataclasses.replace(settings, port=check_can_listen(settings.host, settings.port))
     except CannotListen as exc:
         print(f"error: {exc}", file=sys.stderr)
-        return 1
+        return FAILED
     if settings.write_targets:
         try:
             dump_targets(targets_for(world), settings.write_targets)
         except OSError as exc:
             print(f"evalmock serve: cannot write {settings.write_targets}: {exc.strerror or exc}", file=sys.stderr)
-            return 2
+            return USAGE
     print(banner(settings, world, server), flush=True)
     options = ServeOptions(settings.host, settings.port, settings.access_log)
     if settings.workers > 1:

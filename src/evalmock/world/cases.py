@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from typing import Any
 
 from evalmock.world.catalog import Agent, Tool
@@ -124,50 +125,8 @@ class CaseFactory:
         return {key: self._value(stream, key) for key in sorted(keys, key=tool.args.index)}
 
     def _value(self, stream: Stream, key: str) -> Any:
-        words = self.vocabulary
-        match key:
-            case "jurisdiction":
-                return stream.choice(words.countries)
-            case "query":
-                return stream.choice(words.phrases)
-            case "counterparty":
-                return stream.choice(words.companies)
-            case "clause":
-                return stream.choice(words.nouns)
-            case "template":
-                return stream.choice(_TEMPLATES)
-            case "language":
-                return stream.choice(words.languages)
-            case "to":
-                return stream.choice(words.people).email
-            case "subject":
-                return f"Your {stream.choice(words.nouns)} question"
-            case "team":
-                return stream.choice(_TEAMS)
-            case "priority":
-                return stream.choice(_PRIORITIES)
-            case "status":
-                return stream.choice(_STATUSES)
-            case "currency":
-                return stream.choice(words.currencies)
-            case "limit":
-                return stream.between(5, 50)
-            case "amount":
-                return stream.between(100, 250_000) / 100
-            case "since":
-                return f"2026-{stream.between(1, 10):02d}-{stream.between(1, 28):02d}"
-            case "contract_id":
-                return f"ctr-{stream.hex(6)}"
-            case "ticket_id":
-                return f"T-{stream.between(100_000, 999_999)}"
-            case "invoice_id":
-                return f"INV-{stream.between(1_000_000, 9_999_999)}"
-            case "customer_id":
-                return f"cus_{stream.hex(10)}"
-            case "document_id":
-                return f"doc-{stream.hex(8)}"
-            case _:
-                return stream.choice(words.nouns)
+        draw = _ARG_VALUES.get(key)
+        return stream.choice(self.vocabulary.nouns) if draw is None else draw(stream, self.vocabulary)
 
     def _answer(self, stream: Stream) -> dict[str, Any]:
         if stream.chance(40):
@@ -193,3 +152,28 @@ class CaseFactory:
             }
             for position, offset in enumerate(offsets)
         ]
+
+
+# How each tool argument's value is drawn; any other argument is a noun.
+_ARG_VALUES: dict[str, Callable[[Stream, Vocabulary], Any]] = {
+    "jurisdiction": lambda stream, words: stream.choice(words.countries),
+    "query": lambda stream, words: stream.choice(words.phrases),
+    "counterparty": lambda stream, words: stream.choice(words.companies),
+    "clause": lambda stream, words: stream.choice(words.nouns),
+    "template": lambda stream, words: stream.choice(_TEMPLATES),
+    "language": lambda stream, words: stream.choice(words.languages),
+    "to": lambda stream, words: stream.choice(words.people).email,
+    "subject": lambda stream, words: f"Your {stream.choice(words.nouns)} question",
+    "team": lambda stream, words: stream.choice(_TEAMS),
+    "priority": lambda stream, words: stream.choice(_PRIORITIES),
+    "status": lambda stream, words: stream.choice(_STATUSES),
+    "currency": lambda stream, words: stream.choice(words.currencies),
+    "limit": lambda stream, words: stream.between(5, 50),
+    "amount": lambda stream, words: stream.between(100, 250_000) / 100,
+    "since": lambda stream, words: f"2026-{stream.between(1, 10):02d}-{stream.between(1, 28):02d}",
+    "contract_id": lambda stream, words: f"ctr-{stream.hex(6)}",
+    "ticket_id": lambda stream, words: f"T-{stream.between(100_000, 999_999)}",
+    "invoice_id": lambda stream, words: f"INV-{stream.between(1_000_000, 9_999_999)}",
+    "customer_id": lambda stream, words: f"cus_{stream.hex(10)}",
+    "document_id": lambda stream, words: f"doc-{stream.hex(8)}",
+}

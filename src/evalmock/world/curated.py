@@ -8,11 +8,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from evalmock.exits import EvalmockError
 from evalmock.world.rules import case_problems
 from evalmock.world.timeline import parse_rfc3339
 
 
-class FixtureError(ValueError):
+class FixtureError(EvalmockError, ValueError):
     """A fixture file or case that does not hold; the message names the file and the case's index."""
 
 

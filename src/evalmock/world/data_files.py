@@ -25,6 +25,7 @@ from jsonschema.exceptions import ValidationError
 from evalmock.contract.lint import pointer
 from evalmock.contract.problems import Problem, compose, line_of, unreadable
 from evalmock.contract.spelling import unknown_key
+from evalmock.exits import UsageError
 from evalmock.world.data_rules import RULES, ReadCase, ReadData, ReadTestCase
 from evalmock.world.data_schema import PATH_SEGMENT, frame_validator
 from evalmock.world.user_data import UserData, UserList, UserTestCase
@@ -45,7 +46,7 @@ _TOP = {
 }
 
 
-class DataFileError(ValueError):
+class DataFileError(UsageError, ValueError):
     """Data files that break a rule; `problems` holds every problem, each at its file, line and JSON pointer."""
 
     def __init__(self, problems: list[Problem]) -> None:
@@ -158,17 +159,21 @@ def _unservable(document: Any) -> Iterator[tuple[str, str]]:
             pending += [(child, item, depth + 1) for child, item in reversed(children)]
         elif isinstance(value, list):
             pending += [(f"{where}/{index}", value[index], depth + 1) for index in reversed(range(len(value)))]
-        elif isinstance(value, str):
-            if not _is_unicode(value):
-                yield where, "the text holds an unpaired surrogate, which is not Unicode text"
-        elif isinstance(value, int) and not isinstance(value, bool):
-            if not _INT_RANGE[0] <= value <= _INT_RANGE[1]:
-                yield where, f"the integer {value} is beyond 64 bits"
-        elif isinstance(value, float):
-            if not math.isfinite(value):
-                yield where, f"{value} is not a JSON number"
-        elif not (isinstance(value, bool) or value is None):
-            yield where, f"{_YAML_ONLY.get(type(value), 'a value of a YAML tag')} is not a JSON value; write it as text"
+        elif (problem := _unservable_scalar(value)) is not None:
+            yield where, problem
+
+
+def _unservable_scalar(value: Any) -> str | None:
+    """What makes one scalar unservable, if anything."""
+    if isinstance(value, str):
+        return None if _is_unicode(value) else "the text holds an unpaired surrogate, which is not Unicode text"
+    if isinstance(value, bool) or value is None:
+        return None
+    if isinstance(value, int):
+        return None if _INT_RANGE[0] <= value <= _INT_RANGE[1] else f"the integer {value} is beyond 64 bits"
+    if isinstance(value, float):
+        return None if math.isfinite(value) else f"{value} is not a JSON number"
+    return f"{_YAML_ONLY.get(type(value), 'a value of a YAML tag')} is not a JSON value; write it as text"
 
 
 def _is_unicode(text: str) -> bool:

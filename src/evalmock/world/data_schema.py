@@ -127,7 +127,30 @@ def data_file_schema() -> dict[str, Any]:
         if shared:
             raise ValueError(f"{api.filename} names component schemas as another document does: {shared}")
         definitions.update(own)
-    definitions["TestSetList"] = {
+    definitions["TestSetList"] = _test_set_list()
+    definitions["EvaluationTestCase"] = _evaluation_test_case()
+    return {
+        "$schema": DRAFT,
+        "title": "evalmock data file",
+        "description": "Agents, projects and test-set cases, and DigitalOcean evaluation test cases, for "
+        "`evalmock serve --data FILE` (JSON or YAML). `evalmock fixtures export` writes this format.",
+        "type": "object",
+        "additionalProperties": False,
+        "properties": {
+            "$schema": {"type": "string", "description": "This schema, for editors; not served."},
+            "seed": {"type": "integer", "description": "The seed an export was made from; not served."},
+            "casesPerProject": {"type": "integer", "description": "An export's world size; not served."},
+            "filters": {"type": "object", "description": "An export's filters; not served."},
+            "testSet": {"type": "array", "items": {"$ref": "#/definitions/TestSetList"}},
+            "gradient": {"type": "array", "items": {"$ref": "#/definitions/EvaluationTestCase"}},
+        },
+        "definitions": definitions,
+    }
+
+
+def _test_set_list() -> dict[str, Any]:
+    """A data file's entry for one agent's project and its cases."""
+    return {
         "type": "object",
         "description": "One agent's project and cases of it. An agent or project the world does not have is added; "
         "in one it has, the cases sit among its own by addedAt.",
@@ -148,7 +171,11 @@ def data_file_schema() -> dict[str, Any]:
             },
         },
     }
-    definitions["EvaluationTestCase"] = {
+
+
+def _evaluation_test_case() -> dict[str, Any]:
+    """A data file's entry for one evaluation test case and its versions."""
+    return {
         "type": "object",
         "description": "A DigitalOcean evaluation test case and every version of it.",
         "required": ["test_case_uuid", "versions"],
@@ -166,23 +193,6 @@ def data_file_schema() -> dict[str, Any]:
                 "items": {"$ref": f"#/definitions/{EVALUATION_TEST_CASE[1]}"},
             },
         },
-    }
-    return {
-        "$schema": DRAFT,
-        "title": "evalmock data file",
-        "description": "Agents, projects and test-set cases, and DigitalOcean evaluation test cases, for "
-        "`evalmock serve --data FILE` (JSON or YAML). `evalmock fixtures export` writes this format.",
-        "type": "object",
-        "additionalProperties": False,
-        "properties": {
-            "$schema": {"type": "string", "description": "This schema, for editors; not served."},
-            "seed": {"type": "integer", "description": "The seed an export was made from; not served."},
-            "casesPerProject": {"type": "integer", "description": "An export's world size; not served."},
-            "filters": {"type": "object", "description": "An export's filters; not served."},
-            "testSet": {"type": "array", "items": {"$ref": "#/definitions/TestSetList"}},
-            "gradient": {"type": "array", "items": {"$ref": "#/definitions/EvaluationTestCase"}},
-        },
-        "definitions": definitions,
     }
 
 

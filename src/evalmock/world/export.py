@@ -11,13 +11,10 @@ import sys
 from collections.abc import Iterator
 from typing import IO, Any
 
+from evalmock.exits import FAILED, OK, USAGE, UsageError
 from evalmock.whole_file import staged
 from evalmock.world.data_schema import data_file_schema, render
 from evalmock.world.world import ALL_KINDS, CaseQuery, World
-
-
-class UsageError(ValueError):
-    """A flag value the export cannot use; reported on stderr with exit status 2."""
 
 
 def run_fixtures(args: argparse.Namespace) -> int:
@@ -29,13 +26,13 @@ def run_fixtures(args: argparse.Namespace) -> int:
         if args.fixtures_command == "schema":
             with _open_output(args.output) as out:
                 out.write(render(data_file_schema()))
-            return 0
+            return OK
     except UsageError as exc:
         print(f"evalmock fixtures: {exc}", file=sys.stderr)
-        return 2
+        return USAGE
     except BrokenPipeError:  # the reader left early (`| head`): stop quietly
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        return 1
+        return FAILED
     raise AssertionError(args.fixtures_command)  # argparse rejects unknown actions
 
 
@@ -50,7 +47,7 @@ def export(args: argparse.Namespace) -> int:
         lists, test_cases = select_lists(world, None, None), list(world.evaluation_test_case_versions())
     with _open_output(args.output) as out:
         write_export(world, out, lists, kinds, args.include_retired, args.limit, test_cases or [])
-    return 0
+    return OK
 
 
 def parse_kinds(text: str | None) -> frozenset[str]:
@@ -124,7 +121,7 @@ def list_fixtures(world: World, out: IO[str]) -> int:
             f"{curated.source}\t{curated.agent_id}\t{curated.project_id}\t{case['id']}\t"
             f"{','.join(flags)}\t{case['addedAt']}\t{curated.note}\n"
         )
-    return 0
+    return OK
 
 
 def _limited(cases: Iterator[dict[str, Any]], limit: int | None) -> Iterator[dict[str, Any]]:

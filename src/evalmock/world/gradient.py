@@ -87,15 +87,10 @@ def build_test_cases(seed: int, vocabulary: Vocabulary) -> dict[str, tuple[dict[
     return world
 
 
-def _versions(
-    uuid: str, number: int, count: int, stream: Stream, vocabulary: Vocabulary,
-    metric_ids: dict[str, str], seed: int,
-) -> tuple[dict[str, Any], ...]:
-    subject = _SUBJECTS[number % len(_SUBJECTS)]
-    creator = stream.choice(vocabulary.people)
-    created = _FIRST_CREATED + number * 9 * _DAY + stream.between(0, 8 * _DAY)
+def _dataset(uuid: str, subject: str, created: int, stream: Stream, seed: int) -> dict[str, Any]:
+    """The dataset a test case is built on (its name drawn first, as every version shows it)."""
     dataset_name = f"{subject.lower().replace(' ', '-')}-{stream.between(1, 9)}.csv"
-    dataset = {
+    return {
         "created_at": rfc3339(created - stream.between(3_600, 20 * _DAY)),
         "dataset_name": dataset_name,
         "dataset_uuid": uuid_from(seed, "dataset", uuid),
@@ -103,6 +98,25 @@ def _versions(
         "has_ground_truth": stream.chance(70),
         "row_count": stream.between(10, 50_000),
     }
+
+
+def _star_metric(star: Any, pct: int, metric_ids: dict[str, str]) -> dict[str, Any]:
+    return {
+        "metric_uuid": metric_ids[star.name],
+        "name": star.name,
+        "success_threshold": _threshold(star, pct),
+        "success_threshold_pct": pct,
+    }
+
+
+def _versions(
+    uuid: str, number: int, count: int, stream: Stream, vocabulary: Vocabulary,
+    metric_ids: dict[str, str], seed: int,
+) -> tuple[dict[str, Any], ...]:
+    subject = _SUBJECTS[number % len(_SUBJECTS)]
+    creator = stream.choice(vocabulary.people)
+    created = _FIRST_CREATED + number * 9 * _DAY + stream.between(0, 8 * _DAY)
+    dataset = _dataset(uuid, subject, created, stream, seed)
     metrics = stream.sample(METRICS, stream.between(2, 4))
     spare = [metric for metric in METRICS if metric not in metrics]
     archived = number % 4 == 3  # by construction, so every seed has some archived (never the page's example)
@@ -131,12 +145,7 @@ def _versions(
             "latest_version_number_of_runs": runs,
             "metrics": [_metric(metric, rank, metric is star, metric_ids) for rank, metric in enumerate(metrics)],
             "name": subject,
-            "star_metric": {
-                "metric_uuid": metric_ids[star.name],
-                "name": star.name,
-                "success_threshold": _threshold(star, pct),
-                "success_threshold_pct": pct,
-            },
+            "star_metric": _star_metric(star, pct, metric_ids),
             "test_case_uuid": uuid,
             "total_runs": total_runs,
             "updated_at": rfc3339(updated),

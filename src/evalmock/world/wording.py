@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import ast
 import json
+from collections.abc import Callable
 from typing import Any
 
 from jsonschema.exceptions import ValidationError, best_match
@@ -46,40 +47,73 @@ def expected_type(schema: Any) -> str:
 
 def described(error: ValidationError) -> str:
     """A schema error in words: what is expected (and so what to write), and what the file holds."""
-    validator, wanted, instance, schema = error.validator, error.validator_value, error.instance, error.schema
-    got = f"got {shown(instance)}"
+    describe = _DESCRIBERS.get(error.validator)
+    said = _size(error) if describe is None else describe(error, f"got {shown(error.instance)}")
+    return error.message if said is None else said
+
+
+def _size(error: ValidationError) -> str | None:
     for size, unit in _SIZES.items():
-        if validator in (f"min{size}", f"max{size}"):
-            low, high = schema.get(f"min{size}"), schema.get(f"max{size}")
+        if error.validator in (f"min{size}", f"max{size}"):
+            low, high = error.schema.get(f"min{size}"), error.schema.get(f"max{size}")
             bounds = f"{low}..{high}" if low is not None and high is not None else (
                 f"at least {low}" if high is None else f"at most {high}"
             )
-            return f"has {len(instance)} {unit}, must have {bounds}"
-    if validator in ("type", "nullable"):  # OpenAPI 3.0 refuses null with its own keyword
-        return f"expected {_FORMATS.get(schema.get('format'), expected_type(schema))}, {got}"
-    if validator == "enum":
-        guess = closest(instance, [str(option) for option in wanted]) if isinstance(instance, str) else None
-        hint = f"; did you mean {shown(guess)}?" if guess else ""
-        return f"expected one of {', '.join(map(shown, wanted))}, {got}{hint}"
-    if validator == "required":
-        key = _required_key(error)
-        return f"{shown(key)} is missing; add it, it is required here" if key else error.message
-    if validator in ("format", "pattern") and schema.get("format") in _FORMATS:
-        return f"expected {_FORMATS[schema['format']]}, {got}"
-    if validator == "pattern" and wanted == _JSON_POINTER:
+            return f"has {len(error.instance)} {unit}, must have {bounds}"
+    return None
+
+
+def _type(error: ValidationError, got: str) -> str:
+    return f"expected {_FORMATS.get(error.schema.get('format'), expected_type(error.schema))}, {got}"
+
+
+def _enum(error: ValidationError, got: str) -> str:
+    wanted, instance = error.validator_value, error.instance
+    guess = closest(instance, [str(option) for option in wanted]) if isinstance(instance, str) else None
+    hint = f"; did you mean {shown(guess)}?" if guess else ""
+    return f"expected one of {', '.join(map(shown, wanted))}, {got}{hint}"
+
+
+def _required(error: ValidationError, got: str) -> str | None:
+    key = _required_key(error)
+    return f"{shown(key)} is missing; add it, it is required here" if key else None
+
+
+def _format(error: ValidationError, got: str) -> str | None:
+    if error.schema.get("format") in _FORMATS:
+        return f"expected {_FORMATS[error.schema['format']]}, {got}"
+    return None
+
+
+def _pattern(error: ValidationError, got: str) -> str:
+    if (formatted := _format(error, got)) is not None:
+        return formatted
+    if error.validator_value == _JSON_POINTER:
         return f"expected a JSON Pointer (RFC 6901) such as \"/matches/2\", {got}"
-    if validator == "pattern":
-        return f"expected text matching {wanted}, {got}"
-    if validator == "minimum":
-        return f"expected at least {wanted}, {got}"
-    if validator == "maximum":
-        return f"expected at most {wanted}, {got}"
-    if validator == "anyOf" and all(set(branch) == {"required"} for branch in wanted):
+    return f"expected text matching {error.validator_value}, {got}"
+
+
+def _alternatives(error: ValidationError, got: str) -> str | None:
+    wanted = error.validator_value
+    if error.validator == "anyOf" and all(set(branch) == {"required"} for branch in wanted):
         parts = [key for branch in wanted for key in branch["required"]]
         return f"needs at least one of {', '.join(parts)}, {got}"
-    if validator in ("anyOf", "oneOf") and error.context:
-        return described(best_match(error.context))
-    return error.message
+    return described(best_match(error.context)) if error.context else None
+
+
+# Per validator, its error in words (None: jsonschema's own message); OpenAPI 3.0 refuses null with `nullable`.
+_DESCRIBERS: dict[str, Callable[[ValidationError, str], str | None]] = {
+    "type": _type,
+    "nullable": _type,
+    "enum": _enum,
+    "required": _required,
+    "format": _format,
+    "pattern": _pattern,
+    "minimum": lambda error, got: f"expected at least {error.validator_value}, {got}",
+    "maximum": lambda error, got: f"expected at most {error.validator_value}, {got}",
+    "anyOf": _alternatives,
+    "oneOf": _alternatives,
+}
 
 
 def _required_key(error: ValidationError) -> str | None:

@@ -14,10 +14,11 @@ from typing import Any
 import httpx
 import pytest
 
-from evalmock.harness.audit import Audit, run_audit
-from evalmock.harness.policy import LIVE_PROFILE, Policy
-from evalmock.harness.results import Results
-from evalmock.harness.schemathesis_config import PHASES
+from evalmock.harness.checks.policy import LIVE_PROFILE, Policy
+from evalmock.harness.results.audit_results import Results
+from evalmock.harness.run.engine import run_audit
+from evalmock.harness.run.options import Audit
+from evalmock.harness.run.schemathesis_schema import PHASES
 
 from .conftest import NO_READ_TOKEN, SECOND_TOKEN, TOKEN, Independent
 from .independent_service import VARIATIONS

@@ -8,9 +8,11 @@ from collections.abc import Iterator
 
 import pytest
 
-from evalmock.harness.audit import Audit, run_audit
-from evalmock.harness.outcomes import SLOW_SERVICE, UNJUDGED_PREFIX
-from evalmock.harness.results import Results, Verdict
+from evalmock.harness.checks.outcomes import SLOW_SERVICE, UNJUDGED_PREFIX, SkipKind
+from evalmock.harness.results.audit_results import Results
+from evalmock.harness.results.verdict import Verdict
+from evalmock.harness.run.engine import run_audit
+from evalmock.harness.run.options import Audit
 
 from ..serving import serving
 from .conftest import fairness_targets
@@ -45,14 +47,16 @@ def test_requests_without_an_answer_are_gaps_of_the_audit_not_failures(slow: tup
     unanswered = [gap for gap in results.gaps if gap.what.startswith("GET /v")]
     assert unanswered and all(gap.remedy == SLOW_SERVICE and "got no answer within 0.3 s (ReadTimeout)" in gap.what
                               for gap in unanswered)
-    reasons = results.incomplete_reasons()
+    reasons = [str(reason) for reason in results.incomplete_reasons()]
     assert any("part(s) of the audit could not be done" in r and r.endswith(SLOW_SERVICE) for r in reasons)
     assert all(r.count(SLOW_SERVICE) <= 1 for r in reasons)  # said once, not once a request
-    skipped = [f.examples[0].message for f in results.skips if f.examples[0].message.startswith(UNJUDGED_PREFIX)]
+    skipped = [f.examples[0].message for f in results.skips if f.examples[0].skip is SkipKind.UNJUDGED]
+    assert all(message.startswith(UNJUDGED_PREFIX) for message in skipped)
     assert any("got no answer" in message for message in skipped)
 
 
 def test_with_a_longer_timeout_the_slow_service_conforms(slow: tuple[str, SlowGateway]) -> None:
     results = audit(slow[0], request_timeout=HOLD + 5)
-    assert results.verdict is Verdict.CONFORMS, results.incomplete_reasons() + [f.check.name for f in results.findings]
+    assert results.verdict is Verdict.CONFORMS, (list(map(str, results.incomplete_reasons())),
+                                                 [f.check.name for f in results.findings])
     assert not results.gaps

@@ -10,10 +10,12 @@ from dataclasses import dataclass
 
 import pytest
 
-from evalmock.harness.audit import Audit, run_audit
-from evalmock.harness.results import Results, Verdict
-from evalmock.harness.schemathesis_config import PHASES
-from evalmock.harness.throttle import BUDGET_SPENT, Throttle, ThrottleOptions
+from evalmock.harness.results.audit_results import Results
+from evalmock.harness.results.verdict import Verdict
+from evalmock.harness.run.engine import run_audit
+from evalmock.harness.run.options import Audit
+from evalmock.harness.run.schemathesis_schema import PHASES
+from evalmock.harness.run.throttle import BUDGET_SPENT, Throttle, ThrottleOptions
 from shared import Waits
 
 from ..serving import serving
@@ -93,7 +95,7 @@ def test_throttling_beyond_the_budget_is_reported_once_and_blames_no_rule(gated:
     report = results.throttling
     assert report.given_up > 0 and report.reasons[BUDGET_SPENT] == report.given_up
     assert report.waited == 4.0 and report.longest == 1.0
-    assert any("still throttled" in reason for reason in results.incomplete_reasons())
+    assert any("still throttled" in str(reason) for reason in results.incomplete_reasons())
     unjudged = [f for f in results.skips if f.title.startswith("could not judge")]
     assert unjudged, "a scenario check that met an unjudged answer says so"
 

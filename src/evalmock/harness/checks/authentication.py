@@ -6,9 +6,9 @@ from typing import Any
 
 from evalmock.contract.sources import live, on_test_set_page, page
 from evalmock.harness.checks.error_answers import expect_error
+from evalmock.harness.checks.outcomes import Skip, Violation
 from evalmock.harness.checks.registry import scenario_check
-from evalmock.harness.outcomes import Skip, Violation
-from evalmock.harness.scenario import Scenario
+from evalmock.harness.checks.scenario import Scenario
 
 MADE_UP_TOKEN = "evalmock-made-up-token-3b9f1c"  # well-formed (RFC 6750), issued by no one
 # What Schemathesis's ignored_auth sends in place of a token (its private _auth_retry.INVALID_CREDENTIAL; a test

@@ -4,7 +4,7 @@ A built-in check judges a response against the document, so it holds a service t
 the level says how much of that the page itself states. DigitalOcean's document marks what only the live
 service states (`x-evalmock-level: live`); outside the live profile Schemathesis sees the document without it
 (`ApiDocument.page_spec`), and in the live profile a breach of a live part is recorded under
-`conforms_to_digitalocean_s_spec` (see `evalmock.harness.attribution`).
+`conforms_to_digitalocean_s_spec` (see `evalmock.harness.checks.attribution`).
 
 Not run, since neither operation can give them anything to act on: `missing_required_header` (no header
 parameters), `use_after_free` and `ensure_resource_availability` (nothing is created or deleted),

@@ -10,15 +10,16 @@ import orjson
 from evalmock.contract import case_rules
 from evalmock.contract.case_rules import CaseRule
 from evalmock.contract.operations import operation
-from evalmock.harness.body_memo import BodyMemo
+from evalmock.harness.checks.body_memo import BodyMemo
+from evalmock.harness.checks.context import CheckContext
+from evalmock.harness.checks.exchange import PLAIN_JSON_LARGEST, PLAIN_JSON_REMEMBERED, Exchange
+from evalmock.harness.checks.outcomes import Violation
 from evalmock.harness.checks.registry import response_check
-from evalmock.harness.exchange import PLAIN_JSON_LARGEST, PLAIN_JSON_REMEMBERED, Exchange
-from evalmock.harness.outcomes import Violation
 
 # A case's rules read the case alone, and clients read the same pages again and again: a rule that a case kept is
 # remembered by the hash of the case's JSON, so a page seen before costs a look-up per case, not each rule again.
 # Only for plain JSON, where orjson's reading is the standard parser's and so equal text means an equal case. The
-# key is Python's 64-bit hash (keyed per process, as walk_ledger keeps ids), not the JSON itself: a look-up then
+# key is Python's 64-bit hash (keyed per process, as walk_pages keeps ids), not the JSON itself: a look-up then
 # compares two integers, not a kilobyte held since the page was last seen. Bounded: forgotten all at once when full.
 # A walk shows the same cases again on pages that differ (another filter, limit or cursor): room for a test set of
 # some tens of thousands of cases (about 90 bytes each; forgetting them all takes about a millisecond).
@@ -125,27 +126,31 @@ def _judge(found: _Page, rules: tuple[CaseRule, ...]) -> None:
 
 
 @response_check("test-set", case_rules.hand_case_id_starts_with_case.source)
-def hand_case_id_starts_with_case(exchange: Exchange) -> bool | None:
+def hand_case_id_starts_with_case(context: CheckContext) -> bool | None:
     """Every hand case's id starts `case-`."""
+    exchange = context.exchange
     return keep(exchange, case_rules.hand_case_id_starts_with_case)
 
 
 @response_check("test-set", case_rules.updated_at_is_added_at_until_retired.source)
-def updated_at_is_added_at_until_retired(exchange: Exchange) -> bool | None:
+def updated_at_is_added_at_until_retired(context: CheckContext) -> bool | None:
     """An active case's updatedAt is its addedAt (compared as instants: `Z` and `+00:00` are one time)."""
+    exchange = context.exchange
     return keep(exchange, case_rules.updated_at_is_added_at_until_retired)
 
 
 @response_check("test-set", case_rules.retirement_is_consistent.source)
-def retirement_is_consistent(exchange: Exchange) -> bool | None:
+def retirement_is_consistent(context: CheckContext) -> bool | None:
     """A retired case was retired no earlier than it was added, and its updatedAt is not before the retirement."""
+    exchange = context.exchange
     return keep(exchange, case_rules.retirement_is_consistent)
 
 
 @response_check("test-set", case_rules.hand_case_is_expert.source)
-def hand_cases_are_expert(exchange: Exchange) -> bool | str | None:
+def hand_cases_are_expert(context: CheckContext) -> bool | str | None:
     """Every hand case has expert: true, on a page where any case carries expert at all (a page where none does is
     an older server's)."""
+    exchange = context.exchange
     cases = page_cases(exchange)
     if cases is not None and not any("expert" in case for case in cases):
         if any(isinstance(case, dict) and case.get("kind") == "hand" for case in cases):
@@ -155,31 +160,36 @@ def hand_cases_are_expert(exchange: Exchange) -> bool | str | None:
 
 
 @response_check("test-set", case_rules.expect_has_a_part.source)
-def expect_has_a_part(exchange: Exchange) -> bool | None:
+def expect_has_a_part(context: CheckContext) -> bool | None:
     """Every case's expect holds at least one of decisions, answer and items."""
+    exchange = context.exchange
     return keep(exchange, case_rules.expect_has_a_part)
 
 
 @response_check("test-set", case_rules.item_ranks_are_distinct_positions.source)
-def item_ranks_are_distinct_positions(exchange: Exchange) -> bool | None:
+def item_ranks_are_distinct_positions(context: CheckContext) -> bool | None:
     """Item ranks are whole numbers from 0, no two items of a case sharing one (gaps are allowed)."""
+    exchange = context.exchange
     return keep(exchange, case_rules.item_ranks_are_distinct_positions)
 
 
 @response_check("test-set", case_rules.should_call_args_fit.source)
-def should_call_args_fit(exchange: Exchange) -> bool | None:
+def should_call_args_fit(context: CheckContext) -> bool | None:
     """Every shouldCall's args are at most 4000 characters of canonical JSON (sorted keys, no insignificant white
     space, non-ASCII unescaped: the shorter reading)."""
+    exchange = context.exchange
     return keep(exchange, case_rules.should_call_args_fit)
 
 
 @response_check("test-set", case_rules.wrong_answer_says_what_to_do.source)
-def wrong_answer_says_what_to_do(exchange: Exchange) -> bool | None:
+def wrong_answer_says_what_to_do(context: CheckContext) -> bool | None:
     """An answer expectation with verdict wrong has a shouldSay or a why."""
+    exchange = context.exchange
     return keep(exchange, case_rules.wrong_answer_says_what_to_do)
 
 
 @response_check("test-set", case_rules.wrong_decisions_name_tools.source)
-def wrong_decisions_name_tools(exchange: Exchange) -> bool | None:
+def wrong_decisions_name_tools(context: CheckContext) -> bool | None:
     """A decisions expectation with verdict wrong names a shouldCall or a mustNotCall tool."""
+    exchange = context.exchange
     return keep(exchange, case_rules.wrong_decisions_name_tools)

@@ -7,10 +7,10 @@ from typing import Any
 from evalmock.contract.sources import inferred, on_test_set_page, page
 from evalmock.contract.targets import ProjectTarget
 from evalmock.harness.checks.error_answers import expect_error
+from evalmock.harness.checks.exchange import Exchange
+from evalmock.harness.checks.outcomes import Skip, Violation
 from evalmock.harness.checks.registry import scenario_check
-from evalmock.harness.exchange import Exchange
-from evalmock.harness.outcomes import Skip, Violation
-from evalmock.harness.scenario import Scenario
+from evalmock.harness.checks.scenario import Scenario
 
 GARBAGE_CURSORS = {"a cursor that is no cursor": "not-a-cursor", "an over-long cursor": "A" * 3000}
 FORGED_CURSOR = "eyJwIjoxfQ.c2lnbmF0dXJl"  # the document's example cursor: never issued by any target

@@ -14,10 +14,11 @@ from typing import Any
 from evalmock.contract.operations import operation
 from evalmock.contract.sources import Source, inferred, live, on_digitalocean_page, page
 from evalmock.contract.targets import Targets
+from evalmock.harness.checks.context import CheckContext
+from evalmock.harness.checks.exchange import Exchange
+from evalmock.harness.checks.outcomes import Skip, Violation
 from evalmock.harness.checks.registry import response_check, scenario_check
-from evalmock.harness.exchange import Exchange
-from evalmock.harness.outcomes import Skip, Violation
-from evalmock.harness.scenario import Scenario, unless_turned_away
+from evalmock.harness.checks.scenario import Scenario, unless_turned_away
 
 UNKNOWN_TEST_CASE = "00000000-0000-4000-8000-00000000dead"
 MALFORMED_TEST_CASE = "not-a-uuid"
@@ -111,9 +112,11 @@ _NAME_CONFIRMED = ("the answer confirmed the query name evaluation_test_case_ver
 
 
 @response_check("gradient", _VERSION)
-def body_is_the_requested_version(exchange: Exchange, targets: Targets) -> bool | str | None:
+def body_is_the_requested_version(context: CheckContext) -> bool | str | None:
     """A 200 to a request naming evaluation_test_case_version carries that version (when it carries one), judged
     when the answer confirms the name: it is a version the targets list, other than the latest."""
+    exchange = context.exchange
+    targets = context.targets
     asked = _version_asked(exchange, targets)
     if asked is None:
         return None
@@ -132,16 +135,20 @@ def _unconfirmed_version(exchange: Exchange, targets: Targets) -> bool | str | N
 
 
 @response_check("gradient", _version_name(settled_live_by="body_is_the_version_asked_by_the_spec_s_name"))
-def body_is_the_version_asked_by_its_inferred_name(exchange: Exchange, targets: Targets) -> bool | str | None:
+def body_is_the_version_asked_by_its_inferred_name(context: CheckContext) -> bool | str | None:
     """A 200 to a request naming evaluation_test_case_version carries that version, where the answer does not
     confirm the name (it is the latest, or the targets do not list the test case): a warning by default."""
+    exchange = context.exchange
+    targets = context.targets
     return _unconfirmed_version(exchange, targets)
 
 
 @response_check("gradient", _VERSION_NAME_LIVE)
-def body_is_the_version_asked_by_the_spec_s_name(exchange: Exchange, targets: Targets) -> bool | str | None:
+def body_is_the_version_asked_by_the_spec_s_name(context: CheckContext) -> bool | str | None:
     """In the live profile, a 200 to a request naming evaluation_test_case_version carries that version, where the
     answer does not confirm the name (it is the latest, or the targets do not list the test case)."""
+    exchange = context.exchange
+    targets = context.targets
     return _unconfirmed_version(exchange, targets)
 
 
@@ -152,8 +159,9 @@ def body_is_the_version_asked_by_the_spec_s_name(exchange: Exchange, targets: Ta
     reading="The answer is about the test case the path names; its test_case_uuid, when sent, is that id (in any "
             "letter case).",
 ))
-def body_is_the_requested_test_case(exchange: Exchange) -> bool | None:
+def body_is_the_requested_test_case(context: CheckContext) -> bool | None:
     """A 200's test_case_uuid (when it has one) is the id in the path."""
+    exchange = context.exchange
     test_case = _test_case(exchange)
     parameters = operation("gradient").path_parameters(exchange.path)
     if test_case is None or "test_case_uuid" not in test_case or parameters is None:
@@ -170,8 +178,9 @@ def body_is_the_requested_test_case(exchange: Exchange) -> bool | None:
     on_digitalocean_page(139, "The maximum value for the metric."),
     on_digitalocean_page(145, "The minimum value for the metric."),
 ))
-def metric_range_is_ordered(exchange: Exchange) -> bool | None:
+def metric_range_is_ordered(context: CheckContext) -> bool | None:
     """Every metric's range_min is not above its range_max (when both are numbers)."""
+    exchange = context.exchange
     test_case = _test_case(exchange)
     metrics = test_case.get("metrics") if test_case is not None else None
     if not isinstance(metrics, list):

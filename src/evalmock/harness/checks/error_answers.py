@@ -8,10 +8,11 @@ from typing import Any
 from evalmock.contract.operations import operation
 from evalmock.contract.sources import inferred, on_test_set_page, page
 from evalmock.contract.targets import Targets
+from evalmock.harness.checks.context import CheckContext
+from evalmock.harness.checks.exchange import Exchange
+from evalmock.harness.checks.outcomes import Skip, Violation
 from evalmock.harness.checks.registry import response_check, scenario_check
-from evalmock.harness.exchange import Exchange
-from evalmock.harness.outcomes import Skip, Violation
-from evalmock.harness.scenario import Scenario
+from evalmock.harness.checks.scenario import Scenario
 
 UNKNOWN_AGENT = "evalmock.no-such-agent"
 # The statuses the page documents for errors, and the code it names for each (the 401's is left open).
@@ -42,10 +43,11 @@ def documented_error(exchange: Exchange) -> bool:
 
 
 @response_check("test-set", page(_REQUEST_ID))
-def request_id_header_is_the_envelope_s(exchange: Exchange) -> bool | None:
+def request_id_header_is_the_envelope_s(context: CheckContext) -> bool | None:
     """An error's X-Request-Id header equals its envelope's requestId (that the header is there at all is the
     document's response_headers_conformance, and that the envelope has a requestId its response_schema_conformance:
     one fact, one finding)."""
+    exchange = context.exchange
     header = exchange.header("x-request-id")
     if not documented_error(exchange) or not exchange.has_body or header is None:
         return None
@@ -71,7 +73,7 @@ def refused_cursor(exchange: Exchange, targets: Targets | None) -> bool:
     """A 400 of a runtime that seals cursors (as the targets say) to a request with a cursor (not sent empty) whose
     other parameters are all valid: the cursor was refused, the one 400 whose code the page names."""
     # attribution reads the document's parameters, and imports the checks: imported here, when all are loaded
-    from evalmock.harness.attribution import broken_parameters, carries_a_cursor
+    from evalmock.harness.checks.open_answers import broken_parameters, carries_a_cursor
 
     sealed = targets is not None and targets.sealed_cursors is True
     return sealed and carries_a_cursor(exchange.query) and not broken_parameters("test-set", exchange.query_values)
@@ -87,9 +89,11 @@ def refused_cursor(exchange: Exchange, targets: Targets | None) -> bool:
             "agent-not-found, 503 database-busy. The 401's code is left open, and the code of a 400 for another "
             "reason is inferred (bad_input_is_every_400_s_code).",
 ))
-def error_code_is_the_page_s(exchange: Exchange, targets: Targets) -> bool | None:
+def error_code_is_the_page_s(context: CheckContext) -> bool | None:
     """A 400 refusing a cursor (of a runtime that seals them, as the targets say; the request's other parameters are
     valid) says bad-input, a 404 agent-not-found and a 503 database-busy in error.code."""
+    exchange = context.exchange
+    targets = context.targets
     expected = CODE_OF_STATUS.get(exchange.status)
     if expected is None or not documented_error(exchange) or not exchange.has_body:
         return None
@@ -113,9 +117,11 @@ def error_code_is_the_page_s(exchange: Exchange, targets: Targets) -> bool | Non
     on_test_set_page(252, "projectId is missing or not a project id (a UUID), or include or kind names something "
                           "else."),
 ))
-def bad_input_is_every_400_s_code(exchange: Exchange, targets: Targets) -> bool | None:
+def bad_input_is_every_400_s_code(context: CheckContext) -> bool | None:
     """A 400 for anything but a cursor refused by a runtime that seals them (projectId, include, kind, limit, a
     string that is no cursor) says bad-input in error.code."""
+    exchange = context.exchange
+    targets = context.targets
     if (exchange.status != 400 or not documented_error(exchange) or not exchange.has_body
             or refused_cursor(exchange, targets)):
         return None

@@ -7,10 +7,11 @@ from typing import Any
 from evalmock.contract.sources import inferred, on_test_set_page, page
 from evalmock.contract.targets import ProjectTarget
 from evalmock.harness.checks.case_invariants import page_cases
+from evalmock.harness.checks.context import CheckContext
+from evalmock.harness.checks.exchange import Exchange
+from evalmock.harness.checks.outcomes import Skip, Violation
 from evalmock.harness.checks.registry import response_check, scenario_check
-from evalmock.harness.exchange import Exchange
-from evalmock.harness.outcomes import Skip, Violation
-from evalmock.harness.scenario import Scenario, expect_page
+from evalmock.harness.checks.scenario import Scenario, expect_page
 
 KINDS = ("correction", "hand")
 # The page size of a second walk, whose page boundaries fall elsewhere than at limit=100's for any list of fewer than
@@ -32,8 +33,9 @@ def _requested_kinds(exchange: Exchange) -> set[str]:
 
 
 @response_check("test-set", page(_PROJECT, on_test_set_page(73, "The run’s project."), _UUID, reading=_UUID_READING))
-def cases_belong_to_the_project(exchange: Exchange) -> bool | None:
+def cases_belong_to_the_project(context: CheckContext) -> bool | None:
     """Every case's projectId is the requested one, compared without regard to letter case."""
+    exchange = context.exchange
     cases = page_cases(exchange)
     requested = exchange.query.get("projectId")
     if cases is None or not requested or exchange.ambiguous("projectId"):
@@ -47,8 +49,9 @@ def cases_belong_to_the_project(exchange: Exchange) -> bool | None:
 
 
 @response_check("test-set", page(_KIND))
-def cases_have_the_requested_kinds(exchange: Exchange) -> bool | None:
+def cases_have_the_requested_kinds(context: CheckContext) -> bool | None:
     """Every case is of a kind the request named (both kinds when kind is left out)."""
+    exchange = context.exchange
     cases = page_cases(exchange)
     if cases is None or exchange.ambiguous("kind"):
         return None
@@ -61,8 +64,9 @@ def cases_have_the_requested_kinds(exchange: Exchange) -> bool | None:
 
 
 @response_check("test-set", page(_RETIRED_ONLY_WITH, _INCLUDE))
-def retired_cases_only_with_include_retired(exchange: Exchange) -> bool | None:
+def retired_cases_only_with_include_retired(context: CheckContext) -> bool | None:
     """Without include=retired, no case on the page carries `retired`."""
+    exchange = context.exchange
     cases = page_cases(exchange)
     if cases is None or exchange.ambiguous("include") or exchange.query.get("include") == "retired":
         return None

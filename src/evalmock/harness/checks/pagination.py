@@ -9,11 +9,12 @@ from evalmock.contract.operations import operation
 from evalmock.contract.sources import inferred, on_test_set_page, page
 from evalmock.contract.targets import ProjectTarget
 from evalmock.harness.checks.case_invariants import page_cases
+from evalmock.harness.checks.context import CheckContext
+from evalmock.harness.checks.exchange import Exchange
+from evalmock.harness.checks.outcomes import Skip, Violation, json_body
 from evalmock.harness.checks.registry import response_check, scenario_check
-from evalmock.harness.exchange import Exchange
-from evalmock.harness.outcomes import Skip, Violation
-from evalmock.harness.scenario import Scenario, Walk
-from evalmock.harness.walk_ledger import PageMark, WalkLedger, id_key
+from evalmock.harness.checks.scenario import Scenario, Walk
+from evalmock.harness.checks.walk_pages import PageMark, WalkLedger, id_key
 
 FULL_LIMIT = 100  # the largest page: the walk every other walk is compared with
 SMALL_LIMIT = 37  # a small page size that lines up with neither 25 nor 100
@@ -43,8 +44,9 @@ def requested_limit(exchange: Exchange) -> int | None:
 
 
 @response_check("test-set", page(_LIMIT, reading=_LIMIT_READING))
-def page_holds_at_most_limit(exchange: Exchange) -> bool | None:
+def page_holds_at_most_limit(context: CheckContext) -> bool | None:
     """A page holds at most limit cases (25 when limit is left out)."""
+    exchange = context.exchange
     cases = page_cases(exchange)
     limit = requested_limit(exchange)
     if cases is None or limit is None or exchange.ambiguous("limit"):
@@ -56,8 +58,9 @@ def page_holds_at_most_limit(exchange: Exchange) -> bool | None:
 
 
 @response_check("test-set", page(_NEWEST_FIRST))
-def page_is_newest_first(exchange: Exchange) -> bool | None:
+def page_is_newest_first(context: CheckContext) -> bool | None:
     """Along a page, addedAt never increases (cases with equal addedAt may come in any order)."""
+    exchange = context.exchange
     cases = page_cases(exchange)
     if cases is None:
         return None
@@ -91,11 +94,12 @@ def _added_after(case: dict[str, Any], index: int, before_id: Any, before_added:
     _AS_IT_CAME, reading="A page that says more follows (hasMore: true) gives the nextCursor to ask for it with; "
                          "without one the rest of the list cannot be read.",
 ))
-def has_more_page_has_a_next_cursor(exchange: Exchange) -> bool | None:
+def has_more_page_has_a_next_cursor(context: CheckContext) -> bool | None:
     """A page with hasMore: true carries a nextCursor string."""
+    exchange = context.exchange
     if page_cases(exchange) is None:
         return None
-    body = exchange.json()
+    body = json_body(exchange)
     if body.get("hasMore") is not True:
         return None
     cursor = body.get("nextCursor")
@@ -110,11 +114,12 @@ def has_more_page_has_a_next_cursor(exchange: Exchange) -> bool | None:
     "page, so by convention it carries no cursor. A client that stops on hasMore: false is not misled either way.",
     _AS_IT_CAME,
 ))
-def last_page_has_no_next_cursor(exchange: Exchange) -> bool | None:
+def last_page_has_no_next_cursor(context: CheckContext) -> bool | None:
     """A page with hasMore: false carries no nextCursor."""
+    exchange = context.exchange
     if page_cases(exchange) is None:
         return None
-    body = exchange.json()
+    body = json_body(exchange)
     if body.get("hasMore") is not False:
         return None
     if "nextCursor" in body:

@@ -8,13 +8,10 @@ from evalmock.contract.documents import api as api_document
 from evalmock.contract.operations import operation
 from evalmock.contract.sources import inferred, on_test_set_page, page
 from evalmock.harness.checks.error_answers import expect_error
+from evalmock.harness.checks.open_answers import INFERRED_400, PAGE_400
+from evalmock.harness.checks.probes import Probe, near_misses
 from evalmock.harness.checks.registry import scenario_check
-from evalmock.harness.probes import Probe, near_misses
-from evalmock.harness.scenario import Scenario
-
-# The parameters whose malformed values the page's 400 sentence names, and those it does not (but bounds).
-PAGE_400 = {"test-set": ("projectId", "include", "kind")}
-INFERRED_400 = {"test-set": ("limit",), "gradient": ("evaluation_test_case_version",)}
+from evalmock.harness.checks.scenario import Scenario
 
 _THE_400 = on_test_set_page(252, "projectId is missing or not a project id (a UUID), or include or kind names "
                                  "something else.")

@@ -1,8 +1,8 @@
 """The check registry: every rule the harness applies, each a named function stating it, with its source.
 
 Three kinds of check:
-- `response`: a function of one exchange (and, when it takes a second argument, the targets: what is known to
-  exist), run on every response the audit sees; returns True when it applied, None when the response is not
+- `response`: a function of one CheckContext (the exchange, the targets: what is known to exist, and the
+  policy), run on every response the audit sees; returns True when it applied, None when the response is not
   one it speaks about, a reason (a string) when it speaks about the response but cannot judge it (said in the
   report when it judged none), and raises Violation when the response breaks it;
 - `scenario`: a function of a Scenario, making its own requests; raises Violation or Skip;
@@ -20,8 +20,8 @@ from evalmock.contract.documents import APIS
 from evalmock.contract.sources import Level, Source
 
 if TYPE_CHECKING:
-    from evalmock.harness.exchange import Exchange
-    from evalmock.harness.scenario import Scenario
+    from evalmock.harness.checks.context import CheckContext
+    from evalmock.harness.checks.scenario import Scenario
 
 RESPONSE, SCENARIO, SCHEMATHESIS = "response", "scenario", "schemathesis"
 
@@ -37,7 +37,6 @@ class Check:
     kind: str
     source: Source
     func: Callable[..., Any] | None = None
-    needs_targets: bool = False  # a response check called as func(exchange, targets)
     # A scenario check that judges each project of the targets apart, so an audit may run it as one task a project.
     each_project: bool = False
 
@@ -72,15 +71,15 @@ def _decorator(kind: str, api: str, source: Source, *,
     def decorate(func: Callable[..., Any]) -> Callable[..., Any]:
         topic = func.__module__.rsplit(".", 1)[-1]
         rule = inspect.cleandoc(func.__doc__ or "").strip()
-        needs_targets = kind == RESPONSE and len(inspect.signature(func).parameters) == 2
-        register(Check(func.__name__, api, topic, rule, kind, source, func, needs_targets, each_project))
+        register(Check(func.__name__, api, topic, rule, kind, source, func, each_project))
         return func
 
     return decorate
 
 
-def response_check(api: str, source: Source) -> Callable[[Callable[[Exchange], bool | str | None]], Callable[..., Any]]:
-    """Register a per-response check: `(exchange) -> True` when it applied, None when it did not apply, or why it
+def response_check(api: str,
+                   source: Source) -> Callable[[Callable[[CheckContext], bool | str | None]], Callable[..., Any]]:
+    """Register a per-response check: `(context) -> True` when it applied, None when it did not apply, or why it
     did not judge a response it speaks about."""
     return _decorator(RESPONSE, api, source)
 

@@ -1,0 +1,18 @@
+"""What a response check receives: the exchange, what the targets say exists, and the audit's policy."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from evalmock.contract.targets import Targets
+from evalmock.harness.checks.exchange import Exchange
+from evalmock.harness.checks.policy import Policy
+
+
+@dataclass(frozen=True)
+class CheckContext:
+    """One exchange as a response check judges it."""
+
+    exchange: Exchange
+    targets: Targets
+    policy: Policy

@@ -1,0 +1,153 @@
+"""One HTTP request and its response as every check sees it, built from httpx or Schemathesis responses."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import Any
+from urllib.parse import parse_qsl, urlsplit
+
+import orjson
+
+from evalmock.harness.checks.body_memo import BodyMemo
+from evalmock.harness.excerpts import clip
+
+# 20 digits in a row may be an integer past 64 bits; found as twenty zeros once every digit reads as 0 (a regular
+# expression over a page's 25 KB took a third of the time of judging it).
+_DIGITS_AS_ZERO = bytes.maketrans(b"123456789", b"000000000")
+_LONG_NUMBER = b"0" * 20
+# Bytes of plain JSON bodies whose values are remembered (their values take about three times as much), and the
+# largest body remembered. A refetch, a poll or a second fetch comes soon after the first, so a few pages' worth
+# serves it. More costs every page that is not seen again (a walk's pages carry cursors that differ each time): at
+# 2 MiB, judging such a page took a third more CPU, spent freeing the oldest page's values from memory no cache
+# held any longer (docs/benchmarks.md).
+PLAIN_JSON_REMEMBERED = 256 * 2**10
+PLAIN_JSON_LARGEST = 64 * 2**10
+_PLAIN_JSON: BodyMemo[tuple[Any]] = BodyMemo(PLAIN_JSON_REMEMBERED, PLAIN_JSON_LARGEST)
+
+
+def first_header(headers: Mapping[str, Any], name: str) -> str | None:
+    """A header's first value, from names in lower case whose values are strings or lists of them (httpx's, an
+    Exchange's, Schemathesis's)."""
+    value = headers.get(name)
+    if isinstance(value, list):
+        value = value[0] if value else None
+    return value if isinstance(value, str) else None
+
+
+@dataclass(frozen=True)
+class Exchange:
+    """One request and its response, as every check sees it (header names lower-case, first value only)."""
+
+    method: str
+    url: str
+    status: int
+    headers: Mapping[str, str] = field(default_factory=dict)
+    body: bytes = b""
+    request_headers: Mapping[str, str] = field(default_factory=dict)
+
+    @cached_property
+    def path(self) -> str:
+        return urlsplit(self.url).path
+
+    @cached_property
+    def query(self) -> dict[str, str]:
+        """The query as sent (first value of each parameter)."""
+        return {key: values[0] for key, values in self.query_values.items()}  # the URL parsed once
+
+    @cached_property
+    def query_values(self) -> dict[str, list[str]]:
+        """The query as sent, every value of each parameter in order."""
+        params: dict[str, list[str]] = {}
+        for key, value in parse_qsl(urlsplit(self.url).query, keep_blank_values=True):
+            params.setdefault(key, []).append(value)
+        return params
+
+    def ambiguous(self, *names: str) -> bool:
+        """Whether any of these query parameters was sent more than once (the pages do not say which wins)."""
+        sent = self.query_values
+        return any(len(sent.get(name, ())) > 1 for name in names)
+
+    @property
+    def has_body(self) -> bool:
+        """False for HEAD, whose answer never has a body."""
+        return self.method.upper() != "HEAD"
+
+    def header(self, name: str) -> str | None:
+        return self.headers.get(name.lower())
+
+    @property
+    def media_type(self) -> str:
+        return (self.header("content-type") or "").split(";")[0].strip().lower()
+
+    @cached_property
+    def _reading(self) -> tuple[bool, Any, bool]:
+        """(parsed, the value, plain): plain when orjson read the body to what `json.loads` of its text gives (UTF-8,
+        no byte-order mark, no integer past 64 bits, which orjson reads as a float). A plain body's value is
+        remembered by its bytes, and shared by every exchange that carries them: no check changes a body it reads."""
+        remembered = _PLAIN_JSON.get(self.body)
+        if remembered is not None:
+            return True, remembered[0], True
+        try:
+            value = orjson.loads(self.body)  # several times faster; stricter, so the standard parser decides
+        except orjson.JSONDecodeError:
+            try:
+                return True, json.loads(self.body), False
+            except (ValueError, UnicodeDecodeError):
+                return False, None, False
+        if _LONG_NUMBER in self.body.translate(_DIGITS_AS_ZERO):
+            return True, value, False
+        _PLAIN_JSON.put(self.body, (value,))
+        return True, value, True
+
+    @property
+    def plain_json(self) -> tuple[bool, Any]:
+        """(True, value) when the body is plain UTF-8 JSON that orjson parsed to what `json.loads` of its text gives;
+        (False, None) otherwise."""
+        ok, value, plain = self._reading
+        return (True, value) if ok and plain else (False, None)
+
+    @property
+    def parsed(self) -> tuple[bool, Any]:
+        """(True, value) when the body is JSON (`json.loads` of its text), else (False, None)."""
+        ok, value, _ = self._reading
+        return ok, value
+
+    def json_or_none(self) -> Any:
+        return self._reading[1]
+
+    @property
+    def text(self) -> str:
+        return self.body.decode("utf-8", "replace")
+
+    def excerpt(self, limit: int = 200) -> str:
+        """The body's text as a finding quotes it: at most `limit` characters, shortened between words (`clip`)."""
+        return clip(self.text, limit)
+
+
+def exchange_from_httpx(response: Any) -> Exchange:
+    """An Exchange from an `httpx.Response`."""
+    request = response.request
+    return Exchange(
+        method=request.method,
+        url=str(request.url),
+        status=response.status_code,
+        headers={k.lower(): v for k, v in response.headers.items()},
+        body=response.content,
+        request_headers={k.lower(): v for k, v in request.headers.items()},
+    )
+
+
+def exchange_from_schemathesis(response: Any) -> Exchange:
+    """An Exchange from a `schemathesis.Response` (its headers map lower-case names to lists)."""
+    request = response.request
+    return Exchange(
+        method=str(request.method),
+        url=str(request.url),
+        status=response.status_code,
+        headers={k.lower(): (v[0] if isinstance(v, list) and v else str(v)) for k, v in response.headers.items()},
+        body=response.content or b"",
+        request_headers={k.lower(): str(v) for k, v in request.headers.items()},
+    )

@@ -1,0 +1,28 @@
+"""A report file: Markdown or HTML, chosen by the file's suffix, written whole and redacted."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from evalmock.harness.report.html import render_html
+from evalmock.harness.report.markdown import render_markdown
+from evalmock.harness.report.run_info import RunInfo
+from evalmock.harness.results.audit_results import Results
+from evalmock.harness.secrets.redactor import Redactor
+from evalmock.whole_file import write_whole
+
+REPORT_FORMATS = {".md": "markdown", ".markdown": "markdown", ".html": "html", ".htm": "html"}
+
+
+def report_format(path: str | Path) -> str | None:
+    """`markdown` or `html` from the report file's suffix; None for any other suffix."""
+    return REPORT_FORMATS.get(Path(path).suffix.lower())
+
+
+def write_report(results: Results, path: str | Path, *, base_url: str, redactor: Redactor,
+                 run: RunInfo | None = None) -> None:
+    """A Markdown report (`.md`) or an HTML one (`.html`/`.htm`), chosen by the file's suffix; `run` is the run's
+    metadata for the header (by default: now, against `base_url`)."""
+    path = Path(path)
+    render = render_html if report_format(path) == "html" else render_markdown
+    write_whole(path, redactor.text(render(results, base_url=base_url, run=run)))

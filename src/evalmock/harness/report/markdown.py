@@ -1,0 +1,88 @@
+"""The Markdown report: the run, the verdict, failures first, then warnings, what was not checked, what passed."""
+
+from __future__ import annotations
+
+from evalmock.harness.checks.policy import PASSED, SKIPPED
+from evalmock.harness.excerpts import clip
+from evalmock.harness.report.run_info import RunInfo
+from evalmock.harness.report.view import (
+    KIND_WORDS,
+    MAX_EXAMPLE_TEXT,
+    SECTIONS,
+    THROTTLING_INTRO,
+    api_line,
+    headline,
+    incomplete_intro,
+    ordered_rows,
+    section_count,
+    shown_url,
+    throttling_text,
+)
+from evalmock.harness.results.audit_results import Results
+from evalmock.harness.results.findings import Finding
+from evalmock.harness.results.tally import OFF
+
+
+def markdown_header(results: Results, run: RunInfo) -> list[str]:
+    """The run's metadata as a two-column table."""
+    lines = ["| run | |", "|---|---|"]
+    lines += [f"| {label} | `{value}` |" for label, value in run.rows(results)]
+    return [*lines, ""]
+
+
+def render_markdown(results: Results, *, base_url: str, run: RunInfo | None = None) -> str:
+    run = run or RunInfo(base_url)
+    lines = ["# evalmock contract report", "", *markdown_header(results, run), f"**{headline(results)}**", ""]
+    lines += [f"- {api_line(results, api)}" for api in results.apis] + [""]
+    if reasons := results.incomplete_reasons():
+        lines += ["## Incomplete", "", incomplete_intro(results), ""]
+        lines += [f"- {reason}" for reason in reasons] + [""]
+    for outcome, title, intro in SECTIONS:
+        findings = results.findings_of(outcome)
+        if not findings:
+            continue
+        lines += [f"## {title} ({section_count(results, outcome)})", "", intro, ""]
+        for finding in findings:
+            lines += _markdown_finding(finding)
+    if (throttling := throttling_text(results)) is not None:
+        lines += ["## Throttling", "", THROTTLING_INTRO, "", throttling + ".", ""]
+    lines += ["## Not checked", "", "| check | level | why |", "|---|---|---|"]
+    for api in results.apis:
+        for t in ordered_rows(results, api):
+            if t.outcome == SKIPPED:
+                why = "; ".join(f.title for f in results.skips if f.check is t.check)
+            elif t.outcome == OFF:
+                why = results.policy.why_off(t.check.source)
+            else:
+                continue
+            lines.append(f"| `{api}` `{t.check.name}` | {t.check.level} | {why} |")
+    lines += ["", "## Passed", "", "| check | level | kind | responses or runs | source |", "|---|---|---|--:|---|"]
+    for api in results.apis:
+        for t in ordered_rows(results, api):
+            if t.outcome == PASSED:
+                lines.append(f"| `{api}` `{t.check.name}` | {t.check.level} | {KIND_WORDS[t.check.kind]} | {t.passed} "
+                             f"| {t.check.source.describe()} |")
+    if notes := results.remarks():
+        lines += ["", "## Notes", ""] + [f"- {note}" for note in notes]
+    return "\n".join(lines) + "\n"
+
+
+def _markdown_finding(finding: Finding) -> list[str]:
+    check = finding.check
+    lines = [f"### `{check.name}` ({check.api}, {check.level})", "", f"Rule: {check.rule.replace(chr(10), ' ')}", "",
+             f"Source: {check.source.describe()}", ""]
+    if finding.shape:
+        lines += [f"{finding.count} response(s) of `{finding.shape}`" + (f", Schemathesis {finding.code}"
+                                                                           if finding.code else "") + ".", ""]
+    for number, example in enumerate(finding.examples, 1):
+        lines += [f"Example {number}:", "", "```text", clip(example.message, MAX_EXAMPLE_TEXT), "```", ""]
+        if example.pointer is not None:
+            lines += [f"At `{example.pointer or '/'}`: `{clip(example.value or '', 200)}`", ""]
+        if example.request is not None:
+            lines += [f"Request: `{example.request.method} {shown_url(example.request.url)}` answered "
+                      f"{example.request.status}.", ""]
+            if number == 1:
+                lines += ["```sh", example.request.curl, "```", ""]
+    if finding.count > len(finding.examples):
+        lines += [f"… and {finding.count - len(finding.examples)} more.", ""]
+    return lines

@@ -1,0 +1,151 @@
+"""Judging one exchange: every per-response check of its API and, unless Schemathesis already did, the document's
+own response checks; each outcome recorded at its rule's level (scenarios, Schemathesis and recorded traffic)."""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from evalmock.contract.operations import operation
+from evalmock.contract.schemas import value_at
+from evalmock.contract.targets import Targets
+from evalmock.harness.checks.attribution import attribute
+from evalmock.harness.checks.context import CheckContext
+from evalmock.harness.checks.exchange import Exchange
+from evalmock.harness.checks.outcomes import Violation
+from evalmock.harness.checks.registry import Check, response_checks
+from evalmock.harness.excerpts import as_json
+from evalmock.harness.results.audit_results import COUNT
+from evalmock.harness.results.findings import Example, RequestRecord, request_shape
+from evalmock.harness.results.ledger import Recorder
+from evalmock.harness.run.document_judge import DocumentJudge
+from evalmock.harness.secrets.redactor import Redactor
+
+
+@dataclass(frozen=True)
+class Breach:
+    """A rule one exchange broke: the check, what it counts as under the policy (failed or warned), the example."""
+
+    check: Check
+    outcome: str
+    example: Example
+
+
+class ResponseJudge:
+    """Judges the exchanges of one API into `results`; `document` adds the document's checks (None: not those);
+    `targets` is what is known to exist (a check that needs it does not apply without it)."""
+
+    def __init__(
+        self,
+        api: str,
+        results: Recorder,
+        redactor: Redactor,
+        document: DocumentJudge | None = None,
+        targets: Targets | None = None,
+    ) -> None:
+        self.api = api
+        self.targets = targets if targets is not None else Targets()  # nothing known: each check says what it can
+        self.results = results
+        self.redactor = redactor
+        self.document = document
+        self.checks = [c for c in response_checks(api) if results.policy.runs(c.source)]
+        self._operation_path = operation(api).base_path + operation(api).path
+
+    def judge(self, exchange: Exchange, *, learned: bool = False) -> list[Breach]:
+        """Every check that applies to the exchange; returns the broken ones (each recorded into the results).
+        `learned`: the redactor already knows every secret the exchange carries (the caller taught it)."""
+        if not learned:
+            # Before any check can quote the exchange: a secret it carries may be echoed in what a check says.
+            self.redactor.learn_exchange(exchange.url, exchange.request_headers, exchange.headers)
+        broken: list[Breach] = []
+        context = CheckContext(exchange, self.targets, self.results.policy)
+        for check in self.checks:
+            try:
+                applied = check.func(context)  # type: ignore[misc]
+            except Violation as violation:
+                example = violation_example(violation, self.record(exchange), self.redactor, exchange)
+                self._breach(broken, check, exchange, example)
+            else:
+                if isinstance(applied, str):
+                    self.results.not_judged(check, applied)
+                elif applied:
+                    self.results.passed(check)
+        if self.document is not None:
+            for outcome in self.document.judge(exchange) or ():
+                check = attribute(self.api, outcome.check, status=exchange.status, query=exchange.query_values,
+                                  method=exchange.method, headers=exchange.request_headers, targets=self.targets)
+                if check is None:
+                    if outcome.check == "status_code_conformance" and outcome.failure is not None:
+                        self._open_status(exchange.status)
+                    continue
+                if outcome.failure is None:
+                    self.results.passed(check)
+                else:
+                    example = failure_example(outcome.failure, self.record(exchange), self.redactor)
+                    self._breach(broken, check, exchange, example, getattr(outcome.failure, "code", None))
+        return broken
+
+    def _open_status(self, status: int) -> None:
+        """Count, per status, the answers not judged: the pages name no other status for their requests."""
+        self.results.count_note(
+            f"{self.api}: {COUNT} answer(s) of {status} to requests for which the pages name no status were not judged "
+            "by status_code_conformance (docs/harness.md: statuses the pages leave open)")
+
+    def breach(self, check: Check, exchange: Exchange, example: Example, code: str | None = None) -> str | None:
+        shape = request_shape(exchange.method, self._operation_path, exchange.status)
+        return self.results.breach(check, example, shape=shape, code=code)
+
+    def _breach(self, broken: list[Breach], check: Check, exchange: Exchange, example: Example,
+                code: str | None = None) -> None:
+        outcome = self.breach(check, exchange, example, code)
+        if outcome is not None:
+            broken.append(Breach(check, outcome, example))
+
+    def record(self, exchange: Exchange | None) -> RequestRecord | None:
+        """The request of a finding. Its body's secret-named fields are learned here, on the way to a finding only
+        (reading every body for them would cost each judgement): the finding may quote the body."""
+        if exchange is not None:
+            self.redactor.learn_json(exchange.json_or_none())
+        return request_record(exchange, self.redactor)
+
+
+def request_record(exchange: Exchange | None, redactor: Redactor) -> RequestRecord | None:
+    if exchange is None:
+        return None
+    return RequestRecord(
+        method=exchange.method,
+        url=redactor.text(exchange.url),
+        headers=redactor.headers(dict(exchange.request_headers)),
+        status=exchange.status,
+        curl=redactor.curl(exchange.method, exchange.url, exchange.request_headers),
+    )
+
+
+def violation_example(violation: Violation, request: RequestRecord | None, redactor: Redactor,
+                      shown: Exchange | None = None) -> Example:
+    """An Example of a violation; the value shown at its pointer is what the body of `shown` (the exchange the
+    example names) holds there, and what the violation received where the body holds nothing there (a member
+    that is missing): a count received ("4 cases") is not the value at /data/3."""
+    value = None
+    if violation.pointer is not None:
+        found = violation.value
+        if shown is not None:
+            with contextlib.suppress(KeyError):
+                found = value_at(shown.json_or_none(), violation.pointer)
+        value = redactor.quoting(as_json(redactor.json(found)))
+    return Example(redactor.quoting(violation.render()), request, violation.pointer, value)
+
+
+def failure_example(failure: Any, request: RequestRecord | None, redactor: Redactor) -> Example:
+    """An Example from a Schemathesis Failure; a schema failure points at the offending value."""
+    title = str(getattr(failure, "title", "") or type(failure).__name__)
+    # Schemathesis's message goes on to print the whole schema; its first paragraph says what is wrong.
+    message = str(getattr(failure, "message", "") or "").strip().split("\n\n", 1)[0]
+    pointer = value = None
+    path = getattr(failure, "instance_path", None)
+    if isinstance(path, Iterable) and not isinstance(path, str):
+        pointer = "".join("/" + str(part).replace("~", "~0").replace("/", "~1") for part in path)
+        value = redactor.quoting(as_json(redactor.json(getattr(failure, "instance", None))))
+    return Example(redactor.quoting(f"{title}\n{message}".strip()), request, pointer, value)

@@ -1,0 +1,145 @@
+"""Auditing traffic the harness did not send (a proxy's exchanges, a HAR file's entries): each exchange of an audited
+API's operation judged by every per-response and document check, everything else counted with why, and at any moment
+the results so far, finished as an audit's are."""
+
+from __future__ import annotations
+
+import functools
+from collections import Counter
+from dataclasses import dataclass
+from urllib.parse import parse_qsl, urlsplit
+
+from evalmock import environment
+from evalmock.contract.documents import APIS
+from evalmock.contract.operations import operation
+from evalmock.contract.targets import Targets
+from evalmock.harness.checks.builtins import LIVE_SPEC
+from evalmock.harness.checks.exchange import Exchange
+from evalmock.harness.checks.open_answers import broken_parameters, undeclared_parameters
+from evalmock.harness.checks.policy import Policy
+from evalmock.harness.checks.registry import RESPONSE, SCENARIO, Check
+from evalmock.harness.results.audit_results import UNSEEN_SKIP, Results
+from evalmock.harness.run.document_judge import RESPONSE_ONLY, DocumentJudge
+from evalmock.harness.run.judge import Breach, ResponseJudge
+from evalmock.harness.run.throttle import asked_status, throttle_wait
+from evalmock.harness.secrets.redactor import Redactor
+from evalmock.harness.traffic.walks import TrafficWalks, WalkBounds, unwalked_reason
+
+SCENARIO_SKIP = ("a scenario check makes its own requests of a live service; a traffic audit only judges the "
+                 "responses it is given (`evalmock contract --base-url` runs it)")
+GENERATED_SKIP = "judges the requests Schemathesis generates; traffic has none"
+THROTTLED_SKIP = "throttled (a 429, or a 503 with Retry-After): the service's throttling, not a rule's failure"
+
+
+@dataclass(frozen=True)
+class Judged:
+    """One exchange judged: the rules its response broke, and how the request itself left the document (the
+    client's side: no rule of the service, reported so that the client can be fixed)."""
+
+    api: str
+    breaches: list[Breach]
+    off_document: list[str]
+    throttled: bool = False  # the service's throttling (a 429, or a 503 with Retry-After): counted, not judged
+
+
+class TrafficAudit:
+    """Judges exchanges of the audited APIs' operations into one Results; `targets`: what is known to exist."""
+
+    def __init__(
+        self,
+        policy: Policy,
+        *,
+        apis: tuple[str, ...] = tuple(APIS),
+        targets: Targets | None = None,
+        redactor: Redactor | None = None,
+        walk_bounds: WalkBounds | None = None,
+    ) -> None:
+        self.results = Results(policy, apis)
+        self.redactor = redactor or Redactor()
+        self.targets = targets
+        self.judges = {api: ResponseJudge(api, self.results, self.redactor, DocumentJudge(api, policy), targets)
+                       for api in apis}
+        # The walks the traffic follows, judged by the scenario checks' own walk rules.
+        self.walks = TrafficWalks(self.judges["test-set"], targets, walk_bounds) if "test-set" in apis else None
+        self.judged = 0
+        self.not_judged: Counter[str] = Counter()  # why -> how many exchanges
+        self.off_document: Counter[str] = Counter()  # parameter -> how many requests
+        for api in apis:
+            self.results.selected[api] = set()  # traffic chooses no scenario check: none can be "all skipped"
+
+    def api_of(self, method: str, path: str) -> str | None:
+        """The audited API whose operation a request is (its method, or HEAD, on its path), or None."""
+        for api in self.results.apis:
+            op = operation(api)
+            if method.upper() in (op.method, "HEAD") and op.path_parameters(path) is not None:
+                return api
+        return None
+
+    def judge(self, api: str, exchange: Exchange, *, learned: bool = False) -> Judged:
+        """Judge one exchange of `api`'s operation; every outcome is recorded at its rule's level. A throttled
+        answer is the service's throttling, no rule's: counted, not judged. `learned`: the redactor already knows
+        every secret the exchange carries."""
+        asked_for = asked_status(exchange.request_headers)
+        if throttle_wait(exchange.status, exchange.header("retry-after"), asked_for=asked_for) is not None:
+            self.skip(THROTTLED_SKIP)
+            return Judged(api, [], [], throttled=True)
+        self.judged += 1
+        off = list(off_document(api, urlsplit(exchange.url).query))
+        self.off_document.update(off)
+        breaches = self.judges[api].judge(exchange, learned=learned)
+        if api == "test-set" and self.walks is not None:
+            breaches += self.walks.observe(exchange)
+        return Judged(api, breaches, off)
+
+    def skip(self, why: str) -> None:
+        """Count an exchange that is not judged, and why (another host, path or method, no body recorded, ...)."""
+        self.not_judged[why] += 1
+
+    def snapshot(self) -> Results:
+        """The results so far, finished: every check that never ran skipped with why, and what was not judged."""
+        results = self.results.copy()
+        sealed = self.targets is not None and self.targets.sealed_cursors is True
+        for api in results.apis:
+            results.skip_unexercised(api, lambda check: unwalked_reason(check, sealed) or _unexercised_reason(check))
+        results.notes += self.notes()
+        return results
+
+    def notes(self) -> list[str]:
+        seen = self.judged + sum(self.not_judged.values())
+        notes = [f"traffic: {seen} exchanges, {self.judged} judged (a request of an audited API's operation, with "
+                 "its response)"]
+        if self.not_judged:
+            notes.append("not judged: " + "; ".join(f"{count} {why}" for why, count in self.not_judged.most_common()))
+        if self.off_document:
+            notes.append("requests that leave the document (the client's side; the service should refuse them): "
+                         + ", ".join(f"{name} in {count}" for name, count in self.off_document.most_common()))
+        return notes
+
+
+@functools.lru_cache(maxsize=1024)  # a client asks the same query again and again; each check of one is a schema's
+def off_document(api: str, query: str) -> tuple[str, ...]:
+    """How a request's query leaves the document: the parameters it breaks, then those it adds (`name (undeclared)`)."""
+    values: dict[str, list[str]] = {}
+    for key, value in parse_qsl(query, keep_blank_values=True):
+        values.setdefault(key, []).append(value)
+    return (*sorted(broken_parameters(api, values)), *(f"{name} (undeclared)"
+                                                       for name in sorted(undeclared_parameters(api, values))))
+
+
+def traffic_redactor(targets: Targets | None, *tokens: str | None) -> Redactor:
+    """A redactor that knows the tokens given, EVALMOCK_TOKEN and EVALMOCK_SECOND_TOKEN, and the targets' [auth]
+    ones from the start; the traffic teaches it the rest."""
+    known = targets or Targets()
+    redactor = Redactor(known.token, known.second_token, known.expired_token, known.revoked_token)
+    for token in (known.no_read_token, *tokens, environment.audit_token(), environment.second_token()):
+        if token:
+            redactor.learn(token)
+    return redactor
+
+
+def _unexercised_reason(check: Check) -> str:
+    if check.kind == SCENARIO:
+        return SCENARIO_SKIP
+    judged = check.kind == RESPONSE or check.name in RESPONSE_ONLY or check is LIVE_SPEC
+    return UNSEEN_SKIP if judged else GENERATED_SKIP
+

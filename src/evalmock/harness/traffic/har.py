@@ -1,0 +1,161 @@
+"""`evalmock contract --har FILE`: recorded traffic (a HAR 1.2 file, as browsers' developer tools and `evalmock proxy
+--har` write it) judged offline by every per-response and document check; other hosts, paths and methods counted."""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+from collections import Counter
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+from evalmock.exits import UsageError
+from evalmock.harness.checks.exchange import Exchange
+from evalmock.harness.secrets.har_entries import learn_har_entry
+from evalmock.harness.traffic.audit import TrafficAudit
+
+NO_RESPONSE = "without a response (blocked, failed or cancelled in the browser)"
+OTHER_HOST = "of other hosts"
+HOSTS_NAMED = 3
+OTHER_OPERATION = "of other paths or methods"
+NO_BODY = "without their response body recorded"
+
+
+class HarError(UsageError, ValueError):
+    """A file that is not a readable HAR log: what is wrong, and in which entry."""
+
+
+@dataclass(frozen=True)
+class Recorded:
+    """One entry of a HAR log: the exchange, or why it holds none (no response, no body)."""
+
+    number: int  # from 1, as a reader counts the log's entries
+    started: datetime | None  # startedDateTime, when it reads as one
+    exchange: Exchange | None
+    missing: str | None = None
+    entry: Mapping[str, Any] | None = None  # as recorded, for the redactor to learn every secret it carries
+
+
+def read_har(path: str | Path) -> Iterator[Recorded]:
+    """The entries of a HAR file, as the file lists them; HarError when the file is no HAR log or an entry lacks
+    its request."""
+    try:
+        document = json.loads(Path(path).read_text(encoding="utf-8-sig"))
+    except OSError as exc:
+        raise HarError(f"cannot read {path}: {exc.strerror or exc}") from None
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise HarError(f"{path} is not JSON: {exc}") from None
+    entries = document.get("log", {}).get("entries") if isinstance(document, dict) else None
+    if not isinstance(entries, list):
+        raise HarError(f"{path} is not a HAR log: expected an object with log.entries, a list")
+    for number, entry in enumerate(entries, 1):
+        try:
+            yield _recorded(number, entry)
+        except (KeyError, TypeError, AttributeError, ValueError) as exc:
+            raise HarError(f"{path}: entry {number}: not a HAR entry ({type(exc).__name__}: {exc})") from None
+
+
+def _recorded(number: int, entry: Mapping[str, Any]) -> Recorded:
+    request, response = entry["request"], entry.get("response") or {}
+    started = _started(entry.get("startedDateTime"))
+    method, url = str(request["method"]).upper(), str(request["url"])
+    request_headers = _headers(request.get("headers") or [])
+    status = int(response.get("status") or 0)
+    if status <= 0:  # what browsers record for a request that got no answer
+        return Recorded(number, started, None, NO_RESPONSE, entry)
+    content = response.get("content") or {}
+    text = content.get("text")
+    if text is None and content.get("size") != 0:  # left out (or of unknown size), not an empty body
+        return Recorded(number, started, Exchange(method, url, status, request_headers=request_headers), NO_BODY, entry)
+    body = _body(str(text or ""), content.get("encoding"))
+    exchange = Exchange(method, url, status, _headers(response.get("headers") or []), body, request_headers)
+    return Recorded(number, started, exchange, None, entry)
+
+
+def _started(value: Any) -> datetime | None:
+    try:
+        started = datetime.fromisoformat(str(value))
+    except ValueError:
+        return None
+    return started if started.tzinfo is not None else None
+
+
+def in_time_order(entries: list[Recorded]) -> list[Recorded]:
+    """The entries by startedDateTime (a page asked for with a cursor started after the page that gave it), when
+    every entry has one; else as the file lists them."""
+    if any(recorded.started is None for recorded in entries):
+        return entries
+    return sorted(entries, key=lambda recorded: recorded.started)  # type: ignore[arg-type,return-value]
+
+
+def _headers(records: list[Mapping[str, Any]]) -> dict[str, str]:
+    """Lower-case names, the first value of each; HTTP/2 pseudo-headers (`:authority`, ...) left out."""
+    headers: dict[str, str] = {}
+    for record in records:
+        name = str(record["name"]).lower()
+        if not name.startswith(":"):
+            headers.setdefault(name, str(record["value"]))
+    return headers
+
+
+def _body(text: str, encoding: str | None) -> bytes:
+    if encoding == "base64":
+        try:
+            return base64.b64decode(text, validate=True)
+        except binascii.Error as exc:
+            raise ValueError(f"response.content.text is not base64: {exc}") from None
+    return text.encode("utf-8")
+
+
+def audit_har(path: str | Path, audit: TrafficAudit, base_url: str | None = None) -> None:
+    """Judge every entry of the HAR file into `audit`, in time order (walks are followed across entries); with
+    `base_url`, entries outside it are other hosts. Each entry is let go once judged: a judged page keeps its parsed
+    body, and a browser's HAR of thousands of pages held them all until the last was judged."""
+    entries = in_time_order(list(read_har(path)))
+    entries.reverse()  # taken from the end, so that letting one go costs nothing
+    elsewhere: Counter[str] = Counter()  # the origins of audited operations' requests outside base_url
+    while entries:
+        recorded = entries.pop()
+        if recorded.entry is not None:
+            learn_har_entry(audit.redactor, recorded.entry)
+        exchange = recorded.exchange
+        if exchange is None:
+            audit.skip(recorded.missing or NO_RESPONSE)
+        elif base_url is not None and not under(exchange.url, base_url):
+            audit.skip(OTHER_HOST)
+            if audit.api_of(exchange.method, exchange.path) is not None:
+                elsewhere[origin(exchange.url)] += 1
+        else:
+            api = audit.api_of(exchange.method, exchange.path)
+            if api is None:
+                audit.skip(OTHER_OPERATION)
+            elif recorded.missing:
+                audit.skip(recorded.missing)
+            else:
+                audit.judge(api, exchange)
+    if elsewhere:
+        # Most often the app's base URL (a proxy's, a dev server's) given where the service's was meant.
+        hosts = ", ".join(f"{host} ({count})" for host, count in elsewhere.most_common(HOSTS_NAMED))
+        audit.results.notes.append(
+            f"requests of the audited operations went to other hosts than --base-url {origin(base_url or '')}: "
+            f"{hosts}; pass one of them as --base-url to judge its answers")
+
+
+def origin(url: str) -> str:
+    """A URL's scheme, host and port, without any user or password it carries."""
+    parts = urlsplit(url)
+    port = f":{parts.port}" if parts.port else ""
+    return f"{parts.scheme}://{parts.hostname or ''}{port}"
+
+
+def under(url: str, base_url: str) -> bool:
+    """Whether `url` is on the service at `base_url` (same scheme and host, below its path)."""
+    target, base = urlsplit(url), urlsplit(base_url)
+    prefix = base.path.rstrip("/")
+    return (target.scheme.lower(), target.netloc.lower()) == (base.scheme.lower(), base.netloc.lower()) and (
+        target.path == prefix or target.path.startswith(prefix + "/"))
