@@ -16,10 +16,14 @@ ROOT = Path(__file__).resolve().parent
 VENV = ROOT / ".venv"
 BIN = VENV / ("Scripts" if os.name == "nt" else "bin")
 STAMP = VENV / ".evalmock-install"
+# The reference pages are beside the checkout, not in the repository; EVALMOCK_PAGES_DIR points elsewhere.
+PAGES_DIR = Path(os.environ.get("EVALMOCK_PAGES_DIR", ROOT.parent / "shared" / "seeds"))
+RULES_DOC = ROOT / "docs" / "rules.md"
 LOCK = ROOT / ".venv.lock"  # held while .venv is made or filled: two dev.py started at once would both fill it
 USAGE = """usage: python3.11 dev.py serve [evalmock serve flags...]
        python3.11 dev.py test [pytest args...]
        python3.11 dev.py evalmock <any evalmock command...>
+       python3.11 dev.py rules-doc  # write docs/rules.md from the code and the reference pages
        python3.11 dev.py engine     # as root on Debian: install and start a Docker engine, make the base images
        python3.11 dev.py image      # the engine step if needed, then the image: evalmock:<version>, evalmock:latest"""
 
@@ -94,7 +98,7 @@ def main(argv: list[str]) -> int:
         import engine  # stdlib only: it needs no .venv
 
         return engine.main(argv)
-    if not argv or argv[0] not in {"serve", "test", "evalmock"}:
+    if not argv or argv[0] not in {"serve", "test", "evalmock", "rules-doc"}:
         print(USAGE, file=sys.stderr)
         return 2
     ensure_environment()
@@ -107,6 +111,13 @@ def main(argv: list[str]) -> int:
             return lint.returncode
         args = [str(BIN / "python"), "-m", "pytest", *rest]
         os.chdir(ROOT)  # the suite's own configuration and paths; a command's paths stay the caller's
+    elif command == "rules-doc":
+        if rest:
+            print(USAGE, file=sys.stderr)
+            return 2
+        code = ("import sys; from evalmock.harness.report.rule_tables import write_rules_document; "
+                "sys.exit(write_rules_document(sys.argv[1:]))")
+        args = [str(BIN / "python"), "-c", code, str(PAGES_DIR), str(RULES_DOC)]
     else:
         args = [str(BIN / "evalmock"), *rest]
     os.execv(args[0], args)

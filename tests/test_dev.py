@@ -20,3 +20,19 @@ def test_the_package_is_compiled_where_python_writes_no_bytecode(tmp_path: Path)
     run = subprocess.run([sys.executable, "-B", "-c", code], capture_output=True, text=True, timeout=60, check=True)
     assert run.stdout.split() == ["True"]
     assert Path(importlib.util.cache_from_source(str(package / "mod.py"))).is_file()
+
+
+def test_rules_doc_writes_docs_rules_md_from_the_pages_beside_the_checkout(monkeypatch) -> None:
+    sys.path.insert(0, str(ROOT))
+    try:
+        import dev
+    finally:
+        sys.path.remove(str(ROOT))
+    calls: list[list[str]] = []
+    monkeypatch.setattr(dev, "ensure_environment", lambda: None)
+    monkeypatch.setattr(dev.os, "execv", lambda path, args: calls.append(args))
+    dev.main(["rules-doc"])
+    [args] = calls
+    assert args[0] == str(dev.BIN / "python") and "write_rules_document" in args[2]
+    assert args[3:] == [str(dev.PAGES_DIR), str(ROOT / "docs" / "rules.md")]
+    assert dev.main(["rules-doc", "extra"]) == 2

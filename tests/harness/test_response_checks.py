@@ -304,7 +304,7 @@ def test_a_head_answer_needs_no_body() -> None:
 
 
 def test_every_check_names_its_level_and_source_in_the_docs() -> None:
-    text = (Path(__file__).resolve().parents[2] / "docs" / "harness.md").read_text(encoding="utf-8")
+    text = (Path(__file__).resolve().parents[2] / "docs" / "rules.md").read_text(encoding="utf-8")
     for check in CHECKS:
         assert f"`{check.name}`" in text, check.name
 

@@ -1,5 +1,5 @@
 """Every rule says where it comes from, and says it truthfully: each quote is on its page, word for word, at its
-line; each line of both pages is enforced by a check or says why not; docs/harness.md shows exactly that."""
+line; each line of both pages is enforced by a check or says why not; docs/rules.md shows exactly that."""
 
 from __future__ import annotations
 
@@ -16,17 +16,20 @@ from evalmock.harness.report.rule_tables import (
     COVERAGE_BEGIN,
     COVERAGE_END,
     RULES_BEGIN,
+    RULES_DOC_COMMAND,
     RULES_END,
     between,
     read_pages,
     render_coverage,
     render_rules,
+    rules_document,
+    write_rules_document,
 )
 
 ROOT = Path(__file__).resolve().parents[2]
 # The pages are beside the checkout (there in CI), not in the repository; EVALMOCK_PAGES_DIR points elsewhere.
 PAGES_DIR = Path(os.environ.get("EVALMOCK_PAGES_DIR", ROOT.parent / "shared" / "seeds"))
-HARNESS_DOC = ROOT / "docs" / "harness.md"
+RULES_DOC = ROOT / "docs" / "rules.md"
 SOURCES = [(check.name, check.source) for check in CHECKS] + [(rule.name, rule.source) for rule in case_rules.RULES]
 
 
@@ -68,14 +71,34 @@ def test_every_line_of_both_pages_is_enforced_or_says_why_not(pages: dict[str, l
 
 
 def test_the_docs_show_every_rule_with_its_level_and_source() -> None:
-    text = HARNESS_DOC.read_text(encoding="utf-8")
-    assert between(text, RULES_BEGIN, RULES_END) == render_rules(), "run `evalmock rules` and paste it into docs"
+    text = RULES_DOC.read_text(encoding="utf-8")
+    assert between(text, RULES_BEGIN, RULES_END) == render_rules(), (
+        f"docs/rules.md is out of date: run `{RULES_DOC_COMMAND}`")
 
 
 def test_the_docs_walk_both_pages_line_by_line(pages: dict[str, list[str]]) -> None:
-    text = HARNESS_DOC.read_text(encoding="utf-8")
+    text = RULES_DOC.read_text(encoding="utf-8")
     assert between(text, COVERAGE_BEGIN, COVERAGE_END) == render_coverage(pages), (
-        "run `evalmock rules --coverage <pages dir>` and paste it into docs/harness.md")
+        f"docs/rules.md is out of date: run `{RULES_DOC_COMMAND}`")
+
+
+def test_docs_rules_md_is_exactly_what_the_command_writes(pages: dict[str, list[str]]) -> None:
+    assert RULES_DOC.read_text(encoding="utf-8") == rules_document(pages), (
+        f"docs/rules.md is out of date: run `{RULES_DOC_COMMAND}`")
+
+
+def test_the_command_writes_docs_rules_md(pages: dict[str, list[str]], tmp_path: Path) -> None:
+    # dev.py rules-doc runs write_rules_document on the pages folder and docs/rules.md.
+    written = tmp_path / "rules.md"
+    assert write_rules_document([str(PAGES_DIR), str(written)]) == 0
+    assert written.read_text(encoding="utf-8") == RULES_DOC.read_text(encoding="utf-8"), (
+        f"docs/rules.md is out of date: run `{RULES_DOC_COMMAND}`")
+
+
+def test_the_command_refuses_a_folder_without_the_pages(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert write_rules_document([str(tmp_path), str(tmp_path / "rules.md")]) == 2
+    assert not (tmp_path / "rules.md").exists()
+    assert "cannot read the reference pages" in capsys.readouterr().err
 
 
 def test_the_coverage_says_which_quoting_checks_hold_a_line_only_as_an_inference(pages: dict[str, list[str]]) -> None:

@@ -11,7 +11,6 @@ Three kinds of check:
 
 from __future__ import annotations
 
-import inspect
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -70,7 +69,7 @@ def _decorator(kind: str, api: str, source: Source, *,
                each_project: bool = False) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     def decorate(func: Callable[..., Any]) -> Callable[..., Any]:
         topic = func.__module__.rsplit(".", 1)[-1]
-        rule = inspect.cleandoc(func.__doc__ or "").strip()
+        rule = " ".join((func.__doc__ or "").split())  # one line, however the docstring wraps
         register(Check(func.__name__, api, topic, rule, kind, source, func, each_project))
         return func
 

@@ -1,5 +1,6 @@
 """The rules as Markdown tables: every check with its level and source (`evalmock rules`), and each line of the
-reference pages with what enforces it (`evalmock rules --coverage DIR`); docs/harness.md holds both."""
+reference pages with what enforces it (`evalmock rules --coverage DIR`); docs/rules.md holds both
+(`rules_document`, written by `python3.11 dev.py rules-doc`)."""
 
 from __future__ import annotations
 
@@ -15,6 +16,38 @@ from evalmock.harness.report.view import KIND_WORDS
 
 RULES_BEGIN, RULES_END = "<!-- evalmock rules: begin -->", "<!-- evalmock rules: end -->"
 COVERAGE_BEGIN, COVERAGE_END = "<!-- evalmock coverage: begin -->", "<!-- evalmock coverage: end -->"
+RULES_DOC_COMMAND = "python3.11 dev.py rules-doc"
+
+_RULES_INTRO = f"""\
+# Every rule, and the pages line by line
+
+This page is generated: `{RULES_DOC_COMMAND}` writes it from the code. Do not edit it by hand.
+How the harness applies these rules: [harness.md](harness.md). What it leaves alone: [fairness.md](fairness.md).
+
+## Every rule
+
+`evalmock rules` prints these tables.
+"What it checks" is in our words.
+The source quotes the page verbatim.
+It cites the page by its title and line, then its file name.
+Then it gives our reading, the inference or the live fact.
+Reports, JUnit files and `evalmock rules` cite the same way.
+What each level does to the verdict: [harness.md](harness.md#levels-what-a-broken-rule-does-to-the-verdict).
+
+"""
+
+_COVERAGE_INTRO = """\
+## The pages, line by line
+
+`evalmock rules --coverage DIR` prints these tables.
+`DIR` holds the two reference pages.
+Each row is a line of a page that says something: a description, a constraint, an allowed-values list, a format or
+a type.
+The row names the checks that quote the line, or what else enforces it, or why nothing can from outside.
+Bare field names, bare type words and `required` marks are left out.
+The document carries them all, and `response_schema_conformance` enforces them.
+
+"""
 
 
 def _cell(text: str) -> str:
@@ -88,6 +121,32 @@ def print_rules(pages_dir: str | None) -> int:
         print(f"evalmock rules: cannot read the reference pages: {exc}", file=sys.stderr)
         return USAGE
     print(render_coverage(pages), end="")
+    return OK
+
+
+def rules_document(pages: dict[str, list[str]], checks: Iterable[Check] = CHECKS) -> str:
+    """docs/rules.md: the rule tables of `evalmock rules` and the pages' coverage of `evalmock rules --coverage`,
+    each between its marker lines."""
+    checks = list(checks)
+    return (f"{_RULES_INTRO}{RULES_BEGIN}\n{render_rules(checks)}{RULES_END}\n\n"
+            f"{_COVERAGE_INTRO}{COVERAGE_BEGIN}\n{render_coverage(pages, checks)}{COVERAGE_END}\n")
+
+
+def write_rules_document(argv: list[str]) -> int:
+    """`python3.11 dev.py rules-doc`: `PAGES_DIR OUTPUT`; writes `rules_document` of the pages to OUTPUT (exit 2 when
+    the pages are missing)."""
+    if len(argv) != 2:
+        print("usage: write_rules_document PAGES_DIR OUTPUT", file=sys.stderr)
+        return USAGE
+    pages_dir, output = argv
+    try:
+        pages = read_pages(pages_dir)
+    except OSError as exc:
+        print(f"{RULES_DOC_COMMAND}: cannot read the reference pages: {exc} (set EVALMOCK_PAGES_DIR to the folder "
+              f"holding {', '.join(PAGES)})", file=sys.stderr)
+        return USAGE
+    Path(output).write_text(rules_document(pages), encoding="utf-8")
+    print(f"{RULES_DOC_COMMAND}: wrote {output}", file=sys.stderr)
     return OK
 
 

@@ -91,7 +91,7 @@ class ResponseJudge:
         """Count, per status, the answers not judged: the pages name no other status for their requests."""
         self.results.count_note(
             f"{self.api}: {COUNT} answer(s) of {status} to requests for which the pages name no status were not judged "
-            "by status_code_conformance (docs/harness.md: statuses the pages leave open)")
+            "by status_code_conformance (docs/fairness.md: statuses the pages leave open)")
 
     def breach(self, check: Check, exchange: Exchange, example: Example, code: str | None = None) -> str | None:
         shape = request_shape(exchange.method, self._operation_path, exchange.status)
