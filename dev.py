@@ -16,16 +16,20 @@ ROOT = Path(__file__).resolve().parent
 VENV = ROOT / ".venv"
 BIN = VENV / ("Scripts" if os.name == "nt" else "bin")
 STAMP = VENV / ".evalmock-install"
-# The reference pages are beside the checkout, not in the repository; EVALMOCK_PAGES_DIR points elsewhere.
+# The reference pages are beside the checkout, not in the repository; EVALMOCK_PAGES_DIR points
+# elsewhere.
 PAGES_DIR = Path(os.environ.get("EVALMOCK_PAGES_DIR", ROOT.parent / "shared" / "seeds"))
 RULES_DOC = ROOT / "docs" / "rules.md"
-LOCK = ROOT / ".venv.lock"  # held while .venv is made or filled: two dev.py started at once would both fill it
+# held while .venv is made or filled: two dev.py started at once would both fill it
+LOCK = ROOT / ".venv.lock"
 USAGE = """usage: python3.11 dev.py serve [evalmock serve flags...]
        python3.11 dev.py test [pytest args...]
        python3.11 dev.py evalmock <any evalmock command...>
        python3.11 dev.py rules-doc  # write docs/rules.md from the code and the reference pages
-       python3.11 dev.py engine     # as root on Debian: install and start a Docker engine, make the base images
-       python3.11 dev.py image      # the engine step if needed, then the image: evalmock:<version>, evalmock:latest"""
+       python3.11 dev.py engine     # as root on Debian: install and start a Docker engine,
+                                    # make the base images
+       python3.11 dev.py image      # the engine step if needed, then the image:
+                                    # evalmock:<version>, evalmock:latest"""
 
 
 def _install_fingerprint() -> str:
@@ -54,7 +58,8 @@ def ensure_environment() -> None:
 
 @contextlib.contextmanager
 def _setting_up() -> Iterator[None]:
-    """Hold LOCK (where the platform has fcntl's locks): a second dev.py waits for the first to finish .venv."""
+    """Hold LOCK (where the platform has fcntl's locks): a second dev.py waits for the first to
+    finish .venv."""
     try:
         import fcntl
     except ImportError:  # Windows: no lock, as before
@@ -75,9 +80,9 @@ def _setting_up() -> Iterator[None]:
 def compile_package(src: Path) -> bool:
     """Write the bytecode of what changed under `src` (a few milliseconds when nothing did).
 
-    Python writes a module's bytecode when it first imports it, unless PYTHONDONTWRITEBYTECODE is set; where it
-    is, an editable install would compile the package's modules again at every start (about 0.1 s of
-    `evalmock serve`'s).
+    Python writes a module's bytecode when it first imports it, unless PYTHONDONTWRITEBYTECODE is
+    set; where it is, an editable install would compile the package's modules again at every start
+    (about 0.1 s of `evalmock serve`'s).
     """
     return bool(compileall.compile_dir(src, quiet=1))
 
@@ -85,8 +90,18 @@ def compile_package(src: Path) -> bool:
 def _install(fingerprint: str) -> None:
     print("installing evalmock and its pinned dependencies into .venv ...", flush=True)
     subprocess.run(
-        [str(BIN / "python"), "-m", "pip", "install", "--quiet", "--disable-pip-version-check",
-         "-c", str(ROOT / "constraints.txt"), "-e", f"{ROOT}[dev]"],
+        [
+            str(BIN / "python"),
+            "-m",
+            "pip",
+            "install",
+            "--quiet",
+            "--disable-pip-version-check",
+            "-c",
+            str(ROOT / "constraints.txt"),
+            "-e",
+            f"{ROOT}[dev]",
+        ],
         check=True,
     )
     STAMP.write_text(fingerprint)
@@ -110,13 +125,16 @@ def main(argv: list[str]) -> int:
         if lint.returncode != 0:
             return lint.returncode
         args = [str(BIN / "python"), "-m", "pytest", *rest]
-        os.chdir(ROOT)  # the suite's own configuration and paths; a command's paths stay the caller's
+        # the suite's own configuration and paths; a command's paths stay the caller's
+        os.chdir(ROOT)
     elif command == "rules-doc":
         if rest:
             print(USAGE, file=sys.stderr)
             return 2
-        code = ("import sys; from evalmock.harness.report.rule_tables import write_rules_document; "
-                "sys.exit(write_rules_document(sys.argv[1:]))")
+        code = (
+            "import sys; from evalmock.harness.report.rule_tables import write_rules_document; "
+            "sys.exit(write_rules_document(sys.argv[1:]))"
+        )
         args = [str(BIN / "python"), "-c", code, str(PAGES_DIR), str(RULES_DOC)]
     else:
         args = [str(BIN / "evalmock"), *rest]

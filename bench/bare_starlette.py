@@ -2,9 +2,9 @@
 
     python bench/bare_starlette.py --port 8099 [--server granian|uvicorn]
 
-Served as `evalmock serve` serves (the same HTTP server, uvloop, no access log), with no framework work:
-every GET answers the `page` example of openapi/agent-test-set.yaml, the body Prism's static mode sends.
-Run with the interpreter that runs evalmock (it has Starlette, uvicorn and PyYAML).
+Served as `evalmock serve` serves (the same HTTP server, uvloop, no access log), with no framework
+work: every GET answers the `page` example of openapi/agent-test-set.yaml, the body Prism's static
+mode sends. Run with the interpreter that runs evalmock (it has Starlette, uvicorn and PyYAML).
 """
 
 from __future__ import annotations
@@ -27,7 +27,9 @@ DOCUMENT = Path(__file__).resolve().parent.parent / "openapi" / "agent-test-set.
 def example_page() -> bytes:
     spec = yaml.safe_load(DOCUMENT.read_text(encoding="utf-8"))
     operation = spec["paths"]["/agents/{agentId}/test-set/cases"]["get"]
-    value = operation["responses"]["200"]["content"]["application/json"]["examples"]["page"]["value"]
+    value = operation["responses"]["200"]["content"]["application/json"]["examples"]["page"][
+        "value"
+    ]
     return json.dumps(value, separators=(",", ":"), ensure_ascii=False).encode()
 
 
@@ -41,7 +43,9 @@ async def answer(request: Request) -> Response:
 app = Starlette(routes=[Route("/{path:path}", answer)])
 
 if __name__ == "__main__":
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--port", type=int, required=True)
     parser.add_argument("--server", choices=SERVERS, default=default_server())

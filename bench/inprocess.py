@@ -1,12 +1,14 @@
 """Where a request's time goes, without sockets: the ASGI app called directly, in process.
 
-    .venv/bin/python bench/inprocess.py                       # microseconds per request, each request kind
-    .venv/bin/python bench/inprocess.py --cprofile page       # and cProfile's top functions for one kind
-    .venv/bin/python bench/inprocess.py --only page --requests 20000   # one kind, e.g. under py-spy
+    .venv/bin/python bench/inprocess.py                       # microseconds per request, each
+    request kind .venv/bin/python bench/inprocess.py --cprofile page       # and cProfile's top
+    functions for one kind .venv/bin/python bench/inprocess.py --only page --requests 20000   # one
+    kind, e.g. under py-spy
 
-Each kind is sent `--requests` times after a warm-up (so the case cache is warm, as under wrk), and timed by
-process CPU time, which other work on a shared machine disturbs less than wall time. Run with the interpreter
-that runs evalmock. Figures from here explain the wrk figures of run.py; they do not replace them.
+Each kind is sent `--requests` times after a warm-up (so the case cache is warm, as under wrk), and
+timed by process CPU time, which other work on a shared machine disturbs less than wall time. Run
+with the interpreter that runs evalmock. Figures from here explain the wrk figures of run.py; they
+do not replace them.
 """
 
 from __future__ import annotations
@@ -35,7 +37,11 @@ KINDS: dict[str, tuple[str, bytes, list[tuple[bytes, bytes]]]] = {
     # The second page of the reference request, following its nextCursor (filled in at start).
     "cursor": (CASES_PATH, b"", [USER]),
     # One DigitalOcean test case.
-    "gradient": ("/v2/gen-ai/evaluation_test_cases/123e4567-e89b-12d3-a456-426614174000", b"", [USER]),
+    "gradient": (
+        "/v2/gen-ai/evaluation_test_cases/123e4567-e89b-12d3-a456-426614174000",
+        b"",
+        [USER],
+    ),
     # A bad request: 400 bad-input, rendered in the envelope.
     "bad-input": (CASES_PATH, b"projectId=nope", [USER]),
     # A token the server did not issue: 401 with its challenge.
@@ -49,14 +55,24 @@ KINDS: dict[str, tuple[str, bytes, list[tuple[bytes, bytes]]]] = {
 
 def scope_for(path: str, query: bytes, headers: list[tuple[bytes, bytes]]) -> dict[str, Any]:
     return {
-        "type": "http", "asgi": {"version": "3.0"}, "http_version": "1.1", "method": "GET", "scheme": "http",
-        "path": path, "raw_path": path.encode(), "query_string": query, "root_path": "",
+        "type": "http",
+        "asgi": {"version": "3.0"},
+        "http_version": "1.1",
+        "method": "GET",
+        "scheme": "http",
+        "path": path,
+        "raw_path": path.encode(),
+        "query_string": query,
+        "root_path": "",
         "headers": [(b"host", b"127.0.0.1:8080"), *headers],
-        "client": ("127.0.0.1", 50000), "server": ("127.0.0.1", 8080),
+        "client": ("127.0.0.1", 50000),
+        "server": ("127.0.0.1", 8080),
     }
 
 
-async def call(app: Any, path: str, query: bytes, headers: list[tuple[bytes, bytes]]) -> list[dict[str, Any]]:
+async def call(
+    app: Any, path: str, query: bytes, headers: list[tuple[bytes, bytes]]
+) -> list[dict[str, Any]]:
     """The messages the app sends for one request."""
     sent: list[dict[str, Any]] = []
 
@@ -78,7 +94,8 @@ async def next_page_query(app: Any) -> bytes:
 
 
 async def start(app: Any) -> asyncio.Task[None]:
-    """Run the lifespan's start-up, as uvicorn does before the first request; the task runs the lifespan."""
+    """Run the lifespan's start-up, as uvicorn does before the first request; the task runs the
+    lifespan."""
     messages: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
     await messages.put({"type": "lifespan.startup"})
     started = asyncio.Event()
@@ -87,12 +104,16 @@ async def start(app: Any) -> asyncio.Task[None]:
         if message["type"] == "lifespan.startup.complete":
             started.set()
 
-    lifespan = asyncio.ensure_future(app({"type": "lifespan", "asgi": {"version": "3.0"}}, messages.get, send))
+    lifespan = asyncio.ensure_future(
+        app({"type": "lifespan", "asgi": {"version": "3.0"}}, messages.get, send)
+    )
     await asyncio.wait_for(started.wait(), timeout=30)
     return lifespan
 
 
-async def measure(app: Any, kind: str, requests: int, profiler: cProfile.Profile | None) -> tuple[float, int, int]:
+async def measure(
+    app: Any, kind: str, requests: int, profiler: cProfile.Profile | None
+) -> tuple[float, int, int]:
     """(CPU microseconds per request, status, body bytes) of `requests` requests of one kind."""
     path, query, headers = KINDS[kind]
     sent: list[dict[str, Any]] = []
@@ -131,7 +152,9 @@ async def main(args: argparse.Namespace) -> None:
 
 
 if __name__ == "__main__":
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--requests", type=int, default=3000)
     parser.add_argument("--only", help=f"comma-separated kinds: {', '.join(KINDS)}")
     parser.add_argument("--cprofile", choices=list(KINDS), help="profile this kind with cProfile")

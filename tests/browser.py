@@ -1,4 +1,5 @@
-"""Headless Chromium for the tests that look at what users look at: rendered reports, recorded HARs, browser apps."""
+"""Headless Chromium for the tests that look at what users look at: rendered reports, recorded HARs,
+browser apps."""
 
 from __future__ import annotations
 
@@ -10,8 +11,9 @@ from pathlib import Path
 
 import pytest
 
-# Debian's Chromium, driven through Playwright's protocol client; Playwright's own browser download is never used
-# (no registry but PyPI, npm and Debian is reachable). The flags keep it off the network it cannot reach.
+# Debian's Chromium, driven through Playwright's protocol client; Playwright's own browser download
+# is never used (no registry but PyPI, npm and Debian is reachable). The flags keep it off the
+# network it cannot reach.
 CHROMIUM_ARGS = (
     "--no-sandbox",
     "--disable-gpu",
@@ -24,7 +26,8 @@ INSTALL_HINT = "apt-get install chromium (.ci/run installs it)"
 
 
 def chromium_path() -> Path:
-    """Where Chromium is; in CI a missing browser fails the test, elsewhere it skips saying how to install it."""
+    """Where Chromium is; in CI a missing browser fails the test, elsewhere it skips saying how to
+    install it."""
     found = shutil.which("chromium") or shutil.which("chromium-browser")
     if found:
         return Path(found)
@@ -41,7 +44,9 @@ def launched_chromium() -> Iterator:
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=str(executable), args=list(CHROMIUM_ARGS))
+        browser = playwright.chromium.launch(
+            executable_path=str(executable), args=list(CHROMIUM_ARGS)
+        )
         try:
             yield browser
         finally:

@@ -1,4 +1,5 @@
-"""Shared fixtures: a served world in process (fast, responses validated) and `evalmock serve` as a subprocess."""
+"""Shared fixtures: a served world in process (fast, responses validated) and `evalmock serve` as a
+subprocess."""
 
 from __future__ import annotations
 
@@ -25,8 +26,9 @@ READY_TIMEOUT_S = 30.0
 
 @pytest.fixture(scope="session", autouse=True)
 def start_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
-    """The servers of a test session keep their start cache in the session's own folder: a test never depends on,
-    nor writes to, what a user's earlier starts kept (the in-process ones and `evalmock serve` subprocesses alike)."""
+    """The servers of a test session keep their start cache in the session's own folder: a test
+    never depends on, nor writes to, what a user's earlier starts kept (the in-process ones and
+    `evalmock serve` subprocesses alike)."""
     folder = tmp_path_factory.mktemp("start-cache")
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv("EVALMOCK_CACHE_DIR", str(folder))
@@ -40,11 +42,19 @@ def server_world() -> World:
 
 @pytest.fixture(scope="session")
 def make_client(server_world: World) -> Iterator[Callable[..., httpx.Client]]:
-    """Build an in-process client: `make_client(clock=..., world=..., **settings)`; response validation is on."""
+    """Build an in-process client: `make_client(clock=..., world=..., **settings)`; response
+    validation is on."""
     opened: list[httpx.Client] = []
 
-    def build(*, clock: Callable[[], float] = time.time, world: World | None = None, **overrides: Any) -> httpx.Client:
-        values = {"seed": SERVER_SEED, "cases": SERVER_CASES, "validate_responses": True, **overrides}
+    def build(
+        *, clock: Callable[[], float] = time.time, world: World | None = None, **overrides: Any
+    ) -> httpx.Client:
+        values = {
+            "seed": SERVER_SEED,
+            "cases": SERVER_CASES,
+            "validate_responses": True,
+            **overrides,
+        }
         settings = ServerSettings(**values)
         app = create_app(settings, world if world is not None else server_world, clock=clock)
         client = app.test_client(raise_server_exceptions=False)
@@ -83,21 +93,40 @@ def _ignore_sigint() -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
-def start_server(tmp_dir: Path, *extra: str, sigint_ignored: bool = False,
-                 env: dict[str, str] | None = None) -> LiveServer:
-    """Start `python -m evalmock serve` on a free port and wait (bounded) until it answers. `sigint_ignored`: as a
-    script's `evalmock serve &` starts it (without job control, a background command begins ignoring SIGINT);
-    `env`: its environment, when not this one's."""
+def start_server(
+    tmp_dir: Path, *extra: str, sigint_ignored: bool = False, env: dict[str, str] | None = None
+) -> LiveServer:
+    """Start `python -m evalmock serve` on a free port and wait (bounded) until it answers.
+    `sigint_ignored`: as a script's `evalmock serve &` starts it (without job control, a background
+    command begins ignoring SIGINT); `env`: its environment, when not this one's."""
     port = free_port()
     targets_path = tmp_dir / "targets.toml"
     log_path = tmp_dir / "server.log"
     command = [
-        sys.executable, "-m", "evalmock", "serve", "--port", str(port), "--host", "127.0.0.1",
-        "--seed", str(SERVER_SEED), "--cases", str(SERVER_CASES), "--write-targets", str(targets_path), *extra,
+        sys.executable,
+        "-m",
+        "evalmock",
+        "serve",
+        "--port",
+        str(port),
+        "--host",
+        "127.0.0.1",
+        "--seed",
+        str(SERVER_SEED),
+        "--cases",
+        str(SERVER_CASES),
+        "--write-targets",
+        str(targets_path),
+        *extra,
     ]
     with open(log_path, "wb") as log:
-        process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, env=env,
-                                   preexec_fn=_ignore_sigint if sigint_ignored else None)
+        process = subprocess.Popen(
+            command,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            env=env,
+            preexec_fn=_ignore_sigint if sigint_ignored else None,
+        )
     server = LiveServer(f"http://127.0.0.1:{port}", targets_path, process, log_path)
     deadline = time.monotonic() + READY_TIMEOUT_S
     while time.monotonic() < deadline:
@@ -124,7 +153,8 @@ def stop_server(server: LiveServer) -> None:
 
 @pytest.fixture(scope="session")
 def live_server_factory(tmp_path_factory: pytest.TempPathFactory) -> Callable[..., ServerContext]:
-    """`with live_server_factory("--workers", "2") as server:` runs `evalmock serve` with extra flags."""
+    """`with live_server_factory("--workers", "2") as server:` runs `evalmock serve` with extra
+    flags."""
 
     @contextlib.contextmanager
     def run(*extra: str) -> Iterator[LiveServer]:
@@ -139,6 +169,7 @@ def live_server_factory(tmp_path_factory: pytest.TempPathFactory) -> Callable[..
 
 @pytest.fixture(scope="session")
 def live_server(live_server_factory: Callable[..., ServerContext]) -> Iterator[LiveServer]:
-    """`evalmock serve --seed 42 --cases 300 --write-targets <tmp>/targets.toml` on a free local port."""
+    """`evalmock serve --seed 42 --cases 300 --write-targets <tmp>/targets.toml` on a free local
+    port."""
     with live_server_factory() as server:
         yield server

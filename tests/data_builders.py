@@ -1,4 +1,5 @@
-"""Data files for `evalmock serve --data` tests: valid cases and test cases to start from, written as JSON or YAML."""
+"""Data files for `evalmock serve --data` tests: valid cases and test cases to start from, written
+as JSON or YAML."""
 
 from __future__ import annotations
 
@@ -13,9 +14,16 @@ PROJECT = "0b5e6c1a-7d2f-4e8b-9a31-5c4d3e2f1a0b"
 TEST_CASE = "5f0c6d2e-1a2b-4c3d-8e4f-a5b6c7d8e9f0"
 
 
-def case(case_id: str, added_at: str, *, project: str = PROJECT, retired_at: str | None = None,
-         **changes: Any) -> dict[str, Any]:
-    """A valid TestSetCase: a hand case when the id starts `case-`, else a correction; retired when asked."""
+def case(
+    case_id: str,
+    added_at: str,
+    *,
+    project: str = PROJECT,
+    retired_at: str | None = None,
+    **changes: Any,
+) -> dict[str, Any]:
+    """A valid TestSetCase: a hand case when the id starts `case-`, else a correction; retired when
+    asked."""
     hand = case_id.startswith("case-")
     built: dict[str, Any] = {
         "id": case_id,
@@ -29,7 +37,11 @@ def case(case_id: str, added_at: str, *, project: str = PROJECT, retired_at: str
         "updatedAt": retired_at or added_at,
     }
     if retired_at:
-        built["retired"] = {"reason": "Superseded.", "by": {"kind": "user", "id": "user-0001"}, "at": retired_at}
+        built["retired"] = {
+            "reason": "Superseded.",
+            "by": {"kind": "user", "id": "user-0001"},
+            "at": retired_at,
+        }
     if hand:
         built["expert"] = True
     built.update(changes)
@@ -38,8 +50,14 @@ def case(case_id: str, added_at: str, *, project: str = PROJECT, retired_at: str
 
 def version(number: int, uuid: str = TEST_CASE, **changes: Any) -> dict[str, Any]:
     """A valid apiEvaluationTestCase body, version `number`."""
-    return {"test_case_uuid": uuid, "version": number, "name": "Checkout answers",
-            "created_by_user_id": "1234", "total_runs": number * 2, **changes}
+    return {
+        "test_case_uuid": uuid,
+        "version": number,
+        "name": "Checkout answers",
+        "created_by_user_id": "1234",
+        "total_runs": number * 2,
+        **changes,
+    }
 
 
 def data(
@@ -48,10 +66,15 @@ def data(
 ) -> dict[str, Any]:
     """A data file's document: (agent, project, cases) lists and uuid -> versions."""
     document: dict[str, Any] = {
-        "testSet": [{"agentId": agent, "projectId": project, "cases": cases} for agent, project, cases in lists or ()]
+        "testSet": [
+            {"agentId": agent, "projectId": project, "cases": cases}
+            for agent, project, cases in lists or ()
+        ]
     }
     if test_cases:
-        document["gradient"] = [{"test_case_uuid": uuid, "versions": versions} for uuid, versions in test_cases.items()]
+        document["gradient"] = [
+            {"test_case_uuid": uuid, "versions": versions} for uuid, versions in test_cases.items()
+        ]
     return document
 
 
@@ -65,9 +88,13 @@ def write(path: Path, document: Any) -> Path:
 
 
 def shop(count: int = 6) -> dict[str, Any]:
-    """A small shop: `count` cases of one project (hand, corrections, one retired) and a test case of 2 versions."""
+    """A small shop: `count` cases of one project (hand, corrections, one retired) and a test case
+    of 2 versions."""
     cases = [
-        case(f"{'case' if number % 3 == 0 else 'corr'}-{number:03d}", f"2026-10-{number + 1:02d}T12:00:00Z")
+        case(
+            f"{'case' if number % 3 == 0 else 'corr'}-{number:03d}",
+            f"2026-10-{number + 1:02d}T12:00:00Z",
+        )
         for number in range(count)
     ]
     cases[1] = case("corr-001", "2026-10-02T12:00:00Z", retired_at="2026-10-05T08:00:00Z")

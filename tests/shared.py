@@ -1,5 +1,5 @@
-"""What several test packages share: the test servers' seed and size, both HTTP servers, a free local port, a sleep
-that does not wait, and assertions that an answer is the documented body."""
+"""What several test packages share: the test servers' seed and size, both HTTP servers, a free
+local port, a sleep that does not wait, and assertions that an answer is the documented body."""
 
 from __future__ import annotations
 
@@ -20,8 +20,14 @@ SERVER_SEED = 42
 SERVER_CASES = 300
 AUTH = {"Authorization": "Bearer demo-user"}
 ERROR_SCHEMAS = {TEST_SET.name: "ErrorEnvelope", GRADIENT.name: "error"}
-needs_granian = pytest.mark.skipif(not granian_installed(), reason="Granian is not installed for this platform")
-BOTH_SERVERS = [pytest.param("granian", marks=needs_granian), "uvicorn"]  # for @pytest.mark.parametrize
+needs_granian = pytest.mark.skipif(
+    not granian_installed(), reason="Granian is not installed for this platform"
+)
+# for @pytest.mark.parametrize
+BOTH_SERVERS = [
+    pytest.param("granian", marks=needs_granian),
+    "uvicorn",
+]
 
 
 def free_port() -> int:
@@ -32,8 +38,8 @@ def free_port() -> int:
 
 
 class Waits:
-    """A sleep that records how long it was asked to wait and moves its own clock (`clock`) on by as much, so the
-    tests honour Retry-After, and spend a wait budget, without waiting."""
+    """A sleep that records how long it was asked to wait and moves its own clock (`clock`) on by as
+    much, so the tests honour Retry-After, and spend a wait budget, without waiting."""
 
     def __init__(self) -> None:
         self.asked: list[float] = []
@@ -54,24 +60,32 @@ class Waits:
 
 
 def response_schema(api: ApiDocument, status: int) -> dict[str, Any]:
-    """The JSON schema the document gives the (only) operation's response with this status (or default)."""
+    """The JSON schema the document gives the (only) operation's response with this status (or
+    default)."""
     spec = api.spec
     ((_, _, operation),) = iter_operations(spec)
     responses = operation["responses"]
     declared = responses.get(str(status)) or responses.get("default")
-    if declared is None:  # a status the operation does not list (405, an unknown route): the error schema
+    # a status the operation does not list (405, an unknown route): the error schema
+    if declared is None:
         return component_schema(spec, ERROR_SCHEMAS[api.name])
     return inline_refs(spec, deref(spec, declared)["content"]["application/json"]["schema"])
 
 
 def assert_conforms(api: ApiDocument, response: httpx.Response) -> None:
     """The body is valid against the document's schema for its status."""
-    errors = [e.message for e in schema_errors(api.spec, response_schema(api, response.status_code), response.json())]
+    errors = [
+        e.message
+        for e in schema_errors(
+            api.spec, response_schema(api, response.status_code), response.json()
+        )
+    ]
     assert not errors, f"{response.status_code} body does not conform to {api.name}: {errors[:3]}"
 
 
 def assert_envelope(response: httpx.Response, status: int, code: str) -> dict[str, Any]:
-    """A test-set error: our envelope with this status and code, its requestId equal to X-Request-Id."""
+    """A test-set error: our envelope with this status and code, its requestId equal to
+    X-Request-Id."""
     assert response.status_code == status, response.text
     assert response.headers["content-type"] == "application/json"
     error = response.json()["error"]
@@ -85,11 +99,16 @@ def assert_envelope(response: httpx.Response, status: int, code: str) -> dict[st
 
 def assert_ratelimit_headers(response: httpx.Response) -> None:
     for name in ("ratelimit-limit", "ratelimit-remaining", "ratelimit-reset"):
-        assert response.headers.get(name, "").isdigit(), f"{name} missing or not an integer: {response.headers}"
+        assert response.headers.get(name, "").isdigit(), (
+            f"{name} missing or not an integer: {response.headers}"
+        )
 
 
-def assert_digitalocean_error(response: httpx.Response, status: int, error_id: str) -> dict[str, Any]:
-    """A /v2 error: DigitalOcean's body with this status and id, rate-limit headers, request ids equal."""
+def assert_digitalocean_error(
+    response: httpx.Response, status: int, error_id: str
+) -> dict[str, Any]:
+    """A /v2 error: DigitalOcean's body with this status and id, rate-limit headers, request ids
+    equal."""
     assert response.status_code == status, response.text
     assert response.headers["content-type"] == "application/json"
     body = response.json()

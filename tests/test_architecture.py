@@ -1,5 +1,5 @@
-"""The package is layered as docs/architecture.md says: a part imports only the parts below it, the harness's
-subpackages only those before them, and no module imports itself through a circle."""
+"""The package is layered as docs/architecture.md says: a part imports only the parts below it, the
+harness's subpackages only those before them, and no module imports itself through a circle."""
 
 from __future__ import annotations
 
@@ -47,8 +47,12 @@ def top_level_imports(path: Path) -> set[str]:
 
 def _named(node: ast.ImportFrom) -> set[str]:
     """The modules `from X import a, b` names: X.a where that is a module, else X."""
-    return {f"{node.module}.{alias.name}" if f"{node.module}.{alias.name}" in MODULES else str(node.module)
-            for alias in node.names}
+    return {
+        f"{node.module}.{alias.name}"
+        if f"{node.module}.{alias.name}" in MODULES
+        else str(node.module)
+        for alias in node.names
+    }
 
 
 MODULES = {module_name(path): path for path in PACKAGE.rglob("*.py")}
@@ -93,8 +97,10 @@ def test_each_harness_layer_imports_only_the_layers_before_it() -> None:
 
 
 def test_no_module_imports_itself_through_a_circle() -> None:
-    graph = {name: {target for target in top_level_imports(path) if target in MODULES and target != name}
-             for name, path in MODULES.items()}
+    graph = {
+        name: {target for target in top_level_imports(path) if target in MODULES and target != name}
+        for name, path in MODULES.items()
+    }
     circles = []
     for start in graph:
         seen, stack = set(), [(start, (start,))]
@@ -107,5 +113,9 @@ def test_no_module_imports_itself_through_a_circle() -> None:
                     seen.add(target)
                     stack.append((target, (*trail, target)))
     # A package's __init__ importing its own modules is not a circle of modules.
-    circles = [c for c in circles if not any(c.startswith(f"{pkg} ->") for pkg in ("evalmock.harness.checks",))]
+    circles = [
+        c
+        for c in circles
+        if not any(c.startswith(f"{pkg} ->") for pkg in ("evalmock.harness.checks",))
+    ]
     assert circles == []

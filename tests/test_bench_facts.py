@@ -1,4 +1,5 @@
-"""The benchmark's record of the interpreter it measured: its build in its own words, and a calibration time."""
+"""The benchmark's record of the interpreter it measured: its build in its own words, and a
+calibration time."""
 
 from __future__ import annotations
 

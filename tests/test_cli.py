@@ -1,5 +1,6 @@
-"""The command line's own errors: a mistyped option is told by the command it was given to, in that command's usage,
-with the closest option it has; an option is never taken by a prefix of its name."""
+"""The command line's own errors: a mistyped option is told by the command it was given to, in that
+command's usage, with the closest option it has; an option is never taken by a prefix of its
+name."""
 
 from __future__ import annotations
 
@@ -15,22 +16,37 @@ def usage_error(argv: list[str], capsys: pytest.CaptureFixture[str]) -> str:
     return capsys.readouterr().err
 
 
-@pytest.mark.parametrize(("argv", "told"), [
-    (["serve", "--prot", "9000"], "evalmock serve: error: unrecognized arguments: --prot 9000 (did you mean --port?)"),
-    (["contract", "--base-url", "http://127.0.0.1:9", "--tagets=t.toml"],
-     "evalmock contract: error: unrecognized arguments: --tagets=t.toml (did you mean --targets?)"),
-    (["fixtures", "export", "--outptu", "x.json"],
-     "evalmock fixtures export: error: unrecognized arguments: --outptu x.json (did you mean --output?)"),
-    (["rules", "--zzz"], "evalmock rules: error: unrecognized arguments: --zzz\n"),
-])
+@pytest.mark.parametrize(
+    ("argv", "told"),
+    [
+        (
+            ["serve", "--prot", "9000"],
+            "evalmock serve: error: unrecognized arguments: --prot 9000 (did you mean --port?)",
+        ),
+        (
+            ["contract", "--base-url", "http://127.0.0.1:9", "--tagets=t.toml"],
+            "evalmock contract: error: unrecognized arguments: --tagets=t.toml (did you mean "
+            "--targets?)",
+        ),
+        (
+            ["fixtures", "export", "--outptu", "x.json"],
+            "evalmock fixtures export: error: unrecognized arguments: --outptu x.json (did you "
+            "mean --output?)",
+        ),
+        (["rules", "--zzz"], "evalmock rules: error: unrecognized arguments: --zzz\n"),
+    ],
+)
 def test_a_mistyped_option_is_told_by_its_command_with_the_closest_option(
-        argv: list[str], told: str, capsys: pytest.CaptureFixture[str]) -> None:
+    argv: list[str], told: str, capsys: pytest.CaptureFixture[str]
+) -> None:
     err = usage_error(argv, capsys)
     assert told in err
     assert err.startswith(f"usage: evalmock {told.split(':')[0].removeprefix('evalmock ')} ")
 
 
-def test_an_option_is_never_taken_by_a_prefix_of_its_name(capsys: pytest.CaptureFixture[str]) -> None:
+def test_an_option_is_never_taken_by_a_prefix_of_its_name(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
     err = usage_error(["contract", "--base-ur", "http://127.0.0.1:9"], capsys)
     assert "unrecognized arguments: --base-ur http://127.0.0.1:9 (did you mean --base-url?)" in err
 
@@ -40,11 +56,13 @@ def test_parsed_options_carry_only_the_command_s_own() -> None:
     assert args.command == "serve" and args.port == 9000 and not hasattr(args, "parsed_by")
 
 
-
 @pytest.mark.parametrize("command", [["serve"], ["proxy", "--upstream", "http://127.0.0.1:9"]])
 @pytest.mark.parametrize("port", ["99999", "-1", "http"])
-def test_a_port_out_of_range_is_a_usage_error_not_a_crash(command: list[str], port: str,
-                                                          capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_port_out_of_range_is_a_usage_error_not_a_crash(
+    command: list[str], port: str, capsys: pytest.CaptureFixture[str]
+) -> None:
     err = usage_error([*command, "--port", port], capsys)
     assert f"evalmock {command[0]}: error: argument --port: " in err and "Traceback" not in err
-    assert ("a port is 0..65535 (0: any free one)" if port != "http" else "expected a port number") in err
+    assert (
+        "a port is 0..65535 (0: any free one)" if port != "http" else "expected a port number"
+    ) in err

@@ -1,4 +1,5 @@
-"""dev.py, the quick start's bootstrap, writes the package's bytecode even where Python is told not to."""
+"""dev.py, the quick start's bootstrap, writes the package's bytecode even where Python is told not
+to."""
 
 from __future__ import annotations
 
@@ -15,9 +16,13 @@ def test_the_package_is_compiled_where_python_writes_no_bytecode(tmp_path: Path)
     package.mkdir(parents=True)
     (package / "__init__.py").write_text("")
     (package / "mod.py").write_text("VALUE = 1\n")
-    code = (f"import pathlib, sys; sys.path.insert(0, {str(ROOT)!r}); import dev; "
-            f"print(dev.compile_package(pathlib.Path({str(tmp_path / 'src')!r})))")
-    run = subprocess.run([sys.executable, "-B", "-c", code], capture_output=True, text=True, timeout=60, check=True)
+    code = (
+        f"import pathlib, sys; sys.path.insert(0, {str(ROOT)!r}); import dev; "
+        f"print(dev.compile_package(pathlib.Path({str(tmp_path / 'src')!r})))"
+    )
+    run = subprocess.run(
+        [sys.executable, "-B", "-c", code], capture_output=True, text=True, timeout=60, check=True
+    )
     assert run.stdout.split() == ["True"]
     assert Path(importlib.util.cache_from_source(str(package / "mod.py"))).is_file()
 

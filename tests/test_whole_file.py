@@ -1,4 +1,5 @@
-"""A file written whole: a reader sees the old content or the new one, never a part; a failed write changes nothing."""
+"""A file written whole: a reader sees the old content or the new one, never a part; a failed write
+changes nothing."""
 
 from __future__ import annotations
 
@@ -23,7 +24,8 @@ def test_a_reader_of_the_old_file_reads_it_whole_while_it_is_replaced(tmp_path: 
     path.write_text("old content\n", encoding="utf-8")
     with path.open(encoding="utf-8") as reader:
         write_whole(path, "new\n")
-        assert reader.read() == "old content\n"  # written in place, the file would have been emptied under it
+        # written in place, the file would have been emptied under it
+        assert reader.read() == "old content\n"
     assert path.read_text(encoding="utf-8") == "new\n"
 
 
@@ -42,8 +44,11 @@ def test_a_folder_that_does_not_exist_is_an_os_error(tmp_path: Path) -> None:
         write_whole(tmp_path / "missing" / "targets.yaml", "text")
 
 
-def test_a_new_file_gets_the_mode_open_would_give_and_a_rewritten_one_keeps_its_own(tmp_path: Path) -> None:
-    # A temporary file is made 0600: a report or targets file would turn unreadable to anyone who read it before.
+def test_a_new_file_gets_the_mode_open_would_give_and_a_rewritten_one_keeps_its_own(
+    tmp_path: Path,
+) -> None:
+    # A temporary file is made 0600: a report or targets file would turn unreadable to anyone who
+    # read it before.
     new = tmp_path / "report.html"
     write_whole(new, "x")
     umask = os.umask(0)

@@ -1,11 +1,13 @@
-"""The defaults the command line shows and the commands apply: in a module that imports nothing, so that building the
-command line (for `evalmock serve` too) never loads the harness and Schemathesis with it, and the container's health
-check reads where a server listens without importing anything else."""
+"""The defaults the command line shows and the commands apply: in a module that imports nothing, so
+that building the command line (for `evalmock serve` too) never loads the harness and Schemathesis
+with it, and the container's health check reads where a server listens without importing anything
+else."""
 
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8080  # evalmock serve
 DEFAULT_PROXY_PORT = 8081  # evalmock proxy
-# A server listening on every interface is reached on this machine at the loopback address of its family.
+# A server listening on every interface is reached on this machine at the loopback address of its
+# family.
 LOOPBACK_OF = {"0.0.0.0": "127.0.0.1", "::": "::1", "": "127.0.0.1"}
 
 DEFAULT_PROFILE = "pages"
@@ -20,5 +22,7 @@ MAX_SECONDS = 3600.0  # the longest timeout an option takes
 
 DEFAULT_MAX_WALKS = 10_000  # open walks a traffic audit follows at once
 DEFAULT_MAX_PAGES = 50_000  # pages of those walks it holds
-AUDIT_THREADS = "evalmock-audit"  # the name of every audit worker thread begins so: Ctrl-C does not wait for them
-ACCEPT_TOKENS_ENV = "EVALMOCK_ACCEPT_TOKENS"  # more --token values for `evalmock serve`, kept out of the process list
+# the name of every audit worker thread begins so: Ctrl-C does not wait for them
+AUDIT_THREADS = "evalmock-audit"
+# more --token values for `evalmock serve`, kept out of the process list
+ACCEPT_TOKENS_ENV = "EVALMOCK_ACCEPT_TOKENS"

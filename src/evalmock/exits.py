@@ -1,4 +1,5 @@
-"""Every exit code of every evalmock command, and EvalmockError, the error family that carries one."""
+"""Every exit code of every evalmock command, and EvalmockError, the error family that carries
+one."""
 
 from __future__ import annotations
 
@@ -13,7 +14,8 @@ INTERRUPTED = 130  # stopped by Ctrl-C or SIGINT, as a shell counts it (128 + SI
 
 
 class EvalmockError(Exception):
-    """An error that ends a command: what went wrong, in words for the user, and the code it exits with."""
+    """An error that ends a command: what went wrong, in words for the user, and the code it exits
+    with."""
 
     exit_code = USAGE
 

@@ -1,15 +1,18 @@
-"""The container image's health check, for whichever evalmock command the container runs (`python3 -m ...`).
+"""The container image's health check, for whichever evalmock command the container runs (`python3
+-m ...`).
 
 PID 1 is `evalmock` (the image's entrypoint); its command line says what to ask:
 
     serve [--host H] [--port P]   GET http://H:P/healthz answers 200 (P is 8080 unless given)
-    proxy [--host H] [--port P]   a connection to H:P is taken (P is 8081): the proxy forwards every path, so
+    proxy [--host H] [--port P]   a connection to H:P is taken (P is 8081): the proxy forwards every
+    path, so
                                   /healthz would ask the upstream, whose health is not the proxy's
-    any other command             healthy while it runs (contract, rules, ...: there is nothing to serve)
+    any other command             healthy while it runs (contract, rules, ...: there is nothing to
+    serve)
 
-A host that listens on every interface (0.0.0.0, ::) is asked on the loopback. Exit 0 healthy, 1 not (Docker's
-meaning), with the reason on standard error. Imports only the standard library and `evalmock.defaults`: it runs
-every few seconds.
+A host that listens on every interface (0.0.0.0, ::) is asked on the loopback. Exit 0 healthy, 1 not
+(Docker's meaning), with the reason on standard error. Imports only the standard library and
+`evalmock.defaults`: it runs every few seconds.
 """
 
 from __future__ import annotations
@@ -33,7 +36,8 @@ class Probe(NamedTuple):
 
 
 def probe_for(argv: Sequence[str]) -> Probe | None:
-    """What to ask for a command line (`evalmock serve --port 9000 ...`); None: a command that serves nothing."""
+    """What to ask for a command line (`evalmock serve --port 9000 ...`); None: a command that
+    serves nothing."""
     words = list(argv)
     command = next((word for word in words[1:] if not word.startswith("-")), None)
     if command not in ("serve", "proxy"):
@@ -41,8 +45,11 @@ def probe_for(argv: Sequence[str]) -> Probe | None:
     host = _option(words, "--host") or DEFAULT_HOST
     port = _option(words, "--port")
     default = DEFAULT_PORT if command == "serve" else DEFAULT_PROXY_PORT
-    return Probe("http" if command == "serve" else "tcp", LOOPBACK_OF.get(host, host),
-                 int(port) if port and port.isdigit() else default)
+    return Probe(
+        "http" if command == "serve" else "tcp",
+        LOOPBACK_OF.get(host, host),
+        int(port) if port and port.isdigit() else default,
+    )
 
 
 def _option(words: list[str], name: str) -> str | None:

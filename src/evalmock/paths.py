@@ -1,5 +1,5 @@
-"""Where the contract documents and the curated fixtures live, installed or in a checkout, and where evalmock keeps
-its cache."""
+"""Where the contract documents and the curated fixtures live, installed or in a checkout, and where
+evalmock keeps its cache."""
 
 from __future__ import annotations
 
@@ -44,14 +44,14 @@ OFF = "off"
 
 
 def cache_dir() -> Path | None:
-    """Where evalmock keeps what it may compute again (EVALMOCK_CACHE_DIR, else $XDG_CACHE_HOME/evalmock, else
-    ~/.cache/evalmock), or None when keeping is off."""
+    """Where evalmock keeps what it may compute again (EVALMOCK_CACHE_DIR, else
+    $XDG_CACHE_HOME/evalmock, else ~/.cache/evalmock), or None when keeping is off."""
     configured = os.environ.get(CACHE_ENV)
     if configured is not None:
         return None if configured in ("", OFF) else Path(configured)
     xdg, home = os.environ.get("XDG_CACHE_HOME", ""), os.path.expanduser("~")
     if os.path.isabs(xdg):  # a relative one is to be ignored (XDG Base Directory Specification)
         return Path(xdg) / "evalmock"
-    # A user without a home (a container's numeric user): "~" stays "~", and nothing is kept rather than a
-    # folder named "~" made wherever the server runs.
+    # A user without a home (a container's numeric user): "~" stays "~", and nothing is kept rather
+    # than a folder named "~" made wherever the server runs.
     return Path(home) / ".cache" / "evalmock" if os.path.isabs(home) else None

@@ -16,7 +16,9 @@ ROOT = Path(__file__).resolve().parents[2]
 
 def _load_engine() -> ModuleType:
     # deploy/engine.py is dev.py's engine step, not part of the package: loaded by path.
-    spec = importlib.util.spec_from_file_location("evalmock_engine_step", ROOT / "deploy" / "engine.py")
+    spec = importlib.util.spec_from_file_location(
+        "evalmock_engine_step", ROOT / "deploy" / "engine.py"
+    )
     assert spec and spec.loader
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
@@ -26,18 +28,28 @@ def _load_engine() -> ModuleType:
 engine = _load_engine()
 
 
-def docker(*args: str, timeout: float = 120, check: bool = True) -> subprocess.CompletedProcess[str]:
-    result = subprocess.run([engine.docker(), *args], capture_output=True, text=True, timeout=timeout, check=False)
+def docker(
+    *args: str, timeout: float = 120, check: bool = True
+) -> subprocess.CompletedProcess[str]:
+    result = subprocess.run(
+        [engine.docker(), *args], capture_output=True, text=True, timeout=timeout, check=False
+    )
     if check and result.returncode != 0:
-        raise AssertionError(f"docker {' '.join(args)} exited with {result.returncode}:\n{result.stderr}")
+        raise AssertionError(
+            f"docker {' '.join(args)} exited with {result.returncode}:\n{result.stderr}"
+        )
     return result
 
 
 @pytest.fixture(scope="session")
 def image() -> str:
-    """evalmock:latest built from this tree (Docker's cache makes a rebuild of unchanged inputs take seconds)."""
+    """evalmock:latest built from this tree (Docker's cache makes a rebuild of unchanged inputs take
+    seconds)."""
     if not engine.engine_ready():
-        pytest.skip("no Docker engine answers here; `python3.11 dev.py engine` sets one up (as root, on Debian)")
+        pytest.skip(
+            "no Docker engine answers here; `python3.11 dev.py engine` sets one up (as root, on "
+            "Debian)"
+        )
     return engine.build_image()[-1]
 
 

@@ -1,5 +1,5 @@
-"""The image: non-root, the reference page's request answers 200, its own `contract` says CONFORMS (without
-warnings), SIGTERM stops it."""
+"""The image: non-root, the reference page's request answers 200, its own `contract` says CONFORMS
+(without warnings), SIGTERM stops it."""
 
 from __future__ import annotations
 
@@ -19,7 +19,8 @@ from shared import free_port
 from .conftest import docker, unique
 
 REFERENCE_REQUEST = (
-    "/v1/agents/example/test-set/cases?projectId=2489E9AD-2EE2-8E00-8EC9-32D5F69181C0&include=retired&limit=25"
+    "/v1/agents/example/test-set/cases"
+    "?projectId=2489E9AD-2EE2-8E00-8EC9-32D5F69181C0&include=retired&limit=25"
 )
 AUTH = {"Authorization": "Bearer demo-user"}
 DATA_FILE = """\
@@ -43,7 +44,9 @@ READY_S = 60
 HEALTHY_S = 40
 
 
-def wait_for_200(url: str, headers: dict[str, str] | None = None, timeout: float = READY_S) -> httpx.Response:
+def wait_for_200(
+    url: str, headers: dict[str, str] | None = None, timeout: float = READY_S
+) -> httpx.Response:
     deadline = time.monotonic() + timeout
     while True:
         try:
@@ -65,10 +68,22 @@ class Served:
 
 @pytest.fixture(scope="module")
 def served(image: str) -> Iterator[Served]:
-    """The image's default command, published on a free loopback port, /work on a volume of its own."""
+    """The image's default command, published on a free loopback port, /work on a volume of its
+    own."""
     name, port = unique("evalmock-test"), free_port()
-    docker("run", "--detach", "--name", name, "--publish", f"127.0.0.1:{port}:8080",
-           "--env", f"EVALMOCK_PUBLIC_URL=http://127.0.0.1:{port}", "--volume", f"{name}:/work", image)
+    docker(
+        "run",
+        "--detach",
+        "--name",
+        name,
+        "--publish",
+        f"127.0.0.1:{port}:8080",
+        "--env",
+        f"EVALMOCK_PUBLIC_URL=http://127.0.0.1:{port}",
+        "--volume",
+        f"{name}:/work",
+        image,
+    )
     try:
         yield Served(name, port)
     finally:
@@ -83,7 +98,12 @@ def test_image_runs_evalmock_as_a_non_root_user_on_8080(image: str) -> None:
     assert config["Cmd"][:5] == ["serve", "--host", "0.0.0.0", "--port", "8080"]
     assert "8080/tcp" in config["ExposedPorts"]
     assert config["Healthcheck"]["Test"][-3:] == ["python3", "-m", "evalmock.healthcheck"]
-    assert docker("run", "--rm", "--entrypoint", "sh", image, "-c", "command -v curl wget || true").stdout == ""
+    assert (
+        docker(
+            "run", "--rm", "--entrypoint", "sh", image, "-c", "command -v curl wget || true"
+        ).stdout
+        == ""
+    )
 
 
 def test_the_pip_ca_bundle_lands_in_no_layer(image: str) -> None:
@@ -91,7 +111,12 @@ def test_the_pip_ca_bundle_lands_in_no_layer(image: str) -> None:
     assert "BEGIN CERTIFICATE" not in history
     config = json.loads(docker("image", "inspect", image).stdout)[0]["Config"]
     assert not [env for env in config["Env"] if env.startswith(("PIP_CERT=", "SSL_CERT_FILE="))]
-    assert docker("run", "--rm", "--entrypoint", "sh", image, "-c", "ls -A /run/secrets 2>/dev/null; true").stdout == ""
+    assert (
+        docker(
+            "run", "--rm", "--entrypoint", "sh", image, "-c", "ls -A /run/secrets 2>/dev/null; true"
+        ).stdout
+        == ""
+    )
 
 
 def test_the_reference_page_request_answers_200(served: Served) -> None:
@@ -100,21 +125,26 @@ def test_the_reference_page_request_answers_200(served: Served) -> None:
 
 
 def test_the_image_serves_the_world_a_native_start_serves(served: Served) -> None:
-    """The image leaves out Faker's non-English locales and the extensions' debug symbols: the world it draws is
-    still the one `evalmock serve` draws here from the same seed, case for case (cursors aside: each start makes
-    its own key)."""
+    """The image leaves out Faker's non-English locales and the extensions' debug symbols: the world
+    it draws is still the one `evalmock serve` draws here from the same seed, case for case (cursors
+    aside: each start makes its own key)."""
     native = TestClient(create_app(ServerSettings())).get(REFERENCE_REQUEST, headers=AUTH).json()
     contained = wait_for_200(served.url + REFERENCE_REQUEST, AUTH).json()
     assert contained["data"] == native["data"]
 
 
 def test_a_container_starts_from_the_start_cache_made_at_build(image: str) -> None:
-    """The default seed's word pools and the fixtures' verdict come with the image, readable by its user: a start
-    neither draws the pools with Faker nor validates the fixtures again."""
-    script = ("import sys; from evalmock.server.live_world import build_world; "
-              "from evalmock.server.settings import ServerSettings; build_world(ServerSettings()); "
-              "print(sorted(name for name in ('faker', 'openapi_schema_validator') if name in sys.modules))")
-    assert docker("run", "--rm", "--entrypoint", "python3", image, "-c", script).stdout.strip() == "[]"
+    """The default seed's word pools and the fixtures' verdict come with the image, readable by its
+    user: a start neither draws the pools with Faker nor validates the fixtures again."""
+    script = (
+        "import sys; from evalmock.server.live_world import build_world; "
+        "from evalmock.server.settings import ServerSettings; build_world(ServerSettings()); "
+        "print(sorted(name for name in ('faker', 'openapi_schema_validator') if name in "
+        "sys.modules))"
+    )
+    assert (
+        docker("run", "--rm", "--entrypoint", "python3", image, "-c", script).stdout.strip() == "[]"
+    )
 
 
 def test_the_banner_names_the_published_url(served: Served) -> None:
@@ -141,10 +171,21 @@ def test_the_healthcheck_turns_healthy_without_curl(served: Served) -> None:
 
 
 def test_a_proxy_container_is_healthy_by_its_own_port_whatever_its_upstream(image: str) -> None:
-    """The same image running `evalmock proxy` (port 8081) is healthy while it listens, though its upstream is down:
-    the check asks the running command, not serve's port."""
+    """The same image running `evalmock proxy` (port 8081) is healthy while it listens, though its
+    upstream is down: the check asks the running command, not serve's port."""
     name = unique("evalmock-test-proxy")
-    docker("run", "--detach", "--name", name, image, "proxy", "--host", "0.0.0.0", "--upstream", "http://127.0.0.1:9")
+    docker(
+        "run",
+        "--detach",
+        "--name",
+        name,
+        image,
+        "proxy",
+        "--host",
+        "0.0.0.0",
+        "--upstream",
+        "http://127.0.0.1:9",
+    )
     try:
         assert health(name) == "healthy"
     finally:
@@ -154,18 +195,45 @@ def test_a_proxy_container_is_healthy_by_its_own_port_whatever_its_upstream(imag
 def test_the_images_own_contract_command_says_conforms(image: str, served: Served) -> None:
     wait_for_200(served.url + "/healthz")
     # In the mock's network namespace, with its /work (where it wrote targets.toml).
-    result = docker("run", "--rm", "--network", f"container:{served.name}", "--volume", f"{served.name}:/work",
-                    image, "contract", "--base-url", "http://127.0.0.1:8080", "--targets", "/work/targets.toml",
-                    timeout=300, check=False)
+    result = docker(
+        "run",
+        "--rm",
+        "--network",
+        f"container:{served.name}",
+        "--volume",
+        f"{served.name}:/work",
+        image,
+        "contract",
+        "--base-url",
+        "http://127.0.0.1:8080",
+        "--targets",
+        "/work/targets.toml",
+        timeout=300,
+        check=False,
+    )
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-2000:]
     assert "CONFORMS" in result.stdout
-    assert "HypothesisWarning" not in result.stderr  # its cache is the image's, read-only: Hypothesis's go elsewhere
-    # Its working folder, a volume as a CI checkout is, holds what the mock wrote and nothing of the audit's.
-    listed = docker("run", "--rm", "--volume", f"{served.name}:/work", "--entrypoint", "ls", image, "-A", "/work")
+    # its cache is the image's, read-only: Hypothesis's go elsewhere
+    assert "HypothesisWarning" not in result.stderr
+    # Its working folder, a volume as a CI checkout is, holds what the mock wrote and nothing of the
+    # audit's.
+    listed = docker(
+        "run",
+        "--rm",
+        "--volume",
+        f"{served.name}:/work",
+        "--entrypoint",
+        "ls",
+        image,
+        "-A",
+        "/work",
+    )
     assert ".hypothesis" not in listed.stdout.split(), listed.stdout
 
 
-def test_sigterm_stops_the_container_within_a_second_with_exit_0(image: str, names: list[str]) -> None:
+def test_sigterm_stops_the_container_within_a_second_with_exit_0(
+    image: str, names: list[str]
+) -> None:
     name, port = unique("evalmock-stop"), free_port()
     names.append(name)
     docker("run", "--detach", "--name", name, "--publish", f"127.0.0.1:{port}:8080", image)
@@ -177,7 +245,8 @@ def test_sigterm_stops_the_container_within_a_second_with_exit_0(image: str, nam
         took = time.monotonic() - started
     state = json.loads(docker("inspect", name).stdout)[0]["State"]
     assert state["ExitCode"] == 0
-    assert took < 1.5, f"docker stop took {took:.2f} s"  # the stop itself, plus docker's own round trips
+    # the stop itself, plus docker's own round trips
+    assert took < 1.5, f"docker stop took {took:.2f} s"
 
 
 def test_data_files_come_in_by_volume(image: str, names: list[str], tmp_path: Path) -> None:
@@ -187,9 +256,31 @@ def test_data_files_come_in_by_volume(image: str, names: list[str], tmp_path: Pa
     (data / "my-data.yaml").chmod(0o644)
     name, port = unique("evalmock-data"), free_port()
     names.append(name)
-    docker("run", "--detach", "--name", name, "--publish", f"127.0.0.1:{port}:8080", "--volume", f"{data}:/data:ro",
-           image, "serve", "--host", "0.0.0.0", "--port", "8080", "--data", "/data/my-data.yaml", "--data-only")
-    body = wait_for_200(f"http://127.0.0.1:{port}/v1/agents/shop.checkout/test-set/cases"
-                        "?projectId=0b5e6c1a-7d2f-4e8b-9a31-5c4d3e2f1a0b", AUTH).json()
+    docker(
+        "run",
+        "--detach",
+        "--name",
+        name,
+        "--publish",
+        f"127.0.0.1:{port}:8080",
+        "--volume",
+        f"{data}:/data:ro",
+        image,
+        "serve",
+        "--host",
+        "0.0.0.0",
+        "--port",
+        "8080",
+        "--data",
+        "/data/my-data.yaml",
+        "--data-only",
+    )
+    body = wait_for_200(
+        f"http://127.0.0.1:{port}/v1/agents/shop.checkout/test-set/cases"
+        "?projectId=0b5e6c1a-7d2f-4e8b-9a31-5c4d3e2f1a0b",
+        AUTH,
+    ).json()
     assert [case["id"] for case in body["data"]] == ["case-refund-crash"]
-    assert httpx.get(f"http://127.0.0.1:{port}/healthz").json()["world"]["dataFiles"] == ["/data/my-data.yaml"]
+    assert httpx.get(f"http://127.0.0.1:{port}/healthz").json()["world"]["dataFiles"] == [
+        "/data/my-data.yaml"
+    ]

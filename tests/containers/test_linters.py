@@ -1,4 +1,5 @@
-"""hadolint passes the Dockerfile, actionlint the workflow examples, and the Kubernetes manifests validate offline.
+"""hadolint passes the Dockerfile, actionlint the workflow examples, and the Kubernetes manifests
+validate offline.
 
 Each linter is shown a broken file too, so that a linter that checked nothing could not pass.
 """
@@ -39,7 +40,10 @@ def test_hadolint_fails_a_dockerfile_with_unpinned_packages(tmp_path: Path) -> N
 
 
 def test_the_examples_hold_both_workflows() -> None:
-    assert [path.name for path in WORKFLOWS] == ["contract-audit-staging.yml", "frontend-tests-with-mock.yml"]
+    assert [path.name for path in WORKFLOWS] == [
+        "contract-audit-staging.yml",
+        "frontend-tests-with-mock.yml",
+    ]
 
 
 @pytest.mark.parametrize("workflow", WORKFLOWS, ids=lambda path: path.name)
@@ -75,9 +79,13 @@ def test_kubernetes_validate_fails_a_manifest_with_a_misspelt_field(tmp_path: Pa
 
 
 def test_the_manifest_holds_no_cursor_key_to_apply_over_the_user_s() -> None:
-    """The user creates the Secret first; a Secret in the manifest would replace that key with a known one."""
+    """The user creates the Secret first; a Secret in the manifest would replace that key with a
+    known one."""
     text = (ROOT / "deploy" / "kubernetes" / "evalmock.yaml").read_text()
-    assert "kind: Secret" not in text and "secretKeyRef:\n                  name: evalmock-cursor-key" in text
+    assert (
+        "kind: Secret" not in text
+        and "secretKeyRef:\n                  name: evalmock-cursor-key" in text
+    )
 
 
 def test_the_probes_ask_the_health_endpoint() -> None:
@@ -88,11 +96,23 @@ def test_the_probes_ask_the_health_endpoint() -> None:
 
 def test_compose_file_is_valid_for_the_installed_compose() -> None:
     try:
-        installed = subprocess.run([*engine.compose(), "version"], capture_output=True, timeout=30).returncode == 0
+        installed = (
+            subprocess.run(
+                [*engine.compose(), "version"], capture_output=True, timeout=30
+            ).returncode
+            == 0
+        )
     except OSError:
         installed = False
     if not installed:
-        pytest.skip("no Docker Compose here (python3.11 dev.py engine installs Debian's docker-compose)")
-    result = subprocess.run([*engine.compose(), "--file", str(ROOT / "compose.yaml"), "config", "--quiet"],
-                            capture_output=True, text=True, timeout=60, check=False)
+        pytest.skip(
+            "no Docker Compose here (python3.11 dev.py engine installs Debian's docker-compose)"
+        )
+    result = subprocess.run(
+        [*engine.compose(), "--file", str(ROOT / "compose.yaml"), "config", "--quiet"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
     assert result.returncode == 0, result.stderr

@@ -1,4 +1,5 @@
-"""canonical_length, which measures a shouldCall's args, is the length of canonical_json in both readings."""
+"""canonical_length, which measures a shouldCall's args, is the length of canonical_json in both
+readings."""
 
 from __future__ import annotations
 
@@ -35,7 +36,9 @@ TRICKY: list[Any] = [
 def test_canonical_length_is_the_length_of_canonical_json(value: Any, ascii: bool) -> None:
     try:
         expected = len(canonical_json(value, ascii=ascii))
-    except TypeError as refused:  # keys that do not sort, a mapping the standard encoder does not write
+    except (
+        TypeError
+    ) as refused:  # keys that do not sort, a mapping the standard encoder does not write
         with pytest.raises(type(refused)):
             canonical_length(value, ascii=ascii)
     else:
@@ -43,7 +46,8 @@ def test_canonical_length_is_the_length_of_canonical_json(value: Any, ascii: boo
 
 
 def test_orjson_writes_every_code_point_as_the_shorter_reading_does() -> None:
-    """What canonical_length rests on: orjson escapes each character (surrogates aside, which it refuses) exactly as
-    the standard encoder does without ensure_ascii, so equal texts give equal lengths."""
+    """What canonical_length rests on: orjson escapes each character (surrogates aside, which it
+    refuses) exactly as the standard encoder does without ensure_ascii, so equal texts give equal
+    lengths."""
     text = "".join(chr(point) for point in range(0x110000) if not 0xD800 <= point <= 0xDFFF)
     assert orjson.dumps(text).decode("utf-8") == canonical_json(text, ascii=False)

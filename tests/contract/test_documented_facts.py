@@ -29,16 +29,26 @@ def test_limit_is_an_integer_from_1_to_100_defaulting_to_25() -> None:
     limit = parameter(LIST, "limit")
     assert limit["in"] == "query" and not limit.get("required", False)
     assert limit["schema"]["default"] == 25
-    assert [list_param_accepts("limit", v) for v in (0, 1, 25, 100, 101)] == [False, True, True, True, False]
+    assert [list_param_accepts("limit", v) for v in (0, 1, 25, 100, 101)] == [
+        False,
+        True,
+        True,
+        True,
+        False,
+    ]
     assert not list_param_accepts("limit", "25")
 
 
-@pytest.mark.parametrize("value", ["correction", "hand", "correction,hand", "hand,correction", "hand,hand"])
+@pytest.mark.parametrize(
+    "value", ["correction", "hand", "correction,hand", "hand,correction", "hand,hand"]
+)
 def test_kind_accepts_comma_separated_kinds(value: str) -> None:
     assert list_param_accepts("kind", value)
 
 
-@pytest.mark.parametrize("value", ["hand,", ",hand", "Hand", "corrections", "", "hand;correction", "hand, correction"])
+@pytest.mark.parametrize(
+    "value", ["hand,", ",hand", "Hand", "corrections", "", "hand;correction", "hand, correction"]
+)
 def test_kind_rejects_anything_else(value: str) -> None:
     assert not list_param_accepts("kind", value)
 
@@ -56,14 +66,17 @@ def test_include_allows_only_retired() -> None:
         "3fa85f64-5717-4562-b3fc-2c963f66afa6",
     ],
 )
-def test_project_id_accepts_any_uuid_including_the_pages_uppercase_non_v4_example(value: str) -> None:
+def test_project_id_accepts_any_uuid_including_the_pages_uppercase_non_v4_example(
+    value: str,
+) -> None:
     project = parameter(LIST, "projectId")
     assert project["required"] is True and project["schema"]["format"] == "uuid"
     assert list_param_accepts("projectId", value)
 
 
 @pytest.mark.parametrize(
-    "value", ["", "not-a-uuid", "2489E9AD2EE28E008EC932D5F69181C0", "2489E9AD-2EE2-8E00-8EC9-32D5F69181C0x"]
+    "value",
+    ["", "not-a-uuid", "2489E9AD2EE28E008EC932D5F69181C0", "2489E9AD-2EE2-8E00-8EC9-32D5F69181C0x"],
 )
 def test_project_id_rejects_non_uuids(value: str) -> None:
     assert not list_param_accepts("projectId", value)
@@ -74,9 +87,16 @@ def test_the_pages_example_uuid_is_the_documented_example() -> None:
 
 
 def test_agent_id_is_a_required_path_string_and_cursor_an_optional_string() -> None:
-    assert parameter(LIST, "agentId")["in"] == "path" and parameter(LIST, "agentId")["required"] is True
+    assert (
+        parameter(LIST, "agentId")["in"] == "path"
+        and parameter(LIST, "agentId")["required"] is True
+    )
     cursor = parameter(LIST, "cursor")
-    assert cursor["in"] == "query" and not cursor.get("required", False) and cursor["schema"] == {"type": "string"}
+    assert (
+        cursor["in"] == "query"
+        and not cursor.get("required", False)
+        and cursor["schema"] == {"type": "string"}
+    )
 
 
 def test_page_requires_data_and_has_more_but_not_next_cursor() -> None:
@@ -88,16 +108,30 @@ def test_page_requires_data_and_has_more_but_not_next_cursor() -> None:
 def test_case_required_fields_match_the_page() -> None:
     case = component_schema(TEST_SET.spec, "TestSetCase")
     assert set(case["required"]) == {
-        "id", "kind", "projectId", "runId", "madeOn", "expect", "addedBy", "addedAt", "updatedAt"
+        "id",
+        "kind",
+        "projectId",
+        "runId",
+        "madeOn",
+        "expect",
+        "addedBy",
+        "addedAt",
+        "updatedAt",
     }
     assert {"retired", "expert"} <= set(case["properties"]) - set(case["required"])
 
 
 def valid_case(**changes: Any) -> dict[str, Any]:
     case = {
-        "id": "case-1", "kind": "hand", "projectId": "2489E9AD-2EE2-8E00-8EC9-32D5F69181C0", "runId": "r",
-        "madeOn": "v1", "expect": {"answer": {"verdict": "right"}}, "addedBy": {"kind": "user", "id": "u"},
-        "addedAt": "2026-01-01T00:00:00Z", "updatedAt": "2026-01-01T00:00:00Z",
+        "id": "case-1",
+        "kind": "hand",
+        "projectId": "2489E9AD-2EE2-8E00-8EC9-32D5F69181C0",
+        "runId": "r",
+        "madeOn": "v1",
+        "expect": {"answer": {"verdict": "right"}},
+        "addedBy": {"kind": "user", "id": "u"},
+        "addedAt": "2026-01-01T00:00:00Z",
+        "updatedAt": "2026-01-01T00:00:00Z",
     }
     case.update(changes)
     return case
@@ -121,7 +155,9 @@ def test_should_call_tool_names_are_1_to_200_chars_and_args_at_most_100_properti
     assert not case_ok(valid_case(expect=decisions("t" * 201, {})))
     assert not case_ok(valid_case(expect=decisions("", {})))
     assert not case_ok(valid_case(expect=decisions("t", {f"k{i}": i for i in range(101)})))
-    assert not case_ok(valid_case(expect={"decisions": {"verdict": "wrong", "shouldCall": [{"tool": "t"}]}}))
+    assert not case_ok(
+        valid_case(expect={"decisions": {"verdict": "wrong", "shouldCall": [{"tool": "t"}]}})
+    )
 
 
 def test_items_need_a_key_and_a_json_pointer_and_non_negative_rank() -> None:
@@ -170,7 +206,9 @@ def test_next_page_link_carries_next_cursor_into_cursor() -> None:
 def test_both_apis_require_bearer_auth(spec: dict[str, Any]) -> None:
     assert spec["security"] == [{"bearerAuth": []}]
     assert spec["components"]["securitySchemes"]["bearerAuth"] == {
-        **spec["components"]["securitySchemes"]["bearerAuth"], "type": "http", "scheme": "bearer"
+        **spec["components"]["securitySchemes"]["bearerAuth"],
+        "type": "http",
+        "scheme": "bearer",
     }
 
 
@@ -188,7 +226,10 @@ def test_gradient_path_parameter_is_a_plain_string_so_unknown_ids_are_404s() -> 
 def test_gradient_uint64_fields_travel_as_strings() -> None:
     case = component_schema(GRADIENT.spec, "apiEvaluationTestCase")
     dataset = inline_refs(GRADIENT.spec, case["properties"]["dataset"])
-    for schema in (case["properties"]["created_by_user_id"], case["properties"]["updated_by_user_id"]):
+    for schema in (
+        case["properties"]["created_by_user_id"],
+        case["properties"]["updated_by_user_id"],
+    ):
         assert schema["type"] == "string" and schema["format"] == "uint64"
     assert dataset["properties"]["file_size"]["allOf"][0]["type"] == "string"
     assert accepts(GRADIENT.spec, case, {"created_by_user_id": "12345"})
@@ -199,13 +240,17 @@ def test_gradient_enums_are_exactly_the_pages_values() -> None:
     schemas = GRADIENT.spec["components"]["schemas"]
     assert len(schemas["apiEvaluationMetricCategory"]["enum"]) == 6
     assert schemas["apiEvaluationMetricType"]["enum"] == [
-        "METRIC_TYPE_UNSPECIFIED", "METRIC_TYPE_GENERAL_QUALITY", "METRIC_TYPE_RAG_AND_TOOL"
+        "METRIC_TYPE_UNSPECIFIED",
+        "METRIC_TYPE_GENERAL_QUALITY",
+        "METRIC_TYPE_RAG_AND_TOOL",
     ]
     assert "METRIC_VALUE_TYPE_PERCENTAGE" in schemas["apiEvaluationMetricValueType"]["enum"]
 
 
 @pytest.mark.parametrize("status", ["200", "401", "404", "429", "500", "default"])
-def test_gradient_ratelimit_headers_are_declared_integers_not_required_and_live(status: str) -> None:
+def test_gradient_ratelimit_headers_are_declared_integers_not_required_and_live(
+    status: str,
+) -> None:
     headers = inline_refs(GRADIENT.spec, GET_CASE["responses"][status])["headers"]
     for name in ("ratelimit-limit", "ratelimit-remaining", "ratelimit-reset"):
         assert not headers[name].get("required") and headers[name]["schema"]["type"] == "integer"
@@ -221,8 +266,10 @@ def test_gradient_errors_use_digitaloceans_body_marked_live(status: str) -> None
     assert response[LEVEL_MARK] == "live"
 
 
-def test_the_page_view_of_digitaloceans_document_keeps_the_200_and_unspecifies_the_live_errors() -> None:
-    view = GRADIENT.page_spec["paths"]["/gen-ai/evaluation_test_cases/{test_case_uuid}"]["get"]["responses"]
+def test_the_page_view_of_digitaloceans_spec_keeps_the_200_and_unspecifies_live_errors() -> None:
+    view = GRADIENT.page_spec["paths"]["/gen-ai/evaluation_test_cases/{test_case_uuid}"]["get"][
+        "responses"
+    ]
     assert set(view) == set(GET_CASE["responses"])  # every status stays documented
     assert not view["200"].get("headers") and "content" in view["200"]
     for status in ("401", "404", "429", "500", "default"):

@@ -1,4 +1,5 @@
-"""The registry's documents: each parsed once, into what PyYAML's pure-Python safe loader reads from the file."""
+"""The registry's documents: each parsed once, into what PyYAML's pure-Python safe loader reads from
+the file."""
 
 from __future__ import annotations
 
@@ -15,7 +16,8 @@ def test_a_document_loads_as_the_safe_loader_reads_it(api: ApiDocument) -> None:
     expected = yaml.load(api.path.read_text(encoding="utf-8"), Loader=yaml.SafeLoader)
     loaded = load_document(api.path)
     assert loaded == expected
-    assert list(_keys(loaded)) == list(_keys(expected))  # the same order, so the same openapi.json bytes
+    # the same order, so the same openapi.json bytes
+    assert list(_keys(loaded)) == list(_keys(expected))
 
 
 @pytest.mark.parametrize("api", APIS.values(), ids=list(APIS))

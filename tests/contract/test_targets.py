@@ -1,4 +1,5 @@
-"""Targets files: the shipped example matches the default world, files round-trip, bad shapes are refused."""
+"""Targets files: the shipped example matches the default world, files round-trip, bad shapes are
+refused."""
 
 from __future__ import annotations
 
@@ -22,27 +23,48 @@ from evalmock.world import World
 def test_the_example_targets_match_the_default_world() -> None:
     targets = load_targets(fixtures_dir() / "targets.example.toml")
     world = World()
-    assert targets.token == "demo-user" and targets.second_token == "demo-other" and targets.sealed_cursors
+    assert (
+        targets.token == "demo-user"
+        and targets.second_token == "demo-other"
+        and targets.sealed_cursors
+    )
     assert (targets.expired_token, targets.revoked_token) == ("demo-expired", "demo-revoked")
-    assert targets.no_read_token == "demo-no-read"  # the mock's valid token without read on any project
+    # the mock's valid token without read on any project
+    assert targets.no_read_token == "demo-no-read"
     facts = {(f.agent_id, f.project_id): f for f in world.project_facts()}
     assert {(p.agent_id, p.project_id) for p in targets.projects} == set(facts)
     for project in targets.projects:
         fact = facts[(project.agent_id, project.project_id)]
-        assert (project.has_retired, project.has_hand, project.has_corrections, project.active_cases) == (
-            fact.has_retired, fact.has_hand, fact.has_corrections, fact.active_cases)
+        assert (
+            project.has_retired,
+            project.has_hand,
+            project.has_corrections,
+            project.active_cases,
+        ) == (fact.has_retired, fact.has_hand, fact.has_corrections, fact.active_cases)
     assert {t.uuid: t.versions for t in targets.test_cases} == world.evaluation_test_case_versions()
-    assert any(p.agent_id == "example" and p.project_id == "2489e9ad-2ee2-8e00-8ec9-32d5f69181c0"
-               for p in targets.projects)
+    assert any(
+        p.agent_id == "example" and p.project_id == "2489e9ad-2ee2-8e00-8ec9-32d5f69181c0"
+        for p in targets.projects
+    )
 
 
 @pytest.mark.parametrize("suffix", [".toml", ".yaml"])
 def test_targets_round_trip(tmp_path: Path, suffix: str) -> None:
     targets = Targets(
-        projects=(ProjectTarget("acme.drafting", "2489e9ad-2ee2-8e00-8ec9-32d5f69181c0", has_retired=True,
-                                active_cases=30),),
+        projects=(
+            ProjectTarget(
+                "acme.drafting",
+                "2489e9ad-2ee2-8e00-8ec9-32d5f69181c0",
+                has_retired=True,
+                active_cases=30,
+            ),
+        ),
         test_cases=(TestCaseTarget("123e4567-e89b-12d3-a456-426614174000", (1, 2)),),
-        token="t", second_token="u", expired_token="x", revoked_token="r", sealed_cursors=True,
+        token="t",
+        second_token="u",
+        expired_token="x",
+        revoked_token="r",
+        sealed_cursors=True,
     )
     path = tmp_path / f"targets{suffix}"
     dump_targets(targets, path)
@@ -50,7 +72,8 @@ def test_targets_round_trip(tmp_path: Path, suffix: str) -> None:
 
 
 def test_a_targets_file_written_again_is_replaced_whole(tmp_path: Path) -> None:
-    # `serve --write-targets` rewrites it after every reload, maybe while a harness is reading the last one.
+    # `serve --write-targets` rewrites it after every reload, maybe while a harness is reading the
+    # last one.
     path, copy = tmp_path / "targets.toml", tmp_path / "copy.toml"
     first = Targets(projects=(ProjectTarget("a", "p"),), test_cases=(), token="t")
     dump_targets(first, path)
@@ -65,7 +88,14 @@ def test_a_targets_file_written_again_is_replaced_whole(tmp_path: Path) -> None:
     ("raw", "words"),
     [
         ({"test_set": {"sealed_cursors": "yes"}}, "sealed_cursors"),
-        ({"test_set": {"projects": [{"agent_id": "a", "project_id": "p", "active_cases": True}]}}, "active_cases"),
+        (
+            {
+                "test_set": {
+                    "projects": [{"agent_id": "a", "project_id": "p", "active_cases": True}]
+                }
+            },
+            "active_cases",
+        ),
         ({"gradient": {"test_cases": [{"uuid": "u", "versions": ["1"]}]}}, "versions"),
         ({"auth": {"token": 42}}, "auth.token"),
         ({"auth": {"tokne": "t"}}, "\\[auth\\]: unknown key tokne; did you mean token\\?"),
@@ -80,17 +110,38 @@ def test_targets_of_the_wrong_shape_are_refused(raw: dict, words: str) -> None:
 @pytest.mark.parametrize(
     ("text", "where", "key", "meant"),
     [
-        ('[[test_set.projects]]\nagent_id = "a"\nprojectid = "p"\n', "test_set.projects[0]", "projectid",
-         "project_id"),
-        ('[[test_set.projects]]\nagent_id = "a"\nproject_id = "p"\nhas_retierd = true\n', "test_set.projects[0]",
-         "has_retierd", "has_retired"),
-        ('[[gradient.test_cases]]\nuuid = "u"\nversion = [1]\n', "gradient.test_cases[0]", "version", "versions"),
+        (
+            '[[test_set.projects]]\nagent_id = "a"\nprojectid = "p"\n',
+            "test_set.projects[0]",
+            "projectid",
+            "project_id",
+        ),
+        (
+            '[[test_set.projects]]\nagent_id = "a"\nproject_id = "p"\nhas_retierd = true\n',
+            "test_set.projects[0]",
+            "has_retierd",
+            "has_retired",
+        ),
+        (
+            '[[gradient.test_cases]]\nuuid = "u"\nversion = [1]\n',
+            "gradient.test_cases[0]",
+            "version",
+            "versions",
+        ),
         ("[test_set]\nsealed_cursor = true\n", "[test_set]", "sealed_cursor", "sealed_cursors"),
         ("[gradient]\ntestcases = []\n", "[gradient]", "testcases", "test_cases"),
         ("[test-set]\nsealed_cursors = true\n", "the top level", "test-set", "test_set"),
-        ("[auth]\nsecond-token = \"t\"\n", "[auth]", "second-token", "second_token"),
+        ('[auth]\nsecond-token = "t"\n', "[auth]", "second-token", "second_token"),
     ],
-    ids=["project-key", "project-fact", "test-case-key", "test-set-key", "gradient-key", "table", "auth-key"],
+    ids=[
+        "project-key",
+        "project-fact",
+        "test-case-key",
+        "test-set-key",
+        "gradient-key",
+        "table",
+        "auth-key",
+    ],
 )
 def test_a_misspelled_key_names_the_file_the_key_and_what_it_meant(
     tmp_path: Path, text: str, where: str, key: str, meant: str
@@ -104,16 +155,28 @@ def test_a_misspelled_key_names_the_file_the_key_and_what_it_meant(
 
 def test_a_key_like_none_lists_the_keys_of_its_table(tmp_path: Path) -> None:
     path = tmp_path / "targets.toml"
-    path.write_text('[[test_set.projects]]\nagent_id = "a"\nproject_id = "p"\ncolour = "red"\n', encoding="utf-8")
+    path.write_text(
+        '[[test_set.projects]]\nagent_id = "a"\nproject_id = "p"\ncolour = "red"\n',
+        encoding="utf-8",
+    )
     with pytest.raises(TargetsError) as raised:
         load_targets(path)
-    assert str(raised.value) == (f"{path}: test_set.projects[0]: unknown key colour; remove it, or write one of "
-                                 "agent_id, project_id, has_retired, has_hand, has_corrections, active_cases")
+    assert str(raised.value) == (
+        f"{path}: test_set.projects[0]: unknown key colour; remove it, or write one of "
+        "agent_id, project_id, has_retired, has_hand, has_corrections, active_cases"
+    )
+
+
 def test_every_problem_of_a_targets_file_is_told_at_once(tmp_path: Path) -> None:
-    """As with data files: a file with several mistakes names each, one a line, not the first alone."""
+    """As with data files: a file with several mistakes names each, one a line, not the first
+    alone."""
     path = tmp_path / "targets.toml"
-    path.write_text('[test_set]\nsealed_cursor = true\n[[test_set.projects]]\nagent_id = "a"\nproject_id = "p"\n'
-                    'active_cases = "12"\n[[gradient.test_cases]]\nuuid = 5\n[auth]\ntokn = "x"\n', encoding="utf-8")
+    path.write_text(
+        '[test_set]\nsealed_cursor = true\n[[test_set.projects]]\nagent_id = "a"\nproject_id = '
+        '"p"\n'
+        'active_cases = "12"\n[[gradient.test_cases]]\nuuid = 5\n[auth]\ntokn = "x"\n',
+        encoding="utf-8",
+    )
     with pytest.raises(TargetsError) as raised:
         load_targets(path)
     assert str(raised.value).splitlines() == [

@@ -62,13 +62,20 @@ def test_validate_reports_a_missing_ref_target_with_its_location(
     assert "Traceback" not in out
 
 
-def test_validate_reports_an_invalid_example(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_validate_reports_an_invalid_example(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     spec = broken_copy()
-    page = spec["paths"][LIST]["get"]["responses"]["200"]["content"]["application/json"]["examples"]["page"]
+    page = spec["paths"][LIST]["get"]["responses"]["200"]["content"]["application/json"][
+        "examples"
+    ]["page"]
     page["value"]["data"][0]["kind"] = "robot"
     assert main(["validate", str(write(tmp_path, spec))]) == 1
     out = capsys.readouterr().out
-    assert "examples/page/value/data/0/kind: example does not match its schema: 'robot' is not one of" in out
+    assert (
+        "examples/page/value/data/0/kind: example does not match its schema: 'robot' is not one of"
+        in out
+    )
 
 
 def test_validate_reports_a_bad_type(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -79,11 +86,17 @@ def test_validate_reports_a_bad_type(tmp_path: Path, capsys: pytest.CaptureFixtu
     out = capsys.readouterr().out
     assert "/components/schemas/Verdict" in out
     # The location carries the YAML line of the broken schema.
-    line = next(i for i, text in enumerate(path.read_text().splitlines(), 1) if text.startswith("    Verdict:"))
+    line = next(
+        i
+        for i, text in enumerate(path.read_text().splitlines(), 1)
+        if text.startswith("    Verdict:")
+    )
     assert f"{path}:{line}: /components/schemas/Verdict" in out
 
 
-def test_validate_reports_an_unanchored_pattern(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_validate_reports_an_unanchored_pattern(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     spec = broken_copy()
     spec["paths"][LIST]["get"]["parameters"][3]["schema"]["pattern"] = "(correction|hand)"
     assert main(["validate", str(write(tmp_path, spec))]) == 1
@@ -97,20 +110,26 @@ def test_validate_rejects_openapi_31(tmp_path: Path, capsys: pytest.CaptureFixtu
     assert "expected OpenAPI 3.0.x" in capsys.readouterr().out
 
 
-def test_validate_reports_a_link_to_an_unknown_operation(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_validate_reports_a_link_to_an_unknown_operation(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     spec = broken_copy()
     spec["paths"][LIST]["get"]["responses"]["200"]["links"]["nextPage"]["operationId"] = "nope"
     assert main(["validate", str(write(tmp_path, spec))]) == 1
     assert "link targets unknown operationId 'nope'" in capsys.readouterr().out
 
 
-def test_validate_reports_unparseable_yaml(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_validate_reports_unparseable_yaml(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     path = tmp_path / "bad.yaml"
     path.write_text("openapi: 3.0.3\npaths: [\n", encoding="utf-8")
     assert main(["validate", str(path)]) == 1
     assert "not valid YAML" in capsys.readouterr().out
 
 
-def test_validate_reports_a_missing_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_validate_reports_a_missing_file(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     assert main(["validate", str(tmp_path / "absent.yaml")]) == 1
     assert "cannot read" in capsys.readouterr().out

@@ -21,8 +21,11 @@ def assert_no_stack_trace(response: httpx.Response) -> None:
         assert marker not in response.text, f"a stack trace leaked: {response.text[:500]}"
 
 
-def assert_envelope(response: httpx.Response, status: int, code: str, parameter: str | None = None) -> dict[str, Any]:
-    """The test-set envelope, valid against the document, naming `parameter` when given; no stack trace."""
+def assert_envelope(
+    response: httpx.Response, status: int, code: str, parameter: str | None = None
+) -> dict[str, Any]:
+    """The test-set envelope, valid against the document, naming `parameter` when given; no stack
+    trace."""
     assert_no_stack_trace(response)
     error = shared.assert_envelope(response, status, code)
     if parameter is not None:
@@ -31,7 +34,10 @@ def assert_envelope(response: httpx.Response, status: int, code: str, parameter:
     return error
 
 
-def assert_digitalocean_error(response: httpx.Response, status: int, error_id: str) -> dict[str, Any]:
-    """DigitalOcean's error body, valid against the document, with rate-limit headers; no stack trace."""
+def assert_digitalocean_error(
+    response: httpx.Response, status: int, error_id: str
+) -> dict[str, Any]:
+    """DigitalOcean's error body, valid against the document, with rate-limit headers; no stack
+    trace."""
     assert_no_stack_trace(response)
     return shared.assert_digitalocean_error(response, status, error_id)

@@ -1,4 +1,5 @@
-"""A short, bounded load of mixed requests on the live server: every answer a 200, no connection errors."""
+"""A short, bounded load of mixed requests on the live server: every answer a 200, no connection
+errors."""
 
 from __future__ import annotations
 
@@ -16,12 +17,18 @@ from .answers import AUTH, CASES, EVALUATION, EXAMPLE_PROJECT
 CONNECTIONS = 16
 SECONDS = 5.0
 MAX_REQUESTS_PER_CONNECTION = 2_000
-FILTERS = ({}, {"include": "retired"}, {"kind": "hand"}, {"kind": "correction", "include": "retired"})
+FILTERS = (
+    {},
+    {"include": "retired"},
+    {"kind": "hand"},
+    {"kind": "correction", "include": "retired"},
+)
 LIMITS = (5, 25, 100)
 
 
 def walk_requests(base_url: str, targets_path: Any) -> list[tuple[str, dict[str, str]]]:
-    """Page walks through real cursors under several filters and limits, plus DigitalOcean test cases."""
+    """Page walks through real cursors under several filters and limits, plus DigitalOcean test
+    cases."""
     targets = load_targets(targets_path)
     requests: list[tuple[str, dict[str, str]]] = []
     lists = [(CASES, EXAMPLE_PROJECT)] + [
@@ -29,7 +36,11 @@ def walk_requests(base_url: str, targets_path: Any) -> list[tuple[str, dict[str,
     ]
     with httpx.Client(base_url=base_url, timeout=10) as client:
         for index, (path, project) in enumerate(lists):
-            params = {"projectId": project, **FILTERS[index % len(FILTERS)], "limit": str(LIMITS[index % 3])}
+            params = {
+                "projectId": project,
+                **FILTERS[index % len(FILTERS)],
+                "limit": str(LIMITS[index % 3]),
+            }
             for _ in range(3):
                 request = f"{path}?{httpx.QueryParams(params)}"
                 requests.append((request, AUTH))
@@ -37,7 +48,9 @@ def walk_requests(base_url: str, targets_path: Any) -> list[tuple[str, dict[str,
                 if "nextCursor" not in page:
                     break
                 params = {**params, "cursor": page["nextCursor"]}
-    requests += [(f"/v2/gen-ai/evaluation_test_cases/{case.uuid}", AUTH) for case in targets.test_cases]
+    requests += [
+        (f"/v2/gen-ai/evaluation_test_cases/{case.uuid}", AUTH) for case in targets.test_cases
+    ]
     requests.append((EVALUATION + "?evaluation_test_case_version=1", AUTH))
     return requests
 

@@ -1,4 +1,5 @@
-"""Hand-made exchanges for unit tests of the checks: conforming pages and errors, and ways to break them."""
+"""Hand-made exchanges for unit tests of the checks: conforming pages and errors, and ways to break
+them."""
 
 from __future__ import annotations
 
@@ -12,7 +13,11 @@ from evalmock.harness.checks.exchange import Exchange
 PROJECT = "2489e9ad-2ee2-8e00-8ec9-32d5f69181c0"
 LIST_PATH = "/v1/agents/acme.drafting/test-set/cases"
 TEST_CASE = "123e4567-e89b-12d3-a456-426614174000"
-RATELIMIT = {"ratelimit-limit": "5000", "ratelimit-remaining": "4999", "ratelimit-reset": "1767225600"}
+RATELIMIT = {
+    "ratelimit-limit": "5000",
+    "ratelimit-remaining": "4999",
+    "ratelimit-reset": "1767225600",
+}
 
 
 def hand_case(**changes: Any) -> dict[str, Any]:
@@ -23,7 +28,10 @@ def hand_case(**changes: Any) -> dict[str, Any]:
         "runId": "run-5b1e0d7c",
         "madeOn": "acme.drafting@2026.11.3",
         "expect": {
-            "decisions": {"verdict": "wrong", "shouldCall": [{"tool": "search", "args": {"q": "DE"}}]},
+            "decisions": {
+                "verdict": "wrong",
+                "shouldCall": [{"tool": "search", "args": {"q": "DE"}}],
+            },
             "answer": {"verdict": "wrong", "shouldSay": "Cite the clause."},
         },
         "addedBy": {"kind": "user", "id": "user-1042"},
@@ -61,7 +69,11 @@ def retired_case(**changes: Any) -> dict[str, Any]:
         id="case-a19d0e55",
         addedAt="2026-10-02T11:00:00Z",
         updatedAt="2026-10-30T08:12:45Z",
-        retired={"reason": "Superseded.", "by": {"kind": "user", "id": "user-7"}, "at": "2026-10-30T08:12:45Z"},
+        retired={
+            "reason": "Superseded.",
+            "by": {"kind": "user", "id": "user-7"},
+            "at": "2026-10-30T08:12:45Z",
+        },
     )
     case.update(changes)
     return case
@@ -75,7 +87,8 @@ def page(
     extra: dict[str, Any] | None = None,
     **query: Any,
 ) -> Exchange:
-    """A 200 page of listTestSetCases, for a request with `query` (projectId defaults to PROJECT)."""
+    """A 200 page of listTestSetCases, for a request with `query` (projectId defaults to
+    PROJECT)."""
     cases = [hand_case(), correction_case()] if cases is None else cases
     body: dict[str, Any] = {"data": cases, "hasMore": has_more}
     if next_cursor is not None:
@@ -105,15 +118,33 @@ def error(
 ) -> Exchange:
     """A test-set error answer with the envelope (or `body` instead), to a request with `query`."""
     if body is None:
-        body = {"error": {"code": code, "message": "It went wrong.", "details": {}, "requestId": request_id}}
-    sent = {"content-type": content_type, **({"x-request-id": header} if header is not None else {})}
+        body = {
+            "error": {
+                "code": code,
+                "message": "It went wrong.",
+                "details": {},
+                "requestId": request_id,
+            }
+        }
+    sent = {
+        "content-type": content_type,
+        **({"x-request-id": header} if header is not None else {}),
+    }
     sent.update(headers or {})
-    return Exchange(method="GET", url=f"http://127.0.0.1:8080{path}?{query}", status=status,
-                    headers=sent, body=json.dumps(body).encode())
+    return Exchange(
+        method="GET",
+        url=f"http://127.0.0.1:8080{path}?{query}",
+        status=status,
+        headers=sent,
+        body=json.dumps(body).encode(),
+    )
 
 
 def evaluation_answer(
-    test_case: dict[str, Any] | None = None, *, version: int | None = None, uuid: str = TEST_CASE,
+    test_case: dict[str, Any] | None = None,
+    *,
+    version: int | None = None,
+    uuid: str = TEST_CASE,
     headers: dict[str, str] | None = None,
 ) -> Exchange:
     body = {"evaluation_test_case": test_case if test_case is not None else gradient_test_case()}
@@ -141,7 +172,11 @@ def gradient_test_case(**changes: Any) -> dict[str, Any]:
 
 
 def gradient_error(
-    status: int, body: Any = None, *, headers: dict[str, str] | None = None, content_type: str = "application/json"
+    status: int,
+    body: Any = None,
+    *,
+    headers: dict[str, str] | None = None,
+    content_type: str = "application/json",
 ) -> Exchange:
     if body is None:
         body = {"id": "not_found", "message": "The resource you were accessing could not be found."}

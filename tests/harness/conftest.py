@@ -1,4 +1,5 @@
-"""Harness fixtures: our own server on a free local port, wrapped in a switch that can plant defects."""
+"""Harness fixtures: our own server on a free local port, wrapped in a switch that can plant
+defects."""
 
 from __future__ import annotations
 
@@ -32,9 +33,12 @@ class MutableServer:
 
 @pytest.fixture(scope="session")
 def mutable_server() -> Iterator[MutableServer]:
-    """Our server (seed 42, 200 cases) in this process; tests set `switch.mutation` to plant a defect."""
+    """Our server (seed 42, 200 cases) in this process; tests set `switch.mutation` to plant a
+    defect."""
     world = World(seed=42, cases=MUTABLE_CASES)
-    settings = ServerSettings(cases=MUTABLE_CASES, tokens=tuple((token, "user") for token in SECRET_TOKENS))
+    settings = ServerSettings(
+        cases=MUTABLE_CASES, tokens=tuple((token, "user") for token in SECRET_TOKENS)
+    )
     switch = MutationSwitch(create_app(settings, world=world))
     targets = dataclasses.replace(targets_for(world), sealed_cursors=True)
     with serving(switch) as base_url:

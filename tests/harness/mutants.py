@@ -1,5 +1,6 @@
-"""Realistic defects planted in our own server by test code: an ASGI switch that rewrites requests and
-responses, and patches of the world and the cursor sealer. Nothing here is reachable from the shipped CLI."""
+"""Realistic defects planted in our own server by test code: an ASGI switch that rewrites requests
+and responses, and patches of the world and the cursor sealer. Nothing here is reachable from the
+shipped CLI."""
 
 from __future__ import annotations
 
@@ -38,7 +39,9 @@ class Mutation:
     request: RequestRewrite | None = None
     response: ResponseRewrite | None = None
     patch: Patch | None = None
-    policy: Policy = DEFAULT  # strict for a defect that breaks an inferred rule, live for a live one
+    policy: Policy = (
+        DEFAULT  # strict for a defect that breaks an inferred rule, live for a live one
+    )
 
 
 class MutationSwitch:
@@ -67,11 +70,14 @@ class MutationSwitch:
             elif message["type"] == "http.response.body":
                 chunks.append(message.get("body", b""))
                 if not message.get("more_body"):
-                    status, headers, body = mutation.response(scope, start["status"], list(start["headers"]),
-                                                              b"".join(chunks))
+                    status, headers, body = mutation.response(
+                        scope, start["status"], list(start["headers"]), b"".join(chunks)
+                    )
                     headers = [(k, v) for k, v in headers if k.lower() != b"content-length"]
                     headers.append((b"content-length", str(len(body)).encode()))
-                    await send({"type": "http.response.start", "status": status, "headers": headers})
+                    await send(
+                        {"type": "http.response.start", "status": status, "headers": headers}
+                    )
                     await send({"type": "http.response.body", "body": body})
             else:
                 await send(message)
@@ -79,7 +85,8 @@ class MutationSwitch:
         await self.app(scope, receive, capture)
 
 
-# -- building blocks ------------------------------------------------------------------------------------
+# -- building blocks
+# ------------------------------------------------------------------------------------
 def _query(scope: Scope) -> dict[str, str]:
     return dict(parse_qsl(scope.get("query_string", b"").decode("latin-1"), keep_blank_values=True))
 
@@ -110,7 +117,9 @@ def _set_header(headers: Headers, name: bytes, value: bytes | None) -> Headers:
 def on_pages(edit: Callable[[dict[str, Any], dict[str, str]], None]) -> ResponseRewrite:
     """Edit the body of every 200 page of listTestSetCases (given the request's query)."""
 
-    def response(scope: Scope, status: int, headers: Headers, body: bytes) -> tuple[int, Headers, bytes]:
+    def response(
+        scope: Scope, status: int, headers: Headers, body: bytes
+    ) -> tuple[int, Headers, bytes]:
         if status == 200 and _is_list(scope):
             page = json.loads(body)
             edit(page, _query(scope))
@@ -128,10 +137,14 @@ def on_cases(edit: Callable[[dict[str, Any]], None]) -> ResponseRewrite:
     return on_pages(each)
 
 
-def on_errors(api: str, edit: Callable[[int, Headers, bytes], tuple[int, Headers, bytes]]) -> ResponseRewrite:
+def on_errors(
+    api: str, edit: Callable[[int, Headers, bytes], tuple[int, Headers, bytes]]
+) -> ResponseRewrite:
     prefix = "/v1/" if api == "test-set" else "/v2/"
 
-    def response(scope: Scope, status: int, headers: Headers, body: bytes) -> tuple[int, Headers, bytes]:
+    def response(
+        scope: Scope, status: int, headers: Headers, body: bytes
+    ) -> tuple[int, Headers, bytes]:
         if status >= 400 and scope["path"].startswith(prefix):
             return edit(status, headers, body)
         return status, headers, body
@@ -139,11 +152,15 @@ def on_errors(api: str, edit: Callable[[int, Headers, bytes], tuple[int, Headers
     return response
 
 
-def patch_world(replace_page: Callable[[Callable[..., EncodedPage], Any, int | None, int], EncodedPage]) -> Patch:
+def patch_world(
+    replace_page: Callable[[Callable[..., EncodedPage], Any, int | None, int], EncodedPage],
+) -> Patch:
     def patch(monkeypatch: pytest.MonkeyPatch, world: World) -> None:
         original = world.encoded_page  # what the server serves pages from
         monkeypatch.setattr(
-            world, "encoded_page", lambda query, after, limit: replace_page(original, query, after, limit)
+            world,
+            "encoded_page",
+            lambda query, after, limit: replace_page(original, query, after, limit),
         )
 
     return patch
@@ -154,7 +171,12 @@ def patch_binding(drop: str) -> Patch:
     original = Binding.of.__func__
 
     def of(
-        cls: type[Binding], agent_id: str, project_id: str, include_retired: bool, kinds: Any, caller: str,
+        cls: type[Binding],
+        agent_id: str,
+        project_id: str,
+        include_retired: bool,
+        kinds: Any,
+        caller: str,
         *rest: Any,
     ) -> Binding:
         if drop == "filters":
@@ -197,22 +219,29 @@ def _crash(cursor: str) -> int:
     raise RuntimeError("cursor decoding crashed")
 
 
-# -- the defects ----------------------------------------------------------------------------------------
-def _overlap(original: Callable[..., EncodedPage], query: Any, after: int | None, limit: int) -> EncodedPage:
+# -- the defects
+# ----------------------------------------------------------------------------------------
+def _overlap(
+    original: Callable[..., EncodedPage], query: Any, after: int | None, limit: int
+) -> EncodedPage:
     page = original(query, after, limit)
     if limit > 1 and page.next_position is not None:
         return EncodedPage(page.cases, original(query, after, limit - 1).next_position)
     return page
 
 
-def _skip_one(original: Callable[..., EncodedPage], query: Any, after: int | None, limit: int) -> EncodedPage:
+def _skip_one(
+    original: Callable[..., EncodedPage], query: Any, after: int | None, limit: int
+) -> EncodedPage:
     page = original(query, after, limit)
     if page.next_position is not None:
         return EncodedPage(page.cases, original(query, after, limit + 1).next_position)
     return page
 
 
-def _cases_before(original: Callable[..., EncodedPage], query: Any, after: int | None, limit: int) -> int:
+def _cases_before(
+    original: Callable[..., EncodedPage], query: Any, after: int | None, limit: int
+) -> int:
     """How many cases the pages before the one starting after `after` held, at this limit."""
     delivered, position = 0, None
     while position != after:
@@ -224,45 +253,67 @@ def _cases_before(original: Callable[..., EncodedPage], query: Any, after: int |
 
 
 def _ends_early(limit_applies: Callable[[int], bool], last_page: int) -> Callable[..., EncodedPage]:
-    """A list that claims to end (hasMore: false, no nextCursor) on page `last_page` at the limits it applies to."""
+    """A list that claims to end (hasMore: false, no nextCursor) on page `last_page` at the limits
+    it applies to."""
 
-    def page(original: Callable[..., EncodedPage], query: Any, after: int | None, limit: int) -> EncodedPage:
+    def page(
+        original: Callable[..., EncodedPage], query: Any, after: int | None, limit: int
+    ) -> EncodedPage:
         found = original(query, after, limit)
-        if limit_applies(limit) and _cases_before(original, query, after, limit) >= (last_page - 1) * limit:
+        if (
+            limit_applies(limit)
+            and _cases_before(original, query, after, limit) >= (last_page - 1) * limit
+        ):
             return EncodedPage(found.cases, None)
         return found
 
     return page
 
 
-def _all_kinds(original: Callable[..., EncodedPage], query: Any, after: int | None, limit: int) -> EncodedPage:
-    return original(dataclasses.replace(query, kinds=frozenset({"correction", "hand"})), after, limit)
+def _all_kinds(
+    original: Callable[..., EncodedPage], query: Any, after: int | None, limit: int
+) -> EncodedPage:
+    return original(
+        dataclasses.replace(query, kinds=frozenset({"correction", "hand"})), after, limit
+    )
 
 
-def _always_retired(original: Callable[..., EncodedPage], query: Any, after: int | None, limit: int) -> EncodedPage:
+def _always_retired(
+    original: Callable[..., EncodedPage], query: Any, after: int | None, limit: int
+) -> EncodedPage:
     return original(dataclasses.replace(query, include_retired=True), after, limit)
 
 
-def _never_retired(original: Callable[..., EncodedPage], query: Any, after: int | None, limit: int) -> EncodedPage:
+def _never_retired(
+    original: Callable[..., EncodedPage], query: Any, after: int | None, limit: int
+) -> EncodedPage:
     return original(dataclasses.replace(query, include_retired=False), after, limit)
 
 
-def _retired_drops_active(original: Callable[..., EncodedPage], query: Any, after: int | None,
-                          limit: int) -> EncodedPage:
-    """With include=retired, the list's first active case is left out (it stands on every walk's first page)."""
+def _retired_drops_active(
+    original: Callable[..., EncodedPage], query: Any, after: int | None, limit: int
+) -> EncodedPage:
+    """With include=retired, the list's first active case is left out (it stands on every walk's
+    first page)."""
     found = original(query, after, limit)
     if not query.include_retired or after is not None:
         return found
     first_active = next((n for n, case in enumerate(found.cases) if b'"retired"' not in case), None)
     if first_active is None:
         return found
-    return EncodedPage(found.cases[:first_active] + found.cases[first_active + 1:], found.next_position)
+    return EncodedPage(
+        found.cases[:first_active] + found.cases[first_active + 1 :], found.next_position
+    )
 
 
 def _other_project(world: World) -> Callable[..., EncodedPage]:
-    def page(original: Callable[..., EncodedPage], query: Any, after: int | None, limit: int) -> EncodedPage:
+    def page(
+        original: Callable[..., EncodedPage], query: Any, after: int | None, limit: int
+    ) -> EncodedPage:
         others = [p for p in world.project_ids(query.agent_id) if p != query.project_id.lower()]
-        return original(dataclasses.replace(query, project_id=others[0]) if others else query, after, limit)
+        return original(
+            dataclasses.replace(query, project_id=others[0]) if others else query, after, limit
+        )
 
     return page
 
@@ -334,7 +385,10 @@ def _ranks_from_one(case: dict[str, Any]) -> None:
 
 
 def _long_args(case: dict[str, Any]) -> None:
-    case["expect"]["decisions"] = {"verdict": "wrong", "shouldCall": [{"tool": "search", "args": {"q": "x" * 4100}}]}
+    case["expect"]["decisions"] = {
+        "verdict": "wrong",
+        "shouldCall": [{"tool": "search", "args": {"q": "x" * 4100}}],
+    }
 
 
 def _retired_before_added(case: dict[str, Any]) -> None:
@@ -346,7 +400,9 @@ def _drop_request_id(status: int, headers: Headers, body: bytes) -> tuple[int, H
     return status, _set_header(headers, b"x-request-id", None), body
 
 
-def _no_envelope_request_id(status: int, headers: Headers, body: bytes) -> tuple[int, Headers, bytes]:
+def _no_envelope_request_id(
+    status: int, headers: Headers, body: bytes
+) -> tuple[int, Headers, bytes]:
     envelope = json.loads(body)
     del envelope["error"]["requestId"]
     return status, headers, json.dumps(envelope).encode()
@@ -357,8 +413,17 @@ def _other_request_id(status: int, headers: Headers, body: bytes) -> tuple[int, 
 
 
 def _problem_json(status: int, headers: Headers, body: bytes) -> tuple[int, Headers, bytes]:
-    problem = {"type": "about:blank", "title": "Error", "detail": "It went wrong.", "status": status}
-    return status, _set_header(headers, b"content-type", b"application/problem+json"), json.dumps(problem).encode()
+    problem = {
+        "type": "about:blank",
+        "title": "Error",
+        "detail": "It went wrong.",
+        "status": status,
+    }
+    return (
+        status,
+        _set_header(headers, b"content-type", b"application/problem+json"),
+        json.dumps(problem).encode(),
+    )
 
 
 def _unknown_agent_empty(status: int, headers: Headers, body: bytes) -> tuple[int, Headers, bytes]:
@@ -379,19 +444,29 @@ def _drop_retry_after(status: int, headers: Headers, body: bytes) -> tuple[int, 
     return status, _set_header(headers, b"retry-after", None), body
 
 
-def _unknown_test_case_400(status: int, headers: Headers, body: bytes) -> tuple[int, Headers, bytes]:
+def _unknown_test_case_400(
+    status: int, headers: Headers, body: bytes
+) -> tuple[int, Headers, bytes]:
     if status == 404:
-        return 400, headers, json.dumps({"id": "bad_request", "message": "Not a test case id."}).encode()
+        return (
+            400,
+            headers,
+            json.dumps({"id": "bad_request", "message": "Not a test case id."}).encode(),
+        )
     return status, headers, body
 
 
 def _v1_envelope_on_v2(status: int, headers: Headers, body: bytes) -> tuple[int, Headers, bytes]:
     error = json.loads(body)
-    envelope = {"error": {"code": error["id"], "message": error["message"], "details": {}, "requestId": "r"}}
+    envelope = {
+        "error": {"code": error["id"], "message": error["message"], "details": {}, "requestId": "r"}
+    }
     return status, headers, json.dumps(envelope).encode()
 
 
-def _uint64_as_integer(scope: Scope, status: int, headers: Headers, body: bytes) -> tuple[int, Headers, bytes]:
+def _uint64_as_integer(
+    scope: Scope, status: int, headers: Headers, body: bytes
+) -> tuple[int, Headers, bytes]:
     if status == 200 and scope["path"].startswith("/v2/"):
         answer = json.loads(body)
         test_case = answer["evaluation_test_case"]
@@ -402,7 +477,9 @@ def _uint64_as_integer(scope: Scope, status: int, headers: Headers, body: bytes)
     return status, headers, body
 
 
-def _ratelimit_not_integer(scope: Scope, status: int, headers: Headers, body: bytes) -> tuple[int, Headers, bytes]:
+def _ratelimit_not_integer(
+    scope: Scope, status: int, headers: Headers, body: bytes
+) -> tuple[int, Headers, bytes]:
     if scope["path"].startswith("/v2/"):
         headers = _set_header(headers, b"ratelimit-remaining", b"plenty")
     return status, headers, body
@@ -419,7 +496,11 @@ def _lenient_kind(params: dict[str, str]) -> None:
 
 
 def _any_token(scope: Scope) -> Scope:
-    if _header(scope["headers"], b"authorization") not in (None, b"Bearer demo-user", b"Bearer demo-other"):
+    if _header(scope["headers"], b"authorization") not in (
+        None,
+        b"Bearer demo-user",
+        b"Bearer demo-other",
+    ):
         scope["headers"] = _set_header(scope["headers"], b"authorization", b"Bearer demo-user")
     return scope
 
@@ -431,7 +512,9 @@ def _upper_case_project_refused(params: dict[str, str]) -> None:
 
 def _upper_case_project_elsewhere(params: dict[str, str]) -> None:
     if params.get("projectId", "") != params.get("projectId", "").lower():
-        params["projectId"] = "00000000-0000-4000-8000-000000000000"  # no project of the agent: an empty page
+        params["projectId"] = (
+            "00000000-0000-4000-8000-000000000000"  # no project of the agent: an empty page
+        )
 
 
 def _no_read_reads(scope: Scope) -> Scope:
@@ -445,11 +528,16 @@ def _refuse_both_kinds(params: dict[str, str]) -> None:
         params["kind"] += ","  # which the server refuses with 400 bad-input
 
 
-def _long_tool_on_later_pages(scope: Scope, status: int, headers: Headers, body: bytes) -> tuple[int, Headers, bytes]:
+def _long_tool_on_later_pages(
+    scope: Scope, status: int, headers: Headers, body: bytes
+) -> tuple[int, Headers, bytes]:
     if status == 200 and _is_list(scope) and "cursor" in _query(scope):
         page = json.loads(body)
         for case in page["data"]:
-            case["expect"]["decisions"] = {"verdict": "wrong", "shouldCall": [{"tool": "t" * 300, "args": {}}]}
+            case["expect"]["decisions"] = {
+                "verdict": "wrong",
+                "shouldCall": [{"tool": "t" * 300, "args": {}}],
+            }
         body = json.dumps(page).encode()
     return status, headers, body
 
@@ -468,118 +556,372 @@ VERSIONS_BY_SPEC_NAME = ("version_asked_by_the_spec_s_name_is_that_version",)
 STRICT, LIVE = Policy(strict=True), Policy(profile=LIVE_PROFILE)
 
 MUTATIONS: list[Mutation] = [
-    Mutation("page-overlap", "each next page starts with the previous page's last case",
-             "walk_yields_every_case_once", WALK, patch=patch_world(_overlap)),
-    Mutation("skipped-case", "one case is skipped between consecutive pages",
-             "walk_yields_every_case_once", ("walk_yields_every_case_once",), patch=patch_world(_skip_one)),
-    Mutation("kind-ignored", "the kind filter is ignored", "kind_filter_selects_those_kinds",
-             ("kind_filter_selects_those_kinds",), patch=patch_world(_all_kinds)),
-    Mutation("retired-leak", "include is ignored: retired cases are always listed",
-             "retired_cases_only_with_include_retired", RETIRED, patch=patch_world(_always_retired)),
-    Mutation("retired-never-shown", "include=retired is ignored: retired cases never come back",
-             "include_retired_adds_the_retired_cases", RETIRED, patch=patch_world(_never_retired)),
-    Mutation("retired-drops-active", "include=retired leaves out an active case",
-             "include_retired_adds_the_retired_cases", RETIRED, patch=patch_world(_retired_drops_active)),
-    Mutation("project-ignored", "the list holds another project's cases", "cases_belong_to_the_project",
-             PAGES, patch=_patch_other_project),
-    Mutation("default-limit-20", "the default page size is 20, not 25", "default_limit_is_25",
-             ("default_limit_is_25",), request=rewrite_query(_default_limit_20), policy=STRICT),
-    Mutation("limit-ignored", "limit is ignored (always 25)", "page_holds_at_most_limit", PAGES,
-             request=rewrite_query(_ignore_limit)),
-    Mutation("limit-out-of-range-accepted", "limit=0 and limit=101 are taken as the default",
-             "limit_outside_its_bounds_is_bad_input", ("limit_outside_its_bounds_is_bad_input",),
-             request=rewrite_query(_accept_out_of_range_limit), policy=STRICT),
-    Mutation("include-letter-case-accepted", "include=RETIRED is read as include=retired",
-             "malformed_project_include_or_kind_is_bad_input", PROBES,
-             request=rewrite_query(_case_insensitive_include)),
-    Mutation("kind-near-miss-accepted", "kind=correction, (a trailing or doubled comma, any case) is accepted",
-             "malformed_project_include_or_kind_is_bad_input", PROBES, request=rewrite_query(_lenient_kind)),
-    Mutation("has-more-without-cursor", "hasMore is true but nextCursor is missing",
-             "has_more_page_has_a_next_cursor", PAGES, response=on_pages(_drop_cursor_when_more)),
-    Mutation("cursor-on-last-page", "the last page carries a nextCursor",
-             "last_page_has_no_next_cursor", WALK, response=on_pages(_cursor_on_last_page), policy=STRICT),
-    Mutation("oldest-first", "pages list the oldest case first", "page_is_newest_first", PAGES,
-             response=on_pages(_oldest_first)),
-    Mutation("schema-breach-on-later-pages", "pages after the first carry a 300-character tool name",
-             "response_schema_conformance", WALK, response=_long_tool_on_later_pages),
-    Mutation("cursor-not-bound-to-filters", "a cursor is taken with other include/kind filters",
-             "cursor_is_bound_to_the_filters", ("cursor_is_bound_to_the_filters",), patch=patch_binding("filters")),
-    Mutation("cursor-not-bound-to-caller", "a cursor is taken from another caller",
-             "cursor_is_bound_to_the_caller", ("cursor_is_bound_to_the_caller",), patch=patch_binding("caller")),
-    Mutation("tampered-cursor-accepted", "the cursor's signature is not verified", "tampered_cursor_is_bad_input",
-             ("tampered_cursor_is_bad_input",), patch=patch_open(_position_without_mac), policy=STRICT),
-    Mutation("bad-cursor-500", "a cursor that does not verify crashes the handler (500)",
-             "status_code_conformance", ("junk_cursor_is_bad_input",), patch=patch_open(_crash)),
-    Mutation("missing-request-id", "errors lack X-Request-Id", "response_headers_conformance",
-             PROBES, response=on_errors("test-set", _drop_request_id)),
-    Mutation("request-id-mismatch", "X-Request-Id differs from the envelope's requestId",
-             "request_id_header_is_the_envelope_s", PROBES, response=on_errors("test-set", _other_request_id)),
-    Mutation("problem-json-errors", "errors answer with problem+json instead of the envelope",
-             "content_type_conformance", PROBES, response=on_errors("test-set", _problem_json)),
-    Mutation("auth-not-enforced", "a request without a token is served", "missing_or_malformed_token_is_401",
-             ("missing_or_malformed_token_is_401",), request=_no_auth_needed),
-    Mutation("made-up-token-accepted", "any well-formed bearer token reads the project",
-             "made_up_token_is_refused", ("made_up_token_is_refused",), request=_any_token),
-    Mutation("expired-token-accepted", "expired and revoked tokens still read the project",
-             "expired_and_revoked_tokens_are_401", ("expired_and_revoked_tokens_are_401",), request=_any_token),
-    Mutation("unknown-agent-empty-page", "an unknown agent gets a 200 empty page",
-             "unknown_agent_is_agent_not_found", ("unknown_agent_is_agent_not_found",),
-             response=on_errors("test-set", _unknown_agent_empty)),
-    Mutation("wrong-404-code", "an unknown agent's 404 says not-found instead of agent-not-found",
-             "error_code_is_the_page_s", ("unknown_agent_is_agent_not_found",),
-             response=on_errors("test-set", _not_found_code)),
-    Mutation("hand-id-without-case-prefix", "hand case ids start hand- instead of case-",
-             "hand_case_id_starts_with_case", PAGES, response=on_cases(_hand_id)),
-    Mutation("updated-at-moves", "an active case's updatedAt differs from its addedAt",
-             "updated_at_is_added_at_until_retired", PAGES, response=on_cases(_touch_updated_at)),
-    Mutation("expert-missing-on-hand", "hand cases lose expert: true", "hand_cases_are_expert", WALK,
-             response=on_cases(_drop_expert_on_hand)),
-    Mutation("item-ranks-repeated", "every item of a case has rank 0", "item_ranks_are_distinct_positions", WALK,
-             response=on_cases(_repeated_ranks)),
-    Mutation("args-too-long", "shouldCall args exceed 4000 characters", "should_call_args_fit", PAGES,
-             response=on_cases(_long_args)),
-    Mutation("retired-before-added", "a retirement dated before the case was added", "retirement_is_consistent",
-             RETIRED, response=on_cases(_retired_before_added), policy=STRICT),
-    Mutation("busy-without-retry-after", "a 503 database-busy lacks Retry-After", "busy_answer_says_when_to_retry",
-             ("busy_answer_says_when_to_retry",), response=on_errors("test-set", _drop_retry_after)),
-    Mutation("v2-version-ignored", "the version parameter is ignored (always the latest): it may be read under "
-             "another name, since evaluation_test_case_version is inferred", VERSIONS_BY_NAME[0], VERSIONS_BY_NAME,
-             api="gradient", request=rewrite_query(_drop_version), policy=STRICT),
-    Mutation("v2-uint64-as-integer", "uint64 fields travel as JSON numbers", "response_schema_conformance",
-             ("each_version_is_that_version",), api="gradient", response=_uint64_as_integer),
-    Mutation("v2-ratelimit-not-integer", "ratelimit-remaining is a word", "conforms_to_digitalocean_s_spec",
-             ("no_version_is_the_latest",), api="gradient", response=_ratelimit_not_integer, policy=LIVE),
-    Mutation("v2-v1-envelope", "/v2 errors use the test-set envelope", "conforms_to_digitalocean_s_spec",
-             ("unknown_test_case_is_404",), api="gradient", response=on_errors("gradient", _v1_envelope_on_v2),
-             policy=LIVE),
-    Mutation("v2-unknown-is-400", "an unknown test case id is a 400, not a 404", "unknown_test_case_is_404",
-             ("unknown_test_case_is_404",), api="gradient", response=on_errors("gradient", _unknown_test_case_400),
-             policy=LIVE),
-    Mutation("walk-ends-on-page-2-at-the-default-limit",
-             "at the default limit the second page says it is the last (hasMore: false, no nextCursor): 50 cases "
-             "delivered, the third page never asked for", "walk_yields_every_case_once", WALK,
-             patch=patch_world(_ends_early(lambda limit: limit == 25, 2))),
-    Mutation("walk-ends-on-page-4-at-a-small-limit",
-             "at a limit below 50 the fourth page says it is the last", "walk_yields_every_case_once", WALK,
-             patch=patch_world(_ends_early(lambda limit: limit < 50 and limit != 25, 4))),
-    Mutation("v2-version-off-by-one", "asked for version n > 1, the answer is version n - 1 (the parameter is "
-             "read, so its name is confirmed)", "each_version_is_that_version", ("each_version_is_that_version",),
-             api="gradient", request=rewrite_query(_version_off_by_one)),
-    Mutation("no-read-caller-served", "a valid token without read on the project (the targets' no_read_token) "
-             "is served the project's cases", "caller_without_read_gets_no_cases",
-             ("caller_without_read_gets_no_cases",), request=_no_read_reads),
-    Mutation("both-kinds-refused", "a valid kind=hand,correction (either order, no cursor) is refused with 400",
-             "kind_filter_selects_those_kinds", ("kind_filter_selects_those_kinds",),
-             request=rewrite_query(_refuse_both_kinds)),
-    Mutation("upper-case-project-id-refused", "a project id in upper case (as the page's own request spells it) is "
-             "refused with 400", "upper_case_project_id_is_accepted", ("upper_case_project_id_is_accepted",),
-             request=rewrite_query(_upper_case_project_refused)),
-    Mutation("upper-case-project-id-is-another-project", "a project id in upper case names no project (an empty "
-             "page): RFC 4122's case-insensitivity, not the page's", "project_id_is_case_insensitive",
-             ("project_id_is_case_insensitive",), request=rewrite_query(_upper_case_project_elsewhere), policy=STRICT),
-    Mutation("envelope-without-request-id", "error envelopes lack requestId (X-Request-Id is still sent)",
-             "response_schema_conformance", PROBES, response=on_errors("test-set", _no_envelope_request_id)),
-    Mutation("v2-version-ignored-live", "the version parameter is ignored (always the latest), judged in the live "
-             "profile, where DigitalOcean's spec names the parameter", VERSIONS_BY_SPEC_NAME[0], VERSIONS_BY_SPEC_NAME,
-             api="gradient", request=rewrite_query(_drop_version), policy=LIVE),
+    Mutation(
+        "page-overlap",
+        "each next page starts with the previous page's last case",
+        "walk_yields_every_case_once",
+        WALK,
+        patch=patch_world(_overlap),
+    ),
+    Mutation(
+        "skipped-case",
+        "one case is skipped between consecutive pages",
+        "walk_yields_every_case_once",
+        ("walk_yields_every_case_once",),
+        patch=patch_world(_skip_one),
+    ),
+    Mutation(
+        "kind-ignored",
+        "the kind filter is ignored",
+        "kind_filter_selects_those_kinds",
+        ("kind_filter_selects_those_kinds",),
+        patch=patch_world(_all_kinds),
+    ),
+    Mutation(
+        "retired-leak",
+        "include is ignored: retired cases are always listed",
+        "retired_cases_only_with_include_retired",
+        RETIRED,
+        patch=patch_world(_always_retired),
+    ),
+    Mutation(
+        "retired-never-shown",
+        "include=retired is ignored: retired cases never come back",
+        "include_retired_adds_the_retired_cases",
+        RETIRED,
+        patch=patch_world(_never_retired),
+    ),
+    Mutation(
+        "retired-drops-active",
+        "include=retired leaves out an active case",
+        "include_retired_adds_the_retired_cases",
+        RETIRED,
+        patch=patch_world(_retired_drops_active),
+    ),
+    Mutation(
+        "project-ignored",
+        "the list holds another project's cases",
+        "cases_belong_to_the_project",
+        PAGES,
+        patch=_patch_other_project,
+    ),
+    Mutation(
+        "default-limit-20",
+        "the default page size is 20, not 25",
+        "default_limit_is_25",
+        ("default_limit_is_25",),
+        request=rewrite_query(_default_limit_20),
+        policy=STRICT,
+    ),
+    Mutation(
+        "limit-ignored",
+        "limit is ignored (always 25)",
+        "page_holds_at_most_limit",
+        PAGES,
+        request=rewrite_query(_ignore_limit),
+    ),
+    Mutation(
+        "limit-out-of-range-accepted",
+        "limit=0 and limit=101 are taken as the default",
+        "limit_outside_its_bounds_is_bad_input",
+        ("limit_outside_its_bounds_is_bad_input",),
+        request=rewrite_query(_accept_out_of_range_limit),
+        policy=STRICT,
+    ),
+    Mutation(
+        "include-letter-case-accepted",
+        "include=RETIRED is read as include=retired",
+        "malformed_project_include_or_kind_is_bad_input",
+        PROBES,
+        request=rewrite_query(_case_insensitive_include),
+    ),
+    Mutation(
+        "kind-near-miss-accepted",
+        "kind=correction, (a trailing or doubled comma, any case) is accepted",
+        "malformed_project_include_or_kind_is_bad_input",
+        PROBES,
+        request=rewrite_query(_lenient_kind),
+    ),
+    Mutation(
+        "has-more-without-cursor",
+        "hasMore is true but nextCursor is missing",
+        "has_more_page_has_a_next_cursor",
+        PAGES,
+        response=on_pages(_drop_cursor_when_more),
+    ),
+    Mutation(
+        "cursor-on-last-page",
+        "the last page carries a nextCursor",
+        "last_page_has_no_next_cursor",
+        WALK,
+        response=on_pages(_cursor_on_last_page),
+        policy=STRICT,
+    ),
+    Mutation(
+        "oldest-first",
+        "pages list the oldest case first",
+        "page_is_newest_first",
+        PAGES,
+        response=on_pages(_oldest_first),
+    ),
+    Mutation(
+        "schema-breach-on-later-pages",
+        "pages after the first carry a 300-character tool name",
+        "response_schema_conformance",
+        WALK,
+        response=_long_tool_on_later_pages,
+    ),
+    Mutation(
+        "cursor-not-bound-to-filters",
+        "a cursor is taken with other include/kind filters",
+        "cursor_is_bound_to_the_filters",
+        ("cursor_is_bound_to_the_filters",),
+        patch=patch_binding("filters"),
+    ),
+    Mutation(
+        "cursor-not-bound-to-caller",
+        "a cursor is taken from another caller",
+        "cursor_is_bound_to_the_caller",
+        ("cursor_is_bound_to_the_caller",),
+        patch=patch_binding("caller"),
+    ),
+    Mutation(
+        "tampered-cursor-accepted",
+        "the cursor's signature is not verified",
+        "tampered_cursor_is_bad_input",
+        ("tampered_cursor_is_bad_input",),
+        patch=patch_open(_position_without_mac),
+        policy=STRICT,
+    ),
+    Mutation(
+        "bad-cursor-500",
+        "a cursor that does not verify crashes the handler (500)",
+        "status_code_conformance",
+        ("junk_cursor_is_bad_input",),
+        patch=patch_open(_crash),
+    ),
+    Mutation(
+        "missing-request-id",
+        "errors lack X-Request-Id",
+        "response_headers_conformance",
+        PROBES,
+        response=on_errors("test-set", _drop_request_id),
+    ),
+    Mutation(
+        "request-id-mismatch",
+        "X-Request-Id differs from the envelope's requestId",
+        "request_id_header_is_the_envelope_s",
+        PROBES,
+        response=on_errors("test-set", _other_request_id),
+    ),
+    Mutation(
+        "problem-json-errors",
+        "errors answer with problem+json instead of the envelope",
+        "content_type_conformance",
+        PROBES,
+        response=on_errors("test-set", _problem_json),
+    ),
+    Mutation(
+        "auth-not-enforced",
+        "a request without a token is served",
+        "missing_or_malformed_token_is_401",
+        ("missing_or_malformed_token_is_401",),
+        request=_no_auth_needed,
+    ),
+    Mutation(
+        "made-up-token-accepted",
+        "any well-formed bearer token reads the project",
+        "made_up_token_is_refused",
+        ("made_up_token_is_refused",),
+        request=_any_token,
+    ),
+    Mutation(
+        "expired-token-accepted",
+        "expired and revoked tokens still read the project",
+        "expired_and_revoked_tokens_are_401",
+        ("expired_and_revoked_tokens_are_401",),
+        request=_any_token,
+    ),
+    Mutation(
+        "unknown-agent-empty-page",
+        "an unknown agent gets a 200 empty page",
+        "unknown_agent_is_agent_not_found",
+        ("unknown_agent_is_agent_not_found",),
+        response=on_errors("test-set", _unknown_agent_empty),
+    ),
+    Mutation(
+        "wrong-404-code",
+        "an unknown agent's 404 says not-found instead of agent-not-found",
+        "error_code_is_the_page_s",
+        ("unknown_agent_is_agent_not_found",),
+        response=on_errors("test-set", _not_found_code),
+    ),
+    Mutation(
+        "hand-id-without-case-prefix",
+        "hand case ids start hand- instead of case-",
+        "hand_case_id_starts_with_case",
+        PAGES,
+        response=on_cases(_hand_id),
+    ),
+    Mutation(
+        "updated-at-moves",
+        "an active case's updatedAt differs from its addedAt",
+        "updated_at_is_added_at_until_retired",
+        PAGES,
+        response=on_cases(_touch_updated_at),
+    ),
+    Mutation(
+        "expert-missing-on-hand",
+        "hand cases lose expert: true",
+        "hand_cases_are_expert",
+        WALK,
+        response=on_cases(_drop_expert_on_hand),
+    ),
+    Mutation(
+        "item-ranks-repeated",
+        "every item of a case has rank 0",
+        "item_ranks_are_distinct_positions",
+        WALK,
+        response=on_cases(_repeated_ranks),
+    ),
+    Mutation(
+        "args-too-long",
+        "shouldCall args exceed 4000 characters",
+        "should_call_args_fit",
+        PAGES,
+        response=on_cases(_long_args),
+    ),
+    Mutation(
+        "retired-before-added",
+        "a retirement dated before the case was added",
+        "retirement_is_consistent",
+        RETIRED,
+        response=on_cases(_retired_before_added),
+        policy=STRICT,
+    ),
+    Mutation(
+        "busy-without-retry-after",
+        "a 503 database-busy lacks Retry-After",
+        "busy_answer_says_when_to_retry",
+        ("busy_answer_says_when_to_retry",),
+        response=on_errors("test-set", _drop_retry_after),
+    ),
+    Mutation(
+        "v2-version-ignored",
+        "the version parameter is ignored (always the latest): it may be read under "
+        "another name, since evaluation_test_case_version is inferred",
+        VERSIONS_BY_NAME[0],
+        VERSIONS_BY_NAME,
+        api="gradient",
+        request=rewrite_query(_drop_version),
+        policy=STRICT,
+    ),
+    Mutation(
+        "v2-uint64-as-integer",
+        "uint64 fields travel as JSON numbers",
+        "response_schema_conformance",
+        ("each_version_is_that_version",),
+        api="gradient",
+        response=_uint64_as_integer,
+    ),
+    Mutation(
+        "v2-ratelimit-not-integer",
+        "ratelimit-remaining is a word",
+        "conforms_to_digitalocean_s_spec",
+        ("no_version_is_the_latest",),
+        api="gradient",
+        response=_ratelimit_not_integer,
+        policy=LIVE,
+    ),
+    Mutation(
+        "v2-v1-envelope",
+        "/v2 errors use the test-set envelope",
+        "conforms_to_digitalocean_s_spec",
+        ("unknown_test_case_is_404",),
+        api="gradient",
+        response=on_errors("gradient", _v1_envelope_on_v2),
+        policy=LIVE,
+    ),
+    Mutation(
+        "v2-unknown-is-400",
+        "an unknown test case id is a 400, not a 404",
+        "unknown_test_case_is_404",
+        ("unknown_test_case_is_404",),
+        api="gradient",
+        response=on_errors("gradient", _unknown_test_case_400),
+        policy=LIVE,
+    ),
+    Mutation(
+        "walk-ends-on-page-2-at-the-default-limit",
+        "at the default limit the second page says it is the last (hasMore: false, no nextCursor): "
+        "50 cases "
+        "delivered, the third page never asked for",
+        "walk_yields_every_case_once",
+        WALK,
+        patch=patch_world(_ends_early(lambda limit: limit == 25, 2)),
+    ),
+    Mutation(
+        "walk-ends-on-page-4-at-a-small-limit",
+        "at a limit below 50 the fourth page says it is the last",
+        "walk_yields_every_case_once",
+        WALK,
+        patch=patch_world(_ends_early(lambda limit: limit < 50 and limit != 25, 4)),
+    ),
+    Mutation(
+        "v2-version-off-by-one",
+        "asked for version n > 1, the answer is version n - 1 (the parameter is "
+        "read, so its name is confirmed)",
+        "each_version_is_that_version",
+        ("each_version_is_that_version",),
+        api="gradient",
+        request=rewrite_query(_version_off_by_one),
+    ),
+    Mutation(
+        "no-read-caller-served",
+        "a valid token without read on the project (the targets' no_read_token) "
+        "is served the project's cases",
+        "caller_without_read_gets_no_cases",
+        ("caller_without_read_gets_no_cases",),
+        request=_no_read_reads,
+    ),
+    Mutation(
+        "both-kinds-refused",
+        "a valid kind=hand,correction (either order, no cursor) is refused with 400",
+        "kind_filter_selects_those_kinds",
+        ("kind_filter_selects_those_kinds",),
+        request=rewrite_query(_refuse_both_kinds),
+    ),
+    Mutation(
+        "upper-case-project-id-refused",
+        "a project id in upper case (as the page's own request spells it) is refused with 400",
+        "upper_case_project_id_is_accepted",
+        ("upper_case_project_id_is_accepted",),
+        request=rewrite_query(_upper_case_project_refused),
+    ),
+    Mutation(
+        "upper-case-project-id-is-another-project",
+        "a project id in upper case names no project (an empty "
+        "page): RFC 4122's case-insensitivity, not the page's",
+        "project_id_is_case_insensitive",
+        ("project_id_is_case_insensitive",),
+        request=rewrite_query(_upper_case_project_elsewhere),
+        policy=STRICT,
+    ),
+    Mutation(
+        "envelope-without-request-id",
+        "error envelopes lack requestId (X-Request-Id is still sent)",
+        "response_schema_conformance",
+        PROBES,
+        response=on_errors("test-set", _no_envelope_request_id),
+    ),
+    Mutation(
+        "v2-version-ignored-live",
+        "the version parameter is ignored (always the latest), judged in the live "
+        "profile, where DigitalOcean's spec names the parameter",
+        VERSIONS_BY_SPEC_NAME[0],
+        VERSIONS_BY_SPEC_NAME,
+        api="gradient",
+        request=rewrite_query(_drop_version),
+        policy=LIVE,
+    ),
 ]

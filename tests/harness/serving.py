@@ -1,4 +1,5 @@
-"""Serve an ASGI app on a free 127.0.0.1 port in a background thread, for as long as a fixture needs it."""
+"""Serve an ASGI app on a free 127.0.0.1 port in a background thread, for as long as a fixture needs
+it."""
 
 from __future__ import annotations
 
@@ -18,11 +19,16 @@ START_TIMEOUT = 20.0  # seconds
 
 @contextmanager
 def serving(app: Any, **options: Any) -> Iterator[str]:
-    """Yield the base URL of `app` served by uvicorn as evalmock serves (with these further uvicorn options; no
-    lifespan unless asked for); stop it on exit."""
+    """Yield the base URL of `app` served by uvicorn as evalmock serves (with these further uvicorn
+    options; no lifespan unless asked for); stop it on exit."""
     port = free_port()
-    config = uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning",
-                            **{"lifespan": "off", "http": HTTP_PROTOCOL, **options})
+    config = uvicorn.Config(
+        app,
+        host="127.0.0.1",
+        port=port,
+        log_level="warning",
+        **{"lifespan": "off", "http": HTTP_PROTOCOL, **options},
+    )
     server = uvicorn.Server(config)
     thread = threading.Thread(target=server.run, name=f"uvicorn-{port}", daemon=True)
     thread.start()

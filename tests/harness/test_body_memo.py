@@ -1,6 +1,6 @@
-"""A body read before is read from memory: the same bytes give the same reading without parsing them again, any other
-bytes (or the same bytes read in another context) are read afresh, only plain JSON is remembered, and the memory is
-bounded by the bytes it holds."""
+"""A body read before is read from memory: the same bytes give the same reading without parsing them
+again, any other bytes (or the same bytes read in another context) are read afresh, only plain JSON
+is remembered, and the memory is bounded by the bytes it holds."""
 
 from __future__ import annotations
 
@@ -78,8 +78,14 @@ def test_the_memory_forgets_its_oldest_readings_first_once_its_budget_of_bytes_i
     memo: BodyMemo[int] = BodyMemo(budget=25, largest=10)
     for number in range(3):
         memo.put(bytes([number]) * 10, number)
-    assert len(memo) == 2 and memo.get(bytes([0]) * 10) is None  # the third would have passed 25 bytes
+    # the third would have passed 25 bytes
+    assert len(memo) == 2 and memo.get(bytes([0]) * 10) is None
     assert memo.get(bytes([1]) * 10) == 1 and memo.get(bytes([2]) * 10) == 2
     memo.put(b"x" * 5, 3)  # 25 bytes held: room without forgetting
     memo.put(b"y" * 10, 4)  # the oldest goes, and only it: 10 + 5 + 10 bytes held after it
-    assert [memo.get(body) for body in (bytes([1]) * 10, bytes([2]) * 10, b"x" * 5, b"y" * 10)] == [None, 2, 3, 4]
+    assert [memo.get(body) for body in (bytes([1]) * 10, bytes([2]) * 10, b"x" * 5, b"y" * 10)] == [
+        None,
+        2,
+        3,
+        4,
+    ]

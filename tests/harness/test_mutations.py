@@ -1,8 +1,9 @@
-"""The mutation suite: each realistic defect planted in our own server makes the harness fail, and the check that
-is meant to catch it is among the failures, at its level (docs/mutations.md maps each defect to its check).
+"""The mutation suite: each realistic defect planted in our own server makes the harness fail, and
+the check that is meant to catch it is among the failures, at its level (docs/mutations.md maps each
+defect to its check).
 
-A defect that breaks only an inferred rule is a warning by default and a failure with --strict; one that breaks a
-live rule is caught only in the live profile."""
+A defect that breaks only an inferred rule is a warning by default and a failure with --strict; one
+that breaks a live rule is caught only in the live profile."""
 
 from __future__ import annotations
 
@@ -23,11 +24,20 @@ from .mutants import MUTATIONS, Mutation
 EVERYTHING = Policy(strict=True, profile=LIVE_PROFILE)
 
 
-def lean_audit(server: MutableServer, api: str, scenarios: set[str] | tuple[str, ...], policy: Policy) -> Results:
-    """Only the named scenario checks (each response they get still goes through every response check)."""
+def lean_audit(
+    server: MutableServer, api: str, scenarios: set[str] | tuple[str, ...], policy: Policy
+) -> Results:
+    """Only the named scenario checks (each response they get still goes through every response
+    check)."""
     audit = Audit(
-        base_url=server.base_url, targets=server.targets, apis=(api,), token=server.targets.token,
-        second_token=server.targets.second_token, fuzz=False, only=frozenset(scenarios), policy=policy,
+        base_url=server.base_url,
+        targets=server.targets,
+        apis=(api,),
+        token=server.targets.token,
+        second_token=server.targets.second_token,
+        fuzz=False,
+        only=frozenset(scenarios),
+        policy=policy,
     )
     return run_audit(audit)
 
@@ -43,16 +53,22 @@ def test_every_mutation_names_registered_checks_at_the_policy_its_level_needs() 
     assert len({m.name for m in MUTATIONS}) == len(MUTATIONS)
 
 
-@pytest.mark.parametrize("policy", [Policy(strict=True), EVERYTHING], ids=["strict", "strict-and-live"])
+@pytest.mark.parametrize(
+    "policy", [Policy(strict=True), EVERYTHING], ids=["strict", "strict-and-live"]
+)
 @pytest.mark.parametrize("api", ["test-set", "gradient"])
-def test_the_unmutated_server_passes_the_lean_audits_even_strict_and_live(mutable_server: MutableServer,
-                                                                          api: str, policy: Policy) -> None:
+def test_the_unmutated_server_passes_the_lean_audits_even_strict_and_live(
+    mutable_server: MutableServer, api: str, policy: Policy
+) -> None:
     scenarios = {name for m in MUTATIONS if m.api == api for name in m.scenarios}
     results = lean_audit(mutable_server, api, scenarios, policy)
-    assert results.conforms, [f"{f.check.name}: {f.title}" for f in results.failures + results.warnings]
+    assert results.conforms, [
+        f"{f.check.name}: {f.title}" for f in results.failures + results.warnings
+    ]
     ran = {t.check.name for t in results.rows() if t.check.kind == "scenario" and t.ran}
-    # None skipped, so every mutation below is tested against a working scenario; between the two policies every
-    # one runs (the live profile turns off the inferences DigitalOcean's spec settles, and turns on their twins).
+    # None skipped, so every mutation below is tested against a working scenario; between the two
+    # policies every one runs (the live profile turns off the inferences DigitalOcean's spec
+    # settles, and turns on their twins).
     assert ran == {name for name in scenarios if policy.runs(find_check(name, api).source)}
 
 
@@ -65,12 +81,17 @@ def test_the_harness_catches_the_planted_defect(
     mutable_server.switch.mutation = mutation
     try:
         results = lean_audit(mutable_server, mutation.api, mutation.scenarios, mutation.policy)
-        default = None if mutation.policy == Policy() else lean_audit(
-            mutable_server, mutation.api, mutation.scenarios, Policy())
+        default = (
+            None
+            if mutation.policy == Policy()
+            else lean_audit(mutable_server, mutation.api, mutation.scenarios, Policy())
+        )
     finally:
         mutable_server.switch.mutation = None
     caught = {finding.check.name for finding in results.failures}
-    assert mutation.caught_by in caught, f"{mutation.name} ({mutation.defect}) was caught only by {sorted(caught)}"
+    assert mutation.caught_by in caught, (
+        f"{mutation.name} ({mutation.defect}) was caught only by {sorted(caught)}"
+    )
     if default is not None and mutation.policy.strict:
         # By default the same defect is a warning, not a failure.
         assert mutation.caught_by in {f.check.name for f in default.warnings}
@@ -80,12 +101,15 @@ def test_the_harness_catches_the_planted_defect(
 
 
 def test_docs_map_every_mutation_to_its_check() -> None:
-    text = (Path(__file__).resolve().parents[2] / "docs" / "mutations.md").read_text(encoding="utf-8")
+    text = (Path(__file__).resolve().parents[2] / "docs" / "mutations.md").read_text(
+        encoding="utf-8"
+    )
     for mutation in MUTATIONS:
         assert f"`{mutation.name}`" in text and f"`{mutation.caught_by}`" in text, mutation.name
 
 
-# Defects that Schemathesis's own phases also see, on a lean run (two phases, three examples, no scenario).
+# Defects that Schemathesis's own phases also see, on a lean run (two phases, three examples, no
+# scenario).
 SCHEMATHESIS_CATCHES = {
     "v2-uint64-as-integer": "response_schema_conformance",
     "problem-json-errors": "content_type_conformance",
@@ -95,11 +119,19 @@ SCHEMATHESIS_CATCHES = {
 
 
 @pytest.mark.parametrize("name", sorted(SCHEMATHESIS_CATCHES))
-def test_schemathesis_catches_document_level_defects(mutable_server: MutableServer, name: str) -> None:
+def test_schemathesis_catches_document_level_defects(
+    mutable_server: MutableServer, name: str
+) -> None:
     mutation = next(m for m in MUTATIONS if m.name == name)
-    audit = Audit(base_url=mutable_server.base_url, targets=mutable_server.targets, apis=(mutation.api,),
-                  token=mutable_server.targets.token, max_examples=3, phases=("examples", "coverage"),
-                  only=frozenset())
+    audit = Audit(
+        base_url=mutable_server.base_url,
+        targets=mutable_server.targets,
+        apis=(mutation.api,),
+        token=mutable_server.targets.token,
+        max_examples=3,
+        phases=("examples", "coverage"),
+        only=frozenset(),
+    )
     mutable_server.switch.mutation = mutation
     try:
         results = run_audit(audit)
@@ -109,8 +141,9 @@ def test_schemathesis_catches_document_level_defects(mutable_server: MutableServ
     assert SCHEMATHESIS_CATCHES[name] in caught, f"Schemathesis caught only {sorted(caught)}"
 
 
-def test_one_defect_on_many_responses_is_one_finding_with_a_count(mutable_server: MutableServer,
-                                                                   tmp_path: Path) -> None:
+def test_one_defect_on_many_responses_is_one_finding_with_a_count(
+    mutable_server: MutableServer, tmp_path: Path
+) -> None:
     from evalmock.harness.report.junit import write_junit
     from evalmock.harness.report.view import MAX_JUNIT_TEXT
     from evalmock.harness.secrets.redactor import Redactor
@@ -120,25 +153,43 @@ def test_one_defect_on_many_responses_is_one_finding_with_a_count(mutable_server
         results = lean_audit(mutable_server, "test-set", ("walk_yields_every_case_once",), Policy())
     finally:
         mutable_server.switch.mutation = None
-    [finding] = [f for f in results.failures if f.check.name == "updated_at_is_added_at_until_retired"]
-    assert finding.count >= 5 and len(finding.examples) == 3  # every page of both walks, one finding
-    assert all(example.pointer and example.pointer.endswith("/updatedAt") for example in finding.examples)
+    [finding] = [
+        f for f in results.failures if f.check.name == "updated_at_is_added_at_until_retired"
+    ]
+    # every page of both walks, one finding
+    assert finding.count >= 5 and len(finding.examples) == 3
+    assert all(
+        example.pointer and example.pointer.endswith("/updatedAt") for example in finding.examples
+    )
     junit = tmp_path / "junit.xml"
     write_junit(results, junit, Redactor())
-    assert len(junit.read_text()) < 40 * MAX_JUNIT_TEXT  # every check's testcase, each failure body bounded
+    # every check's testcase, each failure body bounded
+    assert len(junit.read_text()) < 40 * MAX_JUNIT_TEXT
 
 
-# Defects of one fact that every error answer carries: each must fail its own rule and nothing else, however
-# many scenario checks meet an error answer (one cause, one finding; the others judge only what they add).
-ONE_FACT = {"request-id-mismatch": "request_id_header_is_the_envelope_s", "wrong-404-code": "error_code_is_the_page_s",
-            "envelope-without-request-id": "response_schema_conformance"}
-ERROR_SCENARIOS = ("unknown_agent_is_agent_not_found", "missing_or_malformed_token_is_401",
-                   "expired_and_revoked_tokens_are_401", "cursor_is_bound_to_the_list", "cursor_is_bound_to_the_caller",
-                   "malformed_project_include_or_kind_is_bad_input", "junk_cursor_is_bad_input")
+# Defects of one fact that every error answer carries: each must fail its own rule and nothing else,
+# however many scenario checks meet an error answer (one cause, one finding; the others judge only
+# what they add).
+ONE_FACT = {
+    "request-id-mismatch": "request_id_header_is_the_envelope_s",
+    "wrong-404-code": "error_code_is_the_page_s",
+    "envelope-without-request-id": "response_schema_conformance",
+}
+ERROR_SCENARIOS = (
+    "unknown_agent_is_agent_not_found",
+    "missing_or_malformed_token_is_401",
+    "expired_and_revoked_tokens_are_401",
+    "cursor_is_bound_to_the_list",
+    "cursor_is_bound_to_the_caller",
+    "malformed_project_include_or_kind_is_bad_input",
+    "junk_cursor_is_bad_input",
+)
 
 
 @pytest.mark.parametrize("name", sorted(ONE_FACT))
-def test_one_fact_on_every_error_answer_is_one_failed_check(mutable_server: MutableServer, name: str) -> None:
+def test_one_fact_on_every_error_answer_is_one_failed_check(
+    mutable_server: MutableServer, name: str
+) -> None:
     mutable_server.switch.mutation = next(m for m in MUTATIONS if m.name == name)
     try:
         results = lean_audit(mutable_server, "test-set", ERROR_SCENARIOS, Policy())

@@ -1,4 +1,5 @@
-"""Redaction, curl commands, findings grouped per rule and request shape, and the outputs that lead with failures."""
+"""Redaction, curl commands, findings grouped per rule and request shape, and the outputs that lead
+with failures."""
 
 from __future__ import annotations
 
@@ -32,14 +33,20 @@ LIST = "/v1/agents/{agentId}/test-set/cases"
 
 def test_secrets_become_their_variables() -> None:
     redactor = Redactor("tok-123", "tok-123-second", "tok-old", "tok-gone")
-    assert redactor.text("a tok-123 and tok-123-second") == "a $EVALMOCK_TOKEN and $EVALMOCK_SECOND_TOKEN"
+    assert (
+        redactor.text("a tok-123 and tok-123-second")
+        == "a $EVALMOCK_TOKEN and $EVALMOCK_SECOND_TOKEN"
+    )
     assert redactor.text("tok-old tok-gone") == "$EVALMOCK_EXPIRED_TOKEN $EVALMOCK_REVOKED_TOKEN"
 
 
 def test_the_curl_command_expands_only_our_variables() -> None:
     redactor = Redactor("tok-123")
-    curl = redactor.curl("GET", "http://h/v1/x?a=1&b=$HOME", {"Authorization": "Bearer tok-123",
-                                                              "Prefer": "code=503 $x", "User-Agent": "python"})
+    curl = redactor.curl(
+        "GET",
+        "http://h/v1/x?a=1&b=$HOME",
+        {"Authorization": "Bearer tok-123", "Prefer": "code=503 $x", "User-Agent": "python"},
+    )
     assert "tok-123" not in curl
     words = shlex.split(curl)
     assert "Authorization: Bearer $EVALMOCK_TOKEN" in words  # double-quoted: the shell expands it
@@ -60,20 +67,38 @@ def results_with(breaking: int = 45) -> Results:
     updated = find_check("updated_at_is_added_at_until_retired", "test-set")
     shape = request_shape("GET", LIST, 200)
     for number in range(breaking):
-        message = (f"an active case's updatedAt differs from its addedAt (case 'corr-{number}')\n"
-                   f"expected: 2026-11-20T09:15:02Z\nreceived: 2030-01-01T00:00:00Z {'padding ' * 60}")
-        results.breach(updated, Example(message, request(f"corr-{number}"), f"/data/{number % 25}/updatedAt",
-                                        '"2030-01-01T00:00:00Z"'), shape=shape)
-    results.breach(find_check("last_page_has_no_next_cursor", "test-set"),
-                   Example("the last page carries a nextCursor", request(), "/nextCursor", '"abc"'), shape=shape)
-    results.skipped(find_check("default_limit_is_25", "test-set"), "the targets do not state active_cases")
+        message = (
+            f"an active case's updatedAt differs from its addedAt (case 'corr-{number}')\n"
+            f"expected: 2026-11-20T09:15:02Z\nreceived: 2030-01-01T00:00:00Z {'padding ' * 60}"
+        )
+        results.breach(
+            updated,
+            Example(
+                message,
+                request(f"corr-{number}"),
+                f"/data/{number % 25}/updatedAt",
+                '"2030-01-01T00:00:00Z"',
+            ),
+            shape=shape,
+        )
+    results.breach(
+        find_check("last_page_has_no_next_cursor", "test-set"),
+        Example("the last page carries a nextCursor", request(), "/nextCursor", '"abc"'),
+        shape=shape,
+    )
+    results.skipped(
+        find_check("default_limit_is_25", "test-set"), "the targets do not state active_cases"
+    )
     return results
 
 
 def test_many_breaking_responses_of_one_shape_are_one_finding_with_a_count() -> None:
     [finding] = results_with(45).failures
     assert finding.count == 45 and len(finding.examples) == 3
-    assert finding.examples[0].pointer == "/data/0/updatedAt" and finding.examples[0].value == '"2030-01-01T00:00:00Z"'
+    assert (
+        finding.examples[0].pointer == "/data/0/updatedAt"
+        and finding.examples[0].value == '"2030-01-01T00:00:00Z"'
+    )
     assert finding.shape == "GET /v1/agents/{agentId}/test-set/cases -> 200"
 
 
@@ -82,16 +107,31 @@ def test_a_rule_broken_in_a_second_way_shows_that_way_among_its_examples() -> No
     walk = find_check("walk_yields_every_case_once", "test-set")
     shape = request_shape("GET", LIST, 200)
     for position in range(10):  # the first kind, over and over: the first three are kept
-        results.breach(walk, Example(f"walking with limit=3, case 'corr-{position}' came back twice, at positions "
-                                     f"{position} and {position + 3}"), shape=shape)
-    results.breach(walk, Example("the walk did not list every active case: expected 878 cases, received 861 cases"),
-                   shape=shape)
-    results.breach(walk, Example("walking with limit=5, case 'corr-x' came back twice, at positions 1 and 2"),
-                   shape=shape)
+        results.breach(
+            walk,
+            Example(
+                f"walking with limit=3, case 'corr-{position}' came back twice, at positions "
+                f"{position} and {position + 3}"
+            ),
+            shape=shape,
+        )
+    results.breach(
+        walk,
+        Example("the walk did not list every active case: expected 878 cases, received 861 cases"),
+        shape=shape,
+    )
+    results.breach(
+        walk,
+        Example("walking with limit=5, case 'corr-x' came back twice, at positions 1 and 2"),
+        shape=shape,
+    )
     [finding] = results.failures
     assert finding.count == 12
     assert [e.message[:30] for e in finding.examples] == [
-        "walking with limit=3, case 'co", "walking with limit=3, case 'co", "the walk did not list every ac"]
+        "walking with limit=3, case 'co",
+        "walking with limit=3, case 'co",
+        "the walk did not list every ac",
+    ]
     assert finding.examples[0].message.endswith("positions 0 and 3")  # the first one stays first
 
 
@@ -112,20 +152,30 @@ def test_an_inferred_rule_warns_by_default_and_fails_when_strict() -> None:
 
 def test_a_live_rule_is_off_outside_the_live_profile() -> None:
     check = find_check("no_version_is_the_latest", "gradient")
-    pages, live = Results(Policy(), ("gradient",)), Results(Policy(profile=LIVE_PROFILE), ("gradient",))
+    pages, live = (
+        Results(Policy(), ("gradient",)),
+        Results(Policy(profile=LIVE_PROFILE), ("gradient",)),
+    )
     assert pages.breach(check, Example("x"), shape="s") is None and not pages.findings
     assert live.breach(check, Example("x"), shape="s") == "failed"
 
 
-def test_an_inference_digitalocean_s_spec_settles_is_judged_by_its_live_twin_in_the_live_profile() -> None:
+def test_an_inference_digitalocean_s_spec_settles_is_judged_by_its_live_twin_when_live() -> None:
     inferred = find_check("body_is_the_version_asked_by_its_inferred_name", "gradient")
     twin = find_check(inferred.source.settled_live_by, "gradient")
     assert twin.level is Level.LIVE and twin.name == "body_is_the_version_asked_by_the_spec_s_name"
-    pages, live = Results(Policy(), ("gradient",)), Results(Policy(profile=LIVE_PROFILE), ("gradient",))
-    assert pages.breach(inferred, Example("x"), shape="s") == "warned" and pages.breach(twin, Example("x"),
-                                                                                          shape="s") is None
-    assert live.breach(inferred, Example("x"), shape="s") is None and live.breach(twin, Example("x"),
-                                                                                   shape="s") == "failed"
+    pages, live = (
+        Results(Policy(), ("gradient",)),
+        Results(Policy(profile=LIVE_PROFILE), ("gradient",)),
+    )
+    assert (
+        pages.breach(inferred, Example("x"), shape="s") == "warned"
+        and pages.breach(twin, Example("x"), shape="s") is None
+    )
+    assert (
+        live.breach(inferred, Example("x"), shape="s") is None
+        and live.breach(twin, Example("x"), shape="s") == "failed"
+    )
     assert [f.check.name for f in live.findings] == [twin.name]  # one fact, one finding
     assert live.tally(inferred).off and twin.name in live.policy.why_off(inferred.source)
 
@@ -138,33 +188,48 @@ def test_a_check_that_met_responses_but_judged_none_says_why_instead_of_seeing_n
         judge.judge(older)
     results.skip_unexercised("test-set", lambda check: UNSEEN_SKIP)
     [skip] = [f for f in results.skips if f.check.name == "hand_cases_are_expert"]
-    assert skip.title.startswith("3 response(s) not judged: hand cases, but no case on the page carries expert")
+    assert skip.title.startswith(
+        "3 response(s) not judged: hand cases, but no case on the page carries expert"
+    )
     [unseen] = [f for f in results.skips if f.check.name == "has_more_page_has_a_next_cursor"]
     assert unseen.title == UNSEEN_SKIP  # a check that met nothing it speaks about still says so
 
 
-def test_the_junit_failure_body_stays_small_whatever_the_number_of_responses(tmp_path: Path) -> None:
+def test_the_junit_failure_body_stays_small_whatever_the_number_of_responses(
+    tmp_path: Path,
+) -> None:
     path = tmp_path / "junit.xml"
     write_junit(results_with(450), path, Redactor())
-    failure = ET.parse(path).getroot().find("testsuite/testcase[@name='updated_at_is_added_at_until_retired']/failure")
+    failure = (
+        ET.parse(path)
+        .getroot()
+        .find("testsuite/testcase[@name='updated_at_is_added_at_until_retired']/failure")
+    )
     assert failure is not None and len(failure.text or "") <= MAX_JUNIT_TEXT
     assert "450 response(s)" in (failure.text or "") and "/data/0/updatedAt" in (failure.text or "")
     assert "reproduce: curl" in (failure.text or "")
 
 
-def test_an_incomplete_audit_is_an_error_in_junit_and_its_verdict_a_property(tmp_path: Path) -> None:
+def test_an_incomplete_audit_is_an_error_in_junit_and_its_verdict_a_property(
+    tmp_path: Path,
+) -> None:
     path = tmp_path / "junit.xml"
     incomplete = Results(Policy(), ("test-set",))
-    incomplete.skipped(find_check("default_limit_is_25", "test-set"), "the targets do not state active_cases")
+    incomplete.skipped(
+        find_check("default_limit_is_25", "test-set"), "the targets do not state active_cases"
+    )
     assert incomplete.verdict is Verdict.INCOMPLETE
     write_junit(incomplete, path, Redactor())
     root = ET.parse(path).getroot()
     assert root.find("properties/property[@name='verdict']").get("value") == "INCOMPLETE"
     error = root.find("testsuite[@name='evalmock']/testcase[@name='audit_is_complete']/error")
     assert error is not None and root.find("testsuite[@name='evalmock']").get("errors") == "1"
-    assert error.get("message").startswith("INCOMPLETE: the audit checked too little to say the target conforms "
-                                           "(test-set: no page rule was checked")
-    write_junit(results_with(1), path, Redactor())  # violations: the failures say it, no error of its own
+    assert error.get("message").startswith(
+        "INCOMPLETE: the audit checked too little to say the target conforms "
+        "(test-set: no page rule was checked"
+    )
+    # violations: the failures say it, no error of its own
+    write_junit(results_with(1), path, Redactor())
     root = ET.parse(path).getroot()
     assert root.find("properties/property[@name='verdict']").get("value") == "VIOLATIONS"
     assert root.find("testsuite[@name='evalmock']") is None
@@ -184,15 +249,24 @@ def test_junit_names_levels_skips_and_passes_warnings_with_their_text(tmp_path: 
     assert all(case.get("classname", "").startswith("test-set.") for case in suite.iter("testcase"))
 
 
-def test_the_report_leads_with_failures_then_warnings_then_what_was_not_checked_then_passes() -> None:
+def test_the_report_leads_with_failures_then_warnings_then_what_was_not_checked_then_passes() -> (
+    None
+):
     # the page as read: <wbr> (where a check's name may break) is no character
     html_text = render_html(results_with(3), base_url="http://h").replace("<wbr>", "")
     for text in (render_markdown(results_with(3), base_url="http://h"), html_text):
-        headings = ("Failures (1 check, 1 finding)", "Warnings (1 check, 1 finding)", "Not checked", "Passed")
+        headings = (
+            "Failures (1 check, 1 finding)",
+            "Warnings (1 check, 1 finding)",
+            "Not checked",
+            "Passed",
+        )
         order = [text.index(heading) for heading in headings]
         assert order == sorted(order)
         assert text.index("test-set: failed") < order[0]  # a summary line per API at the top
-        assert "updated_at_is_added_at_until_retired" in text and "When the case last changed" in text
+        assert (
+            "updated_at_is_added_at_until_retired" in text and "When the case last changed" in text
+        )
 
 
 def test_the_report_says_why_an_audit_is_incomplete() -> None:
@@ -205,14 +279,18 @@ def test_the_report_says_why_an_audit_is_incomplete() -> None:
 
 
 def test_the_report_says_why_a_part_is_incomplete_when_a_rule_failed_too() -> None:
-    """A failure decides the verdict; an API left unjudged (by throttling here) is still said, with why, in both
-    reports as in the summary."""
+    """A failure decides the verdict; an API left unjudged (by throttling here) is still said, with
+    why, in both reports as in the summary."""
     results = results_with(1)
     results.throttling.given_up = 2
     assert results.verdict is Verdict.VIOLATIONS
-    reason = "2 request(s) were still throttled after waiting, and no check judged them (see Throttling)"
+    reason = (
+        "2 request(s) were still throttled after waiting, and no check judged them (see Throttling)"
+    )
     markdown = render_markdown(results, base_url="http://h")
-    assert "## Incomplete\n\nBesides what failed, these parts of the audit are incomplete:" in markdown
+    assert (
+        "## Incomplete\n\nBesides what failed, these parts of the audit are incomplete:" in markdown
+    )
     assert f"- {reason}" in markdown
     assert f"<li>{reason}</li>" in render_html(results, base_url="http://h")
 
@@ -243,11 +321,18 @@ def test_the_summary_prints_each_check_its_level_and_the_verdict() -> None:
 
 
 def test_the_headline_counts_what_the_sections_count() -> None:
-    """One check broken on two kinds of request: one failed check, two findings, in the headline and the section."""
+    """One check broken on two kinds of request: one failed check, two findings, in the headline and
+    the section."""
     results = results_with(1)
-    results.breach(find_check("updated_at_is_added_at_until_retired", "test-set"),
-                   Example("another shape", request()), shape=request_shape("GET", LIST, 206))
-    for text in (render_markdown(results, base_url="http://h"), render_html(results, base_url="http://h")):
+    results.breach(
+        find_check("updated_at_is_added_at_until_retired", "test-set"),
+        Example("another shape", request()),
+        shape=request_shape("GET", LIST, 206),
+    )
+    for text in (
+        render_markdown(results, base_url="http://h"),
+        render_html(results, base_url="http://h"),
+    ):
         assert "VIOLATIONS: 1 checks failed (2 findings), 1 warned (1 finding)" in text
         assert "Failures (1 check, 2 findings)" in text and "Warnings (1 check, 1 finding)" in text
 
@@ -256,14 +341,22 @@ def test_the_service_s_throttling_is_one_item_of_every_output(tmp_path: Path) ->
     from evalmock.harness.report.terminal import summary_text
 
     results = results_with(1)
-    results.throttling.waited_out, results.throttling.given_up, results.throttling.longest = 5, 2, 60.0
+    results.throttling.waited_out, results.throttling.given_up, results.throttling.longest = (
+        5,
+        2,
+        60.0,
+    )
     results.throttling.reasons["asked to wait longer than the longest wait"] = 2
     assert results.verdict is Verdict.VIOLATIONS  # a failure still decides
-    assert "2 request(s) still throttled after waiting (longest wait asked: 60 s" in summary_text(results)
+    assert "2 request(s) still throttled after waiting (longest wait asked: 60 s" in summary_text(
+        results
+    )
     assert render_markdown(results, base_url="http://h").count("## Throttling") == 1
     assert "<h2>Throttling</h2>" in render_html(results, base_url="http://h")
     write_junit(results, tmp_path / "j.xml", Redactor())
-    [prop] = ET.parse(tmp_path / "j.xml").getroot().findall("./properties/property[@name='throttling']")
+    [prop] = (
+        ET.parse(tmp_path / "j.xml").getroot().findall("./properties/property[@name='throttling']")
+    )
     assert "still throttled" in prop.get("value", "")
     clean = Results(Policy(), ("test-set",))
     clean.selected["test-set"] = set()
@@ -272,18 +365,27 @@ def test_the_service_s_throttling_is_one_item_of_every_output(tmp_path: Path) ->
     clean.throttling.given_up = 1
     assert clean.verdict is Verdict.INCOMPLETE  # unjudged requests: no CONFORMS
     assert [str(reason) for reason in clean.incomplete_reasons()] == [
-        "1 request(s) were still throttled after waiting, and no check judged them (see Throttling)"]
-    assert [(r.shortfall, r.api) for r in clean.incomplete_reasons()] == [(Shortfall.THROTTLED, None)]
+        "1 request(s) were still throttled after waiting, and no check judged them (see Throttling)"
+    ]
+    assert [(r.shortfall, r.api) for r in clean.incomplete_reasons()] == [
+        (Shortfall.THROTTLED, None)
+    ]
 
 
-def test_an_api_whose_checks_could_not_judge_a_throttled_answer_is_incomplete_not_conforming() -> None:
+def test_an_api_whose_checks_could_not_judge_a_throttled_answer_is_incomplete_not_conforming() -> (
+    None
+):
     results = Results(Policy(), ("test-set", "gradient"))
-    for api, names in (("test-set", ("request_id_header_is_the_envelope_s", "walk_yields_every_case_once")),
-                       ("gradient", ("body_is_the_requested_test_case", "each_version_is_that_version"))):
+    for api, names in (
+        ("test-set", ("request_id_header_is_the_envelope_s", "walk_yields_every_case_once")),
+        ("gradient", ("body_is_the_requested_test_case", "each_version_is_that_version")),
+    ):
         for name in names:
             results.passed(find_check(name, api))
     unjudged = Unjudged("GET /v1/agents/a/test-set/cases was still throttled (429) after waiting")
-    results.skipped(find_check("walk_yields_every_case_once", "test-set"), unjudged.reason, unjudged.kind)
+    results.skipped(
+        find_check("walk_yields_every_case_once", "test-set"), unjudged.reason, unjudged.kind
+    )
     results.throttling = ThrottleReport(given_up=1)
     assert results.verdict is Verdict.INCOMPLETE
     assert api_line(results, "test-set").startswith("test-set: incomplete")
@@ -292,44 +394,88 @@ def test_an_api_whose_checks_could_not_judge_a_throttled_answer_is_incomplete_no
 
 def test_the_secrets_legend_names_only_the_variables_of_the_curl_commands_shown() -> None:
     results = results_with(0)
-    check, shape = find_check("walk_yields_every_case_once", "test-set"), request_shape("GET", LIST, 200)
-    for token in ("$EVALMOCK_TOKEN", "$EVALMOCK_TOKEN_2"):  # only the first example's curl command is shown
+    check, shape = (
+        find_check("walk_yields_every_case_once", "test-set"),
+        request_shape("GET", LIST, 200),
+    )
+    # only the first example's curl command is shown
+    for token in (
+        "$EVALMOCK_TOKEN",
+        "$EVALMOCK_TOKEN_2",
+    ):
         url = f"http://h/v1/agents/a/test-set/cases?projectId=p&n={token[-1]}"
-        results.breach(check, Example("a case came back twice", RequestRecord(
-            "GET", url, {}, 200, f"curl -sS -i '{url}' -H \"Authorization: Bearer {token}\"")), shape=shape)
+        results.breach(
+            check,
+            Example(
+                "a case came back twice",
+                RequestRecord(
+                    "GET", url, {}, 200, f"curl -sS -i '{url}' -H \"Authorization: Bearer {token}\""
+                ),
+            ),
+            shape=shape,
+        )
     redactor = Redactor("tok-1234567890")
-    redactor.headers({"Authorization": "Bearer other-token-0987654321"})  # a second token, met in the traffic
-    [legend] = [note for note in replay_notes(results, redactor) if note.startswith("secrets are replaced")]
+    # a second token, met in the traffic
+    redactor.headers({"Authorization": "Bearer other-token-0987654321"})
+    [legend] = [
+        note for note in replay_notes(results, redactor) if note.startswith("secrets are replaced")
+    ]
     assert "EVALMOCK_TOKEN (" in legend and "EVALMOCK_TOKEN_2" not in legend
     assert "EVALMOCK_TOKEN_2" not in render_markdown(results, base_url="http://h")
 
 
-def test_the_cursor_note_comes_with_a_shown_curl_command_that_sends_one_not_with_a_later_example() -> None:
+def test_the_cursor_note_comes_with_a_shown_curl_sending_one_not_with_a_later_example() -> None:
     results = results_with(0)
-    check, shape = find_check("walk_yields_every_case_once", "test-set"), request_shape("GET", LIST, 200)
-    for query in ("projectId=p", "projectId=p&cursor=eyJv.sealed"):  # the second example's curl is not shown
+    check, shape = (
+        find_check("walk_yields_every_case_once", "test-set"),
+        request_shape("GET", LIST, 200),
+    )
+    # the second example's curl is not shown
+    for query in (
+        "projectId=p",
+        "projectId=p&cursor=eyJv.sealed",
+    ):
         url = f"http://h/v1/agents/a/test-set/cases?{query}"
-        results.breach(check, Example("a case came back twice", RequestRecord("GET", url, {}, 200, f"curl '{url}'")),
-                       shape=shape)
+        results.breach(
+            check,
+            Example("a case came back twice", RequestRecord("GET", url, {}, 200, f"curl '{url}'")),
+            shape=shape,
+        )
     assert SEALED_CURSOR_NOTE not in replay_notes(results, Redactor())
 
 
-def test_a_curl_command_that_sends_a_cursor_comes_with_the_page_s_words_on_how_long_one_is_taken() -> None:
+def test_a_curl_sending_a_cursor_comes_with_the_page_s_words_on_how_long_one_is_taken() -> None:
     assert replay_notes(results_with(1), Redactor()) == []  # no cursor, no secret: nothing to say
     walked = results_with(0)
     url = "http://h/v1/agents/a/test-set/cases?projectId=p&cursor=eyJv.sealed"
-    walked.breach(find_check("walk_yields_every_case_once", "test-set"),
-                  Example("a case came back twice", RequestRecord("GET", url, {}, 200, f"curl -sS -i '{url}' -H "
-                          '"Authorization: Bearer $EVALMOCK_TOKEN"')), shape=request_shape("GET", LIST, 200))
+    walked.breach(
+        find_check("walk_yields_every_case_once", "test-set"),
+        Example(
+            "a case came back twice",
+            RequestRecord(
+                "GET",
+                url,
+                {},
+                200,
+                f"curl -sS -i '{url}' -H \"Authorization: Bearer $EVALMOCK_TOKEN\"",
+            ),
+        ),
+        shape=request_shape("GET", LIST, 200),
+    )
     redactor = Redactor("tok-1234567890")
     notes = replay_notes(walked, redactor)
     assert notes[-1] == SEALED_CURSOR_NOTE and "within a day; otherwise 400 bad-input" in notes[-1]
-    assert notes[0].startswith("secrets are replaced by environment variables") and "EVALMOCK_TOKEN" in notes[0]
+    assert (
+        notes[0].startswith("secrets are replaced by environment variables")
+        and "EVALMOCK_TOKEN" in notes[0]
+    )
     empty = results_with(0)  # `cursor=` sent empty is no cursor to be taken or not
     url = "http://h/v1/agents/a/test-set/cases?projectId=p&cursor=&limit=0"
-    empty.breach(find_check("walk_yields_every_case_once", "test-set"),
-                 Example("x", RequestRecord("GET", url, {}, 500, f"curl -sS -i '{url}'")),
-                 shape=request_shape("GET", LIST, 500))
+    empty.breach(
+        find_check("walk_yields_every_case_once", "test-set"),
+        Example("x", RequestRecord("GET", url, {}, 500, f"curl -sS -i '{url}'")),
+        shape=request_shape("GET", LIST, 500),
+    )
     assert SEALED_CURSOR_NOTE not in replay_notes(empty, Redactor())
 
 
@@ -338,6 +484,7 @@ def test_a_copy_of_the_results_keeps_its_own_count_of_responses_not_judged() -> 
     check = find_check("hand_cases_are_expert", "test-set")
     results.not_judged(check, "an older server's page")
     copied = results.copy()
-    results.not_judged(check, "an older server's page")  # after the copy: the copy keeps its own count
+    # after the copy: the copy keeps its own count
+    results.not_judged(check, "an older server's page")
     assert copied.tally(check).not_judged["an older server's page"] == 1
     assert results.tally(check).not_judged["an older server's page"] == 2

@@ -1,5 +1,6 @@
-"""The audit's progress in a log: every task told done once, as it finishes, and a plain log given a line of tasks
-done at most every 30 seconds (a CI job that prints nothing for minutes looks hung, and some services stop it)."""
+"""The audit's progress in a log: every task told done once, as it finishes, and a plain log given a
+line of tasks done at most every 30 seconds (a CI job that prints nothing for minutes looks hung,
+and some services stop it)."""
 
 from __future__ import annotations
 
@@ -34,7 +35,8 @@ def test_a_plain_log_says_how_many_tasks_are_done_at_most_every_30_seconds() -> 
     reporter.done(4, 40, "test-set: filters")
     assert out.getvalue() == "3 of 40 tasks done (last: test-set: a probe with $EVALMOCK_TOKEN) …\n"
     clock.now += HEARTBEAT_S - 1
-    reporter.finish("test-set: 40 tasks done")  # a line of its own: the next heartbeat is counted from it
+    # a line of its own: the next heartbeat is counted from it
+    reporter.finish("test-set: 40 tasks done")
     clock.now += HEARTBEAT_S - 1
     reporter.done(5, 40, "gradient: versions")
     assert out.getvalue().splitlines()[-1] == "test-set: 40 tasks done"
@@ -49,8 +51,13 @@ class Recording(Reporter):
 
 
 def test_every_task_of_the_audit_is_told_done_once_as_one_of_all(live_server: Any) -> None:
-    audit = plan_audit(live_server.base_url, targets=live_server.targets_path, token="demo-user", fuzz=False,
-                       workers=2)
+    audit = plan_audit(
+        live_server.base_url,
+        targets=live_server.targets_path,
+        token="demo-user",
+        fuzz=False,
+        workers=2,
+    )
     chosen = [check.name for api in audit.apis for check in scenario_checks(api)][:4]
     reporter = Recording()
     run_audit(dataclasses.replace(audit, only=frozenset(chosen)), reporter)

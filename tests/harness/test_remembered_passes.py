@@ -1,7 +1,7 @@
-"""A case's rules are remembered per case JSON: a page seen again is judged alike (its passes are looked up, its
-breaches still found), a changed case is judged afresh, a page every case of which kept a rule before does not run
-it at all, a body that is not plain JSON is never looked up, the cases of a body seen before are not written out
-again to be looked up, and the memory is bounded."""
+"""A case's rules are remembered per case JSON: a page seen again is judged alike (its passes are
+looked up, its breaches still found), a changed case is judged afresh, a page every case of which
+kept a rule before does not run it at all, a body that is not plain JSON is never looked up, the
+cases of a body seen before are not written out again to be looked up, and the memory is bounded."""
 
 from __future__ import annotations
 
@@ -24,7 +24,9 @@ from .builders import hand_case, page
 
 def hand_case_id(exchange: Exchange) -> bool | None:
     """The registered check hand_case_id_starts_with_case on one exchange."""
-    return case_invariants.hand_case_id_starts_with_case(CheckContext(exchange, Targets(), Policy()))
+    return case_invariants.hand_case_id_starts_with_case(
+        CheckContext(exchange, Targets(), Policy())
+    )
 
 
 @pytest.fixture(autouse=True)
@@ -62,7 +64,8 @@ def test_a_breach_is_never_remembered_as_a_pass() -> None:
 
 
 def test_a_body_that_is_not_plain_json_is_judged_every_time_and_not_remembered() -> None:
-    # an integer past 64 bits: orjson's reading is not the standard parser's, so equal text may not be an equal case
+    # an integer past 64 bits: orjson's reading is not the standard parser's, so equal text may not
+    # be an equal case
     exchange = page([hand_case(n=123456789012345678901234567890)])
     assert exchange.plain_json == (False, None)
     assert hand_case_id(exchange) is True
@@ -87,16 +90,21 @@ def test_a_rule_every_case_on_a_page_kept_before_is_not_run_again() -> None:
     assert case_invariants.keep(page([hand_case(), hand_case(id="case-2")]), rule) is True
     assert seen == ["case-7f3a9c21", "case-2"]
     assert case_invariants.keep(page([hand_case(), hand_case(id="case-2")]), rule) is True
-    assert case_invariants.keep(page([hand_case(id="case-2"), hand_case(id="case-3")]), rule) is True
+    assert (
+        case_invariants.keep(page([hand_case(id="case-2"), hand_case(id="case-3")]), rule) is True
+    )
     assert seen == ["case-7f3a9c21", "case-2", "case-3"]  # only the case not seen before
 
 
-def test_the_cases_of_a_body_seen_before_are_not_written_out_again(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_cases_of_a_body_seen_before_are_not_written_out_again(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     written: list[Any] = []
     dumps = case_invariants.orjson.dumps
 
     def counted(value: Any) -> bytes:
-        if isinstance(value, dict) and "kind" in value:  # a case (the page's rules also write shouldCall args)
+        # a case (the page's rules also write shouldCall args)
+        if isinstance(value, dict) and "kind" in value:
             written.append(value)
         return dumps(value)
 
@@ -109,14 +117,18 @@ def test_the_cases_of_a_body_seen_before_are_not_written_out_again(monkeypatch: 
     assert len(written) == 4
 
 
-def test_the_page_rules_are_judged_in_one_pass_each_breach_at_its_first_case(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_page_rules_are_judged_in_one_pass_each_breach_at_its_first_case(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     seen: list[tuple[str, Any]] = []
 
     def counted(name: str, breaks: str) -> CaseRule:
         def check(case: Any) -> Iterator[Breach]:
             seen.append((name, case.get("id")))
             if case.get("id") != breaks:
-                yield Breach(name, "broken", expected="kept", received=case.get("id"), pointer="/id")
+                yield Breach(
+                    name, "broken", expected="kept", received=case.get("id"), pointer="/id"
+                )
 
         return CaseRule(name, inferred("a rule that counts the cases it reads"), check)
 
@@ -127,15 +139,26 @@ def test_the_page_rules_are_judged_in_one_pass_each_breach_at_its_first_case(mon
         case_invariants.keep(exchange, first)
     assert found.value.pointer == "/data/1/id"
     # the second rule was judged in the first one's pass: asking for it reads no case again
-    assert seen == [("first_rule", "case-1"), ("second_rule", "case-1"), ("first_rule", "case-2"),
-                    ("second_rule", "case-2"), ("first_rule", "case-3"), ("second_rule", "case-3")]
+    assert seen == [
+        ("first_rule", "case-1"),
+        ("second_rule", "case-1"),
+        ("first_rule", "case-2"),
+        ("second_rule", "case-2"),
+        ("first_rule", "case-3"),
+        ("second_rule", "case-3"),
+    ]
     with pytest.raises(Violation) as found:
         case_invariants.keep(exchange, second)
     assert found.value.pointer == "/data/0/id"
     assert len(seen) == 6
-    # what each case kept is remembered: on a page seen again only what a case broke is judged afresh
+    # what each case kept is remembered: on a page seen again only what a case broke is judged
+    # afresh
     again = page([hand_case(id="case-1"), hand_case(id="case-2"), hand_case(id="case-3")])
     with pytest.raises(Violation):
         case_invariants.keep(again, first)
-    assert seen[6:] == [("second_rule", "case-1"), ("first_rule", "case-2"), ("second_rule", "case-2"),
-                        ("first_rule", "case-3")]
+    assert seen[6:] == [
+        ("second_rule", "case-1"),
+        ("first_rule", "case-2"),
+        ("second_rule", "case-2"),
+        ("first_rule", "case-3"),
+    ]

@@ -1,5 +1,6 @@
-"""Scenario checks whose verdict hangs on what the pages leave open: a caller without read, a version asked by its
-inferred name. Each passes a conforming service and fails a violating one, at its level."""
+"""Scenario checks whose verdict hangs on what the pages leave open: a caller without read, a
+version asked by its inferred name. Each passes a conforming service and fails a violating one, at
+its level."""
 
 from __future__ import annotations
 
@@ -36,10 +37,17 @@ def answering(status: int, body: object) -> httpx.MockTransport:
 
 
 def test_a_caller_without_read_may_get_any_4xx_or_an_empty_page() -> None:
-    for status, body in ((403, {"error": {"code": "forbidden", "message": "no", "requestId": "r"}}),
-                         (404, {"error": {"code": "agent-not-found", "message": "no", "requestId": "r"}}),
-                         (200, {"data": [], "hasMore": False})):
-        assert outcome("caller_without_read_gets_no_cases", NO_READ, handler=answering(status, body))[0] == PASSED
+    for status, body in (
+        (403, {"error": {"code": "forbidden", "message": "no", "requestId": "r"}}),
+        (404, {"error": {"code": "agent-not-found", "message": "no", "requestId": "r"}}),
+        (200, {"data": [], "hasMore": False}),
+    ):
+        assert (
+            outcome("caller_without_read_gets_no_cases", NO_READ, handler=answering(status, body))[
+                0
+            ]
+            == PASSED
+        )
 
 
 def test_a_caller_without_read_served_the_cases_fails() -> None:
@@ -49,7 +57,8 @@ def test_a_caller_without_read_served_the_cases_fails() -> None:
 
 
 def versions(answer: dict[int | None, int]) -> httpx.MockTransport:
-    """A DigitalOcean service answering each version asked for with `answer[asked]` (404 when absent)."""
+    """A DigitalOcean service answering each version asked for with `answer[asked]` (404 when
+    absent)."""
 
     def handle(request: httpx.Request) -> httpx.Response:
         asked = request.url.params.get("evaluation_test_case_version")
@@ -57,7 +66,9 @@ def versions(answer: dict[int | None, int]) -> httpx.MockTransport:
         if version is None:
             return httpx.Response(404, json={"id": "not_found", "message": "no"})
         body = {"evaluation_test_case": gradient_test_case(version=version)}
-        return httpx.Response(200, content=json.dumps(body).encode(), headers={"content-type": "application/json"})
+        return httpx.Response(
+            200, content=json.dumps(body).encode(), headers={"content-type": "application/json"}
+        )
 
     return handle  # type: ignore[return-value]
 
@@ -65,7 +76,10 @@ def versions(answer: dict[int | None, int]) -> httpx.MockTransport:
 def test_versions_answered_as_asked_pass_at_page_level() -> None:
     faithful = versions({1: 1, 2: 2, 3: 3})
     assert outcome("each_version_is_that_version", VERSIONS, handler=faithful)[0] == PASSED
-    assert outcome("version_asked_by_its_inferred_name_is_that_version", VERSIONS, handler=faithful)[0] == PASSED
+    assert (
+        outcome("version_asked_by_its_inferred_name_is_that_version", VERSIONS, handler=faithful)[0]
+        == PASSED
+    )
 
 
 def test_a_service_that_never_answers_an_older_version_is_judged_at_the_inferred_level() -> None:
@@ -73,36 +87,57 @@ def test_a_service_that_never_answers_an_older_version_is_judged_at_the_inferred
     latest_always = versions({v: 3 for v in (None, 0, 1, 2, 3, 4)})
     status, message = outcome("each_version_is_that_version", VERSIONS, handler=latest_always)
     assert status == SKIPPED and "confirmed" in message
-    judged = outcome("version_asked_by_its_inferred_name_is_that_version", VERSIONS, handler=latest_always)
+    judged = outcome(
+        "version_asked_by_its_inferred_name_is_that_version", VERSIONS, handler=latest_always
+    )
     assert judged[0] == WARNED  # an inferred rule: a warning, a failure only with --strict
 
 
 def test_in_the_live_profile_a_service_that_never_answers_an_older_version_fails() -> None:
-    # DigitalOcean's spec names the parameter: what the inferred twin warns of fails there, at live level.
+    # DigitalOcean's spec names the parameter: what the inferred twin warns of fails there, at live
+    # level.
     latest_always = versions({v: 3 for v in (None, 0, 1, 2, 3, 4)})
-    status, message = outcome("version_asked_by_the_spec_s_name_is_that_version", VERSIONS, handler=latest_always)
+    status, message = outcome(
+        "version_asked_by_the_spec_s_name_is_that_version", VERSIONS, handler=latest_always
+    )
     assert status == FAILED and "gave another" in message
     faithful = versions({1: 1, 2: 2, 3: 3})
-    assert outcome("version_asked_by_the_spec_s_name_is_that_version", VERSIONS, handler=faithful)[0] == PASSED
+    assert (
+        outcome("version_asked_by_the_spec_s_name_is_that_version", VERSIONS, handler=faithful)[0]
+        == PASSED
+    )
 
 
-def test_a_version_beyond_those_listed_answered_with_another_fails_once_the_name_is_confirmed() -> None:
+def test_a_version_beyond_those_listed_answered_with_another_fails_once_the_name_is_confirmed() -> (
+    None
+):
     clamped = versions({1: 1, 2: 2, 3: 3, 4: 3})  # version 4 does not exist: the latest comes back
     status, message = outcome("each_version_is_that_version", VERSIONS, handler=clamped)
     assert status == FAILED and "does not have" in message
-    assert outcome("version_asked_by_its_inferred_name_is_that_version", VERSIONS, handler=clamped)[0] == PASSED
+    assert (
+        outcome("version_asked_by_its_inferred_name_is_that_version", VERSIONS, handler=clamped)[0]
+        == PASSED
+    )
 
 
-def _load_more_gateway(request: httpx.Request, *, drop: bool = True,
-                       add: dict[str, Any] | None = None) -> httpx.Response:
-    """60 cases, newest first, behind a gateway with a "Load more" bug at the default limit only: the second page
-    loses its first case (`drop`) and may list `add` at its top. The walk at limit=100 lists every case."""
-    cases = [hand_case(id=f"case-{n:03d}", addedAt=f"2026-11-20T09:{59 - n:02d}:00Z",
-                       updatedAt=f"2026-11-20T09:{59 - n:02d}:00Z") for n in range(60)]
+def _load_more_gateway(
+    request: httpx.Request, *, drop: bool = True, add: dict[str, Any] | None = None
+) -> httpx.Response:
+    """60 cases, newest first, behind a gateway with a "Load more" bug at the default limit only:
+    the second page loses its first case (`drop`) and may list `add` at its top. The walk at
+    limit=100 lists every case."""
+    cases = [
+        hand_case(
+            id=f"case-{n:03d}",
+            addedAt=f"2026-11-20T09:{59 - n:02d}:00Z",
+            updatedAt=f"2026-11-20T09:{59 - n:02d}:00Z",
+        )
+        for n in range(60)
+    ]
     start = int(request.url.params.get("cursor", "0"))
     asked = request.url.params.get("limit")
     limit = int(asked or 25)
-    page = cases[start:start + limit]
+    page = cases[start : start + limit]
     if asked is None and start == 25:
         page = ([add] if add else []) + (page[1:] if drop else page)
     more = start + limit < len(cases)
@@ -113,9 +148,14 @@ def _load_more_gateway(request: httpx.Request, *, drop: bool = True,
 def _audited(check: str, targets: Targets, handler: Any) -> Results:
     found = find_check(check)
     results = Results(Policy(), (found.api,))
-    with httpx.Client(base_url="http://target.invalid", transport=httpx.MockTransport(handler)) as client:
-        run_scenario_check(found, Scenario(HttpSender(client), targets, token="demo-user"),
-                           ResponseJudge(found.api, results, Redactor("demo-user")))
+    with httpx.Client(
+        base_url="http://target.invalid", transport=httpx.MockTransport(handler)
+    ) as client:
+        run_scenario_check(
+            found,
+            Scenario(HttpSender(client), targets, token="demo-user"),
+            ResponseJudge(found.api, results, Redactor("demo-user")),
+        )
     return results
 
 
@@ -127,21 +167,31 @@ def _walk_finding(handler: Any) -> Any:
 
 def test_walks_that_part_say_where_on_the_page_that_shows_it() -> None:
     example = _walk_finding(_load_more_gateway)
-    assert ("first missing: 'case-025', case 26 of the walk at limit=100, which this walk should list after "
-            "'case-024' (page 1) and before 'case-026' (page 2) (the request below is that page's)") in example.message
-    assert example.request is not None and "cursor=25" in example.request.url  # its curl asks for page 2
+    assert (
+        "first missing: 'case-025', case 26 of the walk at limit=100, which this walk should list "
+        "after "
+        "'case-024' (page 1) and before 'case-026' (page 2) (the request below is that page's)"
+    ) in example.message
+    # its curl asks for page 2
+    assert example.request is not None and "cursor=25" in example.request.url
 
 
 def test_a_case_only_one_walk_lists_is_named_with_its_page() -> None:
-    stranger = hand_case(id="case-stranger", addedAt="2026-11-20T09:34:30Z", updatedAt="2026-11-20T09:34:30Z")
+    stranger = hand_case(
+        id="case-stranger", addedAt="2026-11-20T09:34:30Z", updatedAt="2026-11-20T09:34:30Z"
+    )
     example = _walk_finding(lambda request: _load_more_gateway(request, drop=False, add=stranger))
-    assert "first extra: 'case-stranger', on page 2, in no page of the walk at limit=100" in example.message
+    assert (
+        "first extra: 'case-stranger', on page 2, in no page of the walk at limit=100"
+        in example.message
+    )
     assert example.request is not None and "cursor=25" in example.request.url
 
 
 def _load_more_everywhere(request: httpx.Request) -> httpx.Response:
-    """150 active cases and 20 retired ones (every eighth of the list with include=retired), newest first, behind a
-    gateway whose "Load more" loses the first case of every page after the first, at every limit and filter."""
+    """150 active cases and 20 retired ones (every eighth of the list with include=retired), newest
+    first, behind a gateway whose "Load more" loses the first case of every page after the first, at
+    every limit and filter."""
     listed = []
     for position in range(170):
         retired = position % 8 == 7 and position < 160
@@ -153,29 +203,48 @@ def _load_more_everywhere(request: httpx.Request) -> httpx.Response:
         listed = [case for case in listed if "retired" not in case]
     start = int(request.url.params.get("cursor", "0"))
     limit = int(request.url.params.get("limit") or 25)
-    page = listed[start:start + limit][1 if start else 0:]
+    page = listed[start : start + limit][1 if start else 0 :]
     more = start + limit < len(listed)
     body = {"data": page, "hasMore": more, **({"nextCursor": str(start + limit)} if more else {})}
     return httpx.Response(200, json=body, headers={"x-request-id": "r"})
 
 
 def test_a_load_more_bug_is_the_walks_finding_not_a_retired_filter_one() -> None:
-    # At limit=100 the walk of the active cases and the walk with include=retired each lose a case at their page
-    # boundary, and not the same one: the active case-100 is lost only by the second, at its own boundary.
-    targets = Targets(projects=(ProjectTarget(PROJECT.agent_id, PROJECT.project_id, has_retired=True),))
-    assert outcome("include_retired_adds_the_retired_cases", targets, handler=_load_more_everywhere)[0] == PASSED
-    assert outcome("walk_yields_every_case_once", targets, handler=_load_more_everywhere)[0] == FAILED
+    # At limit=100 the walk of the active cases and the walk with include=retired each lose a case
+    # at their page boundary, and not the same one: the active case-100 is lost only by the second,
+    # at its own boundary.
+    targets = Targets(
+        projects=(ProjectTarget(PROJECT.agent_id, PROJECT.project_id, has_retired=True),)
+    )
+    assert (
+        outcome("include_retired_adds_the_retired_cases", targets, handler=_load_more_everywhere)[0]
+        == PASSED
+    )
+    assert (
+        outcome("walk_yields_every_case_once", targets, handler=_load_more_everywhere)[0] == FAILED
+    )
 
 
 def _empty_after_more_at_small_pages(request: httpx.Request) -> httpx.Response:
-    """60 cases; a page of fewer than 25 that ends where a third of the cases do says hasMore and gives a cursor to
-    an empty page (a service that counts pages wrong at small limits only)."""
-    listed = [hand_case(id=f"case-{n:03d}", addedAt=f"2026-11-20T09:{59 - n:02d}:00Z",
-                        updatedAt=f"2026-11-20T09:{59 - n:02d}:00Z") for n in range(60)]
-    start, limit = int(request.url.params.get("cursor", "0")), int(request.url.params.get("limit") or 25)
+    """60 cases; a page of fewer than 25 that ends where a third of the cases do says hasMore and
+    gives a cursor to an empty page (a service that counts pages wrong at small limits only)."""
+    listed = [
+        hand_case(
+            id=f"case-{n:03d}",
+            addedAt=f"2026-11-20T09:{59 - n:02d}:00Z",
+            updatedAt=f"2026-11-20T09:{59 - n:02d}:00Z",
+        )
+        for n in range(60)
+    ]
+    start, limit = (
+        int(request.url.params.get("cursor", "0")),
+        int(request.url.params.get("limit") or 25),
+    )
     if start == -1:
-        return httpx.Response(200, json={"data": [], "hasMore": False}, headers={"x-request-id": "r"})
-    page = listed[start:start + limit]
+        return httpx.Response(
+            200, json={"data": [], "hasMore": False}, headers={"x-request-id": "r"}
+        )
+    page = listed[start : start + limit]
     more = start + limit < len(listed)
     cursor = "-1" if limit < 25 and start + limit >= 20 and start < 20 else str(start + limit)
     body = {"data": page, "hasMore": more, **({"nextCursor": cursor} if more else {})}
@@ -183,19 +252,28 @@ def _empty_after_more_at_small_pages(request: httpx.Request) -> httpx.Response:
 
 
 def test_an_empty_page_after_has_more_is_found_at_whatever_page_size_it_shows() -> None:
-    targets = Targets(projects=(ProjectTarget(PROJECT.agent_id, PROJECT.project_id, active_cases=60),))
-    assert outcome("page_after_has_more_is_not_empty", targets, handler=_empty_after_more_at_small_pages)[0] == WARNED
+    targets = Targets(
+        projects=(ProjectTarget(PROJECT.agent_id, PROJECT.project_id, active_cases=60),)
+    )
+    assert (
+        outcome(
+            "page_after_has_more_is_not_empty", targets, handler=_empty_after_more_at_small_pages
+        )[0]
+        == WARNED
+    )
 
 
 FORBIDDEN = {"message": "Forbidden"}  # a gateway's own body, not the API's envelope
 
 
-def test_a_project_or_test_case_the_token_is_turned_away_from_is_not_judged_and_the_audit_is_incomplete() -> None:
-    """A 403 for what the targets say the token reads (a gateway's allowlist, a token for other projects) is no rule's
-    failure: the pages list no 403, and for a caller without read any 4xx conforms. The audit says it could not judge
-    it, and what would let it, and so cannot conform."""
-    for check, targets in (("walk_yields_every_case_once", Targets(projects=(PROJECT,))),
-                           ("no_version_is_the_latest", VERSIONS)):
+def test_a_project_or_test_case_the_token_is_turned_away_from_is_unjudged_incomplete() -> None:
+    """A 403 for what the targets say the token reads (a gateway's allowlist, a token for other
+    projects) is no rule's failure: the pages list no 403, and for a caller without read any 4xx
+    conforms. The audit says it could not judge it, and what would let it, and so cannot conform."""
+    for check, targets in (
+        ("walk_yields_every_case_once", Targets(projects=(PROJECT,))),
+        ("no_version_is_the_latest", VERSIONS),
+    ):
         results = _audited(check, targets, answering(403, FORBIDDEN))
         assert not results.failures, check
         [gap] = results.gaps
@@ -209,43 +287,68 @@ OTHER = ProjectTarget("acme.drafting", "a60767bc-f81b-4009-86cc-372b632c4c53")
 
 
 def _one_project_refused(request: httpx.Request) -> httpx.Response:
-    """PROJECT served (two cases, so its first page has a cursor); OTHER refused by a gateway, whatever is asked."""
+    """PROJECT served (two cases, so its first page has a cursor); OTHER refused by a gateway,
+    whatever is asked."""
     if request.url.params.get("projectId") == OTHER.project_id:
         return httpx.Response(403, json=FORBIDDEN)
     if request.url.params.get("cursor"):
-        return httpx.Response(200, json={"data": [hand_case(id="case-2")], "hasMore": False},
-                              headers={"x-request-id": "r"})
-    return httpx.Response(200, json={"data": [hand_case(id="case-1")], "hasMore": True, "nextCursor": "c1"},
-                          headers={"x-request-id": "r"})
+        return httpx.Response(
+            200,
+            json={"data": [hand_case(id="case-2")], "hasMore": False},
+            headers={"x-request-id": "r"},
+        )
+    return httpx.Response(
+        200,
+        json={"data": [hand_case(id="case-1")], "hasMore": True, "nextCursor": "c1"},
+        headers={"x-request-id": "r"},
+    )
 
 
 def _bound_to_the_list(turned_away: frozenset[TargetKey]) -> Results:
     found = find_check("cursor_is_bound_to_the_list")
     results = Results(Policy(), (found.api,))
     targets = Targets(projects=(PROJECT, OTHER), sealed_cursors=True)
-    with httpx.Client(base_url="http://target.invalid", transport=httpx.MockTransport(_one_project_refused)) as client:
+    with httpx.Client(
+        base_url="http://target.invalid", transport=httpx.MockTransport(_one_project_refused)
+    ) as client:
         scenario = Scenario(HttpSender(client), targets, token="demo-user", turned_away=turned_away)
-        run_scenario_check(found, scenario, ResponseJudge(found.api, results, Redactor("demo-user")))
+        run_scenario_check(
+            found, scenario, ResponseJudge(found.api, results, Redactor("demo-user"))
+        )
     return results
 
 
-def test_a_request_for_a_project_the_token_is_turned_away_from_is_not_judged_whatever_it_asks() -> None:
-    # The cursor reused for OTHER gets the gateway's 403, as every request for OTHER does: not the service's answer
-    # to the cursor, so no rule judges it, and the audit cannot conform.
-    turned_away = frozenset({target_key("test-set", {"agentId": OTHER.agent_id}, {"projectId": OTHER.project_id})})
+def test_a_request_for_a_project_the_token_is_turned_away_from_is_not_judged_whatever_it_asks() -> (
+    None
+):
+    # The cursor reused for OTHER gets the gateway's 403, as every request for OTHER does: not the
+    # service's answer to the cursor, so no rule judges it, and the audit cannot conform.
+    turned_away = frozenset(
+        {target_key("test-set", {"agentId": OTHER.agent_id}, {"projectId": OTHER.project_id})}
+    )
     results = _bound_to_the_list(turned_away)
     assert not results.failures and results.verdict is Verdict.INCOMPLETE
     [gap] = results.gaps
-    assert gap.what.startswith("GET /v1/agents/acme.drafting/test-set/cases answered 403: the service, or a gateway")
+    assert gap.what.startswith(
+        "GET /v1/agents/acme.drafting/test-set/cases answered 403: the service, or a gateway"
+    )
 
 
 def test_a_403_for_a_project_the_token_is_not_turned_away_from_is_judged() -> None:
-    # Asked plainly, OTHER was served (it is not in turned_away): a 403 to the reused cursor is the service's answer.
+    # Asked plainly, OTHER was served (it is not in turned_away): a 403 to the reused cursor is the
+    # service's answer.
     results = _bound_to_the_list(frozenset())
-    assert [f.check.name for f in results.failures] == ["cursor_is_bound_to_the_list"] and not results.gaps
+    assert [f.check.name for f in results.failures] == [
+        "cursor_is_bound_to_the_list"
+    ] and not results.gaps
 
 
 def test_a_known_project_answered_404_still_fails_the_walk() -> None:
-    results = _audited("walk_yields_every_case_once", Targets(projects=(PROJECT,)),
-                       answering(404, {"error": {"code": "agent-not-found", "message": "no", "requestId": "r"}}))
-    assert [f.check.name for f in results.failures] == ["walk_yields_every_case_once"] and not results.gaps
+    results = _audited(
+        "walk_yields_every_case_once",
+        Targets(projects=(PROJECT,)),
+        answering(404, {"error": {"code": "agent-not-found", "message": "no", "requestId": "r"}}),
+    )
+    assert [f.check.name for f in results.failures] == [
+        "walk_yields_every_case_once"
+    ] and not results.gaps

@@ -1,5 +1,6 @@
-"""How Schemathesis is driven and judged: which checks run under which policy, the statuses the pages allow,
-which rule (at which level) each of its outcomes counts for, and where Hypothesis keeps its files."""
+"""How Schemathesis is driven and judged: which checks run under which policy, the statuses the
+pages allow, which rule (at which level) each of its outcomes counts for, and where Hypothesis keeps
+its files."""
 
 from __future__ import annotations
 
@@ -31,23 +32,37 @@ def enabled(api: str, policy: Policy) -> dict[str, dict]:
     return {name: value for name, value in checks.items() if isinstance(value, dict)}
 
 
-LISTED = Targets(projects=(ProjectTarget("acme.drafting", PROJECT),), expired_token="old", sealed_cursors=True)
+LISTED = Targets(
+    projects=(ProjectTarget("acme.drafting", PROJECT),), expired_token="old", sealed_cursors=True
+)
 AGENT = {"agentId": "acme.drafting"}
 
 
 def test_a_valid_request_for_a_listed_project_without_a_cursor_must_get_its_page() -> None:
-    assert set(enabled("test-set", PAGES)["positive_data_acceptance"]["expected-statuses"]) == {"2xx", "401", "503"}
+    assert set(enabled("test-set", PAGES)["positive_data_acceptance"]["expected-statuses"]) == {
+        "2xx",
+        "401",
+        "503",
+    }
     for status in (400, 404):
-        assert not refusal_left_open("test-set", status, {"projectId": PROJECT.upper(), "kind": "hand,correction"},
-                                     AGENT, LISTED)
+        assert not refusal_left_open(
+            "test-set",
+            status,
+            {"projectId": PROJECT.upper(), "kind": "hand,correction"},
+            AGENT,
+            LISTED,
+        )
 
 
 def test_a_400_for_a_cursor_and_a_404_for_an_unlisted_project_are_left_open() -> None:
-    assert refusal_left_open("test-set", 400, {"projectId": PROJECT, "cursor": "made-up"}, AGENT, LISTED)
+    assert refusal_left_open(
+        "test-set", 400, {"projectId": PROJECT, "cursor": "made-up"}, AGENT, LISTED
+    )
     other = "00000000-0000-4000-8000-000000000001"
     assert refusal_left_open("test-set", 404, {"projectId": other}, AGENT, LISTED)
     assert refusal_left_open("test-set", 404, {"projectId": PROJECT}, {"agentId": "nobody"}, LISTED)
-    assert refusal_left_open("test-set", 400, {"projectId": PROJECT}, AGENT, Targets())  # nothing listed
+    # nothing listed
+    assert refusal_left_open("test-set", 400, {"projectId": PROJECT}, AGENT, Targets())
 
 
 @pytest.mark.parametrize("status", [403, 405, 409, 418, 500])
@@ -60,12 +75,24 @@ def test_an_undocumented_status_breaks_the_page_where_it_names_the_answer(status
         (valid, {"authorization": "Bearer old"}),  # expired, as the targets say: 401
         ({"projectId": "nope"}, bearer),  # malformed projectId: 400
         ({"projectId": PROJECT, "kind": "hand,"}, bearer),  # kind outside its pattern: 400
-        ({"projectId": PROJECT, "cursor": "abc"}, bearer),  # a cursor to a sealing runtime: a page or 400
+        # a cursor to a sealing runtime: a page or 400
+        (
+            {"projectId": PROJECT, "cursor": "abc"},
+            bearer,
+        ),
     ]
     for query, headers in named:
-        check = attribute("test-set", "status_code_conformance", status=status, query=query, headers=headers,
-                          targets=LISTED)
-        assert check is find_check("status_code_conformance", "test-set") and check.level is Level.PAGE, query
+        check = attribute(
+            "test-set",
+            "status_code_conformance",
+            status=status,
+            query=query,
+            headers=headers,
+            targets=LISTED,
+        )
+        assert (
+            check is find_check("status_code_conformance", "test-set") and check.level is Level.PAGE
+        ), query
 
 
 @pytest.mark.parametrize("status", [403, 405, 413, 429])
@@ -74,28 +101,65 @@ def test_an_undocumented_status_the_pages_leave_open_is_not_judged(status: int) 
     open_requests = [
         ("GET", {"projectId": PROJECT}, bearer),  # a caller who may lack read
         ("GET", {"projectId": PROJECT, "include": ""}, bearer),  # an empty include=: open
-        ("GET", {"projectId": PROJECT, "cursor": "abc"}, bearer),  # a cursor, to a runtime that does not seal
+        # a cursor, to a runtime that does not seal
+        (
+            "GET",
+            {"projectId": PROJECT, "cursor": "abc"},
+            bearer,
+        ),
         ("POST", {"projectId": PROJECT}, {}),  # another method than the documented GET
     ]
     for method, query, headers in open_requests:
         targets = Targets(sealed_cursors=False)
-        assert attribute("test-set", "status_code_conformance", status=status, query=query, method=method,
-                         headers=headers, targets=targets) is None, (method, query)
+        assert (
+            attribute(
+                "test-set",
+                "status_code_conformance",
+                status=status,
+                query=query,
+                method=method,
+                headers=headers,
+                targets=targets,
+            )
+            is None
+        ), (method, query)
     if status in OPEN_STATUSES:  # answered before the request is read: open whatever it is
-        assert attribute("test-set", "status_code_conformance", status=status, query={"projectId": "nope"},
-                         headers={}, targets=LISTED) is None
+        assert (
+            attribute(
+                "test-set",
+                "status_code_conformance",
+                status=status,
+                query={"projectId": "nope"},
+                headers={},
+                targets=LISTED,
+            )
+            is None
+        )
 
 
 def test_an_empty_include_or_kind_is_not_judged_by_negative_data_rejection() -> None:
     for name in ("include", "kind"):
-        assert attribute("test-set", "negative_data_rejection", status=200, query={"projectId": PROJECT, name: ""}) \
+        assert (
+            attribute(
+                "test-set",
+                "negative_data_rejection",
+                status=200,
+                query={"projectId": PROJECT, name: ""},
+            )
             is None
-    check = attribute("test-set", "negative_data_rejection", status=200, query={"projectId": "x", "include": ""})
-    assert check is find_check("negative_data_rejection", "test-set")  # projectId is still malformed
+        )
+    check = attribute(
+        "test-set", "negative_data_rejection", status=200, query={"projectId": "x", "include": ""}
+    )
+    # projectId is still malformed
+    assert check is find_check("negative_data_rejection", "test-set")
 
 
 def test_negative_data_must_get_what_the_pages_say() -> None:
-    assert enabled("test-set", PAGES)["negative_data_rejection"]["expected-statuses"] == ["400", "401"]
+    assert enabled("test-set", PAGES)["negative_data_rejection"]["expected-statuses"] == [
+        "400",
+        "401",
+    ]
     assert enabled("gradient", PAGES)["negative_data_rejection"]["expected-statuses"] == ["4xx"]
 
 
@@ -116,25 +180,35 @@ def test_live_rules_run_only_in_the_live_profile() -> None:
 def test_checks_with_nothing_to_act_on_do_not_run() -> None:
     for api in ("test-set", "gradient"):
         for policy in (PAGES, LIVE):
-            assert not {"use_after_free", "ensure_resource_availability", "object_level_authorization",
-                        "missing_required_header"} & set(enabled(api, policy))
+            assert not {
+                "use_after_free",
+                "ensure_resource_availability",
+                "object_level_authorization",
+                "missing_required_header",
+            } & set(enabled(api, policy))
 
 
 @pytest.mark.parametrize("policy", [PAGES, LIVE])
 def test_the_configuration_is_valid_for_schemathesis(policy: Policy) -> None:
     for api in ("test-set", "gradient"):
-        schemathesis.Config.from_dict(config_dict(api, policy, seed=1, max_examples=3, phases=("examples",)))
+        schemathesis.Config.from_dict(
+            config_dict(api, policy, seed=1, max_examples=3, phases=("examples",))
+        )
 
 
 def test_a_negative_request_breaking_a_page_parameter_counts_for_the_page_rule() -> None:
-    check = attribute("test-set", "negative_data_rejection", status=200, query={"projectId": "nope"})
+    check = attribute(
+        "test-set", "negative_data_rejection", status=200, query={"projectId": "nope"}
+    )
     assert check is find_check("negative_data_rejection", "test-set") and check.level is Level.PAGE
     missing = attribute("test-set", "negative_data_rejection", status=200, query={"limit": 5})
     assert missing is check  # projectId left out
 
 
 def test_a_negative_request_breaking_only_limit_counts_for_the_inferred_limit_rule() -> None:
-    check = attribute("test-set", "negative_data_rejection", status=200, query={"projectId": PROJECT, "limit": 0})
+    check = attribute(
+        "test-set", "negative_data_rejection", status=200, query={"projectId": PROJECT, "limit": 0}
+    )
     assert check is not None and check.name == "limit_outside_its_bounds_is_bad_input"
     assert check.level is Level.INFERRED
 
@@ -154,17 +228,29 @@ def test_digitaloceans_error_bodies_and_headers_count_for_the_live_spec() -> Non
 
 
 def test_broken_parameters_reads_values_as_sent() -> None:
-    assert broken_parameters("test-set", {"projectId": PROJECT, "limit": "ten", "kind": "hand,"}) == {"limit", "kind"}
-    assert broken_parameters("test-set", {"projectId": PROJECT.upper(), "limit": "100", "include": "retired"}) == set()
-    assert broken_parameters("gradient", {"evaluation_test_case_version": "2.5"}) == {"evaluation_test_case_version"}
+    assert broken_parameters(
+        "test-set", {"projectId": PROJECT, "limit": "ten", "kind": "hand,"}
+    ) == {"limit", "kind"}
+    assert (
+        broken_parameters(
+            "test-set", {"projectId": PROJECT.upper(), "limit": "100", "include": "retired"}
+        )
+        == set()
+    )
+    assert broken_parameters("gradient", {"evaluation_test_case_version": "2.5"}) == {
+        "evaluation_test_case_version"
+    }
 
 
 def test_a_value_judged_before_is_judged_alike_and_true_is_not_taken_for_one() -> None:
-    # Each value's verdict is remembered: a boolean must not be answered with the verdict of the equal integer.
+    # Each value's verdict is remembered: a boolean must not be answered with the verdict of the
+    # equal integer.
     for _ in range(2):
         assert broken_parameters("test-set", {"projectId": PROJECT, "limit": 1}) == set()
         assert broken_parameters("test-set", {"projectId": PROJECT, "limit": True}) == {"limit"}
-        assert broken_parameters("test-set", {"projectId": PROJECT, "limit": [10, "ten"]}) == {"limit"}
+        assert broken_parameters("test-set", {"projectId": PROJECT, "limit": [10, "ten"]}) == {
+            "limit"
+        }
         assert broken_parameters("test-set", {"projectId": PROJECT, "limit": {"a": 1}}) == {"limit"}
 
 
@@ -175,15 +261,19 @@ def hypothesis_home(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     set_hypothesis_home_dir(None)  # back to Hypothesis's own choice for the rest of the session
 
 
-def test_hypothesis_files_go_to_evalmock_s_cache_folder(hypothesis_home: None, tmp_path: Path,
-                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+def test_hypothesis_files_go_to_evalmock_s_cache_folder(
+    hypothesis_home: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv(CACHE_ENV, str(tmp_path / "cache"))
     assert place_hypothesis_files() == tmp_path / "cache" / "hypothesis"
-    assert storage_directory("unicode_data").path == tmp_path / "cache" / "hypothesis" / "unicode_data"
+    assert (
+        storage_directory("unicode_data").path == tmp_path / "cache" / "hypothesis" / "unicode_data"
+    )
 
 
-def test_with_keeping_off_hypothesis_files_go_to_a_temporary_folder(hypothesis_home: None,
-                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+def test_with_keeping_off_hypothesis_files_go_to_a_temporary_folder(
+    hypothesis_home: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv(CACHE_ENV, "off")
     folder = place_hypothesis_files()
     assert folder is not None and folder.is_dir()
@@ -191,15 +281,19 @@ def test_with_keeping_off_hypothesis_files_go_to_a_temporary_folder(hypothesis_h
 
 
 def test_a_cache_folder_that_cannot_be_written_sends_hypothesis_files_to_a_temporary_folder(
-        hypothesis_home: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    # As in the image, whose cache is read-only to its user (here a file stands where the folder would go).
+    hypothesis_home: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # As in the image, whose cache is read-only to its user (here a file stands where the folder
+    # would go).
     (tmp_path / "cache").write_text("not a folder")
     monkeypatch.setenv(CACHE_ENV, str(tmp_path / "cache"))
     folder = place_hypothesis_files()
     assert folder is not None and folder.is_dir() and folder.is_relative_to(tempfile.gettempdir())
 
 
-def test_hypothesis_s_own_storage_variable_wins(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+def test_hypothesis_s_own_storage_variable_wins(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
     monkeypatch.setenv("HYPOTHESIS_STORAGE_DIRECTORY", str(tmp_path / "theirs"))
     monkeypatch.setenv(CACHE_ENV, str(tmp_path / "cache"))
     assert place_hypothesis_files() is None
@@ -209,6 +303,10 @@ def test_a_501_to_a_method_other_than_get_and_head_is_http_s_answer_not_a_breach
     for name in ("unsupported_method", "not_a_server_error"):
         for method in ("QUERY", "POST", "TRACE"):
             assert attribute("test-set", name, status=501, query={}, method=method) is None
-        assert attribute("test-set", name, status=501, query={}, method="HEAD") is not None  # HEAD is GET's
+        # HEAD is GET's
+        assert attribute("test-set", name, status=501, query={}, method="HEAD") is not None
         assert attribute("gradient", name, status=501, query={}, method="GET") is not None
-    assert attribute("test-set", "unsupported_method", status=500, query={}, method="QUERY") is not None
+    assert (
+        attribute("test-set", "unsupported_method", status=500, query={}, method="QUERY")
+        is not None
+    )

@@ -1,5 +1,6 @@
-"""Throttled answers: which answers are throttling, how long each asks to wait, and what the budget lets through;
-and a scenario that meets an answer still throttled says it could not judge, instead of failing a rule."""
+"""Throttled answers: which answers are throttling, how long each asks to wait, and what the budget
+lets through; and a scenario that meets an answer still throttled says it could not judge, instead
+of failing a rule."""
 
 from __future__ import annotations
 
@@ -55,10 +56,14 @@ def test_a_503_is_throttling_only_with_a_retry_after_and_neither_is_when_asked_f
     assert throttle_wait(503, "0") == 0.0
     assert throttle_wait(503, None) is None
     assert throttle_wait(503, "1", asked_for=503) is None
-    assert throttle_wait(429, "1", asked_for=503) == 1.0  # a gateway's 429 to a request that asked for a 503
+    # a gateway's 429 to a request that asked for a 503
+    assert throttle_wait(429, "1", asked_for=503) == 1.0
     assert throttle_wait(429, "1", asked_for=429) is None
     assert throttle_wait(500, "1") is None and throttle_wait(200, "1") is None
-    assert asked_status({"Prefer": "code=503"}) == 503 and asked_status({"prefer": "example=page, code=429"}) == 429
+    assert (
+        asked_status({"Prefer": "code=503"}) == 503
+        and asked_status({"prefer": "example=page, code=429"}) == 429
+    )
     assert asked_status({"Prefer": "example=page"}) is None and asked_status({}) is None
 
 
@@ -76,13 +81,17 @@ def test_a_throttled_answer_is_waited_out_and_the_retried_answer_returned() -> N
     assert waits.asked == [1.0, 2.0] and len(given) == 3
 
 
-@pytest.mark.parametrize(("options", "statuses", "reason"), [
-    (ThrottleOptions(retries=1), [(429, "1"), (429, "1")], RETRIES_USED),
-    (ThrottleOptions(max_wait=5), [(429, "6")], TOO_LONG),
-    (ThrottleOptions(budget=2.5), [(429, "1"), (429, "1"), (429, "1")], BUDGET_SPENT),
-])
+@pytest.mark.parametrize(
+    ("options", "statuses", "reason"),
+    [
+        (ThrottleOptions(retries=1), [(429, "1"), (429, "1")], RETRIES_USED),
+        (ThrottleOptions(max_wait=5), [(429, "6")], TOO_LONG),
+        (ThrottleOptions(budget=2.5), [(429, "1"), (429, "1"), (429, "1")], BUDGET_SPENT),
+    ],
+)
 def test_what_the_limits_do_not_let_through_is_counted_once_with_why(
-        options: ThrottleOptions, statuses: list[tuple[int, str | None]], reason: str) -> None:
+    options: ThrottleOptions, statuses: list[tuple[int, str | None]], reason: str
+) -> None:
     throttle = Waits().throttle(options)
     _, call = answers(*statuses)
     final, throttled = throttle.send(call, status_and_headers)  # type: ignore[arg-type]
@@ -109,7 +118,8 @@ def test_waits_that_overlap_spend_the_budget_once() -> None:
         _, call = answers((429, "1"), (200, None))
         _, throttled = throttle.send(call, status_and_headers)  # type: ignore[arg-type]
         assert not throttled
-    held.now = 50.5  # a fifth, half way through their wait, asked for a second more: half a second past theirs
+    # a fifth, half way through their wait, asked for a second more: half a second past theirs
+    held.now = 50.5
     _, call = answers((429, "1"), (200, None))
     assert not throttle.send(call, status_and_headers)[1]  # type: ignore[arg-type]
     report = throttle.report()
@@ -145,8 +155,12 @@ def test_a_scenario_that_meets_an_answer_still_throttled_cannot_judge_it() -> No
     judged: list[object] = []
     targets = targets_from_dict({"auth": {"token": "t"}}, source="test")
     with httpx.Client(transport=httpx.MockTransport(gateway), base_url="http://service") as client:
-        scenario = Scenario(HttpSender(client, Waits().throttle(ThrottleOptions(retries=2))), targets, token="t",
-                            observe=lambda api, exchange: judged.append(exchange))
+        scenario = Scenario(
+            HttpSender(client, Waits().throttle(ThrottleOptions(retries=2))),
+            targets,
+            token="t",
+            observe=lambda api, exchange: judged.append(exchange),
+        )
         with pytest.raises(Unjudged, match="could not judge: GET /v1/x was still throttled"):
             scenario.get("test-set", "/v1/x")
     assert judged == []  # no check saw the 429

@@ -1,6 +1,6 @@
-"""Walks followed in traffic: a page sent back for a cursor the traffic carried is judged against the pages before
-it, per caller; a retry is no repeat; sealed cursors sent back elsewhere are judged by the binding rules; the state
-is bounded and holds no credential."""
+"""Walks followed in traffic: a page sent back for a cursor the traffic carried is judged against
+the pages before it, per caller; a retry is no repeat; sealed cursors sent back elsewhere are judged
+by the binding rules; the state is bounded and holds no credential."""
 
 from __future__ import annotations
 
@@ -28,12 +28,24 @@ def case(number: int) -> dict[str, Any]:
     return hand_case(id=f"case-{number:03d}", addedAt=added, updatedAt=added)
 
 
-def listed(numbers: range | list[int], *, cursor: str | None = None, next_cursor: str | None = None,
-           token: str = TOKEN, headers: dict[str, str] | None = None, **query: Any) -> Exchange:
+def listed(
+    numbers: range | list[int],
+    *,
+    cursor: str | None = None,
+    next_cursor: str | None = None,
+    token: str = TOKEN,
+    headers: dict[str, str] | None = None,
+    **query: Any,
+) -> Exchange:
     """A 200 page of these cases, asked for with `cursor` by the caller holding `token`."""
     if cursor is not None:
         query["cursor"] = cursor
-    answer = page([case(n) for n in numbers], has_more=next_cursor is not None, next_cursor=next_cursor, **query)
+    answer = page(
+        [case(n) for n in numbers],
+        has_more=next_cursor is not None,
+        next_cursor=next_cursor,
+        **query,
+    )
     sent = {"authorization": f"Bearer {token}", **(headers or {})}
     return dataclasses.replace(answer, request_headers=sent)
 
@@ -56,11 +68,15 @@ def test_a_walk_that_continues_right_breaks_nothing_and_counts_as_checked() -> N
 
 
 def test_a_case_twice_on_a_walk_s_first_page_is_told_even_when_the_list_fits_on_it() -> None:
-    """A list that fits on one page is a whole walk: a case on it twice breaks the rule, as on any later page."""
+    """A list that fits on one page is a whole walk: a case on it twice breaks the rule, as on any
+    later page."""
     for next_cursor in (None, "c1"):
         traffic = audit()
         [breach] = traffic.judge("test-set", listed([0, 1, 2, 2], next_cursor=next_cursor)).breaches
-        assert (breach.check.name, breach.example.pointer) == ("walk_yields_every_case_once", "/data/3/id")
+        assert (breach.check.name, breach.example.pointer) == (
+            "walk_yields_every_case_once",
+            "/data/3/id",
+        )
         first_line = breach.example.message.splitlines()[0]
         assert first_line.endswith("came back twice, at positions 2 (page 1) and 3 (page 1)")
         assert breach.example.value == '"case-002"'  # the value at the pointer
@@ -70,11 +86,17 @@ def test_a_repeated_case_is_told_with_its_positions_on_the_page_that_repeats_it(
     traffic = audit()
     traffic.judge("test-set", listed(range(3), next_cursor="c1"))
     [breach] = traffic.judge("test-set", listed(range(2, 5), cursor="c1")).breaches
-    assert (breach.check.name, breach.outcome, breach.example.pointer) == ("walk_yields_every_case_once", FAILED,
-                                                                            "/data/0/id")
+    assert (breach.check.name, breach.outcome, breach.example.pointer) == (
+        "walk_yields_every_case_once",
+        FAILED,
+        "/data/0/id",
+    )
     assert breach.example.message.splitlines() == [
-        "walking with limit=25, case 'case-002' came back twice, at positions 2 (page 1) and 3 (page 2)",
-        "expected: every case exactly once", "received: case-002"]
+        "walking with limit=25, case 'case-002' came back twice, at positions 2 (page 1) and 3 "
+        "(page 2)",
+        "expected: every case exactly once",
+        "received: case-002",
+    ]
     assert breach.example.value == '"case-002"'  # what the report shows at /data/0/id
 
 
@@ -83,15 +105,20 @@ def test_a_newer_case_after_the_boundary_breaks_the_walk_s_order() -> None:
     traffic.judge("test-set", listed([0, 1, 3], next_cursor="c1"))
     [breach] = traffic.judge("test-set", listed([2, 4], cursor="c1")).breaches
     assert breach.check.name == "walk_yields_every_case_once"
-    assert breach.example.message.startswith("case 'case-002' was added after the case before it ('case-003')")
+    assert breach.example.message.startswith(
+        "case 'case-002' was added after the case before it ('case-003')"
+    )
 
 
 def test_a_walk_that_lists_fewer_than_the_active_cases_is_told_at_its_end() -> None:
     traffic = audit(Targets(projects=(ProjectTarget("acme.drafting", PROJECT, active_cases=7),)))
     traffic.judge("test-set", listed(range(3), next_cursor="c1"))
     [breach] = traffic.judge("test-set", listed(range(4, 7), cursor="c1")).breaches
-    assert breach.example.message.splitlines() == ["the walk did not list every active case",
-                                                   "expected: 7 cases", "received: 6 cases"]
+    assert breach.example.message.splitlines() == [
+        "the walk did not list every active case",
+        "expected: 7 cases",
+        "received: 6 cases",
+    ]
     # With a filter, the targets' count of active cases says nothing.
     traffic.judge("test-set", listed(range(3), next_cursor="k1", kind="hand"))
     assert broken(traffic, listed(range(4, 7), cursor="k1", kind="hand")) == []
@@ -103,23 +130,30 @@ def test_a_case_listed_twice_does_not_stand_in_for_one_the_walk_left_out() -> No
     # six positions, as many as the active cases, but case 2 again where case 3 should be
     breaches = traffic.judge("test-set", listed([2, 4, 5], cursor="c1")).breaches
     assert [b.example.message.splitlines()[0] for b in breaches] == [
-        "walking with limit=25, case 'case-002' came back twice, at positions 2 (page 1) and 3 (page 2)",
-        "the walk did not list every active case"]
+        "walking with limit=25, case 'case-002' came back twice, at positions 2 (page 1) and 3 "
+        "(page 2)",
+        "the walk did not list every active case",
+    ]
     assert breaches[1].example.message.splitlines()[1:] == [
-        "expected: 6 cases", "received: 5 different cases (6 listed, 1 of them a case listed before)"]
+        "expected: 6 cases",
+        "received: 5 different cases (6 listed, 1 of them a case listed before)",
+    ]
 
 
 def test_an_empty_page_after_has_more_is_a_warning() -> None:
     traffic = audit()
     traffic.judge("test-set", listed(range(3), next_cursor="c1"))
-    assert broken(traffic, listed([], cursor="c1")) == [("page_after_has_more_is_not_empty", WARNED)]
+    assert broken(traffic, listed([], cursor="c1")) == [
+        ("page_after_has_more_is_not_empty", WARNED)
+    ]
 
 
 def test_a_cursor_sent_again_is_a_retry_not_a_repeat() -> None:
     traffic = audit()
     traffic.judge("test-set", listed(range(3), next_cursor="c1"))
     assert broken(traffic, listed(range(3, 6), cursor="c1", next_cursor="c2")) == []
-    assert broken(traffic, listed(range(3, 6), cursor="c1", next_cursor="c2")) == []  # fetched twice
+    # fetched twice
+    assert broken(traffic, listed(range(3, 6), cursor="c1", next_cursor="c2")) == []
     assert broken(traffic, listed(range(6, 8), cursor="c2")) == []
 
 
@@ -129,17 +163,23 @@ def test_each_caller_walks_on_its_own_even_with_the_same_cursors() -> None:
     traffic.judge("test-set", listed(range(3), next_cursor="offset-3", token=OTHER))
     assert broken(traffic, listed(range(3, 6), cursor="offset-3")) == []
     assert broken(traffic, listed(range(2, 5), cursor="offset-3", token=OTHER)) == [
-        ("walk_yields_every_case_once", FAILED)]
+        ("walk_yields_every_case_once", FAILED)
+    ]
 
 
 def test_an_unknown_cursor_an_error_and_a_forced_answer_are_not_judged_as_walks() -> None:
     traffic = audit()
     assert broken(traffic, listed(range(3), cursor="never-seen")) == []
     traffic.judge("test-set", listed(range(3), next_cursor="c1"))
-    busy = dataclasses.replace(error(503, "database-busy", headers={"retry-after": "1"}),
-                               url=listed([], cursor="c1").url, request_headers={"authorization": f"Bearer {TOKEN}"})
+    busy = dataclasses.replace(
+        error(503, "database-busy", headers={"retry-after": "1"}),
+        url=listed([], cursor="c1").url,
+        request_headers={"authorization": f"Bearer {TOKEN}"},
+    )
     traffic.judge("test-set", busy)
-    assert broken(traffic, listed(range(2, 5), cursor="c1", headers={"prefer": "example=empty"})) == []
+    assert (
+        broken(traffic, listed(range(2, 5), cursor="c1", headers={"prefer": "example=empty"})) == []
+    )
     assert broken(traffic, listed(range(3, 6), cursor="c1")) == []  # the walk goes on after both
 
 
@@ -148,12 +188,20 @@ def test_sealed_cursors_sent_back_elsewhere_are_judged_by_the_binding_rules() ->
     traffic = audit(sealed)
     traffic.judge("test-set", listed(range(3), next_cursor="sealed-1"))
     assert broken(traffic, listed(range(3, 6), cursor="sealed-1", token=OTHER)) == [
-        ("cursor_is_bound_to_the_caller", FAILED)]
-    [breach] = traffic.judge("test-set", listed(range(3, 6), cursor="sealed-1", kind="hand")).breaches
+        ("cursor_is_bound_to_the_caller", FAILED)
+    ]
+    [breach] = traffic.judge(
+        "test-set", listed(range(3, 6), cursor="sealed-1", kind="hand")
+    ).breaches
     assert breach.check.name == "cursor_is_bound_to_the_filters"
-    assert breach.example.message.startswith("a cursor reused with kind=hand was not refused with 400 bad-input")
-    refused = dataclasses.replace(error(400, "bad-input"), url=listed([], cursor="sealed-1", include="retired").url,
-                                  request_headers={"authorization": f"Bearer {TOKEN}"})
+    assert breach.example.message.startswith(
+        "a cursor reused with kind=hand was not refused with 400 bad-input"
+    )
+    refused = dataclasses.replace(
+        error(400, "bad-input"),
+        url=listed([], cursor="sealed-1", include="retired").url,
+        request_headers={"authorization": f"Bearer {TOKEN}"},
+    )
     assert broken(traffic, refused) == []
     assert traffic.results.tally(traffic.walks.binding["filters"]).passed == 1  # type: ignore[union-attr]
 
@@ -188,25 +236,41 @@ def test_walk_state_holds_no_credential_and_no_case_body() -> None:
 def test_a_har_is_walked_in_time_order_whatever_the_order_of_its_entries(tmp_path: Path) -> None:
     first, second = listed(range(3), next_cursor="c1"), listed(range(2, 5), cursor="c1")
     entries = []
-    for exchange, started in ((second, "2026-11-30T10:00:02.000Z"), (first, "2026-11-30T10:00:01.000Z")):
+    for exchange, started in (
+        (second, "2026-11-30T10:00:02.000Z"),
+        (first, "2026-11-30T10:00:01.000Z"),
+    ):
         recorded = entry(exchange)
         recorded["startedDateTime"] = started
         entries.append(recorded)
     traffic = audit()
     audit_har(write_har(tmp_path / "walk.har", entries), traffic)
     [finding] = traffic.snapshot().failures
-    assert finding.check.name == "walk_yields_every_case_once" and "case-002' came back twice" in finding.title
+    assert (
+        finding.check.name == "walk_yields_every_case_once"
+        and "case-002' came back twice" in finding.title
+    )
 
 
 def test_each_binding_rule_left_unjudged_says_which_reuse_it_did_not_meet() -> None:
     traffic = audit(dataclasses.replace(Targets(), sealed_cursors=True))
     traffic.judge("test-set", listed(range(3), next_cursor="c1"))
-    traffic.judge("test-set", listed(range(3), cursor="c1", kind="hand"))  # the cursor again, with other filters
+    # the cursor again, with other filters
+    traffic.judge("test-set", listed(range(3), cursor="c1", kind="hand"))
     results = traffic.snapshot()
     ran = {t.check.name for t in results.rows() if t.ran}
-    reasons = {f.check.name: f.title for f in results.skips if f.check.name.startswith("cursor_is_bound_to_the_")}
-    assert "cursor_is_bound_to_the_filters" in ran and "cursor_is_bound_to_the_filters" not in reasons
+    reasons = {
+        f.check.name: f.title
+        for f in results.skips
+        if f.check.name.startswith("cursor_is_bound_to_the_")
+    }
+    assert (
+        "cursor_is_bound_to_the_filters" in ran and "cursor_is_bound_to_the_filters" not in reasons
+    )
     assert reasons == {
-        "cursor_is_bound_to_the_list": "no cursor the traffic had carried was sent back for another list (another "
-                                       "agent or project)",
-        "cursor_is_bound_to_the_caller": "no cursor the traffic had carried was sent back by another caller"}
+        "cursor_is_bound_to_the_list": "no cursor the traffic had carried was sent back for "
+        "another list (another "
+        "agent or project)",
+        "cursor_is_bound_to_the_caller": "no cursor the traffic had carried was sent back by "
+        "another caller",
+    }

@@ -1,5 +1,6 @@
-"""In the audit's workers a shard draws what its seed says and nothing else: each thread from its own `random`
-generator, one `ast.parse` at a time, and no constant mined from whatever local code is loaded."""
+"""In the audit's workers a shard draws what its seed says and nothing else: each thread from its
+own `random` generator, one `ast.parse` at a time, and no constant mined from whatever local code is
+loaded."""
 
 from __future__ import annotations
 
@@ -25,12 +26,15 @@ def sequence(seed: int, length: int) -> list[float]:
 
 
 def test_two_workers_seeding_and_drawing_in_turn_each_get_their_own_seed_s_numbers() -> None:
-    """As Hypothesis does in two shards at once: each seeds `random`, then draws, the draws interleaved."""
-    turns = threading.Barrier(2, timeout=10)  # a failing worker breaks it rather than leaving the other waiting
+    """As Hypothesis does in two shards at once: each seeds `random`, then draws, the draws
+    interleaved."""
+    # a failing worker breaks it rather than leaving the other waiting
+    turns = threading.Barrier(2, timeout=10)
 
     def shard(seed: int) -> list[float]:
         random.seed(seed)
-        turns.wait()  # both have seeded before either draws: one shared generator would hold the later seed
+        # both have seeded before either draws: one shared generator would hold the later seed
+        turns.wait()
         drawn = []
         for _ in range(5):
             drawn.append(random.random())
@@ -75,13 +79,17 @@ def texts_drawn() -> list[str]:
     return drawn
 
 
-def test_the_same_seed_draws_the_same_strings_whatever_local_code_is_loaded(tmp_path: Path,
-                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
-    """A checkout, a wheel and a user's project load other "local" modules: none of their literals is drawn."""
+def test_the_same_seed_draws_the_same_strings_whatever_local_code_is_loaded(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A checkout, a wheel and a user's project load other "local" modules: none of their literals
+    is drawn."""
     with isolated_generation():
         before = texts_drawn()
     # 800 distinct literals: Hypothesis mines none from a module holding over 1,024.
-    (tmp_path / "mined_module.py").write_text("WORDS = [" + ", ".join(f"'zz-mined-{i}'" for i in range(800)) + "]\n")
+    (tmp_path / "mined_module.py").write_text(
+        "WORDS = [" + ", ".join(f"'zz-mined-{i}'" for i in range(800)) + "]\n"
+    )
     monkeypatch.syspath_prepend(str(tmp_path))
     importlib.import_module("mined_module")
     try:
@@ -94,8 +102,8 @@ def test_the_same_seed_draws_the_same_strings_whatever_local_code_is_loaded(tmp_
 
 
 class Finalized:
-    """Garbage in a cycle whose finalizer runs Python code, as an audit's does: a collection in the middle of a
-    parse then lets another thread run, and parse."""
+    """Garbage in a cycle whose finalizer runs Python code, as an audit's does: a collection in the
+    middle of a parse then lets another thread run, and parse."""
 
     def __init__(self) -> None:
         self.me = self
@@ -105,8 +113,10 @@ class Finalized:
 
 
 def test_threads_parsing_at_once_never_meet_the_ast_race_of_python_before_3_12() -> None:
-    """gh-106905: "AST constructor recursion depth mismatch", which made a shard run again or be left out."""
-    source = inspect.getsource(json.decoder)  # unguarded, 4 threads parsing it 25 times each fail about 12 times
+    """gh-106905: "AST constructor recursion depth mismatch", which made a shard run again or be
+    left out."""
+    # unguarded, 4 threads parsing it 25 times each fail about 12 times
+    source = inspect.getsource(json.decoder)
     errors: list[str] = []
 
     def parse() -> None:

@@ -1,5 +1,6 @@
-"""Proxy fixtures: `evalmock proxy` built from its command line and served in this process, in front of `evalmock
-serve`'s app (recorded) or of a deliberately broken service, each on a free 127.0.0.1 port."""
+"""Proxy fixtures: `evalmock proxy` built from its command line and served in this process, in front
+of `evalmock serve`'s app (recorded) or of a deliberately broken service, each on a free 127.0.0.1
+port."""
 
 from __future__ import annotations
 
@@ -43,7 +44,8 @@ ProxyFactory = Callable[..., AbstractContextManager[RunningProxy]]
 
 @pytest.fixture(scope="session")
 def proxy_for() -> ProxyFactory:
-    """`with proxy_for(upstream_url, "--strict", ...) as proxy:` serves `evalmock proxy` with those options."""
+    """`with proxy_for(upstream_url, "--strict", ...) as proxy:` serves `evalmock proxy` with those
+    options."""
 
     @contextmanager
     def run(upstream: str, *options: str) -> Iterator[RunningProxy]:
@@ -51,7 +53,8 @@ def proxy_for() -> ProxyFactory:
         stream = io.StringIO()
         app, forwarder, session = build_proxy(args, stream)
         try:
-            # The lifespan runs as `evalmock proxy` runs it: its shutdown closes the connections to the upstream.
+            # The lifespan runs as `evalmock proxy` runs it: its shutdown closes the connections to
+            # the upstream.
             with serving(app, lifespan="on", **UVICORN_OPTIONS) as base_url:
                 yield RunningProxy(base_url, forwarder, session, stream)
         finally:
@@ -70,7 +73,8 @@ class RecordedServe:
 
 @pytest.fixture(scope="session")
 def recorded_serve(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RecordedServe]:
-    """`evalmock serve`'s app (seed 42, 300 cases), keeping what it sent for each request, and its targets file."""
+    """`evalmock serve`'s app (seed 42, 300 cases), keeping what it sent for each request, and its
+    targets file."""
     world = World(seed=SERVER_SEED, cases=SERVER_CASES)
     recording = Recording(create_app(ServerSettings(seed=SERVER_SEED, cases=SERVER_CASES), world))
     targets_path = tmp_path_factory.mktemp("recorded-serve") / "targets.toml"

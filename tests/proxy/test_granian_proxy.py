@@ -1,4 +1,5 @@
-"""`evalmock proxy --server granian`: the same outputs on SIGUSR1 and at the end as under uvicorn, the same answers."""
+"""`evalmock proxy --server granian`: the same outputs on SIGUSR1 and at the end as under uvicorn,
+the same answers."""
 
 from __future__ import annotations
 
@@ -16,12 +17,15 @@ pytestmark = needs_granian
 
 
 @pytest.mark.parametrize("stop", [signal.SIGINT, signal.SIGTERM])
-def test_outputs_on_demand_and_at_the_end_under_granian(tmp_path: Path, broken: str, stop: int) -> None:
+def test_outputs_on_demand_and_at_the_end_under_granian(
+    tmp_path: Path, broken: str, stop: int
+) -> None:
     outputs = ["--report", "report.md", "--har", "traffic.har", "--server", "granian"]
     with proxy_process(tmp_path, broken, *outputs) as (process, base_url):
         answer = httpx.get(base_url + TOO_LONG)
         assert "evalmock-violations" in answer.headers
-        assert answer.headers.get_list("server") == answer.headers.get_list("server")[:1]  # never a second one
+        # never a second one
+        assert answer.headers.get_list("server") == answer.headers.get_list("server")[:1]
         process.send_signal(signal.SIGUSR1)
         _until(lambda: all((tmp_path / name).exists() for name in ("report.md", "traffic.har")))
         on_demand = _entries(tmp_path / "traffic.har")

@@ -1,6 +1,6 @@
-"""An https upstream: verified by certifi's authorities, or by those of SSL_CERT_FILE where it is set (a service
-behind a company's own authority); a certificate the proxy cannot verify is a 502 saying so; an SSL_CERT_FILE that
-cannot be read stops the proxy at start (exit 2)."""
+"""An https upstream: verified by certifi's authorities, or by those of SSL_CERT_FILE where it is
+set (a service behind a company's own authority); a certificate the proxy cannot verify is a 502
+saying so; an SSL_CERT_FILE that cannot be read stops the proxy at start (exit 2)."""
 
 from __future__ import annotations
 
@@ -27,14 +27,36 @@ CASES = operation("test-set").url_path(agentId="example") + f"?projectId={PROJEC
 
 @pytest.fixture(scope="module")
 def authority(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
-    """A self-signed certificate for 127.0.0.1 (its own authority) and its key, made by the openssl command."""
+    """A self-signed certificate for 127.0.0.1 (its own authority) and its key, made by the openssl
+    command."""
     openssl = shutil.which("openssl")
-    assert openssl, "the openssl command is needed to make a test certificate (Debian: apt-get install openssl)"
+    assert openssl, (
+        "the openssl command is needed to make a test certificate (Debian: apt-get install openssl)"
+    )
     folder = tmp_path_factory.mktemp("tls")
     cert, key = folder / "cert.pem", folder / "key.pem"
-    subprocess.run([openssl, "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2", "-subj", "/CN=127.0.0.1",
-                    "-addext", "subjectAltName=IP:127.0.0.1", "-keyout", str(key), "-out", str(cert)],
-                   check=True, capture_output=True)
+    subprocess.run(
+        [
+            openssl,
+            "req",
+            "-x509",
+            "-newkey",
+            "rsa:2048",
+            "-nodes",
+            "-days",
+            "2",
+            "-subj",
+            "/CN=127.0.0.1",
+            "-addext",
+            "subjectAltName=IP:127.0.0.1",
+            "-keyout",
+            str(key),
+            "-out",
+            str(cert),
+        ],
+        check=True,
+        capture_output=True,
+    )
     return cert, key
 
 
@@ -46,8 +68,11 @@ def https_upstream(authority: tuple[Path, Path]) -> Iterator[str]:
 
 
 def test_an_https_upstream_under_an_authority_of_ssl_cert_file_is_forwarded_to(
-        https_upstream: str, authority: tuple[Path, Path], proxy_for: ProxyFactory,
-        monkeypatch: pytest.MonkeyPatch) -> None:
+    https_upstream: str,
+    authority: tuple[Path, Path],
+    proxy_for: ProxyFactory,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     monkeypatch.setenv("SSL_CERT_FILE", str(authority[0]))
     direct = httpx.get(https_upstream + CASES, verify=str(authority[0]))
     with proxy_for(https_upstream) as proxy:
@@ -58,20 +83,28 @@ def test_an_https_upstream_under_an_authority_of_ssl_cert_file_is_forwarded_to(
 
 
 def test_a_certificate_no_trusted_authority_signed_is_a_502_saying_so(
-        https_upstream: str, proxy_for: ProxyFactory, monkeypatch: pytest.MonkeyPatch) -> None:
+    https_upstream: str, proxy_for: ProxyFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.delenv("SSL_CERT_FILE", raising=False)
     monkeypatch.delenv("SSL_CERT_DIR", raising=False)
     with proxy_for(https_upstream) as proxy:
         answer = httpx.get(proxy.base_url + CASES)
 
     error = assert_envelope(answer, 502, "bad-gateway")
-    assert "could not be reached" in error["message"] and "CERTIFICATE_VERIFY_FAILED" in error["message"]
+    assert (
+        "could not be reached" in error["message"]
+        and "CERTIFICATE_VERIFY_FAILED" in error["message"]
+    )
 
 
-def test_an_ssl_cert_file_that_cannot_be_read_stops_the_proxy_at_start(tmp_path: Path,
-                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
-    """A usage error, which `evalmock proxy` prints and exits 2 with (test_command.py), before it listens."""
+def test_an_ssl_cert_file_that_cannot_be_read_stops_the_proxy_at_start(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A usage error, which `evalmock proxy` prints and exits 2 with (test_command.py), before it
+    listens."""
     missing = tmp_path / "no-such-ca.pem"
     monkeypatch.setenv("SSL_CERT_FILE", str(missing))
-    with pytest.raises(UsageError, match=f"SSL_CERT_FILE='{missing}': no certificate authorities could be read"):
+    with pytest.raises(
+        UsageError, match=f"SSL_CERT_FILE='{missing}': no certificate authorities could be read"
+    ):
         build_proxy(build_parser().parse_args(["proxy", "--upstream", "https://127.0.0.1:9"]))

@@ -1,6 +1,7 @@
-"""A browser app's "Load more" walk through the proxy: a service that repeats, skips, restarts or reorders across
-pages gets the evalmock-violations header on the page that shows it, and the proxy's verdict is 1; a correct one
-gets none. The proxy's HAR audited offline, and `evalmock contract` against the same service, find the same rule."""
+"""A browser app's "Load more" walk through the proxy: a service that repeats, skips, restarts or
+reorders across pages gets the evalmock-violations header on the page that shows it, and the proxy's
+verdict is 1; a correct one gets none. The proxy's HAR audited offline, and `evalmock contract`
+against the same service, find the same rule."""
 
 from __future__ import annotations
 
@@ -34,8 +35,9 @@ from .walking import AGENTS, CASES, CORRECT, DEFECTS, browser_app, walking_upstr
 TOKEN = "w4lk-S3cret-Token-0017"
 LIMIT = 25
 WALK_RULE = "walk_yields_every_case_once;level=page;outcome=failed"
-# The page (from 0) of a 25-case walk that shows each defect: the second page repeats or reorders, the third is the
-# first again, and a skip is known when the walk ends with fewer cases than the targets say the project has.
+# The page (from 0) of a 25-case walk that shows each defect: the second page repeats or reorders,
+# the third is the first again, and a skip is known when the walk ends with fewer cases than the
+# targets say the project has.
 OFFENDING_PAGE = {"repeats-last": 1, "reorders": 1, "restarts": 2, "skips-one": 3}
 
 
@@ -54,8 +56,11 @@ def _targets(folder: Path) -> Path:
 
 
 def _walk(chromium: Any, app: str, proxy: str, agent: str) -> list[dict[str, Any]]:
-    """Open the list page and press "Load more" until the list ends (bounded: a restarting service ends too)."""
-    query = urlencode({"api": proxy, "agent": agent, "project": PROJECT, "token": TOKEN, "limit": LIMIT})
+    """Open the list page and press "Load more" until the list ends (bounded: a restarting service
+    ends too)."""
+    query = urlencode(
+        {"api": proxy, "agent": agent, "project": PROJECT, "token": TOKEN, "limit": LIMIT}
+    )
     page = chromium.new_page()
     page.goto(f"{app}/?{query}")
     for loaded in range(1, 12):
@@ -72,9 +77,20 @@ def _walk(chromium: Any, app: str, proxy: str, agent: str) -> list[dict[str, Any
 def walked(proxy_for: ProxyFactory, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Walked]:
     folder = tmp_path_factory.mktemp("walks")
     targets = _targets(folder)
-    with serving(walking_upstream()) as upstream, serving(browser_app()) as app, proxy_for(
-        upstream, "--api", "test-set", "--targets", str(targets), "--har", str(folder / "walks.har"),
-    ) as proxy, launched_chromium() as chromium:
+    with (
+        serving(walking_upstream()) as upstream,
+        serving(browser_app()) as app,
+        proxy_for(
+            upstream,
+            "--api",
+            "test-set",
+            "--targets",
+            str(targets),
+            "--har",
+            str(folder / "walks.har"),
+        ) as proxy,
+        launched_chromium() as chromium,
+    ):
         pages = {agent: _walk(chromium, app, proxy.base_url, agent) for agent in AGENTS}
         proxy.session.write_outputs()
         yield Walked(proxy, pages, folder)
@@ -87,13 +103,19 @@ def test_a_correct_service_walked_by_the_app_gets_no_header(walked: Walked) -> N
 
 
 @pytest.mark.parametrize("defect", DEFECTS)
-def test_each_walk_defect_gets_the_header_on_the_page_that_shows_it(walked: Walked, defect: str) -> None:
+def test_each_walk_defect_gets_the_header_on_the_page_that_shows_it(
+    walked: Walked, defect: str
+) -> None:
     pages = walked.pages[defect]
     offending = OFFENDING_PAGE[defect]
     assert all(page["status"] == 200 for page in pages)
-    assert [page["violations"] is not None for page in pages[:offending + 1]] == [False] * offending + [True]
+    assert [page["violations"] is not None for page in pages[: offending + 1]] == [
+        False
+    ] * offending + [True]
     assert WALK_RULE in pages[offending]["violations"]
-    [line] = [line for line in walked.proxy.lines() if f"/agents/{defect}/" in line and "FAILED" in line][:1]
+    [line] = [
+        line for line in walked.proxy.lines() if f"/agents/{defect}/" in line and "FAILED" in line
+    ][:1]
     assert "FAILED walk_yields_every_case_once [page]" in line
 
 
@@ -106,27 +128,47 @@ def test_the_proxy_exits_1_on_the_walks_and_keeps_the_token_out(walked: Walked) 
 
 
 def test_the_proxy_s_recording_audits_offline_to_the_same_findings(walked: Walked) -> None:
-    offline = TrafficAudit(Policy(), apis=("test-set",), targets=load_targets(walked.folder / "targets.toml"))
+    offline = TrafficAudit(
+        Policy(), apis=("test-set",), targets=load_targets(walked.folder / "targets.toml")
+    )
     audit_har(walked.folder / "walks.har", offline)
     assert _findings(offline.snapshot()) == _findings(walked.proxy.session.results())
 
     summary = io.StringIO()
     with contextlib.redirect_stdout(summary):
-        code = main(["contract", "--har", str(walked.folder / "walks.har"), "--api", "test-set",
-                     "--targets", str(walked.folder / "targets.toml")])
+        code = main(
+            [
+                "contract",
+                "--har",
+                str(walked.folder / "walks.har"),
+                "--api",
+                "test-set",
+                "--targets",
+                str(walked.folder / "targets.toml"),
+            ]
+        )
     assert code == 1 and "walk_yields_every_case_once" in summary.getvalue()
 
 
 def _findings(results: Results) -> set[tuple[str, str, str, int]]:
-    return {(f.check.name, f.outcome, f.shape, f.count) for f in [*results.failures, *results.warnings]}
+    return {
+        (f.check.name, f.outcome, f.shape, f.count) for f in [*results.failures, *results.warnings]
+    }
 
 
 @pytest.mark.parametrize("agent", AGENTS)
 def test_evalmock_contract_against_the_service_finds_the_same_rule(agent: str) -> None:
     with serving(walking_upstream()) as upstream:
-        audit = Audit(upstream, Targets(projects=(ProjectTarget(agent, PROJECT, active_cases=CASES),)),
-                      apis=("test-set",), token=TOKEN, fuzz=False, only=frozenset({"walk_yields_every_case_once"}))
+        audit = Audit(
+            upstream,
+            Targets(projects=(ProjectTarget(agent, PROJECT, active_cases=CASES),)),
+            apis=("test-set",),
+            token=TOKEN,
+            fuzz=False,
+            only=frozenset({"walk_yields_every_case_once"}),
+        )
         results = run_audit(audit)
     rule = find_check("walk_yields_every_case_once", "test-set")
     failed = [f.check for f in results.failures]
-    assert failed == ([] if agent == CORRECT else [rule])  # the same check: its name, level and source
+    # the same check: its name, level and source
+    assert failed == ([] if agent == CORRECT else [rule])

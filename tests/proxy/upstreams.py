@@ -1,6 +1,6 @@
-"""Upstreams for the proxy tests: `evalmock serve`'s app wrapped to keep what it sent for each request, and a small
-service that breaks the pages on purpose, one defect per agent, plus a slow one and a DigitalOcean call that
-answers another version than the one asked for."""
+"""Upstreams for the proxy tests: `evalmock serve`'s app wrapped to keep what it sent for each
+request, and a small service that breaks the pages on purpose, one defect per agent, plus a slow one
+and a DigitalOcean call that answers another version than the one asked for."""
 
 from __future__ import annotations
 
@@ -47,8 +47,9 @@ class Recording:
             await self.app(scope, receive, send)
             return
         test_id = dict(scope["headers"]).get(TEST_ID.encode(), b"").decode()
-        record = self.sent[test_id] = Sent(list(scope["headers"]), scope.get("raw_path", b""),
-                                           scope.get("query_string", b""))
+        record = self.sent[test_id] = Sent(
+            list(scope["headers"]), scope.get("raw_path", b""), scope.get("query_string", b"")
+        )
 
         async def keep(message: Message) -> None:
             if message["type"] == "http.response.start":
@@ -73,19 +74,35 @@ async def _cases(request: Request) -> Response:
     if agent == "slow":
         await asyncio.sleep(SLOW_S)
     if agent == "throttled":  # as a gateway in front of the service words it
-        return JSONResponse({"message": "API rate limit exceeded"}, status_code=429, headers={"Retry-After": "2"})
+        return JSONResponse(
+            {"message": "API rate limit exceeded"}, status_code=429, headers={"Retry-After": "2"}
+        )
     if agent == "failing":
-        body = {"error": {"code": "internal", "message": "Boom.", "details": {}, "requestId": "rid-500"}}
+        body = {
+            "error": {"code": "internal", "message": "Boom.", "details": {}, "requestId": "rid-500"}
+        }
         return JSONResponse(body, status_code=500, headers={"X-Request-Id": "rid-500"})
     if agent == "too-long":
-        return _page(request, [hand_case(id=f"case-{n}", addedAt=f"2026-11-20T09:{59 - n:02d}:00Z",
-                                         updatedAt=f"2026-11-20T09:{59 - n:02d}:00Z") for n in range(limit + 1)])
+        return _page(
+            request,
+            [
+                hand_case(
+                    id=f"case-{n}",
+                    addedAt=f"2026-11-20T09:{59 - n:02d}:00Z",
+                    updatedAt=f"2026-11-20T09:{59 - n:02d}:00Z",
+                )
+                for n in range(limit + 1)
+            ],
+        )
     if agent == "retired-without-include":
         return _page(request, [hand_case(), retired_case()])
     if agent == "compressed":  # the same defect, its page sent gzip-compressed
         page = _page(request, [hand_case(), retired_case()])
-        return Response(gzip.compress(json.dumps(json.loads(page.body)).encode()), media_type="application/json",
-                        headers={"Content-Encoding": "gzip", "X-Request-Id": "rid-broken"})
+        return Response(
+            gzip.compress(json.dumps(json.loads(page.body)).encode()),
+            media_type="application/json",
+            headers={"Content-Encoding": "gzip", "X-Request-Id": "rid-broken"},
+        )
     if agent == "without-run-id":
         missing = correction_case()
         del missing["runId"]
@@ -94,18 +111,21 @@ async def _cases(request: Request) -> Response:
 
 
 async def _test_case(request: Request) -> Response:
-    test_case = gradient_test_case(test_case_uuid=request.path_params["uuid"], version=ANSWERED_VERSION)
+    test_case = gradient_test_case(
+        test_case_uuid=request.path_params["uuid"], version=ANSWERED_VERSION
+    )
     return JSONResponse({"evaluation_test_case": test_case}, headers=RATELIMIT)
 
 
 def broken_upstream() -> Starlette:
-    """GET /v1/agents/{agent}/test-set/cases: agent `too-long` answers limit + 1 cases, `retired-without-include`
-    a retired case though include was left out, `compressed` the same gzip-compressed, `without-run-id` a case
-    without its required runId, `failing` a 500, `throttled` a gateway's 429, `slow` after SLOW_S seconds, any other
-    a conforming page;
+    """GET /v1/agents/{agent}/test-set/cases: agent `too-long` answers limit + 1 cases,
+    `retired-without-include` a retired case though include was left out, `compressed` the same
+    gzip-compressed, `without-run-id` a case without its required runId, `failing` a 500,
+    `throttled` a gateway's 429, `slow` after SLOW_S seconds, any other a conforming page;
     GET /v2/gen-ai/evaluation_test_cases/{uuid}: always version ANSWERED_VERSION."""
-    return Starlette(routes=[
-        Route("/v1/agents/{agent}/test-set/cases", _cases),
-        Route("/v2/gen-ai/evaluation_test_cases/{uuid}", _test_case),
-    ])
-
+    return Starlette(
+        routes=[
+            Route("/v1/agents/{agent}/test-set/cases", _cases),
+            Route("/v2/gen-ai/evaluation_test_cases/{uuid}", _test_case),
+        ]
+    )

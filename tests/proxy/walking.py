@@ -1,5 +1,6 @@
-"""A service whose pages each conform but whose walks do not, one defect per agent, and the browser app that walks
-it: a "Load more" list page that fetches through the proxy from another origin, as a frontend does."""
+"""A service whose pages each conform but whose walks do not, one defect per agent, and the browser
+app that walks it: a "Load more" list page that fetches through the proxy from another origin, as a
+frontend does."""
 
 from __future__ import annotations
 
@@ -51,14 +52,21 @@ def _order(limit: int, defect: str) -> list[dict[str, Any]]:
 async def _cases(request: Request) -> Response:
     defect = request.path_params["agent"]
     if defect not in AGENTS:
-        body = {"error": {"code": "agent-not-found", "message": "No such agent.", "details": {}, "requestId": "r-404"}}
+        body = {
+            "error": {
+                "code": "agent-not-found",
+                "message": "No such agent.",
+                "details": {},
+                "requestId": "r-404",
+            }
+        }
         return JSONResponse(body, status_code=404, headers={"X-Request-Id": "r-404"})
     limit = int(request.query_params.get("limit", "25"))
     offset, number = _position(request.query_params.get("cursor"))
     if defect == "restarts" and number == 3:
         offset = 0  # the third request of a walk gets the first page again
     step = {"repeats-last": limit - 1, "skips-one": limit + 1}.get(defect, limit)
-    cases = _order(limit, defect)[offset:offset + limit]
+    cases = _order(limit, defect)[offset : offset + limit]
     has_more = offset + limit < CASES
     body: dict[str, Any] = {"data": cases, "hasMore": has_more}
     if has_more:
@@ -67,10 +75,10 @@ async def _cases(request: Request) -> Response:
 
 
 def walking_upstream() -> Starlette:
-    """GET /v1/agents/{agent}/test-set/cases: CASES hand cases of harness.builders.PROJECT: agent `correct` walks them
-    right; `repeats-last` starts each page with the last case of the one before, `skips-one` leaves one case out
-    between pages, `restarts` answers the third request of a walk with the first page, `reorders` swaps the cases on
-    either side of every page boundary."""
+    """GET /v1/agents/{agent}/test-set/cases: CASES hand cases of harness.builders.PROJECT: agent
+    `correct` walks them right; `repeats-last` starts each page with the last case of the one
+    before, `skips-one` leaves one case out between pages, `restarts` answers the third request of a
+    walk with the first page, `reorders` swaps the cases on either side of every page boundary."""
     return Starlette(routes=[Route("/v1/agents/{agent}/test-set/cases", _cases)])
 
 

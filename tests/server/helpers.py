@@ -47,7 +47,11 @@ def example_params(**extra: Any) -> dict[str, Any]:
 
 
 def walk(
-    client: httpx.Client, agent_id: str, params: dict[str, Any], limits: list[int], headers: dict[str, str] = AUTH
+    client: httpx.Client,
+    agent_id: str,
+    params: dict[str, Any],
+    limits: list[int],
+    headers: dict[str, str] = AUTH,
 ) -> list[dict[str, Any]]:
     """Every page from the first, following nextCursor and cycling through `limits`."""
     pages: list[dict[str, Any]] = []

@@ -1,4 +1,5 @@
-"""Answers conform to the documents for several seeds: checked by the server itself and again by the test."""
+"""Answers conform to the documents for several seeds: checked by the server itself and again by the
+test."""
 
 from __future__ import annotations
 
@@ -14,13 +15,21 @@ from .helpers import AUTH, assert_conforms, cases_path, evaluation_path
 
 SEEDS = [1, 42, 2024]
 CASES = 60
-FILTERS = [{}, {"include": "retired"}, {"kind": "hand"}, {"include": "retired", "kind": "correction"}]
+FILTERS = [
+    {},
+    {"include": "retired"},
+    {"kind": "hand"},
+    {"include": "retired", "kind": "correction"},
+]
 
 
 @pytest.mark.parametrize("seed", SEEDS)
-def test_every_page_and_test_case_conforms(make_client: Callable[..., httpx.Client], seed: int) -> None:
+def test_every_page_and_test_case_conforms(
+    make_client: Callable[..., httpx.Client], seed: int
+) -> None:
     world = World(seed=seed, cases=CASES)
-    client = make_client(world=world, seed=seed)  # validate_responses is on: a mismatch would be a 500
+    # validate_responses is on: a mismatch would be a 500
+    client = make_client(world=world, seed=seed)
     pages = 0
     for agent in world.agent_ids():
         for project in world.project_ids(agent):

@@ -1,4 +1,5 @@
-"""CORS is on by default: preflights pass, and every answer (errors too) exposes our headers; --no-cors turns it off."""
+"""CORS is on by default: preflights pass, and every answer (errors too) exposes our headers;
+--no-cors turns it off."""
 
 from __future__ import annotations
 
@@ -32,8 +33,15 @@ def test_preflight_allows_get_with_authorization_and_prefer(client: httpx.Client
 
 
 def test_a_public_page_s_preflight_for_the_private_network_is_allowed(client: httpx.Client) -> None:
-    response = client.options(cases_path(), params=example_params(), headers={
-        **PREFLIGHT, "Origin": "https://staging.example.com", "Access-Control-Request-Private-Network": "true"})
+    response = client.options(
+        cases_path(),
+        params=example_params(),
+        headers={
+            **PREFLIGHT,
+            "Origin": "https://staging.example.com",
+            "Access-Control-Request-Private-Network": "true",
+        },
+    )
     assert response.status_code == 200
     assert response.headers["access-control-allow-private-network"] == "true"
 
@@ -42,7 +50,9 @@ def test_answers_and_errors_expose_request_id_and_retry_after(client: httpx.Clie
     for response in (
         client.get(cases_path(), params=example_params(limit=1), headers={**AUTH, **ORIGIN}),
         client.get(cases_path(), params=example_params(), headers=ORIGIN),
-        client.get(cases_path(), params=example_params(), headers={**AUTH, **ORIGIN, "Prefer": "code=503"}),
+        client.get(
+            cases_path(), params=example_params(), headers={**AUTH, **ORIGIN, "Prefer": "code=503"}
+        ),
     ):
         assert response.headers["access-control-allow-origin"] == "*"
         exposed = response.headers["access-control-expose-headers"].lower()
@@ -54,7 +64,9 @@ def test_gradient_exposes_ratelimit_headers(client: httpx.Client) -> None:
     assert "ratelimit-remaining" in response.headers["access-control-expose-headers"].lower()
 
 
-def test_no_cors_sends_no_cors_headers_and_refuses_preflight(make_client: Callable[..., httpx.Client]) -> None:
+def test_no_cors_sends_no_cors_headers_and_refuses_preflight(
+    make_client: Callable[..., httpx.Client],
+) -> None:
     plain = make_client(cors=False)
     response = plain.get(cases_path(), params=example_params(limit=1), headers={**AUTH, **ORIGIN})
     assert response.status_code == 200 and "access-control-allow-origin" not in response.headers
@@ -67,10 +79,16 @@ RESPONSE_HEADERS = [
     [(b"content-type", b"text/html"), (b"vary", b"Accept-Encoding")],
     [(b"vary", b"Accept"), (b"vary", b"Cookie"), (b"content-length", b"0")],
 ]
-REQUEST_HEADERS = [[], [(b"origin", b"http://localhost:5173")], [(b"host", b"x"), (b"origin", b"null")]]
+REQUEST_HEADERS = [
+    [],
+    [(b"origin", b"http://localhost:5173")],
+    [(b"host", b"x"), (b"origin", b"null")],
+]
 
 
-async def _answer(middleware: type[CORSMiddleware], request: list[Any], response: list[Any] | None) -> list[Any]:
+async def _answer(
+    middleware: type[CORSMiddleware], request: list[Any], response: list[Any] | None
+) -> list[Any]:
     shared = list(response) if response is not None else None
 
     async def leaf(scope: Any, receive: Any, send: Any) -> None:

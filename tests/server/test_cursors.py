@@ -1,4 +1,5 @@
-"""Sealed cursors: only the list, filters and caller they were issued for, within a day, untampered."""
+"""Sealed cursors: only the list, filters and caller they were issued for, within a day,
+untampered."""
 
 from __future__ import annotations
 
@@ -18,7 +19,9 @@ from shared import SERVER_SEED
 from .helpers import AUTH, OTHER, FrozenClock, assert_envelope, cases_path, example_params
 
 KEY = b"test key"
-BINDING = Binding.of("acme.drafting", "A60767BC-F81B-4009-86CC-372B632C4C53", False, ["hand", "correction"], "u-1")
+BINDING = Binding.of(
+    "acme.drafting", "A60767BC-F81B-4009-86CC-372B632C4C53", False, ["hand", "correction"], "u-1"
+)
 
 
 def sealer(clock: Callable[[], float] | None = None, key: bytes = KEY) -> CursorSealer:
@@ -37,7 +40,13 @@ def test_a_sealed_position_opens_again() -> None:
 
 
 def test_binding_ignores_project_case_and_kind_order() -> None:
-    same = Binding.of("acme.drafting", "a60767bc-f81b-4009-86cc-372b632c4c53", False, ["correction", "hand"], "u-1")
+    same = Binding.of(
+        "acme.drafting",
+        "a60767bc-f81b-4009-86cc-372b632c4c53",
+        False,
+        ["correction", "hand"],
+        "u-1",
+    )
     assert sealer().open(sealer().seal(7, BINDING), same) == 7
 
 
@@ -57,7 +66,9 @@ def test_a_cursor_sealed_with_another_key_is_refused() -> None:
     "other",
     [
         Binding.of("globex.search", BINDING.project_id, False, BINDING.kinds, "u-1"),
-        Binding.of(BINDING.agent_id, "9611adda-b293-4ed5-8f5c-0eee9be6ad46", False, BINDING.kinds, "u-1"),
+        Binding.of(
+            BINDING.agent_id, "9611adda-b293-4ed5-8f5c-0eee9be6ad46", False, BINDING.kinds, "u-1"
+        ),
         Binding.of(BINDING.agent_id, BINDING.project_id, True, BINDING.kinds, "u-1"),
         Binding.of(BINDING.agent_id, BINDING.project_id, False, ["hand"], "u-1"),
         Binding.of(BINDING.agent_id, BINDING.project_id, False, BINDING.kinds, "u-2"),
@@ -76,7 +87,8 @@ def test_a_cursor_of_other_data_is_refused_as_data_changed() -> None:
     assert sealer().open(cursor, before) == 7
     with pytest.raises(DataChanged, match="the data changed"):
         sealer().open(cursor, after)
-    with pytest.raises(CursorError, match="tampered"):  # the generation is under the MAC: editing it is tampering
+    # the generation is under the MAC: editing it is tampering
+    with pytest.raises(CursorError, match="tampered"):
         sealer().open(flip(cursor, 24), after)
 
 
@@ -109,7 +121,8 @@ def test_truncated_cursor_is_refused() -> None:
         sealer().open(sealer().seal(7, BINDING)[:-3], BINDING)
 
 
-# -- over HTTP ---------------------------------------------------------------------------------------------
+# -- over HTTP
+# ---------------------------------------------------------------------------------------------
 
 
 @pytest.fixture(scope="module")
@@ -128,7 +141,9 @@ def first_cursor(client: httpx.Client, headers: dict[str, str] = AUTH, **params:
     return response.json()["nextCursor"]
 
 
-def next_page(client: httpx.Client, cursor: str, headers: dict[str, str] = AUTH, **params: Any) -> httpx.Response:
+def next_page(
+    client: httpx.Client, cursor: str, headers: dict[str, str] = AUTH, **params: Any
+) -> httpx.Response:
     return client.get(cases_path(), params=example_params(cursor=cursor, **params), headers=headers)
 
 
@@ -145,17 +160,25 @@ def test_cursor_survives_a_change_of_limit(frozen_client: httpx.Client) -> None:
 
 def test_cursor_accepts_the_same_filters_spelled_differently(frozen_client: httpx.Client) -> None:
     cursor = first_cursor(frozen_client, kind="hand,correction")
-    lower = next_page(frozen_client, cursor, projectId=EXAMPLE_PROJECT.lower(), kind="correction,hand")
+    lower = next_page(
+        frozen_client, cursor, projectId=EXAMPLE_PROJECT.lower(), kind="correction,hand"
+    )
     assert lower.status_code == 200
     assert next_page(frozen_client, cursor).status_code == 200  # no kind means both kinds
 
 
 @pytest.mark.parametrize(
     "changes",
-    [{"include": "retired"}, {"kind": "hand"}, {"projectId": "9611adda-b293-4ed5-8f5c-0eee9be6ad46"}],
+    [
+        {"include": "retired"},
+        {"kind": "hand"},
+        {"projectId": "9611adda-b293-4ed5-8f5c-0eee9be6ad46"},
+    ],
     ids=["include", "kind", "project"],
 )
-def test_cursor_for_other_filters_is_400(frozen_client: httpx.Client, changes: dict[str, str]) -> None:
+def test_cursor_for_other_filters_is_400(
+    frozen_client: httpx.Client, changes: dict[str, str]
+) -> None:
     assert_bad_cursor(next_page(frozen_client, first_cursor(frozen_client), **changes))
 
 
@@ -163,7 +186,9 @@ def test_cursor_for_another_agent_is_400(frozen_client: httpx.Client, server_wor
     cursor = first_cursor(frozen_client)
     other_agent = next(a for a in server_world.agent_ids() if a != EXAMPLE_AGENT)
     project = server_world.project_ids(other_agent)[0]
-    response = frozen_client.get(cases_path(other_agent), params={"projectId": project, "cursor": cursor}, headers=AUTH)
+    response = frozen_client.get(
+        cases_path(other_agent), params={"projectId": project, "cursor": cursor}, headers=AUTH
+    )
     assert_bad_cursor(response)
 
 
@@ -175,7 +200,9 @@ def test_cursor_of_a_tampered_byte_is_400(frozen_client: httpx.Client) -> None:
     assert_bad_cursor(next_page(frozen_client, flip(first_cursor(frozen_client), 3)))
 
 
-def test_cursor_forged_with_another_key_is_400(frozen_client: httpx.Client, clock: FrozenClock) -> None:
+def test_cursor_forged_with_another_key_is_400(
+    frozen_client: httpx.Client, clock: FrozenClock
+) -> None:
     binding = Binding.of(EXAMPLE_AGENT, EXAMPLE_PROJECT, False, ["correction", "hand"], "user-demo")
     forged = CursorSealer(b"guessed key", clock=clock).seal(2, binding)
     assert_bad_cursor(next_page(frozen_client, forged))
@@ -192,8 +219,13 @@ def test_expired_cursor_is_400(frozen_client: httpx.Client, clock: FrozenClock) 
     assert "expired" in response.json()["error"]["message"]
 
 
-def test_signed_cursor_for_a_position_the_list_lacks_is_400(frozen_client: httpx.Client, clock: FrozenClock) -> None:
-    # Signed with the server's own key (by default derived from the seed), so only the world can object.
+def test_signed_cursor_for_a_position_the_list_lacks_is_400(
+    frozen_client: httpx.Client, clock: FrozenClock
+) -> None:
+    # Signed with the server's own key (by default derived from the seed), so only the world can
+    # object.
     binding = Binding.of(EXAMPLE_AGENT, EXAMPLE_PROJECT, False, ["correction", "hand"], "user-demo")
-    cursor = CursorSealer(default_cursor_key(SERVER_SEED).encode(), clock=clock).seal(10**15, binding)
+    cursor = CursorSealer(default_cursor_key(SERVER_SEED).encode(), clock=clock).seal(
+        10**15, binding
+    )
     assert_bad_cursor(next_page(frozen_client, cursor))

@@ -1,5 +1,5 @@
-"""`evalmock serve --data FILE`: refused at start with every problem, served next to or instead of the world,
-named in the banner and the targets file, and reloaded when the file changes."""
+"""`evalmock serve --data FILE`: refused at start with every problem, served next to or instead of
+the world, named in the banner and the targets file, and reloaded when the file changes."""
 
 from __future__ import annotations
 
@@ -28,22 +28,29 @@ from evalmock.world.gradient import EXAMPLE_TEST_CASE
 
 from .helpers import AUTH, assert_envelope, cases_path, evaluation_path
 
-RELOAD_TIMEOUT_S = 15.0  # a bound, not a measurement: the watcher usually answers within a tenth of a second
+RELOAD_TIMEOUT_S = (
+    15.0  # a bound, not a measurement: the watcher usually answers within a tenth of a second
+)
 
 
 def settings_for(path: Path, data_only: bool = False, **more: Any) -> ServerSettings:
-    return ServerSettings(cases=30, data_files=(str(path),), data_only=data_only, validate_responses=True, **more)
+    return ServerSettings(
+        cases=30, data_files=(str(path),), data_only=data_only, validate_responses=True, **more
+    )
 
 
 @contextlib.contextmanager
 def client_for(settings: ServerSettings) -> Iterator[httpx.Client]:
-    """An in-process server; entering it runs the lifespan, which watches the data files until exit."""
+    """An in-process server; entering it runs the lifespan, which watches the data files until
+    exit."""
     with create_app(settings).test_client(raise_server_exceptions=False) as client:
         yield client
 
 
 def shop_cases(client: httpx.Client, **params: Any) -> list[str]:
-    response = client.get(cases_path(AGENT), params={"projectId": PROJECT, "limit": 100, **params}, headers=AUTH)
+    response = client.get(
+        cases_path(AGENT), params={"projectId": PROJECT, "limit": 100, **params}, headers=AUTH
+    )
     assert response.status_code == 200, response.text
     return [c["id"] for c in response.json()["data"]]
 
@@ -56,7 +63,8 @@ def eventually(condition: Any, what: str) -> None:
         time.sleep(0.05)
 
 
-# -- at start ---------------------------------------------------------------------------------------------------------
+# -- at start
+# --------------------------------------------------------------------------------------------------
 def test_a_bad_data_file_is_refused_at_start_with_every_problem_and_exit_code_2(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -69,8 +77,10 @@ def test_a_bad_data_file_is_refused_at_start_with_every_problem_and_exit_code_2(
     kind_line, version_line = _line(path, '"robot"'), _line(path, '"version": 7')
     assert err == [
         "evalmock serve: the data files have 2 problems; nothing is served:",
-        f'{path}:{kind_line}: /testSet/0/cases/0/kind: expected one of "correction", "hand", got "robot"',
-        f"{path}:{version_line}: /gradient/0/versions/1/version: expected 2 (versions are listed oldest first, "
+        f'{path}:{kind_line}: /testSet/0/cases/0/kind: expected one of "correction", "hand", got '
+        '"robot"',
+        f"{path}:{version_line}: /gradient/0/versions/1/version: expected 2 (versions are listed "
+        "oldest first, "
         "from 1), got 7",
     ]
 
@@ -83,21 +93,29 @@ def test_data_only_needs_a_data_file(capsys: pytest.CaptureFixture[str]) -> None
 
 
 def test_data_flags_reach_the_settings_and_every_worker() -> None:
-    args = build_parser().parse_args(["serve", "--data", "a.yaml", "--data", "b.json", "--data-only"])
+    args = build_parser().parse_args(
+        ["serve", "--data", "a.yaml", "--data", "b.json", "--data-only"]
+    )
     settings = ServerSettings.from_args(args)
     assert (settings.data_files, settings.data_only) == (("a.yaml", "b.json"), True)
     assert ServerSettings.from_env(settings.to_env()) == settings
 
 
-# -- serving ----------------------------------------------------------------------------------------------------------
+# -- serving
+# --------------------------------------------------------------------------------------------------
 def test_user_data_is_served_next_to_the_generated_world(tmp_path: Path) -> None:
     mine = case("case-mine", "2026-11-20T09:00:00Z", project=EXAMPLE_PROJECT)
     document = shop()
-    document["testSet"].append({"agentId": EXAMPLE_AGENT, "projectId": EXAMPLE_PROJECT, "cases": [mine]})
+    document["testSet"].append(
+        {"agentId": EXAMPLE_AGENT, "projectId": EXAMPLE_PROJECT, "cases": [mine]}
+    )
     with client_for(settings_for(write(tmp_path / "shop.yaml", document))) as client:
-        assert shop_cases(client, include="retired") == [f"{'case' if n % 3 == 0 else 'corr'}-{n:03d}"
-                                                         for n in reversed(range(6))]
-        example = client.get(cases_path(), params={"projectId": EXAMPLE_PROJECT, "limit": 100}, headers=AUTH).json()
+        assert shop_cases(client, include="retired") == [
+            f"{'case' if n % 3 == 0 else 'corr'}-{n:03d}" for n in reversed(range(6))
+        ]
+        example = client.get(
+            cases_path(), params={"projectId": EXAMPLE_PROJECT, "limit": 100}, headers=AUTH
+        ).json()
         assert "case-mine" in [c["id"] for c in example["data"]]
         assert client.get(evaluation_path(TEST_CASE.upper()), headers=AUTH).json() == {
             "evaluation_test_case": version(2)
@@ -114,19 +132,29 @@ def test_data_only_serves_nothing_but_the_user_data(tmp_path: Path) -> None:
         assert client.get(evaluation_path(TEST_CASE), headers=AUTH).status_code == 200
 
 
-def test_a_served_test_case_carries_the_uuid_it_is_served_under_as_in_the_readme(tmp_path: Path) -> None:
+def test_a_served_test_case_carries_the_uuid_it_is_served_under_as_in_the_readme(
+    tmp_path: Path,
+) -> None:
     readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
-    shown = next(block for block in re.findall(r"```yaml\n(.*?)```", readme, re.S) if block.startswith("testSet:"))
+    shown = next(
+        block
+        for block in re.findall(r"```yaml\n(.*?)```", readme, re.S)
+        if block.startswith("testSet:")
+    )
     (tmp_path / "my-data.yaml").write_text(shown, encoding="utf-8")
     uuid = yaml.safe_load(shown)["gradient"][0]["test_case_uuid"]
     assert "test_case_uuid" not in yaml.safe_load(shown)["gradient"][0]["versions"][0]
     with client_for(settings_for(tmp_path / "my-data.yaml", data_only=True)) as client:
-        served = client.get(evaluation_path(uuid.upper()), headers=AUTH).json()["evaluation_test_case"]
+        served = client.get(evaluation_path(uuid.upper()), headers=AUTH).json()[
+            "evaluation_test_case"
+        ]
     assert served["test_case_uuid"] == uuid
 
 
 def test_a_version_that_states_its_uuid_is_served_as_written(tmp_path: Path) -> None:
-    path = write(tmp_path / "shop.json", data(test_cases={TEST_CASE: [version(1, uuid=TEST_CASE.upper())]}))
+    path = write(
+        tmp_path / "shop.json", data(test_cases={TEST_CASE: [version(1, uuid=TEST_CASE.upper())]})
+    )
     with client_for(settings_for(path, data_only=True)) as client:
         served = client.get(evaluation_path(TEST_CASE), headers=AUTH).json()["evaluation_test_case"]
     assert served == version(1, uuid=TEST_CASE.upper())
@@ -135,56 +163,84 @@ def test_a_version_that_states_its_uuid_is_served_as_written(tmp_path: Path) -> 
 def test_the_banner_names_the_user_data(tmp_path: Path) -> None:
     path = write(tmp_path / "shop.yaml", shop())
     merged = banner(ServerSettings(), build_world(settings_for(path)))
-    assert f"Your data ({path}), reloaded when a file changes: 1 agent, 1 project, 6 cases, 1 evaluation " \
-           "test case" in merged
-    assert f"  {AGENT:<22} {PROJECT} (6 cases)" in merged and f"  {TEST_CASE}: versions 1, 2" in merged
-    assert "acme.drafting" in merged and f"/agents/{AGENT}/test-set/cases?projectId={PROJECT}" in merged
+    assert (
+        f"Your data ({path}), reloaded when a file changes: 1 agent, 1 project, 6 cases, 1 "
+        "evaluation "
+        "test case" in merged
+    )
+    assert (
+        f"  {AGENT:<22} {PROJECT} (6 cases)" in merged and f"  {TEST_CASE}: versions 1, 2" in merged
+    )
+    assert (
+        "acme.drafting" in merged
+        and f"/agents/{AGENT}/test-set/cases?projectId={PROJECT}" in merged
+    )
     alone = banner(ServerSettings(), build_world(settings_for(path, data_only=True)))
     assert alone.startswith(f"evalmock: only the data of {path}, 1 worker")
     assert "acme.drafting" not in alone and f"evaluation_test_cases/{TEST_CASE}'" in alone
 
 
 def test_the_banner_of_an_empty_data_only_world_offers_no_curl(tmp_path: Path) -> None:
-    text = banner(ServerSettings(), build_world(settings_for(write(tmp_path / "none.json", data()), data_only=True)))
+    text = banner(
+        ServerSettings(),
+        build_world(settings_for(write(tmp_path / "none.json", data()), data_only=True)),
+    )
     assert "0 agents, 0 projects, 0 cases, 0 evaluation test cases" in text and "curl" not in text
 
 
 def test_the_targets_name_the_user_projects_and_test_cases(tmp_path: Path) -> None:
-    targets = targets_for(build_world(settings_for(write(tmp_path / "shop.yaml", shop()), data_only=True)))
+    targets = targets_for(
+        build_world(settings_for(write(tmp_path / "shop.yaml", shop()), data_only=True))
+    )
     (project,) = targets.projects
     assert (project.agent_id, project.project_id, project.active_cases) == (AGENT, PROJECT, 5)
     assert (project.has_retired, project.has_hand, project.has_corrections) == (True, True, True)
     assert [(t.uuid, t.versions) for t in targets.test_cases] == [(TEST_CASE, (1, 2))]
 
 
-# -- live reload ------------------------------------------------------------------------------------------------------
+# -- live reload
+# --------------------------------------------------------------------------------------------------
 def test_a_changed_file_is_served_without_a_restart_and_the_targets_follow(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     path, targets = write(tmp_path / "shop.yaml", shop()), tmp_path / "targets.toml"
     with client_for(settings_for(path, data_only=True, write_targets=str(targets))) as client:
-        cursor = client.get(cases_path(AGENT), params={"projectId": PROJECT, "limit": 1}, headers=AUTH).json()[
-            "nextCursor"]
+        cursor = client.get(
+            cases_path(AGENT), params={"projectId": PROJECT, "limit": 1}, headers=AUTH
+        ).json()["nextCursor"]
         document = shop()
         document["testSet"][0]["cases"].append(case("case-new", "2026-12-01T00:00:00Z"))
         write(path, document)
         eventually(lambda: shop_cases(client)[:1] == ["case-new"], "the new case is served")
-        stale = client.get(cases_path(AGENT), params={"projectId": PROJECT, "limit": 1, "cursor": cursor},
-                           headers=AUTH)
+        stale = client.get(
+            cases_path(AGENT),
+            params={"projectId": PROJECT, "limit": 1, "cursor": cursor},
+            headers=AUTH,
+        )
         error = assert_envelope(stale, 400, "bad-input")
-        assert error["message"] == ("The data changed since the cursor was issued, so the list starts again: "
-                                    "send the request without it.")
-        eventually(lambda: load_targets(targets).projects[0].active_cases == 6, "the targets file names it")
-    assert f"evalmock serve: reloaded {path}: 1 agent, 1 project, 7 cases" in capsys.readouterr().err
+        assert error["message"] == (
+            "The data changed since the cursor was issued, so the list starts again: "
+            "send the request without it."
+        )
+        eventually(
+            lambda: load_targets(targets).projects[0].active_cases == 6, "the targets file names it"
+        )
+    assert (
+        f"evalmock serve: reloaded {path}: 1 agent, 1 project, 7 cases" in capsys.readouterr().err
+    )
 
 
-def test_a_save_in_place_caught_while_empty_is_not_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_save_in_place_caught_while_empty_is_not_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     path = write(tmp_path / "shop.yaml", shop())
     document = shop()
     document["testSet"][0]["cases"].append(case("case-new", "2026-12-01T00:00:00Z"))
     text = write(tmp_path / "next.yaml", document).read_text(encoding="utf-8")
     with client_for(settings_for(path, data_only=True)) as client:
-        with path.open("w", encoding="utf-8") as saved:  # an editor that truncates, then writes a moment later
+        with path.open(
+            "w", encoding="utf-8"
+        ) as saved:  # an editor that truncates, then writes a moment later
             saved.flush()
             time.sleep(0.3)  # longer than the watcher's quiet step, so it sees the empty file
             saved.write(text)
@@ -212,13 +268,19 @@ def test_a_changed_file_that_breaks_a_rule_is_refused_and_the_old_data_served(
         eventually(refused, "the refusal is on the console")
         assert shop_cases(client) == before
     said = "".join(console).splitlines()
-    start = said.index("evalmock serve: refused the changed data, 2 problem(s); still serving the previous data:")
-    assert said[start + 1:start + 3] == [
-        f'{path}:{_line(path, "addedAt", 3)}: /testSet/0/cases/2/addedAt: addedAt "2026-10-01T12:00:00Z" is also '
-        f"the addedAt of {path}#/testSet/0/cases/0; a list is ordered by addedAt, so no two of its cases may "
+    start = said.index(
+        "evalmock serve: refused the changed data, 2 problem(s); still serving the previous data:"
+    )
+    assert said[start + 1 : start + 3] == [
+        f"{path}:{_line(path, 'addedAt', 3)}: /testSet/0/cases/2/addedAt: addedAt "
+        '"2026-10-01T12:00:00Z" is also '
+        f"the addedAt of {path}#/testSet/0/cases/0; a list is ordered by addedAt, so no two of its "
+        "cases may "
         "share one",
-        f"{path}:{_line(path, 'updatedAt', 3)}: /testSet/0/cases/2/updatedAt: an active case's updatedAt is its "
-        'addedAt, "2026-10-01T12:00:00Z", got "2026-10-03T12:00:00Z"; write "2026-10-01T12:00:00Z", or retire the case',
+        f"{path}:{_line(path, 'updatedAt', 3)}: /testSet/0/cases/2/updatedAt: an active case's "
+        "updatedAt is its "
+        'addedAt, "2026-10-01T12:00:00Z", got "2026-10-03T12:00:00Z"; write '
+        '"2026-10-01T12:00:00Z", or retire the case',
     ]
 
 
@@ -242,5 +304,9 @@ def test_one_refusal_is_said_once_however_many_changes_bring_it(
 
 def _line(path: Path, text: str, occurrence: int = 1) -> int:
     """The 1-based line of the `occurrence`-th line holding `text`."""
-    found = [number for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1) if text in line]
+    found = [
+        number
+        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
+        if text in line
+    ]
     return found[occurrence - 1]

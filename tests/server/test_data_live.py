@@ -1,5 +1,5 @@
-"""`evalmock serve --data FILE --workers 2` as a real process: every worker serves the same user data, accepts
-the others' cursors, and picks up a change to the file."""
+"""`evalmock serve --data FILE --workers 2` as a real process: every worker serves the same user
+data, accepts the others' cursors, and picks up a change to the file."""
 
 from __future__ import annotations
 
@@ -28,8 +28,9 @@ def shop_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture(scope="module")
-def two_workers(live_server_factory: Callable[..., AbstractContextManager[LiveServer]],
-                shop_file: Path) -> Iterator[LiveServer]:
+def two_workers(
+    live_server_factory: Callable[..., AbstractContextManager[LiveServer]], shop_file: Path
+) -> Iterator[LiveServer]:
     with live_server_factory("--workers", "2", "--data", str(shop_file), "--data-only") as server:
         yield server
 
@@ -38,30 +39,50 @@ def on_fresh_connections(server: LiveServer, **params: Any) -> list[httpx.Respon
     responses = []
     for _ in range(FRESH_CONNECTIONS):
         with httpx.Client(base_url=server.base_url, timeout=10) as fresh:
-            responses.append(fresh.get(f"/v1/agents/{AGENT}/test-set/cases", params={"projectId": PROJECT, **params},
-                                       headers=AUTH))
+            responses.append(
+                fresh.get(
+                    f"/v1/agents/{AGENT}/test-set/cases",
+                    params={"projectId": PROJECT, **params},
+                    headers=AUTH,
+                )
+            )
     return responses
 
 
-def test_every_worker_serves_the_same_user_data_and_takes_the_others_cursors(two_workers: LiveServer) -> None:
-    first = httpx.get(f"{two_workers.base_url}/v1/agents/{AGENT}/test-set/cases",
-                      params={"projectId": PROJECT, "limit": 2}, headers=AUTH, timeout=10).json()
+def test_every_worker_serves_the_same_user_data_and_takes_the_others_cursors(
+    two_workers: LiveServer,
+) -> None:
+    first = httpx.get(
+        f"{two_workers.base_url}/v1/agents/{AGENT}/test-set/cases",
+        params={"projectId": PROJECT, "limit": 2},
+        headers=AUTH,
+        timeout=10,
+    ).json()
     answers = on_fresh_connections(two_workers, limit=2, cursor=first["nextCursor"])
     assert [r.status_code for r in answers] == [200] * FRESH_CONNECTIONS
-    assert len({str(r.json()["data"]) for r in answers}) == 1  # (each nextCursor seals its own issue time)
+    # (each nextCursor seals its own issue time)
+    assert len({str(r.json()["data"]) for r in answers}) == 1
     assert [p.agent_id for p in load_targets(two_workers.targets_path).projects] == [AGENT]
     assert "Your data" in two_workers.log()
 
 
 def test_every_worker_picks_up_a_changed_file(two_workers: LiveServer, shop_file: Path) -> None:
-    cursor = httpx.get(f"{two_workers.base_url}/v1/agents/{AGENT}/test-set/cases",
-                       params={"projectId": PROJECT, "limit": 1}, headers=AUTH, timeout=10).json()["nextCursor"]
+    cursor = httpx.get(
+        f"{two_workers.base_url}/v1/agents/{AGENT}/test-set/cases",
+        params={"projectId": PROJECT, "limit": 1},
+        headers=AUTH,
+        timeout=10,
+    ).json()["nextCursor"]
     document = shop(8)
     document["testSet"][0]["cases"].append(case("case-new", "2026-12-01T00:00:00Z"))
     write(shop_file, document)
     deadline = time.monotonic() + RELOAD_TIMEOUT_S
-    while {r.json()["data"][0]["id"] for r in on_fresh_connections(two_workers, limit=1)} != {"case-new"}:
+    while {r.json()["data"][0]["id"] for r in on_fresh_connections(two_workers, limit=1)} != {
+        "case-new"
+    }:
         assert time.monotonic() < deadline, f"not every worker reloaded within {RELOAD_TIMEOUT_S} s"
         time.sleep(0.1)
     stale = on_fresh_connections(two_workers, limit=1, cursor=cursor)
-    assert {(r.status_code, r.json()["error"]["details"]["parameter"]) for r in stale} == {(400, "cursor")}
+    assert {(r.status_code, r.json()["error"]["details"]["parameter"]) for r in stale} == {
+        (400, "cursor")
+    }

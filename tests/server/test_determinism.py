@@ -1,4 +1,5 @@
-"""Two servers started with the same seed answer byte for byte the same (with the cursors' clock frozen)."""
+"""Two servers started with the same seed answer byte for byte the same (with the cursors' clock
+frozen)."""
 
 from __future__ import annotations
 
@@ -16,7 +17,8 @@ CASES = 120
 
 
 def transcript(client: httpx.Client, world: World) -> list[bytes]:
-    """Bodies of a fixed series of requests: a few pages of several lists, and every test case version."""
+    """Bodies of a fixed series of requests: a few pages of several lists, and every test case
+    version."""
     bodies = []
     for agent in world.agent_ids():
         for project in world.project_ids(agent)[:2]:
@@ -35,10 +37,14 @@ def transcript(client: httpx.Client, world: World) -> list[bytes]:
     return bodies
 
 
-def test_two_starts_with_the_same_seed_answer_identical_bytes(make_client: Callable[..., httpx.Client]) -> None:
+def test_two_starts_with_the_same_seed_answer_identical_bytes(
+    make_client: Callable[..., httpx.Client],
+) -> None:
     first_world, second_world = World(seed=SEED, cases=CASES), World(seed=SEED, cases=CASES)
     first = transcript(make_client(world=first_world, clock=FrozenClock(), seed=SEED), first_world)
-    second = transcript(make_client(world=second_world, clock=FrozenClock(), seed=SEED), second_world)
+    second = transcript(
+        make_client(world=second_world, clock=FrozenClock(), seed=SEED), second_world
+    )
     assert len(first) > 20
     assert first == second
 
@@ -47,14 +53,20 @@ def test_another_seed_answers_other_bytes(make_client: Callable[..., httpx.Clien
     worlds = World(seed=SEED, cases=CASES), World(seed=SEED + 1, cases=CASES)
     bodies = [
         make_client(world=world, clock=FrozenClock(), seed=world.seed)
-        .get(cases_path(EXAMPLE_AGENT), params={"projectId": world.project_ids(EXAMPLE_AGENT)[1]}, headers=AUTH)
+        .get(
+            cases_path(EXAMPLE_AGENT),
+            params={"projectId": world.project_ids(EXAMPLE_AGENT)[1]},
+            headers=AUTH,
+        )
         .content
         for world in worlds
     ]
     assert bodies[0] != bodies[1]
 
 
-def test_only_the_cursor_issue_time_differs_when_the_clock_moves(make_client: Callable[..., httpx.Client]) -> None:
+def test_only_the_cursor_issue_time_differs_when_the_clock_moves(
+    make_client: Callable[..., httpx.Client],
+) -> None:
     world = World(seed=SEED, cases=CASES)
     clock = FrozenClock()
     client = make_client(world=world, clock=clock, seed=SEED)

@@ -1,4 +1,5 @@
-"""The request's path through Connexion: handler arguments mapped once per operation, from validated values."""
+"""The request's path through Connexion: handler arguments mapped once per operation, from validated
+values."""
 
 from __future__ import annotations
 
@@ -19,8 +20,17 @@ from evalmock.world.catalog import EXAMPLE_PROJECT
 
 PARAMETERS = [
     {"name": "agentId", "in": "path", "required": True, "schema": {"type": "string"}},
-    {"name": "projectId", "in": "query", "required": True, "schema": {"type": "string", "format": "uuid"}},
-    {"name": "limit", "in": "query", "schema": {"type": "integer", "minimum": 1, "maximum": 100, "default": 25}},
+    {
+        "name": "projectId",
+        "in": "query",
+        "required": True,
+        "schema": {"type": "string", "format": "uuid"},
+    },
+    {
+        "name": "limit",
+        "in": "query",
+        "schema": {"type": "integer", "minimum": 1, "maximum": 100, "default": 25},
+    },
     {"name": "class", "in": "query", "schema": {"type": "string"}},
     {"name": "X-Trace", "in": "header", "schema": {"type": "string"}},
 ]
@@ -38,8 +48,17 @@ class Recorder:
     def __init__(self) -> None:
         self.calls: list[dict[str, Any]] = []
 
-    async def handler(self, agent_id: str, project_id: str, limit: int = 1, token_info: Any = None) -> Response:
-        self.calls.append({"agent_id": agent_id, "project_id": project_id, "limit": limit, "token_info": token_info})
+    async def handler(
+        self, agent_id: str, project_id: str, limit: int = 1, token_info: Any = None
+    ) -> Response:
+        self.calls.append(
+            {
+                "agent_id": agent_id,
+                "project_id": project_id,
+                "limit": limit,
+                "token_info": token_info,
+            }
+        )
         return Response(b"{}", media_type="application/json")
 
     async def takes_anything(self, **kwargs: Any) -> Response:
@@ -50,7 +69,10 @@ class Recorder:
 def test_arguments_use_connexions_pythonic_names_and_the_documents_defaults() -> None:
     mapped = arguments_for(FakeOperation(), Recorder().handler, pythonic_params=True)  # type: ignore[arg-type]
     assert [(a.parameter, a.argument) for a in mapped] == [
-        ("agentId", "agent_id"), ("projectId", "project_id"), ("limit", "limit")]
+        ("agentId", "agent_id"),
+        ("projectId", "project_id"),
+        ("limit", "limit"),
+    ]
     assert mapped[2].default == 25  # the schema's, not the handler's
     assert all(a.parameter != "X-Trace" for a in mapped)  # headers are not handler arguments
 
@@ -90,28 +112,50 @@ async def call(operation: PreparedOperation, scope: dict[str, Any]) -> list[dict
 async def test_the_handler_gets_validated_values_defaults_and_the_callers_token_info() -> None:
     recorder = Recorder()
     arguments = arguments_for(FakeOperation(), recorder.handler, pythonic_params=True)  # type: ignore[arg-type]
-    operation = PreparedOperation("listThings", recorder.handler, arguments, frozenset({"token_info"}))
+    operation = PreparedOperation(
+        "listThings", recorder.handler, arguments, frozenset({"token_info"})
+    )
     token_info = {"sub": "user-demo", "kind": "user"}
-    scope = {"type": "http", "headers": [],
-             PARAMETERS_SCOPE_KEY: {"agentId": "example", "projectId": EXAMPLE_PROJECT},
-             "extensions": {"connexion_context": {"user": "user-demo", "token_info": token_info}}}
+    scope = {
+        "type": "http",
+        "headers": [],
+        PARAMETERS_SCOPE_KEY: {"agentId": "example", "projectId": EXAMPLE_PROJECT},
+        "extensions": {"connexion_context": {"user": "user-demo", "token_info": token_info}},
+    }
     sent = await call(operation, scope)
-    assert recorder.calls == [{"agent_id": "example", "project_id": EXAMPLE_PROJECT, "limit": 25,
-                               "token_info": token_info}]
+    assert recorder.calls == [
+        {
+            "agent_id": "example",
+            "project_id": EXAMPLE_PROJECT,
+            "limit": 25,
+            "token_info": token_info,
+        }
+    ]
     assert sent[0]["status"] == 200
 
 
 def test_the_parameter_validator_leaves_coerced_values_for_the_handler() -> None:
     validator = ParameterValidator(PARAMETERS, strict_validation=True)
-    scope: dict[str, Any] = {"type": "http", "method": "GET", "headers": [], "path_params": {"agentId": "example"},
-                             "query_string": f"projectId={EXAMPLE_PROJECT}&limit=007".encode()}
+    scope: dict[str, Any] = {
+        "type": "http",
+        "method": "GET",
+        "headers": [],
+        "path_params": {"agentId": "example"},
+        "query_string": f"projectId={EXAMPLE_PROJECT}&limit=007".encode(),
+    }
     validator.validate(scope)
-    assert scope[PARAMETERS_SCOPE_KEY] == {"projectId": EXAMPLE_PROJECT, "limit": 7, "agentId": "example"}
+    assert scope[PARAMETERS_SCOPE_KEY] == {
+        "projectId": EXAMPLE_PROJECT,
+        "limit": 7,
+        "agentId": "example",
+    }
     validator.validate(scope)  # the second time from the cache of valid values: the same answer
     assert scope[PARAMETERS_SCOPE_KEY]["limit"] == 7
 
 
-@pytest.mark.parametrize("cases", [[], [{"id": "a"}], [{"id": "a", "n": 1.5, "s": "é\n\u2028"}, {"id": "b"}]])
+@pytest.mark.parametrize(
+    "cases", [[], [{"id": "a"}], [{"id": "a", "n": 1.5, "s": "é\n\u2028"}, {"id": "b"}]]
+)
 @pytest.mark.parametrize("cursor", [None, "AQAAAAAAAAAB-_x"])
 def test_a_page_joined_from_encoded_cases_is_what_orjson_writes(
     cases: list[dict[str, Any]], cursor: str | None

@@ -1,4 +1,5 @@
-"""Every error path answers with the API's documented body, its request id echoed, never problem+json or a 500."""
+"""Every error path answers with the API's documented body, its request id echoed, never
+problem+json or a 500."""
 
 from __future__ import annotations
 
@@ -36,7 +37,9 @@ SMALL_WORLD = World(seed=42, cases=50)
 BAD_QUERIES = [
     pytest.param({"projectId": None}, "projectId", id="projectId-missing"),
     pytest.param({"projectId": "not-a-uuid"}, "projectId", id="projectId-not-uuid"),
-    pytest.param({"projectId": EXAMPLE_PROJECT + "\n"}, "projectId", id="projectId-trailing-newline"),
+    pytest.param(
+        {"projectId": EXAMPLE_PROJECT + "\n"}, "projectId", id="projectId-trailing-newline"
+    ),
     pytest.param({"projectId": ""}, "projectId", id="projectId-empty"),
     pytest.param({"include": "everything"}, "include", id="include-other"),
     pytest.param({"include": ""}, "include", id="include-empty"),
@@ -69,13 +72,18 @@ def test_bad_query_is_400_bad_input_naming_the_parameter(
 
 
 def test_repeated_parameter_is_400_bad_input(client: httpx.Client) -> None:
-    response = client.get(cases_path(), params=[("projectId", EXAMPLE_PROJECT), ("limit", "5"), ("limit", "6")],
-                          headers=AUTH)
+    response = client.get(
+        cases_path(),
+        params=[("projectId", EXAMPLE_PROJECT), ("limit", "5"), ("limit", "6")],
+        headers=AUTH,
+    )
     assert assert_envelope(response, 400, "bad-input")["details"] == {"parameter": "limit"}
 
 
 def test_body_on_get_is_400_bad_input(client: httpx.Client) -> None:
-    response = client.request("GET", cases_path(), params=example_params(), headers=AUTH, content=b'{"x": 1}')
+    response = client.request(
+        "GET", cases_path(), params=example_params(), headers=AUTH, content=b'{"x": 1}'
+    )
     assert assert_envelope(response, 400, "bad-input")["details"] == {"parameter": "body"}
 
 
@@ -86,7 +94,10 @@ def test_too_many_query_parameters_is_400(client: httpx.Client) -> None:
 
 def test_bad_input_message_matches_the_document_wording(client: httpx.Client) -> None:
     response = client.get(cases_path(), params={"projectId": "nope"}, headers=AUTH)
-    assert assert_envelope(response, 400, "bad-input")["message"] == "Query parameter 'projectId' must be a UUID."
+    assert (
+        assert_envelope(response, 400, "bad-input")["message"]
+        == "Query parameter 'projectId' must be a UUID."
+    )
 
 
 @pytest.mark.parametrize(
@@ -104,7 +115,9 @@ def test_bad_input_message_matches_the_document_wording(client: httpx.Client) ->
         pytest.param("Bearer demo-revoked", "token-revoked", id="revoked"),
     ],
 )
-def test_each_token_problem_is_401_with_its_code(client: httpx.Client, authorization: str | None, code: str) -> None:
+def test_each_token_problem_is_401_with_its_code(
+    client: httpx.Client, authorization: str | None, code: str
+) -> None:
     headers = {} if authorization is None else {"Authorization": authorization.encode()}
     response = client.get(cases_path(), params=example_params(), headers=headers)
     assert_envelope(response, 401, code)
@@ -117,20 +130,26 @@ def test_authentication_comes_before_validation(client: httpx.Client) -> None:
 
 @pytest.mark.parametrize("token", ["demo-user", "demo-service", "demo-other"])
 def test_demo_tokens_list_cases(client: httpx.Client, token: str) -> None:
-    response = client.get(cases_path(), params=example_params(limit=1), headers={"Authorization": f"Bearer {token}"})
+    response = client.get(
+        cases_path(), params=example_params(limit=1), headers={"Authorization": f"Bearer {token}"}
+    )
     assert response.status_code == 200
 
 
 def test_a_token_without_read_learns_nothing_of_the_project(client: httpx.Client) -> None:
     # "Needs read on the project.": demo-no-read is a valid caller without read on any project.
-    response = client.get(cases_path(), params=example_params(), headers={"Authorization": "Bearer demo-no-read"})
+    response = client.get(
+        cases_path(), params=example_params(), headers={"Authorization": "Bearer demo-no-read"}
+    )
     assert_envelope(response, 404, "agent-not-found")
     assert "data" not in response.json()
 
 
 def test_a_made_up_token_is_401_naming_the_fix(client: httpx.Client) -> None:
     headers = {"Authorization": "Bearer any-well-formed.token~+/=="}
-    error = assert_envelope(client.get(cases_path(), params=example_params(), headers=headers), 401, "unauthorized")
+    error = assert_envelope(
+        client.get(cases_path(), params=example_params(), headers=headers), 401, "unauthorized"
+    )
     assert "--token" in error["message"] and "--any-token" in error["message"]
 
 
@@ -138,14 +157,22 @@ def test_registered_tokens_and_any_token_are_accepted() -> None:
     settings = ServerSettings(tokens=(("ci-user-token", "user"), ("ci-service", "service")))
     with TestClient(create_app(settings, SMALL_WORLD)) as registered:
         for token in ("ci-user-token", "ci-service", "demo-user"):
-            response = registered.get(cases_path(), params=example_params(limit=1),
-                                      headers={"Authorization": f"Bearer {token}"})
+            response = registered.get(
+                cases_path(),
+                params=example_params(limit=1),
+                headers={"Authorization": f"Bearer {token}"},
+            )
             assert response.status_code == 200, token
-        refused = registered.get(cases_path(), params=example_params(), headers={"Authorization": "Bearer other"})
+        refused = registered.get(
+            cases_path(), params=example_params(), headers={"Authorization": "Bearer other"}
+        )
         assert refused.status_code == 401
     with TestClient(create_app(ServerSettings(any_token=True), SMALL_WORLD)) as anyone:
-        response = anyone.get(cases_path(), params=example_params(limit=1),
-                              headers={"Authorization": "Bearer any-well-formed.token~+/=="})
+        response = anyone.get(
+            cases_path(),
+            params=example_params(limit=1),
+            headers={"Authorization": "Bearer any-well-formed.token~+/=="},
+        )
         assert response.status_code == 200
 
 
@@ -156,14 +183,18 @@ def test_unknown_agent_is_404_agent_not_found(client: httpx.Client) -> None:
     assert "acme.unknown" in error["message"]
 
 
-@pytest.mark.parametrize("path", ["/v1", "/v1/", "/v1/agents/example/test-set/case", cases_path() + "/"])
+@pytest.mark.parametrize(
+    "path", ["/v1", "/v1/", "/v1/agents/example/test-set/case", cases_path() + "/"]
+)
 def test_a_wrong_path_under_the_test_set_api_is_404_naming_its_operation_and_ui(
     client: httpx.Client, path: str
 ) -> None:
     response = client.get(path, params=example_params(), headers=AUTH, follow_redirects=False)
-    error = assert_envelope(response, 404, "not-found")  # the bare base path too: no redirect to /v1/, itself a 404
+    # the bare base path too: no redirect to /v1/, itself a 404
+    error = assert_envelope(response, 404, "not-found")
     assert error["message"].endswith(
-        "; this API answers GET /v1/agents/{agentId}/test-set/cases (Swagger UI: /v1/ui/).")
+        "; this API answers GET /v1/agents/{agentId}/test-set/cases (Swagger UI: /v1/ui/)."
+    )
 
 
 @pytest.mark.parametrize("path", ["/v2", "/v2/gen-ai/evaluation_test_case/x"])
@@ -173,7 +204,9 @@ def test_a_wrong_path_under_the_digitalocean_api_is_404_naming_its_operation_and
     response = client.get(path, headers=AUTH, follow_redirects=False)
     assert_digitalocean_error(response, 404, "not_found")
     assert response.json()["message"].endswith(
-        "; this API answers GET /v2/gen-ai/evaluation_test_cases/{test_case_uuid} (Swagger UI: /v2/ui/).")
+        "; this API answers GET /v2/gen-ai/evaluation_test_cases/{test_case_uuid} (Swagger UI: "
+        "/v2/ui/)."
+    )
 
 
 def test_a_path_under_no_api_is_404_saying_where_the_apis_live(client: httpx.Client) -> None:
@@ -185,19 +218,28 @@ def test_a_path_under_no_api_is_404_saying_where_the_apis_live(client: httpx.Cli
 def test_agent_id_with_a_control_character_is_400_naming_it_as_the_document_says(
     client: httpx.Client, control: str
 ) -> None:
-    response = client.get(cases_path("acme" + control + "x" * 3000), params=example_params(), headers=AUTH)
+    response = client.get(
+        cases_path("acme" + control + "x" * 3000), params=example_params(), headers=AUTH
+    )
     error = assert_envelope(response, 400, "bad-input")
     assert error["details"] == {"parameter": "agentId"} and len(error["message"]) < 300
 
 
-def test_agent_id_with_other_unusual_characters_is_404_agent_not_found(client: httpx.Client) -> None:
-    response = client.get(cases_path("acme%E2%80%8F" + "x" * 3000), params=example_params(), headers=AUTH)
-    error = assert_envelope(response, 404, "agent-not-found")  # a right-to-left mark is a format character
+def test_agent_id_with_other_unusual_characters_is_404_agent_not_found(
+    client: httpx.Client,
+) -> None:
+    response = client.get(
+        cases_path("acme%E2%80%8F" + "x" * 3000), params=example_params(), headers=AUTH
+    )
+    # a right-to-left mark is a format character
+    error = assert_envelope(response, 404, "agent-not-found")
     assert len(error["message"]) < 300
 
 
 def test_database_busy_via_prefer_is_503_with_retry_after(client: httpx.Client) -> None:
-    response = client.get(cases_path(), params=example_params(), headers={**AUTH, "Prefer": "code=503"})
+    response = client.get(
+        cases_path(), params=example_params(), headers={**AUTH, "Prefer": "code=503"}
+    )
     error = assert_envelope(response, 503, "database-busy")
     assert response.headers["retry-after"].isdigit()
     assert error["details"]["retryAfterSeconds"] == int(response.headers["retry-after"])
@@ -210,24 +252,33 @@ def test_other_methods_are_405_with_allow(client: httpx.Client, method: str) -> 
     assert "GET" in response.headers["allow"]
 
 
-def test_gradient_other_method_is_405_with_allow_and_digitalocean_body(client: httpx.Client) -> None:
+def test_gradient_other_method_is_405_with_allow_and_digitalocean_body(
+    client: httpx.Client,
+) -> None:
     response = client.delete(evaluation_path(), headers=AUTH)
     assert_digitalocean_error(response, 405, "method_not_allowed")
     assert "GET" in response.headers["allow"]
 
 
-@pytest.mark.parametrize("path", ["/", "/nothing", "/v1", "/v1/agents", "/v1/agents/example/test-set", "/v3/x"])
+@pytest.mark.parametrize(
+    "path", ["/", "/nothing", "/v1", "/v1/agents", "/v1/agents/example/test-set", "/v3/x"]
+)
 def test_unknown_route_is_404_not_found_envelope(client: httpx.Client, path: str) -> None:
     assert_envelope(client.get(path, headers=AUTH), 404, "not-found")
 
 
-def test_a_path_with_a_slash_added_is_404_not_a_redirect_to_the_operation(client: httpx.Client) -> None:
-    listed = client.get(cases_path() + "/", params=example_params(), headers=AUTH, follow_redirects=False)
+def test_a_path_with_a_slash_added_is_404_not_a_redirect_to_the_operation(
+    client: httpx.Client,
+) -> None:
+    listed = client.get(
+        cases_path() + "/", params=example_params(), headers=AUTH, follow_redirects=False
+    )
     assert_envelope(listed, 404, "not-found")
     test_case = client.get(evaluation_path() + "/", headers=AUTH, follow_redirects=False)
     assert_digitalocean_error(test_case, 404, "not_found")
     assert "location" not in listed.headers and "location" not in test_case.headers
-    assert client.get("/v1/ui", follow_redirects=False).headers["location"].endswith("/v1/ui/")  # the UI's own
+    # the UI's own
+    assert client.get("/v1/ui", follow_redirects=False).headers["location"].endswith("/v1/ui/")
 
 
 def test_unknown_gradient_route_is_404_with_digitalocean_body(client: httpx.Client) -> None:
@@ -243,26 +294,39 @@ def test_gradient_unknown_test_case_is_404_not_found(client: httpx.Client, uuid:
 
 @pytest.mark.parametrize("version", ["0", "999", "-1", "99999999999999999999"])
 def test_gradient_version_the_case_does_not_have_is_404(client: httpx.Client, version: str) -> None:
-    response = client.get(evaluation_path(), params={"evaluation_test_case_version": version}, headers=AUTH)
+    response = client.get(
+        evaluation_path(), params={"evaluation_test_case_version": version}, headers=AUTH
+    )
     assert_digitalocean_error(response, 404, "not_found")
 
 
 @pytest.mark.parametrize("version", ["latest", "1.5", "", "1e3", " 2"])
-def test_gradient_version_of_wrong_type_is_400_bad_request(client: httpx.Client, version: str) -> None:
-    response = client.get(evaluation_path(), params={"evaluation_test_case_version": version}, headers=AUTH)
+def test_gradient_version_of_wrong_type_is_400_bad_request(
+    client: httpx.Client, version: str
+) -> None:
+    response = client.get(
+        evaluation_path(), params={"evaluation_test_case_version": version}, headers=AUTH
+    )
     body = assert_digitalocean_error(response, 400, "bad_request")
     assert "evaluation_test_case_version" in body["message"]
 
 
 @pytest.mark.parametrize(
     ("token", "message_part"),
-    [(None, "required"), ("demo-expired", "expired"), ("demo-revoked", "revoked"), ("a b", "malformed")],
+    [
+        (None, "required"),
+        ("demo-expired", "expired"),
+        ("demo-revoked", "revoked"),
+        ("a b", "malformed"),
+    ],
 )
 def test_gradient_auth_failures_are_401_unauthorized(
     client: httpx.Client, token: str | None, message_part: str
 ) -> None:
     headers = {} if token is None else {"Authorization": f"Bearer {token}"}
-    body = assert_digitalocean_error(client.get(evaluation_path(), headers=headers), 401, "unauthorized")
+    body = assert_digitalocean_error(
+        client.get(evaluation_path(), headers=headers), 401, "unauthorized"
+    )
     assert message_part in body["message"]
 
 
@@ -278,30 +342,53 @@ def test_every_gradient_response_carries_integer_ratelimit_headers(client: httpx
 def test_ratelimit_remaining_counts_down(client: httpx.Client) -> None:
     first = client.get(evaluation_path(), headers=AUTH)
     second = client.get(evaluation_path(), headers=AUTH)
-    assert int(second.headers["ratelimit-remaining"]) == int(first.headers["ratelimit-remaining"]) - 1
+    assert (
+        int(second.headers["ratelimit-remaining"]) == int(first.headers["ratelimit-remaining"]) - 1
+    )
 
 
-def test_ratelimit_counts_only_api_requests_not_the_document_ui_or_preflights(client: httpx.Client) -> None:
-    preflight = {"Origin": "http://localhost:5173", "Access-Control-Request-Method": "GET",
-                 "Access-Control-Request-Headers": "authorization"}
+def test_ratelimit_counts_only_api_requests_not_the_document_ui_or_preflights(
+    client: httpx.Client,
+) -> None:
+    preflight = {
+        "Origin": "http://localhost:5173",
+        "Access-Control-Request-Method": "GET",
+        "Access-Control-Request-Headers": "authorization",
+    }
     first = client.get(evaluation_path(), headers=AUTH)
-    for response in (client.get("/v2/openapi.json"), client.get("/v2/ui/"),
-                     client.options(evaluation_path(), headers=preflight)):
+    for response in (
+        client.get("/v2/openapi.json"),
+        client.get("/v2/ui/"),
+        client.options(evaluation_path(), headers=preflight),
+    ):
         assert response.status_code == 200
         assert response.headers["ratelimit-remaining"] == first.headers["ratelimit-remaining"]
     second = client.get(evaluation_path(), headers=AUTH)
-    assert int(second.headers["ratelimit-remaining"]) == int(first.headers["ratelimit-remaining"]) - 1
+    assert (
+        int(second.headers["ratelimit-remaining"]) == int(first.headers["ratelimit-remaining"]) - 1
+    )
 
 
 def test_test_set_responses_have_no_ratelimit_headers(client: httpx.Client) -> None:
-    assert "ratelimit-limit" not in client.get(cases_path(), params=example_params(), headers=AUTH).headers
+    assert (
+        "ratelimit-limit"
+        not in client.get(cases_path(), params=example_params(), headers=AUTH).headers
+    )
 
 
 @pytest.mark.parametrize(
     ("incoming", "kept"),
-    [("abc-123.x:y_z", True), ("a" * 128, True), ("a" * 129, False), ("has space", False), ("tab\there", False)],
+    [
+        ("abc-123.x:y_z", True),
+        ("a" * 128, True),
+        ("a" * 129, False),
+        ("has space", False),
+        ("tab\there", False),
+    ],
 )
-def test_incoming_request_id_is_kept_only_when_sane(client: httpx.Client, incoming: str, kept: bool) -> None:
+def test_incoming_request_id_is_kept_only_when_sane(
+    client: httpx.Client, incoming: str, kept: bool
+) -> None:
     response = client.get("/nothing", headers={"X-Request-Id": incoming})
     error = assert_envelope(response, 404, "not-found")
     assert (error["requestId"] == incoming) is kept
@@ -309,7 +396,9 @@ def test_incoming_request_id_is_kept_only_when_sane(client: httpx.Client, incomi
 
 
 def test_successful_responses_carry_a_request_id(client: httpx.Client) -> None:
-    response = client.get(cases_path(), params=example_params(limit=1), headers={**AUTH, "X-Request-Id": "trace-1"})
+    response = client.get(
+        cases_path(), params=example_params(limit=1), headers={**AUTH, "X-Request-Id": "trace-1"}
+    )
     assert response.headers["x-request-id"] == "trace-1"
 
 
@@ -319,7 +408,9 @@ class BrokenWorld(World):
     def encoded_page(self, query: Any, after: int | None, limit: int) -> EncodedPage:
         return EncodedPage([b'{"id":"half-a-case"}'], None)
 
-    def encoded_evaluation_test_case(self, test_case_uuid: str, version: int | None) -> bytes | None:
+    def encoded_evaluation_test_case(
+        self, test_case_uuid: str, version: int | None
+    ) -> bytes | None:
         raise RuntimeError("the world broke")
 
 
@@ -350,14 +441,18 @@ async def _raise(exc: Exception, scope: Any, receive: Any, send: Any) -> None:
 
 
 async def _answer(scope: Any, receive: Any, send: Any) -> None:
-    await send({"type": "http.response.start", "status": 200, "headers": [(b"content-length", b"2")]})
+    await send(
+        {"type": "http.response.start", "status": 200, "headers": [(b"content-length", b"2")]}
+    )
     await send({"type": "http.response.body", "body": b"{}"})
 
 
 INNER_APPS = [
     pytest.param(_answer, id="answers"),
     pytest.param(partial(_raise, ApiError(404, "agent-not-found", "No agent.")), id="api-error"),
-    pytest.param(partial(_raise, HTTPException(405, headers={"Allow": "GET"})), id="http-exception"),
+    pytest.param(
+        partial(_raise, HTTPException(405, headers={"Allow": "GET"})), id="http-exception"
+    ),
     pytest.param(partial(_raise, ProblemException(status=400, detail="bad")), id="problem"),
     pytest.param(partial(_raise, ValueError("boom")), id="unhandled"),
     pytest.param(partial(_start_then, ApiError(400, "bad-input")), id="error-after-start"),
@@ -365,7 +460,8 @@ INNER_APPS = [
 
 
 def _through(middleware: type[ExceptionMiddleware], inner: Any) -> tuple[list[Any], str | None]:
-    """The messages sent and the exception raised (by type) when `inner` runs behind `middleware`."""
+    """The messages sent and the exception raised (by type) when `inner` runs behind
+    `middleware`."""
     app = middleware(inner)
     for exception_or_status, handler in ERROR_HANDLERS:
         app.add_exception_handler(exception_or_status, handler)
@@ -377,8 +473,13 @@ def _through(middleware: type[ExceptionMiddleware], inner: Any) -> tuple[list[An
     async def receive() -> Any:
         return {"type": "http.request", "body": b"", "more_body": False}
 
-    scope = {"type": "http", "method": "GET", "path": "/v1/x", "headers": [(b"x-request-id", b"errors")],
-             "query_string": b""}
+    scope = {
+        "type": "http",
+        "method": "GET",
+        "path": "/v1/x",
+        "headers": [(b"x-request-id", b"errors")],
+        "query_string": b"",
+    }
     raised = None
     try:
         asyncio.run(RequestIdMiddleware(app)(scope, receive, send))
@@ -396,11 +497,17 @@ def test_the_ratelimit_window_starts_again_each_hour_with_its_own_reset() -> Non
     clock = FrozenClock(3600 * 10 + 5)
     counter = RateLimitCounter(limit=3, clock=clock)
     assert dict(counter.count()) == {
-        b"ratelimit-limit": b"3", b"ratelimit-remaining": b"2", b"ratelimit-reset": b"39600"}
+        b"ratelimit-limit": b"3",
+        b"ratelimit-remaining": b"2",
+        b"ratelimit-reset": b"39600",
+    }
     counter.count()
     counter.count()
     assert dict(counter.count())[b"ratelimit-remaining"] == b"0"  # never below zero
     clock.advance(3600)
     assert dict(counter.count()) == {
-        b"ratelimit-limit": b"3", b"ratelimit-remaining": b"2", b"ratelimit-reset": b"43200"}
+        b"ratelimit-limit": b"3",
+        b"ratelimit-remaining": b"2",
+        b"ratelimit-reset": b"43200",
+    }
     assert dict(counter.count(counted=False))[b"ratelimit-remaining"] == b"2"

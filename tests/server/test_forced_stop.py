@@ -1,5 +1,5 @@
-"""A second Ctrl-C stops `evalmock serve` at once under either server, and its log says so in one line instead of a
-traceback per task."""
+"""A second Ctrl-C stops `evalmock serve` at once under either server, and its log says so in one
+line instead of a traceback per task."""
 
 from __future__ import annotations
 
@@ -23,7 +23,8 @@ DELAYED = "/v1/agents/example/test-set/cases?projectId=2489E9AD-2EE2-8E00-8EC9-3
 
 
 def cancelled_on_interrupt() -> asyncio.CancelledError:
-    """A CancelledError raised while a KeyboardInterrupt was handled, as the loop's last cancellation raises it."""
+    """A CancelledError raised while a KeyboardInterrupt was handled, as the loop's last
+    cancellation raises it."""
     try:
         try:
             raise KeyboardInterrupt
@@ -56,7 +57,8 @@ def test_the_lifespan_cut_off_is_read_from_the_traceback_starlette_wrote() -> No
 
 def test_every_other_error_is_logged_as_it_came() -> None:
     stop = ForcedStop()
-    plain_cancel = record("Exception in ASGI application\n", asyncio.CancelledError())  # not on an interrupt
+    # not on an interrupt
+    plain_cancel = record("Exception in ASGI application\n", asyncio.CancelledError())
     failure = record("Exception in ASGI application\n", ValueError("boom"))
     text = record("Application startup failed. Exiting.")
     for kept in (plain_cancel, failure, text):
@@ -65,24 +67,43 @@ def test_every_other_error_is_logged_as_it_came() -> None:
     assert failure.exc_info is not None
 
 
-def test_granians_warning_of_a_worker_it_killed_becomes_ours_and_its_other_warnings_are_dropped() -> None:
+def test_granians_warning_of_a_worker_it_killed_becomes_ours_the_others_are_dropped() -> None:
     stop = WorkerStopped(seconds=5)
-    killed = logging.LogRecord("_granian", logging.WARNING, __file__, 1,
-                               "Killing worker-%s after it refused to gracefully stop", (2,), None)
+    killed = logging.LogRecord(
+        "_granian",
+        logging.WARNING,
+        __file__,
+        1,
+        "Killing worker-%s after it refused to gracefully stop",
+        (2,),
+        None,
+    )
     assert stop.filter(killed) and killed.getMessage() == WORKER_CUT_OFF.format(seconds="5")
     assert "5 s after the stop" in killed.getMessage()
-    chatter = logging.LogRecord("_granian", logging.WARNING, __file__, 1, "Embedded server is experimental!", (),
-                                None)
-    error = logging.LogRecord("_granian", logging.ERROR, __file__, 1, "Application callable raised", (), None)
+    chatter = logging.LogRecord(
+        "_granian", logging.WARNING, __file__, 1, "Embedded server is experimental!", (), None
+    )
+    error = logging.LogRecord(
+        "_granian", logging.ERROR, __file__, 1, "Application callable raised", (), None
+    )
     assert not stop.filter(chatter) and stop.filter(error)
 
 
-def delayed_request(server: LiveServer, answered: list[BaseException | int], delay_ms: int = 5000) -> threading.Thread:
-    """A request answered after `delay_ms`, started in a thread; its status (or the error) goes into `answered`."""
+def delayed_request(
+    server: LiveServer, answered: list[BaseException | int], delay_ms: int = 5000
+) -> threading.Thread:
+    """A request answered after `delay_ms`, started in a thread; its status (or the error) goes into
+    `answered`."""
+
     def slow_request() -> None:
         try:
-            answered.append(httpx.get(server.base_url + DELAYED, timeout=20, headers={
-                "Authorization": "Bearer demo-user", "Prefer": f"delay={delay_ms}"}).status_code)
+            answered.append(
+                httpx.get(
+                    server.base_url + DELAYED,
+                    timeout=20,
+                    headers={"Authorization": "Bearer demo-user", "Prefer": f"delay={delay_ms}"},
+                ).status_code
+            )
         except httpx.HTTPError as exc:
             answered.append(exc)
 
@@ -108,9 +129,12 @@ def test_one_ctrl_c_lets_an_open_request_finish_then_exits_0(tmp_path: Path, nam
 
 
 @pytest.mark.parametrize("name", BOTH_SERVERS)
-@pytest.mark.parametrize("sigint_ignored", [False, True], ids=["foreground", "started-in-the-background"])
-def test_a_second_ctrl_c_cuts_off_an_open_request_with_one_line_and_no_traceback(tmp_path: Path, name: str,
-                                                                                 sigint_ignored: bool) -> None:
+@pytest.mark.parametrize(
+    "sigint_ignored", [False, True], ids=["foreground", "started-in-the-background"]
+)
+def test_a_second_ctrl_c_cuts_off_an_open_request_with_one_line_and_no_traceback(
+    tmp_path: Path, name: str, sigint_ignored: bool
+) -> None:
     server = start_server(tmp_path, "--server", name, sigint_ignored=sigint_ignored)
     try:
         answered: list[BaseException | int] = []
@@ -124,14 +148,17 @@ def test_a_second_ctrl_c_cuts_off_an_open_request_with_one_line_and_no_traceback
         log = server.log()
         assert CUT_OFF in log, log
         assert "Traceback" not in log and "CancelledError" not in log, log
-        assert answered and answered[0] != 200  # cut off: uvicorn's own 500, or the connection closed
+        # cut off: uvicorn's own 500, or the connection closed
+        assert answered and answered[0] != 200
         assert time.monotonic() - asked < 4  # not after the request's 5 s delay
     finally:
         stop_server(server)
 
 
 @needs_granian
-def test_a_granian_worker_still_answering_5_s_after_ctrl_c_is_stopped_and_the_log_says_so(tmp_path: Path) -> None:
+def test_a_granian_worker_still_answering_5_s_after_ctrl_c_is_stopped_and_the_log_says_so(
+    tmp_path: Path,
+) -> None:
     server = start_server(tmp_path, "--workers", "2", "--server", "granian")
     try:
         answered: list[BaseException | int] = []

@@ -1,4 +1,5 @@
-"""`/healthz`: outside both APIs, not counted by the rate-limit headers, untouched by the error controls."""
+"""`/healthz`: outside both APIs, not counted by the rate-limit headers, untouched by the error
+controls."""
 
 from __future__ import annotations
 
@@ -23,7 +24,11 @@ def test_healthz_says_the_world_is_loaded(client: httpx.Client) -> None:
     assert response.headers["cache-control"] == "no-store"
     body = response.json()
     assert body["status"] == "ok"
-    assert body["world"]["seed"] == 42 and body["world"]["agents"] > 0 and body["world"]["generated"] is True
+    assert (
+        body["world"]["seed"] == 42
+        and body["world"]["agents"] > 0
+        and body["world"]["generated"] is True
+    )
 
 
 def test_healthz_head_has_no_body(client: httpx.Client) -> None:

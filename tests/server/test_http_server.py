@@ -1,5 +1,6 @@
-"""`evalmock serve --server granian|uvicorn`: both serve the same bytes, Granian logs each request in uvicorn's shape
-when asked, stops cleanly on SIGTERM, and says so when it cannot listen, before any banner."""
+"""`evalmock serve --server granian|uvicorn`: both serve the same bytes, Granian logs each request
+in uvicorn's shape when asked, stops cleanly on SIGTERM, and says so when it cannot listen, before
+any banner."""
 
 from __future__ import annotations
 
@@ -20,11 +21,19 @@ from conftest import start_server, stop_server
 from evalmock.cli import build_parser
 from evalmock.server import http_server
 from evalmock.server.access_log import RequestLine
-from evalmock.server.http_server import SERVERS, ServeOptions, default_server, granian_installed, serve_app
+from evalmock.server.http_server import (
+    SERVERS,
+    ServeOptions,
+    default_server,
+    granian_installed,
+    serve_app,
+)
 from shared import needs_granian
 
-EXAMPLE = ("/v1/agents/example/test-set/cases?projectId=2489E9AD-2EE2-8E00-8EC9-32D5F69181C0&include=retired"
-           "&limit=25")
+EXAMPLE = (
+    "/v1/agents/example/test-set/cases?projectId=2489E9AD-2EE2-8E00-8EC9-32D5F69181C0&include=retired"
+    "&limit=25"
+)
 TEST_CASE = "/v2/gen-ai/evaluation_test_cases/123e4567-e89b-12d3-a456-426614174000"
 AUTH = {"Authorization": "Bearer demo-user"}
 
@@ -47,9 +56,20 @@ def test_without_granian_the_default_is_uvicorn(monkeypatch: pytest.MonkeyPatch)
 
 @pytest.mark.parametrize(("query", "target"), [("a=1&b=2", "/v1/x?a=1&b=2"), ("", "/v1/x")])
 def test_an_access_line_has_uvicorn_shape(query: str, target: str) -> None:
-    values = {"addr": "127.0.0.1", "method": "GET", "path": "/v1/x", "query_string": query,
-              "protocol": "HTTP/1.1", "status": 200, "dt_ms": 1.25, "time": "t", "scheme": "http"}
-    record = logging.LogRecord("granian.access", logging.INFO, __file__, 1, "%(path)s", (values,), None)
+    values = {
+        "addr": "127.0.0.1",
+        "method": "GET",
+        "path": "/v1/x",
+        "query_string": query,
+        "protocol": "HTTP/1.1",
+        "status": 200,
+        "dt_ms": 1.25,
+        "time": "t",
+        "scheme": "http",
+    }
+    record = logging.LogRecord(
+        "granian.access", logging.INFO, __file__, 1, "%(path)s", (values,), None
+    )
     assert RequestLine().filter(record)
     assert record.getMessage() == f'127.0.0.1 - "GET {target} HTTP/1.1" 200 (1.2 ms)'
 
@@ -62,13 +82,22 @@ def test_granian_and_uvicorn_serve_the_same_bytes_and_granian_logs_requests(tmp_
         server = start_server(tmp_path / name, "--server", name, "--access-log")
         try:
             response = httpx.get(server.base_url + EXAMPLE, headers=AUTH, timeout=10)
-            preflight = httpx.options(server.base_url + "/v1/agents/example/test-set/cases", timeout=10, headers={
-                "Origin": "http://localhost:5173", "Access-Control-Request-Method": "GET"})
+            preflight = httpx.options(
+                server.base_url + "/v1/agents/example/test-set/cases",
+                timeout=10,
+                headers={"Origin": "http://localhost:5173", "Access-Control-Request-Method": "GET"},
+            )
             test_case = httpx.get(server.base_url + TEST_CASE, headers=AUTH, timeout=10)
             page = response.json()
             page.pop("nextCursor")  # sealed with the time it was made
-            bodies[name] = (response.status_code, page, test_case.content, response.headers["content-type"],
-                            preflight.status_code, preflight.headers["access-control-allow-origin"])
+            bodies[name] = (
+                response.status_code,
+                page,
+                test_case.content,
+                response.headers["content-type"],
+                preflight.status_code,
+                preflight.headers["access-control-allow-origin"],
+            )
         finally:
             server.process.send_signal(signal.SIGTERM)
             assert server.process.wait(timeout=20) in (0, -signal.SIGTERM)
@@ -89,25 +118,50 @@ def test_granian_stops_on_sigterm_with_exit_0(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("server", [pytest.param("granian", marks=needs_granian), "uvicorn"])
 @pytest.mark.parametrize("workers", ["1", "2"])
-def test_a_taken_port_is_said_plainly_before_any_banner(server: str, workers: str, tmp_path: Path) -> None:
+def test_a_taken_port_is_said_plainly_before_any_banner(
+    server: str, workers: str, tmp_path: Path
+) -> None:
     targets = tmp_path / "targets.toml"
     with socket.socket() as taken:
         taken.bind(("127.0.0.1", 0))
         taken.listen()
         port = taken.getsockname()[1]
         done = subprocess.run(
-            [sys.executable, "-m", "evalmock", "serve", "--cases", "10", "--server", server, "--port", str(port),
-             "--workers", workers, "--write-targets", str(targets)], capture_output=True, text=True, timeout=120)
+            [
+                sys.executable,
+                "-m",
+                "evalmock",
+                "serve",
+                "--cases",
+                "10",
+                "--server",
+                server,
+                "--port",
+                str(port),
+                "--workers",
+                workers,
+                "--write-targets",
+                str(targets),
+            ],
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
     assert done.returncode == 1
     assert f"error: cannot listen on 127.0.0.1:{port}: Address already in use" in done.stderr
     assert "Traceback" not in done.stderr
-    assert "curl" not in done.stdout  # no banner inviting requests to a port another program answers
+    # no banner inviting requests to a port another program answers
+    assert "curl" not in done.stdout
     assert not targets.exists()  # no targets file naming a server that never started
 
 
 def test_port_0_serves_on_a_free_port_the_banner_names() -> None:
-    process = subprocess.Popen([sys.executable, "-m", "evalmock", "serve", "--cases", "10", "--port", "0"],
-                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    process = subprocess.Popen(
+        [sys.executable, "-m", "evalmock", "serve", "--cases", "10", "--port", "0"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
     try:
         assert process.stdout is not None
         named = None
@@ -131,7 +185,9 @@ def test_port_0_serves_on_a_free_port_the_banner_names() -> None:
 
 
 def test_a_port_taken_after_the_check_still_ends_uvicorn_with_exit_1() -> None:
-    async def app(scope: dict, receive: object, send: object) -> None:  # never called: it cannot listen
+    async def app(
+        scope: dict, receive: object, send: object
+    ) -> None:  # never called: it cannot listen
         raise AssertionError
 
     with socket.socket() as taken:
@@ -148,10 +204,15 @@ def test_two_granian_workers_accept_each_others_cursors_and_both_serve(tmp_path:
     try:
         cursor = httpx.get(server.base_url + EXAMPLE, headers=AUTH, timeout=10).json()["nextCursor"]
         statuses = []
-        for _ in range(20):  # a new connection each time, so the kernel spreads them over both workers
+        # a new connection each time, so the kernel spreads them over both workers
+        for _ in range(20):
             with httpx.Client(base_url=server.base_url, timeout=10) as fresh:
                 statuses.append(fresh.get(EXAMPLE + "&cursor=" + cursor, headers=AUTH).status_code)
-        children = Path(f"/proc/{server.process.pid}/task/{server.process.pid}/children").read_text().split()
+        children = (
+            Path(f"/proc/{server.process.pid}/task/{server.process.pid}/children")
+            .read_text()
+            .split()
+        )
     finally:
         server.process.send_signal(signal.SIGTERM)
         assert server.process.wait(timeout=30) == 0

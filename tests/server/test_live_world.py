@@ -1,4 +1,5 @@
-"""Reloading the served world: a valid file swaps it whole, an invalid one is refused, cursors do not cross a swap."""
+"""Reloading the served world: a valid file swaps it whole, an invalid one is refused, cursors do
+not cross a swap."""
 
 from __future__ import annotations
 
@@ -34,7 +35,9 @@ def live_from(path: Path, data_only: bool = True) -> LiveWorld:
 
 
 def page(handler: TestSetCases, **params: Any) -> dict[str, Any]:
-    response = asyncio.run(handler.list_cases(agent_id=AGENT, project_id=PROJECT, token_info=CALLER, **params))
+    response = asyncio.run(
+        handler.list_cases(agent_id=AGENT, project_id=PROJECT, token_info=CALLER, **params)
+    )
     return json.loads(response.body)
 
 
@@ -55,7 +58,9 @@ def handler_of(shop_file: Path) -> tuple[LiveWorld, TestSetCases]:
     return live, TestSetCases(live, CursorSealer(b"key", clock=FrozenClock()))
 
 
-def test_a_valid_change_is_served_after_a_reload(shop_file: Path, handler_of: tuple[LiveWorld, TestSetCases]) -> None:
+def test_a_valid_change_is_served_after_a_reload(
+    shop_file: Path, handler_of: tuple[LiveWorld, TestSetCases]
+) -> None:
     live, handler = handler_of
     document = shop()
     document["testSet"][0]["cases"].append(case("case-new", "2026-12-01T00:00:00Z"))
@@ -77,7 +82,10 @@ def test_a_cursor_issued_before_a_swap_is_bad_input_saying_the_data_changed(
     assert live.reload() is True
     error = refusal(handler, limit=1, cursor=cursor)
     assert (error.status, error.code, error.message, error.details) == (
-        400, "bad-input", DATA_CHANGED, {"parameter": "cursor"}
+        400,
+        "bad-input",
+        DATA_CHANGED,
+        {"parameter": "cursor"},
     )
     fresh = page(handler, limit=1)["nextCursor"]
     assert page(handler, limit=1, cursor=fresh)["data"]
@@ -93,7 +101,10 @@ def test_an_invalid_change_is_refused_and_the_previous_data_served(
     with pytest.raises(DataFileError) as raised:
         live.reload()
     assert [(p.pointer, p.message) for p in raised.value.problems] == [
-        ("/testSet/0/projectId", 'expected a UUID such as "0b5e6c1a-7d2f-4e8b-9a31-5c4d3e2f1a0b", got "not-a-uuid"')
+        (
+            "/testSet/0/projectId",
+            'expected a UUID such as "0b5e6c1a-7d2f-4e8b-9a31-5c4d3e2f1a0b", got "not-a-uuid"',
+        )
     ]
     assert live.world is before
     assert page(handler, limit=1, cursor=cursor)["data"]  # its cursors still work
@@ -120,13 +131,16 @@ def test_a_request_in_flight_finishes_on_the_world_it_started_with(
 
     def page_during_a_reload(*args: Any) -> Any:
         assert live.reload() is True  # the swap happens while this request is being answered
-        del live.world.encoded_page  # the new world was copied from the old one, this patch included
+        # the new world was copied from the old one, this patch included
+        del live.world.encoded_page
         return original(*args)
 
     monkeypatch.setattr(old, "encoded_page", page_during_a_reload)
     answered = page(handler, limit=100, include="retired")
-    assert [c["id"] for c in answered["data"]] == [c["id"] for c in sorted(
-        shop()["testSet"][0]["cases"], key=lambda c: c["addedAt"], reverse=True)]
+    assert [c["id"] for c in answered["data"]] == [
+        c["id"]
+        for c in sorted(shop()["testSet"][0]["cases"], key=lambda c: c["addedAt"], reverse=True)
+    ]
     assert live.world is not old
     assert [c["id"] for c in page(handler, limit=100)["data"]] == ["case-only"]
 
@@ -140,11 +154,19 @@ def test_a_change_to_the_generated_world_s_data_keeps_the_generated_cases(tmp_pa
     assert live.world.agent_ids() == generated
 
 
-def test_a_reload_checks_a_case_whose_json_changed_even_if_python_sees_it_equal(tmp_path: Path) -> None:
-    ranked = case("corr-1", "2026-10-01T12:00:00Z", expect={"items": [{"key": "k", "rank": 0, "verdict": "right"}]})
+def test_a_reload_checks_a_case_whose_json_changed_even_if_python_sees_it_equal(
+    tmp_path: Path,
+) -> None:
+    ranked = case(
+        "corr-1",
+        "2026-10-01T12:00:00Z",
+        expect={"items": [{"key": "k", "rank": 0, "verdict": "right"}]},
+    )
     path = write(tmp_path / "ranked.json", data([(AGENT, PROJECT, [ranked])]))
     live = live_from(path)
-    ranked["expect"]["items"][0]["rank"] = 0.0  # == 0 in Python, a number but not an integer in JSON Schema
+    ranked["expect"]["items"][0]["rank"] = (
+        0.0  # == 0 in Python, a number but not an integer in JSON Schema
+    )
     write(path, data([(AGENT, PROJECT, [ranked])]))
     with pytest.raises(DataFileError) as raised:
         live.reload()
@@ -155,7 +177,8 @@ def test_a_reload_checks_a_case_whose_json_changed_even_if_python_sees_it_equal(
 
 @pytest.fixture
 def kept_fixtures(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """A copy of the shipped fixtures served from their own folder, with a start cache of their own."""
+    """A copy of the shipped fixtures served from their own folder, with a start cache of their
+    own."""
     copy = tmp_path / "fixtures"
     shutil.copytree(fixtures_dir(), copy)
     monkeypatch.setenv("EVALMOCK_FIXTURES_DIR", str(copy))
@@ -193,4 +216,7 @@ def test_a_pass_is_kept_for_the_seed_that_placed_the_fixtures(kept_fixtures: Pat
     build_world(ServerSettings(seed=1, cases=5))
     folder = cache_dir()
     assert folder is not None
-    assert verdict_file(folder, kept_fixtures, 1).is_file() and not verdict_file(folder, kept_fixtures, 2).is_file()
+    assert (
+        verdict_file(folder, kept_fixtures, 1).is_file()
+        and not verdict_file(folder, kept_fixtures, 2).is_file()
+    )

@@ -1,5 +1,6 @@
-"""Under uvicorn a response's head and body leave in one write, byte for byte what uvicorn's own protocol sends in
-two; nothing written is held past the loop's turn, and `evalmock serve` and the proxy serve through it."""
+"""Under uvicorn a response's head and body leave in one write, byte for byte what uvicorn's own
+protocol sends in two; nothing written is held past the loop's turn, and `evalmock serve` and the
+proxy serve through it."""
 
 from __future__ import annotations
 
@@ -40,7 +41,9 @@ class RecordingTransport(asyncio.Transport):
         return self.closed
 
     def get_extra_info(self, name: str, default: Any = None) -> Any:
-        return {"sockname": ("127.0.0.1", 8080), "peername": ("127.0.0.1", 50000)}.get(name, default)
+        return {"sockname": ("127.0.0.1", 8080), "peername": ("127.0.0.1", 50000)}.get(
+            name, default
+        )
 
     def pause_reading(self) -> None:
         pass
@@ -50,14 +53,24 @@ class RecordingTransport(asyncio.Transport):
 
 
 async def page_app(scope: dict[str, Any], receive: Any, send: Any) -> None:
-    await send({"type": "http.response.start", "status": 200,
-                "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(BODY)).encode())]})
+    await send(
+        {
+            "type": "http.response.start",
+            "status": 200,
+            "headers": [
+                (b"content-type", b"application/json"),
+                (b"content-length", str(len(BODY)).encode()),
+            ],
+        }
+    )
     await send({"type": "http.response.body", "body": BODY})
 
 
 async def served(protocol_class: type[asyncio.Protocol], app: Any, turns: int = 20) -> list[bytes]:
     """What one request through `protocol_class` wrote within `turns` turns of the loop."""
-    config = Config(app, date_header=False, server_header=False, proxy_headers=False, lifespan="off")
+    config = Config(
+        app, date_header=False, server_header=False, proxy_headers=False, lifespan="off"
+    )
     config.load()
     protocol: Any = protocol_class(config=config, server_state=ServerState(), app_state={})
     transport = RecordingTransport()
@@ -73,20 +86,30 @@ async def served(protocol_class: type[asyncio.Protocol], app: Any, turns: int = 
 def test_head_and_body_leave_in_one_write_with_the_bytes_uvicorn_sends_in_two() -> None:
     ours = asyncio.run(served(HTTP_PROTOCOL, page_app))  # type: ignore[arg-type]
     uvicorns = asyncio.run(served(HttpToolsProtocol, page_app))
-    assert len(uvicorns) == 2 and uvicorns[0].startswith(b"HTTP/1.1 200 OK\r\n") and uvicorns[1] == BODY
+    assert (
+        len(uvicorns) == 2
+        and uvicorns[0].startswith(b"HTTP/1.1 200 OK\r\n")
+        and uvicorns[1] == BODY
+    )
     assert ours == [b"".join(uvicorns)]
 
 
 def test_a_streamed_head_leaves_before_its_body_is_ready() -> None:
     async def slow_body(scope: dict[str, Any], receive: Any, send: Any) -> None:
-        await send({"type": "http.response.start", "status": 200, "headers": [(b"content-length", b"2")]})
+        await send(
+            {"type": "http.response.start", "status": 200, "headers": [(b"content-length", b"2")]}
+        )
         await asyncio.sleep(60)  # the body never comes in this test
 
     async def scenario() -> list[bytes]:
         return await served(HTTP_PROTOCOL, slow_body)  # type: ignore[arg-type]
 
     writes = asyncio.run(scenario())
-    assert len(writes) == 1 and writes[0].startswith(b"HTTP/1.1 200 OK\r\n") and writes[0].endswith(b"\r\n\r\n")
+    assert (
+        len(writes) == 1
+        and writes[0].startswith(b"HTTP/1.1 200 OK\r\n")
+        and writes[0].endswith(b"\r\n\r\n")
+    )
 
 
 def test_a_lone_write_leaves_at_the_end_of_the_turn() -> None:
@@ -141,7 +164,9 @@ def test_every_way_of_writing_keeps_the_order_of_what_was_written() -> None:
     assert asyncio.run(scenario()) == [b"headbody", b"last", b"<eof>"]
 
 
-def test_evalmock_serve_and_the_proxy_use_the_one_write_protocol(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_evalmock_serve_and_the_proxy_use_the_one_write_protocol(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     import uvicorn
 
     seen: dict[str, Any] = {}

@@ -1,4 +1,5 @@
-"""Pages over HTTP: newest first, every matching case exactly once, hasMore/nextCursor honest, filters applied."""
+"""Pages over HTTP: newest first, every matching case exactly once, hasMore/nextCursor honest,
+filters applied."""
 
 from __future__ import annotations
 
@@ -19,14 +20,18 @@ _PARAMETERS = TEST_SET.spec["paths"]["/agents/{agentId}/test-set/cases"]["get"][
 DEFAULT_LIMIT = next(p for p in _PARAMETERS if p["name"] == "limit")["schema"]["default"]
 
 
-def expected_ids(world: World, agent_id: str, project_id: str, include: str | None, kind: str | None) -> list[str]:
+def expected_ids(
+    world: World, agent_id: str, project_id: str, include: str | None, kind: str | None
+) -> list[str]:
     query = CaseQuery(agent_id, project_id, include_retired=include == "retired")
     if kind:
         query = CaseQuery(agent_id, project_id, include == "retired", frozenset(kind.split(",")))
     return [case["id"] for case in world.iter_cases(query)]
 
 
-@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=12, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
 @given(
     include=st.sampled_from([None, "retired"]),
     kind=st.sampled_from([None, "hand", "correction", "correction,hand"]),
@@ -34,15 +39,27 @@ def expected_ids(world: World, agent_id: str, project_id: str, include: str | No
     project_index=st.integers(min_value=0, max_value=1),
 )
 def test_walking_the_pages_yields_every_matching_case_once_newest_first(
-    client: httpx.Client, server_world: World, include: str | None, kind: str | None, limits: list[int],
+    client: httpx.Client,
+    server_world: World,
+    include: str | None,
+    kind: str | None,
+    limits: list[int],
     project_index: int,
 ) -> None:
     project = server_world.project_ids(EXAMPLE_AGENT)[project_index]
-    params = {k: v for k, v in {"projectId": project.upper(), "include": include, "kind": kind}.items() if v}
+    params = {
+        k: v
+        for k, v in {"projectId": project.upper(), "include": include, "kind": kind}.items()
+        if v
+    }
     pages = walk(client, EXAMPLE_AGENT, params, limits)
     cases = [case for page in pages for case in page["data"]]
-    assert [case["id"] for case in cases] == expected_ids(server_world, EXAMPLE_AGENT, project, include, kind)
-    assert [case["addedAt"] for case in cases] == sorted((case["addedAt"] for case in cases), reverse=True)
+    assert [case["id"] for case in cases] == expected_ids(
+        server_world, EXAMPLE_AGENT, project, include, kind
+    )
+    assert [case["addedAt"] for case in cases] == sorted(
+        (case["addedAt"] for case in cases), reverse=True
+    )
     assert all(len(page["data"]) <= limits[i % len(limits)] for i, page in enumerate(pages))
     assert all(page["data"] for page in pages[:-1]), "only the last page may be empty"
 
@@ -74,11 +91,15 @@ def test_kind_filter_returns_only_that_kind(client: httpx.Client, kind: str) -> 
 
 def test_cases_are_narrowed_to_the_project(client: httpx.Client, server_world: World) -> None:
     project = server_world.project_ids(EXAMPLE_AGENT)[1]
-    page = client.get(cases_path(), params={"projectId": project, "limit": 100}, headers=AUTH).json()
+    page = client.get(
+        cases_path(), params={"projectId": project, "limit": 100}, headers=AUTH
+    ).json()
     assert page["data"] and {case["projectId"] for case in page["data"]} == {project}
 
 
-@pytest.mark.parametrize("project", ["00000000-0000-0000-0000-000000000000", "A60767BC-F81B-4009-86CC-372B632C4C53"])
+@pytest.mark.parametrize(
+    "project", ["00000000-0000-0000-0000-000000000000", "A60767BC-F81B-4009-86CC-372B632C4C53"]
+)
 def test_project_not_of_the_agent_is_an_empty_last_page(client: httpx.Client, project: str) -> None:
     # The second id belongs to another agent (acme.drafting), not to `example`.
     response = client.get(cases_path(), params={"projectId": project}, headers=AUTH)
@@ -87,8 +108,12 @@ def test_project_not_of_the_agent_is_an_empty_last_page(client: httpx.Client, pr
 
 
 def test_project_id_letter_case_does_not_matter(client: httpx.Client) -> None:
-    upper = client.get(cases_path(), params={"projectId": EXAMPLE_PROJECT.upper(), "limit": 5}, headers=AUTH)
-    lower = client.get(cases_path(), params={"projectId": EXAMPLE_PROJECT.lower(), "limit": 5}, headers=AUTH)
+    upper = client.get(
+        cases_path(), params={"projectId": EXAMPLE_PROJECT.upper(), "limit": 5}, headers=AUTH
+    )
+    lower = client.get(
+        cases_path(), params={"projectId": EXAMPLE_PROJECT.lower(), "limit": 5}, headers=AUTH
+    )
     assert upper.json()["data"] == lower.json()["data"]
 
 
@@ -110,4 +135,6 @@ def test_gradient_answers_each_version_and_the_latest_by_default(
     params = {} if version is None else {"evaluation_test_case_version": version}
     response = client.get(f"/v2/gen-ai/evaluation_test_cases/{uuid}", params=params, headers=AUTH)
     assert response.status_code == 200
-    assert response.json() == {"evaluation_test_case": server_world.evaluation_test_case(uuid, version)}
+    assert response.json() == {
+        "evaluation_test_case": server_world.evaluation_test_case(uuid, version)
+    }

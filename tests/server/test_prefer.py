@@ -1,4 +1,5 @@
-"""Prefer (code, example, delay), server latency and error rate: answers the documents declare, nothing else."""
+"""Prefer (code, example, delay), server latency and error rate: answers the documents declare,
+nothing else."""
 
 from __future__ import annotations
 
@@ -37,7 +38,11 @@ def prefer(client: httpx.Client, value: str, path: str | None = None) -> httpx.R
         (["code=200, example=page"], Preferences(code=200, example="page")),
         (['example="retired"; q=1', "delay=250"], Preferences(example="retired", delay_ms=250)),
         (["code=404, code=503"], Preferences(code=404)),  # RFC 7240: the first of each counts
-        (["return=minimal, respond-async, wait=5"], Preferences()),  # unknown preferences are ignored
+        # unknown preferences are ignored
+        (
+            ["return=minimal, respond-async, wait=5"],
+            Preferences(),
+        ),
         (["CODE=401"], Preferences(code=401)),
     ],
 )
@@ -45,14 +50,18 @@ def test_parse_prefer(values: list[str], expected: Preferences) -> None:
     assert parse_prefer(values) == expected
 
 
-@pytest.mark.parametrize("value", ["code=abc", "code=", "code=99", "code=600", "delay=-1", "delay=60001", "example="])
+@pytest.mark.parametrize(
+    "value", ["code=abc", "code=", "code=99", "code=600", "delay=-1", "delay=60001", "example="]
+)
 def test_parse_prefer_refuses_malformed_values(value: str) -> None:
     with pytest.raises(ApiError) as caught:
         parse_prefer([value])
     assert caught.value.status == 400 and caught.value.details == {"parameter": "Prefer"}
 
 
-def test_a_prefer_value_sent_again_gets_the_same_answer_refused_ones_too(client: httpx.Client) -> None:
+def test_a_prefer_value_sent_again_gets_the_same_answer_refused_ones_too(
+    client: httpx.Client,
+) -> None:
     for value, status in (("example=page", 200), ("code=abc", 400), ("code=404", 404)):
         answers = [prefer(client, value) for _ in range(2)]
         assert [answer.status_code for answer in answers] == [status, status]
@@ -62,8 +71,10 @@ def test_a_prefer_value_sent_again_gets_the_same_answer_refused_ones_too(client:
         assert bodies[0] == bodies[1]
 
 
-@pytest.mark.parametrize(("status", "code"), [(400, "bad-input"), (401, "unauthorized"), (404, "agent-not-found"),
-                                              (503, "database-busy")])
+@pytest.mark.parametrize(
+    ("status", "code"),
+    [(400, "bad-input"), (401, "unauthorized"), (404, "agent-not-found"), (503, "database-busy")],
+)
 def test_prefer_code_answers_each_declared_error_with_its_canonical_code(
     client: httpx.Client, status: int, code: str
 ) -> None:
@@ -71,17 +82,23 @@ def test_prefer_code_answers_each_declared_error_with_its_canonical_code(
 
 
 @pytest.mark.parametrize("path", [cases_path(), evaluation_path()])
-def test_a_forced_401_carries_the_challenge_a_real_one_does(client: httpx.Client, path: str) -> None:
+def test_a_forced_401_carries_the_challenge_a_real_one_does(
+    client: httpx.Client, path: str
+) -> None:
     real = client.get(path, params=example_params() if path == cases_path() else {})
     forced = prefer(client, "code=401", None if path == cases_path() else path)
     assert real.status_code == forced.status_code == 401
-    assert forced.headers["www-authenticate"] == real.headers["www-authenticate"] == 'Bearer realm="evalmock"'
+    assert (
+        forced.headers["www-authenticate"]
+        == real.headers["www-authenticate"]
+        == 'Bearer realm="evalmock"'
+    )
 
 
 def without_cursor(response: httpx.Response) -> tuple[int, str, dict[str, Any]]:
-    """Status, the cursor's version and position, and the page without its cursor. A cursor's first 12 characters
-    are base64 of its first 9 bytes (version, position); the rest seals the issue time, in whole seconds, which two
-    requests made across a second's turn do not share."""
+    """Status, the cursor's version and position, and the page without its cursor. A cursor's first
+    12 characters are base64 of its first 9 bytes (version, position); the rest seals the issue
+    time, in whole seconds, which two requests made across a second's turn do not share."""
     page = response.json()
     return response.status_code, page.pop("nextCursor")[:12], page
 
@@ -96,14 +113,22 @@ def test_prefer_code_200_is_the_real_answer(client: httpx.Client) -> None:
 def test_prefer_example_answers_the_named_example(client: httpx.Client, name: str) -> None:
     response = prefer(client, f"example={name}")
     assert response.status_code == 200
-    assert response.json() == TEST_SET.spec["paths"]["/agents/{agentId}/test-set/cases"]["get"]["responses"]["200"][
-        "content"]["application/json"]["examples"][name]["value"]
+    assert (
+        response.json()
+        == TEST_SET.spec["paths"]["/agents/{agentId}/test-set/cases"]["get"]["responses"]["200"][
+            "content"
+        ]["application/json"]["examples"][name]["value"]
+    )
     assert_conforms(TEST_SET, response)
 
 
-@pytest.mark.parametrize(("value", "status"), [("code=400, example=bad-cursor", 400),
-                                               ("code=503, example=database-busy", 503)])
-def test_prefer_error_example_keeps_this_requests_id(client: httpx.Client, value: str, status: int) -> None:
+@pytest.mark.parametrize(
+    ("value", "status"),
+    [("code=400, example=bad-cursor", 400), ("code=503, example=database-busy", 503)],
+)
+def test_prefer_error_example_keeps_this_requests_id(
+    client: httpx.Client, value: str, status: int
+) -> None:
     response = prefer(client, value)
     error = assert_envelope(response, status, "bad-input" if status == 400 else "database-busy")
     assert error["requestId"] == response.headers["x-request-id"]  # not the example's fixed id
@@ -113,8 +138,12 @@ def test_prefer_error_example_keeps_this_requests_id(client: httpx.Client, value
 
 @pytest.mark.parametrize(
     ("value", "mentions"),
-    [("code=418", "200, 400, 401, 404, 503"), ("example=nope", "page, retired, empty"),
-     ("code=503, example=page", "database-busy"), ("code=xyz", "whole number")],
+    [
+        ("code=418", "200, 400, 401, 404, 503"),
+        ("example=nope", "page, retired, empty"),
+        ("code=503, example=page", "database-busy"),
+        ("code=xyz", "whole number"),
+    ],
 )
 def test_prefer_naming_what_the_document_lacks_is_400_listing_the_choices(
     client: httpx.Client, value: str, mentions: str
@@ -124,21 +153,39 @@ def test_prefer_naming_what_the_document_lacks_is_400_listing_the_choices(
 
 
 def test_prefer_needs_a_valid_request(client: httpx.Client) -> None:
-    response = client.get(cases_path(), params={"projectId": "nope"}, headers={**AUTH, "Prefer": "code=503"})
+    response = client.get(
+        cases_path(), params={"projectId": "nope"}, headers={**AUTH, "Prefer": "code=503"}
+    )
     assert_envelope(response, 400, "bad-input")
-    assert_envelope(client.get(cases_path(), params=example_params(), headers={"Prefer": "code=503"}), 401,
-                    "unauthorized")
+    assert_envelope(
+        client.get(cases_path(), params=example_params(), headers={"Prefer": "code=503"}),
+        401,
+        "unauthorized",
+    )
 
 
-@pytest.mark.parametrize(("status", "error_id"), [(401, "unauthorized"), (404, "not_found"),
-                                                  (429, "too_many_requests"), (500, "server_error"),
-                                                  (400, "bad_request"), (503, "server_error")])
-def test_gradient_prefer_code_answers_digitalocean_bodies(client: httpx.Client, status: int, error_id: str) -> None:
+@pytest.mark.parametrize(
+    ("status", "error_id"),
+    [
+        (401, "unauthorized"),
+        (404, "not_found"),
+        (429, "too_many_requests"),
+        (500, "server_error"),
+        (400, "bad_request"),
+        (503, "server_error"),
+    ],
+)
+def test_gradient_prefer_code_answers_digitalocean_bodies(
+    client: httpx.Client, status: int, error_id: str
+) -> None:
     assert_digitalocean_error(prefer(client, f"code={status}", evaluation_path()), status, error_id)
 
 
-def test_gradient_503_speaks_of_the_service_not_of_the_test_set_api_s_database(client: httpx.Client) -> None:
-    """DigitalOcean's document has no 503 of its own: the fallback body says what a 503 is, in its own words."""
+def test_gradient_503_speaks_of_the_service_not_of_the_test_set_api_s_database(
+    client: httpx.Client,
+) -> None:
+    """DigitalOcean's document has no 503 of its own: the fallback body says what a 503 is, in its
+    own words."""
     body = prefer(client, "code=503", evaluation_path()).json()
     assert body["message"] == "The service is unavailable for a moment; try again later."
 
@@ -146,12 +193,17 @@ def test_gradient_503_speaks_of_the_service_not_of_the_test_set_api_s_database(c
 def test_gradient_prefer_example_answers_the_reference_example(client: httpx.Client) -> None:
     response = prefer(client, "example=reference", evaluation_path("anything"))
     assert response.status_code == 200
-    assert response.json()["evaluation_test_case"]["test_case_uuid"] == "123e4567-e89b-12d3-a456-426614174000"
+    assert (
+        response.json()["evaluation_test_case"]["test_case_uuid"]
+        == "123e4567-e89b-12d3-a456-426614174000"
+    )
     assert_conforms(GRADIENT, response)
 
 
 def test_gradient_prefer_errors_are_400_bad_request(client: httpx.Client) -> None:
-    body = assert_digitalocean_error(prefer(client, "code=302", evaluation_path()), 400, "bad_request")
+    body = assert_digitalocean_error(
+        prefer(client, "code=302", evaluation_path()), 400, "bad_request"
+    )
     assert "302" in body["message"]
 
 
@@ -174,22 +226,28 @@ def test_prefer_delay_within_bounds_is_accepted(client: httpx.Client) -> None:
 def test_an_answer_prefer_shaped_says_so_in_preference_applied(
     client: httpx.Client, value: str, path: str | None, status: int, applied: str
 ) -> None:
-    # RFC 7240: the preferences honoured, each once and in one order; unknown ones (return=minimal) are not.
+    # RFC 7240: the preferences honoured, each once and in one order; unknown ones (return=minimal)
+    # are not.
     response = prefer(client, value, path)
     assert response.status_code == status
     assert response.headers.get_list("preference-applied") == [applied]
 
 
 @pytest.mark.parametrize("value", [None, "return=minimal", "delay=0"])
-def test_an_answer_no_preference_shaped_has_no_preference_applied(client: httpx.Client, value: str | None) -> None:
+def test_an_answer_no_preference_shaped_has_no_preference_applied(
+    client: httpx.Client, value: str | None
+) -> None:
     headers = {**AUTH, **({"Prefer": value} if value else {})}
     response = client.get(cases_path(), params=example_params(), headers=headers)
     assert response.status_code == 200 and "preference-applied" not in response.headers
 
 
 def test_a_browser_page_may_read_preference_applied(client: httpx.Client) -> None:
-    response = client.get(cases_path(), params=example_params(),
-                          headers={**AUTH, "Prefer": "code=401", "Origin": "http://localhost:3000"})
+    response = client.get(
+        cases_path(),
+        params=example_params(),
+        headers={**AUTH, "Prefer": "code=401", "Origin": "http://localhost:3000"},
+    )
     assert response.headers["preference-applied"] == "code=401"
     assert "preference-applied" in response.headers["access-control-expose-headers"].lower()
 
@@ -230,13 +288,18 @@ def test_error_rate_one_fails_every_request_with_the_apis_transient_error(
     response = failing.get(cases_path(), params=example_params(), headers=AUTH)
     assert_envelope(response, 503, "database-busy")
     assert response.headers["retry-after"].isdigit()
-    assert_digitalocean_error(failing.get(evaluation_path(), headers=AUTH), 429, "too_many_requests")
-    # An explicit Prefer wins over the error rate; a delay alone does not, and the failure says it was applied.
+    assert_digitalocean_error(
+        failing.get(evaluation_path(), headers=AUTH), 429, "too_many_requests"
+    )
+    # An explicit Prefer wins over the error rate; a delay alone does not, and the failure says it
+    # was applied.
     assert prefer(failing, "code=200").status_code == 200
     delayed = prefer(failing, "delay=1")
     assert delayed.status_code == 503 and delayed.headers["preference-applied"] == "delay=1"
 
 
 def test_error_rate_zero_never_fails(client: httpx.Client) -> None:
-    responses = [client.get(cases_path(), params=example_params(limit=1), headers=AUTH) for _ in range(20)]
+    responses = [
+        client.get(cases_path(), params=example_params(limit=1), headers=AUTH) for _ in range(20)
+    ]
     assert {r.status_code for r in responses} == {200}

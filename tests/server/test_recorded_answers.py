@@ -1,9 +1,10 @@
-"""The server answers a fixed transcript exactly as recorded: status, the headers that matter and body bytes.
+"""The server answers a fixed transcript exactly as recorded: status, the headers that matter and
+body bytes.
 
-`recorded_answers.json` holds each answer of the transcript below (a body as text when short, else its
-sha256 and length). It pins the served bytes for a seed, so a change on the request path that alters an
-answer, even by one byte or header, fails here. To record it again after an intended change of answers:
-EVALMOCK_RECORD_ANSWERS=1 python -m pytest tests/server/test_recorded_answers.py
+`recorded_answers.json` holds each answer of the transcript below (a body as text when short, else
+its sha256 and length). It pins the served bytes for a seed, so a change on the request path that
+alters an answer, even by one byte or header, fails here. To record it again after an intended
+change of answers: EVALMOCK_RECORD_ANSWERS=1 python -m pytest tests/server/test_recorded_answers.py
 """
 
 from __future__ import annotations
@@ -37,7 +38,9 @@ CASES = 300
 Step = tuple[str, str, dict[str, Any], dict[str, str]]  # method, path, query, headers
 
 
-def _headers(token: str | None = "demo-user", request_id: str | None = "", **extra: str) -> dict[str, str]:
+def _headers(
+    token: str | None = "demo-user", request_id: str | None = "", **extra: str
+) -> dict[str, str]:
     headers = {} if token is None else {"Authorization": f"Bearer {token}"}
     if request_id is not None:
         headers["X-Request-Id"] = request_id
@@ -57,7 +60,11 @@ class Transcript:
         self.answers: list[dict[str, Any]] = []
 
     def get(
-        self, path: str, query: dict[str, Any] | None = None, method: str = "GET", content: bytes | None = None,
+        self,
+        path: str,
+        query: dict[str, Any] | None = None,
+        method: str = "GET",
+        content: bytes | None = None,
         **headers: Any,
     ) -> httpx.Response:
         number = len(self.answers)
@@ -70,7 +77,9 @@ class Transcript:
         self.answers.append(_answer(number, method, path, query, sent, response))
         return response
 
-    def walk(self, agent: str, query: dict[str, Any], pages: int, token: str = "demo-user") -> list[str]:
+    def walk(
+        self, agent: str, query: dict[str, Any], pages: int, token: str = "demo-user"
+    ) -> list[str]:
         """Follow nextCursor for up to `pages` pages; the cursors seen, in order."""
         cursors: list[str] = []
         for _ in range(pages):
@@ -83,7 +92,12 @@ class Transcript:
 
 
 def _answer(
-    number: int, method: str, path: str, query: dict[str, Any] | None, sent: dict[str, str], response: httpx.Response
+    number: int,
+    method: str,
+    path: str,
+    query: dict[str, Any] | None,
+    sent: dict[str, str],
+    response: httpx.Response,
 ) -> dict[str, Any]:
     body = response.content
     generated = None if "X-Request-Id" in sent else response.headers.get("x-request-id")
@@ -104,12 +118,19 @@ def _answer(
         else f"sha256:{hashlib.sha256(body).hexdigest()} ({len(body)} bytes)"
     )
     request = f"{method} {path}" + (f"?{httpx.QueryParams(query)}" if query else "")
-    return {"n": number, "request": request, "sent": sent, "status": response.status_code,
-            "headers": sorted(headers), "body": shown}
+    return {
+        "n": number,
+        "request": request,
+        "sent": sent,
+        "status": response.status_code,
+        "headers": sorted(headers),
+        "body": shown,
+    }
 
 
 def list_transcript(t: Transcript, world: World) -> None:
-    """Pages, filters, walks with cursors, every kind of bad input, auth errors and Prefer controls on /v1."""
+    """Pages, filters, walks with cursors, every kind of bad input, auth errors and Prefer controls
+    on /v1."""
     path, query = _list(include="retired", limit=25)
     t.get(path, query)  # the reference page's own request
     t.get(path, query, request_id=None)  # an id of the server's own
@@ -117,17 +138,34 @@ def list_transcript(t: Transcript, world: World) -> None:
     for agent in world.agent_ids():
         for project in world.project_ids(agent)[:2]:
             t.get(cases_path(agent), {"projectId": project})
-    for extra in ({"kind": "hand"}, {"kind": "correction"}, {"kind": "correction,hand", "include": "retired"},
-                  {"kind": "hand,hand"}, {"limit": 1}, {"limit": 100}, {"limit": "007"}, {"include": "retired",
-                                                                                          "kind": "hand", "limit": 3}):
+    for extra in (
+        {"kind": "hand"},
+        {"kind": "correction"},
+        {"kind": "correction,hand", "include": "retired"},
+        {"kind": "hand,hand"},
+        {"limit": 1},
+        {"limit": 100},
+        {"limit": "007"},
+        {"include": "retired", "kind": "hand", "limit": 3},
+    ):
         t.get(*_list(**extra))
     t.get(*_list(limit=10), token="demo-service")
     t.get(*_list(limit=10), token="demo-other")
-    # Walks, following each page's cursor; a cursor is bound to its list, filters and caller, and a day.
+    # Walks, following each page's cursor; a cursor is bound to its list, filters and caller, and a
+    # day.
     cursors = t.walk(EXAMPLE_AGENT, {"projectId": EXAMPLE_PROJECT, "limit": 40}, pages=9)
-    t.walk(EXAMPLE_AGENT, {"projectId": EXAMPLE_PROJECT, "include": "retired", "kind": "hand", "limit": 7}, pages=4)
+    t.walk(
+        EXAMPLE_AGENT,
+        {"projectId": EXAMPLE_PROJECT, "include": "retired", "kind": "hand", "limit": 7},
+        pages=4,
+    )
     other_agent = world.agent_ids()[1]
-    t.walk(other_agent, {"projectId": world.project_ids(other_agent)[0], "limit": 50}, pages=3, token="demo-service")
+    t.walk(
+        other_agent,
+        {"projectId": world.project_ids(other_agent)[0], "limit": 50},
+        pages=3,
+        token="demo-service",
+    )
     t.get(*_list(limit=5, cursor=cursors[0]))  # another page size keeps the cursor valid
     t.get(*_list(limit=40, cursor=cursors[0]), token="demo-other")
     t.get(*_list(limit=40, cursor=cursors[0], kind="hand"))
@@ -138,24 +176,49 @@ def list_transcript(t: Transcript, world: World) -> None:
     t.get(*_list(limit=40, cursor=cursors[1]))  # expired
     t.clock.advance(-(24 * 3600 + 1))
     # Bad input, one parameter at a time.
-    for bad in ({"projectId": "not-a-uuid"}, {"projectId": ""}, {"projectId": EXAMPLE_PROJECT + "\n"},
-                {"limit": 0}, {"limit": 101}, {"limit": "abc"}, {"limit": "1.5"}, {"limit": ""},
-                {"include": "all"}, {"kind": "hand,"}, {"kind": "other"}, {"limt": 10}, {"cursor": "x" * 300}):
+    for bad in (
+        {"projectId": "not-a-uuid"},
+        {"projectId": ""},
+        {"projectId": EXAMPLE_PROJECT + "\n"},
+        {"limit": 0},
+        {"limit": 101},
+        {"limit": "abc"},
+        {"limit": "1.5"},
+        {"limit": ""},
+        {"include": "all"},
+        {"kind": "hand,"},
+        {"kind": "other"},
+        {"limt": 10},
+        {"cursor": "x" * 300},
+    ):
         t.get(*_list(**bad))
     t.get(cases_path(), {"limit": 10})  # projectId missing
     t.get(cases_path() + f"?projectId={EXAMPLE_PROJECT}&limit=5&limit=6")
-    t.get(cases_path() + "?" + "&".join(f"p{i}=1" for i in range(70)) + f"&projectId={EXAMPLE_PROJECT}")
+    t.get(
+        cases_path()
+        + "?"
+        + "&".join(f"p{i}=1" for i in range(70))
+        + f"&projectId={EXAMPLE_PROJECT}"
+    )
     t.get(*_list(), content=b"{}")  # a body on a GET
     # Who asks: no token, other schemes, the demo 401s, malformed tokens.
-    for token_headers in ({"token": None}, {"token": None, "Authorization": "Basic abc"},
-                          {"token": "demo-expired"}, {"token": "demo-revoked"},
-                          {"token": None, "Authorization": "Bearer "}, {"token": None, "Authorization": "Bearer a b"}):
+    for token_headers in (
+        {"token": None},
+        {"token": None, "Authorization": "Basic abc"},
+        {"token": "demo-expired"},
+        {"token": "demo-revoked"},
+        {"token": None, "Authorization": "Bearer "},
+        {"token": None, "Authorization": "Bearer a b"},
+    ):
         t.get(*_list(), **token_headers)
     # Agents and projects that are not there.
     t.get(*_list(agent="no.such.agent"))
     t.get(*_list(agent="x" * 200))
     t.get(cases_path(EXAMPLE_AGENT), {"projectId": world.project_ids(world.agent_ids()[1])[0]})
-    t.get(cases_path(EXAMPLE_AGENT), {"projectId": "00000000-0000-0000-0000-000000000000", "cursor": cursors[0]})
+    t.get(
+        cases_path(EXAMPLE_AGENT),
+        {"projectId": "00000000-0000-0000-0000-000000000000", "cursor": cursors[0]},
+    )
     t.get("/v1/agents/a%0Ab/test-set/cases", {"projectId": EXAMPLE_PROJECT})
     t.get("/v1/agents/a%2Fb/test-set/cases", {"projectId": EXAMPLE_PROJECT})
     t.get("/v1/agents/example/test-set/nothing")
@@ -163,27 +226,60 @@ def list_transcript(t: Transcript, world: World) -> None:
     t.get(*_list(), method="POST")
     t.get(*_list(), method="HEAD")
     # Prefer: forced statuses and named examples, refused choices, delays of zero.
-    for value in ("code=200", "code=400", "code=401", "code=404", "code=503", "example=page", "example=retired",
-                  "example=empty", "code=200, example=page", "code=400, example=bad-cursor",
-                  "code=503, example=database-busy", "code=418", "code=200, example=nope", "example=", "code=abc",
-                  "delay=0", "delay=0, code=404", "return=minimal", 'example="page"; q=1'):
+    for value in (
+        "code=200",
+        "code=400",
+        "code=401",
+        "code=404",
+        "code=503",
+        "example=page",
+        "example=retired",
+        "example=empty",
+        "code=200, example=page",
+        "code=400, example=bad-cursor",
+        "code=503, example=database-busy",
+        "code=418",
+        "code=200, example=nope",
+        "example=",
+        "code=abc",
+        "delay=0",
+        "delay=0, code=404",
+        "return=minimal",
+        'example="page"; q=1',
+    ):
         t.get(*_list(), Prefer=value)
     t.get(*_list(agent="no.such.agent"), Prefer="example=page")
     t.get(*_list(limit=0), Prefer="code=503")
     t.get(*_list(), token=None, Prefer="code=503")
     # The documents and Swagger UI, beside the operations.
-    for path in ("/v1/openapi.json", "/v2/openapi.yaml", "/v1/ui/", "/v2/ui", "/v1/ui/swagger-ui-config.json",
-                 "/v1/ui/nothing.js", "/v1/openapi.json/"):
+    for path in (
+        "/v1/openapi.json",
+        "/v2/openapi.yaml",
+        "/v1/ui/",
+        "/v2/ui",
+        "/v1/ui/swagger-ui-config.json",
+        "/v1/ui/nothing.js",
+        "/v1/openapi.json/",
+    ):
         t.get(path)
     t.get(cases_path() + "/", {"projectId": EXAMPLE_PROJECT})
     # CORS: a simple request from a page, and a preflight.
     t.get(*_list(), Origin="http://localhost:3000")
-    t.get(cases_path(), method="OPTIONS", token=None, Origin="http://localhost:3000",
-          **{"Access-Control-Request-Method": "GET", "Access-Control-Request-Headers": "authorization,prefer"})
+    t.get(
+        cases_path(),
+        method="OPTIONS",
+        token=None,
+        Origin="http://localhost:3000",
+        **{
+            "Access-Control-Request-Method": "GET",
+            "Access-Control-Request-Headers": "authorization,prefer",
+        },
+    )
 
 
 def gradient_transcript(t: Transcript, world: World) -> None:
-    """Every test case and version on /v2, unknown ones, bad versions, auth errors and Prefer controls."""
+    """Every test case and version on /v2, unknown ones, bad versions, auth errors and Prefer
+    controls."""
     for uuid, versions in world.evaluation_test_case_versions().items():
         t.get(evaluation_path(uuid))
         for version in versions:
@@ -197,8 +293,16 @@ def gradient_transcript(t: Transcript, world: World) -> None:
     t.get(evaluation_path(), {"other": 1})
     t.get(evaluation_path(), token=None)
     t.get(evaluation_path(), token="demo-expired")
-    for value in ("code=429", "code=404", "code=500", "code=401", "example=reference", "code=200", "code=418",
-                  "example=nope"):
+    for value in (
+        "code=429",
+        "code=404",
+        "code=500",
+        "code=401",
+        "example=reference",
+        "code=200",
+        "code=418",
+        "example=nope",
+    ):
         t.get(evaluation_path(), Prefer=value)
     t.get("/v2/gen-ai/nothing")
     t.get(evaluation_path(), method="POST")
@@ -212,7 +316,9 @@ def transcript(client: httpx.Client, clock: FrozenClock, world: World) -> list[d
     return t.answers
 
 
-def short_transcript(client: httpx.Client, clock: FrozenClock, world: World) -> list[dict[str, Any]]:
+def short_transcript(
+    client: httpx.Client, clock: FrozenClock, world: World
+) -> list[dict[str, Any]]:
     """Requests whose answers a server setting changes: unknown parameters, CORS, the error rate."""
     t = Transcript(client, clock)
     t.get(*_list(limt=10))
@@ -225,7 +331,8 @@ def short_transcript(client: httpx.Client, clock: FrozenClock, world: World) -> 
     return t.answers
 
 
-# Settings -> which transcript; every server runs with a frozen cursor clock on a fresh world of one seed.
+# Settings -> which transcript; every server runs with a frozen cursor clock on a fresh world of one
+# seed.
 SERVERS: dict[str, tuple[dict[str, Any], Callable[..., list[dict[str, Any]]]]] = {
     "default": ({}, transcript),
     "validate-responses": ({"validate_responses": True}, transcript),
@@ -242,8 +349,13 @@ def answers_of(make_client: Callable[..., httpx.Client], name: str) -> list[dict
     settings, run = SERVERS[name]
     world = World(seed=SEED, cases=CASES)
     clock = FrozenClock()
-    client = make_client(world=world, clock=clock, seed=SEED, cases=CASES,
-                         **{"validate_responses": False, **settings})
+    client = make_client(
+        world=world,
+        clock=clock,
+        seed=SEED,
+        cases=CASES,
+        **{"validate_responses": False, **settings},
+    )
     return run(client, clock, world)
 
 
@@ -262,7 +374,9 @@ def recorded() -> Iterator[dict[str, list[dict[str, Any]]]]:
 def _dumps(answers: dict[str, list[dict[str, Any]]]) -> str:
     """One answer per line, so that a changed answer shows as one changed line."""
     servers = [
-        f"{json.dumps(name)}: [\n" + ",\n".join(json.dumps(a, ensure_ascii=False) for a in rows) + "\n]"
+        f"{json.dumps(name)}: [\n"
+        + ",\n".join(json.dumps(a, ensure_ascii=False) for a in rows)
+        + "\n]"
         for name, rows in answers.items()
     ]
     return "{\n" + ",\n".join(servers) + "\n}\n"

@@ -1,4 +1,5 @@
-"""Routing by the documents: Connexion's own routes matched in one pass, passing on the scope its router would."""
+"""Routing by the documents: Connexion's own routes matched in one pass, passing on the scope its
+router would."""
 
 from __future__ import annotations
 
@@ -17,8 +18,9 @@ from evalmock.server.swagger_ui import SwaggerUIAfterRouting
 
 from .helpers import AUTH, FrozenClock, cases_path, evaluation_path, example_params
 
-# Operations (matched in one pass) and everything Connexion's router answers itself: a method an operation
-# does not take, a slash added (404: not redirected), a line break its mount does not match, Swagger UI, none.
+# Operations (matched in one pass) and everything Connexion's router answers itself: a method an
+# operation does not take, a slash added (404: not redirected), a line break its mount does not
+# match, Swagger UI, none.
 REQUESTS = [
     ("GET", cases_path(), example_params()),
     ("HEAD", cases_path(), example_params()),
@@ -46,11 +48,13 @@ def routed(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[dict[str, Any]]]:
 
     async def record(self: SwaggerUIAfterRouting, scope: Any, receive: Any, send: Any) -> None:
         if scope["type"] == "http":
-            seen.append({
-                "path_params": scope.get("path_params"),
-                "extensions": scope.get("extensions"),
-                "keys": sorted(scope),
-            })
+            seen.append(
+                {
+                    "path_params": scope.get("path_params"),
+                    "extensions": scope.get("extensions"),
+                    "keys": sorted(scope),
+                }
+            )
         await original(self, scope, receive, send)
 
     monkeypatch.setattr(SwaggerUIAfterRouting, "__call__", record)
@@ -67,8 +71,13 @@ def _client() -> httpx.Client:
 def _answers(client: httpx.Client) -> list[tuple[int, list[tuple[str, str]], bytes]]:
     answers = []
     for method, path, query in REQUESTS:
-        response = client.request(method, path, params=query, headers={**AUTH, "X-Request-Id": "routing"},
-                                  follow_redirects=False)
+        response = client.request(
+            method,
+            path,
+            params=query,
+            headers={**AUTH, "X-Request-Id": "routing"},
+            follow_redirects=False,
+        )
         headers = sorted((k, v) for k, v in response.headers.multi_items() if k not in _COUNTED)
         answers.append((response.status_code, headers, response.content))
     return answers
@@ -80,9 +89,13 @@ def test_the_route_table_holds_every_operation_of_both_documents() -> None:
         stack = client.app.middleware.middleware_stack  # type: ignore[attr-defined]
         routing = next(app for app in stack if isinstance(app, DocumentRoutingMiddleware))
         table = route_table(routing.router)
-        assert table is not None, "the routes Connexion built are not in the shape read: every request is slow"
+        assert table is not None, (
+            "the routes Connexion built are not in the shape read: every request is slow"
+        )
         assert {document.base_path for document in table} == {"/v1", "/v2"}
-        assert {op.operation_id for document in table for op in document.operations} == set(operations())
+        assert {op.operation_id for document in table for op in document.operations} == set(
+            operations()
+        )
     finally:
         client.__exit__(None, None, None)
 
@@ -93,6 +106,7 @@ def test_each_request_is_answered_and_handed_on_as_by_connexions_router(
     fast = _answers(_client())
     fast_scopes = list(routed)
     routed.clear()
+
     def connexions_add_api(self: RoutingMiddleware, *args: Any, **kwargs: Any) -> None:
         RoutingMiddleware.add_api(self, *args, **kwargs)
         no_slash_redirects(self.router)
@@ -105,10 +119,27 @@ def test_each_request_is_answered_and_handed_on_as_by_connexions_router(
     routing = {"api_base_path": "/v1", "operation_id": "listTestSetCases"}
     assert fast_scopes[0]["extensions"]["connexion_routing"] == routing
     assert fast_scopes[0]["path_params"] == {"agentId": "example"}
-    assert [answer[0] for answer in fast] == [200, 200, 404, 200, 404, 405, 404, 400, 404, 404, 200, 200, 404, 404]
+    assert [answer[0] for answer in fast] == [
+        200,
+        200,
+        404,
+        200,
+        404,
+        405,
+        404,
+        400,
+        404,
+        404,
+        200,
+        200,
+        404,
+        404,
+    ]
 
 
-def test_a_request_for_an_operation_does_not_go_through_connexions_router(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_request_for_an_operation_does_not_go_through_connexions_router(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     client = _client()
     calls: list[str] = []
     original = RoutingMiddleware.__call__
@@ -122,7 +153,9 @@ def test_a_request_for_an_operation_does_not_go_through_connexions_router(monkey
         assert client.get(cases_path(), params=example_params(), headers=AUTH).status_code == 200
         assert client.get(evaluation_path(), headers=AUTH).status_code == 200
         assert calls == []
-        slash_added = client.get(cases_path() + "/", params=example_params(), headers=AUTH, follow_redirects=False)
+        slash_added = client.get(
+            cases_path() + "/", params=example_params(), headers=AUTH, follow_redirects=False
+        )
         assert slash_added.status_code == 404
         assert calls == [cases_path() + "/"]
     finally:

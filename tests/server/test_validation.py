@@ -32,11 +32,27 @@ def test_any_query_string_gives_the_pairs_parse_qsl_gives(query_string: str) -> 
     assert _ours(query_string) == _parsed(query_string)
 
 
-@pytest.mark.parametrize("query_string", [
-    "", "&", "&&a", "a", "a=", "=b", "a=b=c", "a=1&a=2", "projectId=X&limit=25", "k=a%2Cb", "q=a+b", "a=%zz",
-    "&".join(["p=1"] * MAX_QUERY_FIELDS), "&".join(["p=1"] * (MAX_QUERY_FIELDS + 1)),
-    "&" * MAX_QUERY_FIELDS, "&" * (MAX_QUERY_FIELDS - 1),
-])
+@pytest.mark.parametrize(
+    "query_string",
+    [
+        "",
+        "&",
+        "&&a",
+        "a",
+        "a=",
+        "=b",
+        "a=b=c",
+        "a=1&a=2",
+        "projectId=X&limit=25",
+        "k=a%2Cb",
+        "q=a+b",
+        "a=%zz",
+        "&".join(["p=1"] * MAX_QUERY_FIELDS),
+        "&".join(["p=1"] * (MAX_QUERY_FIELDS + 1)),
+        "&" * MAX_QUERY_FIELDS,
+        "&" * (MAX_QUERY_FIELDS - 1),
+    ],
+)
 def test_edge_query_strings_give_the_pairs_parse_qsl_gives(query_string: str) -> None:
     assert _ours(query_string) == _parsed(query_string)
 

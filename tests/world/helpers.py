@@ -1,4 +1,5 @@
-"""Brute-force views of a world, built without the listing code they check, and a digest of a whole world."""
+"""Brute-force views of a world, built without the listing code they check, and a digest of a whole
+world."""
 
 from __future__ import annotations
 
@@ -49,5 +50,7 @@ def world_digest(world: World) -> str:
             digest.update(json.dumps(case, sort_keys=True).encode())
     for uuid, versions in world.evaluation_test_case_versions().items():
         for version in versions:
-            digest.update(json.dumps(world.evaluation_test_case(uuid, version), sort_keys=True).encode())
+            digest.update(
+                json.dumps(world.evaluation_test_case(uuid, version), sort_keys=True).encode()
+            )
     return digest.hexdigest()

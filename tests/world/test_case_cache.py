@@ -1,4 +1,5 @@
-"""The cache of recently served cases changes nothing a caller can see, and its bytes are the cases' JSON."""
+"""The cache of recently served cases changes nothing a caller can see, and its bytes are the cases'
+JSON."""
 
 from __future__ import annotations
 
@@ -41,7 +42,9 @@ def test_editing_a_served_case_does_not_change_the_next_answer() -> None:
     for case in first:
         case["id"] = "edited"
         case["expect"].clear()
-    assert [case["id"] for case in world.page(query, None, 5).cases] == [case["id"] for case in expected]
+    assert [case["id"] for case in world.page(query, None, 5).cases] == [
+        case["id"] for case in expected
+    ]
     assert all(case["expect"] for case in world.page(query, None, 5).cases)
 
 
@@ -63,8 +66,10 @@ def test_an_encoded_page_is_the_page_as_json_curated_cases_included() -> None:
     world = World(seed=7, cases=300)
     curated_ids = {c.case["id"] for c in world.curated if c.agent_id == EXAMPLE_AGENT}
     seen_curated = False
-    for query in (CaseQuery(EXAMPLE_AGENT, EXAMPLE_PROJECT, include_retired=True),
-                  CaseQuery(EXAMPLE_AGENT, EXAMPLE_PROJECT, kinds=frozenset({"hand"}))):
+    for query in (
+        CaseQuery(EXAMPLE_AGENT, EXAMPLE_PROJECT, include_retired=True),
+        CaseQuery(EXAMPLE_AGENT, EXAMPLE_PROJECT, kinds=frozenset({"hand"})),
+    ):
         after = None
         for _ in range(MAX_PAGES):
             encoded, page = world.encoded_page(query, after, 40), world.page(query, after, 40)
@@ -96,4 +101,6 @@ def test_the_cache_never_holds_more_than_its_bound_of_cases() -> None:
             break
         after = page.next_position
     assert max(held) <= CACHED_CASES_PER_LIST
-    assert any(later < earlier for earlier, later in itertools.pairwise(held)), "a full cache is emptied on the way"
+    assert any(later < earlier for earlier, later in itertools.pairwise(held)), (
+        "a full cache is emptied on the way"
+    )

@@ -63,20 +63,30 @@ def test_about_one_case_in_eight_is_retired():
 
 def test_added_at_strictly_decreases_along_each_list(seeded_world):
     for agent, project in lists(seeded_world):
-        stamps = [case["addedAt"] for case in seeded_world.iter_cases(CaseQuery(agent, project, include_retired=True))]
+        stamps = [
+            case["addedAt"]
+            for case in seeded_world.iter_cases(CaseQuery(agent, project, include_retired=True))
+        ]
         assert all(newer > older for newer, older in itertools.pairwise(stamps)), (agent, project)
 
 
 def test_case_ids_are_unique_within_a_list(seeded_world):
     for agent, project in lists(seeded_world):
-        ids = [case["id"] for case in seeded_world.iter_cases(CaseQuery(agent, project, include_retired=True))]
+        ids = [
+            case["id"]
+            for case in seeded_world.iter_cases(CaseQuery(agent, project, include_retired=True))
+        ]
         assert len(ids) == len(set(ids))
 
 
 def test_cases_belong_to_their_project_and_name_their_agents_version(seeded_world):
     for agent, project, case in all_cases(seeded_world):
         assert case["projectId"] == project
-        if "fixture" not in case["id"] and case["id"] not in {"case-7f3a9c21", "corr-0c44e2aa", "case-a19d0e55"}:
+        if "fixture" not in case["id"] and case["id"] not in {
+            "case-7f3a9c21",
+            "corr-0c44e2aa",
+            "case-a19d0e55",
+        }:
             assert case["madeOn"].startswith(f"{agent}@")
             assert case["runId"].startswith("run-")
 
@@ -85,7 +95,9 @@ def test_should_call_names_tools_the_agent_has(seeded_world):
     for agent, _, case in all_cases(seeded_world):
         if "fixture" in case["id"]:
             continue
-        known = {tool.name for tool in AGENTS_BY_ID[agent].tools} | set(seeded_world.vocabulary.extra_tools)
+        known = {tool.name for tool in AGENTS_BY_ID[agent].tools} | set(
+            seeded_world.vocabulary.extra_tools
+        )
         decisions = case["expect"].get("decisions", {})
         assert {call["tool"] for call in decisions.get("shouldCall", [])} <= known
         assert set(decisions.get("mustNotCall", [])) <= known
@@ -119,7 +131,10 @@ def test_a_generated_id_gives_back_its_rank_and_no_other_id_does(world):
     factory = own.factory
     ranks = [0, 1, 39, 40, 12_345, 10**12]
     assert [factory.rank_of(factory.case_id(rank)) for rank in ranks] == ranks
-    swapped = ("corr-" if factory.case_id(0).startswith("case-") else "case-") + factory.case_id(0)[5:]
-    assert [factory.rank_of(other) for other in (swapped, "case-fixture-unicode", "corr-XYZ", "case-00000000000g")] == [
-        None, None, None, None
+    swapped = ("corr-" if factory.case_id(0).startswith("case-") else "case-") + factory.case_id(0)[
+        5:
     ]
+    assert [
+        factory.rank_of(other)
+        for other in (swapped, "case-fixture-unicode", "corr-XYZ", "case-00000000000g")
+    ] == [None, None, None, None]

@@ -20,7 +20,9 @@ def curated(world: World, case_id: str) -> dict:
 
 
 def all_ids(world: World, agent: str, project: str) -> list[str]:
-    return [case["id"] for case in world.iter_cases(CaseQuery(agent, project, include_retired=True))]
+    return [
+        case["id"] for case in world.iter_cases(CaseQuery(agent, project, include_retired=True))
+    ]
 
 
 @pytest.mark.parametrize("seed", [1, 42])
@@ -28,7 +30,9 @@ def all_ids(world: World, agent: str, project: str) -> list[str]:
 def test_curated_cases_are_listed_in_every_world(seed, cases):
     world = World(seed=seed, cases=cases)
     assert world.curated
-    listed = {(c.agent_id, c.project_id): all_ids(world, c.agent_id, c.project_id) for c in world.curated}
+    listed = {
+        (c.agent_id, c.project_id): all_ids(world, c.agent_id, c.project_id) for c in world.curated
+    }
     for item in world.curated:
         assert listed[item.agent_id, item.project_id].count(item.case["id"]) == 1
 
@@ -36,13 +40,16 @@ def test_curated_cases_are_listed_in_every_world(seed, cases):
 def test_the_reference_pages_examples_are_served_as_written(world):
     examples = TEST_SET.spec["paths"]["/agents/{agentId}/test-set/cases"]["get"]["responses"]["200"]
     documented = [
-        case for name in ("page", "retired")
+        case
+        for name in ("page", "retired")
         for case in examples["content"]["application/json"]["examples"][name]["value"]["data"]
     ]
     served = list(world.iter_cases(CaseQuery(EXAMPLE_AGENT, EXAMPLE_PROJECT, include_retired=True)))
     for case in documented:
         assert case in served
-    first = world.page(CaseQuery(EXAMPLE_AGENT, EXAMPLE_PROJECT.upper(), include_retired=True), None, 25)
+    first = world.page(
+        CaseQuery(EXAMPLE_AGENT, EXAMPLE_PROJECT.upper(), include_retired=True), None, 25
+    )
     assert first.cases[0]["id"] == "case-7f3a9c21"  # the newest case of the example project
 
 
@@ -73,7 +80,10 @@ def test_a_retired_fixture_is_hidden_without_include_retired(world):
 def test_a_fixture_placed_by_index_takes_the_seeds_project():
     for seed in (1, 2):
         world = World(seed=seed, cases=10)
-        assert curated(world, "case-fixture-minimal")["projectId"] == world.project_ids("acme.drafting")[0]
+        assert (
+            curated(world, "case-fixture-minimal")["projectId"]
+            == world.project_ids("acme.drafting")[0]
+        )
 
 
 def test_returned_fixtures_are_copies(world):
@@ -88,11 +98,19 @@ def write_fixture(folder: Path, cases: list) -> None:
 
 def good_entry() -> dict:
     return {
-        "agentId": EXAMPLE_AGENT, "project": EXAMPLE_PROJECT, "note": "",
+        "agentId": EXAMPLE_AGENT,
+        "project": EXAMPLE_PROJECT,
+        "note": "",
         "case": {
-            "id": "case-x", "kind": "hand", "runId": "run-x", "madeOn": "example@2026.11.2",
-            "expect": {"answer": {"verdict": "right"}}, "addedBy": {"kind": "user", "id": "user-1"},
-            "addedAt": "2026-11-20T08:00:00Z", "updatedAt": "2026-11-20T08:00:00Z", "expert": True,
+            "id": "case-x",
+            "kind": "hand",
+            "runId": "run-x",
+            "madeOn": "example@2026.11.2",
+            "expect": {"answer": {"verdict": "right"}},
+            "addedBy": {"kind": "user", "id": "user-1"},
+            "addedAt": "2026-11-20T08:00:00Z",
+            "updatedAt": "2026-11-20T08:00:00Z",
+            "expert": True,
         },
     }
 
@@ -108,18 +126,32 @@ def broken(change) -> dict:
     [
         (broken(lambda e: e["case"].pop("runId")), "runId"),
         (broken(lambda e: e["case"].update(id="corr-x")), "starts with case-"),
-        (broken(lambda e: e["case"].update(addedAt="2026-11-20T08:00:01Z", updatedAt="2026-11-20T08:00:01Z")),
-         "even second"),
+        (
+            broken(
+                lambda e: e["case"].update(
+                    addedAt="2026-11-20T08:00:01Z", updatedAt="2026-11-20T08:00:01Z"
+                )
+            ),
+            "even second",
+        ),
         (broken(lambda e: e["case"].update(expect={})), "at least one"),
         (broken(lambda e: e["case"].pop("expert")), "expert"),
         (broken(lambda e: e.update(agentId="acme.unknown")), "unknown agentId"),
         (broken(lambda e: e.update(project=7)), "project 7"),
-        (broken(lambda e: e["case"]["expect"].update(
-            decisions={"verdict": "wrong", "shouldCall": [{"tool": "t" * 201, "args": {}}]})), "200"),
+        (
+            broken(
+                lambda e: e["case"]["expect"].update(
+                    decisions={"verdict": "wrong", "shouldCall": [{"tool": "t" * 201, "args": {}}]}
+                )
+            ),
+            "200",
+        ),
     ],
 )
 def test_a_bad_fixture_fails_naming_its_file_and_index(tmp_path, entry, message):
-    write_fixture(tmp_path, [good_entry() | {"case": good_entry()["case"] | {"id": "case-ok"}}, entry])
+    write_fixture(
+        tmp_path, [good_entry() | {"case": good_entry()["case"] | {"id": "case-ok"}}, entry]
+    )
     with pytest.raises(FixtureError) as raised:
         World(cases=5, fixtures_dir=tmp_path)
     assert "bad.json: case #1" in str(raised.value)
@@ -134,4 +166,6 @@ def test_a_repeated_fixture_id_fails(tmp_path):
 
 def test_the_shipped_fixtures_load_from_a_copy(tmp_path):
     shutil.copytree(fixtures_dir(), tmp_path / "fixtures")
-    assert len(World(cases=5, fixtures_dir=tmp_path / "fixtures").curated) == len(World(cases=5).curated)
+    assert len(World(cases=5, fixtures_dir=tmp_path / "fixtures").curated) == len(
+        World(cases=5).curated
+    )

@@ -1,4 +1,5 @@
-"""The data file's JSON Schema: derived from the documents, shipped up to date, and agreeing with the loader."""
+"""The data file's JSON Schema: derived from the documents, shipped up to date, and agreeing with
+the loader."""
 
 from __future__ import annotations
 
@@ -26,7 +27,9 @@ def editor() -> Draft7Validator:
 
 
 def test_the_shipped_schema_is_the_one_the_documents_give() -> None:
-    assert SHIPPED.read_text(encoding="utf-8") == render(data_file_schema()), f"out of date: run {REGENERATE}"
+    assert SHIPPED.read_text(encoding="utf-8") == render(data_file_schema()), (
+        f"out of date: run {REGENERATE}"
+    )
 
 
 def _opened(node: Any) -> Any:
@@ -35,7 +38,11 @@ def _opened(node: Any) -> Any:
         return [_opened(item) for item in node]
     if not isinstance(node, dict):
         return node
-    return {key: _opened(value) for key, value in node.items() if (key, value) != ("additionalProperties", False)}
+    return {
+        key: _opened(value)
+        for key, value in node.items()
+        if (key, value) != ("additionalProperties", False)
+    }
 
 
 def _objects(node: Any) -> list[dict[str, Any]]:
@@ -43,22 +50,33 @@ def _objects(node: Any) -> list[dict[str, Any]]:
         return [found for item in node for found in _objects(item)]
     if not isinstance(node, dict):
         return []
-    return [node] * ("properties" in node) + [found for value in node.values() for found in _objects(value)]
+    return [node] * ("properties" in node) + [
+        found for value in node.values() for found in _objects(value)
+    ]
 
 
 def test_the_case_shapes_are_the_documents_component_schemas_closed_to_other_keys() -> None:
     definitions = data_file_schema()["definitions"]
-    for api, name in ((TEST_SET, "TestSetCase"), (TEST_SET, "ToolCall"), (GRADIENT, "apiEvaluationTestCase")):
-        stated = json.dumps(api.spec["components"]["schemas"][name]).replace("#/components/schemas/", "#/definitions/")
+    for api, name in (
+        (TEST_SET, "TestSetCase"),
+        (TEST_SET, "ToolCall"),
+        (GRADIENT, "apiEvaluationTestCase"),
+    ):
+        stated = json.dumps(api.spec["components"]["schemas"][name]).replace(
+            "#/components/schemas/", "#/definitions/"
+        )
         assert _opened(definitions[name]) == json.loads(stated)
     objects = _objects(definitions)
     assert objects and all("additionalProperties" in node for node in objects)
-    assert definitions["ToolCall"]["properties"]["args"]["additionalProperties"] is True  # args stay free-form
+    # args stay free-form
+    assert definitions["ToolCall"]["properties"]["args"]["additionalProperties"] is True
 
 
 def test_an_editor_flags_a_misspelled_key_inside_a_case() -> None:
     misspelled = case("case-1", "2026-10-01T12:00:00Z", retierd={"reason": "Superseded."})
-    errors = list(editor().iter_errors(data([("shop", "0b5e6c1a-7d2f-4e8b-9a31-5c4d3e2f1a0b", [misspelled])])))
+    errors = list(
+        editor().iter_errors(data([("shop", "0b5e6c1a-7d2f-4e8b-9a31-5c4d3e2f1a0b", [misspelled])]))
+    )
     assert [(list(e.absolute_path), e.validator) for e in errors] == [
         (["testSet", 0, "cases", 0], "additionalProperties")
     ]
@@ -66,7 +84,9 @@ def test_an_editor_flags_a_misspelled_key_inside_a_case() -> None:
 
 def test_fixtures_schema_writes_the_schema(tmp_path: Path) -> None:
     assert main(["fixtures", "schema", "-o", str(tmp_path / "schema.json")]) == 0
-    assert (tmp_path / "schema.json").read_text(encoding="utf-8") == SHIPPED.read_text(encoding="utf-8")
+    assert (tmp_path / "schema.json").read_text(encoding="utf-8") == SHIPPED.read_text(
+        encoding="utf-8"
+    )
 
 
 def test_an_export_is_valid_for_an_editor(tmp_path: Path) -> None:
@@ -78,7 +98,9 @@ def test_an_export_is_valid_for_an_editor(tmp_path: Path) -> None:
 
 def test_an_editor_flags_a_case_the_document_refuses() -> None:
     bad = case("case-1", "2026-10-01T12:00:00Z", kind="robot")
-    errors = list(editor().iter_errors(data([("shop", "0b5e6c1a-7d2f-4e8b-9a31-5c4d3e2f1a0b", [bad])])))
+    errors = list(
+        editor().iter_errors(data([("shop", "0b5e6c1a-7d2f-4e8b-9a31-5c4d3e2f1a0b", [bad])]))
+    )
     assert [(list(e.absolute_path), e.message) for e in errors] == [
         (["testSet", 0, "cases", 0, "kind"], "'robot' is not one of ['correction', 'hand']")
     ]

@@ -23,7 +23,9 @@ TESTS_DIR = Path(__file__).resolve().parents[1]
 def test_two_worlds_with_one_seed_are_equal():
     first, second = World(seed=7, cases=40), World(seed=7, cases=40)
     assert first.agent_ids() == second.agent_ids()
-    assert [first.project_ids(a) for a in first.agent_ids()] == [second.project_ids(a) for a in second.agent_ids()]
+    assert [first.project_ids(a) for a in first.agent_ids()] == [
+        second.project_ids(a) for a in second.agent_ids()
+    ]
     assert world_digest(first) == world_digest(second)
 
 
@@ -31,8 +33,12 @@ def test_another_seed_gives_another_world():
     first, second = World(seed=7, cases=40), World(seed=8, cases=40)
     assert first.project_ids("acme.drafting") != second.project_ids("acme.drafting")
     query = CaseQuery("example", "2489e9ad-2ee2-8e00-8ec9-32d5f69181c0")
-    generated = [case["id"] for case in first.page(query, None, 20).cases if "fixture" not in case["id"]]
-    other = [case["id"] for case in second.page(query, None, 20).cases if "fixture" not in case["id"]]
+    generated = [
+        case["id"] for case in first.page(query, None, 20).cases if "fixture" not in case["id"]
+    ]
+    other = [
+        case["id"] for case in second.page(query, None, 20).cases if "fixture" not in case["id"]
+    ]
     assert generated != other
     assert world_digest(first) != world_digest(second)
 
@@ -42,7 +48,11 @@ def test_a_fresh_process_with_other_string_hashing_builds_the_same_world():
     env = {**os.environ, "PYTHONHASHSEED": "12345"}
     result = subprocess.run(
         [sys.executable, "-c", DIGEST_SCRIPT.format(seed=42)],
-        capture_output=True, text=True, env=env, check=True, cwd=TESTS_DIR,
+        capture_output=True,
+        text=True,
+        env=env,
+        check=True,
+        cwd=TESTS_DIR,
     )
     assert result.stdout.strip() == world_digest(World(seed=42, cases=40))
 

@@ -14,29 +14,53 @@ def test_export_of_the_whole_world_holds_every_list_and_the_gradient(capsys):
     exported = json.loads(capsys.readouterr().out)
     world = World(seed=3, cases=20)
     assert exported["seed"] == 3 and exported["casesPerProject"] == 20
-    assert len(exported["testSet"]) == sum(len(world.project_ids(agent)) for agent in world.agent_ids())
+    assert len(exported["testSet"]) == sum(
+        len(world.project_ids(agent)) for agent in world.agent_ids()
+    )
     first = exported["testSet"][0]
     assert first["cases"] == list(world.iter_cases(CaseQuery(first["agentId"], first["projectId"])))
-    assert {entry["test_case_uuid"] for entry in exported["gradient"]} == set(world.evaluation_test_case_versions())
+    assert {entry["test_case_uuid"] for entry in exported["gradient"]} == set(
+        world.evaluation_test_case_versions()
+    )
 
 
 def test_export_of_a_slice_applies_its_filters(capsys):
-    argv = ["fixtures", "export", "--cases", "50", "--agent", EXAMPLE_AGENT, "--project", EXAMPLE_PROJECT.upper(),
-            "--include-retired", "--kind", "hand", "--limit", "7"]
+    argv = [
+        "fixtures",
+        "export",
+        "--cases",
+        "50",
+        "--agent",
+        EXAMPLE_AGENT,
+        "--project",
+        EXAMPLE_PROJECT.upper(),
+        "--include-retired",
+        "--kind",
+        "hand",
+        "--limit",
+        "7",
+    ]
     assert main(argv) == 0
     exported = json.loads(capsys.readouterr().out)
     (only,) = exported["testSet"]
     assert only["projectId"] == EXAMPLE_PROJECT and "gradient" not in exported
-    expected = list(World(cases=50).iter_cases(CaseQuery(EXAMPLE_AGENT, EXAMPLE_PROJECT, True, frozenset({"hand"}))))
+    expected = list(
+        World(cases=50).iter_cases(
+            CaseQuery(EXAMPLE_AGENT, EXAMPLE_PROJECT, True, frozenset({"hand"}))
+        )
+    )
     assert only["cases"] == expected[:7]
 
 
 def test_export_writes_to_a_file(tmp_path):
     target = tmp_path / "world.json"
-    assert main(["fixtures", "export", "--cases", "5", "--agent", "globex.search", "-o", str(target)]) == 0
-    assert {entry["agentId"] for entry in json.loads(target.read_text(encoding="utf-8"))["testSet"]} == {
-        "globex.search"
-    }
+    assert (
+        main(["fixtures", "export", "--cases", "5", "--agent", "globex.search", "-o", str(target)])
+        == 0
+    )
+    assert {
+        entry["agentId"] for entry in json.loads(target.read_text(encoding="utf-8"))["testSet"]
+    } == {"globex.search"}
 
 
 def test_export_refuses_unknown_agents_projects_and_kinds(capsys):

@@ -9,7 +9,9 @@ from .helpers import lists
 
 
 def test_agents_have_dotted_ids_and_two_or_three_lower_case_projects(world):
-    assert {"acme.drafting", "acme.support.triage", "globex.search", EXAMPLE_AGENT} <= set(world.agent_ids())
+    assert {"acme.drafting", "acme.support.triage", "globex.search", EXAMPLE_AGENT} <= set(
+        world.agent_ids()
+    )
     for agent in world.agent_ids():
         projects = world.project_ids(agent)
         assert 2 <= len(projects) <= 3
@@ -31,7 +33,10 @@ def test_active_cases_is_the_exact_count(world):
 
 def test_even_a_four_case_world_has_every_kind_of_case():
     world = World(seed=11, cases=4)
-    assert all(fact.has_retired and fact.has_hand and fact.has_corrections for fact in world.project_facts())
+    assert all(
+        fact.has_retired and fact.has_hand and fact.has_corrections
+        for fact in world.project_facts()
+    )
 
 
 def test_facts_of_a_huge_world_are_exact_arithmetic():

@@ -14,7 +14,14 @@ ENUMS = {
     "metric_type": "apiEvaluationMetricType",
     "metric_value_type": "apiEvaluationMetricValueType",
 }
-CONSTANT = ("test_case_uuid", "created_at", "created_by_user_id", "created_by_user_email", "dataset", "name")
+CONSTANT = (
+    "test_case_uuid",
+    "created_at",
+    "created_by_user_id",
+    "created_by_user_email",
+    "dataset",
+    "name",
+)
 
 
 def every_version(world):
@@ -44,7 +51,10 @@ def test_every_version_is_valid_against_the_document(world):
     schema = component_schema(GRADIENT.spec, "apiGetEvaluationTestCaseResponse")
     for _, bodies in every_version(world):
         for body in bodies:
-            assert [e.message for e in schema_errors(GRADIENT.spec, schema, {"evaluation_test_case": body})] == []
+            assert [
+                e.message
+                for e in schema_errors(GRADIENT.spec, schema, {"evaluation_test_case": body})
+            ] == []
 
 
 def test_fields_stay_consistent_across_versions(world):
@@ -59,7 +69,10 @@ def test_fields_stay_consistent_across_versions(world):
 
 
 def test_datasets_and_metrics_agree_with_themselves(world):
-    spec_enums = {field: set(GRADIENT.spec["components"]["schemas"][name]["enum"]) for field, name in ENUMS.items()}
+    spec_enums = {
+        field: set(GRADIENT.spec["components"]["schemas"][name]["enum"])
+        for field, name in ENUMS.items()
+    }
     for _, bodies in every_version(world):
         for body in bodies:
             assert body["dataset"]["dataset_name"] == body["dataset_name"]
@@ -72,7 +85,9 @@ def test_datasets_and_metrics_agree_with_themselves(world):
             star = body["star_metric"]
             assert 0 <= star["success_threshold_pct"] <= 100
             goals = [metric for metric in body["metrics"] if metric["is_metric_goal"]]
-            assert [(g["metric_uuid"], g["metric_name"]) for g in goals] == [(star["metric_uuid"], star["name"])]
+            assert [(g["metric_uuid"], g["metric_name"]) for g in goals] == [
+                (star["metric_uuid"], star["name"])
+            ]
 
 
 def test_some_test_cases_are_archived(world):

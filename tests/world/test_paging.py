@@ -1,4 +1,5 @@
-"""Walking the pages yields exactly the matching cases, newest first, once each, whatever the filters."""
+"""Walking the pages yields exactly the matching cases, newest first, once each, whatever the
+filters."""
 
 from __future__ import annotations
 
@@ -23,8 +24,12 @@ from evalmock.world.timeline import parse_rfc3339, rfc3339
 
 from .helpers import every_case, lists, matches, walk
 
-KIND_SETS = st.sampled_from([frozenset({"hand"}), frozenset({"correction"}), frozenset({"correction", "hand"})])
-HYPOTHESIS = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+KIND_SETS = st.sampled_from(
+    [frozenset({"hand"}), frozenset({"correction"}), frozenset({"correction", "hand"})]
+)
+HYPOTHESIS = settings(
+    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
 
 
 @pytest.fixture(scope="module")
@@ -33,11 +38,19 @@ def brute(world):
 
 
 @HYPOTHESIS
-@given(data=st.data(), kinds=KIND_SETS, include_retired=st.booleans(),
-       limits=st.lists(st.integers(1, 100), min_size=1, max_size=4))
-def test_walking_every_page_returns_exactly_the_matching_cases(world, brute, data, kinds, include_retired, limits):
+@given(
+    data=st.data(),
+    kinds=KIND_SETS,
+    include_retired=st.booleans(),
+    limits=st.lists(st.integers(1, 100), min_size=1, max_size=4),
+)
+def test_walking_every_page_returns_exactly_the_matching_cases(
+    world, brute, data, kinds, include_retired, limits
+):
     agent, project = data.draw(st.sampled_from(lists(world)))
-    query = CaseQuery(agent, data.draw(st.sampled_from([project, project.upper()])), include_retired, kinds)
+    query = CaseQuery(
+        agent, data.draw(st.sampled_from([project, project.upper()])), include_retired, kinds
+    )
     expected = [case for case in brute[agent, project] if matches(case, query)]
     assert walk(world, query, limits) == expected
 
@@ -47,7 +60,9 @@ def test_walking_every_page_returns_exactly_the_matching_cases(world, brute, dat
 def test_walks_are_exact_for_any_world_size(kinds, include_retired, cases):
     world = World(seed=cases, cases=cases)
     query = CaseQuery(EXAMPLE_AGENT, EXAMPLE_PROJECT, include_retired, kinds)
-    expected = [case for case in every_case(world, EXAMPLE_AGENT, EXAMPLE_PROJECT) if matches(case, query)]
+    expected = [
+        case for case in every_case(world, EXAMPLE_AGENT, EXAMPLE_PROJECT) if matches(case, query)
+    ]
     assert walk(world, query, [7]) == expected == list(world.iter_cases(query))
     assert world.count_cases(query) == len(expected)
 
@@ -70,7 +85,9 @@ def test_the_first_page_is_the_newest_and_says_whether_more_exist(world):
 
 
 def test_a_page_that_ends_exactly_at_the_last_match_is_the_last_page(world):
-    query = CaseQuery("acme.drafting", world.project_ids("acme.drafting")[1], kinds=frozenset({"hand"}))
+    query = CaseQuery(
+        "acme.drafting", world.project_ids("acme.drafting")[1], kinds=frozenset({"hand"})
+    )
     total = world.count_cases(query)
     first = world.page(query, None, total - 3)
     second = world.page(query, first.next_position, 3)
@@ -80,7 +97,9 @@ def test_a_page_that_ends_exactly_at_the_last_match_is_the_last_page(world):
 def test_pages_of_a_huge_world_are_cheap_and_stay_ordered():
     # A 10-million-case list: a page deep inside it is computed without touching the rest.
     world = World(seed=42, cases=10_000_000)
-    query = CaseQuery("globex.search", world.project_ids("globex.search")[0], kinds=frozenset({"hand"}))
+    query = CaseQuery(
+        "globex.search", world.project_ids("globex.search")[0], kinds=frozenset({"hand"})
+    )
     page = world.page(query, 9_999_000, 100)
     assert len(page.cases) == 100
     stamps = [case["addedAt"] for case in page.cases]
@@ -118,33 +137,51 @@ def test_a_limit_below_one_is_a_value_error(world):
         world.page(CaseQuery(EXAMPLE_AGENT, EXAMPLE_PROJECT), None, 0)
 
 
-@pytest.mark.parametrize("accepted", [frozenset(), frozenset({0}), frozenset({1, 3}), frozenset(CATEGORIES)])
+@pytest.mark.parametrize(
+    "accepted", [frozenset(), frozenset({0}), frozenset({1, 3}), frozenset(CATEGORIES)]
+)
 def test_a_blocks_matches_are_the_offsets_of_its_accepted_categories(accepted):
     for block in (0, 1, 17):
         pattern = block_pattern(12345, block)
-        assert block_matches(12345, block, accepted) == tuple(o for o, c in enumerate(pattern) if c in accepted)
+        assert block_matches(12345, block, accepted) == tuple(
+            o for o, c in enumerate(pattern) if c in accepted
+        )
 
 
-# Curated cases at given generated ranks: -1 is newer than every generated case, `size` older than every one; a
-# shift of -1, 0 or +1 second around the rank's own addedAt (0 ties with it: a curated case goes before the first
-# generated one added strictly before it, so it is listed first of the two).
-CURATED_SPOTS = st.lists(st.tuples(st.integers(-1, 130), st.sampled_from([-1, 0, 1]), st.sampled_from(CATEGORIES)),
-                         max_size=40)
+# Curated cases at given generated ranks: -1 is newer than every generated case, `size` older than
+# every one; a shift of -1, 0 or +1 second around the rank's own addedAt (0 ties with it: a curated
+# case goes before the first generated one added strictly before it, so it is listed first of the
+# two).
+CURATED_SPOTS = st.lists(
+    st.tuples(st.integers(-1, 130), st.sampled_from([-1, 0, 1]), st.sampled_from(CATEGORIES)),
+    max_size=40,
+)
 
 
 @HYPOTHESIS
-@given(size=st.integers(0, 130), spots=CURATED_SPOTS, kinds=KIND_SETS, include_retired=st.booleans(),
-       limits=st.lists(st.integers(1, 60), min_size=1, max_size=3))
-def test_pages_are_exact_with_curated_cases_anywhere_among_the_generated(world, size, spots, kinds, include_retired,
-                                                                         limits):
-    factory = CaseFactory(world.seed, AGENTS_BY_ID[EXAMPLE_AGENT], EXAMPLE_PROJECT.lower(), world.vocabulary)
+@given(
+    size=st.integers(0, 130),
+    spots=CURATED_SPOTS,
+    kinds=KIND_SETS,
+    include_retired=st.booleans(),
+    limits=st.lists(st.integers(1, 60), min_size=1, max_size=3),
+)
+def test_pages_are_exact_with_curated_cases_anywhere_among_the_generated(
+    world, size, spots, kinds, include_retired, limits
+):
+    factory = CaseFactory(
+        world.seed, AGENTS_BY_ID[EXAMPLE_AGENT], EXAMPLE_PROJECT.lower(), world.vocabulary
+    )
     generated = [factory.case(rank) for rank in range(size)]
     first_stamp = parse_rfc3339(factory.case(0)["addedAt"]) + 5
 
     def stamp(rank: int, shift: int) -> str:
         if rank < 0 or not generated:
             return rfc3339(first_stamp)
-        return rfc3339(parse_rfc3339(generated[min(rank, size - 1)]["addedAt"]) + (-5 if rank >= size else shift))
+        return rfc3339(
+            parse_rfc3339(generated[min(rank, size - 1)]["addedAt"])
+            + (-5 if rank >= size else shift)
+        )
 
     curated = []
     for number, (rank, shift, category) in enumerate(spots):
@@ -154,7 +191,9 @@ def test_pages_are_exact_with_curated_cases_anywhere_among_the_generated(world, 
         curated.append(case)
     case_list = CaseList(factory, size, curated)
     query = CaseQuery(EXAMPLE_AGENT, EXAMPLE_PROJECT, include_retired, kinds)
-    newest_first = sorted(generated + curated, key=lambda c: (c["addedAt"], c in curated), reverse=True)
+    newest_first = sorted(
+        generated + curated, key=lambda c: (c["addedAt"], c in curated), reverse=True
+    )
     expected = [case["id"] for case in newest_first if matches(case, query)]
     wanted = CategoryFilter.of(kinds, include_retired)
     read, after = [], None

@@ -10,12 +10,21 @@ import pytest
 from evalmock.world.rules import case_problems
 
 VALID = {
-    "id": "corr-1", "kind": "correction", "projectId": "2489e9ad-2ee2-8e00-8ec9-32d5f69181c0",
-    "runId": "run-1", "madeOn": "example@2026.11.2",
-    "expect": {"decisions": {"verdict": "wrong", "shouldCall": [{"tool": "send_email", "args": {"to": "a@b.c"}}]},
-               "items": [{"key": "case-1", "pointer": "/matches/0", "rank": 0, "verdict": "right"}]},
+    "id": "corr-1",
+    "kind": "correction",
+    "projectId": "2489e9ad-2ee2-8e00-8ec9-32d5f69181c0",
+    "runId": "run-1",
+    "madeOn": "example@2026.11.2",
+    "expect": {
+        "decisions": {
+            "verdict": "wrong",
+            "shouldCall": [{"tool": "send_email", "args": {"to": "a@b.c"}}],
+        },
+        "items": [{"key": "case-1", "pointer": "/matches/0", "rank": 0, "verdict": "right"}],
+    },
     "addedBy": {"kind": "service", "id": "svc-1"},
-    "addedAt": "2026-11-20T08:00:01Z", "updatedAt": "2026-11-20T08:00:01Z",
+    "addedAt": "2026-11-20T08:00:01Z",
+    "updatedAt": "2026-11-20T08:00:01Z",
 }
 
 
@@ -41,22 +50,38 @@ def test_the_valid_case_has_no_problems():
     [
         (with_change("id", "case-1"), "correction's id"),
         (with_change("kind", "robot"), '/kind: expected one of "correction", "hand", got "robot"'),
-        (with_change("projectId", "nope"),
-         '/projectId: expected a UUID such as "0b5e6c1a-7d2f-4e8b-9a31-5c4d3e2f1a0b", got "nope"'),
+        (
+            with_change("projectId", "nope"),
+            '/projectId: expected a UUID such as "0b5e6c1a-7d2f-4e8b-9a31-5c4d3e2f1a0b", got '
+            '"nope"',
+        ),
         (with_change("expert", False), "expert is true or left out, got false"),
         (with_change("updatedAt", "2026-11-21T08:00:01Z"), "updatedAt is its addedAt"),
         (with_change("addedAt", "2026-11-20T08:00:01+00:00"), "2026-11-20T09:15:02Z"),
-        (with_change("retired", {"reason": "r", "by": {"kind": "user", "id": "u"}, "at": "2026-11-20T08:00:01Z"}),
-         "later than addedAt"),
+        (
+            with_change(
+                "retired",
+                {"reason": "r", "by": {"kind": "user", "id": "u"}, "at": "2026-11-20T08:00:01Z"},
+            ),
+            "later than addedAt",
+        ),
         (with_change("expect", {}), "at least one"),
         (with_change("expect.items.0.rank", 1), "ranks 0..n-1"),
-        (with_change("expect.items.0.pointer", "matches/0"),
-         '/expect/items/0/pointer: expected a JSON Pointer (RFC 6901) such as "/matches/2", got "matches/0"'),
+        (
+            with_change("expect.items.0.pointer", "matches/0"),
+            '/expect/items/0/pointer: expected a JSON Pointer (RFC 6901) such as "/matches/2", '
+            'got "matches/0"',
+        ),
         (with_change("expect.decisions.shouldCall.0.tool", "x" * 201), "1..200"),
-        (with_change("expect.decisions.shouldCall.0.args", {f"k{i}": i for i in range(101)}), "properties"),
+        (
+            with_change("expect.decisions.shouldCall.0.args", {f"k{i}": i for i in range(101)}),
+            "properties",
+        ),
         (with_change("expect.decisions.shouldCall.0.args", {"k": "x" * 3995}), "4000"),
-        (with_change("addedBy", {"kind": "robot", "id": "r"}),
-         '/addedBy/kind: expected one of "user", "service", got "robot"'),
+        (
+            with_change("addedBy", {"kind": "robot", "id": "r"}),
+            '/addedBy/kind: expected one of "user", "service", got "robot"',
+        ),
     ],
 )
 def test_each_broken_rule_is_reported(case, expected):
@@ -66,11 +91,17 @@ def test_each_broken_rule_is_reported(case, expected):
 def test_every_page_rule_a_case_keeps_has_words_for_a_file_s_author() -> None:
     from evalmock.world.rules import _PAGE_WORDS, PAGE_RULES
 
-    names = {(rule.func if isinstance(rule, functools.partial) else rule).name for rule in PAGE_RULES}
+    names = {
+        (rule.func if isinstance(rule, functools.partial) else rule).name for rule in PAGE_RULES
+    }
     assert names == set(_PAGE_WORDS)
 
 
-@pytest.mark.parametrize("stamp", ["2026-11-20t08:00:01z", "2026-11-20T08:00:01.5Z", "2026-11-20T09:00:01+01:00"])
+@pytest.mark.parametrize(
+    "stamp", ["2026-11-20t08:00:01z", "2026-11-20T08:00:01.5Z", "2026-11-20T09:00:01+01:00"]
+)
 def test_a_date_time_not_in_the_world_s_utc_form_is_refused(stamp: str) -> None:
     problems = case_problems(with_change("addedAt", stamp))
-    assert any("expected a UTC date-time in whole seconds" in problem for problem in problems), problems
+    assert any("expected a UTC date-time in whole seconds" in problem for problem in problems), (
+        problems
+    )

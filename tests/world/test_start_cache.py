@@ -1,5 +1,5 @@
-"""A seed's word pools kept on disk: read back equal to the drawn ones, never another Faker's, and passed over
-(drawn again) whenever the file cannot be read, written or understood."""
+"""A seed's word pools kept on disk: read back equal to the drawn ones, never another Faker's, and
+passed over (drawn again) whenever the file cannot be read, written or understood."""
 
 from __future__ import annotations
 
@@ -46,7 +46,9 @@ def test_each_seed_has_its_own_file(folder: Path) -> None:
     assert pools_file(folder, 1) != pools_file(folder, 2)
 
 
-def test_pools_drawn_by_another_faker_are_never_read(folder: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_pools_drawn_by_another_faker_are_never_read(
+    folder: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     kept_vocabulary(7)
     ours = pools_file(folder, 7)
     monkeypatch.setattr(start_cache.importlib.metadata, "version", lambda name: "0.0.1")
@@ -60,7 +62,9 @@ def other_types() -> bytes:
 
 
 @pytest.mark.parametrize("content", [b"{not json", b"[]", b'{"people": []}', b"", other_types])
-def test_a_file_not_understood_is_drawn_again_and_replaced(folder: Path, content: bytes | Callable[[], bytes]) -> None:
+def test_a_file_not_understood_is_drawn_again_and_replaced(
+    folder: Path, content: bytes | Callable[[], bytes]
+) -> None:
     kept_vocabulary(7)
     path = pools_file(folder, 7)
     content = content() if callable(content) else content
@@ -69,7 +73,9 @@ def test_a_file_not_understood_is_drawn_again_and_replaced(folder: Path, content
     assert path.read_bytes() != content
 
 
-def test_an_unwritable_folder_only_means_drawing_every_time(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_an_unwritable_folder_only_means_drawing_every_time(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     blocker = tmp_path / "a-file"
     blocker.write_text("not a folder")
     monkeypatch.setenv(CACHE_ENV, str(blocker / "cache"))
@@ -90,7 +96,8 @@ def test_the_default_folder_follows_xdg(tmp_path: Path, monkeypatch: pytest.Monk
 
 def test_fixtures_that_cannot_be_read_have_no_kept_pass(folder: Path, tmp_path: Path) -> None:
     fixtures = tmp_path / "fixtures"
-    (fixtures / "a-folder.json").mkdir(parents=True)  # read as a fixture file, it fails: the check says why
+    # read as a fixture file, it fails: the check says why
+    (fixtures / "a-folder.json").mkdir(parents=True)
     remember_fixtures_passed(fixtures, 7)
     assert not fixtures_passed_before(fixtures, 7)
 
@@ -102,7 +109,9 @@ def test_without_a_home_nothing_is_kept(monkeypatch: pytest.MonkeyPatch) -> None
     assert cache_dir() is None
 
 
-def test_a_relative_xdg_cache_home_is_ignored(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_relative_xdg_cache_home_is_ignored(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.delenv(CACHE_ENV, raising=False)
     monkeypatch.setenv("XDG_CACHE_HOME", "relative/cache")
     monkeypatch.setenv("HOME", str(tmp_path))

@@ -1,4 +1,5 @@
-"""The registry of API documents: each API's name, file and base path, loaded once, whole or as the pages state it."""
+"""The registry of API documents: each API's name, file and base path, loaded once, whole or as the
+pages state it."""
 
 from __future__ import annotations
 
@@ -13,13 +14,15 @@ import yaml
 
 from evalmock.contract.schemas import deref
 
-try:  # LibYAML's parser reads a document ten times faster; both build the same objects (SafeConstructor)
+# LibYAML's parser reads a document ten times faster; both build the same objects (SafeConstructor)
+try:
     from yaml import CSafeLoader as SafeLoader
 except ImportError:  # PyYAML built without LibYAML
     from yaml import SafeLoader  # type: ignore[assignment]
 from evalmock.paths import openapi_dir
 
-# Marks the parts of a document that state a fact of DigitalOcean's live service rather than of its page.
+# Marks the parts of a document that state a fact of DigitalOcean's live service rather than of its
+# page.
 LEVEL_MARK = "x-evalmock-level"
 
 
@@ -72,7 +75,8 @@ def api(name: str) -> ApiDocument:
 
 @functools.cache
 def load_document(path: Path) -> dict[str, Any]:
-    """Parse a YAML or JSON document once; callers must not mutate the result (copy it for those that do)."""
+    """Parse a YAML or JSON document once; callers must not mutate the result (copy it for those
+    that do)."""
     with open(path, encoding="utf-8") as handle:
         return yaml.load(handle, Loader=SafeLoader)
 
@@ -82,9 +86,10 @@ def is_live(node: Any) -> bool:
 
 
 def page_view(spec: Mapping[str, Any]) -> dict[str, Any]:
-    """A copy of `spec` without what only DigitalOcean's live service states: a response marked live keeps only
-    its description (its status stays documented, its body and headers become unspecified), and any other node
-    marked live (such as a header) is left out, wherever it is referenced from."""
+    """A copy of `spec` without what only DigitalOcean's live service states: a response marked live
+    keeps only its description (its status stays documented, its body and headers become
+    unspecified), and any other node marked live (such as a header) is left out, wherever it is
+    referenced from."""
 
     def prune(node: Any, parent_key: str | None) -> Any:
         if isinstance(node, Mapping):

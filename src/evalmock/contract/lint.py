@@ -1,4 +1,5 @@
-"""Our own lint of the contract: rules the OpenAPI meta-schema cannot state, each a small named function."""
+"""Our own lint of the contract: rules the OpenAPI meta-schema cannot state, each a small named
+function."""
 
 from __future__ import annotations
 
@@ -45,11 +46,15 @@ def openapi_version_is_30(spec: Mapping[str, Any]) -> Iterator[Finding]:
     """The document is OpenAPI 3.0.x: Connexion 3 cannot load 3.1."""
     version = str(spec.get("openapi", ""))
     if not re.fullmatch(r"3\.0\.\d+", version):
-        yield "/openapi", f"expected OpenAPI 3.0.x (Connexion 3 cannot load other versions), got {version!r}"
+        yield (
+            "/openapi",
+            f"expected OpenAPI 3.0.x (Connexion 3 cannot load other versions), got {version!r}",
+        )
 
 
 def patterns_are_anchored_regexes(spec: Mapping[str, Any]) -> Iterator[Finding]:
-    """Every `pattern` compiles and is anchored `^…$` (validators search, they do not match whole strings)."""
+    """Every `pattern` compiles and is anchored `^…$` (validators search, they do not match whole
+    strings)."""
     for path, node in walk(spec):
         if path and path[-1] == "pattern" and isinstance(node, str) and _in_schema(path):
             try:
@@ -82,7 +87,10 @@ def examples_match_schemas(spec: Mapping[str, Any]) -> Iterator[Finding]:
             errors = list(schema_errors(spec, schema, value))
         except (RefError, SchemaError, UnknownType) as exc:
             # A broken schema is reported by the spec validator; here it only means "cannot check".
-            yield where, f"cannot check the example, its schema is broken: {str(exc).splitlines()[0]}"
+            yield (
+                where,
+                f"cannot check the example, its schema is broken: {str(exc).splitlines()[0]}",
+            )
             continue
         for error in errors:
             inner = "".join(f"/{p}" for p in error.absolute_path)
@@ -104,8 +112,9 @@ def links_name_known_operations(spec: Mapping[str, Any]) -> Iterator[Finding]:
                 declared = {p.get("name") for p in _parameters(spec, *target)}
                 for parameter in link.get("parameters") or {}:
                     if parameter.split(".")[-1] not in declared:
-                        yield where + pointer("parameters", parameter), (
-                            f"parameter {parameter!r} is not declared by {link['operationId']!r}"
+                        yield (
+                            where + pointer("parameters", parameter),
+                            (f"parameter {parameter!r} is not declared by {link['operationId']!r}"),
                         )
 
 
@@ -119,7 +128,8 @@ RULES: tuple[Rule, ...] = (
 
 
 def lint(spec: Mapping[str, Any]) -> list[Finding]:
-    """Run every rule; reference problems first, since the other rules need references to resolve."""
+    """Run every rule; reference problems first, since the other rules need references to
+    resolve."""
     broken_refs = list(refs_resolve(spec))
     if broken_refs:
         return broken_refs
@@ -131,9 +141,14 @@ def _in_schema(path: tuple[object, ...]) -> bool:
     return len(path) < 2 or path[-2] != "properties"
 
 
-def _parameters(spec: Mapping[str, Any], path: str, operation: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+def _parameters(
+    spec: Mapping[str, Any], path: str, operation: Mapping[str, Any]
+) -> list[Mapping[str, Any]]:
     item = spec["paths"][path]
-    return [deref(spec, p) for p in [*(item.get("parameters") or []), *(operation.get("parameters") or [])]]
+    return [
+        deref(spec, p)
+        for p in [*(item.get("parameters") or []), *(operation.get("parameters") or [])]
+    ]
 
 
 def _examples(spec: Mapping[str, Any]) -> Iterator[tuple[str, Any, Any]]:
@@ -142,7 +157,9 @@ def _examples(spec: Mapping[str, Any]) -> Iterator[tuple[str, Any, Any]]:
         if not isinstance(node, Mapping):
             continue
         schema = node.get("schema")
-        is_holder = schema is not None and (path[-2:-1] == ("content",) or "in" in node or _is_header(path))
+        is_holder = schema is not None and (
+            path[-2:-1] == ("content",) or "in" in node or _is_header(path)
+        )
         if is_holder:
             if "example" in node:
                 yield pointer(*path, "example"), schema, node["example"]

@@ -1,4 +1,5 @@
-"""Each API's operation as its document declares it: id, method, path template, parameters and responses."""
+"""Each API's operation as its document declares it: id, method, path template, parameters and
+responses."""
 
 from __future__ import annotations
 
@@ -35,19 +36,22 @@ class Response:
     status: str  # "200", "404" or "default"
     examples: dict[str, Any]  # named examples of its JSON body: name -> value
     example: Any  # its single `example`, if the document gives one
-    live: bool  # what the document says of it is a fact of DigitalOcean's live service, not of the page
+    # what the document says of it is a fact of DigitalOcean's live service, not of the page
+    live: bool
     schema: Any = None  # its JSON body's schema, as the document writes it (a $ref, often)
 
 
 @dataclass(frozen=True)
 class Operation:
-    """One operation of an API document, read once: what the server, the harness and the proxy need of it."""
+    """One operation of an API document, read once: what the server, the harness and the proxy need
+    of it."""
 
     document: ApiDocument
     operation_id: str
     method: str  # upper case
     path: str  # the document's path template, without the base path
-    parameters: dict[str, dict[str, Any]]  # name -> the parameter object (path item's and operation's)
+    # name -> the parameter object (path item's and operation's)
+    parameters: dict[str, dict[str, Any]]
     responses: dict[str, Response]
 
     @property
@@ -56,8 +60,8 @@ class Operation:
 
     @functools.cached_property
     def base_path(self) -> str:
-        # Once: the document's own property finds the documents' folder on every call (tens of microseconds, on
-        # every check that asks whether a path is this operation's).
+        # Once: the document's own property finds the documents' folder on every call (tens of
+        # microseconds, on every check that asks whether a path is this operation's).
         return self.document.base_path
 
     @property
@@ -69,10 +73,14 @@ class Operation:
         return {name: p for name, p in self.parameters.items() if p.get("in") == "query"}
 
     def path_parameters(self, path: str) -> dict[str, str] | None:
-        """The decoded path parameters of a request path to this operation (behind any prefix of the base URL),
-        or None when the path is not one of this operation's."""
+        """The decoded path parameters of a request path to this operation (behind any prefix of the
+        base URL), or None when the path is not one of this operation's."""
         match = _template_pattern(self.base_path + self.path).search(path)
-        return None if match is None else {name: unquote(value) for name, value in match.groupdict().items()}
+        return (
+            None
+            if match is None
+            else {name: unquote(value) for name, value in match.groupdict().items()}
+        )
 
     def url_path(self, **params: str) -> str:
         """The full path with path parameters filled in, each percent-encoded as one segment."""
@@ -90,15 +98,24 @@ class Operation:
         return str(status) in self.responses or (self.has_default and 400 <= status <= 599)
 
     def response_for(self, status: int) -> Response | None:
-        return self.responses.get(str(status)) or (self.responses.get("default") if self.declares(status) else None)
+        return self.responses.get(str(status)) or (
+            self.responses.get("default") if self.declares(status) else None
+        )
 
 
 def _response(spec: dict[str, Any], status: str, node: Any) -> Response:
     response = deref(spec, node)
     body = response.get("content", {}).get("application/json", {})
-    examples = {name: deref(spec, value).get("value") for name, value in body.get("examples", {}).items()}
-    return Response(status=status, examples=examples, example=body.get("example"), live=is_live(response),
-                    schema=body.get("schema"))
+    examples = {
+        name: deref(spec, value).get("value") for name, value in body.get("examples", {}).items()
+    }
+    return Response(
+        status=status,
+        examples=examples,
+        example=body.get("example"),
+        live=is_live(response),
+        schema=body.get("schema"),
+    )
 
 
 @functools.cache
@@ -108,12 +125,22 @@ def operations() -> dict[str, Operation]:
     for document in APIS.values():
         spec = document.spec
         for path, method, raw in iter_operations(spec):
-            declared = [deref(spec, p) for p in [*spec["paths"][path].get("parameters", []),
-                                                 *raw.get("parameters", [])]]
-            responses = {str(status): _response(spec, str(status), node)
-                         for status, node in raw.get("responses", {}).items()}
-            found[raw["operationId"]] = Operation(document, raw["operationId"], method.upper(), path,
-                                                  {p["name"]: p for p in declared}, responses)
+            declared = [
+                deref(spec, p)
+                for p in [*spec["paths"][path].get("parameters", []), *raw.get("parameters", [])]
+            ]
+            responses = {
+                str(status): _response(spec, str(status), node)
+                for status, node in raw.get("responses", {}).items()
+            }
+            found[raw["operationId"]] = Operation(
+                document,
+                raw["operationId"],
+                method.upper(),
+                path,
+                {p["name"]: p for p in declared},
+                responses,
+            )
     return found
 
 
@@ -128,7 +155,10 @@ def operation(api: str) -> Operation:
 
 @functools.cache
 def _template_pattern(template: str) -> re.Pattern[str]:
-    """A path template as a regular expression matching the end of a path, one segment per parameter."""
+    """A path template as a regular expression matching the end of a path, one segment per
+    parameter."""
     parts = re.split(r"\{([^}]+)\}", template)
-    pattern = "".join(re.escape(part) if i % 2 == 0 else f"(?P<{part}>[^/]+)" for i, part in enumerate(parts))
+    pattern = "".join(
+        re.escape(part) if i % 2 == 0 else f"(?P<{part}>[^/]+)" for i, part in enumerate(parts)
+    )
     return re.compile(pattern + "$")

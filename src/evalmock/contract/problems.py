@@ -1,4 +1,5 @@
-"""A problem in a YAML or JSON file, at a JSON pointer, and the line that pointer lands on (via yaml.compose)."""
+"""A problem in a YAML or JSON file, at a JSON pointer, and the line that pointer lands on (via
+yaml.compose)."""
 
 from __future__ import annotations
 
@@ -31,14 +32,17 @@ def unreadable(path: Path, exc: yaml.YAMLError, language: str = "YAML") -> Probl
     """The problem of a text PyYAML cannot parse, at the line and column where it gave up."""
     mark = getattr(exc, "problem_mark", None)
     line, column = (mark.line + 1, mark.column + 1) if mark else (None, None)
-    return Problem(path, "", f"not valid {language}: {getattr(exc, 'problem', None) or exc}", line, column)
+    return Problem(
+        path, "", f"not valid {language}: {getattr(exc, 'problem', None) or exc}", line, column
+    )
 
 
 def compose(text: str, *, is_json: bool = False) -> yaml.Node | None:
     """The node tree of a YAML or JSON text, only to find lines in; None when PyYAML cannot read it.
 
-    Valid JSON is YAML but for one thing: it may indent with tabs, which YAML refuses. A tab in valid JSON
-    can only be white space (one inside a string is escaped), so spaces stand in for tabs without moving a line.
+    Valid JSON is YAML but for one thing: it may indent with tabs, which YAML refuses. A tab in
+    valid JSON can only be white space (one inside a string is escaped), so spaces stand in for tabs
+    without moving a line.
     """
     try:
         return yaml.compose(text.replace("\t", " ") if is_json else text, Loader=yaml.SafeLoader)

@@ -1,4 +1,5 @@
-"""Validate instances against schemas taken from an OpenAPI 3.0 document, with its `$ref`s resolved."""
+"""Validate instances against schemas taken from an OpenAPI 3.0 document, with its `$ref`s
+resolved."""
 
 from __future__ import annotations
 
@@ -23,7 +24,8 @@ def pointer_tokens(pointer: str) -> list[str]:
 
 
 def value_at(document: Any, pointer: str) -> Any:
-    """What a JSON Pointer (RFC 6901, `""` the whole document) finds in a document; KeyError when it finds nothing."""
+    """What a JSON Pointer (RFC 6901, `""` the whole document) finds in a document; KeyError when it
+    finds nothing."""
     node = document
     for part in pointer_tokens(pointer):
         if isinstance(node, Mapping) and part in node:
@@ -49,7 +51,8 @@ MAX_HOPS = 64  # a reference chain longer than this is a cycle
 
 
 def deref(spec: Mapping[str, Any], node: Any) -> Any:
-    """Follow local `$ref`s until a node that is not a reference (RefError when one names nothing)."""
+    """Follow local `$ref`s until a node that is not a reference (RefError when one names
+    nothing)."""
     for _ in range(MAX_HOPS):
         if not (isinstance(node, Mapping) and "$ref" in node):
             return node
@@ -58,7 +61,8 @@ def deref(spec: Mapping[str, Any], node: Any) -> Any:
 
 
 def inline_refs(spec: Mapping[str, Any], node: Any, depth: int = 0) -> Any:
-    """A copy of `node` with every local `$ref` replaced by what it names (our schemas are not recursive)."""
+    """A copy of `node` with every local `$ref` replaced by what it names (our schemas are not
+    recursive)."""
     if depth > 64:
         raise RefError("references nest more than 64 deep (a cycle?)")
     if isinstance(node, Mapping):
@@ -71,9 +75,10 @@ def inline_refs(spec: Mapping[str, Any], node: Any, depth: int = 0) -> Any:
 
 
 def schema_validator(spec: Mapping[str, Any], schema: Any) -> OAS30Validator:
-    """A validator for `schema` (OpenAPI 3.0 dialect, formats checked); build it once to check many instances."""
-    # Imported here: openapi-schema-validator imports pydantic-settings (0.1 s, 8 MiB), which a server whose
-    # fixtures are known valid (world/start_cache.py) never needs.
+    """A validator for `schema` (OpenAPI 3.0 dialect, formats checked); build it once to check many
+    instances."""
+    # Imported here: openapi-schema-validator imports pydantic-settings (0.1 s, 8 MiB), which a
+    # server whose fixtures are known valid (world/start_cache.py) never needs.
     from openapi_schema_validator import OAS30Validator, oas30_format_checker
 
     return OAS30Validator(inline_refs(spec, schema), format_checker=oas30_format_checker)
@@ -91,13 +96,17 @@ def component_schema(spec: Mapping[str, Any], name: str) -> dict[str, Any]:
 
 @functools.cache
 def ecma_regex(pattern: str) -> re.Pattern[str]:
-    """A schema `pattern` as JSON Schema (ECMA-262) reads it: `$` ends the text, never before a final newline."""
+    """A schema `pattern` as JSON Schema (ECMA-262) reads it: `$` ends the text, never before a
+    final newline."""
     if pattern.endswith("$") and not pattern.endswith("\\$"):
         pattern = pattern[:-1] + r"\Z"
     return re.compile(pattern)
 
 
-def ecma_pattern(validator: Any, pattern: str, instance: Any, schema: Mapping[str, Any]) -> Iterator[ValidationError]:
-    """The `pattern` keyword for jsonschema validators (`validators.extend`), matched with `ecma_regex`."""
+def ecma_pattern(
+    validator: Any, pattern: str, instance: Any, schema: Mapping[str, Any]
+) -> Iterator[ValidationError]:
+    """The `pattern` keyword for jsonschema validators (`validators.extend`), matched with
+    `ecma_regex`."""
     if validator.is_type(instance, "string") and not ecma_regex(pattern).search(instance):
         yield ValidationError(f"{instance!r} does not match {pattern!r}")

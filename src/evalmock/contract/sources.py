@@ -1,16 +1,18 @@
-"""Where a rule comes from: the reference page's own words, an inference from them, or DigitalOcean's live service.
+"""Where a rule comes from: the reference page's own words, an inference from them, or
+DigitalOcean's live service.
 
-Every rule the harness applies (and every per-case rule the world keeps) carries a Source. Its level decides
-what breaking the rule does to a verdict:
+Every rule the harness applies (and every per-case rule the world keeps) carries a Source. Its level
+decides what breaking the rule does to a verdict:
 
-- `page`: the page states it; `quotes` hold the page's words, verbatim, with the page file and line. An audit
-  fails on it.
-- `inferred`: a convention the page implies but does not state; `reason` says from what and why. A warning,
-  a failure only with `--strict`.
-- `live`: a fact of DigitalOcean's running service or its public spec, not of its reference page. Checked only
-  with `--profile digitalocean-live`, where it fails like a page rule.
+- `page`: the page states it; `quotes` hold the page's words, verbatim, with the page file and line.
+  An audit fails on it.
+- `inferred`: a convention the page implies but does not state; `reason` says from what and why. A
+  warning, a failure only with `--strict`.
+- `live`: a fact of DigitalOcean's running service or its public spec, not of its reference page.
+  Checked only with `--profile digitalocean-live`, where it fails like a page rule.
 
-The pages themselves are not part of the package: a test compares every quote with them, word for word.
+The pages themselves are not part of the package: a test compares every quote with them, word for
+word.
 """
 
 from __future__ import annotations
@@ -21,9 +23,12 @@ from enum import StrEnum
 
 # The two reference pages, by their file names (the product's source of truth).
 TEST_SET_PAGE = "000_f4434837f5b13534.txt"  # GET /v1/agents/{agentId}/test-set/cases
-DIGITALOCEAN_PAGE = "004_ad1dfd63bbdc293b.txt"  # GET /v2/gen-ai/evaluation_test_cases/{test_case_uuid}
+DIGITALOCEAN_PAGE = (
+    "004_ad1dfd63bbdc293b.txt"  # GET /v2/gen-ai/evaluation_test_cases/{test_case_uuid}
+)
 PAGES = (TEST_SET_PAGE, DIGITALOCEAN_PAGE)
-# Each page's own title (its heading, word for word): what a reader without the page files can look up.
+# Each page's own title (its heading, word for word): what a reader without the page files can look
+# up.
 PAGE_TITLES = {
     TEST_SET_PAGE: "List a project's cases of an agent's test set",
     DIGITALOCEAN_PAGE: "Retrieve Information About an Existing Evaluation Test Case",
@@ -48,7 +53,9 @@ class Quote:
     page: str
     line: int
     text: str
-    also: tuple[int, ...] = ()  # further lines where the page says the same words (each error's block repeats some)
+    also: tuple[
+        int, ...
+    ] = ()  # further lines where the page says the same words (each error's block repeats some)
 
     def __post_init__(self) -> None:
         if self.page not in PAGES:
@@ -66,7 +73,11 @@ class Quote:
         where = f"line {self.line}"
         if self.also:
             *rest, last = self.also
-            where += f" (again at lines {', '.join(map(str, rest))} and {last})" if rest else f" (again at line {last})"
+            where += (
+                f" (again at lines {', '.join(map(str, rest))} and {last})"
+                if rest
+                else f" (again at line {last})"
+            )
         return f"{PAGE_TITLES[self.page]}, {where}; {self.page}"
 
     def __str__(self) -> str:
@@ -83,13 +94,15 @@ def on_digitalocean_page(line: int, text: str) -> Quote:
 
 @dataclass(frozen=True)
 class Source:
-    """A rule's origin: its level, the page's words it rests on, and (unless it is the page's) why it holds."""
+    """A rule's origin: its level, the page's words it rests on, and (unless it is the page's) why
+    it holds."""
 
     level: Level
     quotes: tuple[Quote, ...] = ()
     reason: str = ""
-    # An inferred rule whose premise DigitalOcean's public spec states: in the live profile a live twin, quoting
-    # the spec, judges the same answers instead, so the rule is off there (one fact, one finding).
+    # An inferred rule whose premise DigitalOcean's public spec states: in the live profile a live
+    # twin, quoting the spec, judges the same answers instead, so the rule is off there (one fact,
+    # one finding).
     settled_live_by: str = ""
 
     def __post_init__(self) -> None:
@@ -115,18 +128,21 @@ def page(*quotes: Quote, reading: str = "") -> Source:
 
 
 def inferred(reason: str, *basis: Quote, settled_live_by: str = "") -> Source:
-    """A rule the page implies: `reason` says what it is inferred from and why; `basis` quotes the page;
-    `settled_live_by` names the live check that judges the same answers in the live profile, where this one is off."""
+    """A rule the page implies: `reason` says what it is inferred from and why; `basis` quotes the
+    page; `settled_live_by` names the live check that judges the same answers in the live profile,
+    where this one is off."""
     return Source(Level.INFERRED, basis, reason, settled_live_by)
 
 
 def live(fact: str, *basis: Quote) -> Source:
-    """A fact of DigitalOcean's running service or public spec that its reference page does not state."""
+    """A fact of DigitalOcean's running service or public spec that its reference page does not
+    state."""
     return Source(Level.LIVE, basis, fact)
 
 
 def normalise(text: str) -> str:
-    """Text as quotes are compared with the pages: typographic quotes made plain, white space collapsed."""
+    """Text as quotes are compared with the pages: typographic quotes made plain, white space
+    collapsed."""
     for fancy, plain in (("\u2019", "'"), ("\u2018", "'"), ("\u201c", '"'), ("\u201d", '"')):
         text = text.replace(fancy, plain)
     return re.sub(r"\s+", " ", text).strip()

@@ -7,7 +7,8 @@ from collections.abc import Iterable
 
 
 def _folded(word: str) -> str:
-    """A key without the differences a typo of letter case or separator makes (projectId, project_id, project-id)."""
+    """A key without the differences a typo of letter case or separator makes (projectId,
+    project_id, project-id)."""
     return word.lower().replace("_", "").replace("-", "")
 
 
@@ -23,7 +24,8 @@ def closest(word: str, known: Iterable[str]) -> str | None:
 
 
 def unknown_key(word: str, known: Iterable[str], quote: str = "") -> str:
-    """`unknown key retierd; did you mean retired?`, or with no close key every known one; keys between `quote`s."""
+    """`unknown key retierd; did you mean retired?`, or with no close key every known one; keys
+    between `quote`s."""
     known = list(known)
     guess = closest(word, known)
     if guess:

@@ -1,6 +1,8 @@
-"""The targets file: known-good identifiers and facts about a target implementation, in TOML or YAML.
+"""The targets file: known-good identifiers and facts about a target implementation, in TOML or
+YAML.
 
-Shared by the server (which writes one for its world) and the harness (which reads one to audit a target).
+Shared by the server (which writes one for its world) and the harness (which reads one to audit a
+target).
 """
 
 from __future__ import annotations
@@ -27,11 +29,14 @@ class TargetsError(UsageError, ValueError):
 
 @dataclass(frozen=True)
 class ProjectTarget:
-    """An agent and one of its projects that exist in the target, with optional facts about its cases."""
+    """An agent and one of its projects that exist in the target, with optional facts about its
+    cases."""
 
     agent_id: str
     project_id: str
-    has_retired: bool | None = None  # True: at least one retired case; enables the retired-filter checks
+    has_retired: bool | None = (
+        None  # True: at least one retired case; enables the retired-filter checks
+    )
     has_hand: bool | None = None  # True: at least one active hand case
     has_corrections: bool | None = None  # True: at least one active correction case
     active_cases: int | None = None  # exact number of active cases, when known
@@ -61,7 +66,9 @@ class Targets:
     second_token: str | None = None  # another caller, for cursor-binding checks
     expired_token: str | None = None  # a token the target issued that has expired: it must get 401
     revoked_token: str | None = None  # a token the target issued and revoked: it must get 401
-    no_read_token: str | None = None  # a valid token without read on the listed projects: it must get no cases
+    no_read_token: str | None = (
+        None  # a valid token without read on the listed projects: it must get no cases
+    )
     # True: the target seals cursors, so the page's binding rules (same list, filters, caller) apply
     sealed_cursors: bool | None = None
 
@@ -82,12 +89,15 @@ def load_targets(path: str | Path) -> Targets:
     try:
         raw = tomllib.loads(text) if path.suffix == ".toml" else yaml.safe_load(text)
     except (tomllib.TOMLDecodeError, yaml.YAMLError) as exc:
-        raise TargetsError(f"{path}: not valid {'TOML' if path.suffix == '.toml' else 'YAML'}: {exc}") from exc
+        raise TargetsError(
+            f"{path}: not valid {'TOML' if path.suffix == '.toml' else 'YAML'}: {exc}"
+        ) from exc
     return targets_from_dict(raw or {}, source=str(path))
 
 
 def targets_from_dict(raw: Any, source: str = "targets") -> Targets:
-    """Targets from parsed data; TargetsError naming every problem found, one a line (as data files do)."""
+    """Targets from parsed data; TargetsError naming every problem found, one a line (as data files
+    do)."""
     if not isinstance(raw, dict):
         raise TargetsError(f"{source}: the top level must be a table/mapping")
     problems: list[str] = []
@@ -98,8 +108,10 @@ def targets_from_dict(raw: Any, source: str = "targets") -> Targets:
     _known_keys(auth, AUTH_KEYS, f"{source}: [auth]", problems)
     _known_keys(test_set, TEST_SET_KEYS, f"{source}: [test_set]", problems)
     _known_keys(gradient, GRADIENT_KEYS, f"{source}: [gradient]", problems)
-    projects = [_build(ProjectTarget, item, f"{source}: test_set.projects[{i}]", problems)
-                for i, item in enumerate(_list(test_set, "projects", source, problems))]
+    projects = [
+        _build(ProjectTarget, item, f"{source}: test_set.projects[{i}]", problems)
+        for i, item in enumerate(_list(test_set, "projects", source, problems))
+    ]
     test_cases = []
     for i, item in enumerate(_list(gradient, "test_cases", source, problems)):
         where = f"{source}: gradient.test_cases[{i}]"
@@ -131,7 +143,8 @@ def dump_targets(targets: Targets, path: str | Path) -> None:
     path = Path(path)
     data = targets_to_dict(targets)
     text = _to_toml(data) if path.suffix == ".toml" else yaml.safe_dump(data, sort_keys=False)
-    write_whole(path, text)  # a running server rewrites it after a reload, maybe while a harness reads it
+    # a running server rewrites it after a reload, maybe while a harness reads it
+    write_whole(path, text)
 
 
 def targets_to_dict(targets: Targets) -> dict[str, Any]:
@@ -170,8 +183,11 @@ def _list(table: dict[str, Any], key: str, source: str, problems: list[str]) -> 
     return value
 
 
-def _known_keys(table: dict[str, Any], known: Iterable[str], where: str, problems: list[str]) -> bool:
-    """Each key of `table` that is not `known` is a problem, naming the key it most likely meant; True: none."""
+def _known_keys(
+    table: dict[str, Any], known: Iterable[str], where: str, problems: list[str]
+) -> bool:
+    """Each key of `table` that is not `known` is a problem, naming the key it most likely meant;
+    True: none."""
     known = list(known)
     unknown = [f"{where}: {unknown_key(str(key), known)}" for key in table if key not in known]
     problems += unknown
@@ -185,14 +201,19 @@ def _build(cls: type, item: Any, where: str, problems: list[str]) -> Any:
         return None
     before = len(problems)
     known = _known_keys(item, [spec.name for spec in fields(cls)], where, problems)
-    missing = [spec.name for spec in fields(cls)
-               if spec.default is MISSING and spec.default_factory is MISSING and spec.name not in item]
+    missing = [
+        spec.name
+        for spec in fields(cls)
+        if spec.default is MISSING and spec.default_factory is MISSING and spec.name not in item
+    ]
     if missing and known:  # else a misspelled key is likely the missing one, and is said so already
         problems.append(f"{where}: missing {', '.join(missing)}")
     for name, value in item.items():
         expected = _FIELD_TYPES.get(name)
         # bool is an int in Python; a count or version given as true/false is still a mistake
-        if expected and not (isinstance(value, expected) and not (expected is int and isinstance(value, bool))):
+        if expected and not (
+            isinstance(value, expected) and not (expected is int and isinstance(value, bool))
+        ):
             problems.append(f"{where}.{name} must be {_TYPE_WORDS[expected]}, got {value!r}")
     return cls(**item) if len(problems) == before else None
 
@@ -210,8 +231,12 @@ _TYPE_WORDS = {str: "a string", bool: "true or false", int: "a whole number"}
 
 
 def _to_toml(data: dict[str, Any]) -> str:
-    # The targets shape is shallow (tables of scalars and arrays of tables), so a small writer suffices.
-    lines = ["# evalmock targets: known-good identifiers and facts about a target implementation", ""]
+    # The targets shape is shallow (tables of scalars and arrays of tables), so a small writer
+    # suffices.
+    lines = [
+        "# evalmock targets: known-good identifiers and facts about a target implementation",
+        "",
+    ]
     for section, body in data.items():
         scalars = {k: v for k, v in body.items() if not isinstance(v, list)}
         if scalars:

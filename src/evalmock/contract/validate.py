@@ -43,12 +43,15 @@ def _spec_validator_findings(spec: dict[str, Any]) -> list[tuple[str, str]]:
             parts = list(error.path)
             message = error.message.split("\n")[0]
             if parts and parts[0] not in spec:
-                # Errors inside a referenced schema come without the path to it; say so, not a wrong place.
+                # Errors inside a referenced schema come without the path to it; say so, not a wrong
+                # place.
                 message = f"in a schema, at {'/'.join(map(str, parts))}: {message}"
                 parts = []
             findings.append((pointer(*parts), message))
     except Exception as exc:  # the validator's own failure is still a finding, never a traceback
-        findings.append(("", f"openapi-spec-validator failed: {exc.__class__.__name__}: {str(exc)[:200]}"))
+        findings.append(
+            ("", f"openapi-spec-validator failed: {exc.__class__.__name__}: {str(exc)[:200]}")
+        )
     return findings
 
 

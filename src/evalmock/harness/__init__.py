@@ -1,12 +1,13 @@
-"""The harness: audit any implementation of the two APIs against the contract, from Python, CI or pytest.
+"""The harness: audit any implementation of the two APIs against the contract, from Python, CI or
+pytest.
 
     from evalmock.harness import audit_url, summary_text
 
     results = audit_url("http://127.0.0.1:8080", targets="targets.toml")
     assert results.conforms, summary_text(results)
 
-The names below are the library's public surface; they load on first use, so importing this package (as pytest's
-plugin does) costs nothing until an audit is asked for.
+The names below are the library's public surface; they load on first use, so importing this package
+(as pytest's plugin does) costs nothing until an audit is asked for.
 """
 
 from __future__ import annotations

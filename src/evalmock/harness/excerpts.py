@@ -1,4 +1,5 @@
-"""Values as findings show them: JSON text, shortened between words so that no secret is cut in part."""
+"""Values as findings show them: JSON text, shortened between words so that no secret is cut in
+part."""
 
 from __future__ import annotations
 
@@ -6,8 +7,9 @@ import json
 import re
 from typing import Any
 
-# What ends a word, where a shortened text may end: never inside a word, which may be a secret (a token, a cookie's
-# value) that only its whole is redacted by. The redactor reads a cut word by the same class.
+# What ends a word, where a shortened text may end: never inside a word, which may be a secret (a
+# token, a cookie's value) that only its whole is redacted by. The redactor reads a cut word by the
+# same class.
 WORD_BREAK = r"\s\"',;:{}\[\]()<>&?#|"
 _BETWEEN_WORDS = re.compile(f"[{WORD_BREAK}]")
 ELLIPSIS = "…"  # what a shortened text ends with
@@ -24,7 +26,8 @@ def show(value: Any) -> str:
 
 
 def as_json(value: Any, limit: int = 300) -> str:
-    """A value as JSON text (so that "12345" and 12345 read differently), shortened to `limit` characters."""
+    """A value as JSON text (so that "12345" and 12345 read differently), shortened to `limit`
+    characters."""
     try:
         text = json.dumps(value, ensure_ascii=False, sort_keys=True, default=str)
     except (TypeError, ValueError):
@@ -33,10 +36,10 @@ def as_json(value: Any, limit: int = 300) -> str:
 
 
 def clip(text: str, limit: int, ellipsis: str = ELLIPSIS) -> str:
-    """`text` in at most `limit` characters, shortened with `ellipsis` where a word ends, so that no short word is
-    cut: a secret shown in part would escape a redactor that knows the whole. A word longer than half the room is
-    cut (the start of a long value says what it was); the redactor knows a cut secret by its start
-    (`Redactor.text`)."""
+    """`text` in at most `limit` characters, shortened with `ellipsis` where a word ends, so that no
+    short word is cut: a secret shown in part would escape a redactor that knows the whole. A word
+    longer than half the room is cut (the start of a long value says what it was); the redactor
+    knows a cut secret by its start (`Redactor.text`)."""
     if len(text) <= limit:
         return text
     room = text[: limit - len(ellipsis)]

@@ -1,21 +1,26 @@
-"""The audit from pytest, installed as a pytest11 plugin: one collected test per check, and `evalmock_results`.
+"""The audit from pytest, installed as a pytest11 plugin: one collected test per check, and
+`evalmock_results`.
 
-    pytest --evalmock-base-url http://127.0.0.1:8080 --evalmock-targets targets.toml [--junitxml report.xml]
+    pytest --evalmock-base-url http://127.0.0.1:8080 --evalmock-targets targets.toml [--junitxml
+    report.xml]
 
 Each check is a test with the node id `evalmock::<api>::<check>`, which runs again alone as
-`pytest --evalmock-base-url URL "evalmock::test-set::walk_yields_every_case_once"` (an argument starting with
-`evalmock` selects audit tests; `pytest ... evalmock` runs the audit and no other tests); `-k`, `--lf` and `--ff`
-select among them as among any tests. Per API, in this order:
+`pytest --evalmock-base-url URL "evalmock::test-set::walk_yields_every_case_once"` (an argument
+starting with `evalmock` selects audit tests; `pytest ... evalmock` runs the audit and no other
+tests); `-k`, `--lf` and `--ff` select among them as among any tests. Per API, in this order:
 
 - each scenario check runs its own requests when its test runs (its duration is its own);
-- `evalmock::<api>::schemathesis` runs Schemathesis on the document (passes, or skips with --evalmock-no-fuzz);
-- each check of every response and each Schemathesis check reports on all the responses seen by then;
-- `evalmock::<api>::audit_is_complete` fails when the audit checked too little to say (as `evalmock contract`
-  exits 4).
+- `evalmock::<api>::schemathesis` runs Schemathesis on the document (passes, or skips with
+  --evalmock-no-fuzz);
+- each check of every response and each Schemathesis check reports on all the responses seen by
+  then;
+- `evalmock::<api>::audit_is_complete` fails when the audit checked too little to say (as `evalmock
+  contract` exits 4).
 
-A check fails with its findings, passes (a warning, for a broken inferred rule, is shown in pytest's warnings
-summary), or skips with the reason, reported at its node id. An unreachable target ends the session before any
-test, with pytest's usage-error exit code (4). Without --evalmock-base-url the plugin adds nothing.
+A check fails with its findings, passes (a warning, for a broken inferred rule, is shown in pytest's
+warnings summary), or skips with the reason, reported at its node id. An unreachable target ends the
+session before any test, with pytest's usage-error exit code (4). Without --evalmock-base-url the
+plugin adds nothing.
 """
 
 from __future__ import annotations
@@ -25,6 +30,8 @@ from collections.abc import Generator, Iterable
 from typing import TYPE_CHECKING, Any
 
 import pytest
+
+from evalmock.harness.pytest_options import add_options, audit_from_options
 
 if TYPE_CHECKING:  # the audit's imports are heavy; they load only when an audit is asked for
     from evalmock.harness.checks.registry import Check
@@ -43,35 +50,13 @@ class EvalmockWarning(UserWarning):
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
-    group = parser.getgroup("evalmock", "evalmock contract audit")
-    group.addoption("--evalmock-base-url", help="audit the implementation at this root URL")
-    group.addoption("--evalmock-targets", help="targets file (TOML or YAML) of known ids, facts and [auth] tokens")
-    group.addoption("--evalmock-api", choices=["test-set", "gradient", "all"], default="all",
-                    help="which API (default all)")
-    group.addoption("--evalmock-token", help="bearer token (default: env EVALMOCK_TOKEN, else the targets)")
-    group.addoption("--evalmock-second-token", help="a second caller's token (default: env EVALMOCK_SECOND_TOKEN)")
-    group.addoption("--evalmock-max-examples", type=int, default=25, help="examples per Schemathesis phase")
-    group.addoption("--evalmock-seed", type=int, default=42, help="generation seed")
-    group.addoption("--evalmock-no-fuzz", action="store_true", help="semantic checks only, no Schemathesis")
-    group.addoption("--evalmock-strict", action="store_true", help="fail on inferred rules too")
-    group.addoption("--evalmock-profile", default="pages", help="pages (default) or digitalocean-live")
-    group.addoption("--evalmock-workers", type=int, default=1,
-                    help="Schemathesis shards run side by side; the verdict and findings are the same (default 1)")
-    group.addoption("--evalmock-rate-limit", metavar="N/s",
-                    help="keep every request of the audit under this rate: N/s, N/m or N/h (default: no limit)")
-    group.addoption("--evalmock-throttle-retries", type=int, metavar="N",
-                    help="tries again per request after a 429 or a 503 with Retry-After (default 3)")
-    group.addoption("--evalmock-throttle-max-wait", type=float, metavar="SECONDS",
-                    help="the longest Retry-After waited out (default 30)")
-    group.addoption("--evalmock-throttle-budget", type=float, metavar="SECONDS",
-                    help="time the session may spend waiting out throttled answers; waits of parallel shards that "
-                         "overlap count once (default 120)")
-    group.addoption("--evalmock-request-timeout", type=float, metavar="SECONDS",
-                    help="how long to wait for each answer; one without leaves the audit incomplete (default 15)")
+    """The `--evalmock-...` options (pytest_options.py)."""
+    add_options(parser)
 
 
 class ApiRun:
-    """One API's share of the audit, run as its tests ask: a scenario check at a time, Schemathesis once."""
+    """One API's share of the audit, run as its tests ask: a scenario check at a time, Schemathesis
+    once."""
 
     def __init__(self, api: str, audit: Audit, results: Results, throttle: Throttle) -> None:
         self.api, self.audit, self.results, self.throttle = api, audit, results, throttle
@@ -79,7 +64,8 @@ class ApiRun:
         self.traffic_done = False
 
     def scenario(self, check: Check) -> None:
-        """Run one scenario check (once); every response it gets is judged by the response checks too."""
+        """Run one scenario check (once); every response it gets is judged by the response checks
+        too."""
         from evalmock.harness.run.engine import run_scenario
 
         if check.name in self.ran or not self.results.policy.runs(check.source):
@@ -89,7 +75,8 @@ class ApiRun:
         self.results.throttling = self.throttle.report()
 
     def finish_traffic(self) -> None:
-        """Run Schemathesis (unless --evalmock-no-fuzz), then mark what met nothing as skipped; once."""
+        """Run Schemathesis (unless --evalmock-no-fuzz), then mark what met nothing as skipped;
+        once."""
         from evalmock.harness.run.engine import run_shard, unexercised_reason
         from evalmock.harness.run.fuzzing import shards
         from evalmock.harness.run.workers import worker_pool
@@ -99,10 +86,13 @@ class ApiRun:
         self.traffic_done = True
         audit = self.audit
         if audit.fuzz:
-            # Side by side with --evalmock-workers; the ledgers are replayed in the shards' order all the same.
+            # Side by side with --evalmock-workers; the ledgers are replayed in the shards' order
+            # all the same.
             with worker_pool(audit.workers) as pool:
-                ledgers = [pool.submit(run_shard, self.api, audit, self.throttle, shard)
-                           for shard in shards(audit.phases)]
+                ledgers = [
+                    pool.submit(run_shard, self.api, audit, self.throttle, shard)
+                    for shard in shards(audit.phases)
+                ]
                 for ledger in ledgers:
                     ledger.result().replay(self.results)
         self.results.skip_unexercised(self.api, unexercised_reason(audit.fuzz))
@@ -118,50 +108,31 @@ class AuditSession:
 
         self.audit = audit
         self.results = Results(audit.policy, audit.apis)
-        throttle = Throttle(audit.throttle)  # one for the session: its budget and rate limit span every test
+        # one for the session: its budget and rate limit span every test
+        throttle = Throttle(audit.throttle)
         self.runs = {api: ApiRun(api, audit, self.results, throttle) for api in audit.apis}
 
     def choose(self, items: Iterable[pytest.Item]) -> None:
-        """Record which scenario checks were selected (by node id, -k, --lf): completeness judges only those."""
+        """Record which scenario checks were selected (by node id, -k, --lf): completeness judges
+        only those."""
         for api in self.audit.apis:
-            self.results.selected[api] = {i.check.name for i in items
-                                          if isinstance(i, CheckItem) and i.api == api and i.check.kind == "scenario"}
+            self.results.selected[api] = {
+                i.check.name
+                for i in items
+                if isinstance(i, CheckItem) and i.api == api and i.check.kind == "scenario"
+            }
 
     def complete(self) -> Results:
         """The whole audit: every scenario check not yet run, then Schemathesis, for every API."""
         from evalmock.harness.checks.registry import scenario_checks
 
         for api, run in self.runs.items():
-            self.results.selected.pop(api, None)  # every scenario check, whatever the tests selected
+            # every scenario check, whatever the tests selected
+            self.results.selected.pop(api, None)
             for check in scenario_checks(api):
                 run.scenario(check)
             run.finish_traffic()
         return self.results
-
-def _audit_from_options(config: pytest.Config) -> Audit | None:
-    base_url = config.getoption("--evalmock-base-url")
-    if not base_url:
-        return None
-    from evalmock.harness.run.options import APIS, AuditError, plan_audit
-
-    api = config.getoption("--evalmock-api")
-    try:
-        return plan_audit(
-            base_url, targets=config.getoption("--evalmock-targets"), token=config.getoption("--evalmock-token"),
-            second_token=config.getoption("--evalmock-second-token"), apis=APIS if api == "all" else (api,),
-            strict=config.getoption("--evalmock-strict"), profile=config.getoption("--evalmock-profile"),
-            seed=config.getoption("--evalmock-seed"), max_examples=config.getoption("--evalmock-max-examples"),
-            fuzz=not config.getoption("--evalmock-no-fuzz"), workers=config.getoption("--evalmock-workers"),
-            rate_limit=config.getoption("--evalmock-rate-limit"),
-            retries=config.getoption("--evalmock-throttle-retries"),
-            max_wait=config.getoption("--evalmock-throttle-max-wait"),
-            wait_budget=config.getoption("--evalmock-throttle-budget"),
-            request_timeout=config.getoption("--evalmock-request-timeout"),
-        )
-    except AuditError as exc:
-        message = str(exc).replace("the base URL", "--evalmock-base-url").replace("--workers", "--evalmock-workers")
-        message = message.replace("--request-timeout", "--evalmock-request-timeout")
-        raise pytest.UsageError(message) from None
 
 
 def _ours(argument: str) -> bool:
@@ -169,9 +140,10 @@ def _ours(argument: str) -> bool:
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    audit = _audit_from_options(config)
+    audit = audit_from_options(config)
     config.stash[_SESSION] = AuditSession(audit) if audit is not None else None
-    # `evalmock::api::check` names no file: taken out of the paths to collect, it selects among the audit's tests.
+    # `evalmock::api::check` names no file: taken out of the paths to collect, it selects among the
+    # audit's tests.
     config.stash[_ASKED] = [a for a in config.args if _ours(a)] if audit is not None else []
     if config.stash[_ASKED]:
         config.args[:] = [a for a in config.args if not _ours(a)]
@@ -186,8 +158,14 @@ def pytest_sessionstart(session: pytest.Session) -> None:
 
     try:
         check_target(audit_session.audit)
-    except AuditError as exc:  # one line, before any test; pytest prints it as "ERROR: ..." and exits 4
-        message = str(exc).replace("the base URL", "--evalmock-base-url").replace("(--token,", "(--evalmock-token,")
+    except (
+        AuditError
+    ) as exc:  # one line, before any test; pytest prints it as "ERROR: ..." and exits 4
+        message = (
+            str(exc)
+            .replace("the base URL", "--evalmock-base-url")
+            .replace("(--token,", "(--evalmock-token,")
+        )
         raise pytest.UsageError(f"evalmock: {message}; no audit test ran") from None
 
 
@@ -208,11 +186,13 @@ class AuditItem(pytest.Item):
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> str:
         if isinstance(excinfo.value, pytest.fail.Exception):
             return str(excinfo.value)
-        return f"{self.nodeid}: the audit itself failed: {excinfo.exconly()}"  # a bug of ours, not a finding
+        # a bug of ours, not a finding
+        return f"{self.nodeid}: the audit itself failed: {excinfo.exconly()}"
 
 
 class CheckItem(AuditItem):
-    """One check of one API; a scenario check runs its requests now, the others report on the responses seen."""
+    """One check of one API; a scenario check runs its requests now, the others report on the
+    responses seen."""
 
     def __init__(self, *, check: Check, **kwargs: Any) -> None:
         super().__init__(**kwargs)
@@ -228,16 +208,26 @@ class CheckItem(AuditItem):
         else:
             self.run.finish_traffic()
         results = self.audit_session.results
-        redact = self.audit_session.audit.redactor.text  # again, for any secret learned after a finding was kept
+        # again, for any secret learned after a finding was kept
+        redact = self.audit_session.audit.redactor.text
         tally = results.tallies[(self.api, self.check.name)]
         mine = [f for f in results.findings if f.check is self.check]
         if tally.outcome == FAILED:
-            pytest.fail(redact("\n\n".join(finding_text(f) for f in mine if f.outcome == FAILED)), pytrace=False)
+            pytest.fail(
+                redact("\n\n".join(finding_text(f) for f in mine if f.outcome == FAILED)),
+                pytrace=False,
+            )
         if tally.outcome == WARNED:
             for finding in (f for f in mine if f.outcome == WARNED):
-                warnings.warn(EvalmockWarning(redact(f"{self.check.name}: {finding_text(finding)}")), stacklevel=1)
+                warnings.warn(
+                    EvalmockWarning(redact(f"{self.check.name}: {finding_text(finding)}")),
+                    stacklevel=1,
+                )
         elif tally.outcome == SKIPPED:
-            pytest.skip(redact("; ".join(f.title for f in mine if f.outcome == SKIPPED)) or "nothing to check")
+            pytest.skip(
+                redact("; ".join(f.title for f in mine if f.outcome == SKIPPED))
+                or "nothing to check"
+            )
         elif tally.outcome == OFF:
             pytest.skip(results.policy.why_off(self.check.source))
 
@@ -258,7 +248,8 @@ class CompletenessItem(AuditItem):
         self.run.finish_traffic()
         results = self.audit_session.results
         reasons = [str(r) for r in results.incomplete_reasons() if r.api == self.api]
-        if results.throttling.given_up:  # the session's throttle spans every API: said under each one's completeness
+        # the session's throttle spans every API: said under each one's completeness
+        if results.throttling.given_up:
             reasons.append(f"throttling: {results.throttling.text('--evalmock-rate-limit')}")
         if reasons:
             pytest.fail("the audit is incomplete: " + "; ".join(reasons), pytrace=False)
@@ -272,15 +263,18 @@ class AuditCollector(pytest.Collector):
         self.audit_session = audit_session
 
     def collect(self) -> list[ApiCollector]:
-        return [ApiCollector.from_parent(self, name=api, audit_session=self.audit_session)
-                for api in self.audit_session.audit.apis]
+        return [
+            ApiCollector.from_parent(self, name=api, audit_session=self.audit_session)
+            for api in self.audit_session.audit.apis
+        ]
 
     def items(self) -> list[pytest.Item]:
         return [item for api in self.collect() for item in api.collect()]
 
 
 class ApiCollector(pytest.Collector):
-    """One API's tests, in the order they must run: scenario checks, Schemathesis, the other checks, completeness."""
+    """One API's tests, in the order they must run: scenario checks, Schemathesis, the other checks,
+    completeness."""
 
     def __init__(self, *, audit_session: AuditSession, **kwargs: Any) -> None:
         super().__init__(**kwargs)
@@ -291,10 +285,17 @@ class ApiCollector(pytest.Collector):
 
         api, found = self.name, checks(self.name)
         common = {"api": api, "audit_session": self.audit_session}
-        items: list[pytest.Item] = [CheckItem.from_parent(self, name=c.name, check=c, **common)
-                                    for c in found if c.kind == "scenario"]
+        items: list[pytest.Item] = [
+            CheckItem.from_parent(self, name=c.name, check=c, **common)
+            for c in found
+            if c.kind == "scenario"
+        ]
         items.append(FuzzItem.from_parent(self, name=FUZZ_ITEM, **common))
-        items += [CheckItem.from_parent(self, name=c.name, check=c, **common) for c in found if c.kind != "scenario"]
+        items += [
+            CheckItem.from_parent(self, name=c.name, check=c, **common)
+            for c in found
+            if c.kind != "scenario"
+        ]
         items.append(CompletenessItem.from_parent(self, name=COMPLETE_ITEM, **common))
         return items
 
@@ -304,18 +305,24 @@ def _asked_for(item: pytest.Item, asked: list[str]) -> bool:
 
 
 @pytest.hookimpl(tryfirst=True)
-def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config, items: list[pytest.Item]) -> None:
+def pytest_collection_modifyitems(
+    session: pytest.Session, config: pytest.Config, items: list[pytest.Item]
+) -> None:
     """Add the audit's tests before -k, -m, --lf and --ff select among them."""
     audit_session = config.stash.get(_SESSION, None)
     if audit_session is None:
         return
-    ours = AuditCollector.from_parent(session, name=ROOT, nodeid=ROOT, audit_session=audit_session).items()
+    ours = AuditCollector.from_parent(
+        session, name=ROOT, nodeid=ROOT, audit_session=audit_session
+    ).items()
     asked = config.stash.get(_ASKED, [])
     if asked:
         unknown = [a for a in asked if not any(_asked_for(i, [a]) for i in ours)]
         if unknown:
-            raise pytest.UsageError(f"evalmock: no audit test {', '.join(unknown)} (node ids look like "
-                                    f"evalmock::test-set::walk_yields_every_case_once)")
+            raise pytest.UsageError(
+                f"evalmock: no audit test {', '.join(unknown)} (node ids look like "
+                f"evalmock::test-set::walk_yields_every_case_once)"
+            )
         ours = [i for i in ours if _asked_for(i, asked)]
     items.extend(ours)
 
@@ -328,8 +335,11 @@ def pytest_collection_finish(session: pytest.Session) -> None:
 
 
 @pytest.hookimpl(wrapper=True)
-def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Generator[None, Any, Any]:
-    """A skip of an audit test is located at its node id (pytest would point at this plugin's line)."""
+def pytest_runtest_makereport(
+    item: pytest.Item, call: pytest.CallInfo[None]
+) -> Generator[None, Any, Any]:
+    """A skip of an audit test is located at its node id (pytest would point at this plugin's
+    line)."""
     report = yield
     if isinstance(item, AuditItem) and report.skipped and isinstance(report.longrepr, tuple):
         report.longrepr = (item.nodeid, None, report.longrepr[2])
@@ -338,8 +348,11 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
 
 @pytest.fixture(scope="session")
 def evalmock_results(request: pytest.FixtureRequest) -> Results:
-    """The Results of the whole audit the command line asked for (--evalmock-base-url ...); skips without one."""
+    """The Results of the whole audit the command line asked for (--evalmock-base-url ...); skips
+    without one."""
     audit_session = request.config.stash.get(_SESSION, None)
     if audit_session is None:
-        pytest.skip("no audit asked for: pass --evalmock-base-url (or call evalmock.harness.audit_url)")
+        pytest.skip(
+            "no audit asked for: pass --evalmock-base-url (or call evalmock.harness.audit_url)"
+        )
     return audit_session.complete()

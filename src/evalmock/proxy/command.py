@@ -1,5 +1,6 @@
-"""`evalmock proxy --upstream URL`: check the options, build the proxy, serve it until Ctrl-C (SIGINT or SIGTERM),
-then print the summary and write the outputs; SIGUSR1 writes them while it runs."""
+"""`evalmock proxy --upstream URL`: check the options, build the proxy, serve it until Ctrl-C
+(SIGINT or SIGTERM), then print the summary and write the outputs; SIGUSR1 writes them while it
+runs."""
 
 from __future__ import annotations
 
@@ -29,8 +30,9 @@ from evalmock.harness.report.view import policy_line
 from evalmock.harness.traffic.audit import TrafficAudit, traffic_redactor
 from evalmock.harness.traffic.walks import WalkBounds
 from evalmock.proxy.cors import ProxyCORSMiddleware
-from evalmock.proxy.forwarding import CertificatesUnreadable, ProxyApp
+from evalmock.proxy.forwarding import ProxyApp
 from evalmock.proxy.session import Outputs, ProxySession
+from evalmock.proxy.tls import CertificatesUnreadable
 from evalmock.proxy.violations import HEADER
 from evalmock.server.banner import public_url
 from evalmock.server.http_server import (
@@ -47,29 +49,38 @@ from evalmock.server.http_server import (
 from evalmock.server.one_write import HTTP_PROTOCOL
 from evalmock.server.runner import freeze_startup_objects
 
-# The collector's thresholds while the proxy serves (Python's: 700, 10, 10). Judging a page parses it into about
-# a thousand containers, none of them in a cycle, and what the judge remembers (pages' values, walk state) is
-# long-lived: at the defaults each page set off several collections and every few pages a full one walked all of
-# it. Collected this much less often, the proxy spent 9% less CPU on pages it had not seen and the p99 it added
-# fell by half, side by side (docs/performance.md, "The garbage collector"); cycles are still collected, later.
+# The collector's thresholds while the proxy serves (Python's: 700, 10, 10). Judging a page parses
+# it into about a thousand containers, none of them in a cycle, and what the judge remembers (pages'
+# values, walk state) is long-lived: at the defaults each page set off several collections and every
+# few pages a full one walked all of it. Collected this much less often, the proxy spent 9% less CPU
+# on pages it had not seen and the p99 it added fell by half, side by side (docs/performance.md,
+# "The garbage collector"); cycles are still collected, later.
 COLLECTOR_THRESHOLDS = (50_000, 20, 100)
-# uvicorn adds no Server or Date header where the upstream sent none; Granian adds its own there (and only there).
+# uvicorn adds no Server or Date header where the upstream sent none; Granian adds its own there
+# (and only there).
 DEFAULT_PROXY_SERVER = "uvicorn"
-# The upstream's own Server and Date headers pass through, uvicorn adds none of its own; X-Forwarded-* headers are
-# forwarded, not taken as the proxy's own client address.
-UVICORN_OPTIONS: dict[str, Any] = {"server_header": False, "date_header": False, "proxy_headers": False,
-                                   "http": HTTP_PROTOCOL}
+# The upstream's own Server and Date headers pass through, uvicorn adds none of its own;
+# X-Forwarded-* headers are forwarded, not taken as the proxy's own client address.
+UVICORN_OPTIONS: dict[str, Any] = {
+    "server_header": False,
+    "date_header": False,
+    "proxy_headers": False,
+    "http": HTTP_PROTOCOL,
+}
 
 
 def build_proxy(args: argparse.Namespace, stream: Any = None) -> tuple[Any, ProxyApp, ProxySession]:
-    """The ASGI app to serve (CORS around the forwarder), the forwarder and its session; UsageError on bad options."""
+    """The ASGI app to serve (CORS around the forwarder), the forwarder and its session; UsageError
+    on bad options."""
     upstream = args.upstream.rstrip("/")
     problem = check_base_url(args.upstream)  # as given: `http://` is not shown as `http:`
     if problem:
         raise UsageError(problem.replace("the base URL", "--upstream"))
     if args.report and report_format(args.report) is None:
         raise UsageError(f"--report must end in .md or .html, got {args.report!r}")
-    unwritable = outputs_problem({"--report": args.report, "--junit": args.junit, "--har": args.har})
+    unwritable = outputs_problem(
+        {"--report": args.report, "--junit": args.junit, "--har": args.har}
+    )
     if unwritable:
         raise UsageError(unwritable)
     try:
@@ -78,10 +89,20 @@ def build_proxy(args: argparse.Namespace, stream: Any = None) -> tuple[Any, Prox
     except (TargetsError, ValueError) as exc:
         raise UsageError(str(exc)) from None
     apis = tuple(APIS) if args.api == "all" else (args.api,)
-    audit = TrafficAudit(policy, apis=apis, targets=targets, redactor=traffic_redactor(targets),
-                         walk_bounds=WalkBounds(args.max_walks, args.max_walk_pages))
-    session = ProxySession(audit, upstream, Outputs(args.report, args.junit, args.har), stream,
-                           RunInfo.of(upstream, target_kind="upstream", targets=args.targets))
+    audit = TrafficAudit(
+        policy,
+        apis=apis,
+        targets=targets,
+        redactor=traffic_redactor(targets),
+        walk_bounds=WalkBounds(args.max_walks, args.max_walk_pages),
+    )
+    session = ProxySession(
+        audit,
+        upstream,
+        Outputs(args.report, args.junit, args.har),
+        stream,
+        RunInfo.of(upstream, target_kind="upstream", targets=args.targets),
+    )
     try:
         forwarder = ProxyApp(upstream, session, timeout=args.timeout)
     except CertificatesUnreadable as exc:
@@ -92,37 +113,52 @@ def build_proxy(args: argparse.Namespace, stream: Any = None) -> tuple[Any, Prox
 def banner(args: argparse.Namespace, session: ProxySession) -> str:
     apis = ", ".join(f"{api} ({operation(api).label})" for api in session.audit.results.apis)
     lines = [
-        f"evalmock proxy: {public_url(args.host, args.port)} -> {session.upstream} (timeout {args.timeout:g} s)",
+        f"evalmock proxy: {public_url(args.host, args.port)} -> {session.upstream} (timeout "
+        f"{args.timeout:g} s)",
         f"  judging {apis}; {policy_line(session.audit.results)}",
         f"  each broken rule: a line here, and the {HEADER} header on its response",
     ]
     if session.outputs.paths:
-        lines.append(f"  {', '.join(session.outputs.paths)}: written on Ctrl-C, and on `kill -USR1 <pid>`")
+        lines.append(
+            f"  {', '.join(session.outputs.paths)}: written on Ctrl-C, and on `kill -USR1 <pid>`"
+        )
     return session.redactor.text("\n".join(lines))  # an upstream URL may carry a key or a password
 
 
 def run_proxy(args: argparse.Namespace) -> int:
-    """Serve until stopped; the exit code is the verdict on the traffic seen (0, 1 or 4), or 2 for bad options."""
+    """Serve until stopped; the exit code is the verdict on the traffic seen (0, 1 or 4), or 2 for
+    bad options."""
     try:
         app, _, session = build_proxy(args)
         server_name = getattr(args, "server", None) or DEFAULT_PROXY_SERVER
         check_available(server_name)
-        args.port = check_can_listen(args.host, args.port)  # port 0: the one chosen, for the banner and the server
+        # port 0: the one chosen, for the banner and the server
+        args.port = check_can_listen(args.host, args.port)
     except (UsageError, ServerUnavailable, CannotListen) as exc:
         print(f"evalmock proxy: {exc}", file=sys.stderr)
         return EXIT_USAGE
     if server_name == GRANIAN:
         return _run_granian(args, app, session)
-    config = uvicorn.Config(app, host=args.host, port=args.port, log_level="warning", lifespan="on",
-                            timeout_graceful_shutdown=GRACEFUL_SHUTDOWN_S, **UVICORN_OPTIONS)
+    config = uvicorn.Config(
+        app,
+        host=args.host,
+        port=args.port,
+        log_level="warning",
+        lifespan="on",
+        timeout_graceful_shutdown=GRACEFUL_SHUTDOWN_S,
+        **UVICORN_OPTIONS,
+    )
     config.load()  # uvicorn's protocol modules, imported now so that they are frozen too
-    collect_less_often()  # the judges' documents and schemas out of the collector's way, and its pace
+    # the judges' documents and schemas out of the collector's way, and its pace
+    collect_less_often()
     server = uvicorn.Server(config)
     print(banner(args, session), flush=True)
-    # uvicorn stops on SIGINT and SIGTERM, then raises the signal again: both end here as KeyboardInterrupt.
+    # uvicorn stops on SIGINT and SIGTERM, then raises the signal again: both end here as
+    # KeyboardInterrupt.
     previous = signal.signal(signal.SIGTERM, signal.default_int_handler)
     try:
-        run_in_loop(lambda: _serve(server, session))  # uvloop where installed, as uvicorn itself picks it
+        # uvloop where installed, as uvicorn itself picks it
+        run_in_loop(lambda: _serve(server, session))
     except KeyboardInterrupt:
         pass
     except SystemExit:  # uvicorn could not listen; it has said why
@@ -135,7 +171,8 @@ def run_proxy(args: argparse.Namespace) -> int:
 
 
 def collect_less_often() -> None:
-    """Freeze what the start built (as `evalmock serve` does) and collect at COLLECTOR_THRESHOLDS from now on."""
+    """Freeze what the start built (as `evalmock serve` does) and collect at COLLECTOR_THRESHOLDS
+    from now on."""
     freeze_startup_objects()
     gc.set_threshold(*COLLECTOR_THRESHOLDS)
 
@@ -175,7 +212,8 @@ def _outputs_on_demand(session: ProxySession) -> Iterator[None]:
 
 
 async def _serve(server: uvicorn.Server, session: ProxySession) -> int:
-    """Serve (the forwarder closes its connections in the lifespan's shutdown), writing the outputs on SIGUSR1."""
+    """Serve (the forwarder closes its connections in the lifespan's shutdown), writing the outputs
+    on SIGUSR1."""
     with _outputs_on_demand(session):
         await server.serve()
     return 0

@@ -1,6 +1,7 @@
-"""CORS through the proxy: the upstream's own CORS answer where it gives one (a staging service that lets its app
-send cookies keeps doing so), with the violations header added to the exposed ones; `evalmock serve`'s CORS where it
-gives none (an app that was on the service's own origin, now calling the proxy's)."""
+"""CORS through the proxy: the upstream's own CORS answer where it gives one (a staging service that
+lets its app send cookies keeps doing so), with the violations header added to the exposed ones;
+`evalmock serve`'s CORS where it gives none (an app that was on the service's own origin, now
+calling the proxy's)."""
 
 from __future__ import annotations
 
@@ -23,9 +24,10 @@ def cors_options() -> dict[str, Any]:
 
 class ProxyCORSMiddleware:
     """A browser's request goes to the upstream first, its preflight too. An answer that carries
-    Access-Control-Allow-Origin is the upstream's CORS and is sent as it came (its origin, credentials, methods;
-    the violations header added to what it exposes); any other gets Starlette's CORSMiddleware with `evalmock
-    serve`'s options. The Vary it adds is not repeated when the upstream already sent it."""
+    Access-Control-Allow-Origin is the upstream's CORS and is sent as it came (its origin,
+    credentials, methods; the violations header added to what it exposes); any other gets
+    Starlette's CORSMiddleware with `evalmock serve`'s options. The Vary it adds is not repeated
+    when the upstream already sent it."""
 
     def __init__(self, app: ASGIApp) -> None:
         self.app = app
@@ -36,8 +38,11 @@ class ProxyCORSMiddleware:
             await self.app(scope, receive, send)
             return
         request_headers = Headers(scope=scope)
-        if "origin" in request_headers and scope["method"] == "OPTIONS" \
-                and "access-control-request-method" in request_headers:
+        if (
+            "origin" in request_headers
+            and scope["method"] == "OPTIONS"
+            and "access-control-request-method" in request_headers
+        ):
             await self._preflight(scope, receive, send, request_headers)
             return
 
@@ -56,7 +61,9 @@ class ProxyCORSMiddleware:
 
         await self.app(scope, receive, send_cors)
 
-    async def _preflight(self, scope: Scope, receive: Receive, send: Send, request_headers: Headers) -> None:
+    async def _preflight(
+        self, scope: Scope, receive: Receive, send: Send, request_headers: Headers
+    ) -> None:
         """The upstream's preflight answer when it is a CORS answer; otherwise the proxy's own."""
         theirs: list[Message] = []
 
@@ -76,8 +83,8 @@ def _carries_cors(message: Message) -> bool:
 
 
 def _expose_violations(message: Message) -> None:
-    """Add the violations header to the exposed ones (a `*` exposes nothing by name to a request with
-    credentials, so the name is added beside it too)."""
+    """Add the violations header to the exposed ones (a `*` exposes nothing by name to a request
+    with credentials, so the name is added beside it too)."""
     headers: list[tuple[bytes, bytes]] = list(message.get("headers", []))
     exposed = [n for n, (name, _) in enumerate(headers) if name.lower() == EXPOSE]
     if not exposed:
@@ -87,7 +94,10 @@ def _expose_violations(message: Message) -> None:
         name, value = headers[first]
         names = {token.strip().lower() for n in exposed for token in headers[n][1].split(b",")}
         if HEADER.encode("ascii") not in names:
-            headers[first] = (name, value + b", " + HEADER.encode("ascii") if value.strip() else HEADER.encode())
+            headers[first] = (
+                name,
+                value + b", " + HEADER.encode("ascii") if value.strip() else HEADER.encode(),
+            )
     message["headers"] = headers
 
 
@@ -103,5 +113,8 @@ def _vary_once(message: Message) -> None:
     if len(unique) < len(tokens):
         first = next(n for n, (name, _) in enumerate(headers) if name == b"vary")
         joined = b", ".join(unique)
-        message["headers"] = [(name, joined) if n == first else (name, value)
-                              for n, (name, value) in enumerate(headers) if n == first or name != b"vary"]
+        message["headers"] = [
+            (name, joined) if n == first else (name, value)
+            for n, (name, value) in enumerate(headers)
+            if n == first or name != b"vary"
+        ]

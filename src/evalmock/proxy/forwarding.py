@@ -1,118 +1,102 @@
-"""The proxy's transport: a pure ASGI app that forwards each request to the upstream as it came and sends back the
-upstream's answer unchanged; a response of a documented operation is held (up to a bound) to be judged first.
+"""The proxy's transport: a pure ASGI app that forwards each request to the upstream as it came and
+sends back the upstream's answer unchanged; a response of a documented operation is held (up to a
+bound) to be judged first.
 
-An upstream that cannot be reached is a 502, one slower than the timeout a 504, each in the API's own error body
-(the envelope on /v1, DigitalOcean's body on /v2) with a request id, as `evalmock serve` sends its errors.
+An upstream that cannot be reached is a 502, one slower than the timeout a 504, each in the API's
+own error body (the envelope on /v1, DigitalOcean's body on /v2) with a request id, as `evalmock
+serve` sends its errors.
 """
 
 from __future__ import annotations
 
-import base64
-import os
 import re
-import ssl
 import time
 from collections.abc import AsyncIterator
-from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Protocol
 from urllib.parse import quote
 
 import aiohttp
 import httpx
 from multidict import CIMultiDict
-from starlette.types import Message, Receive, Scope, Send
+from starlette.types import Receive, Scope, Send
 from yarl import URL
 
-from evalmock.exits import UsageError
-from evalmock.proxy.wire import RawHeaders, declared_length, decoded, outgoing
+from evalmock.proxy.forwarded import Forwarded, Observer
+from evalmock.proxy.tls import upstream_ssl_context
+from evalmock.proxy.upstream import Origin, too_slow, unreachable
+from evalmock.proxy.wire import (
+    RawHeaders,
+    declared_length,
+    decoded,
+    header_text,
+    outgoing,
+    read_up_to,
+    request_body,
+    send_whole,
+)
 from evalmock.server.errors import ApiError, error_body
 from evalmock.server.request_id import RequestIdMiddleware, current_request_id
 
 MAX_JUDGED_BYTES = 4 * 2**20  # a larger body streams through unjudged
-# An answer streamed through unjudged is also kept aside, up to this size, for the secrets it may carry: a sign-in's
-# answer is small, and a copy of every large body that passes would cost each one more than forwarding it.
+# An answer streamed through unjudged is also kept aside, up to this size, for the secrets it may
+# carry: a sign-in's answer is small, and a copy of every large body that passes would cost each one
+# more than forwarding it.
 KEPT_ASIDE_BYTES = 16 * 2**10
 NOT_AN_OPERATION = "not a request of an audited operation (streamed through unjudged)"
 CUT_SHORT = "cut short by the upstream while streaming"
-# A request target sent as it came (the common case); any other is written as httpx writes it (dot segments
-# removed, characters outside these percent-encoded), so that the upstream gets what it always got.
+# A request target sent as it came (the common case); any other is written as httpx writes it (dot
+# segments removed, characters outside these percent-encoded), so that the upstream gets what it
+# always got.
 _PLAIN_TARGET = re.compile(r"(?:[A-Za-z0-9\-._~!$&'()*+,;=:@/?]|%[0-9A-Fa-f]{2})*")
 # aiohttp's own request headers, which a forwarded request carries only when the client sent them.
 NOT_ADDED = ("Accept", "Accept-Encoding", "User-Agent", "Content-Type")
-# Connections kept open to the upstream, and for how long an idle one is kept (httpx's defaults, the transport
-# before aiohttp).
+# Connections kept open to the upstream, and for how long an idle one is kept (httpx's defaults, the
+# transport before aiohttp).
 MAX_CONNECTIONS = 100
 KEEPALIVE_EXPIRY_S = 5.0
 
-Headers = list[tuple[str, str]]
-
-
-@dataclass
-class Forwarded:
-    """One request as forwarded and the upstream's answer; `body` is the decoded body when the proxy held it."""
-
-    started: datetime
-    method: str
-    url: str  # the upstream's URL
-    path: str  # the path the client asked for
-    request_headers: Headers
-    status: int = 0
-    reason: str = ""
-    http_version: str = "HTTP/1.1"
-    response_headers: Headers = field(default_factory=list)
-    body: bytes | None = None
-    body_size: int = 0  # bytes the upstream sent (before any decoding)
-    elapsed_ms: float = 0.0
-    # A whole answer that streamed through unjudged, decoded, when it was no longer than KEPT_ASIDE_BYTES: kept for
-    # its secrets to be learned, not recorded (`body` stays None).
-    kept_aside: bytes | None = None
-    # The request's body as it was forwarded, when it came whole and no longer than the judged bound (a sign-in's
-    # password, a form): for the HAR, and for the secrets it carries. `request_body_size` counts what came.
-    request_body: bytes | None = None
-    request_body_size: int = 0
-    request_body_whole: bool = False  # its last piece came
-
-
-class Observer(Protocol):
-    """What the proxy tells about its traffic, and the headers a judged response gets."""
-
-    def api_of(self, method: str, path: str) -> str | None: ...
-
-    def judge(self, api: str, forwarded: Forwarded) -> Headers: ...
-
-    def passed(self, forwarded: Forwarded, why: str) -> None: ...
-
-    def failed(self, forwarded: Forwarded, status: int, why: str) -> None: ...
-
 
 class ProxyApp:
-    """Forwards every HTTP request to `upstream` (a base URL; the request's path and query are appended)."""
+    """Forwards every HTTP request to `upstream` (a base URL; the request's path and query are
+    appended)."""
 
-    def __init__(self, upstream: str, observer: Observer, *, timeout: float,
-                 max_judged_bytes: int = MAX_JUDGED_BYTES) -> None:
+    def __init__(
+        self,
+        upstream: str,
+        observer: Observer,
+        *,
+        timeout: float,
+        max_judged_bytes: int = MAX_JUDGED_BYTES,
+    ) -> None:
         self.upstream = upstream.rstrip("/")
         self.observer = observer
         self.timeout = timeout
         self.max_judged_bytes = max_judged_bytes
-        self._origin = _Origin.of(self.upstream)
+        self._origin = Origin.of(self.upstream)
         self._ssl = upstream_ssl_context()
         self._client: aiohttp.ClientSession | None = None
 
     @property
     def client(self) -> aiohttp.ClientSession:
-        """aiohttp's client (its C parser costs half of what a pure-Python one does a forwarded request), made on
-        first use inside the server's event loop. It sends what it is given and nothing of its own: no headers of
-        its own, no cookies kept from one client for another, no redirect followed, no body decoded; the environment's
-        proxies and .netrc not ours."""
+        """aiohttp's client (its C parser costs half of what a pure-Python one does a forwarded
+        request), made on first use inside the server's event loop. It sends what it is given and
+        nothing of its own: no headers of its own, no cookies kept from one client for another, no
+        redirect followed, no body decoded; the environment's proxies and .netrc not ours."""
         if self._client is None:
-            connector = aiohttp.TCPConnector(limit=MAX_CONNECTIONS, keepalive_timeout=KEEPALIVE_EXPIRY_S,
-                                             ssl=self._ssl)
-            timeout = aiohttp.ClientTimeout(total=None, connect=self.timeout, sock_connect=self.timeout,
-                                            sock_read=self.timeout)
+            connector = aiohttp.TCPConnector(
+                limit=MAX_CONNECTIONS, keepalive_timeout=KEEPALIVE_EXPIRY_S, ssl=self._ssl
+            )
+            timeout = aiohttp.ClientTimeout(
+                total=None, connect=self.timeout, sock_connect=self.timeout, sock_read=self.timeout
+            )
             self._client = aiohttp.ClientSession(
-                connector=connector, timeout=timeout, cookie_jar=aiohttp.DummyCookieJar(), auto_decompress=False,
-                skip_auto_headers=NOT_ADDED, trust_env=False)
+                connector=connector,
+                timeout=timeout,
+                cookie_jar=aiohttp.DummyCookieJar(),
+                auto_decompress=False,
+                skip_auto_headers=NOT_ADDED,
+                trust_env=False,
+            )
         return self._client
 
     async def aclose(self) -> None:
@@ -144,36 +128,64 @@ class ProxyApp:
         target = (raw_path + (b"?" + query if query else b"")).decode("latin-1")
         url = self.upstream + target
         wire = outgoing(scope["headers"])
-        request_headers = [(name.decode("latin-1"), value.decode("latin-1")) for name, value in wire]
-        forwarded = Forwarded(datetime.now(UTC), scope["method"], url, scope["path"], request_headers)
+        request_headers = [
+            (name.decode("latin-1"), value.decode("latin-1")) for name, value in wire
+        ]
+        forwarded = Forwarded(
+            datetime.now(UTC), scope["method"], url, scope["path"], request_headers
+        )
         started = time.perf_counter()
         try:
             response = await self._send(forwarded, target, wire, receive, scope["headers"])
         except TimeoutError as exc:  # aiohttp's connect and read timeouts are TimeoutErrors
-            await self._failed(scope, receive, send, forwarded, 504, "gateway-timeout", _slow(self.timeout, exc))
+            await self._failed(
+                scope, receive, send, forwarded, 504, "gateway-timeout", too_slow(self.timeout, exc)
+            )
             return
-        except (aiohttp.ClientError, ValueError) as exc:  # ValueError: a URL or header aiohttp will not send
-            await self._failed(scope, receive, send, forwarded, 502, "bad-gateway",
-                               _unreachable(self._origin.shown, exc))
+        except (
+            aiohttp.ClientError,
+            ValueError,
+        ) as exc:  # ValueError: a URL or header aiohttp will not send
+            await self._failed(
+                scope,
+                receive,
+                send,
+                forwarded,
+                502,
+                "bad-gateway",
+                unreachable(self._origin.shown, exc),
+            )
             return
         try:
             forwarded.status, forwarded.reason = response.status, response.reason or ""
             forwarded.http_version = f"HTTP/{response.version.major}.{response.version.minor}"
             kept = outgoing(response.raw_headers)
-            forwarded.response_headers = [(name.decode("latin-1"), value.decode("latin-1")) for name, value in kept]
-            sent_back = [(name.lower(), value) for name, value in kept]  # ASGI's names are in lower case
+            forwarded.response_headers = [
+                (name.decode("latin-1"), value.decode("latin-1")) for name, value in kept
+            ]
+            # ASGI's names are in lower case
+            sent_back = [(name.lower(), value) for name, value in kept]
             await self._answer(scope, receive, send, response, sent_back, forwarded, started)
         finally:
             response.release()
 
-    async def _send(self, forwarded: Forwarded, target: str, headers: RawHeaders, receive: Receive,
-                    received: RawHeaders) -> aiohttp.ClientResponse:
-        """Send the request: Host first (the upstream's), the body's framing kept (aiohttp sends a body of unknown
-        length chunked), Basic credentials from a user and password in --upstream in place of the client's
-        Authorization."""
-        has_body = any(name.lower() in (b"content-length", b"transfer-encoding") for name, _ in received)
-        # aiohttp writes header text as UTF-8: text read as UTF-8 is written back as the very bytes that came.
-        sent = CIMultiDict((name.decode("latin-1"), _text(value)) for name, value in headers)
+    async def _send(
+        self,
+        forwarded: Forwarded,
+        target: str,
+        headers: RawHeaders,
+        receive: Receive,
+        received: RawHeaders,
+    ) -> aiohttp.ClientResponse:
+        """Send the request: Host first (the upstream's), the body's framing kept (aiohttp sends a
+        body of unknown length chunked), Basic credentials from a user and password in --upstream in
+        place of the client's Authorization."""
+        has_body = any(
+            name.lower() in (b"content-length", b"transfer-encoding") for name, _ in received
+        )
+        # aiohttp writes header text as UTF-8: text read as UTF-8 is written back as the very bytes
+        # that came.
+        sent = CIMultiDict((name.decode("latin-1"), header_text(value)) for name, value in headers)
         if self._origin.authorization is not None:
             sent.popall("Authorization", None)
             sent["Authorization"] = self._origin.authorization
@@ -181,42 +193,78 @@ class ProxyApp:
         if not _PLAIN_TARGET.fullmatch(target) or "/." in target:
             target = httpx.URL(self._origin.root + target).raw_path.decode("ascii")
         return await self.client.request(
-            forwarded.method, URL(self._origin.root + target, encoded=True), headers=sent,
-            data=_request_body(receive, forwarded, self.max_judged_bytes) if has_body else None, allow_redirects=False)
+            forwarded.method,
+            URL(self._origin.root + target, encoded=True),
+            headers=sent,
+            data=request_body(receive, forwarded, self.max_judged_bytes) if has_body else None,
+            allow_redirects=False,
+        )
 
-    async def _answer(self, scope: Scope, receive: Receive, send: Send, response: aiohttp.ClientResponse,
-                      sent_back: RawHeaders, forwarded: Forwarded, started: float) -> None:
+    async def _answer(
+        self,
+        scope: Scope,
+        receive: Receive,
+        send: Send,
+        response: aiohttp.ClientResponse,
+        sent_back: RawHeaders,
+        forwarded: Forwarded,
+        started: float,
+    ) -> None:
         """Hold, judge and send the answer of an audited operation; stream any other through."""
         chunks = aiter(response.content.iter_any())  # one iterator: held first, then the rest
         api = self.observer.api_of(forwarded.method, forwarded.path)
         too_large = f"larger than {_amount(self.max_judged_bytes)} (streamed through unjudged)"
         if api is None:
-            await self._stream(send, response.status, sent_back, chunks, forwarded, b"", started, NOT_AN_OPERATION)
+            await self._stream(
+                send, response.status, sent_back, chunks, forwarded, b"", started, NOT_AN_OPERATION
+            )
             return
         if declared_length(sent_back) > self.max_judged_bytes:
-            await self._stream(send, response.status, sent_back, chunks, forwarded, b"", started, too_large)
+            await self._stream(
+                send, response.status, sent_back, chunks, forwarded, b"", started, too_large
+            )
             return
         try:
-            raw = await _read_up_to(chunks, self.max_judged_bytes)
+            raw = await read_up_to(chunks, self.max_judged_bytes)
         except TimeoutError as exc:  # nothing is sent yet, so the proxy can still say so
-            await self._failed(scope, receive, send, forwarded, 504, "gateway-timeout", _slow(self.timeout, exc))
+            await self._failed(
+                scope, receive, send, forwarded, 504, "gateway-timeout", too_slow(self.timeout, exc)
+            )
             return
         except aiohttp.ClientError as exc:
-            await self._failed(scope, receive, send, forwarded, 502, "bad-gateway",
-                               _unreachable(self._origin.shown, exc))
+            await self._failed(
+                scope,
+                receive,
+                send,
+                forwarded,
+                502,
+                "bad-gateway",
+                unreachable(self._origin.shown, exc),
+            )
             return
         if len(raw) > self.max_judged_bytes:
-            await self._stream(send, response.status, sent_back, chunks, forwarded, raw, started, too_large)
+            await self._stream(
+                send, response.status, sent_back, chunks, forwarded, raw, started, too_large
+            )
             return
         forwarded.elapsed_ms = _since(started)
         forwarded.body_size, forwarded.body = len(raw), decoded(response.status, sent_back, raw)
         extra = self.observer.judge(api, forwarded)
-        await _send_whole(send, response.status, sent_back, raw, extra)
+        await send_whole(send, response.status, sent_back, raw, extra)
 
-    async def _stream(self, send: Send, status: int, sent_back: RawHeaders, chunks: AsyncIterator[bytes],
-                      forwarded: Forwarded, first: bytes, started: float, why: str) -> None:
-        """Send the answer on as it comes, one piece behind, so that it is counted before its last piece is sent (a
-        client that has its whole answer finds it counted)."""
+    async def _stream(
+        self,
+        send: Send,
+        status: int,
+        sent_back: RawHeaders,
+        chunks: AsyncIterator[bytes],
+        forwarded: Forwarded,
+        first: bytes,
+        started: float,
+        why: str,
+    ) -> None:
+        """Send the answer on as it comes, one piece behind, so that it is counted before its last
+        piece is sent (a client that has its whole answer finds it counted)."""
         await send({"type": "http.response.start", "status": status, "headers": sent_back})
         size, pending = len(first), first
         aside = [first]
@@ -229,7 +277,8 @@ class ProxyApp:
                     await send({"type": "http.response.body", "body": pending, "more_body": True})
                 pending = chunk
         except (TimeoutError, aiohttp.ClientError) as exc:
-            # The status line is gone: all that is left is to end the connection, which tells the client.
+            # The status line is gone: all that is left is to end the connection, which tells the
+            # client.
             forwarded.body_size, forwarded.elapsed_ms = size, _since(started)
             self.observer.passed(forwarded, f"{CUT_SHORT} ({type(exc).__name__})")
             return
@@ -239,118 +288,36 @@ class ProxyApp:
         self.observer.passed(forwarded, why)
         await send({"type": "http.response.body", "body": pending, "more_body": False})
 
-    async def _failed(self, scope: Scope, receive: Receive, send: Send, forwarded: Forwarded, status: int,
-                      code: str, message: str) -> None:
-        """The proxy's own answer when the upstream gives none: the API's error body, with a request id."""
+    async def _failed(
+        self,
+        scope: Scope,
+        receive: Receive,
+        send: Send,
+        forwarded: Forwarded,
+        status: int,
+        code: str,
+        message: str,
+    ) -> None:
+        """The proxy's own answer when the upstream gives none: the API's error body, with a request
+        id."""
         self.observer.failed(forwarded, status, message)
         error = ApiError(status, code, message)
 
         async def answer(scope: Scope, receive: Receive, send: Send) -> None:
             body = error_body(error, scope["path"], current_request_id())
-            await send({"type": "http.response.start", "status": status, "headers": [
-                (b"content-type", b"application/json"), (b"content-length", str(len(body)).encode("ascii"))]})
+            await send(
+                {
+                    "type": "http.response.start",
+                    "status": status,
+                    "headers": [
+                        (b"content-type", b"application/json"),
+                        (b"content-length", str(len(body)).encode("ascii")),
+                    ],
+                }
+            )
             await send({"type": "http.response.body", "body": body})
 
         await RequestIdMiddleware(answer)(scope, receive, send)
-
-
-class CertificatesUnreadable(UsageError):
-    """The certificate authorities an https upstream is to be verified by cannot be read."""
-
-
-def upstream_ssl_context() -> ssl.SSLContext:
-    """How an https upstream is verified: as httpx verifies (certifi's authorities), or by the authorities of
-    SSL_CERT_FILE or SSL_CERT_DIR where one is set (a service behind a company's own authority), in httpx's order;
-    CertificatesUnreadable names the one that cannot be read."""
-    try:
-        return httpx.create_ssl_context(trust_env=True)
-    except (OSError, ssl.SSLError) as exc:
-        source = next((f"{name}={os.environ[name]!r}" for name in ("SSL_CERT_FILE", "SSL_CERT_DIR")
-                       if os.environ.get(name)), "certifi's bundle")
-        raise CertificatesUnreadable(f"{source}: no certificate authorities could be read from it ({exc})") from None
-
-
-def _text(value: bytes) -> str:
-    """A header's value as text that aiohttp writes back as the same bytes (UTF-8); bytes that are not UTF-8 (rare
-    and obsolete, RFC 9110 5.5) are read as Latin-1, and so are written as the UTF-8 of those characters."""
-    try:
-        return value.decode("utf-8")
-    except UnicodeDecodeError:
-        return value.decode("latin-1")
-
-
-async def _request_body(receive: Receive, forwarded: Forwarded, kept_up_to: int) -> AsyncIterator[bytes]:
-    """The client's body, piece by piece as it comes; a whole body no longer than `kept_up_to` is also kept in
-    `forwarded` (a larger one is only counted)."""
-    kept: list[bytes] = []
-    while True:
-        message = await receive()
-        if message["type"] == "http.disconnect":
-            return
-        chunk = message.get("body", b"")
-        forwarded.request_body_size += len(chunk)
-        if forwarded.request_body_size <= kept_up_to:
-            kept.append(chunk)
-        else:
-            kept.clear()
-        yield chunk
-        if not message.get("more_body", False):
-            forwarded.request_body_whole = True
-            if forwarded.request_body_size <= kept_up_to:
-                forwarded.request_body = b"".join(kept)
-            return
-
-
-async def _read_up_to(chunks: AsyncIterator[bytes], limit: int) -> bytes:
-    """The whole raw body, or, when it is longer than `limit`, its first chunks past it (the rest stays unread)."""
-    held: list[bytes] = []
-    size = 0
-    async for chunk in chunks:
-        held.append(chunk)
-        size += len(chunk)
-        if size > limit:
-            break
-    return b"".join(held)
-
-
-async def _send_whole(send: Send, status: int, sent_back: RawHeaders, raw: bytes, extra: Headers) -> None:
-    headers = sent_back
-    if extra:
-        added = [(name.lower().encode("latin-1"), value.encode("latin-1")) for name, value in extra]
-        names = {name for name, _ in added}
-        headers = [(name, value) for name, value in sent_back if name not in names] + added
-    message: Message = {"type": "http.response.start", "status": status, "headers": headers}
-    await send(message)
-    await send({"type": "http.response.body", "body": raw})
-
-
-@dataclass(frozen=True)
-class _Origin:
-    """The upstream's scheme, host and port; its path, to which a request's own target is appended; the Basic
-    credentials a user and password in the URL stand for (httpx sent them)."""
-
-    root: str
-    prefix: str
-    authorization: str | None
-
-    @property
-    def shown(self) -> str:
-        """The upstream as the proxy's own error bodies name it: without its credentials, which are not the
-        client's to see."""
-        return self.root + self.prefix
-
-    @classmethod
-    def of(cls, upstream: str) -> _Origin:
-        try:
-            url = httpx.URL(upstream)
-        except httpx.InvalidURL:  # every request then answers 502, saying why
-            return cls("http://invalid.invalid", "", None)
-        authorization = None
-        if url.username or url.password:
-            userpass = f"{url.username}:{url.password}".encode()
-            authorization = "Basic " + base64.b64encode(userpass).decode("ascii")
-        root = str(url.copy_with(username=None, password=None, raw_path=b"/")).removesuffix("/")
-        return cls(root, url.raw_path.split(b"?")[0].rstrip(b"/").decode("ascii"), authorization)
 
 
 def _amount(size: int) -> str:
@@ -359,15 +326,3 @@ def _amount(size: int) -> str:
 
 def _since(started: float) -> float:
     return round((time.perf_counter() - started) * 1000, 3)
-
-
-def _slow(timeout: float, exc: Exception) -> str:
-    return f"evalmock proxy: the upstream did not answer within {timeout:g} s ({type(exc).__name__})."
-
-
-def _unreachable(upstream: str, exc: Exception) -> str:
-    if type(exc) is aiohttp.ClientConnectorError:  # its text names aiohttp's pool key (`ssl:default`), not the cause
-        exc = exc.os_error
-    detail = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
-    return f"evalmock proxy: the upstream {upstream} could not be reached ({detail})."
-

@@ -1,5 +1,6 @@
-"""`evalmock proxy --har`: every exchange the proxy forwards, kept as a HAR 1.2 entry (harfile's models) in a spool
-file, so that a HAR file of all the traffic so far can be written at any moment without holding it in memory."""
+"""`evalmock proxy --har`: every exchange the proxy forwards, kept as a HAR 1.2 entry (harfile's
+models) in a spool file, so that a HAR file of all the traffic so far can be written at any moment
+without holding it in memory."""
 
 from __future__ import annotations
 
@@ -16,7 +17,7 @@ import harfile
 from evalmock import __version__
 from evalmock.harness.secrets.har_entries import redacted_har_entry
 from evalmock.harness.secrets.redactor import Redactor
-from evalmock.proxy.forwarding import Forwarded, Headers
+from evalmock.proxy.forwarded import Forwarded, Headers
 from evalmock.whole_file import staged
 
 NOT_HELD = "body not recorded: the proxy streamed it through without holding it"
@@ -40,7 +41,9 @@ class HarRecorder:
             "cache": {},
             "timings": harfile.Timings(send=0, wait=forwarded.elapsed_ms, receive=0).asdict(),
         }
-        self._spool.write(json.dumps(redacted_har_entry(self.redactor, entry), ensure_ascii=False) + "\n")
+        self._spool.write(
+            json.dumps(redacted_har_entry(self.redactor, entry), ensure_ascii=False) + "\n"
+        )
         self.entries += 1
 
     def write(self, path: str | Path) -> None:
@@ -48,14 +51,20 @@ class HarRecorder:
         path = Path(path)
         self._spool.flush()
         self._spool.seek(0)
-        self.redactor.compact()  # each entry is searched once below, not once for each level of secrets
+        # each entry is searched once below, not once for each level of secrets
+        self.redactor.compact()
         creator = json.dumps({"name": "evalmock proxy", "version": __version__})
         try:
             with staged(path) as out:
-                out.write(f'{{"log": {{"version": "{harfile.HAR_VERSION}", "creator": {creator}, "entries": [\n')
+                out.write(
+                    f'{{"log": {{"version": "{harfile.HAR_VERSION}", "creator": {creator}, '
+                    '"entries": [\n'
+                )
                 for number, line in enumerate(self._spool):
                     # Again, for any secret learned after the entry was spooled.
-                    out.write(("" if number == 0 else ",\n") + self.redactor.text(line.rstrip("\n")))
+                    out.write(
+                        ("" if number == 0 else ",\n") + self.redactor.text(line.rstrip("\n"))
+                    )
                 out.write("\n]}}\n")
         finally:
             self._spool.seek(0, os.SEEK_END)
@@ -69,19 +78,23 @@ def _records(headers: Headers) -> list[harfile.Record]:
 
 
 def request_cookies(headers: Headers) -> list[harfile.Cookie]:
-    """The cookies of the request's Cookie headers (`name=value; name2=value2`), as a browser's HAR lists them."""
+    """The cookies of the request's Cookie headers (`name=value; name2=value2`), as a browser's HAR
+    lists them."""
     cookies = []
     for name, value in headers:
         if name.lower() == "cookie":
             for pair in value.split(";"):
                 key, equals, text = pair.strip().partition("=")
                 if key or text:
-                    cookies.append(harfile.Cookie(name=key if equals else "", value=text if equals else key))
+                    cookies.append(
+                        harfile.Cookie(name=key if equals else "", value=text if equals else key)
+                    )
     return cookies
 
 
 def response_cookies(headers: Headers) -> list[harfile.Cookie]:
-    """The cookies the response's Set-Cookie headers set, with the attributes HAR has a field for."""
+    """The cookies the response's Set-Cookie headers set, with the attributes HAR has a field
+    for."""
     cookies = []
     for name, value in headers:
         if name.lower() != "set-cookie":
@@ -92,16 +105,23 @@ def response_cookies(headers: Headers) -> list[harfile.Cookie]:
         for attribute in attributes:
             field, _, argument = attribute.strip().partition("=")
             named[field.lower()] = argument
-        cookies.append(harfile.Cookie(
-            name=key, value=text, path=named.get("path"), domain=named.get("domain"),
-            expires=_iso(named.get("expires")), httpOnly=True if "httponly" in named else None,
-            secure=True if "secure" in named else None))
+        cookies.append(
+            harfile.Cookie(
+                name=key,
+                value=text,
+                path=named.get("path"),
+                domain=named.get("domain"),
+                expires=_iso(named.get("expires")),
+                httpOnly=True if "httponly" in named else None,
+                secure=True if "secure" in named else None,
+            )
+        )
     return cookies
 
 
 def _iso(expires: str | None) -> str | None:
-    """A cookie's Expires date (RFC 1123, as Set-Cookie writes it) as HAR writes dates (ISO 8601); None when it does
-    not read as one."""
+    """A cookie's Expires date (RFC 1123, as Set-Cookie writes it) as HAR writes dates (ISO 8601);
+    None when it does not read as one."""
     try:
         return parsedate_to_datetime(expires).isoformat() if expires else None
     except (TypeError, ValueError):
@@ -116,44 +136,68 @@ def _request(forwarded: Forwarded) -> harfile.Request:
         httpVersion="HTTP/1.1",
         headers=_records(forwarded.request_headers),
         cookies=request_cookies(forwarded.request_headers),
-        queryString=[harfile.Record(name=k, value=v) for k, v in parse_qsl(query, keep_blank_values=True)],
+        queryString=[
+            harfile.Record(name=k, value=v) for k, v in parse_qsl(query, keep_blank_values=True)
+        ],
         postData=_post_data(forwarded),
         bodySize=forwarded.request_body_size,
     )
 
 
 def _post_data(forwarded: Forwarded) -> harfile.PostData | None:
-    """The request's body as a browser's HAR has it: its text, and a form's parameters; a body that was not kept
-    (larger than the bound, or not whole) or is not UTF-8 text (HAR's postData has no base64) says so instead."""
+    """The request's body as a browser's HAR has it: its text, and a form's parameters; a body that
+    was not kept (larger than the bound, or not whole) or is not UTF-8 text (HAR's postData has no
+    base64) says so instead."""
     if forwarded.request_body_size == 0:
         return None
-    media_type = next((value for name, value in forwarded.request_headers if name.lower() == "content-type"), "")
+    media_type = next(
+        (value for name, value in forwarded.request_headers if name.lower() == "content-type"), ""
+    )
     if forwarded.request_body is None:
-        why = "more than the proxy keeps" if forwarded.request_body_whole else "the client's body did not come whole"
-        return harfile.PostData(mimeType=media_type,
-                                comment=f"body not recorded: {forwarded.request_body_size} bytes, {why}")
+        why = (
+            "more than the proxy keeps"
+            if forwarded.request_body_whole
+            else "the client's body did not come whole"
+        )
+        return harfile.PostData(
+            mimeType=media_type,
+            comment=f"body not recorded: {forwarded.request_body_size} bytes, {why}",
+        )
     try:
         text = forwarded.request_body.decode("utf-8")
     except UnicodeDecodeError:
-        return harfile.PostData(mimeType=media_type, comment=f"body not recorded: {forwarded.request_body_size} "
-                                                             "bytes that are not UTF-8 text")
+        return harfile.PostData(
+            mimeType=media_type,
+            comment=f"body not recorded: {forwarded.request_body_size} "
+            "bytes that are not UTF-8 text",
+        )
     params = None
     if media_type.split(";")[0].strip().lower() == FORM:
-        params = [harfile.PostParameter(name=k, value=v) for k, v in parse_qsl(text, keep_blank_values=True)]
+        params = [
+            harfile.PostParameter(name=k, value=v)
+            for k, v in parse_qsl(text, keep_blank_values=True)
+        ]
     return harfile.PostData(mimeType=media_type, text=text, params=params)
 
 
 def _response(forwarded: Forwarded) -> harfile.Response:
-    media_type = next((value for name, value in forwarded.response_headers if name.lower() == "content-type"), "")
+    media_type = next(
+        (value for name, value in forwarded.response_headers if name.lower() == "content-type"), ""
+    )
     if forwarded.body is None:
         content = harfile.Content(size=forwarded.body_size, mimeType=media_type, comment=NOT_HELD)
     else:
         try:
-            content = harfile.Content(size=len(forwarded.body), mimeType=media_type,
-                                      text=forwarded.body.decode("utf-8"))
+            content = harfile.Content(
+                size=len(forwarded.body), mimeType=media_type, text=forwarded.body.decode("utf-8")
+            )
         except UnicodeDecodeError:
-            content = harfile.Content(size=len(forwarded.body), mimeType=media_type,
-                                      text=base64.b64encode(forwarded.body).decode("ascii"), encoding="base64")
+            content = harfile.Content(
+                size=len(forwarded.body),
+                mimeType=media_type,
+                text=base64.b64encode(forwarded.body).decode("ascii"),
+                encoding="base64",
+            )
     return harfile.Response(
         status=forwarded.status,
         statusText=forwarded.reason,

@@ -1,6 +1,7 @@
-"""What `evalmock proxy` does with the traffic it forwards: each exchange of an audited operation judged by the
-harness, each broken rule told on a live line and in the response's header, every exchange recorded; and the
-outputs (report, JUnit, HAR) of all the traffic so far, whenever they are asked for."""
+"""What `evalmock proxy` does with the traffic it forwards: each exchange of an audited operation
+judged by the harness, each broken rule told on a live line and in the response's header, every
+exchange recorded; and the outputs (report, JUnit, HAR) of all the traffic so far, whenever they are
+asked for."""
 
 from __future__ import annotations
 
@@ -17,7 +18,7 @@ from evalmock.harness.report.view import replay_notes
 from evalmock.harness.results.audit_results import Results
 from evalmock.harness.secrets.redactor import Redactor
 from evalmock.harness.traffic.audit import TrafficAudit
-from evalmock.proxy.forwarding import Forwarded, Headers
+from evalmock.proxy.forwarded import Forwarded, Headers
 from evalmock.proxy.recorder import HarRecorder
 from evalmock.proxy.violations import HEADER, header_value, live_line, request_line, throttled_line
 
@@ -26,7 +27,8 @@ PREFIX = "evalmock proxy: "  # of every console line
 
 @dataclass(frozen=True)
 class Outputs:
-    """Where to write the results: a Markdown or HTML report, JUnit XML, a HAR file of the traffic."""
+    """Where to write the results: a Markdown or HTML report, JUnit XML, a HAR file of the
+    traffic."""
 
     report: str | None = None
     junit: str | None = None
@@ -38,10 +40,17 @@ class Outputs:
 
 
 class ProxySession:
-    """The proxy's Observer: judges, tells, records; `write_outputs` writes everything seen so far."""
+    """The proxy's Observer: judges, tells, records; `write_outputs` writes everything seen so
+    far."""
 
-    def __init__(self, audit: TrafficAudit, upstream: str, outputs: Outputs, stream: TextIO | None = None,
-                 run: RunInfo | None = None) -> None:
+    def __init__(
+        self,
+        audit: TrafficAudit,
+        upstream: str,
+        outputs: Outputs,
+        stream: TextIO | None = None,
+        run: RunInfo | None = None,
+    ) -> None:
         self.audit = audit
         self.upstream = upstream
         self.run = run or RunInfo.of(upstream, target_kind="upstream")
@@ -53,7 +62,8 @@ class ProxySession:
     def redactor(self) -> Redactor:
         return self.audit.redactor
 
-    # -- the Observer ----------------------------------------------------------------------------------------
+    # -- the Observer
+    # ----------------------------------------------------------------------------------------
     def api_of(self, method: str, path: str) -> str | None:
         return self.audit.api_of(method, path)
 
@@ -67,22 +77,33 @@ class ProxySession:
             body=forwarded.body or b"",
             request_headers=first_values(forwarded.request_headers),
         )
-        judged = self.audit.judge(api, exchange, learned=True)  # from every header value, not the first only
+        # from every header value, not the first only
+        judged = self.audit.judge(api, exchange, learned=True)
         if judged.throttled:
-            self._say(throttled_line(forwarded.method, forwarded.url, forwarded.status,
-                                     exchange.header("retry-after")))
+            self._say(
+                throttled_line(
+                    forwarded.method,
+                    forwarded.url,
+                    forwarded.status,
+                    exchange.header("retry-after"),
+                )
+            )
         if judged.off_document:
-            self._say(request_line(forwarded.method, forwarded.url, forwarded.status, judged.off_document))
+            self._say(
+                request_line(forwarded.method, forwarded.url, forwarded.status, judged.off_document)
+            )
         for breach in judged.breaches:
-            self._say(live_line(breach, forwarded.method, forwarded.url, forwarded.status, self.redactor))
+            self._say(
+                live_line(breach, forwarded.method, forwarded.url, forwarded.status, self.redactor)
+            )
         self._record(forwarded)
         return [(HEADER, header_value(judged.breaches))] if judged.breaches else []
 
     def passed(self, forwarded: Forwarded, why: str) -> None:
         self._learn(forwarded)
         if forwarded.kept_aside:
-            # A sign-in's answer carries the token that later traffic may echo. (A judged body's secret-named fields
-            # are learned on the way to a finding that may quote them.)
+            # A sign-in's answer carries the token that later traffic may echo. (A judged body's
+            # secret-named fields are learned on the way to a finding that may quote them.)
             self.redactor.learn_body(forwarded.kept_aside)
         self.audit.skip(why)
         self._record(forwarded)
@@ -93,17 +114,23 @@ class ProxySession:
         # The error body's message names the proxy; the line already does.
         self._say(f"{status} {forwarded.method} {forwarded.url}: {why.removeprefix(PREFIX)}")
 
-    # -- outputs ---------------------------------------------------------------------------------------------
+    # -- outputs
+    # ---------------------------------------------------------------------------------------------
     def results(self) -> Results:
         return self.audit.snapshot()
 
     def write_outputs(self) -> Results:
-        """Write every output asked for, covering all traffic so far; a path that cannot be written is said."""
+        """Write every output asked for, covering all traffic so far; a path that cannot be written
+        is said."""
         results = self.results()
         results.notes += replay_notes(results, self.redactor)
         for path, write in (
-            (self.outputs.report, lambda p: write_report(results, p, base_url=self.upstream, redactor=self.redactor,
-                                                           run=self.run)),
+            (
+                self.outputs.report,
+                lambda p: write_report(
+                    results, p, base_url=self.upstream, redactor=self.redactor, run=self.run
+                ),
+            ),
             (self.outputs.junit, lambda p: write_junit(results, p, self.redactor)),
             (self.outputs.har, lambda p: self.recorder.write(p) if self.recorder else None),
         ):
@@ -114,16 +141,22 @@ class ProxySession:
             except OSError as exc:
                 self._say(f"cannot write {path}: {exc.strerror or exc}")
         if self.outputs.paths:
-            self._say(f"wrote {', '.join(self.outputs.paths)} ({self.audit.judged} exchanges judged so far)")
+            self._say(
+                f"wrote {', '.join(self.outputs.paths)} ({self.audit.judged} exchanges judged so "
+                "far)"
+            )
         return results
 
     def close(self) -> None:
         if self.recorder is not None:
             self.recorder.close()
 
-    # -- helpers ---------------------------------------------------------------------------------------------
+    # -- helpers
+    # ---------------------------------------------------------------------------------------------
     def _learn(self, forwarded: Forwarded) -> None:
-        self.redactor.learn_exchange(forwarded.url, forwarded.request_headers, forwarded.response_headers)
+        self.redactor.learn_exchange(
+            forwarded.url, forwarded.request_headers, forwarded.response_headers
+        )
         if forwarded.request_body:  # a sign-in's password, a form's secret-named values
             self.redactor.learn_body(forwarded.request_body)
 

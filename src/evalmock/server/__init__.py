@@ -4,7 +4,10 @@ import warnings
 
 from evalmock.server import deferred_imports
 
-# Connexion imports Starlette's test client at import time, which warns on every `evalmock serve` start.
-warnings.filterwarnings("ignore", message=r"Using `httpx` with `starlette\.testclient` is deprecated")
+# Connexion imports Starlette's test client at import time, which warns on every `evalmock serve`
+# start.
+warnings.filterwarnings(
+    "ignore", message=r"Using `httpx` with `starlette\.testclient` is deprecated"
+)
 
 deferred_imports.decline_unused()

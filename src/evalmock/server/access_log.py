@@ -1,5 +1,6 @@
-"""The access lines of `evalmock serve --access-log`: one shape whichever server writes them (uvicorn's), and no
-secret in them: the value of a query parameter whose name says secret (or that an apiKey scheme names) is hidden."""
+"""The access lines of `evalmock serve --access-log`: one shape whichever server writes them
+(uvicorn's), and no secret in them: the value of a query parameter whose name says secret (or that
+an apiKey scheme names) is hidden."""
 
 from __future__ import annotations
 
@@ -13,7 +14,9 @@ from evalmock.contract.secret_names import secret_query
 
 HIDDEN = "[hidden]"
 # Granian's access-log format, read by RequestLine below.
-GRANIAN_ACCESS_FORMAT = "%(addr)s %(method)s %(path)s %(query_string)s %(protocol)s %(status)d %(dt_ms)f"
+GRANIAN_ACCESS_FORMAT = (
+    "%(addr)s %(method)s %(path)s %(query_string)s %(protocol)s %(status)d %(dt_ms)f"
+)
 _QUERY_PAIR = re.compile(r"(?<=[?&;])([^=&;#\s]+)=([^&;#\s]*)")
 
 
@@ -31,8 +34,8 @@ def _hide(match: re.Match[str]) -> str:
 
 
 class RequestLine(logging.Filter):
-    """Granian's access record as one line in uvicorn's shape (client, request line with its query if any, status);
-    Granian's own format cannot leave out an empty query's `?`."""
+    """Granian's access record as one line in uvicorn's shape (client, request line with its query
+    if any, status); Granian's own format cannot leave out an empty query's `?`."""
 
     def filter(self, record: logging.LogRecord) -> bool:
         values = record.args
@@ -40,13 +43,20 @@ class RequestLine(logging.Filter):
             query = values["query_string"]
             target = hidden_secrets(f"{values['path']}?{query}") if query else values["path"]
             record.msg = '%s - "%s %s %s" %d (%.1f ms)'
-            record.args = (values["addr"], values["method"], target, values["protocol"], values["status"],
-                           values["dt_ms"])
+            record.args = (
+                values["addr"],
+                values["method"],
+                target,
+                values["protocol"],
+                values["status"],
+                values["dt_ms"],
+            )
         return True
 
 
 class UvicornRequestLine(logging.Filter):
-    """uvicorn's access record with secret-named query values hidden (its third value is the request target)."""
+    """uvicorn's access record with secret-named query values hidden (its third value is the request
+    target)."""
 
     def filter(self, record: logging.LogRecord) -> bool:
         values = record.args
@@ -56,9 +66,9 @@ class UvicornRequestLine(logging.Filter):
 
 
 def uvicorn_logging() -> dict[str, Any]:
-    """uvicorn's own logging configuration, its access lines passed through UvicornRequestLine and its errors
-    through ForcedStop (a configuration, not filters added in this process, so that every worker process gets
-    them)."""
+    """uvicorn's own logging configuration, its access lines passed through UvicornRequestLine and
+    its errors through ForcedStop (a configuration, not filters added in this process, so that every
+    worker process gets them)."""
     from uvicorn.config import LOGGING_CONFIG
 
     config = copy.deepcopy(LOGGING_CONFIG)

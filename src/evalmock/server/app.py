@@ -1,4 +1,5 @@
-"""The app factory: both documents on one Connexion AsyncApp, with our middleware stack and error bodies."""
+"""The app factory: both documents on one Connexion AsyncApp, with our middleware stack and error
+bodies."""
 
 from __future__ import annotations
 
@@ -38,18 +39,20 @@ from evalmock.world import World
 def _middlewares(settings: ServerSettings, *, lifespan: bool) -> list[Any]:
     """The whole stack, outermost first; Connexion's own middlewares keep their usual order.
 
-    Error handling, routing and security are Connexion's middlewares as subclasses that do less per request
-    (errors.py, routing.py, auth.py), each driven by the same documents and handlers; CORS is Starlette's.
+    Error handling, routing and security are Connexion's middlewares as subclasses that do less per
+    request (errors.py, routing.py, auth.py), each driven by the same documents and handlers; CORS
+    is Starlette's.
 
-    What is off is left out, so a request does not pass through it: latency, response validation, and the
-    lifespan middleware when the app has no lifespan of its own (no data files to watch).
+    What is off is left out, so a request does not pass through it: latency, response validation,
+    and the lifespan middleware when the app has no lifespan of its own (no data files to watch).
     """
     counter = RateLimitCounter()
     headers = [RequestIdMiddleware, partial(RateLimitHeadersMiddleware, counter=counter)]
     cors = [partial(ServerCORSMiddleware, **CORS_OPTIONS)] if settings.cors else []
     latency = [partial(LatencyMiddleware, latency_ms=settings.latency_ms, seed=settings.seed)]
     return [
-        # Outside the error handlers, so that every answer, errors and preflights included, has these headers.
+        # Outside the error handlers, so that every answer, errors and preflights included, has
+        # these headers.
         *headers,
         *cors,
         partial(ServerErrorMiddleware, handler=errors.on_unhandled),
@@ -59,12 +62,13 @@ def _middlewares(settings: ServerSettings, *, lifespan: bool) -> list[Any]:
         *(latency if settings.latency_ms[1] else []),
         AuthMiddleware,
         ValidationMiddleware,
-        # Response validation checks that required headers are present, so the headers are added before it looks.
+        # Response validation checks that required headers are present, so the headers are added
+        # before it looks.
         *([ResponseValidationMiddleware, *headers] if settings.validate_responses else []),
         *([LifespanMiddleware] if lifespan else []),
         partial(ScenarioMiddleware, error_rate=settings.error_rate, seed=settings.seed),
-        # No ContextMiddleware: it publishes the operation and scope in context variables for handlers that read
-        # `connexion.context`; ours get every value as an argument (dispatch.py).
+        # No ContextMiddleware: it publishes the operation and scope in context variables for
+        # handlers that read `connexion.context`; ours get every value as an argument (dispatch.py).
     ]
 
 
@@ -76,8 +80,8 @@ def create_app(
 ) -> AsyncApp:
     """Both APIs (/v1 and /v2) with Swagger UI at {base}/ui/; `clock` is the cursors' time source.
 
-    Without `world`, the settings' world (DataFileError when a data file has a problem). With data files, the
-    app reloads them while it runs (from its lifespan's start to its end).
+    Without `world`, the settings' world (DataFileError when a data file has a problem). With data
+    files, the app reloads them while it runs (from its lifespan's start to its end).
     """
     settings = settings or ServerSettings()
     live = LiveWorld(world if world is not None else build_world(settings), settings.data_files)
@@ -87,7 +91,10 @@ def create_app(
     app = PreparedApp(
         __name__,
         lifespan=watcher.lifespan if watcher else None,
-        middlewares=[partial(HealthMiddleware, live=live), *_middlewares(settings, lifespan=watcher is not None)],
+        middlewares=[
+            partial(HealthMiddleware, live=live),
+            *_middlewares(settings, lifespan=watcher is not None),
+        ],
         resolver=resolver(handlers),
         security_map=security_map(Tokens(settings.tokens, any_token=settings.any_token)),
         validator_map=VALIDATOR_MAP,
@@ -97,8 +104,8 @@ def create_app(
         swagger_ui_options=SwaggerUIOptions(swagger_ui=True, swagger_ui_path="/ui"),
     )
     for api in APIS.values():
-        # The document as parsed once for the whole process (Connexion would parse its file again); Connexion
-        # edits what it is given, so it gets a copy.
+        # The document as parsed once for the whole process (Connexion would parse its file again);
+        # Connexion edits what it is given, so it gets a copy.
         app.add_api(copy.deepcopy(api.spec), base_path=api.base_path, name=api.name)
     errors.install(app)
     return app

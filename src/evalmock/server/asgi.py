@@ -1,7 +1,9 @@
-"""A module-level app for ASGI servers (`uvicorn evalmock.server.asgi:app`), configured from the environment.
+"""A module-level app for ASGI servers (`uvicorn evalmock.server.asgi:app`), configured from the
+environment.
 
-`evalmock serve --workers N` starts N processes that each import this module; they read the same settings
-(and so the same cursor key and data files) from EVALMOCK_SERVE_SETTINGS. Without it, the defaults apply.
+`evalmock serve --workers N` starts N processes that each import this module; they read the same
+settings (and so the same cursor key and data files) from EVALMOCK_SERVE_SETTINGS. Without it, the
+defaults apply.
 """
 
 import sys
@@ -19,7 +21,9 @@ with long_lived():  # as the `evalmock` command imports its own
 
 try:
     app = create_app(ServerSettings.from_env())
-except DataFileError as error:  # a data file broke between `evalmock serve`'s check and this worker's start
+except (
+    DataFileError
+) as error:  # a data file broke between `evalmock serve`'s check and this worker's start
     print(refusal(error), file=sys.stderr, flush=True)
     raise SystemExit(USAGE) from None
 freeze_startup_objects()  # each worker process, as the single-process path does

@@ -1,4 +1,5 @@
-"""Bearer tokens: the demo tokens, tokens registered with --token, optionally any well-formed one; each 401's code."""
+"""Bearer tokens: the demo tokens, tokens registered with --token, optionally any well-formed one;
+each 401's code."""
 
 from __future__ import annotations
 
@@ -25,7 +26,9 @@ _B64TOKEN = re.compile(r"[A-Za-z0-9\-._~+/]+=*")  # RFC 6750 b64token
 class Caller:
     kind: str  # "user" or "service", as the documents' Actor.kind
     id: str
-    reads: bool = True  # False: valid, but without read on any project ("Needs read on the project.")
+    reads: bool = (
+        True  # False: valid, but without read on any project ("Needs read on the project.")
+    )
 
     def token_info(self) -> dict[str, Any]:
         return {"sub": self.id, "kind": self.kind, "reads": self.reads}
@@ -34,8 +37,10 @@ class Caller:
 DEMO_CALLERS = {
     "demo-user": Caller("user", "user-demo"),
     "demo-service": Caller("service", "svc-demo"),
-    "demo-other": Caller("user", "user-other"),  # a second caller, to see cursors bound to their caller
-    "demo-no-read": Caller("user", "user-no-read", reads=False),  # a valid token without read on any project
+    # a second caller, to see cursors bound to their caller
+    "demo-other": Caller("user", "user-other"),
+    # a valid token without read on any project
+    "demo-no-read": Caller("user", "user-no-read", reads=False),
 }
 EXPIRED_TOKEN = "demo-expired"
 REVOKED_TOKEN = "demo-revoked"
@@ -58,25 +63,32 @@ CALLER_KINDS = ("user", "service")
 
 
 def _caller_of(token: str, kind: str) -> Caller:
-    # A registered or accepted token's caller id is derived from it, so the token itself never shows.
+    # A registered or accepted token's caller id is derived from it, so the token itself never
+    # shows.
     prefix = "user-" if kind == "user" else "svc-"
     return Caller(kind, prefix + hashlib.sha256(token.encode()).hexdigest()[:12])
 
 
 def parse_token_option(text: str) -> tuple[str, str]:
-    """`NAME` or `NAME:user|service` (the --token flag) as (token, kind); ValueError says what is wrong."""
-    token, _, kind = text.rpartition(":") if text.endswith((":user", ":service")) else (text, "", "user")
+    """`NAME` or `NAME:user|service` (the --token flag) as (token, kind); ValueError says what is
+    wrong."""
+    token, _, kind = (
+        text.rpartition(":") if text.endswith((":user", ":service")) else (text, "", "user")
+    )
     if not token or len(token) > MAX_TOKEN_LENGTH or not _B64TOKEN.fullmatch(token):
-        raise ValueError(f"a token is 1..{MAX_TOKEN_LENGTH} characters of A-Z a-z 0-9 - . _ ~ + / (then = padding), "
-                         f"optionally followed by :user or :service; got {text[:80]!r}")
+        raise ValueError(
+            f"a token is 1..{MAX_TOKEN_LENGTH} characters of A-Z a-z 0-9 - . _ ~ + / (then = "
+            "padding), "
+            f"optionally followed by :user or :service; got {text[:80]!r}"
+        )
     if token in DEMO_TOKENS:
         raise ValueError(f"{token!r} is already a demo token")
     return token, kind
 
 
 def accepted_tokens(environ: Mapping[str, str]) -> list[tuple[str, str]]:
-    """The tokens of ACCEPT_TOKENS_ENV (whitespace-separated), each as --token reads it; ValueError names the variable
-    and what is wrong, never the token."""
+    """The tokens of ACCEPT_TOKENS_ENV (whitespace-separated), each as --token reads it; ValueError
+    names the variable and what is wrong, never the token."""
     tokens = []
     for number, text in enumerate(environ.get(ACCEPT_TOKENS_ENV, "").split(), 1):
         try:
@@ -88,11 +100,16 @@ def accepted_tokens(environ: Mapping[str, str]) -> list[tuple[str, str]]:
 
 
 class Tokens:
-    """Which bearer tokens a server accepts: its demo tokens, the registered ones, and (only with --any-token)
-    any other well-formed token as a user of its own."""
+    """Which bearer tokens a server accepts: its demo tokens, the registered ones, and (only with
+    --any-token) any other well-formed token as a user of its own."""
 
-    def __init__(self, registered: tuple[tuple[str, str], ...] = (), *, any_token: bool = False) -> None:
-        self.callers = {**DEMO_CALLERS, **{token: _caller_of(token, kind) for token, kind in registered}}
+    def __init__(
+        self, registered: tuple[tuple[str, str], ...] = (), *, any_token: bool = False
+    ) -> None:
+        self.callers = {
+            **DEMO_CALLERS,
+            **{token: _caller_of(token, kind) for token, kind in registered},
+        }
         self.any_token = any_token
 
     def caller(self, token: str) -> Caller:
@@ -107,18 +124,22 @@ class Tokens:
         if self.any_token:
             return _caller_of(token, "user")
         raise _unauthorized(
-            "The bearer token is not one this server issued. evalmock serve accepts its demo tokens "
+            "The bearer token is not one this server issued. evalmock serve accepts its demo "
+            "tokens "
             f"({', '.join(DEMO_CALLERS)}) and tokens registered with --token NAME[:user|service]; "
             "start it with --any-token to accept any well-formed token."
         )
 
     def authenticate(self, authorization: str | None) -> Caller:
-        """The caller of an `Authorization` header value, or an ApiError 401 saying what is wrong with it."""
+        """The caller of an `Authorization` header value, or an ApiError 401 saying what is wrong
+        with it."""
         if not authorization or not authorization.strip():
             raise _unauthorized("A bearer token is required.")
         scheme, _, token = authorization.strip().partition(" ")
         if scheme.lower() != "bearer":
-            raise _unauthorized("The Authorization header must use the Bearer scheme: 'Bearer <token>'.")
+            raise _unauthorized(
+                "The Authorization header must use the Bearer scheme: 'Bearer <token>'."
+            )
         token = token.strip(" ")
         if not token:
             raise _unauthorized("The bearer token is empty.")
@@ -128,7 +149,8 @@ class Tokens:
 
 
 def security_map(tokens: Tokens) -> dict[str, type[BearerSecurityHandler]]:
-    """Connexion's bearer scheme answered by `tokens` (no x-bearerInfoFunc needed in the documents)."""
+    """Connexion's bearer scheme answered by `tokens` (no x-bearerInfoFunc needed in the
+    documents)."""
 
     class BearerHandler(BearerSecurityHandler):
         def _resolve_func(self, security_scheme: dict[str, Any]) -> Any:
@@ -152,13 +174,16 @@ def authorization(scope: Scope) -> str | None:
 
 
 class SecurityRequest(ConnexionRequest):
-    """Connexion's request as its security handlers get it, with the scope at hand rather than behind its proxy to a
-    Starlette request: the bearer check reads only the scope, so that request is made only for a handler that asks."""
+    """Connexion's request as its security handlers get it, with the scope at hand rather than
+    behind its proxy to a Starlette request: the bearer check reads only the scope, so that request
+    is made only for a handler that asks."""
 
     def __init__(self, scope: Scope) -> None:
         self.scope = scope
         self.uri_parser = None
-        self._context = self._mimetype = self._path_params = self._query_params = self._form = self._files = None
+        self._context = self._mimetype = self._path_params = self._query_params = self._form = (
+            self._files
+        ) = None
 
     def __getattr__(self, name: str) -> Any:
         if name == "_starlette_request":
@@ -179,12 +204,15 @@ class _SecurityOperation(SecurityOperation):
 class _SecurityAPI(SecurityAPI):
     def make_operation(self, operation: Any) -> SecurityOperation:
         return _SecurityOperation.from_operation(
-            operation, next_app=self.next_app, security_handler_factory=self.security_handler_factory,
+            operation,
+            next_app=self.next_app,
+            security_handler_factory=self.security_handler_factory,
         )
 
 
 class AuthMiddleware(SecurityMiddleware):
-    """Connexion's SecurityMiddleware: each operation's security requirements from its document, checked by
-    Connexion's handlers (the bearer one answered by `Tokens`), in the same place in the stack."""
+    """Connexion's SecurityMiddleware: each operation's security requirements from its document,
+    checked by Connexion's handlers (the bearer one answered by `Tokens`), in the same place in the
+    stack."""
 
     api_cls = _SecurityAPI

@@ -1,4 +1,5 @@
-"""The start-up text: where each API and its Swagger UI live, the demo tokens, known ids, a curl and a fetch()."""
+"""The start-up text: where each API and its Swagger UI live, the demo tokens, known ids, a curl and
+a fetch()."""
 
 from __future__ import annotations
 
@@ -18,14 +19,18 @@ OTHER_TOKENS = {  # what any other token gets, by --any-token
     False: "401 (register more with --token NAME[:user|service], or accept any with --any-token)",
 }
 MAX_USER_LISTED = 12
-TOKEN_END_SHOWN = 4  # characters of a registered token the banner shows, and only of a token four times as long
-# Where users reach the server when that is not where it listens: a container's published port, a proxy.
+TOKEN_END_SHOWN = (
+    4  # characters of a registered token the banner shows, and only of a token four times as long
+)
+# Where users reach the server when that is not where it listens: a container's published port, a
+# proxy.
 PUBLIC_URL_ENV = environment.PUBLIC_URL
 
 
 def registered_token(token: str) -> str:
-    """How the banner names a registered token (--token, EVALMOCK_ACCEPT_TOKENS): never whole, as it may be a real
-    one and a banner ends up in CI and container logs; its last characters tell two registered tokens apart."""
+    """How the banner names a registered token (--token, EVALMOCK_ACCEPT_TOKENS): never whole, as it
+    may be a real one and a banner ends up in CI and container logs; its last characters tell two
+    registered tokens apart."""
     if len(token) < 4 * TOKEN_END_SHOWN:
         return f"registered token of {len(token)} characters"
     return f"registered token …{token[-TOKEN_END_SHOWN:]} ({len(token)} characters)"
@@ -36,13 +41,14 @@ def base_url(settings: ServerSettings) -> str:
 
 
 def public_url(host: str, port: int) -> str:
-    """Where users reach a server listening on `host`:`port`: EVALMOCK_PUBLIC_URL when set, else `local_url`."""
+    """Where users reach a server listening on `host`:`port`: EVALMOCK_PUBLIC_URL when set, else
+    `local_url`."""
     return (environment.read(PUBLIC_URL_ENV) or "").rstrip("/") or local_url(host, port)
 
 
 def local_url(host: str, port: int) -> str:
-    """The URL a user on this machine opens for a server listening on `host`: a wildcard address (every
-    interface) is not one a browser can open, so its loopback address stands for it."""
+    """The URL a user on this machine opens for a server listening on `host`: a wildcard address
+    (every interface) is not one a browser can open, so its loopback address stands for it."""
     host = LOOPBACK_OF.get(host, host)
     if ":" in host:
         host = f"[{host}]"
@@ -55,7 +61,14 @@ def _example_ids(world: World) -> tuple[str, str] | None:
         return world.data.lists[0].agent_id, world.data.lists[0].project_id
     if world.has_agent(EXAMPLE_AGENT) and EXAMPLE_PROJECT in world.project_ids(EXAMPLE_AGENT):
         return EXAMPLE_AGENT, EXAMPLE_PROJECT.upper()  # as the reference page writes it
-    return next(((agent, world.project_ids(agent)[0]) for agent in world.agent_ids() if world.project_ids(agent)), None)
+    return next(
+        (
+            (agent, world.project_ids(agent)[0])
+            for agent in world.agent_ids()
+            if world.project_ids(agent)
+        ),
+        None,
+    )
 
 
 def _example_test_case(world: World) -> str | None:
@@ -71,33 +84,52 @@ def _headline(settings: ServerSettings, world: World, server: str | None) -> str
         workers += f" on {SERVER_NAMES.get(server, server)}"
     if not world.generated:
         return f"evalmock: only the data of {', '.join(world.data.files)}, {workers}"
-    return f"evalmock: seed {world.seed}, {world.cases} generated cases per agent and project, {workers}"
+    return (
+        f"evalmock: seed {world.seed}, {world.cases} generated cases per agent and project, "
+        f"{workers}"
+    )
 
 
 def _your_data(world: World) -> list[str]:
-    """The user's lists with their case counts and test cases with their versions (reloads may change them)."""
+    """The user's lists with their case counts and test cases with their versions (reloads may
+    change them)."""
     data = world.data
     lines = [f"Your data ({', '.join(data.files)}), reloaded when a file changes: {data.summary()}"]
     for user_list in data.lists[:MAX_USER_LISTED]:
         count = len(user_list.cases)
-        lines.append(f"  {user_list.agent_id:<22} {user_list.project_id} ({count} case{'s' if count != 1 else ''})")
+        lines.append(
+            f"  {user_list.agent_id:<22} {user_list.project_id} ({count} "
+            f"case{'s' if count != 1 else ''})"
+        )
     for test_case in data.test_cases[:MAX_USER_LISTED]:
-        lines.append(f"  {test_case.uuid}: versions {', '.join(str(n) for n in range(1, len(test_case.versions) + 1))}")
-    hidden = max(0, len(data.lists) - MAX_USER_LISTED) + max(0, len(data.test_cases) - MAX_USER_LISTED)
+        lines.append(
+            f"  {test_case.uuid}: versions "
+            f"{', '.join(str(n) for n in range(1, len(test_case.versions) + 1))}"
+        )
+    hidden = max(0, len(data.lists) - MAX_USER_LISTED) + max(
+        0, len(data.test_cases) - MAX_USER_LISTED
+    )
     if hidden:
         lines.append(f"  … {hidden} more (evalmock serve --write-targets FILE lists them all)")
     return lines
 
 
 def _browser(settings: ServerSettings, root: str, example: tuple[str, str] | None) -> list[str]:
-    """Whether a browser app on another origin may call the APIs, and a fetch() to paste into its console."""
+    """Whether a browser app on another origin may call the APIs, and a fetch() to paste into its
+    console."""
     if not settings.cors:
         return ["CORS is off (--no-cors): a page on another origin cannot call these APIs."]
-    lines = ["CORS is on: a page on any origin may call both APIs (--no-cors turns it off). In its console:"]
+    lines = [
+        "CORS is on: a page on any origin may call both APIs (--no-cors turns it off). In its "
+        "console:"
+    ]
     if example is not None:
-        url = f"{root}{TEST_SET.base_path}/agents/{example[0]}/test-set/cases?projectId={example[1]}&limit=25"
-        lines.append(f"  fetch('{url}', {{headers: {{Authorization: 'Bearer demo-user'}}}})"
-                     ".then(r => r.json()).then(console.log)")
+        path = f"{TEST_SET.base_path}/agents/{example[0]}/test-set/cases"
+        url = f"{root}{path}?projectId={example[1]}&limit=25"
+        lines.append(
+            f"  fetch('{url}', {{headers: {{Authorization: 'Bearer demo-user'}}}})"
+            ".then(r => r.json()).then(console.log)"
+        )
     return lines
 
 
@@ -108,10 +140,12 @@ def banner(settings: ServerSettings, world: World, server: str | None = None) ->
         "",
         f"  {TEST_SET.title}",
         f"    {root}{TEST_SET.base_path}/agents/{{agentId}}/test-set/cases",
-        f"    Swagger UI {root}{TEST_SET.base_path}/ui/   document {root}{TEST_SET.base_path}/openapi.json",
+        f"    Swagger UI {root}{TEST_SET.base_path}/ui/   document "
+        f"{root}{TEST_SET.base_path}/openapi.json",
         f"  {GRADIENT.title}",
         f"    {root}{GRADIENT.base_path}/gen-ai/evaluation_test_cases/{{test_case_uuid}}",
-        f"    Swagger UI {root}{GRADIENT.base_path}/ui/   document {root}{GRADIENT.base_path}/openapi.json",
+        f"    Swagger UI {root}{GRADIENT.base_path}/ui/   document "
+        f"{root}{GRADIENT.base_path}/openapi.json",
         "",
         "Demo tokens (Authorization: Bearer <token>):",
         *(f"  {token:<14} {meaning}" for token, meaning in DEMO_TOKENS.items()),
@@ -120,29 +154,52 @@ def banner(settings: ServerSettings, world: World, server: str | None = None) ->
         "",
     ]
     if world.generated:
-        lines.append("Agents and projects:")
-        for agent_id in world.agent_ids()[:MAX_LISTED]:
-            lines.append(f"  {agent_id:<22} {', '.join(world.project_ids(agent_id))}")
-        versions = world.evaluation_test_case_versions()
-        lines.append("Evaluation test cases (uuid: versions):")
-        for uuid, numbers in list(versions.items())[:MAX_LISTED]:
-            lines.append(f"  {uuid}: {', '.join(map(str, numbers))}")
-        if len(versions) > MAX_LISTED:
-            lines.append(f"  … {len(versions) - MAX_LISTED} more (evalmock serve --write-targets FILE lists them all)")
+        lines += _generated(world)
     if world.data.files:
         lines += _your_data(world)
     lines += ["", "Try:"]
+    lines += _tries(settings, world, root)
+    return "\n".join(lines)
+
+
+def _generated(world: World) -> list[str]:
+    """The generated world's first agents and projects, and its first evaluation test cases."""
+    lines = ["Agents and projects:"]
+    for agent_id in world.agent_ids()[:MAX_LISTED]:
+        lines.append(f"  {agent_id:<22} {', '.join(world.project_ids(agent_id))}")
+    versions = world.evaluation_test_case_versions()
+    lines.append("Evaluation test cases (uuid: versions):")
+    for uuid, numbers in list(versions.items())[:MAX_LISTED]:
+        lines.append(f"  {uuid}: {', '.join(map(str, numbers))}")
+    if len(versions) > MAX_LISTED:
+        lines.append(
+            f"  … {len(versions) - MAX_LISTED} more (evalmock serve --write-targets FILE lists "
+            "them all)"
+        )
+    return lines
+
+
+def _tries(settings: ServerSettings, world: World, root: str) -> list[str]:
+    """What to try: a curl for each API, a fetch() from a browser, the Prefer header; then the added
+    latency and errors, and where the targets were written."""
+    lines: list[str] = []
     example = _example_ids(world)
     if example is not None:
-        lines.append(f"  curl '{root}{TEST_SET.base_path}/agents/{example[0]}/test-set/cases"
-                     f"?projectId={example[1]}&include=retired&limit=25' -H 'Authorization: Bearer demo-user'")
+        lines.append(
+            f"  curl '{root}{TEST_SET.base_path}/agents/{example[0]}/test-set/cases"
+            f"?projectId={example[1]}&include=retired&limit=25' -H 'Authorization: Bearer "
+            "demo-user'"
+        )
     test_case = _example_test_case(world)
     if test_case is not None:
-        lines.append(f"  curl '{root}{GRADIENT.base_path}/gen-ai/evaluation_test_cases/{test_case}'"
-                     " -H 'Authorization: Bearer demo-user'")
+        lines.append(
+            f"  curl '{root}{GRADIENT.base_path}/gen-ai/evaluation_test_cases/{test_case}'"
+            " -H 'Authorization: Bearer demo-user'"
+        )
     lines += _browser(settings, root, example)
     lines.append(
-        "Force an answer with a Prefer header: 'Prefer: code=503', 'Prefer: example=retired', 'Prefer: delay=800'."
+        "Force an answer with a Prefer header: 'Prefer: code=503', 'Prefer: example=retired', "
+        "'Prefer: delay=800'."
     )
     low, high = settings.latency_ms
     if high or settings.error_rate:
@@ -151,4 +208,4 @@ def banner(settings: ServerSettings, world: World, server: str | None = None) ->
     if settings.write_targets:
         path = settings.write_targets
         lines.append(f"Targets written to {path} (for evalmock contract --targets {path}).")
-    return "\n".join(lines)
+    return lines

@@ -1,14 +1,15 @@
-"""Sealed cursors: a world position, signed (HMAC-SHA256) together with the list, filters, caller, data and issue time.
+"""Sealed cursors: a world position, signed (HMAC-SHA256) together with the list, filters, caller,
+data and issue time.
 
 A cursor is base64url (no padding) of 25 bytes of payload followed by the 32-byte MAC:
 payload = version (1 byte) | position (signed 64-bit) | issued at (unsigned 64-bit, Unix seconds)
           | data generation (unsigned 64-bit).
-The binding (agent, lower-cased project, include, sorted kinds, caller id) is not in the cursor; it goes
-into the MAC only, so a cursor presented for another list, other filters or another caller simply fails
-to verify, and a cursor reveals nothing about who asked. The binding's data generation (a hash of the
-served data files, 0 without any) is in the payload, under the MAC: a cursor issued before the data
-changed verifies, and is then refused as such (DataChanged), not as a forgery. Nothing binds the limit:
-a cursor survives a change of page size.
+The binding (agent, lower-cased project, include, sorted kinds, caller id) is not in the cursor; it
+goes into the MAC only, so a cursor presented for another list, other filters or another caller
+simply fails to verify, and a cursor reveals nothing about who asked. The binding's data generation
+(a hash of the served data files, 0 without any) is in the payload, under the MAC: a cursor issued
+before the data changed verifies, and is then refused as such (DataChanged), not as a forgery.
+Nothing binds the limit: a cursor survives a change of page size.
 """
 
 from __future__ import annotations
@@ -34,7 +35,8 @@ ENCODED_SIZE = len(base64.urlsafe_b64encode(b"\0" * _RAW_SIZE).rstrip(b"="))
 
 
 class CursorError(ValueError):
-    """A cursor this list, these filters and this caller may not use; `reason` is for the message."""
+    """A cursor this list, these filters and this caller may not use; `reason` is for the
+    message."""
 
     def __init__(self, reason: str) -> None:
         super().__init__(reason)
@@ -42,7 +44,8 @@ class CursorError(ValueError):
 
 
 class DataChanged(CursorError):
-    """A cursor issued for other data than is served now: its position means nothing in this world."""
+    """A cursor issued for other data than is served now: its position means nothing in this
+    world."""
 
 
 @dataclass(frozen=True)
@@ -58,25 +61,46 @@ class Binding:
 
     @classmethod
     def of(
-        cls, agent_id: str, project_id: str, include_retired: bool, kinds: Iterable[str], caller_id: str,
+        cls,
+        agent_id: str,
+        project_id: str,
+        include_retired: bool,
+        kinds: Iterable[str],
+        caller_id: str,
         data_generation: int = 0,
     ) -> Binding:
-        return cls(agent_id, project_id.lower(), include_retired, frozenset(kinds), caller_id, data_generation)
+        return cls(
+            agent_id,
+            project_id.lower(),
+            include_retired,
+            frozenset(kinds),
+            caller_id,
+            data_generation,
+        )
 
     def encode(self) -> bytes:
         # JSON keeps the parts unambiguous whatever characters an id holds.
         return orjson.dumps(
-            [self.agent_id, self.project_id, self.include_retired, sorted(self.kinds), self.caller_id]
+            [
+                self.agent_id,
+                self.project_id,
+                self.include_retired,
+                sorted(self.kinds),
+                self.caller_id,
+            ]
         )
 
 
 class CursorSealer:
     """Seals positions into cursors and opens them again; the clock is injectable for tests."""
 
-    def __init__(self, key: bytes, clock: Callable[[], float] = time.time, ttl: int = TTL_SECONDS) -> None:
+    def __init__(
+        self, key: bytes, clock: Callable[[], float] = time.time, ttl: int = TTL_SECONDS
+    ) -> None:
         if not key:
             raise ValueError("the cursor key must not be empty")
-        self._keyed = hmac.new(key, digestmod=hashlib.sha256)  # copied per MAC: the key is prepared once
+        # copied per MAC: the key is prepared once
+        self._keyed = hmac.new(key, digestmod=hashlib.sha256)
         self._clock = clock
         self._ttl = ttl
 
@@ -91,7 +115,8 @@ class CursorSealer:
         return base64.urlsafe_b64encode(raw).rstrip(b"=").decode("ascii")
 
     def open(self, cursor: str, binding: Binding) -> int:
-        """The position sealed in `cursor`, or CursorError when it is not valid for `binding` now."""
+        """The position sealed in `cursor`, or CursorError when it is not valid for `binding`
+        now."""
         if len(cursor) != ENCODED_SIZE:
             raise CursorError("it is not a cursor this server issued")
         try:
@@ -100,7 +125,9 @@ class CursorSealer:
             raise CursorError("it is not a cursor this server issued") from None
         payload, mac = raw[: _PAYLOAD.size], raw[_PAYLOAD.size :]
         if len(raw) != _RAW_SIZE or not hmac.compare_digest(mac, self._mac(payload, binding)):
-            raise CursorError("it was tampered with, or issued for another list, other filters or another caller")
+            raise CursorError(
+                "it was tampered with, or issued for another list, other filters or another caller"
+            )
         version, position, issued_at, data_generation = _PAYLOAD.unpack(payload)
         if version != VERSION:
             raise CursorError("it comes from another version of this server")

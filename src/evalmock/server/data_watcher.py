@@ -1,9 +1,11 @@
-"""Live reload: watch the user's data files, and on a change reload the served world (or keep it, and say why).
+"""Live reload: watch the user's data files, and on a change reload the served world (or keep it,
+and say why).
 
-The watcher is a thread, so reading and checking a large file never blocks the event loop. It watches the
-files' folders, not the files, because editors save by writing a new file and renaming it over the old one.
-Some save in place instead (truncate, then write), so a change is read once the files have held still for
-a moment, and a refused change is read once more after another moment before the refusal is said.
+The watcher is a thread, so reading and checking a large file never blocks the event loop. It
+watches the files' folders, not the files, because editors save by writing a new file and renaming
+it over the old one. Some save in place instead (truncate, then write), so a change is read once the
+files have held still for a moment, and a refused change is read once more after another moment
+before the refusal is said.
 """
 
 from __future__ import annotations
@@ -42,13 +44,15 @@ def _state(paths: list[str]) -> list[tuple[int, int] | None]:
 
 
 def _real(path: str) -> str:
-    """The path with its folder's symbolic links resolved (the file itself may be gone for a moment)."""
+    """The path with its folder's symbolic links resolved (the file itself may be gone for a
+    moment)."""
     folder, name = os.path.split(os.path.abspath(path))
     return os.path.join(os.path.realpath(folder), name)
 
 
 class DataWatcher:
-    """Reloads `live` whenever one of its data files changes; says on stderr what came of each change."""
+    """Reloads `live` whenever one of its data files changes; says on stderr what came of each
+    change."""
 
     def __init__(self, live: LiveWorld, on_reload: Callable[[World], None] | None = None) -> None:
         self.live = live
@@ -56,13 +60,15 @@ class DataWatcher:
         self._files = {_real(path) for path in live.data_files}
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
-        # The problems last said: one save can come as several changes (`sed -i` writes a new file and renames it
-        # over the old), and the same refusal is said once.
+        # The problems last said: one save can come as several changes (`sed -i` writes a new file
+        # and renames it over the old), and the same refusal is said once.
         self._refused: list[str] | None = None
 
     def start(self) -> None:
         self._stop.clear()
-        self._thread = threading.Thread(target=self._watch, name="evalmock-data-watcher", daemon=True)
+        self._thread = threading.Thread(
+            target=self._watch, name="evalmock-data-watcher", daemon=True
+        )
         self._thread.start()
 
     def stop(self) -> None:
@@ -71,25 +77,34 @@ class DataWatcher:
             self._thread.join(timeout=5)
 
     def _watch(self) -> None:
-        import watchfiles  # here, not at the top: a server without data files never pays its 25 ms of start-up
+        # here, not at the top: a server without data files never pays its 25 ms of start-up
+        import watchfiles
 
         folders = sorted({os.path.dirname(path) for path in self._files})
         try:
             for _ in watchfiles.watch(
-                *folders, watch_filter=self._is_data_file, step=STEP_MS, rust_timeout=STOP_CHECK_MS,
-                stop_event=self._stop, recursive=False, raise_interrupt=False,
+                *folders,
+                watch_filter=self._is_data_file,
+                step=STEP_MS,
+                rust_timeout=STOP_CHECK_MS,
+                stop_event=self._stop,
+                recursive=False,
+                raise_interrupt=False,
             ):
                 self.settle()
                 self.reload(again_before_refusing=True)
         except Exception as exc:  # a folder removed, say: the server keeps serving what it has
-            self._say(f"evalmock serve: no longer watching the data files ({type(exc).__name__}: {exc}); "
-                      "restart to pick up changes")
+            self._say(
+                f"evalmock serve: no longer watching the data files ({type(exc).__name__}: {exc}); "
+                "restart to pick up changes"
+            )
 
     def _is_data_file(self, change: watchfiles.Change, path: str) -> bool:
         return _real(path) in self._files
 
     def settle(self) -> None:
-        """Wait until the files have held still for SETTLE_S (at most MAX_SETTLE_S), or the watcher stops."""
+        """Wait until the files have held still for SETTLE_S (at most MAX_SETTLE_S), or the watcher
+        stops."""
         paths = list(self.live.data_files)
         before = _state(paths)
         for _ in range(round(MAX_SETTLE_S / SETTLE_S)):
@@ -101,10 +116,12 @@ class DataWatcher:
             before = now
 
     def reload(self, *, again_before_refusing: bool = False) -> None:
-        """Load the files again now: swap in the new world, or keep the old one and list the problems.
+        """Load the files again now: swap in the new world, or keep the old one and list the
+        problems.
 
-        With `again_before_refusing`, a refused change is read once more after the files settle: a save in
-        place can be caught between its truncation and its write, and an empty file is not what was meant.
+        With `again_before_refusing`, a refused change is read once more after the files settle: a
+        save in place can be caught between its truncation and its write, and an empty file is not
+        what was meant.
         """
         files = ", ".join(self.live.data_files)
         try:
@@ -117,14 +134,19 @@ class DataWatcher:
             problems = list(map(str, error.problems))
             if problems != self._refused:
                 self._refused = problems
-                self._say(f"evalmock serve: refused the changed data, {len(problems)} problem(s); "
-                          "still serving the previous data:", *problems)
+                self._say(
+                    f"evalmock serve: refused the changed data, {len(problems)} problem(s); "
+                    "still serving the previous data:",
+                    *problems,
+                )
             return
         self._refused = None
         if changed:
             world = self.live.world
-            self._say(f"evalmock serve: reloaded {files}: {world.data.summary()}; "
-                      "cursors issued before now start their list again.")
+            self._say(
+                f"evalmock serve: reloaded {files}: {world.data.summary()}; "
+                "cursors issued before now start their list again."
+            )
             if self.on_reload is not None:
                 self.on_reload(world)
 

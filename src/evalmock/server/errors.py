@@ -1,4 +1,5 @@
-"""Every error as the API's own body: the test-set envelope on /v1 (and elsewhere), DigitalOcean's on /v2."""
+"""Every error as the API's own body: the test-set envelope on /v1 (and elsewhere), DigitalOcean's
+on /v2."""
 
 from __future__ import annotations
 
@@ -24,7 +25,8 @@ from evalmock.world.data_schema import CONTROL_CHARACTERS
 logger = logging.getLogger("evalmock.server")
 
 MAX_ECHO = 120  # longest client-supplied text quoted back in a message
-CHALLENGE = {"WWW-Authenticate": 'Bearer realm="evalmock"'}  # every 401 carries one (RFC 9110), a forced one too
+# every 401 carries one (RFC 9110), a forced one too
+CHALLENGE = {"WWW-Authenticate": 'Bearer realm="evalmock"'}
 _CONTROL = re.compile(f"[{CONTROL_CHARACTERS}]")
 
 # The envelope's code for a status when nothing more specific is known.
@@ -58,8 +60,8 @@ class ApiError(Exception):
     """An error answer: raised anywhere on a request's path, rendered in the API's own body.
 
     `code` is the test-set envelope's code; on /v2 the DigitalOcean id follows from the status.
-    `message=None` takes the API's canonical message for the code (or, on /v2, for the status). A 401 comes with
-    CHALLENGE besides `headers`.
+    `message=None` takes the API's canonical message for the code (or, on /v2, for the status). A
+    401 comes with CHALLENGE besides `headers`.
     """
 
     def __init__(
@@ -71,7 +73,9 @@ class ApiError(Exception):
         headers: dict[str, str] | None = None,
     ) -> None:
         super().__init__(message or code)
-        self.status = self.status_code = status  # Connexion's security layer ranks errors by status_code
+        self.status = self.status_code = (
+            status  # Connexion's security layer ranks errors by status_code
+        )
         self.code = code
         self.message = message
         self.details = details or {}
@@ -90,29 +94,37 @@ def bad_input(parameter: str, message: str) -> ApiError:
 
 def database_busy(retry_after: int) -> ApiError:
     return ApiError(
-        503, "database-busy", None, {"retryAfterSeconds": retry_after}, {"Retry-After": str(retry_after)}
+        503,
+        "database-busy",
+        None,
+        {"retryAfterSeconds": retry_after},
+        {"Retry-After": str(retry_after)},
     )
 
 
 def agent_not_found(agent_id: str) -> ApiError:
-    return ApiError(404, "agent-not-found", f"No agent {echo(agent_id)}.", {"agentId": agent_id[:MAX_ECHO]})
+    return ApiError(
+        404, "agent-not-found", f"No agent {echo(agent_id)}.", {"agentId": agent_id[:MAX_ECHO]}
+    )
 
 
 def unknown_agent(agent_id: str) -> ApiError:
-    """Why no agent answers to `agent_id`: 400 bad-input when it holds a control character (C0, DEL or C1, which no
-    agent id holds), else 404 agent-not-found."""
+    """Why no agent answers to `agent_id`: 400 bad-input when it holds a control character (C0, DEL
+    or C1, which no agent id holds), else 404 agent-not-found."""
     if _CONTROL.search(agent_id):
         return bad_input("agentId", "Path parameter 'agentId' must not contain control characters.")
     return agent_not_found(agent_id)
 
 
 def for_status(status: int, message: str | None = None) -> ApiError:
-    """The generic error of a status, for errors that come from the framework rather than a handler."""
+    """The generic error of a status, for errors that come from the framework rather than a
+    handler."""
     code = STATUS_CODES.get(status) or ("bad-input" if status < 500 else "internal")
     return ApiError(status, code, message)
 
 
-# -- rendering ---------------------------------------------------------------------------------------------
+# -- rendering
+# ---------------------------------------------------------------------------------------------
 
 
 @functools.cache
@@ -146,18 +158,31 @@ def digitalocean_body(error: ApiError, request_id: str) -> dict[str, Any]:
     else:
         fallback = "bad_request" if error.status < 500 else "server_error"
         error_id = _DIGITALOCEAN_FALLBACK_IDS.get(error.status, fallback)
-        canonical = _DIGITALOCEAN_FALLBACK_MESSAGES.get(error.status) or MESSAGES.get(error.code, "Error.")
+        canonical = _DIGITALOCEAN_FALLBACK_MESSAGES.get(error.status) or MESSAGES.get(
+            error.code, "Error."
+        )
     return {"id": error_id, "message": error.message or canonical, "request_id": request_id}
 
 
 def envelope_body(error: ApiError, request_id: str) -> dict[str, Any]:
     message = error.message or MESSAGES.get(error.code, "Error.")
-    return {"error": {"code": error.code, "message": message, "details": error.details, "requestId": request_id}}
+    return {
+        "error": {
+            "code": error.code,
+            "message": message,
+            "details": error.details,
+            "requestId": request_id,
+        }
+    }
 
 
 def error_body(error: ApiError, path: str, request_id: str) -> bytes:
     """The error as the JSON body of the API that `path` belongs to."""
-    body = digitalocean_body(error, request_id) if is_gradient_path(path) else envelope_body(error, request_id)
+    body = (
+        digitalocean_body(error, request_id)
+        if is_gradient_path(path)
+        else envelope_body(error, request_id)
+    )
     return orjson.dumps(body)
 
 
@@ -170,7 +195,8 @@ def render(error: ApiError, path: str) -> ConnexionResponse:
     )
 
 
-# -- Connexion error handlers ------------------------------------------------------------------------------
+# -- Connexion error handlers
+# ------------------------------------------------------------------------------
 
 
 async def on_api_error(request: ConnexionRequest, exc: ApiError) -> ConnexionResponse:
@@ -178,7 +204,8 @@ async def on_api_error(request: ConnexionRequest, exc: ApiError) -> ConnexionRes
 
 
 async def on_problem(request: ConnexionRequest, exc: ProblemException) -> ConnexionResponse:
-    """Connexion's own errors (e.g. response validation): never its problem+json, always our body."""
+    """Connexion's own errors (e.g. response validation): never its problem+json, always our
+    body."""
     detail = str(exc.detail or exc.title or "").split("\n\n", 1)[0]
     if exc.status >= 500:
         logger.error("%s %s: %s", request.scope.get("method"), request.scope["path"], exc.detail)
@@ -189,7 +216,8 @@ async def on_problem(request: ConnexionRequest, exc: ProblemException) -> Connex
 
 @functools.cache
 def _agent_list_path() -> re.Pattern[str]:
-    """The list operation's full path with `agentId` matching anything, newlines and slashes included."""
+    """The list operation's full path with `agentId` matching anything, newlines and slashes
+    included."""
     template = TEST_SET.base_path + next(iter(TEST_SET.spec["paths"]))
     head, _, tail = template.partition("{agentId}")
     return re.compile(re.escape(head) + "(?P<agent>.+)" + re.escape(tail), re.DOTALL)
@@ -202,7 +230,10 @@ def _routes_of_each_api() -> dict[str, str]:
     for operation in operations().values():
         base = operation.document.base_path
         named.setdefault(base, []).append(f"{operation.method} {base}{operation.path}")
-    return {base: f"this API answers {', '.join(routes)} (Swagger UI: {base}/ui/)." for base, routes in named.items()}
+    return {
+        base: f"this API answers {', '.join(routes)} (Swagger UI: {base}/ui/)."
+        for base, routes in named.items()
+    }
 
 
 def _where_the_routes_are(path: str) -> str:
@@ -215,7 +246,8 @@ def _where_the_routes_are(path: str) -> str:
 
 
 def _allowed(exc: HTTPException) -> str:
-    """The Allow list in a fixed order: Starlette keeps a route's methods in a set, whose order varies by process."""
+    """The Allow list in a fixed order: Starlette keeps a route's methods in a set, whose order
+    varies by process."""
     return ", ".join(sorted(str((exc.headers or {}).get("Allow", "")).split(", ")))
 
 
@@ -223,11 +255,14 @@ async def on_http_exception(request: ConnexionRequest, exc: HTTPException) -> Co
     path = request.scope["path"]
     agent = _agent_list_path().fullmatch(path) if exc.status_code == 404 else None
     if agent is not None:
-        # The router cannot match an agent id holding a line break or a slash, so the request never reached
-        # the handler, which answers the rest of them the same way.
+        # The router cannot match an agent id holding a line break or a slash, so the request never
+        # reached the handler, which answers the rest of them the same way.
         return render(unknown_agent(agent["agent"]), path)
     if exc.status_code == 404:
-        message = f"No route {request.scope.get('method', 'GET')} {echo(path)}; {_where_the_routes_are(path)}"
+        message = (
+            f"No route {request.scope.get('method', 'GET')} {echo(path)}; "
+            f"{_where_the_routes_are(path)}"
+        )
     elif exc.status_code == 405:
         message = f"{request.scope.get('method')} is not allowed here; allowed: {_allowed(exc)}."
     else:
@@ -246,7 +281,11 @@ async def on_unhandled(request: ConnexionRequest, exc: Exception) -> ConnexionRe
 
 ERROR_HANDLERS: tuple[tuple[type[Exception], Any], ...] = (
     (ApiError, on_api_error),
-    (ProblemException, on_problem),  # explicitly: Connexion pre-registers a handler of its own for it
+    # explicitly: Connexion pre-registers a handler of its own for it
+    (
+        ProblemException,
+        on_problem,
+    ),
     (HTTPException, on_http_exception),
     (Exception, on_unhandled),
 )
@@ -259,11 +298,13 @@ def install(app: Any) -> None:
 
 
 class ErrorHandlersMiddleware(ExceptionMiddleware):
-    """Connexion's ExceptionMiddleware (the handlers above, in its place in the stack), Starlette's request
-    object and handler wrapper made only when a request raises, rather than for every request.
+    """Connexion's ExceptionMiddleware (the handlers above, in its place in the stack), Starlette's
+    request object and handler wrapper made only when a request raises, rather than for every
+    request.
 
-    An exception goes to Starlette's own wrapper, raised again inside it, so it is handled (or not) exactly as
-    Starlette handles it; after the response has started, nothing more is sent, as in Starlette.
+    An exception goes to Starlette's own wrapper, raised again inside it, so it is handled (or not)
+    exactly as Starlette handles it; after the response has started, nothing more is sent, as in
+    Starlette.
     """
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
@@ -285,7 +326,8 @@ class ErrorHandlersMiddleware(ExceptionMiddleware):
             caught = exc
 
             async def raise_again(_scope: Scope, _receive: Receive, send_on: Send) -> None:
-                if started:  # Starlette's wrapper sees the start it would have seen, and sends nothing more
+                # Starlette's wrapper sees the start it would have seen, and sends nothing more
+                if started:
                     await send_on({"type": "http.response.start", "status": 500, "headers": []})
                 raise caught
 

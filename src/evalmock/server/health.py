@@ -1,7 +1,9 @@
-"""`GET /healthz`: a pure ASGI answer, outside both APIs, that the world is loaded and the server serves it.
+"""`GET /healthz`: a pure ASGI answer, outside both APIs, that the world is loaded and the server
+serves it.
 
 It sits outside every other middleware, so a probe is never counted by the rate-limit headers, never
-validated, never delayed by `--latency` nor failed by `--error-rate`, whichever ASGI server runs the app.
+validated, never delayed by `--latency` nor failed by `--error-rate`, whichever ASGI server runs the
+app.
 """
 
 from __future__ import annotations
@@ -18,16 +20,18 @@ _METHODS = {"GET", "HEAD"}
 def health_body(live: LiveWorld) -> bytes:
     """What an orchestrator (or a person) reads: the world being served, as its banner names it."""
     world = live.world
-    return orjson.dumps({
-        "status": "ok",
-        "world": {
-            "seed": world.seed,
-            "generated": world.generated,
-            "casesPerList": world.cases if world.generated else None,
-            "agents": len(world.agent_ids()),
-            "dataFiles": list(world.data.files),
-        },
-    })
+    return orjson.dumps(
+        {
+            "status": "ok",
+            "world": {
+                "seed": world.seed,
+                "generated": world.generated,
+                "casesPerList": world.cases if world.generated else None,
+                "agents": len(world.agent_ids()),
+                "dataFiles": list(world.data.files),
+            },
+        }
+    )
 
 
 class HealthMiddleware:
@@ -49,4 +53,6 @@ class HealthMiddleware:
             headers = [(b"allow", b"GET, HEAD")]
         headers += [(b"cache-control", b"no-store"), (b"content-length", str(len(body)).encode())]
         await send({"type": "http.response.start", "status": status, "headers": headers})
-        await send({"type": "http.response.body", "body": b"" if scope["method"] == "HEAD" else body})
+        await send(
+            {"type": "http.response.body", "body": b"" if scope["method"] == "HEAD" else body}
+        )

@@ -1,9 +1,11 @@
-"""The HTTP server under an ASGI app: Granian (a Rust server; the default where installed) or uvicorn, by name.
+"""The HTTP server under an ASGI app: Granian (a Rust server; the default where installed) or
+uvicorn, by name.
 
-Both serve the same app the same way: the lifespan runs (the data-file watcher lives in it), SIGINT and SIGTERM
-stop the server after open requests finish, access lines go to standard output only when asked for. In one
-process the app object is served in this process's event loop (so a caller can add its own signal handlers to
-it, as the proxy does for SIGUSR1); with several workers each worker process imports an app by its module path.
+Both serve the same app the same way: the lifespan runs (the data-file watcher lives in it), SIGINT
+and SIGTERM stop the server after open requests finish, access lines go to standard output only when
+asked for. In one process the app object is served in this process's event loop (so a caller can add
+its own signal handlers to it, as the proxy does for SIGUSR1); with several workers each worker
+process imports an app by its module path.
 """
 
 from __future__ import annotations
@@ -30,17 +32,28 @@ GRACEFUL_SHUTDOWN_S = 5  # how long open requests may take to finish after Ctrl-
 _GRANIAN_LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
-    "filters": {"request_line": {"()": RequestLine},
-                "worker_stopped": {"()": WorkerStopped, "seconds": GRACEFUL_SHUTDOWN_S}},
+    "filters": {
+        "request_line": {"()": RequestLine},
+        "worker_stopped": {"()": WorkerStopped, "seconds": GRACEFUL_SHUTDOWN_S},
+    },
     "formatters": {"plain": {"()": "logging.Formatter", "fmt": "%(message)s"}},
     "handlers": {
-        "errors": {"formatter": "plain", "class": "logging.StreamHandler", "stream": "ext://sys.stderr",
-                   "filters": ["worker_stopped"]},
-        "access": {"formatter": "plain", "class": "logging.StreamHandler", "stream": "ext://sys.stdout",
-                   "filters": ["request_line"]},
+        "errors": {
+            "formatter": "plain",
+            "class": "logging.StreamHandler",
+            "stream": "ext://sys.stderr",
+            "filters": ["worker_stopped"],
+        },
+        "access": {
+            "formatter": "plain",
+            "class": "logging.StreamHandler",
+            "stream": "ext://sys.stdout",
+            "filters": ["request_line"],
+        },
     },
-    # Granian's start-up lines (and its note that serving in one's own loop is "experimental") are not ours to
-    # show; its errors are, and (with several workers, at warning level) a worker stopped while still answering.
+    # Granian's start-up lines (and its note that serving in one's own loop is "experimental") are
+    # not ours to show; its errors are, and (with several workers, at warning level) a worker
+    # stopped while still answering.
     "loggers": {
         "_granian": {"handlers": ["errors"], "level": "ERROR", "propagate": False},
         "granian.access": {"handlers": ["access"], "level": "INFO", "propagate": False},
@@ -53,16 +66,17 @@ class ServerUnavailable(UsageError):
 
 
 class CannotListen(EvalmockError):
-    """The address cannot be served on: its port is taken, or the host is not one of this machine's."""
+    """The address cannot be served on: its port is taken, or the host is not one of this
+    machine's."""
 
     exit_code = FAILED
 
 
 def check_can_listen(host: str, port: int) -> int:
-    """Bind the address as either server will (SO_REUSEADDR: a port a closed connection still holds is free) and let
-    it go: a port already taken is said before a banner invites anyone to it, where uvicorn would say it after.
-    Returns the port, the one the system chose for port 0 (so that the banner can name it); CannotListen says why
-    it cannot."""
+    """Bind the address as either server will (SO_REUSEADDR: a port a closed connection still holds
+    is free) and let it go: a port already taken is said before a banner invites anyone to it, where
+    uvicorn would say it after. Returns the port, the one the system chose for port 0 (so that the
+    banner can name it); CannotListen says why it cannot."""
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     with socket.socket(family, socket.SOCK_STREAM) as probe:
         probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
@@ -78,10 +92,10 @@ def granian_installed() -> bool:
 
 
 def default_server() -> str:
-    """Granian where it is installed, else uvicorn: under evalmock's app Granian served the example page, the
-    generated pages and the DigitalOcean call with 10-35% more requests a second, and the walks as fast; on a slower
-    host uvicorn led on the generated pages by up to 14% (docs/performance.md, "The HTTP server").
-    The proxy keeps uvicorn (proxy/command.py)."""
+    """Granian where it is installed, else uvicorn: under evalmock's app Granian served the example
+    page, the generated pages and the DigitalOcean call with 10-35% more requests a second, and the
+    walks as fast; on a slower host uvicorn led on the generated pages by up to 14%
+    (docs/performance.md, "The HTTP server"). The proxy keeps uvicorn (proxy/command.py)."""
     return GRANIAN if granian_installed() else UVICORN
 
 
@@ -107,18 +121,26 @@ def run_in_loop(main: Callable[[], Awaitable[int]]) -> int:
 
 
 async def serve_granian(app: Any, options: ServeOptions, *, second_stop_exits: bool = False) -> int:
-    """Serve `app` with Granian in the running loop until SIGINT or SIGTERM; 0, or 1 when it could not listen.
+    """Serve `app` with Granian in the running loop until SIGINT or SIGTERM; 0, or 1 when it could
+    not listen.
 
-    A second signal exits the process at once when `second_stop_exits` (the mock: Ctrl-C twice, as under uvicorn);
-    otherwise open requests are always waited for (the proxy, whose outputs are written after the server stops).
+    A second signal exits the process at once when `second_stop_exits` (the mock: Ctrl-C twice, as
+    under uvicorn); otherwise open requests are always waited for (the proxy, whose outputs are
+    written after the server stops).
     """
     from granian.constants import Interfaces
     from granian.log import LogLevels
     from granian.server.embed import Server
 
     server = Server(
-        app, address=options.host, port=options.port, interface=Interfaces.ASGI, websockets=False,
-        log_dictconfig=_GRANIAN_LOGGING, log_level=LogLevels.error, log_access=options.access_log,
+        app,
+        address=options.host,
+        port=options.port,
+        interface=Interfaces.ASGI,
+        websockets=False,
+        log_dictconfig=_GRANIAN_LOGGING,
+        log_level=LogLevels.error,
+        log_access=options.access_log,
         log_access_format=GRANIAN_ACCESS_FORMAT,
     )
     loop = asyncio.get_running_loop()
@@ -130,8 +152,9 @@ async def serve_granian(app: Any, options: ServeOptions, *, second_stop_exits: b
         if asked == 1 or not second_stop_exits:
             server.stop()  # open requests finish first
             return
-        # Ctrl-C twice stops at once, as under uvicorn. Cancelling Granian's tasks instead leaves a traceback per
-        # request and one from its own shutdown callback; an exit says it in one line and cuts off the same.
+        # Ctrl-C twice stops at once, as under uvicorn. Cancelling Granian's tasks instead leaves a
+        # traceback per request and one from its own shutdown callback; an exit says it in one line
+        # and cuts off the same.
         sys.stdout.flush()
         print(f"WARNING:  {CUT_OFF}", file=sys.stderr, flush=True)
         os._exit(OK)
@@ -150,7 +173,8 @@ async def serve_granian(app: Any, options: ServeOptions, *, second_stop_exits: b
 
 
 def serve_app(app: Any, name: str, options: ServeOptions) -> int:
-    """Serve `app` in this process until SIGINT or SIGTERM (0), or say why it could not listen (1)."""
+    """Serve `app` in this process until SIGINT or SIGTERM (0), or say why it could not listen
+    (1)."""
     check_available(name)
     if name == UVICORN:
         return _run_uvicorn(app, options)
@@ -166,12 +190,20 @@ def serve_workers(target: str, name: str, options: ServeOptions, workers: int) -
     from granian.log import LogLevels
     from granian.server import Server
 
-    # Workers are separate processes; each one gets SIGINT or SIGTERM from this one and finishes its requests within
-    # GRACEFUL_SHUTDOWN_S, or is stopped (WorkerStopped says so in the log).
+    # Workers are separate processes; each one gets SIGINT or SIGTERM from this one and finishes its
+    # requests within GRACEFUL_SHUTDOWN_S, or is stopped (WorkerStopped says so in the log).
     server = Server(
-        target, address=options.host, port=options.port, interface=Interfaces.ASGI, workers=workers,
-        websockets=False, log_dictconfig=_GRANIAN_LOGGING, log_level=LogLevels.warning, log_access=options.access_log,
-        log_access_format=GRANIAN_ACCESS_FORMAT, workers_kill_timeout=GRACEFUL_SHUTDOWN_S,
+        target,
+        address=options.host,
+        port=options.port,
+        interface=Interfaces.ASGI,
+        workers=workers,
+        websockets=False,
+        log_dictconfig=_GRANIAN_LOGGING,
+        log_level=LogLevels.warning,
+        log_access=options.access_log,
+        log_access_format=GRANIAN_ACCESS_FORMAT,
+        workers_kill_timeout=GRACEFUL_SHUTDOWN_S,
     )
     try:
         server.serve()
@@ -185,18 +217,27 @@ def _run_uvicorn(app: Any, options: ServeOptions, **extra: Any) -> int:
 
     from evalmock.server.one_write import HTTP_PROTOCOL
 
-    # A requested stop (docker stop, Kubernetes, systemd: SIGTERM) is a clean stop, as Ctrl-C is: exit 0.
-    # uvicorn stops on either signal, then raises it again with the handler it found; both end here as
-    # KeyboardInterrupt. SIGINT has Python's own handler even in a script's background job (entry.py): raised
-    # into "ignored", a second Ctrl-C would cut the tasks off without the interrupt that marks them as such
-    # (forced_stop.py), and each would write a traceback.
+    # A requested stop (docker stop, Kubernetes, systemd: SIGTERM) is a clean stop, as Ctrl-C is:
+    # exit 0. uvicorn stops on either signal, then raises it again with the handler it found; both
+    # end here as KeyboardInterrupt. SIGINT has Python's own handler even in a script's background
+    # job (entry.py): raised into "ignored", a second Ctrl-C would cut the tasks off without the
+    # interrupt that marks them as such (forced_stop.py), and each would write a traceback.
     previous = signal.signal(signal.SIGTERM, signal.default_int_handler)
     try:
-        uvicorn.run(app, host=options.host, port=options.port, access_log=options.access_log,
-                    log_config=uvicorn_logging(), http=HTTP_PROTOCOL, **extra)
+        uvicorn.run(
+            app,
+            host=options.host,
+            port=options.port,
+            access_log=options.access_log,
+            log_config=uvicorn_logging(),
+            http=HTTP_PROTOCOL,
+            **extra,
+        )
     except KeyboardInterrupt:
         pass
-    except SystemExit as exc:  # uvicorn could not listen after all (the port taken since the check); it said why
+    except (
+        SystemExit
+    ) as exc:  # uvicorn could not listen after all (the port taken since the check); it said why
         return FAILED if exc.code else OK
     finally:
         signal.signal(signal.SIGTERM, previous)
@@ -204,8 +245,8 @@ def _run_uvicorn(app: Any, options: ServeOptions, **extra: Any) -> int:
 
 
 def _cannot_listen(options: ServeOptions, exc: Exception) -> int:
-    # Granian says "Address already in use (os error 98)" as a RuntimeError, with a Rust backtrace when
-    # RUST_BACKTRACE is set: its first line is the reason.
+    # Granian says "Address already in use (os error 98)" as a RuntimeError, with a Rust backtrace
+    # when RUST_BACKTRACE is set: its first line is the reason.
     reason = (str(exc).splitlines() or [type(exc).__name__])[0]
     print(f"error: {_listen_error(options.host, options.port, reason)}", file=sys.stderr)
     return FAILED

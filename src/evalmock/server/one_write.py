@@ -1,12 +1,14 @@
-"""uvicorn's HTTP/1.1 protocol (httptools) with a response's head and body sent in one write, not two.
+"""uvicorn's HTTP/1.1 protocol (httptools) with a response's head and body sent in one write, not
+two.
 
-uvicorn writes the status line and headers when the app sends `http.response.start`, and the body when it sends
-`http.response.body`: two `send()` system calls, and on loopback two trips through the kernel's TCP stack, per
-response; on the 25-case page the second one cost about 8% of the CPU a request (docs/performance.md,
-"One write a response"). Here the
-transport holds a write until the next one or the end of the event loop's turn, whichever comes first, and sends
-what it holds together with the next write. The bytes on the wire are the same; nothing waits longer than the
-turn in which it was written (a streamed body's head still leaves at once, and so does `100 Continue`).
+uvicorn writes the status line and headers when the app sends `http.response.start`, and the body
+when it sends `http.response.body`: two `send()` system calls, and on loopback two trips through the
+kernel's TCP stack, per response; on the 25-case page the second one cost about 8% of the CPU a
+request (docs/performance.md, "One write a response"). Here the
+transport holds a write until the next one or the end of the event loop's turn, whichever comes
+first, and sends what it holds together with the next write. The bytes on the wire are the same;
+nothing waits longer than the turn in which it was written (a streamed body's head still leaves at
+once, and so does `100 Continue`).
 """
 
 from __future__ import annotations

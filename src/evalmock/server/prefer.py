@@ -1,8 +1,9 @@
-"""Scenarios: `Prefer: code=… / example=… / delay=…` per request (as Prism reads them), server latency, error rate.
+"""Scenarios: `Prefer: code=… / example=… / delay=…` per request (as Prism reads them), server
+latency, error rate.
 
-Prefer and the error rate apply after authentication and request validation, so a request must be valid to
-be answered with a chosen status or example, and what is chosen must be declared by the operation's
-document. Server latency applies to every request routed to an operation.
+Prefer and the error rate apply after authentication and request validation, so a request must be
+valid to be answered with a chosen status or example, and what is chosen must be declared by the
+operation's document. Server latency applies to every request routed to an operation.
 """
 
 from __future__ import annotations
@@ -26,8 +27,9 @@ MAX_DELAY_MS = 60_000
 PREFER_VALUES_KEPT = 256
 RETRY_AFTER_SECONDS = 1
 _KNOWN = ("code", "example", "delay")
-# RFC 7240's answer to Prefer: which preferences shaped this response. A 401 or a 503 a developer did not expect is
-# then seen, in the browser's network panel, to be one their Prefer header asked for.
+# RFC 7240's answer to Prefer: which preferences shaped this response. A 401 or a 503 a developer
+# did not expect is then seen, in the browser's network panel, to be one their Prefer header asked
+# for.
 PREFERENCE_APPLIED = "Preference-Applied"
 _TOKEN = frozenset("!#$%&'*+-.^_`|~0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ")
 
@@ -47,9 +49,11 @@ class Preferences:
         example = self.example
         if example is not None and not set(example) <= _TOKEN:
             example = '"' + example.replace("\\", "\\\\").replace('"', '\\"') + '"'
-        parts = [f"code={self.code}" if self.code is not None else "",
-                 f"example={example}" if example is not None else "",
-                 f"delay={self.delay_ms}" if self.delay_ms else ""]
+        parts = [
+            f"code={self.code}" if self.code is not None else "",
+            f"example={example}" if example is not None else "",
+            f"delay={self.delay_ms}" if self.delay_ms else "",
+        ]
         return ", ".join(part for part in parts if part)
 
 
@@ -68,12 +72,16 @@ def _tokens(values: Iterable[str]) -> Iterable[tuple[str, str]]:
 
 def _whole_number(name: str, text: str, low: int, high: int) -> int:
     if not text.isascii() or not text.isdigit() or len(text) > 6 or not low <= int(text) <= high:
-        raise bad_input("Prefer", f"Prefer: {name}= must be a whole number from {low} to {high}, not {text[:40]!r}.")
+        raise bad_input(
+            "Prefer",
+            f"Prefer: {name}= must be a whole number from {low} to {high}, not {text[:40]!r}.",
+        )
     return int(text)
 
 
 def parse_prefer(values: Iterable[str]) -> Preferences:
-    """Read Prefer header values; unknown preferences are ignored and only the first of each counts (RFC 7240)."""
+    """Read Prefer header values; unknown preferences are ignored and only the first of each counts
+    (RFC 7240)."""
     found: dict[str, str] = {}
     for name, text in _tokens(values):
         if name in _KNOWN and name not in found:
@@ -88,13 +96,18 @@ def parse_prefer(values: Iterable[str]) -> Preferences:
 
 @functools.lru_cache(maxsize=PREFER_VALUES_KEPT)
 def _parsed(values: tuple[str, ...]) -> Preferences:
-    # Clients send the same few Prefer values again and again; malformed ones raise, and are not kept.
+    # Clients send the same few Prefer values again and again; malformed ones raise, and are not
+    # kept.
     return parse_prefer(values)
 
 
 def _choices(operation: Operation) -> str:
     listed = ", ".join(s for s in operation.responses if s != "default")
-    return listed + (", or any 4xx/5xx status (the document has a default response)" if operation.has_default else "")
+    return listed + (
+        ", or any 4xx/5xx status (the document has a default response)"
+        if operation.has_default
+        else ""
+    )
 
 
 def check_against(operation: Operation, preferences: Preferences) -> None:
@@ -103,7 +116,8 @@ def check_against(operation: Operation, preferences: Preferences) -> None:
     if not operation.declares(status):
         raise bad_input(
             "Prefer",
-            f"Prefer: code={status} is not a response of {operation.operation_id}; choose from {_choices(operation)}.",
+            f"Prefer: code={status} is not a response of {operation.operation_id}; choose from "
+            f"{_choices(operation)}.",
         )
     if preferences.example is not None:
         response = operation.response_for(status)
@@ -112,25 +126,33 @@ def check_against(operation: Operation, preferences: Preferences) -> None:
             names = ", ".join(examples) or "none (this response has no named examples)"
             raise bad_input(
                 "Prefer",
-                f"Prefer: example={preferences.example[:80]!r} is not an example of the {status} response of "
+                f"Prefer: example={preferences.example[:80]!r} is not an example of the {status} "
+                "response of "
                 f"{operation.operation_id}; choose from {names}.",
             )
 
 
 def transient_error(operation: Operation) -> ApiError:
-    """The error an overloaded server answers with: 429 on DigitalOcean's API, 503 database-busy on ours."""
+    """The error an overloaded server answers with: 429 on DigitalOcean's API, 503 database-busy on
+    ours."""
     return for_status(429) if operation.document is GRADIENT else database_busy(RETRY_AFTER_SECONDS)
 
 
-def forced_error(operation: Operation, status: int, example: str | None, path_params: dict[str, Any]) -> ApiError:
-    """The error answer for `Prefer: code=status` (and `example=`), with this request's id in the body (and, as any
-    ApiError of its status, a 401's challenge)."""
+def forced_error(
+    operation: Operation, status: int, example: str | None, path_params: dict[str, Any]
+) -> ApiError:
+    """The error answer for `Prefer: code=status` (and `example=`), with this request's id in the
+    body (and, as any ApiError of its status, a 401's challenge)."""
     response = operation.response_for(status)
     if example is not None and response is not None:
         value = response.examples[example]
         inner = value.get("error", value) if isinstance(value, dict) else {}
         details = inner.get("details") if isinstance(inner.get("details"), dict) else {}
-        headers = {"Retry-After": str(details.get("retryAfterSeconds", RETRY_AFTER_SECONDS))} if status == 503 else {}
+        headers = (
+            {"Retry-After": str(details.get("retryAfterSeconds", RETRY_AFTER_SECONDS))}
+            if status == 503
+            else {}
+        )
         code = str(inner.get("code") or for_status(status).code)
         return ApiError(status, code, inner.get("message"), details, headers)
     if operation.document is not GRADIENT:
@@ -143,7 +165,8 @@ def forced_error(operation: Operation, status: int, example: str | None, path_pa
 
 @functools.cache
 def encoded_example(operation_id: str, status: int, name: str) -> bytes:
-    """A named example of a declared response, as JSON (encoded once: the documents do not change)."""
+    """A named example of a declared response, as JSON (encoded once: the documents do not
+    change)."""
     return orjson.dumps(operations()[operation_id].response_for(status).examples[name])  # type: ignore[union-attr]
 
 
@@ -158,16 +181,23 @@ class Latency:
         self.low_ms, self.high_ms, self._rng = low_ms, high_ms, rng
 
     def sample(self) -> int:
-        return self.low_ms if self.high_ms <= self.low_ms else self._rng.randint(self.low_ms, self.high_ms)
+        return (
+            self.low_ms
+            if self.high_ms <= self.low_ms
+            else self._rng.randint(self.low_ms, self.high_ms)
+        )
 
 
 def _operation(scope: Scope) -> Operation | None:
-    routing = scope.get("extensions", {}).get("connexion_routing", {}) if scope["type"] == "http" else {}
+    routing = (
+        scope.get("extensions", {}).get("connexion_routing", {}) if scope["type"] == "http" else {}
+    )
     return operations().get(routing.get("operation_id") or "")
 
 
 class LatencyMiddleware:
-    """`--latency`: sits right after routing, so every API request waits, whether it succeeds or not."""
+    """`--latency`: sits right after routing, so every API request waits, whether it succeeds or
+    not."""
 
     def __init__(self, app: ASGIApp, latency_ms: tuple[int, int] = (0, 0), seed: int = 0) -> None:
         self.app = app
@@ -180,7 +210,8 @@ class LatencyMiddleware:
 
 
 class ScenarioMiddleware:
-    """Sits after security and validation: honours Prefer (code, example, delay) and fails at the error rate."""
+    """Sits after security and validation: honours Prefer (code, example, delay) and fails at the
+    error rate."""
 
     def __init__(self, app: ASGIApp, error_rate: float = 0.0, seed: int = 0) -> None:
         self.app = app
@@ -188,9 +219,14 @@ class ScenarioMiddleware:
         self._error_rate = error_rate
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        prefer = [v.decode("latin-1") for k, v in scope["headers"] if k == b"prefer"] if scope["type"] == "http" else []
+        prefer = (
+            [v.decode("latin-1") for k, v in scope["headers"] if k == b"prefer"]
+            if scope["type"] == "http"
+            else []
+        )
         operation = _operation(scope) if prefer or self._error_rate else None
-        if operation is None:  # nothing asked for (or not an operation): no cost beyond looking for the header
+        # nothing asked for (or not an operation): no cost beyond looking for the header
+        if operation is None:
             await self.app(scope, receive, send)
             return
         preferences = _parsed(tuple(prefer)) if prefer else Preferences()
@@ -206,8 +242,10 @@ class ScenarioMiddleware:
             return
         status = preferences.code or 200
         if status >= 300:
-            raise _with_headers(forced_error(operation, status, preferences.example, scope.get("path_params", {})),
-                                applied)
+            raise _with_headers(
+                forced_error(operation, status, preferences.example, scope.get("path_params", {})),
+                applied,
+            )
         if preferences.example is None:
             await self.app(scope, receive, _adding(send, applied))
             return
@@ -224,7 +262,9 @@ def _adding(send: Send, headers: dict[str, str]) -> Send:
     """`send`, with `headers` added to the response's start (`send` itself when there are none)."""
     if not headers:
         return send
-    raw = [(name.lower().encode("latin-1"), value.encode("latin-1")) for name, value in headers.items()]
+    raw = [
+        (name.lower().encode("latin-1"), value.encode("latin-1")) for name, value in headers.items()
+    ]
 
     async def send_with_headers(message: Message) -> None:
         if message["type"] == "http.response.start":

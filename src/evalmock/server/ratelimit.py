@@ -1,8 +1,10 @@
-"""DigitalOcean's rate-limit headers (ratelimit-limit/-remaining/-reset) on every /v2 response, errors too.
+"""DigitalOcean's rate-limit headers (ratelimit-limit/-remaining/-reset) on every /v2 response,
+errors too.
 
-The counter is per process and never refuses a request: it only makes the headers move the way the live
-API's do (an hourly window of LIMIT requests). Only API requests count: the document, Swagger UI and CORS
-preflights show the window without using it up. A forced 429 comes from `--error-rate` or `Prefer: code=429`.
+The counter is per process and never refuses a request: it only makes the headers move the way the
+live API's do (an hourly window of LIMIT requests). Only API requests count: the document, Swagger
+UI and CORS preflights show the window without using it up. A forced 429 comes from `--error-rate`
+or `Prefer: code=429`.
 """
 
 from __future__ import annotations
@@ -22,7 +24,8 @@ _DOCUMENT, _UI = f"{GRADIENT.base_path}/openapi.json", f"{GRADIENT.base_path}/ui
 
 
 def is_api_request(scope: Scope) -> bool:
-    """Whether a /v2 request uses the API, rather than reading its document or UI, or asking a CORS preflight."""
+    """Whether a /v2 request uses the API, rather than reading its document or UI, or asking a CORS
+    preflight."""
     path = scope["path"]
     if path in (_DOCUMENT, _UI) or path.startswith(_UI + "/"):
         return False
@@ -44,7 +47,8 @@ class RateLimitCounter:
         self._reset_header = (b"ratelimit-reset", b"")
 
     def count(self, *, counted: bool = True) -> list[tuple[bytes, bytes]]:
-        """Count one request (unless not `counted`) and return the headers that describe the window after it."""
+        """Count one request (unless not `counted`) and return the headers that describe the window
+        after it."""
         now = int(self._clock())
         window = now // WINDOW_SECONDS
         if window != self._window:
@@ -52,12 +56,16 @@ class RateLimitCounter:
             self._reset_header = (b"ratelimit-reset", str((window + 1) * WINDOW_SECONDS).encode())
         self._used += counted
         remaining = max(self.limit - self._used, 0)
-        return [self._limit_header, (b"ratelimit-remaining", str(remaining).encode()), self._reset_header]
+        return [
+            self._limit_header,
+            (b"ratelimit-remaining", str(remaining).encode()),
+            self._reset_header,
+        ]
 
 
 class RateLimitHeadersMiddleware:
-    """Adds the headers to /v2 responses; a second, deeper instance (for response validation) adds the same
-    values, counted once per request."""
+    """Adds the headers to /v2 responses; a second, deeper instance (for response validation) adds
+    the same values, counted once per request."""
 
     def __init__(self, app: ASGIApp, counter: RateLimitCounter) -> None:
         self.app = app

@@ -12,23 +12,28 @@ HEADER = b"x-request-id"
 # Ids a client may choose; anything else (too long, control characters, spaces) is replaced.
 _SANE = re.compile(r"[A-Za-z0-9._:-]{1,128}")
 
-_request_id: contextvars.ContextVar[str | None] = contextvars.ContextVar("evalmock_request_id", default=None)
+_request_id: contextvars.ContextVar[str | None] = contextvars.ContextVar(
+    "evalmock_request_id", default=None
+)
 
 
 IDS_PER_DRAW = 256  # ids made from one read of the system's random source
 _unused: list[str] = []
-os.register_at_fork(after_in_child=_unused.clear)  # a forked worker draws its own ids, never its parent's
+# a forked worker draws its own ids, never its parent's
+os.register_at_fork(after_in_child=_unused.clear)
 
 
 def fresh_id() -> str:
-    """A random (version 4) UUID as 32 hex digits, as `uuid.uuid4().hex` writes it, without a UUID object.
+    """A random (version 4) UUID as 32 hex digits, as `uuid.uuid4().hex` writes it, without a UUID
+    object.
 
-    The random bytes are read for IDS_PER_DRAW ids at once: a system call per request cost more than the
-    rest of sending back the id.
+    The random bytes are read for IDS_PER_DRAW ids at once: a system call per request cost more than
+    the rest of sending back the id.
     """
     while True:
         try:
-            return _unused.pop()  # atomic: a server running the app in several threads never hands out one twice
+            # atomic: a server running the app in several threads never hands out one twice
+            return _unused.pop()
         except IndexError:
             raw = bytearray(os.urandom(16 * IDS_PER_DRAW))
             raw[6::16] = bytes(byte & 0x0F | 0x40 for byte in raw[6::16])  # version 4
@@ -51,10 +56,11 @@ def _incoming(scope: Scope) -> str | None:
 
 
 class RequestIdMiddleware:
-    """Pure ASGI middleware; a second instance deeper in the stack reuses the id the first one chose.
+    """Pure ASGI middleware; a second instance deeper in the stack reuses the id the first one
+    chose.
 
-    The deeper instance exists for response validation: the documents mark X-Request-Id as required on
-    errors, and Connexion validates the response before an outer middleware could add the header.
+    The deeper instance exists for response validation: the documents mark X-Request-Id as required
+    on errors, and Connexion validates the response before an outer middleware could add the header.
     """
 
     def __init__(self, app: ASGIApp) -> None:

@@ -1,4 +1,5 @@
-"""JSON responses serialised with orjson (or already encoded), ready for Connexion to pass through untouched."""
+"""JSON responses serialised with orjson (or already encoded), ready for Connexion to pass through
+untouched."""
 
 from __future__ import annotations
 
@@ -12,6 +13,8 @@ def json_response(body: Any, status: int = 200, headers: dict[str, str] | None =
     return encoded_json_response(orjson.dumps(body), status, headers)
 
 
-def encoded_json_response(body: bytes, status: int = 200, headers: dict[str, str] | None = None) -> Response:
+def encoded_json_response(
+    body: bytes, status: int = 200, headers: dict[str, str] | None = None
+) -> Response:
     """A body that is JSON already, such as one joined from the world's encoded cases."""
     return Response(body, status_code=status, headers=headers, media_type="application/json")

@@ -1,4 +1,5 @@
-"""`evalmock serve`: settings, world, targets file, banner, then Granian or uvicorn (one process, or N workers)."""
+"""`evalmock serve`: settings, world, targets file, banner, then Granian or uvicorn (one process, or
+N workers)."""
 
 from __future__ import annotations
 
@@ -34,8 +35,9 @@ ASGI_APP = "evalmock.server.asgi:app"
 def freeze_startup_objects() -> None:
     """Move everything built at start out of the collector's reach (call once the app exists).
 
-    The documents, compiled validators and world vocabularies live as long as the process, yet every full
-    collection walked them; frozen, full collections stay short (they were the p99 tail under load).
+    The documents, compiled validators and world vocabularies live as long as the process, yet every
+    full collection walked them; frozen, full collections stay short (they were the p99 tail under
+    load).
     """
     gc.collect()
     gc.freeze()
@@ -44,7 +46,10 @@ def freeze_startup_objects() -> None:
 def refusal(error: DataFileError) -> str:
     """Why nothing is served: every problem of the data files, one per line."""
     count = len(error.problems)
-    head = f"evalmock serve: the data files have {count} problem{'s' if count != 1 else ''}; nothing is served:"
+    head = (
+        f"evalmock serve: the data files have {count} problem{'s' if count != 1 else ''}; nothing "
+        "is served:"
+    )
     return "\n".join([head, *map(str, error.problems)])
 
 
@@ -68,7 +73,9 @@ def serve(args: argparse.Namespace) -> int:
         print(refusal(error), file=sys.stderr)
         return USAGE
     try:  # before the targets file is written and the banner invites anyone to the port
-        settings = dataclasses.replace(settings, port=check_can_listen(settings.host, settings.port))
+        settings = dataclasses.replace(
+            settings, port=check_can_listen(settings.host, settings.port)
+        )
     except CannotListen as exc:
         print(f"error: {exc}", file=sys.stderr)
         return FAILED
@@ -76,12 +83,16 @@ def serve(args: argparse.Namespace) -> int:
         try:
             dump_targets(targets_for(world), settings.write_targets)
         except OSError as exc:
-            print(f"evalmock serve: cannot write {settings.write_targets}: {exc.strerror or exc}", file=sys.stderr)
+            print(
+                f"evalmock serve: cannot write {settings.write_targets}: {exc.strerror or exc}",
+                file=sys.stderr,
+            )
             return USAGE
     print(banner(settings, world, server), flush=True)
     options = ServeOptions(settings.host, settings.port, settings.access_log)
     if settings.workers > 1:
-        # Each worker imports ASGI_APP and rebuilds the same settings (and cursor key) from the environment.
+        # Each worker imports ASGI_APP and rebuilds the same settings (and cursor key) from the
+        # environment.
         os.environ.update(settings.to_env())
         return serve_workers(ASGI_APP, server, options, settings.workers)
     app = create_app(settings, world)

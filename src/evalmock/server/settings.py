@@ -1,4 +1,5 @@
-"""What one server runs with: built from `evalmock serve`'s arguments, or from the environment in a worker."""
+"""What one server runs with: built from `evalmock serve`'s arguments, or from the environment in a
+worker."""
 
 from __future__ import annotations
 
@@ -15,7 +16,8 @@ CURSOR_KEY_ENV = "EVALMOCK_CURSOR_KEY"
 
 
 def default_cursor_key(seed: int) -> str:
-    """A key derived from the seed, so that every process of one server (and every restart) agrees."""
+    """A key derived from the seed, so that every process of one server (and every restart)
+    agrees."""
     return hashlib.sha256(f"evalmock cursor key, seed {seed}".encode()).hexdigest()
 
 
@@ -32,12 +34,17 @@ class ServerSettings:
     validate_responses: bool = False
     access_log: bool = False
     cors: bool = True
-    # Unknown query parameters are a 400 bad-input: a typo such as `limt=10` must not pass unnoticed.
+    # Unknown query parameters are a 400 bad-input: a typo such as `limt=10` must not pass
+    # unnoticed.
     strict_validation: bool = True
     write_targets: str | None = None
-    tokens: tuple[tuple[str, str], ...] = ()  # (token, "user" | "service") registered besides the demo tokens
+    tokens: tuple[
+        tuple[str, str], ...
+    ] = ()  # (token, "user" | "service") registered besides the demo tokens
     any_token: bool = False  # accept any well-formed bearer token as a user of its own
-    data_files: tuple[str, ...] = ()  # the user's data files, served with (or, data_only, without) the world's
+    data_files: tuple[
+        str, ...
+    ] = ()  # the user's data files, served with (or, data_only, without) the world's
     data_only: bool = False
 
     def __post_init__(self) -> None:

@@ -1,4 +1,5 @@
-"""A served world as a targets file: the demo tokens and every known project and test case, for `contract`."""
+"""A served world as a targets file: the demo tokens and every known project and test case, for
+`contract`."""
 
 from __future__ import annotations
 
@@ -30,14 +31,25 @@ def targets_for(world: World) -> Targets:
         for uuid, versions in world.evaluation_test_case_versions().items()
     )
     return Targets(
-        projects=projects, test_cases=test_cases, token=TOKEN, second_token=SECOND_TOKEN,
-        expired_token=EXPIRED_TOKEN, revoked_token=REVOKED_TOKEN, no_read_token=NO_READ_TOKEN, sealed_cursors=True,
+        projects=projects,
+        test_cases=test_cases,
+        token=TOKEN,
+        second_token=SECOND_TOKEN,
+        expired_token=EXPIRED_TOKEN,
+        revoked_token=REVOKED_TOKEN,
+        no_read_token=NO_READ_TOKEN,
+        sealed_cursors=True,
     )
 
 
 def rewrite_targets(path: str, world: World) -> None:
-    """After a reload, the targets file names what is served now; a failure to write is said, not raised."""
+    """After a reload, the targets file names what is served now; a failure to write is said, not
+    raised."""
     try:
         dump_targets(targets_for(world), path)
     except OSError as exc:
-        print(f"evalmock serve: cannot write {path}: {exc.strerror or exc}", file=sys.stderr, flush=True)
+        print(
+            f"evalmock serve: cannot write {path}: {exc.strerror or exc}",
+            file=sys.stderr,
+            flush=True,
+        )

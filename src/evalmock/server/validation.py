@@ -1,10 +1,12 @@
-"""Request validation: Connexion's parameter validator, replaced by one that names the parameter in a 400.
+"""Request validation: Connexion's parameter validator, replaced by one that names the parameter in
+a 400.
 
-This is the one place that wires validation into the app (`VALIDATOR_MAP`, `ValidationMiddleware`). Schemas
-are compiled once per operation, not per request; repeated and (in strict mode) unknown query parameters are
-refused; a body on a GET is refused; patterns are matched with JSON Schema's (ECMA-262) reading of `$`,
-which does not match before a trailing newline as Python's does. The values it parsed and coerced are left
-in the scope (`PARAMETERS_SCOPE_KEY`), and the handlers' arguments are taken from there (see dispatch.py).
+This is the one place that wires validation into the app (`VALIDATOR_MAP`, `ValidationMiddleware`).
+Schemas are compiled once per operation, not per request; repeated and (in strict mode) unknown
+query parameters are refused; a body on a GET is refused; patterns are matched with JSON Schema's
+(ECMA-262) reading of `$`, which does not match before a trailing newline as Python's does. The
+values it parsed and coerced are left in the scope (`PARAMETERS_SCOPE_KEY`), and the handlers'
+arguments are taken from there (see dispatch.py).
 """
 
 from __future__ import annotations
@@ -38,7 +40,11 @@ _NUMBER = re.compile(r"-?[0-9]{1,32}(\.[0-9]{1,32})?([eE][-+]?[0-9]{1,3})?")
 _BOOLEANS = {"true": True, "false": False}
 # The keyword whose failure explains a bad value best, when several fail at once.
 _PRIORITY = ("type", "format", "pattern", "enum", "minimum", "maximum", "minLength", "maxLength")
-_FORMAT_NAMES = {"uuid": "a UUID", "date-time": "a date-time (RFC 3339)", "date": "a date (YYYY-MM-DD)"}
+_FORMAT_NAMES = {
+    "uuid": "a UUID",
+    "date-time": "a date-time (RFC 3339)",
+    "date": "a date (YYYY-MM-DD)",
+}
 
 FORMAT_CHECKER = FormatChecker()
 
@@ -113,19 +119,26 @@ class _Rule:
         return text
 
     def __post_init__(self) -> None:
-        # Clients send the same few values again and again (ids, filters, limits): each valid text is checked
-        # once. Invalid texts raise, and lru_cache keeps nothing for them.
-        object.__setattr__(self, "_checked", functools.lru_cache(maxsize=VALID_VALUES_KEPT)(self._check))
+        # Clients send the same few values again and again (ids, filters, limits): each valid text
+        # is checked once. Invalid texts raise, and lru_cache keeps nothing for them.
+        object.__setattr__(
+            self, "_checked", functools.lru_cache(maxsize=VALID_VALUES_KEPT)(self._check)
+        )
 
     def check(self, text: str) -> Any:
-        """The value, coerced to the schema's type, or a bad-input error naming what is wrong with it."""
+        """The value, coerced to the schema's type, or a bad-input error naming what is wrong with
+        it."""
         return self._checked(text)  # type: ignore[attr-defined]
 
     def _check(self, text: str) -> Any:
         value = self.coerce(text)
         errors = list(self.validator.iter_errors(value))
         if errors:
-            errors.sort(key=lambda e: _PRIORITY.index(e.validator) if e.validator in _PRIORITY else len(_PRIORITY))
+            errors.sort(
+                key=lambda e: (
+                    _PRIORITY.index(e.validator) if e.validator in _PRIORITY else len(_PRIORITY)
+                )
+            )
             raise self.error(_describe(errors[0], self.schema))
         return value
 
@@ -163,10 +176,12 @@ def _rules_for(parameters: list[dict[str, Any]]) -> _OperationRules:
 
 
 def query_pairs(query_string: str) -> list[tuple[str, str]]:
-    """`parse_qsl(query_string, keep_blank_values=True, max_num_fields=MAX_QUERY_FIELDS)`, pair for pair.
+    """`parse_qsl(query_string, keep_blank_values=True, max_num_fields=MAX_QUERY_FIELDS)`, pair for
+    pair.
 
-    Without `%` or `+` there is nothing to decode, and the split below is what parse_qsl does then; it is
-    asked on every request, and most query strings (ids, filters, limits, cursors) have neither.
+    Without `%` or `+` there is nothing to decode, and the split below is what parse_qsl does then;
+    it is asked on every request, and most query strings (ids, filters, limits, cursors) have
+    neither.
     """
     if "%" in query_string or "+" in query_string:
         return parse_qsl(query_string, keep_blank_values=True, max_num_fields=MAX_QUERY_FIELDS)
@@ -182,13 +197,16 @@ def query_pairs(query_string: str) -> list[tuple[str, str]]:
 
 def _has_body(scope: dict[str, Any]) -> bool:
     for name, value in scope["headers"]:
-        if name == b"transfer-encoding" or (name == b"content-length" and value.strip() not in (b"", b"0")):
+        if name == b"transfer-encoding" or (
+            name == b"content-length" and value.strip() not in (b"", b"0")
+        ):
             return True
     return False
 
 
 class ParameterValidator:
-    """Drop-in for Connexion's ParameterValidator (same constructor), raising our bad-input errors."""
+    """Drop-in for Connexion's ParameterValidator (same constructor), raising our bad-input
+    errors."""
 
     def __init__(
         self,
@@ -201,7 +219,8 @@ class ParameterValidator:
         self.strict_validation = strict_validation
 
     def validate(self, scope: dict[str, Any]) -> None:
-        """Refuse a bad request; keep the parsed, coerced values in the scope for the handler's arguments."""
+        """Refuse a bad request; keep the parsed, coerced values in the scope for the handler's
+        arguments."""
         if scope.get("method") in ("GET", "HEAD") and _has_body(scope):
             raise bad_input("body", f"A {scope['method']} request takes no body.")
         values = self._validate_query(scope.get("query_string", b"").decode("latin-1"))
@@ -214,14 +233,18 @@ class ParameterValidator:
         try:
             pairs = query_pairs(query_string)
         except ValueError:
-            raise bad_input("query", f"The query string has more than {MAX_QUERY_FIELDS} parameters.") from None
+            raise bad_input(
+                "query", f"The query string has more than {MAX_QUERY_FIELDS} parameters."
+            ) from None
         seen: dict[str, str] = {}
         for name, value in pairs:
             rule = self.rules.query.get(name)
             if rule is None:
                 if self.strict_validation:
                     known = ", ".join(self.rules.query)
-                    message = f"Unknown query parameter {echo(name)}; this operation takes: {known}."
+                    message = (
+                        f"Unknown query parameter {echo(name)}; this operation takes: {known}."
+                    )
                     raise bad_input(name[:MAX_ECHO], message)
                 continue
             if name in seen:
@@ -236,15 +259,17 @@ class ParameterValidator:
         return values
 
 
-# Connexion's map with our parameter validator; request bodies and responses keep Connexion's validators.
+# Connexion's map with our parameter validator; request bodies and responses keep Connexion's
+# validators.
 VALIDATOR_MAP = {**CONNEXION_VALIDATOR_MAP, "parameter": ParameterValidator}
 
 
 class _ValidationOperation(RequestValidationOperation):
-    """Connexion's request validation of one operation, with its parameter validator built once, not per request.
+    """Connexion's request validation of one operation, with its parameter validator built once, not
+    per request.
 
-    An operation without a request body (every operation of these documents) has nothing more to check:
-    Connexion would work out the request's content type only to find no body schema for it.
+    An operation without a request body (every operation of these documents) has nothing more to
+    check: Connexion would work out the request's content type only to find no body schema for it.
     """
 
     def __init__(self, next_app: ASGIApp, *, operation: AbstractOperation, **options: Any) -> None:
@@ -252,7 +277,9 @@ class _ValidationOperation(RequestValidationOperation):
         self._takes_body = bool(operation.request_body)
         self._parameter_validator = self._validator_map["parameter"](
             operation.parameters,
-            uri_parser=operation.uri_parser_class(operation.parameters, operation.body_definition()),
+            uri_parser=operation.uri_parser_class(
+                operation.parameters, operation.body_definition()
+            ),
             strict_validation=self.strict_validation,
             security_query_params=self.security_query_params,
         )
@@ -268,12 +295,15 @@ class _ValidationOperation(RequestValidationOperation):
 class _ValidationAPI(RequestValidationAPI):
     def make_operation(self, operation: AbstractOperation) -> _ValidationOperation:
         return _ValidationOperation(
-            self.next_app, operation=operation, strict_validation=self.strict_validation,
+            self.next_app,
+            operation=operation,
+            strict_validation=self.strict_validation,
             validator_map=self.validator_map,
         )
 
 
 class ValidationMiddleware(RequestValidationMiddleware):
-    """Connexion's RequestValidationMiddleware (same place in the stack, same validators from VALIDATOR_MAP)."""
+    """Connexion's RequestValidationMiddleware (same place in the stack, same validators from
+    VALIDATOR_MAP)."""
 
     api_cls = _ValidationAPI

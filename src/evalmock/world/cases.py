@@ -1,4 +1,5 @@
-"""One generated TestSetCase, composed from the vocabulary by hashing (seed, agent, project, rank)."""
+"""One generated TestSetCase, composed from the vocabulary by hashing (seed, agent, project,
+rank)."""
 
 from __future__ import annotations
 
@@ -12,7 +13,8 @@ from evalmock.world.layout import category_at, is_retired, kind_of
 from evalmock.world.timeline import NEWEST, added_at, rfc3339
 from evalmock.world.vocabulary import Vocabulary
 
-# Which parts `expect` holds, as a bit mask (decisions 1, answer 2, items 4), weighted towards one or two parts.
+# Which parts `expect` holds, as a bit mask (decisions 1, answer 2, items 4), weighted towards one
+# or two parts.
 _EXPECT_MASKS = (1, 1, 1, 2, 2, 2, 3, 3, 3, 4, 4, 5, 6, 7)
 _ITEM_ROOTS = ("matches", "results", "hits", "candidates")
 _TEMPLATES = ("nda", "msa", "dpa", "sow", "order-form")
@@ -23,7 +25,8 @@ _DAY = 86_400
 
 
 class CaseFactory:
-    """Builds the generated cases of one list (agent and project); every draw is a pure function of the rank."""
+    """Builds the generated cases of one list (agent and project); every draw is a pure function of
+    the rank."""
 
     def __init__(self, seed: int, agent: Agent, project_id: str, vocabulary: Vocabulary) -> None:
         self.agent = agent
@@ -49,7 +52,8 @@ class CaseFactory:
         return f"{prefix}{mix48(self._id_salt + rank):012x}"
 
     def rank_of(self, case_id: str) -> int | None:
-        """The rank whose id `case_id` is, in a list of any size (the inverse of `case_id`); None if none is."""
+        """The rank whose id `case_id` is, in a list of any size (the inverse of `case_id`); None if
+        none is."""
         prefix, _, digits = case_id.partition("-")
         if prefix not in ("case", "corr") or len(digits) != 12 or digits.strip("0123456789abcdef"):
             return None
@@ -73,8 +77,11 @@ class CaseFactory:
             "updatedAt": rfc3339(added),
         }
         if is_retired(category):
-            # Retired within 45 days, and no later than a day after the newest case (the world's "now").
-            retired_at = added + stream.between(600, max(600, min(45 * _DAY, NEWEST + _DAY - added)))
+            # Retired within 45 days, and no later than a day after the newest case (the world's
+            # "now").
+            retired_at = added + stream.between(
+                600, max(600, min(45 * _DAY, NEWEST + _DAY - added))
+            )
             case["updatedAt"] = rfc3339(retired_at)
             case["retired"] = {
                 "reason": stream.choice(self.vocabulary.retirement_reasons),
@@ -126,7 +133,9 @@ class CaseFactory:
 
     def _value(self, stream: Stream, key: str) -> Any:
         draw = _ARG_VALUES.get(key)
-        return stream.choice(self.vocabulary.nouns) if draw is None else draw(stream, self.vocabulary)
+        return (
+            stream.choice(self.vocabulary.nouns) if draw is None else draw(stream, self.vocabulary)
+        )
 
     def _answer(self, stream: Stream) -> dict[str, Any]:
         if stream.chance(40):

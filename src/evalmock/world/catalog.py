@@ -31,7 +31,9 @@ def _tools(*specs: str) -> tuple[Tool, ...]:
     tools = []
     for spec in specs:
         name, _, rest = spec.partition("(")
-        tools.append(Tool(name, tuple(arg.strip() for arg in rest.rstrip(")").split(",") if arg.strip())))
+        tools.append(
+            Tool(name, tuple(arg.strip() for arg in rest.rstrip(")").split(",") if arg.strip()))
+        )
     return tuple(tools)
 
 
@@ -39,39 +41,53 @@ AGENTS: tuple[Agent, ...] = (
     Agent(
         "acme.drafting",
         _tools(
-            "search_contracts(jurisdiction, query, counterparty)", "fetch_clause(contract_id, clause)",
-            "draft_document(template, language, counterparty)", "lookup_counterparty(counterparty, jurisdiction)",
-            "send_email(to, subject)", "request_signature(contract_id, to)",
+            "search_contracts(jurisdiction, query, counterparty)",
+            "fetch_clause(contract_id, clause)",
+            "draft_document(template, language, counterparty)",
+            "lookup_counterparty(counterparty, jurisdiction)",
+            "send_email(to, subject)",
+            "request_signature(contract_id, to)",
         ),
     ),
     Agent(
         "acme.support.triage",
         _tools(
-            "fetch_ticket(ticket_id)", "search_kb(query, language)", "assign_ticket(ticket_id, team)",
-            "escalate_ticket(ticket_id, priority)", "send_reply(ticket_id, language)",
+            "fetch_ticket(ticket_id)",
+            "search_kb(query, language)",
+            "assign_ticket(ticket_id, team)",
+            "escalate_ticket(ticket_id, priority)",
+            "send_reply(ticket_id, language)",
             "fetch_invoice(invoice_id, customer_id)",
         ),
     ),
     Agent(
         "globex.search",
         _tools(
-            "search_index(query, limit, language)", "fetch_document(document_id)", "rank_results(query, limit)",
-            "lookup_synonyms(query, language)", "log_feedback(document_id, status)",
+            "search_index(query, limit, language)",
+            "fetch_document(document_id)",
+            "rank_results(query, limit)",
+            "lookup_synonyms(query, language)",
+            "log_feedback(document_id, status)",
         ),
     ),
     Agent(
         "initech.billing",
         _tools(
-            "fetch_invoice(invoice_id, customer_id)", "issue_refund(invoice_id, amount, currency)",
-            "lookup_customer(customer_id)", "apply_credit(customer_id, amount, currency)", "send_email(to, subject)",
+            "fetch_invoice(invoice_id, customer_id)",
+            "issue_refund(invoice_id, amount, currency)",
+            "lookup_customer(customer_id)",
+            "apply_credit(customer_id, amount, currency)",
+            "send_email(to, subject)",
             "list_payments(customer_id, since, status)",
         ),
     ),
     Agent(
         EXAMPLE_AGENT,
         _tools(
-            "search_contracts(jurisdiction, query)", "fetch_invoice(invoice_id, customer_id)",
-            "send_email(to, subject)", "create_ticket(customer_id, priority, subject)",
+            "search_contracts(jurisdiction, query)",
+            "fetch_invoice(invoice_id, customer_id)",
+            "send_email(to, subject)",
+            "create_ticket(customer_id, priority, subject)",
             "lookup_customer(customer_id)",
         ),
         fixed_projects=(EXAMPLE_PROJECT,),
@@ -81,7 +97,11 @@ AGENTS_BY_ID: dict[str, Agent] = {agent.id: agent for agent in AGENTS}
 
 
 def project_ids(seed: int, agent: Agent) -> tuple[str, ...]:
-    """2 or 3 lower-case project UUIDs per agent: its fixed ones first, then ones derived from the seed."""
+    """2 or 3 lower-case project UUIDs per agent: its fixed ones first, then ones derived from the
+    seed."""
     count = 2 + stable_hash(seed, "project-count", agent.id) % 2
-    derived = (uuid_from(seed, "project", agent.id, number) for number in range(count - len(agent.fixed_projects)))
+    derived = (
+        uuid_from(seed, "project", agent.id, number)
+        for number in range(count - len(agent.fixed_projects))
+    )
     return (*agent.fixed_projects, *derived)

@@ -1,9 +1,10 @@
-"""Reading data files (`evalmock serve --data`, JSON or YAML): all of them checked, or all refused with every problem.
+"""Reading data files (`evalmock serve --data`, JSON or YAML): all of them checked, or all refused
+with every problem.
 
-A file is read (JSON when it ends in `.json`, else YAML), checked to hold only what JSON can (so that every
-value can be served), checked against the frame of `evalmock.world.data_schema`, and then by the rules of
-`evalmock.world.data_rules`. Problems come out as `FILE:LINE: /json/pointer: message`, lines found only
-when there are problems (composing a large file is slow).
+A file is read (JSON when it ends in `.json`, else YAML), checked to hold only what JSON can (so
+that every value can be served), checked against the frame of `evalmock.world.data_schema`, and then
+by the rules of `evalmock.world.data_rules`. Problems come out as `FILE:LINE: /json/pointer:
+message`, lines found only when there are problems (composing a large file is slow).
 """
 
 from __future__ import annotations
@@ -37,8 +38,13 @@ MAX_DEPTH = 200
 MAX_VALUES = 5_000_000  # about 15 times the whole default world's export
 _INT_RANGE = (-(1 << 63), (1 << 64) - 1)
 # What YAML's own tags make, in YAML's words.
-_YAML_ONLY = {bytes: "binary data (!!binary)", set: "a set (!!set)", tuple: "a pair list (!!pairs)",
-              datetime.date: "a date (!!timestamp)", datetime.datetime: "a date-time (!!timestamp)"}
+_YAML_ONLY = {
+    bytes: "binary data (!!binary)",
+    set: "a set (!!set)",
+    tuple: "a pair list (!!pairs)",
+    datetime.date: "a date (!!timestamp)",
+    datetime.datetime: "a date-time (!!timestamp)",
+}
 # What a data file holds at the top, in its own language.
 _TOP = {
     "JSON": 'an object {"testSet": [...], "gradient": [...]}',
@@ -47,7 +53,8 @@ _TOP = {
 
 
 class DataFileError(UsageError, ValueError):
-    """Data files that break a rule; `problems` holds every problem, each at its file, line and JSON pointer."""
+    """Data files that break a rule; `problems` holds every problem, each at its file, line and JSON
+    pointer."""
 
     def __init__(self, problems: list[Problem]) -> None:
         super().__init__("\n".join(map(str, problems)))
@@ -55,7 +62,8 @@ class DataFileError(UsageError, ValueError):
 
 
 class _DataLoader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):  # type: ignore[misc]
-    """Safe YAML, read as JSON would be: an unquoted date-time stays a string, as the APIs send it."""
+    """Safe YAML, read as JSON would be: an unquoted date-time stays a string, as the APIs send
+    it."""
 
 
 _DataLoader.yaml_implicit_resolvers = {
@@ -82,7 +90,8 @@ def _is_json(path: Path) -> bool:
 
 
 def load_data(paths: Sequence[str | Path], world: World) -> UserData:
-    """The data of every file, checked against the rules and against `world` (which it will be added to).
+    """The data of every file, checked against the rules and against `world` (which it will be added
+    to).
 
     DataFileError lists every problem of every file; nothing of a file with a problem is ever used.
     """
@@ -93,10 +102,15 @@ def load_data(paths: Sequence[str | Path], world: World) -> UserData:
         if not file.problems:
             frame = list(frame_validator().iter_errors(file.document))
             problems += [problem for error in frame for problem in _frame_problems(file, error)]
-            _collect(file, read, {tuple(error.absolute_path)[:2] for error in frame if _breaks_entry(error)})
+            _collect(
+                file,
+                read,
+                {tuple(error.absolute_path)[:2] for error in frame if _breaks_entry(error)},
+            )
     problems += [problem for rule in RULES for problem in rule(read, world)]
     if problems:
-        # Two keywords may say one thing (a UUID's format and pattern; OpenAPI's nullable and type): say it once.
+        # Two keywords may say one thing (a UUID's format and pattern; OpenAPI's nullable and type):
+        # say it once.
         raise DataFileError(_located(list(dict.fromkeys(problems)), files))
     return _user_data(files, read)
 
@@ -105,11 +119,19 @@ def _read(path: Path) -> _File:
     try:
         raw = path.read_bytes()
     except OSError as exc:
-        return _File(path, b"", "", None, [Problem(path, "", f"cannot read: {exc.strerror or exc}")])
+        return _File(
+            path, b"", "", None, [Problem(path, "", f"cannot read: {exc.strerror or exc}")]
+        )
     try:
         text = raw.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
-        return _File(path, raw, "", None, [Problem(path, "", f"not UTF-8 text: {exc.reason} at byte {exc.start}")])
+        return _File(
+            path,
+            raw,
+            "",
+            None,
+            [Problem(path, "", f"not UTF-8 text: {exc.reason} at byte {exc.start}")],
+        )
     language = "JSON" if _is_json(path) else "YAML"
     if not text.strip():
         return _File(path, raw, text, None, [_empty(path, language)])
@@ -119,20 +141,38 @@ def _read(path: Path) -> _File:
         else:
             document = yaml.load(text, Loader=_DataLoader)
     except json.JSONDecodeError as exc:
-        return _File(path, raw, text, None, [Problem(path, "", f"not valid JSON: {exc.msg}", exc.lineno, exc.colno)])
+        return _File(
+            path,
+            raw,
+            text,
+            None,
+            [Problem(path, "", f"not valid JSON: {exc.msg}", exc.lineno, exc.colno)],
+        )
     except yaml.YAMLError as exc:
         return _File(path, raw, text, None, [unreadable(path, exc)])
     except (ValueError, RecursionError) as exc:
-        message = f"nested more than {MAX_DEPTH} deep" if isinstance(exc, RecursionError) else str(exc)
+        message = (
+            f"nested more than {MAX_DEPTH} deep" if isinstance(exc, RecursionError) else str(exc)
+        )
         return _File(path, raw, text, None, [Problem(path, "", f"not valid {language}: {message}")])
     if document is None and language == "YAML":  # comments only
         return _File(path, raw, text, None, [_empty(path, language)])
-    return _File(path, raw, text, document, [Problem(path, where, message) for where, message in _unservable(document)])
+    return _File(
+        path,
+        raw,
+        text,
+        document,
+        [Problem(path, where, message) for where, message in _unservable(document)],
+    )
 
 
 def _empty(path: Path, language: str) -> Problem:
-    return Problem(path, "", f"the file is empty; write {_TOP[language]} (either may be left out), as "
-                             "`evalmock fixtures export -o FILE` writes")
+    return Problem(
+        path,
+        "",
+        f"the file is empty; write {_TOP[language]} (either may be left out), as "
+        "`evalmock fixtures export -o FILE` writes",
+    )
 
 
 def _no_constant(name: str) -> Any:
@@ -140,7 +180,8 @@ def _no_constant(name: str) -> Any:
 
 
 def _unservable(document: Any) -> Iterator[tuple[str, str]]:
-    """What in a parsed file is not plain JSON (YAML can say more), or is beyond what the server can send."""
+    """What in a parsed file is not plain JSON (YAML can say more), or is beyond what the server can
+    send."""
     pending: list[tuple[str, Any, int]] = [("", document, 0)]
     for count in itertools.count(1):
         if not pending:
@@ -155,10 +196,17 @@ def _unservable(document: Any) -> Iterator[tuple[str, str]]:
             for key in value:
                 if not isinstance(key, str):
                     yield where, f"keys are text, got {shown(key)}; quote it"
-            children = [(f"{where}{pointer(key)}", item) for key, item in value.items() if isinstance(key, str)]
+            children = [
+                (f"{where}{pointer(key)}", item)
+                for key, item in value.items()
+                if isinstance(key, str)
+            ]
             pending += [(child, item, depth + 1) for child, item in reversed(children)]
         elif isinstance(value, list):
-            pending += [(f"{where}/{index}", value[index], depth + 1) for index in reversed(range(len(value)))]
+            pending += [
+                (f"{where}/{index}", value[index], depth + 1)
+                for index in reversed(range(len(value)))
+            ]
         elif (problem := _unservable_scalar(value)) is not None:
             yield where, problem
 
@@ -166,14 +214,25 @@ def _unservable(document: Any) -> Iterator[tuple[str, str]]:
 def _unservable_scalar(value: Any) -> str | None:
     """What makes one scalar unservable, if anything."""
     if isinstance(value, str):
-        return None if _is_unicode(value) else "the text holds an unpaired surrogate, which is not Unicode text"
+        return (
+            None
+            if _is_unicode(value)
+            else "the text holds an unpaired surrogate, which is not Unicode text"
+        )
     if isinstance(value, bool) or value is None:
         return None
     if isinstance(value, int):
-        return None if _INT_RANGE[0] <= value <= _INT_RANGE[1] else f"the integer {value} is beyond 64 bits"
+        return (
+            None
+            if _INT_RANGE[0] <= value <= _INT_RANGE[1]
+            else f"the integer {value} is beyond 64 bits"
+        )
     if isinstance(value, float):
         return None if math.isfinite(value) else f"{value} is not a JSON number"
-    return f"{_YAML_ONLY.get(type(value), 'a value of a YAML tag')} is not a JSON value; write it as text"
+    return (
+        f"{_YAML_ONLY.get(type(value), 'a value of a YAML tag')} is not a JSON value; write it as "
+        "text"
+    )
 
 
 def _is_unicode(text: str) -> bool:
@@ -194,22 +253,37 @@ def _frame_problems(file: _File, error: ValidationError) -> Iterator[Problem]:
         known = list(error.schema.get("properties", {}))
         for key in error.instance:
             if key not in known:
-                yield Problem(file.path, pointer(*error.absolute_path, key), unknown_key(key, known, quote='"'))
+                yield Problem(
+                    file.path,
+                    pointer(*error.absolute_path, key),
+                    unknown_key(key, known, quote='"'),
+                )
     elif not error.absolute_path and error.validator == "type":
         language = "JSON" if file.is_json else "YAML"
-        yield Problem(file.path, "", f"expected {_TOP[language]} at the top (either may be left out), "
-                                     f"got {shown(file.document)}")
+        yield Problem(
+            file.path,
+            "",
+            f"expected {_TOP[language]} at the top (either may be left out), "
+            f"got {shown(file.document)}",
+        )
     elif error.validator == "pattern" and error.validator_value == PATH_SEGMENT:
-        yield Problem(file.path, _pointer(error), f"expected text that fits in a path segment (no slash, no control "
-                                                  f"characters), got {shown(error.instance)}")
+        yield Problem(
+            file.path,
+            _pointer(error),
+            f"expected text that fits in a path segment (no slash, no control "
+            f"characters), got {shown(error.instance)}",
+        )
     else:
         yield Problem(file.path, _pointer(error), described(error))
 
 
 def _breaks_entry(error: ValidationError) -> bool:
-    """Whether a frame error leaves its entry (`/testSet/0`) unusable: its ids, or its cases or versions, are wrong."""
+    """Whether a frame error leaves its entry (`/testSet/0`) unusable: its ids, or its cases or
+    versions, are wrong."""
     path = list(error.absolute_path)
-    return len(path) in (2, 3) and error.validator != "additionalProperties" and path[2:] != ["note"]
+    return (
+        len(path) in (2, 3) and error.validator != "additionalProperties" and path[2:] != ["note"]
+    )
 
 
 def _collect(file: _File, read: ReadData, broken: set[tuple[Any, ...]]) -> None:
@@ -222,7 +296,13 @@ def _collect(file: _File, read: ReadData, broken: set[tuple[Any, ...]]) -> None:
         read.list_keys.append((entry["agentId"], entry["projectId"].lower()))
         for number, case in enumerate(entry["cases"]):
             read.cases.append(
-                ReadCase(file.path, f"{where}/cases/{number}", entry["agentId"], entry["projectId"].lower(), case)
+                ReadCase(
+                    file.path,
+                    f"{where}/cases/{number}",
+                    entry["agentId"],
+                    entry["projectId"].lower(),
+                    case,
+                )
             )
     for index, entry in enumerate(_list(document.get("gradient"))):
         if ("gradient", index) in broken or not isinstance(entry, dict):
@@ -245,7 +325,8 @@ def _located(problems: list[Problem], files: list[_File]) -> list[Problem]:
         if file.document is not None and file.path in with_problems
     }
     located = [
-        problem if problem.line or problem.path not in trees
+        problem
+        if problem.line or problem.path not in trees
         else dataclasses.replace(problem, line=line_of(trees[problem.path], problem.pointer))
         for problem in problems
     ]
@@ -253,7 +334,8 @@ def _located(problems: list[Problem], files: list[_File]) -> list[Problem]:
 
 
 def _served_version(version: dict[str, Any], uuid: str) -> dict[str, Any]:
-    """A version as served: it carries the uuid it is served under unless it states its own (a UI keys on it)."""
+    """A version as served: it carries the uuid it is served under unless it states its own (a UI
+    keys on it)."""
     return version if "test_case_uuid" in version else {"test_case_uuid": uuid, **version}
 
 
@@ -266,9 +348,15 @@ def _user_data(files: list[_File], read: ReadData) -> UserData:
         digest.update(len(file.raw).to_bytes(8, "big") + file.raw)
     return UserData(
         files=tuple(str(file.path) for file in files),
-        lists=tuple(UserList(agent_id, project_id, tuple(cases)) for (agent_id, project_id), cases in lists.items()),
+        lists=tuple(
+            UserList(agent_id, project_id, tuple(cases))
+            for (agent_id, project_id), cases in lists.items()
+        ),
         test_cases=tuple(
-            UserTestCase(test.uuid.lower(), tuple(_served_version(version, test.uuid) for version in test.versions))
+            UserTestCase(
+                test.uuid.lower(),
+                tuple(_served_version(version, test.uuid) for version in test.versions),
+            )
             for test in read.test_cases
         ),
         generation=int.from_bytes(digest.digest(), "big"),

@@ -1,9 +1,10 @@
-"""The rules a data file's cases and test cases keep, beyond its frame's schema: each a small named function.
+"""The rules a data file's cases and test cases keep, beyond its frame's schema: each a small named
+function.
 
-A case keeps every rule of the world's own cases (the document's schema, the pages' rules and the world's
-stricter readings, `evalmock.world.rules`); a list has unique ids and a total order by `addedAt`, with the
-world's own cases too when it joins one of the world's lists; an evaluation test case has its document's
-schema, versions numbered 1..n, and a uuid no other test case has.
+A case keeps every rule of the world's own cases (the document's schema, the pages' rules and the
+world's stricter readings, `evalmock.world.rules`); a list has unique ids and a total order by
+`addedAt`, with the world's own cases too when it joins one of the world's lists; an evaluation test
+case has its document's schema, versions numbered 1..n, and a uuid no other test case has.
 """
 
 from __future__ import annotations
@@ -67,7 +68,8 @@ class ReadData:
 
     cases: list[ReadCase] = field(default_factory=list)
     test_cases: list[ReadTestCase] = field(default_factory=list)
-    list_keys: list[tuple[str, str]] = field(default_factory=list)  # every (agent, project) named, cases or not
+    # every (agent, project) named, cases or not
+    list_keys: list[tuple[str, str]] = field(default_factory=list)
 
     def lists(self) -> dict[tuple[str, str], list[ReadCase]]:
         """The cases grouped by their list (agent and project), each object case once."""
@@ -83,7 +85,8 @@ DataRule = Callable[[ReadData, World], Iterator[Problem]]
 
 @functools.cache
 def version_validator() -> OAS30Validator:
-    """A validator for `#/components/schemas/apiEvaluationTestCase` of the gradient document (built once)."""
+    """A validator for `#/components/schemas/apiEvaluationTestCase` of the gradient document (built
+    once)."""
     return schema_validator(GRADIENT.spec, {"$ref": "#/components/schemas/apiEvaluationTestCase"})
 
 
@@ -96,7 +99,8 @@ def _seconds(case: dict[str, Any]) -> int | None:
 
 
 def _encoded(case: dict[str, Any]) -> bytes:
-    """A case's JSON with sorted keys: equal exactly when two cases are the same JSON (1 and 1.0 differ)."""
+    """A case's JSON with sorted keys: equal exactly when two cases are the same JSON (1 and 1.0
+    differ)."""
     return orjson.dumps(case, option=orjson.OPT_SORT_KEYS)
 
 
@@ -104,19 +108,23 @@ def _case_id(case: dict[str, Any]) -> str | None:
     return case["id"] if isinstance(case.get("id"), str) else None
 
 
-# -- each case ----------------------------------------------------------------------------------------------------
+# -- each case
+# --------------------------------------------------------------------------------------------------
 def cases_keep_the_world_rules(data: ReadData, world: World) -> Iterator[Problem]:
-    """The document's schema, the pages' rules and the world's stricter readings, as for every case served.
+    """The document's schema, the pages' rules and the world's stricter readings, as for every case
+    served.
 
-    A case `world` already serves from a data file kept them when it was loaded, so on a reload only the
-    cases that changed are checked again (checking costs about half a millisecond a case).
+    A case `world` already serves from a data file kept them when it was loaded, so on a reload only
+    the cases that changed are checked again (checking costs about half a millisecond a case).
     """
     served = {_encoded(case) for user_list in world.data.lists for case in user_list.cases}
     for read in data.cases:
         if served and isinstance(read.case, dict) and _encoded(read.case) in served:
             continue
         # The rules read fields of an object; anything else only the schema can speak about.
-        findings = case_findings(read.case) if isinstance(read.case, dict) else schema_problems(read.case)
+        findings = (
+            case_findings(read.case) if isinstance(read.case, dict) else schema_problems(read.case)
+        )
         for finding in findings:
             yield Problem(read.path, read.at(finding.pointer), finding.message)
 
@@ -127,7 +135,8 @@ def _unknown_key_problems(path: Path, at: str, value: Any, definition: str) -> I
 
 
 def cases_hold_only_known_keys(data: ReadData, world: World) -> Iterator[Problem]:
-    """Every key of a case, at every depth, is one its document describes: a typo is never served silently."""
+    """Every key of a case, at every depth, is one its document describes: a typo is never served
+    silently."""
     for read in data.cases:
         yield from _unknown_key_problems(read.path, read.pointer, read.case, TEST_SET_CASE[1])
 
@@ -139,13 +148,20 @@ def cases_are_of_their_list_project(data: ReadData, world: World) -> Iterator[Pr
             continue
         given = read.case.get("projectId")
         if isinstance(given, str) and given.lower() != read.project_id:
-            yield Problem(read.path, read.at("/projectId"),
-                          f"expected the list's projectId {shown(read.project_id)}, got {shown(given)}")
+            yield Problem(
+                read.path,
+                read.at("/projectId"),
+                f"expected the list's projectId {shown(read.project_id)}, got {shown(given)}",
+            )
 
 
-# -- each list ----------------------------------------------------------------------------------------------------
-def _repeats(cases: list[ReadCase], key: Callable[[dict[str, Any]], Any]) -> Iterator[tuple[ReadCase, ReadCase]]:
-    """(case, the earlier case of the same key) for each case whose key an earlier one has; None keys are skipped."""
+# -- each list
+# --------------------------------------------------------------------------------------------------
+def _repeats(
+    cases: list[ReadCase], key: Callable[[dict[str, Any]], Any]
+) -> Iterator[tuple[ReadCase, ReadCase]]:
+    """(case, the earlier case of the same key) for each case whose key an earlier one has; None
+    keys are skipped."""
     first: dict[Any, ReadCase] = {}
     for read in cases:
         value = key(read.case)
@@ -157,22 +173,30 @@ def case_ids_are_unique_in_a_list(data: ReadData, world: World) -> Iterator[Prob
     """No two cases of one list share an id, whichever files and entries they come from."""
     for cases in data.lists().values():
         for read, earlier in _repeats(cases, _case_id):
-            yield Problem(read.path, read.at("/id"),
-                          f"id {shown(read.case['id'])} is already in this list, at {earlier.where}; "
-                          "give one of them another id")
+            yield Problem(
+                read.path,
+                read.at("/id"),
+                f"id {shown(read.case['id'])} is already in this list, at {earlier.where}; "
+                "give one of them another id",
+            )
 
 
 def added_ats_are_unique_in_a_list(data: ReadData, world: World) -> Iterator[Problem]:
-    """A list is ordered by addedAt, newest first, and the order must be total: no two cases share one."""
+    """A list is ordered by addedAt, newest first, and the order must be total: no two cases share
+    one."""
     for cases in data.lists().values():
         for read, earlier in _repeats(cases, _seconds):
-            yield Problem(read.path, read.at("/addedAt"),
-                          f"addedAt {shown(read.case['addedAt'])} is also the addedAt of {earlier.where}; "
-                          "a list is ordered by addedAt, so no two of its cases may share one")
+            yield Problem(
+                read.path,
+                read.at("/addedAt"),
+                f"addedAt {shown(read.case['addedAt'])} is also the addedAt of {earlier.where}; "
+                "a list is ordered by addedAt, so no two of its cases may share one",
+            )
 
 
 def _joining_the_world(data: ReadData, world: World) -> Iterator[tuple[CaseList, list[ReadCase]]]:
-    """(the world's list, the user's cases of it) for each user list that joins one of the world's own."""
+    """(the world's list, the user's cases of it) for each user list that joins one of the world's
+    own."""
     for (agent_id, project_id), cases in data.lists().items():
         own = world.own_list(agent_id, project_id)
         if own is not None:
@@ -180,7 +204,8 @@ def _joining_the_world(data: ReadData, world: World) -> Iterator[tuple[CaseList,
 
 
 def case_ids_are_not_the_world_s(data: ReadData, world: World) -> Iterator[Problem]:
-    """A case added to one of the world's lists has an id none of its generated or curated cases has."""
+    """A case added to one of the world's lists has an id none of its generated or curated cases
+    has."""
     for own, cases in _joining_the_world(data, world):
         curated = {case["id"] for case in own.curated_cases()}
         for read in cases:
@@ -189,17 +214,25 @@ def case_ids_are_not_the_world_s(data: ReadData, world: World) -> Iterator[Probl
                 continue
             rank = own.factory.rank_of(case_id)
             if rank is not None and rank < own.size:
-                yield Problem(read.path, read.at("/id"),
-                              f"id {shown(case_id)} is a generated case of this list; give the case another id, "
-                              "or serve an export with --data-only")
+                yield Problem(
+                    read.path,
+                    read.at("/id"),
+                    f"id {shown(case_id)} is a generated case of this list; give the case another "
+                    "id, "
+                    "or serve an export with --data-only",
+                )
             elif case_id in curated:
-                yield Problem(read.path, read.at("/id"),
-                              f"id {shown(case_id)} is a curated case of this list (fixtures/); "
-                              "give the case another id")
+                yield Problem(
+                    read.path,
+                    read.at("/id"),
+                    f"id {shown(case_id)} is a curated case of this list (fixtures/); "
+                    "give the case another id",
+                )
 
 
 def added_ats_do_not_tie_with_the_world_s(data: ReadData, world: World) -> Iterator[Problem]:
-    """A case added to one of the world's lists takes a second none of its generated or curated cases has."""
+    """A case added to one of the world's lists takes a second none of its generated or curated
+    cases has."""
     for own, cases in _joining_the_world(data, world):
         curated = {_seconds(case): case["id"] for case in own.curated_cases()}
         for read in cases:
@@ -213,39 +246,56 @@ def added_ats_do_not_tie_with_the_world_s(data: ReadData, world: World) -> Itera
                 other = f"curated case {shown(curated[seconds])}"
             else:
                 continue
-            yield Problem(read.path, read.at("/addedAt"),
-                          f"addedAt {shown(read.case['addedAt'])} is also the addedAt of this list's {other}; "
-                          "a list is ordered by addedAt, so pick another second")
+            yield Problem(
+                read.path,
+                read.at("/addedAt"),
+                f"addedAt {shown(read.case['addedAt'])} is also the addedAt of this list's "
+                f"{other}; "
+                "a list is ordered by addedAt, so pick another second",
+            )
 
 
-# -- evaluation test cases ----------------------------------------------------------------------------------------
+# -- evaluation test cases
+# --------------------------------------------------------------------------------------------------
 def versions_keep_the_document_schema(data: ReadData, world: World) -> Iterator[Problem]:
     """Every version is an apiEvaluationTestCase of the gradient document."""
     for test_case in data.test_cases:
         for number, version in enumerate(test_case.versions):
             for error in version_validator().iter_errors(version):
                 inner = pointer(*error.absolute_path) if error.absolute_path else ""
-                yield Problem(test_case.path, f"{test_case.pointer}/versions/{number}{inner}", described(error))
+                yield Problem(
+                    test_case.path,
+                    f"{test_case.pointer}/versions/{number}{inner}",
+                    described(error),
+                )
 
 
 def versions_hold_only_known_keys(data: ReadData, world: World) -> Iterator[Problem]:
     """Every key of a version, at every depth, is one its document describes."""
     for test_case in data.test_cases:
         for number, version in enumerate(test_case.versions):
-            yield from _unknown_key_problems(test_case.path, f"{test_case.pointer}/versions/{number}", version,
-                                             EVALUATION_TEST_CASE[1])
+            yield from _unknown_key_problems(
+                test_case.path,
+                f"{test_case.pointer}/versions/{number}",
+                version,
+                EVALUATION_TEST_CASE[1],
+            )
 
 
 def versions_are_numbered_from_1(data: ReadData, world: World) -> Iterator[Problem]:
-    """Versions are listed oldest first, and each says its number: versions[n - 1] has `version: n`."""
+    """Versions are listed oldest first, and each says its number: versions[n - 1] has `version:
+    n`."""
     for test_case in data.test_cases:
         for number, version in enumerate(test_case.versions, start=1):
             if not isinstance(version, dict):
                 continue
             given = shown(version["version"]) if "version" in version else "nothing"
             if version.get("version") != number or isinstance(version.get("version"), bool):
-                yield Problem(test_case.path, f"{test_case.pointer}/versions/{number - 1}/version",
-                              f"expected {number} (versions are listed oldest first, from 1), got {given}")
+                yield Problem(
+                    test_case.path,
+                    f"{test_case.pointer}/versions/{number - 1}/version",
+                    f"expected {number} (versions are listed oldest first, from 1), got {given}",
+                )
 
 
 def versions_are_of_their_test_case(data: ReadData, world: World) -> Iterator[Problem]:
@@ -254,8 +304,11 @@ def versions_are_of_their_test_case(data: ReadData, world: World) -> Iterator[Pr
         for number, version in enumerate(test_case.versions):
             given = version.get("test_case_uuid") if isinstance(version, dict) else None
             if isinstance(given, str) and given.lower() != test_case.uuid.lower():
-                yield Problem(test_case.path, f"{test_case.pointer}/versions/{number}/test_case_uuid",
-                              f"expected this test case's uuid {shown(test_case.uuid)}, got {shown(given)}")
+                yield Problem(
+                    test_case.path,
+                    f"{test_case.pointer}/versions/{number}/test_case_uuid",
+                    f"expected this test case's uuid {shown(test_case.uuid)}, got {shown(given)}",
+                )
 
 
 def test_case_uuids_are_unique(data: ReadData, world: World) -> Iterator[Problem]:
@@ -264,18 +317,24 @@ def test_case_uuids_are_unique(data: ReadData, world: World) -> Iterator[Problem
     for test_case in data.test_cases:
         other = seen.setdefault(test_case.uuid.lower(), test_case)
         if other is not test_case:
-            yield Problem(test_case.path, f"{test_case.pointer}/test_case_uuid",
-                          f"test case {shown(test_case.uuid)} is already at {other.path}#{other.pointer}; "
-                          "merge their versions into one")
+            yield Problem(
+                test_case.path,
+                f"{test_case.pointer}/test_case_uuid",
+                f"test case {shown(test_case.uuid)} is already at {other.path}#{other.pointer}; "
+                "merge their versions into one",
+            )
 
 
 def test_case_uuids_are_not_the_world_s(data: ReadData, world: World) -> Iterator[Problem]:
     """A test case's uuid is none of the world's generated test cases'."""
     for test_case in data.test_cases:
         if world.has_own_test_case(test_case.uuid.lower()):
-            yield Problem(test_case.path, f"{test_case.pointer}/test_case_uuid",
-                          f"test case {shown(test_case.uuid)} is a generated one; give it another uuid, "
-                          "or serve an export with --data-only")
+            yield Problem(
+                test_case.path,
+                f"{test_case.pointer}/test_case_uuid",
+                f"test case {shown(test_case.uuid)} is a generated one; give it another uuid, "
+                "or serve an export with --data-only",
+            )
 
 
 RULES: tuple[DataRule, ...] = (

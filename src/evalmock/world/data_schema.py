@@ -1,9 +1,11 @@
-"""The JSON Schema of a data file (`evalmock serve --data`), derived from the documents' component schemas.
+"""The JSON Schema of a data file (`evalmock serve --data`), derived from the documents' component
+schemas.
 
-The documents stay the only place where a case's shape is stated: the schema's `definitions` are their
-component schemas (TestSetCase, apiEvaluationTestCase and what they reference), converted from OpenAPI 3.0's
-dialect to JSON Schema draft-07, which editors read. Only the file's frame (lists of cases, test cases with
-versions) is stated here. `schemas/evalmock-data.schema.json` is this module's output, kept current by a test.
+The documents stay the only place where a case's shape is stated: the schema's `definitions` are
+their component schemas (TestSetCase, apiEvaluationTestCase and what they reference), converted from
+OpenAPI 3.0's dialect to JSON Schema draft-07, which editors read. Only the file's frame (lists of
+cases, test cases with versions) is stated here. `schemas/evalmock-data.schema.json` is this
+module's output, kept current by a test.
 """
 
 from __future__ import annotations
@@ -24,9 +26,11 @@ DRAFT = "http://json-schema.org/draft-07/schema#"
 # The case shapes a data file holds, each the component schema of its document.
 TEST_SET_CASE = (TEST_SET, "TestSetCase")
 EVALUATION_TEST_CASE = (GRADIENT, "apiEvaluationTestCase")
-# Keywords of OpenAPI 3.0's Schema Object that JSON Schema does not have (`nullable` and `example` are converted).
+# Keywords of OpenAPI 3.0's Schema Object that JSON Schema does not have (`nullable` and `example`
+# are converted).
 _OPENAPI_ONLY = frozenset({"discriminator", "xml", "externalDocs", "deprecated"})
-# Unicode's control characters (category Cc: C0, DEL and C1), as a character class's ranges for JSON Schema and re.
+# Unicode's control characters (category Cc: C0, DEL and C1), as a character class's ranges for JSON
+# Schema and re.
 CONTROL_CHARACTERS = "\\u0000-\\u001f\\u007f-\\u009f"
 # An id that must fit in one path segment of a request: no slash, no control character.
 PATH_SEGMENT = f"^[^/{CONTROL_CHARACTERS}]+$"
@@ -46,7 +50,8 @@ def _parameter_schema(api: ApiDocument, name: str) -> dict[str, Any]:
 
 
 def _converted(node: Any) -> Any:
-    """An OpenAPI 3.0 schema as JSON Schema draft-07: local component `$ref`s point into `definitions`."""
+    """An OpenAPI 3.0 schema as JSON Schema draft-07: local component `$ref`s point into
+    `definitions`."""
     if isinstance(node, list):
         return [_converted(item) for item in node]
     if not isinstance(node, Mapping):
@@ -93,9 +98,10 @@ def _refs(node: Any) -> list[str]:
 def _closed(node: Any) -> Any:
     """A converted schema in which every object that lists its properties takes no other key.
 
-    The documents leave `additionalProperties` open (a service may add fields), but a key that a data file
-    gives and no document describes is a typo (`retierd` for `retired`) that would be served silently.
-    An object that says otherwise (`args`, `additionalProperties: true`) stays open.
+    The documents leave `additionalProperties` open (a service may add fields), but a key that a
+    data file gives and no document describes is a typo (`retierd` for `retired`) that would be
+    served silently. An object that says otherwise (`args`, `additionalProperties: true`) stays
+    open.
     """
     if isinstance(node, list):
         return [_closed(item) for item in node]
@@ -125,21 +131,31 @@ def data_file_schema() -> dict[str, Any]:
         own = {key: _closed(definition) for key, definition in own.items()}
         shared = sorted(set(own) & set(definitions))
         if shared:
-            raise ValueError(f"{api.filename} names component schemas as another document does: {shared}")
+            raise ValueError(
+                f"{api.filename} names component schemas as another document does: {shared}"
+            )
         definitions.update(own)
     definitions["TestSetList"] = _test_set_list()
     definitions["EvaluationTestCase"] = _evaluation_test_case()
     return {
         "$schema": DRAFT,
         "title": "evalmock data file",
-        "description": "Agents, projects and test-set cases, and DigitalOcean evaluation test cases, for "
-        "`evalmock serve --data FILE` (JSON or YAML). `evalmock fixtures export` writes this format.",
+        "description": "Agents, projects and test-set cases, and DigitalOcean evaluation test "
+        "cases, for "
+        "`evalmock serve --data FILE` (JSON or YAML). `evalmock fixtures export` writes this "
+        "format.",
         "type": "object",
         "additionalProperties": False,
         "properties": {
             "$schema": {"type": "string", "description": "This schema, for editors; not served."},
-            "seed": {"type": "integer", "description": "The seed an export was made from; not served."},
-            "casesPerProject": {"type": "integer", "description": "An export's world size; not served."},
+            "seed": {
+                "type": "integer",
+                "description": "The seed an export was made from; not served.",
+            },
+            "casesPerProject": {
+                "type": "integer",
+                "description": "An export's world size; not served.",
+            },
             "filters": {"type": "object", "description": "An export's filters; not served."},
             "testSet": {"type": "array", "items": {"$ref": "#/definitions/TestSetList"}},
             "gradient": {"type": "array", "items": {"$ref": "#/definitions/EvaluationTestCase"}},
@@ -152,20 +168,23 @@ def _test_set_list() -> dict[str, Any]:
     """A data file's entry for one agent's project and its cases."""
     return {
         "type": "object",
-        "description": "One agent's project and cases of it. An agent or project the world does not have is added; "
+        "description": "One agent's project and cases of it. An agent or project the world does "
+        "not have is added; "
         "in one it has, the cases sit among its own by addedAt.",
         "required": ["agentId", "projectId", "cases"],
         "additionalProperties": False,
         "properties": {
             "agentId": _with(
-                _parameter_schema(TEST_SET, "agentId"), pattern=PATH_SEGMENT,
+                _parameter_schema(TEST_SET, "agentId"),
+                pattern=PATH_SEGMENT,
                 description="The agent, as the path's agentId: no slash and no control characters.",
             ),
             "projectId": _parameter_schema(TEST_SET, "projectId"),
             "note": {"type": "string", "description": "Anything you want to remember; not served."},
             "cases": {
                 "type": "array",
-                "description": "TestSetCase objects, in any order (served newest addedAt first); each case's "
+                "description": "TestSetCase objects, in any order (served newest addedAt first); "
+                "each case's "
                 "projectId is the list's.",
                 "items": {"$ref": f"#/definitions/{TEST_SET_CASE[1]}"},
             },
@@ -182,14 +201,18 @@ def _evaluation_test_case() -> dict[str, Any]:
         "additionalProperties": False,
         "properties": {
             "test_case_uuid": _with(
-                _parameter_schema(GRADIENT, "test_case_uuid"), minLength=1, pattern=PATH_SEGMENT,
-                description="The id the path names (any letter case matches); no slash and no control characters.",
+                _parameter_schema(GRADIENT, "test_case_uuid"),
+                minLength=1,
+                pattern=PATH_SEGMENT,
+                description="The id the path names (any letter case matches); no slash and no "
+                "control characters.",
             ),
             "note": {"type": "string", "description": "Anything you want to remember; not served."},
             "versions": {
                 "type": "array",
                 "minItems": 1,
-                "description": "Oldest first: versions[0] is version 1, and each body's `version` says so.",
+                "description": "Oldest first: versions[0] is version 1, and each body's `version` "
+                "says so.",
                 "items": {"$ref": f"#/definitions/{EVALUATION_TEST_CASE[1]}"},
             },
         },
@@ -203,18 +226,22 @@ def render(schema: Mapping[str, Any]) -> str:
 
 @functools.cache
 def frame_validator() -> Draft7Validator:
-    """Checks a data file's frame only: the cases and versions in it are left to their documents' validators."""
+    """Checks a data file's frame only: the cases and versions in it are left to their documents'
+    validators."""
     schema = json.loads(json.dumps(data_file_schema()))
     for frame, inner in (("TestSetList", "cases"), ("EvaluationTestCase", "versions")):
-        del schema["definitions"][frame]["properties"][inner]["items"]  # no need to walk thousands of cases here
+        # no need to walk thousands of cases here
+        del schema["definitions"][frame]["properties"][inner]["items"]
     return FrameValidator(schema)
 
 
 def unknown_keys(value: Any, definition: str) -> Iterator[tuple[tuple[Any, ...], str, list[str]]]:
-    """(path to the object, its key, the keys it may hold) for each key of `value` no schema describes.
+    """(path to the object, its key, the keys it may hold) for each key of `value` no schema
+    describes.
 
     `definition` names the schema of `value` in the data file's definitions (TestSetCase,
-    apiEvaluationTestCase); the walk follows the schema's `$ref`s, `properties`, `items` and `allOf`.
+    apiEvaluationTestCase); the walk follows the schema's `$ref`s, `properties`, `items` and
+    `allOf`.
     """
     definitions = data_file_schema()["definitions"]
     pending: list[tuple[tuple[Any, ...], Any, Any]] = [((), value, definitions[definition])]
@@ -232,5 +259,8 @@ def unknown_keys(value: Any, definition: str) -> Iterator[tuple[tuple[Any, ...],
                 elif type(item) in (dict, list):  # only containers can hold keys
                     pending.append(((*path, key), item, properties[key]))
         elif type(node) is list and "items" in schema:
-            pending += [((*path, index), item, schema["items"]) for index, item in enumerate(node)
-                        if type(item) in (dict, list)]
+            pending += [
+                ((*path, index), item, schema["items"])
+                for index, item in enumerate(node)
+                if type(item) in (dict, list)
+            ]

@@ -1,5 +1,5 @@
-"""`evalmock fixtures export | list | schema`: write a world (or a slice) as a data file, list the curated fixture
-cases, or write the data file's JSON Schema."""
+"""`evalmock fixtures export | list | schema`: write a world (or a slice) as a data file, list the
+curated fixture cases, or write the data file's JSON Schema."""
 
 from __future__ import annotations
 
@@ -44,7 +44,10 @@ def export(args: argparse.Namespace) -> int:
     if some_lists or test_cases is not None:  # a slice: only what its flags name
         lists = select_lists(world, args.agent, args.project) if some_lists else []
     else:
-        lists, test_cases = select_lists(world, None, None), list(world.evaluation_test_case_versions())
+        lists, test_cases = (
+            select_lists(world, None, None),
+            list(world.evaluation_test_case_versions()),
+        )
     with _open_output(args.output) as out:
         write_export(world, out, lists, kinds, args.include_retired, args.limit, test_cases or [])
     return OK
@@ -60,7 +63,9 @@ def parse_kinds(text: str | None) -> frozenset[str]:
     return kinds
 
 
-def select_lists(world: World, agent_id: str | None, project_id: str | None) -> list[tuple[str, str]]:
+def select_lists(
+    world: World, agent_id: str | None, project_id: str | None
+) -> list[tuple[str, str]]:
     """The (agent, project) pairs to export, in the world's order."""
     if agent_id is not None and not world.has_agent(agent_id):
         raise UsageError(f"unknown agent {agent_id!r}; agents: {', '.join(world.agent_ids())}")
@@ -81,25 +86,36 @@ def select_test_cases(world: World, uuids: list[str] | None) -> list[str] | None
     known = world.evaluation_test_case_versions()
     unknown = [uuid for uuid in uuids if uuid.lower() not in known]
     if unknown:
-        raise UsageError(f"unknown evaluation test case {unknown[0]!r}; test cases: {', '.join(known)}")
+        raise UsageError(
+            f"unknown evaluation test case {unknown[0]!r}; test cases: {', '.join(known)}"
+        )
     return list(dict.fromkeys(uuid.lower() for uuid in uuids))
 
 
 def write_export(
-    world: World, out: IO[str], lists: list[tuple[str, str]], kinds: frozenset[str],
-    include_retired: bool, limit: int | None, test_cases: list[str],
+    world: World,
+    out: IO[str],
+    lists: list[tuple[str, str]],
+    kinds: frozenset[str],
+    include_retired: bool,
+    limit: int | None,
+    test_cases: list[str],
 ) -> None:
-    """Stream the data file case by case, so a large world never sits in memory (`evalmock serve --data` reads it)."""
+    """Stream the data file case by case, so a large world never sits in memory (`evalmock serve
+    --data` reads it)."""
     out.write("{\n")
     out.write(f'  "seed": {world.seed},\n  "casesPerProject": {world.cases},\n')
-    out.write(f'  "filters": {_dumps({"includeRetired": include_retired, "kinds": sorted(kinds), "limit": limit})},\n')
+    out.write(
+        '  "filters": '
+        f"{_dumps({'includeRetired': include_retired, 'kinds': sorted(kinds), 'limit': limit})},\n"
+    )
     out.write('  "testSet": [')
     for number, (agent_id, project_id) in enumerate(lists):
         query = CaseQuery(agent_id, project_id, include_retired=include_retired, kinds=kinds)
         head = _dumps({"agentId": agent_id, "projectId": project_id})[:-1]
         out.write(f'{"," if number else ""}\n    {head}, "cases": [')
         for index, case in enumerate(_limited(world.iter_cases(query), limit)):
-            out.write(f'{"," if index else ""}\n      {_dumps(case)}')
+            out.write(f"{',' if index else ''}\n      {_dumps(case)}")
         out.write("\n    ]}")
     out.write("\n  ]")
     if test_cases:
@@ -107,13 +123,17 @@ def write_export(
         versions_of = world.evaluation_test_case_versions()
         for number, uuid in enumerate(test_cases):
             bodies = [world.evaluation_test_case(uuid, version) for version in versions_of[uuid]]
-            out.write(f'{"," if number else ""}\n    {_dumps({"test_case_uuid": uuid, "versions": bodies})}')
+            out.write(
+                f"{',' if number else ''}\n    "
+                f"{_dumps({'test_case_uuid': uuid, 'versions': bodies})}"
+            )
         out.write("\n  ]")
     out.write("\n}\n")
 
 
 def list_fixtures(world: World, out: IO[str]) -> int:
-    """One line per curated case: where it comes from, where it lives, what it is, and why it exists."""
+    """One line per curated case: where it comes from, where it lives, what it is, and why it
+    exists."""
     for curated in world.curated:
         case = curated.case
         flags = [case["kind"]] + [flag for flag in ("retired", "expert") if flag in case]

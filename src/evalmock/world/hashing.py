@@ -55,8 +55,8 @@ def unmix48(value: int) -> int:
 class Stream:
     """Deterministic draws from one 64-bit seed (no global state).
 
-    Built on `random.Random(seed).random()`, whose sequence for an integer seed Python guarantees to keep
-    across versions and machines; it is several times cheaper per case than hashing every draw.
+    Built on `random.Random(seed).random()`, whose sequence for an integer seed Python guarantees to
+    keep across versions and machines; it is several times cheaper per case than hashing every draw.
     """
 
     __slots__ = ("_random",)

@@ -2,8 +2,8 @@
 
 Every block of BLOCK consecutive ranks holds the same multiset of categories in a hashed order, so
 counts are arithmetic (exact `active_cases` for any size), every filter matches at least
-MIN_MATCHES_PER_BLOCK cases per block (a scan for the next match is short), and block 0 opens with one
-case of each category (tiny worlds still have hand, correction and retired cases).
+MIN_MATCHES_PER_BLOCK cases per block (a scan for the next match is short), and block 0 opens with
+one case of each category (tiny worlds still have hand, correction and retired cases).
 """
 
 from __future__ import annotations
@@ -15,7 +15,13 @@ from evalmock.world.hashing import Stream, splitmix64
 
 HAND_ACTIVE, HAND_RETIRED, CORRECTION_ACTIVE, CORRECTION_RETIRED = range(4)
 CATEGORIES = (HAND_ACTIVE, HAND_RETIRED, CORRECTION_ACTIVE, CORRECTION_RETIRED)
-PER_BLOCK = {HAND_ACTIVE: 13, HAND_RETIRED: 2, CORRECTION_ACTIVE: 22, CORRECTION_RETIRED: 3}  # 12.5% retired
+# 12.5% retired
+PER_BLOCK = {
+    HAND_ACTIVE: 13,
+    HAND_RETIRED: 2,
+    CORRECTION_ACTIVE: 22,
+    CORRECTION_RETIRED: 3,
+}
 BLOCK = sum(PER_BLOCK.values())
 _PATTERN = tuple(category for category in CATEGORIES for _ in range(PER_BLOCK[category]))
 
@@ -68,7 +74,11 @@ def block_pattern(block_base: int, block: int) -> tuple[int, ...]:
 @functools.lru_cache(maxsize=8_192)
 def block_matches(block_base: int, block: int, accepted: frozenset[int]) -> tuple[int, ...]:
     """The offsets within block `block` (0 .. BLOCK-1) whose category is in `accepted`, in order."""
-    return tuple(offset for offset, category in enumerate(block_pattern(block_base, block)) if category in accepted)
+    return tuple(
+        offset
+        for offset, category in enumerate(block_pattern(block_base, block))
+        if category in accepted
+    )
 
 
 def category_at(block_base: int, rank: int) -> int:

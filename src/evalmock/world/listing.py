@@ -1,9 +1,10 @@
-"""One agent-and-project list: generated ranks and curated cases merged newest first, filtered and paged.
+"""One agent-and-project list: generated ranks and curated cases merged newest first, filtered and
+paged.
 
 A position is an index into the merged list. Curated cases sit at fixed positions (decided by their
-`addedAt` among the generated ones), so positions never depend on the filters or the page size, and a
-page costs O(limit): from `after`, take each block's matching ranks (layout.block_matches) and the curated
-cases between them, and stop after limit+1 matches.
+`addedAt` among the generated ones), so positions never depend on the filters or the page size, and
+a page costs O(limit): from `after`, take each block's matching ranks (layout.block_matches) and the
+curated cases between them, and stop after limit+1 matches.
 """
 
 from __future__ import annotations
@@ -30,17 +31,18 @@ from evalmock.world.layout import (
 )
 from evalmock.world.timeline import first_rank_older_than, parse_rfc3339
 
-# Generated cases recently served, kept per list as compact JSON: composing a case costs ~20 µs, and clients
-# re-read the same pages, which the server sends as these very bytes. Bounded, so memory stays flat whatever the
-# world's size: a full cache costs about 0.6 MiB of resident memory per list (0.5 KB a case, plus the dict's
-# own overhead; docs/performance.md, "The case cache", has the measured trade-off of speed against memory).
+# Generated cases recently served, kept per list as compact JSON: composing a case costs ~20 µs, and
+# clients re-read the same pages, which the server sends as these very bytes. Bounded, so memory
+# stays flat whatever the world's size: a full cache costs about 0.6 MiB of resident memory per list
+# (0.5 KB a case, plus the dict's own overhead; docs/performance.md, "The case cache", has the
+# measured trade-off of speed against memory).
 CACHED_CASES_PER_LIST = 1024
 ITER_PAGE = 1_000  # cases a page when `iter_cases` walks a whole list
 
 
 def encode(value: Any) -> bytes:
-    """Compact JSON (orjson) in a bytes object of its own size: orjson's result keeps a buffer of 4 KiB or more,
-    eight times a typical case, and these bytes are kept for long."""
+    """Compact JSON (orjson) in a bytes object of its own size: orjson's result keeps a buffer of 4
+    KiB or more, eight times a typical case, and these bytes are kept for long."""
     return memoryview(orjson.dumps(value)).tobytes()
 
 
@@ -58,15 +60,23 @@ def curated_category(case: dict[str, Any]) -> int:
 
 
 class CaseList:
-    """The cases of one agent and project: `size` generated ones plus the curated ones placed among them."""
+    """The cases of one agent and project: `size` generated ones plus the curated ones placed among
+    them."""
 
     def __init__(self, factory: CaseFactory, size: int, curated: list[dict[str, Any]]) -> None:
         self.factory = factory
         self.size = size
-        # A curated case goes before the first generated rank added before it; equal ranks keep newest first.
-        stamped = sorted(((parse_rfc3339(case["addedAt"]), case) for case in curated), key=lambda pair: -pair[0])
-        placed = [(first_rank_older_than(factory.time_base, size, seconds), case) for seconds, case in stamped]
-        self._curated_ranks = [rank for rank, _ in placed]  # the generated rank each curated case goes before
+        # A curated case goes before the first generated rank added before it; equal ranks keep
+        # newest first.
+        stamped = sorted(
+            ((parse_rfc3339(case["addedAt"]), case) for case in curated), key=lambda pair: -pair[0]
+        )
+        placed = [
+            (first_rank_older_than(factory.time_base, size, seconds), case)
+            for seconds, case in stamped
+        ]
+        # the generated rank each curated case goes before
+        self._curated_ranks = [rank for rank, _ in placed]
         self._curated_positions = [rank + number for number, rank in enumerate(self._curated_ranks)]
         self._curated_cases = [case for _, case in placed]
         self._curated_categories = [curated_category(case) for case in self._curated_cases]
@@ -78,16 +88,20 @@ class CaseList:
         return self._texts.get(source) or self._encode(source)
 
     def _encode(self, source: int) -> bytes:
-        """Source >= 0 is a generated rank, -1 - i the i-th curated case. A full cache is emptied, not aged: a
-        hit is then one dict lookup, where a least-recently-used order cost a relink per case served."""
+        """Source >= 0 is a generated rank, -1 - i the i-th curated case. A full cache is emptied,
+        not aged: a hit is then one dict lookup, where a least-recently-used order cost a relink per
+        case served."""
         if len(self._texts) >= CACHED_CASES_PER_LIST:
             self._texts.clear()
-        text = encode(self.factory.case(source)) if source >= 0 else self._curated_encoded[-source - 1]
+        text = (
+            encode(self.factory.case(source)) if source >= 0 else self._curated_encoded[-source - 1]
+        )
         self._texts[source] = text
         return text
 
     def _case(self, source: int) -> dict[str, Any]:
-        return orjson.loads(self._encoded_case(source))  # a fresh dict every time: callers may keep or edit it
+        # a fresh dict every time: callers may keep or edit it
+        return orjson.loads(self._encoded_case(source))
 
     def page(self, wanted: CategoryFilter, after: int | None, limit: int) -> ListPage:
         if limit < 1:
@@ -96,9 +110,9 @@ class CaseList:
         accepted = wanted.accepted
         if not accepted:
             return ListPage([], None)
-        # Between two curated cases the generated ranks run on unbroken, so a stretch of them is read a block at a
-        # time from the block's matching offsets (slices, not a step per position); one match past the page says
-        # there is more.
+        # Between two curated cases the generated ranks run on unbroken, so a stretch of them is
+        # read a block at a time from the block's matching offsets (slices, not a step per
+        # position); one match past the page says there is more.
         wanted_count = limit + 1
         positions, categories, total = self._curated_positions, self._curated_categories, self.total
         block_base = self.factory.block_base
@@ -113,18 +127,27 @@ class CaseList:
                 first = block * BLOCK
                 matches = block_matches(block_base, block, accepted)
                 stop = min(end_rank - first, BLOCK)
-                taken = matches[bisect.bisect_left(matches, offset):bisect.bisect_left(matches, stop)]
-                sources += [first + match for match in taken[:wanted_count - len(sources)]]
+                taken = matches[
+                    bisect.bisect_left(matches, offset) : bisect.bisect_left(matches, stop)
+                ]
+                sources += [first + match for match in taken[: wanted_count - len(sources)]]
                 rank = first + stop
-            if next_curated < total and len(sources) < wanted_count and categories[curated] in accepted:
+            if (
+                next_curated < total
+                and len(sources) < wanted_count
+                and categories[curated] in accepted
+            ):
                 sources.append(-curated - 1)
             curated, position = curated + 1, next_curated + 1
         if len(sources) > limit:
-            return ListPage(self._encoded_cases(sources[:limit]), self._position_of(sources[limit - 1]))
+            return ListPage(
+                self._encoded_cases(sources[:limit]), self._position_of(sources[limit - 1])
+            )
         return ListPage(self._encoded_cases(sources), None)
 
     def _position_of(self, source: int) -> int:
-        """The position of a generated rank (source >= 0) or of curated case -source-1 in the merged list."""
+        """The position of a generated rank (source >= 0) or of curated case -source-1 in the merged
+        list."""
         if source < 0:
             return self._curated_positions[-source - 1]
         return source + bisect.bisect_right(self._curated_ranks, source)
@@ -132,7 +155,9 @@ class CaseList:
     def _encoded_cases(self, sources: list[int]) -> list[bytes]:
         texts, miss = self._texts, self._encode
         if len(sources) > 1:
-            try:  # all cached, as in a walk over a warm list: one lookup in C for the page, not one call per case
+            # all cached, as in a walk over a warm list: one lookup in C for the page, not one call
+            # per case
+            try:
                 return list(itemgetter(*sources)(texts))
             except KeyError:
                 pass
@@ -146,7 +171,8 @@ class CaseList:
         return after + 1
 
     def iter_cases(self, wanted: CategoryFilter) -> Iterator[dict[str, Any]]:
-        """Every accepted case in the list's order, page after page (the one walk of the list is `page`'s)."""
+        """Every accepted case in the list's order, page after page (the one walk of the list is
+        `page`'s)."""
         after = None
         while True:
             found = self.page(wanted, after, ITER_PAGE)
@@ -158,7 +184,9 @@ class CaseList:
     def count(self, wanted: CategoryFilter) -> int:
         """Exact, in O(BLOCK + curated) whatever the size."""
         generated = count_in_prefix(self.factory.block_base, self.size, wanted.accepted)
-        return generated + sum(1 for category in self._curated_categories if category in wanted.accepted)
+        return generated + sum(
+            1 for category in self._curated_categories if category in wanted.accepted
+        )
 
     def curated_cases(self) -> list[dict[str, Any]]:
         return copy.deepcopy(self._curated_cases)

@@ -1,12 +1,15 @@
-"""What a server's start keeps on disk for the next one: a seed's word pools, and that the fixtures passed every rule.
+"""What a server's start keeps on disk for the next one: a seed's word pools, and that the fixtures
+passed every rule.
 
-With both kept, a start imports neither Faker nor openapi-schema-validator (and its pydantic-settings): 0.2 s and
-14 MiB less. The folder is EVALMOCK_CACHE_DIR, else $XDG_CACHE_HOME/evalmock, else ~/.cache/evalmock;
-EVALMOCK_CACHE_DIR=off keeps nothing. A file is named after all that decides its content, so it is never read for
-other inputs: the pools after the seed, Faker's version and the code that draws them; the fixtures' verdict after
-the fixture files, the document, the seed (it places them), evalmock's world and contract code, the validators'
-versions and Python's. Only a pass is kept: fixtures that break a rule are checked, and refused, at every start.
-A file that cannot be read, written or understood is passed over and the work is done again.
+With both kept, a start imports neither Faker nor openapi-schema-validator (and its
+pydantic-settings): 0.2 s and 14 MiB less. The folder is EVALMOCK_CACHE_DIR, else
+$XDG_CACHE_HOME/evalmock, else ~/.cache/evalmock; EVALMOCK_CACHE_DIR=off keeps nothing. A file is
+named after all that decides its content, so it is never read for other inputs: the pools after the
+seed, Faker's version and the code that draws them; the fixtures' verdict after the fixture files,
+the document, the seed (it places them), evalmock's world and contract code, the validators'
+versions and Python's. Only a pass is kept: fixtures that break a rule are checked, and refused, at
+every start. A file that cannot be read, written or understood is passed over and the work is done
+again.
 """
 
 from __future__ import annotations
@@ -36,7 +39,8 @@ def pools_file(directory: Path, seed: int) -> Path:
 
 
 def kept_vocabulary(seed: int) -> Vocabulary:
-    """The pools of `seed`: read from the folder when kept there, else drawn with Faker (and kept)."""
+    """The pools of `seed`: read from the folder when kept there, else drawn with Faker (and
+    kept)."""
     directory = cache_dir()
     if directory is None:
         return build_vocabulary(seed)
@@ -68,8 +72,14 @@ def remember_fixtures_passed(directory: Path, seed: int) -> None:
         return
 
 
-# What decides whether a fixture passes besides evalmock's own code: the validators and the format checks.
-VALIDATING_DISTRIBUTIONS = ("openapi-schema-validator", "jsonschema", "rfc3339-validator", "referencing")
+# What decides whether a fixture passes besides evalmock's own code: the validators and the format
+# checks.
+VALIDATING_DISTRIBUTIONS = (
+    "openapi-schema-validator",
+    "jsonschema",
+    "rfc3339-validator",
+    "referencing",
+)
 
 
 def verdict_file(folder: Path, directory: Path, seed: int) -> Path:
@@ -98,7 +108,8 @@ def _read(path: Path) -> Vocabulary | None:
 
 
 def _from_json(data: Any) -> Vocabulary | None:
-    """The pools as `_write` wrote them, or None for anything else (another shape, another type anywhere)."""
+    """The pools as `_write` wrote them, or None for anything else (another shape, another type
+    anywhere)."""
     names = {field.name for field in dataclasses.fields(Vocabulary)}
     if not isinstance(data, dict) or set(data) != names:
         return None
@@ -108,8 +119,10 @@ def _from_json(data: Any) -> Vocabulary | None:
         return None
     if not all(isinstance(person, dict) and _strings(list(person.values())) for person in people):
         return None
-    return Vocabulary(people=tuple(Person(**person) for person in people),
-                      **{name: tuple(values) for name, values in pools.items()})
+    return Vocabulary(
+        people=tuple(Person(**person) for person in people),
+        **{name: tuple(values) for name, values in pools.items()},
+    )
 
 
 def _strings(values: Any) -> bool:

@@ -12,7 +12,8 @@ import time
 
 from evalmock.world.hashing import splitmix64
 
-NEWEST = calendar.timegm((2026, 11, 20, 9, 0, 0))  # the newest generated case is added just before this
+# the newest generated case is added just before this
+NEWEST = calendar.timegm((2026, 11, 20, 9, 0, 0))
 STEP = 90  # seconds between consecutive generated cases, on average
 RFC3339_UTC = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z$")
 
@@ -29,7 +30,10 @@ def added_at(time_base: int, rank: int) -> int:
 def rfc3339(seconds: int) -> str:
     """`2026-11-20T09:15:02Z` (UTC, whole seconds)."""
     t = time.gmtime(seconds)
-    return f"{t.tm_year:04d}-{t.tm_mon:02d}-{t.tm_mday:02d}T{t.tm_hour:02d}:{t.tm_min:02d}:{t.tm_sec:02d}Z"
+    return (
+        f"{t.tm_year:04d}-{t.tm_mon:02d}-{t.tm_mday:02d}"
+        f"T{t.tm_hour:02d}:{t.tm_min:02d}:{t.tm_sec:02d}Z"
+    )
 
 
 def parse_rfc3339(text: str) -> int:

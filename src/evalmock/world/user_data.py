@@ -1,4 +1,5 @@
-"""Data a user brings (`evalmock serve --data`): their lists of cases and their evaluation test cases, as read."""
+"""Data a user brings (`evalmock serve --data`): their lists of cases and their evaluation test
+cases, as read."""
 
 from __future__ import annotations
 
@@ -8,7 +9,8 @@ from typing import Any
 
 @dataclass(frozen=True)
 class UserList:
-    """The user's cases of one agent's project (every entry of every file that names the pair, merged)."""
+    """The user's cases of one agent's project (every entry of every file that names the pair,
+    merged)."""
 
     agent_id: str
     project_id: str  # lower-case
@@ -25,7 +27,8 @@ class UserTestCase:
 
 @dataclass(frozen=True)
 class UserData:
-    """Everything the data files hold, checked; `generation` identifies their content (0: no files)."""
+    """Everything the data files hold, checked; `generation` identifies their content (0: no
+    files)."""
 
     files: tuple[str, ...] = ()
     lists: tuple[UserList, ...] = ()
@@ -40,7 +43,9 @@ class UserData:
         """`3 agents, 4 projects, 20 cases, 2 evaluation test cases`, for the console."""
         agents = len({user_list.agent_id for user_list in self.lists})
         counts = (
-            (agents, "agent"), (len(self.lists), "project"), (self.case_count, "case"),
+            (agents, "agent"),
+            (len(self.lists), "project"),
+            (self.case_count, "case"),
             (len(self.test_cases), "evaluation test case"),
         )
         return ", ".join(f"{count} {noun}{'' if count == 1 else 's'}" for count, noun in counts)

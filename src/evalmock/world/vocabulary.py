@@ -45,22 +45,76 @@ _RETIREMENT = (
     "Out of scope after the {month} re-scoping.",
 )
 _MONTHS = ("January", "March", "April", "June", "September", "October")
-_TOOL_VERBS = ("search", "fetch", "lookup", "list", "create", "update", "summarize", "classify", "notify")
+_TOOL_VERBS = (
+    "search",
+    "fetch",
+    "lookup",
+    "list",
+    "create",
+    "update",
+    "summarize",
+    "classify",
+    "notify",
+)
 _SERVICE_KINDS = ("token-ingest", "session-replay", "ci-runner", "nightly-sync", "review-bot")
 _NOUNS = (
-    "governing-law", "indemnity", "warranty", "renewal", "termination", "liability", "pricing", "invoice",
-    "refund", "subscription", "onboarding", "privacy", "discount", "delivery", "tax", "escrow", "trial",
-    "shipping", "payment", "late-fee", "confidentiality", "data-retention", "cancellation", "upgrade",
-    "chargeback", "credit-note", "service-level", "support-plan", "export", "licence",
+    "governing-law",
+    "indemnity",
+    "warranty",
+    "renewal",
+    "termination",
+    "liability",
+    "pricing",
+    "invoice",
+    "refund",
+    "subscription",
+    "onboarding",
+    "privacy",
+    "discount",
+    "delivery",
+    "tax",
+    "escrow",
+    "trial",
+    "shipping",
+    "payment",
+    "late-fee",
+    "confidentiality",
+    "data-retention",
+    "cancellation",
+    "upgrade",
+    "chargeback",
+    "credit-note",
+    "service-level",
+    "support-plan",
+    "export",
+    "licence",
 )
-_COUNTRIES = ("DE", "FR", "US", "GB", "JP", "NL", "ES", "IT", "SE", "CH", "IE", "CA", "AU", "BR", "IN", "SG")
+_COUNTRIES = (
+    "DE",
+    "FR",
+    "US",
+    "GB",
+    "JP",
+    "NL",
+    "ES",
+    "IT",
+    "SE",
+    "CH",
+    "IE",
+    "CA",
+    "AU",
+    "BR",
+    "IN",
+    "SG",
+)
 _LANGUAGES = ("en", "de", "fr", "ja", "ar", "es", "pt", "he", "nl", "zh")
 _CURRENCIES = ("EUR", "USD", "GBP", "JPY", "CHF", "SEK", "CAD", "AUD")
 
 
 @dataclass(frozen=True)
 class Person:
-    """A user as both APIs see one: a test-set actor id, and a DigitalOcean numeric id, name and email."""
+    """A user as both APIs see one: a test-set actor id, and a DigitalOcean numeric id, name and
+    email."""
 
     actor_id: str
     numeric_id: str
@@ -85,8 +139,12 @@ class Vocabulary:
 
 
 def build_vocabulary(seed: int) -> Vocabulary:
-    """Draw every pool with a Faker seeded from `seed` (no relative-to-now providers: they use the clock)."""
-    from faker import Faker  # here, not above: a server whose pools are kept (world/start_cache.py) never imports it
+    """Draw every pool with a Faker seeded from `seed` (no relative-to-now providers: they use the
+    clock)."""
+    # here, not above: a server whose pools are kept (world/start_cache.py) never imports it
+    from faker import (
+        Faker,
+    )
 
     fake = Faker("en_US")
     fake.seed_instance(stable_hash("vocabulary", seed))
@@ -107,7 +165,9 @@ def build_vocabulary(seed: int) -> Vocabulary:
             name=name,
             email=_email_of(name, fake.free_email_domain()),
         )
-        for number, name in zip(_distinct_ints(fake, 1, 9999, 24), _distinct(fake.name, 24), strict=True)
+        for number, name in zip(
+            _distinct_ints(fake, 1, 9999, 24), _distinct(fake.name, 24), strict=True
+        )
     )
     return Vocabulary(
         people=people,
@@ -120,9 +180,14 @@ def build_vocabulary(seed: int) -> Vocabulary:
         should_say=tuple(fill(fake.random_element(_SHOULD_SAY)) for _ in range(40)),
         why=tuple(fill(fake.random_element(_WHY)) for _ in range(40)),
         retirement_reasons=tuple(fill(template) for template in _RETIREMENT),
-        extra_tools=tuple(f"{fake.random_element(_TOOL_VERBS)}_{noun.replace('-', '_')}" for noun in nouns[:6]),
-        phrases=tuple(f"{fake.random_element(nouns)} {fake.random_element(nouns)} {fake.random_element(companies)}"
-                      for _ in range(30)),
+        extra_tools=tuple(
+            f"{fake.random_element(_TOOL_VERBS)}_{noun.replace('-', '_')}" for noun in nouns[:6]
+        ),
+        phrases=tuple(
+            f"{fake.random_element(nouns)} {fake.random_element(nouns)} "
+            f"{fake.random_element(companies)}"
+            for _ in range(30)
+        ),
     )
 
 

@@ -54,48 +54,70 @@ class ProjectFacts:
 
 
 class World:
-    """Everything the mock serves, as a pure function of the seed (and the number of cases per project), plus
-    the data a user brings (`with_data`).
+    """Everything the mock serves, as a pure function of the seed (and the number of cases per
+    project), plus the data a user brings (`with_data`).
 
-    `generated=False` leaves out the generated agents, the curated fixtures and the generated test cases: such
-    a world serves only the user's data. A world is never changed once built; a reload builds another.
+    `generated=False` leaves out the generated agents, the curated fixtures and the generated test
+    cases: such a world serves only the user's data. A world is never changed once built; a reload
+    builds another.
     """
 
     def __init__(
-        self, seed: int = 42, cases: int = 1000, fixtures_dir: Path | None = None, *, generated: bool = True,
-        vocabulary: Vocabulary | None = None, fixtures_passed: bool = False,
+        self,
+        seed: int = 42,
+        cases: int = 1000,
+        fixtures_dir: Path | None = None,
+        *,
+        generated: bool = True,
+        vocabulary: Vocabulary | None = None,
+        fixtures_passed: bool = False,
     ) -> None:
         if cases < 1:
             raise ValueError(f"cases must be at least 1, got {cases}")
         self.seed = seed
         self.cases = cases
         self.generated = generated
-        # `vocabulary`: the seed's pools drawn earlier, else drawn here; `fixtures_passed`: the fixtures passed every
-        # case rule at an earlier start (both kept by world/start_cache.py).
+        # `vocabulary`: the seed's pools drawn earlier, else drawn here; `fixtures_passed`: the
+        # fixtures passed every case rule at an earlier start (both kept by world/start_cache.py).
         self.vocabulary = vocabulary if vocabulary is not None else build_vocabulary(seed)
         agents = AGENTS if generated else ()
-        self._projects: dict[str, tuple[str, ...]] = {agent.id: project_ids(seed, agent) for agent in agents}
+        self._projects: dict[str, tuple[str, ...]] = {
+            agent.id: project_ids(seed, agent) for agent in agents
+        }
         self.curated: list[CuratedCase] = (
-            load_curated(fixtures_dir or default_fixtures_dir(), self._projects, rules_passed=fixtures_passed)
-            if generated else []
+            load_curated(
+                fixtures_dir or default_fixtures_dir(), self._projects, rules_passed=fixtures_passed
+            )
+            if generated
+            else []
         )
         self._lists: dict[tuple[str, str], CaseList] = {}
         for agent in agents:
             for project_id in self._projects[agent.id]:
                 factory = CaseFactory(seed, agent, project_id, self.vocabulary)
-                placed = [c.case for c in self.curated if (c.agent_id, c.project_id) == (agent.id, project_id)]
+                placed = [
+                    c.case
+                    for c in self.curated
+                    if (c.agent_id, c.project_id) == (agent.id, project_id)
+                ]
                 self._lists[agent.id, project_id] = CaseList(factory, cases, placed)
         self._test_cases = build_test_cases(seed, self.vocabulary) if generated else {}
         self._encoded_test_cases = _encoded(self._test_cases)
         self.data: UserData = NO_DATA
-        self._own = (self._projects, self._lists, self._test_cases)  # what any user data is added to
+        # what any user data is added to
+        self._own = (
+            self._projects,
+            self._lists,
+            self._test_cases,
+        )
         self._project_sets = _project_sets(self._projects)
 
     def with_data(self, data: UserData) -> World:
-        """A world of this one's generated and curated data and the user's `data` (in place of any it had).
+        """A world of this one's generated and curated data and the user's `data` (in place of any
+        it had).
 
-        `data` must have been checked against this world (`evalmock.world.data_files.load_data`), so none of its
-        ids or `addedAt`s clashes with this world's own.
+        `data` must have been checked against this world (`evalmock.world.data_files.load_data`), so
+        none of its ids or `addedAt`s clashes with this world's own.
         """
         projects, lists, test_cases = self._own
         world = copy.copy(self)
@@ -115,20 +137,25 @@ class World:
                 agent = AGENTS_BY_ID.get(agent_id) or Agent(agent_id, ())
                 factory = CaseFactory(self.seed, agent, project_id, self.vocabulary)
                 world._lists[agent_id, project_id] = CaseList(factory, 0, list(user_list.cases))
-        world._test_cases = {**test_cases, **{test_case.uuid: test_case.versions for test_case in data.test_cases}}
+        world._test_cases = {
+            **test_cases,
+            **{test_case.uuid: test_case.versions for test_case in data.test_cases},
+        }
         world._encoded_test_cases = _encoded(world._test_cases)
         world._project_sets = _project_sets(world._projects)
         return world
 
     def own_list(self, agent_id: str, project_id: str) -> CaseList | None:
-        """The list of generated and curated cases that user cases of this agent and project would join."""
+        """The list of generated and curated cases that user cases of this agent and project would
+        join."""
         return self._own[1].get((agent_id, project_id.lower()))
 
     def has_own_test_case(self, uuid: str) -> bool:
         """Whether a generated test case has this uuid (lower-case)."""
         return uuid in self._own[2]
 
-    # Test set -----------------------------------------------------------------------------------------
+    # Test set
+    # -----------------------------------------------------------------------------------------
 
     def agent_ids(self) -> list[str]:
         return list(self._projects)
@@ -141,7 +168,8 @@ class World:
         return list(self._projects[agent_id])
 
     def projects_of(self, agent_id: str) -> frozenset[str] | None:
-        """The agent's projects (lower-case) as a set, or None for an unknown agent; built once per world."""
+        """The agent's projects (lower-case) as a set, or None for an unknown agent; built once per
+        world."""
         return self._project_sets.get(agent_id)
 
     def _list(self, query: CaseQuery) -> CaseList | None:
@@ -159,7 +187,8 @@ class World:
         return Page([orjson.loads(case) for case in page.cases], page.next_position)
 
     def encoded_page(self, query: CaseQuery, after: int | None, limit: int) -> EncodedPage:
-        """`page`, with each case already encoded as JSON: what a server sends, without decoding it first."""
+        """`page`, with each case already encoded as JSON: what a server sends, without decoding it
+        first."""
         case_list = self._list(query)
         if case_list is None:
             if limit < 1:
@@ -184,50 +213,72 @@ class World:
     def project_facts(self) -> list[ProjectFacts]:
         facts = []
         for (agent_id, project_id), case_list in self._lists.items():
-            def count(kinds: frozenset[str], include_retired: bool, case_list: CaseList = case_list) -> int:
+
+            def count(
+                kinds: frozenset[str], include_retired: bool, case_list: CaseList = case_list
+            ) -> int:
                 return case_list.count(CategoryFilter.of(kinds, include_retired))
 
             everything = count(ALL_KINDS, True)
-            facts.append(ProjectFacts(
-                agent_id=agent_id,
-                project_id=project_id,
-                has_retired=everything > count(ALL_KINDS, False),
-                has_hand=count(frozenset({"hand"}), True) > 0,
-                has_corrections=count(frozenset({"correction"}), True) > 0,
-                active_cases=count(ALL_KINDS, False),
-            ))
+            facts.append(
+                ProjectFacts(
+                    agent_id=agent_id,
+                    project_id=project_id,
+                    has_retired=everything > count(ALL_KINDS, False),
+                    has_hand=count(frozenset({"hand"}), True) > 0,
+                    has_corrections=count(frozenset({"correction"}), True) > 0,
+                    active_cases=count(ALL_KINDS, False),
+                )
+            )
         return facts
 
-    # Gradient -----------------------------------------------------------------------------------------
+    # Gradient
+    # -----------------------------------------------------------------------------------------
 
-    def evaluation_test_case(self, test_case_uuid: str, version: int | None) -> dict[str, Any] | None:
+    def evaluation_test_case(
+        self, test_case_uuid: str, version: int | None
+    ) -> dict[str, Any] | None:
         """That version (None: the latest) of the test case, or None when either is unknown."""
         found = self._test_case_version(test_case_uuid, version)
         return None if found is None else copy.deepcopy(self._test_cases[found[0]][found[1]])
 
-    def encoded_evaluation_test_case(self, test_case_uuid: str, version: int | None) -> bytes | None:
+    def encoded_evaluation_test_case(
+        self, test_case_uuid: str, version: int | None
+    ) -> bytes | None:
         """`evaluation_test_case` as compact JSON (encoded once, at start)."""
         found = self._test_case_version(test_case_uuid, version)
         return None if found is None else self._encoded_test_cases[found[0]][found[1]]
 
-    def _test_case_version(self, test_case_uuid: str, version: int | None) -> tuple[str, int] | None:
+    def _test_case_version(
+        self, test_case_uuid: str, version: int | None
+    ) -> tuple[str, int] | None:
         """(uuid, index of the version), or None when either is unknown."""
         versions = self._test_cases.get(test_case_uuid) if isinstance(test_case_uuid, str) else None
         if versions is None:
             return None
         if version is None:
             return test_case_uuid, len(versions) - 1
-        if isinstance(version, bool) or not isinstance(version, int) or not 1 <= version <= len(versions):
+        if (
+            isinstance(version, bool)
+            or not isinstance(version, int)
+            or not 1 <= version <= len(versions)
+        ):
             return None
         return test_case_uuid, version - 1
 
     def evaluation_test_case_versions(self) -> dict[str, tuple[int, ...]]:
-        return {uuid: tuple(range(1, len(versions) + 1)) for uuid, versions in self._test_cases.items()}
+        return {
+            uuid: tuple(range(1, len(versions) + 1)) for uuid, versions in self._test_cases.items()
+        }
 
 
 def _encoded(test_cases: dict[str, Any]) -> dict[str, tuple[bytes, ...]]:
-    """Each version of each test case as compact JSON, encoded once (a reload encodes its world's anew)."""
-    return {uuid: tuple(encode(version) for version in versions) for uuid, versions in test_cases.items()}
+    """Each version of each test case as compact JSON, encoded once (a reload encodes its world's
+    anew)."""
+    return {
+        uuid: tuple(encode(version) for version in versions)
+        for uuid, versions in test_cases.items()
+    }
 
 
 def _project_sets(projects: dict[str, tuple[str, ...]]) -> dict[str, frozenset[str]]:

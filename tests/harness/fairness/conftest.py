@@ -1,4 +1,5 @@
-"""The independent service served on a free 127.0.0.1 port for the fairness suite, and its targets."""
+"""The independent service served on a free 127.0.0.1 port for the fairness suite, and its
+targets."""
 
 from __future__ import annotations
 
@@ -20,22 +21,37 @@ REFUSED = {why: token for token, why in REFUSED_TOKENS.items()}  # "expired" -> 
 
 
 def fairness_targets(*, sealed_cursors: bool) -> Targets:
-    """What a targets file says of the independent service, in the file's shape, recomputed from its data."""
+    """What a targets file says of the independent service, in the file's shape, recomputed from its
+    data."""
     projects = []
     for agent, project in PROJECTS:
         cases = [c for c in CASES if (c.agent, c.project) == (agent, project)]
         active = [c for c in cases if c.retired is None]
-        projects.append({
-            "agent_id": agent, "project_id": project, "has_retired": len(active) < len(cases),
-            "has_hand": any(c.kind == "hand" for c in active),
-            "has_corrections": any(c.kind == "correction" for c in active), "active_cases": len(active),
-        })
+        projects.append(
+            {
+                "agent_id": agent,
+                "project_id": project,
+                "has_retired": len(active) < len(cases),
+                "has_hand": any(c.kind == "hand" for c in active),
+                "has_corrections": any(c.kind == "correction" for c in active),
+                "active_cases": len(active),
+            }
+        )
     raw = {
-        "auth": {"token": TOKEN, "second_token": SECOND_TOKEN, "expired_token": REFUSED["expired"],
-                 "revoked_token": REFUSED["revoked"], "no_read_token": NO_READ_TOKEN},
+        "auth": {
+            "token": TOKEN,
+            "second_token": SECOND_TOKEN,
+            "expired_token": REFUSED["expired"],
+            "revoked_token": REFUSED["revoked"],
+            "no_read_token": NO_READ_TOKEN,
+        },
         "test_set": {"sealed_cursors": sealed_cursors, "projects": projects},
-        "gradient": {"test_cases": [{"uuid": uuid, "versions": sorted(versions)}
-                                    for uuid, versions in TEST_CASES.items()]},
+        "gradient": {
+            "test_cases": [
+                {"uuid": uuid, "versions": sorted(versions)}
+                for uuid, versions in TEST_CASES.items()
+            ]
+        },
     }
     return targets_from_dict(raw, source="fairness targets")
 

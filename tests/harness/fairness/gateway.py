@@ -1,6 +1,6 @@
-"""API gateways in front of the independent service, as staging services have them: one answers every n-th request
-itself with 429 and Retry-After, and may plant one defect in what the service answers; one holds every n-th request
-a while before passing it on, as a slow service answers."""
+"""API gateways in front of the independent service, as staging services have them: one answers
+every n-th request itself with 429 and Retry-After, and may plant one defect in what the service
+answers; one holds every n-th request a while before passing it on, as a slow service answers."""
 
 from __future__ import annotations
 
@@ -16,17 +16,25 @@ HeaderRewrite = Callable[[list[tuple[bytes, bytes]]], list[tuple[bytes, bytes]]]
 
 class ThrottlingGateway:
     """Every `every`-th request (counted over all paths and both APIs) gets a 429 with `Retry-After:
-    retry_after`, as Kong's rate-limiting plugin words it; `every=1` throttles them all; `defect` rewrites the
-    service's error answers' headers."""
+    retry_after`, as Kong's rate-limiting plugin words it; `every=1` throttles them all; `defect`
+    rewrites the service's error answers' headers."""
 
-    def __init__(self, app: Any, *, every: int = 7, retry_after: str = "1",
-                 defect: HeaderRewrite | None = None) -> None:
+    def __init__(
+        self,
+        app: Any,
+        *,
+        every: int = 7,
+        retry_after: str = "1",
+        defect: HeaderRewrite | None = None,
+    ) -> None:
         self.app = app
         self.every = every
         self.retry_after = retry_after
         self.defect = defect
         self.throttled = 0
-        self.throttled_capability_probes = 0  # Schemathesis's start-up probes, which no check judges
+        self.throttled_capability_probes = (
+            0  # Schemathesis's start-up probes, which no check judges
+        )
         self._numbers = itertools.count(1)
         self._lock = threading.Lock()
 
@@ -38,19 +46,33 @@ class ThrottlingGateway:
             number = next(self._numbers)
             throttle = number % self.every == 0
             self.throttled += throttle
-            probe = any(name.lower().startswith(b"x-schemathesis-probe") for name, _ in scope["headers"])
+            probe = any(
+                name.lower().startswith(b"x-schemathesis-probe") for name, _ in scope["headers"]
+            )
             self.throttled_capability_probes += throttle and probe
         if throttle:
             body = b'{"message":"API rate limit exceeded"}'
-            await send({"type": "http.response.start", "status": 429, "headers": [
-                (b"content-type", b"application/json"), (b"content-length", str(len(body)).encode()),
-                (b"retry-after", self.retry_after.encode())]})
+            await send(
+                {
+                    "type": "http.response.start",
+                    "status": 429,
+                    "headers": [
+                        (b"content-type", b"application/json"),
+                        (b"content-length", str(len(body)).encode()),
+                        (b"retry-after", self.retry_after.encode()),
+                    ],
+                }
+            )
             await send({"type": "http.response.body", "body": body})
             return
         defect = self.defect
 
         async def answer(message: dict[str, Any]) -> None:
-            if defect is not None and message["type"] == "http.response.start" and message["status"] >= 400:
+            if (
+                defect is not None
+                and message["type"] == "http.response.start"
+                and message["status"] >= 400
+            ):
                 message = {**message, "headers": defect(list(message.get("headers", [])))}
             await send(message)
 
@@ -58,8 +80,8 @@ class ThrottlingGateway:
 
 
 class SlowGateway:
-    """Every `every`-th scenario or Schemathesis request (counted over all paths and both APIs; not Schemathesis's
-    start-up probes) is held `hold` seconds before the service answers it."""
+    """Every `every`-th scenario or Schemathesis request (counted over all paths and both APIs; not
+    Schemathesis's start-up probes) is held `hold` seconds before the service answers it."""
 
     def __init__(self, app: Any, *, every: int = 25, hold: float = 1.0) -> None:
         self.app = app
@@ -70,8 +92,9 @@ class SlowGateway:
         self._lock = threading.Lock()
 
     async def __call__(self, scope: Scope, receive: Any, send: Any) -> None:
-        if scope["type"] == "http" and not any(name.lower().startswith(b"x-schemathesis-probe")
-                                               for name, _ in scope["headers"]):
+        if scope["type"] == "http" and not any(
+            name.lower().startswith(b"x-schemathesis-probe") for name, _ in scope["headers"]
+        ):
             with self._lock:
                 slow = next(self._numbers) % self.every == 0
                 self.held += slow

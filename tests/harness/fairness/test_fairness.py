@@ -1,6 +1,6 @@
-"""The fairness suite, twin of the mutation suite: an independent implementation that follows the two pages
-passes the default audit, with each variation the pages allow on its own and with all of them together; --strict
-and --profile digitalocean-live add exactly their rules."""
+"""The fairness suite, twin of the mutation suite: an independent implementation that follows the
+two pages passes the default audit, with each variation the pages allow on its own and with all of
+them together; --strict and --profile digitalocean-live add exactly their rules."""
 
 from __future__ import annotations
 
@@ -24,13 +24,15 @@ from .conftest import NO_READ_TOKEN, SECOND_TOKEN, TOKEN, Independent
 from .independent_service import VARIATIONS
 from .service_data import CASES, DRAFTING, MAIN_PROJECT, PROJECTS, SEARCH_PROJECT, TEST_CASES
 
-# Schemathesis's deterministic phase: other methods, boundary and near-miss values, repeated parameters.
+# Schemathesis's deterministic phase: other methods, boundary and near-miss values, repeated
+# parameters.
 VARIATION_PHASES = ("coverage",)
-# Variations no request of today's audit meets (none sends a bad token, or an unknown agent, together with a
-# bad parameter): their tests show only that everything else still conforms; the probe test shows they work.
+# Variations no request of today's audit meets (none sends a bad token, or an unknown agent,
+# together with a bad parameter): their tests show only that everything else still conforms; the
+# probe test shows they work.
 UNMET = {"validate_before_auth", "agent_before_validation"}
-# Variations only the live profile meets: the default audit never asks what only DigitalOcean's service answers (a
-# test case without a version, a malformed id).
+# Variations only the live profile meets: the default audit never asks what only DigitalOcean's
+# service answers (a test case without a version, a malformed id).
 MET_ONLY_LIVE = {"do_400_malformed_id", "do_first_version_by_default"}
 AUTH = {"Authorization": f"Bearer {TOKEN}"}
 LIST = f"/v1/agents/{DRAFTING}/test-set/cases"
@@ -53,15 +55,28 @@ LIVE = {
 }
 
 
-def audit(independent: Independent, *, phases: tuple[str, ...] = (), max_examples: int = 3,
-          policy: Policy | None = None) -> Results:
-    """An audit of both APIs (the default policy unless told): scenario and per-response checks, then
-    Schemathesis's `phases`."""
+def audit(
+    independent: Independent,
+    *,
+    phases: tuple[str, ...] = (),
+    max_examples: int = 3,
+    policy: Policy | None = None,
+) -> Results:
+    """An audit of both APIs (the default policy unless told): scenario and per-response checks,
+    then Schemathesis's `phases`."""
     targets = independent.targets()
-    return run_audit(Audit(
-        base_url=independent.base_url, targets=targets, token=targets.token, second_token=targets.second_token,
-        fuzz=bool(phases), phases=phases or PHASES, max_examples=max_examples, policy=policy or Policy(),
-    ))
+    return run_audit(
+        Audit(
+            base_url=independent.base_url,
+            targets=targets,
+            token=targets.token,
+            second_token=targets.second_token,
+            fuzz=bool(phases),
+            phases=phases or PHASES,
+            max_examples=max_examples,
+            policy=policy or Policy(),
+        )
+    )
 
 
 def failures(results: Results) -> list[str]:
@@ -69,10 +84,13 @@ def failures(results: Results) -> list[str]:
 
 
 def assert_checked_both_apis(results: Results) -> None:
-    """Not a pass by having checked nothing: scenario and per-response checks passed on both APIs."""
+    """Not a pass by having checked nothing: scenario and per-response checks passed on both
+    APIs."""
     passed = {(t.check.api, t.check.kind) for t in results.rows() if t.passed}
     for api in ("test-set", "gradient"):
-        assert {(api, "scenario"), (api, "response")} <= passed, f"nothing of {api} was checked: {passed}"
+        assert {(api, "scenario"), (api, "response")} <= passed, (
+            f"nothing of {api} was checked: {passed}"
+        )
 
 
 @pytest.mark.parametrize("variation", sorted(VARIATIONS))
@@ -88,13 +106,17 @@ def test_the_default_audit_passes_the_variation(independent: Independent, variat
 
 
 @pytest.mark.parametrize("variation", sorted(INFERRED))
-def test_strict_fails_exactly_the_inferred_rule_a_variation_breaks(independent: Independent, variation: str) -> None:
+def test_strict_fails_exactly_the_inferred_rule_a_variation_breaks(
+    independent: Independent, variation: str
+) -> None:
     with independent.varied({variation}):
         results = audit(independent, phases=VARIATION_PHASES, policy=Policy(strict=True))
     assert {f.check.name for f in results.failures} == INFERRED[variation], failures(results)
 
 
-def test_strict_does_not_fail_http_s_501_to_a_method_the_service_does_not_implement(independent: Independent) -> None:
+def test_strict_does_not_fail_http_s_501_to_a_method_the_service_does_not_implement(
+    independent: Independent,
+) -> None:
     with independent.varied({"not_implemented_501"}) as service:
         results = audit(independent, phases=VARIATION_PHASES, policy=Policy(strict=True))
         assert service.met["not_implemented_501"]
@@ -102,8 +124,9 @@ def test_strict_does_not_fail_http_s_501_to_a_method_the_service_does_not_implem
 
 
 @pytest.mark.parametrize("variation", sorted(LIVE))
-def test_the_live_profile_fails_exactly_the_live_rule_a_variation_breaks(independent: Independent,
-                                                                        variation: str) -> None:
+def test_the_live_profile_fails_exactly_the_live_rule_a_variation_breaks(
+    independent: Independent, variation: str
+) -> None:
     with independent.varied({variation}) as service:
         results = audit(independent, phases=VARIATION_PHASES, policy=Policy(profile=LIVE_PROFILE))
         assert service.met[variation]
@@ -111,7 +134,8 @@ def test_the_live_profile_fails_exactly_the_live_rule_a_variation_breaks(indepen
 
 
 def test_the_plain_service_passes_the_default_audit(independent: Independent) -> None:
-    """The control: without variations, the service conforms, so each failure above is its variation's."""
+    """The control: without variations, the service conforms, so each failure above is its
+    variation's."""
     results = audit(independent, phases=PHASES)
     assert results.conforms, failures(results)
     assert_checked_both_apis(results)
@@ -125,8 +149,11 @@ def test_the_default_audit_passes_all_variations_together(independent: Independe
     assert_checked_both_apis(results)
 
 
-# -- the independent service follows the pages -----------------------------------------------------------
-def get(client: httpx.Client, path: str, params: dict[str, Any] | None = None, **headers: str) -> httpx.Response:
+# -- the independent service follows the pages
+# -----------------------------------------------------------
+def get(
+    client: httpx.Client, path: str, params: dict[str, Any] | None = None, **headers: str
+) -> httpx.Response:
     """GET, trying again when the page's 503 database-busy says so (at most three times)."""
     for _ in range(3):
         response = client.get(path, params=params, headers={**AUTH, **headers})
@@ -140,7 +167,9 @@ def walk(client: httpx.Client, project: str, **params: Any) -> list[dict[str, An
     cases: list[dict[str, Any]] = []
     cursor = None
     for _ in range(200):
-        page = get(client, LIST, {"projectId": project, **params, **({"cursor": cursor} if cursor else {})})
+        page = get(
+            client, LIST, {"projectId": project, **params, **({"cursor": cursor} if cursor else {})}
+        )
         assert page.status_code == 200, page.text
         body = page.json()
         cases += body["data"]
@@ -164,7 +193,9 @@ def assert_case_follows_the_page(case: dict[str, Any]) -> None:
     if "retired" not in case:
         assert instant(case["updatedAt"]) == instant(case["addedAt"])
     else:
-        assert instant(case["updatedAt"]) >= instant(case["retired"]["at"]) >= instant(case["addedAt"])
+        assert (
+            instant(case["updatedAt"]) >= instant(case["retired"]["at"]) >= instant(case["addedAt"])
+        )
     expect = case["expect"]
     assert {"decisions", "answer", "items"} & expect.keys()
     for call in expect.get("decisions", {}).get("shouldCall", []):
@@ -173,7 +204,9 @@ def assert_case_follows_the_page(case: dict[str, Any]) -> None:
         assert len(json.dumps(call["args"], sort_keys=True, separators=(",", ":"))) <= 4000
     items = expect.get("items", [])
     ranks = [item["rank"] for item in items if "rank" in item]
-    assert all(isinstance(rank, int) and rank >= 0 for rank in ranks) and len(set(ranks)) == len(ranks)
+    assert all(isinstance(rank, int) and rank >= 0 for rank in ranks) and len(set(ranks)) == len(
+        ranks
+    )
     for item in items:
         assert item["key"] and item["verdict"] in ("right", "wrong")
         assert POINTER.fullmatch(item.get("pointer", "")), item
@@ -189,8 +222,9 @@ def assert_envelope(response: httpx.Response, status: int, code: str | None) -> 
 
 
 @pytest.mark.parametrize("variations", [(), tuple(VARIATIONS)], ids=["plain", "all-variations"])
-def test_the_independent_service_follows_the_test_set_page(independent: Independent,
-                                                           variations: Iterable[str]) -> None:
+def test_the_independent_service_follows_the_test_set_page(
+    independent: Independent, variations: Iterable[str]
+) -> None:
     with independent.varied(variations), httpx.Client(base_url=independent.base_url) as client:
         active = [c for c in CASES if c.project == MAIN_PROJECT and c.retired is None]
         for limit in (7, 25, 100):
@@ -204,49 +238,85 @@ def test_the_independent_service_follows_the_test_set_page(independent: Independ
         assert any("retired" in c for c in everything)
         for case in everything:
             assert_case_follows_the_page(case)
-        hand = walk(client, MAIN_PROJECT.upper(), kind="hand", limit=100)  # any letter case of a UUID
+        # any letter case of a UUID
+        hand = walk(client, MAIN_PROJECT.upper(), kind="hand", limit=100)
         assert hand and {c["kind"] for c in hand} == {"hand"}
-        if any("expert" in c for c in everything):  # "Absent from older servers"; else on every hand case
+        # "Absent from older servers"; else on every hand case
+        if any("expert" in c for c in everything):
             assert all(c.get("expert") is True for c in everything if c["kind"] == "hand")
         foreign = get(client, LIST, {"projectId": SEARCH_PROJECT})  # another agent's project: open
         if "foreign_project_404" in variations:
             assert_envelope(foreign, 404, "agent-not-found")
         else:
             assert foreign.json()["data"] == [] and foreign.json()["hasMore"] is False
-        for params in ({}, {"projectId": "not-a-uuid"}, {"projectId": MAIN_PROJECT, "include": "RETIRED"},
-                       {"projectId": MAIN_PROJECT, "kind": "correction,"},
-                       {"projectId": MAIN_PROJECT, "cursor": "not-a-cursor"}):
+        for params in (
+            {},
+            {"projectId": "not-a-uuid"},
+            {"projectId": MAIN_PROJECT, "include": "RETIRED"},
+            {"projectId": MAIN_PROJECT, "kind": "correction,"},
+            {"projectId": MAIN_PROJECT, "cursor": "not-a-cursor"},
+        ):
             assert_envelope(get(client, LIST, params), 400, "bad-input")
-        for authorization in ("", "Basic ZGVtbzpkZW1v", "Bearer made-up", "Bearer fair-expired",
-                              "Bearer fair-revoked"):
-            assert_envelope(get(client, LIST, {"projectId": MAIN_PROJECT}, Authorization=authorization), 401, None)
-        assert_envelope(get(client, "/v1/agents/nobody/test-set/cases", {"projectId": MAIN_PROJECT}), 404,
-                        "agent-not-found")
-        second = get(client, LIST, {"projectId": MAIN_PROJECT, "limit": 1}, Authorization=f"Bearer {SECOND_TOKEN}")
+        for authorization in (
+            "",
+            "Basic ZGVtbzpkZW1v",
+            "Bearer made-up",
+            "Bearer fair-expired",
+            "Bearer fair-revoked",
+        ):
+            assert_envelope(
+                get(client, LIST, {"projectId": MAIN_PROJECT}, Authorization=authorization),
+                401,
+                None,
+            )
+        assert_envelope(
+            get(client, "/v1/agents/nobody/test-set/cases", {"projectId": MAIN_PROJECT}),
+            404,
+            "agent-not-found",
+        )
+        second = get(
+            client,
+            LIST,
+            {"projectId": MAIN_PROJECT, "limit": 1},
+            Authorization=f"Bearer {SECOND_TOKEN}",
+        )
         assert second.status_code == 200  # the second caller reads the project too
-        no_read = get(client, LIST, {"projectId": MAIN_PROJECT}, Authorization=f"Bearer {NO_READ_TOKEN}")
-        assert 400 <= no_read.status_code < 500 and "data" not in no_read.json()  # "Needs read on the project."
+        no_read = get(
+            client, LIST, {"projectId": MAIN_PROJECT}, Authorization=f"Bearer {NO_READ_TOKEN}"
+        )
+        # "Needs read on the project."
+        assert 400 <= no_read.status_code < 500 and "data" not in no_read.json()
         for empty in ({"include": ""}, {"kind": ""}):  # open: read as left out, or refused with 400
             answer = get(client, LIST, {"projectId": MAIN_PROJECT, **empty})
             if "empty_params_left_out" in variations:
-                assert answer.json()["data"] == get(client, LIST, {"projectId": MAIN_PROJECT}).json()["data"]
+                assert (
+                    answer.json()["data"]
+                    == get(client, LIST, {"projectId": MAIN_PROJECT}).json()["data"]
+                )
             else:
                 assert_envelope(answer, 400, "bad-input")
 
 
 @pytest.mark.parametrize("variations", [(), tuple(VARIATIONS)], ids=["plain", "all-variations"])
-def test_the_independent_service_follows_the_digitalocean_page(independent: Independent,
-                                                              variations: Iterable[str]) -> None:
+def test_the_independent_service_follows_the_digitalocean_page(
+    independent: Independent, variations: Iterable[str]
+) -> None:
     with independent.varied(variations), httpx.Client(base_url=independent.base_url) as client:
         for uuid, versions in TEST_CASES.items():
             for version in versions:
-                response = get(client, f"/v2/gen-ai/evaluation_test_cases/{uuid}",
-                               {"evaluation_test_case_version": version})
+                response = get(
+                    client,
+                    f"/v2/gen-ai/evaluation_test_cases/{uuid}",
+                    {"evaluation_test_case_version": version},
+                )
                 assert response.status_code == 200, response.text
                 test_case = response.json()["evaluation_test_case"]
                 assert test_case["version"] == version and test_case["test_case_uuid"] == uuid
-                for value in (test_case.get("created_by_user_id"), test_case.get("updated_by_user_id"),
-                              test_case.get("dataset", {}).get("file_size")):
+                for value in (
+                    test_case.get("created_by_user_id"),
+                    test_case.get("updated_by_user_id"),
+                    test_case.get("dataset", {}).get("file_size"),
+                ):
                     assert value is None or (isinstance(value, str) and UINT64.fullmatch(value))
                 for metric in test_case.get("metrics", []):
                     assert metric["category"].startswith("METRIC_CATEGORY_")
@@ -260,7 +330,13 @@ PROBES: list[tuple[str, str, dict[str, Any], dict[str, str]]] = [
     # method, path, query, headers: with a walk of the main project, they meet every variation
     ("GET", LIST, {"projectId": MAIN_PROJECT, "limit": 500}, AUTH),
     ("GET", LIST, {"projectId": MAIN_PROJECT, "limit": 0}, {}),  # a bad parameter and no token
-    ("GET", "/v1/agents/nobody/test-set/cases", {"projectId": "x"}, AUTH),  # an unknown agent, a bad parameter
+    # an unknown agent, a bad parameter
+    (
+        "GET",
+        "/v1/agents/nobody/test-set/cases",
+        {"projectId": "x"},
+        AUTH,
+    ),
     ("GET", LIST, {"projectId": MAIN_PROJECT, "limt": 5}, AUTH),
     ("GET", f"{LIST}?projectId={MAIN_PROJECT}&limit=3&limit=4", {}, AUTH),
     ("GET", LIST, {"projectId": SEARCH_PROJECT}, AUTH),
@@ -277,8 +353,12 @@ PROBES: list[tuple[str, str, dict[str, Any], dict[str, str]]] = [
 @pytest.mark.parametrize("variation", sorted(VARIATIONS))
 def test_each_variation_changes_an_answer(independent: Independent, variation: str) -> None:
     """So that an audit passing a variation passes something real, and none of them is dead code."""
-    with independent.varied({variation}) as service, httpx.Client(base_url=independent.base_url) as client:
-        walk(client, MAIN_PROJECT, limit=5)  # twenty pages and a last one: cursors, page ends, busy answers
+    with (
+        independent.varied({variation}) as service,
+        httpx.Client(base_url=independent.base_url) as client,
+    ):
+        # twenty pages and a last one: cursors, page ends, busy answers
+        walk(client, MAIN_PROJECT, limit=5)
         for method, path, query, headers in PROBES:
             client.request(method, path, params=query or None, headers=headers)
         assert service.met[variation], f"no probe met {variation}"

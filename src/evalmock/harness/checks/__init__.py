@@ -1,4 +1,5 @@
-"""Every rule the harness applies, grouped by the pages' topics; importing this package registers every one."""
+"""Every rule the harness applies, grouped by the pages' topics; importing this package registers
+every one."""
 
 from evalmock.harness.checks import (  # noqa: F401  (registration)
     authentication,

@@ -1,13 +1,14 @@
-"""Which registered check an outcome of Schemathesis's built-in checks counts for, so that each is judged at the
-level of the rule it is about (a built-in check knows the document, not which part of it the page states).
+"""Which registered check an outcome of Schemathesis's built-in checks counts for, so that each is
+judged at the level of the rule it is about (a built-in check knows the document, not which part of
+it the page states).
 
-An answer whose status the document does not list breaks `status_code_conformance` (page) only where a page
-sentence names what the request must get instead: no bearer token, or an expired or revoked one (401), a
-projectId, include or kind outside its stated form (400), a cursor given to a runtime that seals them (the page or
-400 bad-input). Anywhere else the pages leave the status open (a caller without read, a method they do not
-document, a request too large, throttling), and it is not judged. A 501 to a method other than GET and HEAD is
-HTTP's answer for a method the server does not implement: neither unsupported_method nor not_a_server_error
-judges it.
+An answer whose status the document does not list breaks `status_code_conformance` (page) only where
+a page sentence names what the request must get instead: no bearer token, or an expired or revoked
+one (401), a projectId, include or kind outside its stated form (400), a cursor given to a runtime
+that seals them (the page or 400 bad-input). Anywhere else the pages leave the status open (a caller
+without read, a method they do not document, a request too large, throttling), and it is not judged.
+A 501 to a method other than GET and HEAD is HTTP's answer for a method the server does not
+implement: neither unsupported_method nor not_a_server_error judges it.
 """
 
 from __future__ import annotations
@@ -32,11 +33,17 @@ from evalmock.harness.checks.registry import SCHEMATHESIS, Check, checks, find_c
 # The inferred check a generated limit out of bounds counts for (checks/parameters.py).
 LIMIT_CHECK = "limit_outside_its_bounds_is_bad_input"
 
-# The built-in checks that judge a response against the document (and so may meet DigitalOcean's live parts).
-DOCUMENT_CHECKS = ("content_type_conformance", "response_schema_conformance", "response_headers_conformance")
-# RFC 9110 9.1: a method the server does not recognize or implement at all (Schemathesis sends QUERY, a plain HTTP
-# server knows no PUT) SHOULD get 501; 405 is for one it implements but not on this path. Every general-purpose
-# server implements GET and HEAD. So a 501 to another method is HTTP's own answer, which these checks would fail.
+# The built-in checks that judge a response against the document (and so may meet DigitalOcean's
+# live parts).
+DOCUMENT_CHECKS = (
+    "content_type_conformance",
+    "response_schema_conformance",
+    "response_headers_conformance",
+)
+# RFC 9110 9.1: a method the server does not recognize or implement at all (Schemathesis sends
+# QUERY, a plain HTTP server knows no PUT) SHOULD get 501; 405 is for one it implements but not on
+# this path. Every general-purpose server implements GET and HEAD. So a 501 to another method is
+# HTTP's own answer, which these checks would fail.
 NOT_IMPLEMENTED_CHECKS = ("unsupported_method", "not_a_server_error")
 ALWAYS_IMPLEMENTED = ("GET", "HEAD")
 
@@ -46,9 +53,11 @@ def runs_under(check: Check, policy: Policy) -> bool:
 
 
 def builtin_check_names(api: str, policy: Policy) -> list[str]:
-    """The Schemathesis built-ins to run on `api`: the declared ones whose level applies, and in the live profile
-    every document check, whose breaches of the live parts count for LIVE_SPEC."""
-    names = [c.name for c in checks(api, SCHEMATHESIS) if c is not LIVE_SPEC and runs_under(c, policy)]
+    """The Schemathesis built-ins to run on `api`: the declared ones whose level applies, and in the
+    live profile every document check, whose breaches of the live parts count for LIVE_SPEC."""
+    names = [
+        c.name for c in checks(api, SCHEMATHESIS) if c is not LIVE_SPEC and runs_under(c, policy)
+    ]
     if api == LIVE_SPEC.api and runs_under(LIVE_SPEC, policy):
         names += [name for name in DOCUMENT_CHECKS if name not in names]
     return names
@@ -64,9 +73,10 @@ def attribute(
     headers: Mapping[str, str] | None = None,
     targets: Targets | None = None,
 ) -> Check | None:
-    """The check an outcome of built-in `name` counts for, or None when it is about nothing the pages (or the
-    live spec) state: such as a negative request whose only fault is an undeclared or repeated parameter, or an
-    undocumented status where the pages name no other (`headers`, when known, are the request's)."""
+    """The check an outcome of built-in `name` counts for, or None when it is about nothing the
+    pages (or the live spec) state: such as a negative request whose only fault is an undeclared or
+    repeated parameter, or an undocumented status where the pages name no other (`headers`, when
+    known, are the request's)."""
     outcome = BuiltinOutcome(api, name, status, query or {}, method, headers, targets or Targets())
     rule = RULES.get(name)
     return rule(outcome) if rule is not None else _registered(outcome)
@@ -74,7 +84,8 @@ def attribute(
 
 @dataclass(frozen=True)
 class BuiltinOutcome:
-    """One outcome of a Schemathesis built-in check: which, on which API, and the exchange it judged."""
+    """One outcome of a Schemathesis built-in check: which, on which API, and the exchange it
+    judged."""
 
     api: str
     name: str
@@ -93,10 +104,16 @@ def _registered(outcome: BuiltinOutcome) -> Check | None:
 
 
 def _status_the_pages_name(outcome: BuiltinOutcome) -> Check | None:
-    """An undocumented status counts only where a page sentence names what the request must get instead."""
+    """An undocumented status counts only where a page sentence names what the request must get
+    instead."""
     api, status = outcome.api, outcome.status
-    if api == "test-set" and status is not None and not _documented(api, status) and not names_the_status(
-        api, outcome.method, outcome.query, outcome.headers, outcome.targets, status
+    if (
+        api == "test-set"
+        and status is not None
+        and not _documented(api, status)
+        and not names_the_status(
+            api, outcome.method, outcome.query, outcome.headers, outcome.targets, status
+        )
     ):
         return None
     return _registered(outcome)
@@ -113,14 +130,16 @@ def _live_document(outcome: BuiltinOutcome) -> Check | None:
 
 
 def _implemented_method(outcome: BuiltinOutcome) -> Check | None:
-    """A 501 to a method other than GET and HEAD is HTTP's answer for a method the server does not implement."""
+    """A 501 to a method other than GET and HEAD is HTTP's answer for a method the server does not
+    implement."""
     if outcome.status == 501 and outcome.method.upper() not in ALWAYS_IMPLEMENTED:
         return None
     return _registered(outcome)
 
 
 def _rejected_parameter(outcome: BuiltinOutcome) -> Check | None:
-    """A negative request counts for the rule of the parameter it breaks: a page 400, an inferred one, or none."""
+    """A negative request counts for the rule of the parameter it breaks: a page 400, an inferred
+    one, or none."""
     api = outcome.api
     broken = broken_parameters(api, outcome.query) - empty_and_open(api, outcome.query)
     if broken & set(PAGE_400.get(api, ())):
@@ -130,7 +149,8 @@ def _rejected_parameter(outcome: BuiltinOutcome) -> Check | None:
     return None
 
 
-# Per built-in, the rule deciding what its outcome counts for; any other counts for the check of its own name.
+# Per built-in, the rule deciding what its outcome counts for; any other counts for the check of its
+# own name.
 RULES: dict[str, Callable[[BuiltinOutcome], Check | None]] = {
     "status_code_conformance": _status_the_pages_name,
     **dict.fromkeys(DOCUMENT_CHECKS, _live_document),

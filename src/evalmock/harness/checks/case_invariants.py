@@ -1,4 +1,5 @@
-"""Each case on a page of the test-set API keeps the page's per-case rules (contract/case_rules.py)."""
+"""Each case on a page of the test-set API keeps the page's per-case rules
+(contract/case_rules.py)."""
 
 from __future__ import annotations
 
@@ -16,26 +17,30 @@ from evalmock.harness.checks.exchange import PLAIN_JSON_LARGEST, PLAIN_JSON_REME
 from evalmock.harness.checks.outcomes import Violation
 from evalmock.harness.checks.registry import response_check
 
-# A case's rules read the case alone, and clients read the same pages again and again: a rule that a case kept is
-# remembered by the hash of the case's JSON, so a page seen before costs a look-up per case, not each rule again.
-# Only for plain JSON, where orjson's reading is the standard parser's and so equal text means an equal case. The
-# key is Python's 64-bit hash (keyed per process, as walk_pages keeps ids), not the JSON itself: a look-up then
-# compares two integers, not a kilobyte held since the page was last seen. Bounded: forgotten all at once when full.
-# A walk shows the same cases again on pages that differ (another filter, limit or cursor): room for a test set of
-# some tens of thousands of cases (about 90 bytes each; forgetting them all takes about a millisecond).
+# A case's rules read the case alone, and clients read the same pages again and again: a rule that a
+# case kept is remembered by the hash of the case's JSON, so a page seen before costs a look-up per
+# case, not each rule again. Only for plain JSON, where orjson's reading is the standard parser's
+# and so equal text means an equal case. The key is Python's 64-bit hash (keyed per process, as
+# walk_pages keeps ids), not the JSON itself: a look-up then compares two integers, not a kilobyte
+# held since the page was last seen. Bounded: forgotten all at once when full. A walk shows the same
+# cases again on pages that differ (another filter, limit or cursor): room for a test set of some
+# tens of thousands of cases (about 90 bytes each; forgetting them all takes about a millisecond).
 CASES_REMEMBERED = 32_768
 _kept: dict[int, int] = {}  # the hash of a case's JSON -> the rules it kept, one bit each
 _bits: dict[str, int] = {}  # a rule's name -> its bit
-# The hashes of a page's cases, by the page's body: a page seen before is not written out again to find them.
+# The hashes of a page's cases, by the page's body: a page seen before is not written out again to
+# find them.
 _case_keys: BodyMemo[list[int]] = BodyMemo(PLAIN_JSON_REMEMBERED, PLAIN_JSON_LARGEST)
 
 
 @dataclass(frozen=True)
 class _Page:
     cases: list[dict[str, Any]]
-    keys: list[int] | None  # the hash of each case's JSON, where what it kept may be remembered by it
+    # the hash of each case's JSON, where what it kept may be remembered by it
+    keys: list[int] | None
     kept: int  # the bits of the rules every case on the page kept when it was read
-    # A rule's name -> the first case that breaks it (its index and the breach), or None when every case keeps it.
+    # A rule's name -> the first case that breaks it (its index and the breach), or None when every
+    # case keeps it.
     verdicts: dict[str, tuple[int, case_rules.Breach] | None] = field(default_factory=dict)
 
 
@@ -79,31 +84,37 @@ def _read_page(exchange: Exchange) -> _Page | None:
 
 
 def keep(exchange: Exchange, rule: CaseRule) -> bool | None:
-    """Every case on the page keeps `rule`; the first breach is the violation, pointing into the page."""
+    """Every case on the page keeps `rule`; the first breach is the violation, pointing into the
+    page."""
     found = _page(exchange)
     if found is None:
         return None
     if rule.name not in found.verdicts:
-        # The page's own rules are all judged in the first one's pass over the cases: one look-up of what a case
-        # kept before serves them all.
+        # The page's own rules are all judged in the first one's pass over the cases: one look-up of
+        # what a case kept before serves them all.
         _judge(found, case_rules.RULES if rule in case_rules.RULES else (rule,))
     verdict = found.verdicts[rule.name]
     if verdict is None:
         return True
     index, breach = verdict
-    raise Violation(f"{breach.problem} (case {found.cases[index].get('id')!r})", expected=breach.expected,
-                    received=breach.received, pointer=f"/data/{index}{breach.pointer}")
+    raise Violation(
+        f"{breach.problem} (case {found.cases[index].get('id')!r})",
+        expected=breach.expected,
+        received=breach.received,
+        pointer=f"/data/{index}{breach.pointer}",
+    )
 
 
 def _judge(found: _Page, rules: tuple[CaseRule, ...]) -> None:
-    """Each rule's verdict on the page, in one pass over its cases; a case remembered as keeping a rule is not
-    judged by it again, and each case's kept rules are remembered."""
+    """Each rule's verdict on the page, in one pass over its cases; a case remembered as keeping a
+    rule is not judged by it again, and each case's kept rules are remembered."""
     bits = [(rule, _bits.setdefault(rule.name, 1 << len(_bits))) for rule in rules]
     asked = 0
     for rule, bit in bits:
         asked |= bit
         found.verdicts[rule.name] = None
-    if found.kept & asked == asked:  # a page seen before: one look-up per case, made once for every rule
+    # a page seen before: one look-up per case, made once for every rule
+    if found.kept & asked == asked:
         return
     verdicts, keys = found.verdicts, found.keys
     for index, case in enumerate(found.cases):
@@ -134,27 +145,32 @@ def hand_case_id_starts_with_case(context: CheckContext) -> bool | None:
 
 @response_check("test-set", case_rules.updated_at_is_added_at_until_retired.source)
 def updated_at_is_added_at_until_retired(context: CheckContext) -> bool | None:
-    """An active case's updatedAt is its addedAt (compared as instants: `Z` and `+00:00` are one time)."""
+    """An active case's updatedAt is its addedAt (compared as instants: `Z` and `+00:00` are one
+    time)."""
     exchange = context.exchange
     return keep(exchange, case_rules.updated_at_is_added_at_until_retired)
 
 
 @response_check("test-set", case_rules.retirement_is_consistent.source)
 def retirement_is_consistent(context: CheckContext) -> bool | None:
-    """A retired case was retired no earlier than it was added, and its updatedAt is not before the retirement."""
+    """A retired case was retired no earlier than it was added, and its updatedAt is not before the
+    retirement."""
     exchange = context.exchange
     return keep(exchange, case_rules.retirement_is_consistent)
 
 
 @response_check("test-set", case_rules.hand_case_is_expert.source)
 def hand_cases_are_expert(context: CheckContext) -> bool | str | None:
-    """Every hand case has expert: true, on a page where any case carries expert at all (a page where none does is
-    an older server's)."""
+    """Every hand case has expert: true, on a page where any case carries expert at all (a page
+    where none does is an older server's)."""
     exchange = context.exchange
     cases = page_cases(exchange)
     if cases is not None and not any("expert" in case for case in cases):
         if any(isinstance(case, dict) and case.get("kind") == "hand" for case in cases):
-            return "hand cases, but no case on the page carries expert: an older server's page, which the page allows"
+            return (
+                "hand cases, but no case on the page carries expert: an older server's page, which "
+                "the page allows"
+            )
         return None
     return keep(exchange, case_rules.hand_case_is_expert)
 
@@ -168,15 +184,16 @@ def expect_has_a_part(context: CheckContext) -> bool | None:
 
 @response_check("test-set", case_rules.item_ranks_are_distinct_positions.source)
 def item_ranks_are_distinct_positions(context: CheckContext) -> bool | None:
-    """Item ranks are whole numbers from 0, no two items of a case sharing one (gaps are allowed)."""
+    """Item ranks are whole numbers from 0, no two items of a case sharing one (gaps are
+    allowed)."""
     exchange = context.exchange
     return keep(exchange, case_rules.item_ranks_are_distinct_positions)
 
 
 @response_check("test-set", case_rules.should_call_args_fit.source)
 def should_call_args_fit(context: CheckContext) -> bool | None:
-    """Every shouldCall's args are at most 4000 characters of canonical JSON (sorted keys, no insignificant white
-    space, non-ASCII unescaped: the shorter reading)."""
+    """Every shouldCall's args are at most 4000 characters of canonical JSON (sorted keys, no
+    insignificant white space, non-ASCII unescaped: the shorter reading)."""
     exchange = context.exchange
     return keep(exchange, case_rules.should_call_args_fit)
 

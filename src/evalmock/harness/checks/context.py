@@ -1,4 +1,5 @@
-"""What a response check receives: the exchange, what the targets say exists, and the audit's policy."""
+"""What a response check receives: the exchange, what the targets say exists, and the audit's
+policy."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""Cursors of the test-set API: a sealed cursor is taken only for its own list, filters and caller; junk is a 400."""
+"""Cursors of the test-set API: a sealed cursor is taken only for its own list, filters and caller;
+junk is a 400."""
 
 from __future__ import annotations
 
@@ -13,14 +14,20 @@ from evalmock.harness.checks.registry import scenario_check
 from evalmock.harness.checks.scenario import Scenario
 
 GARBAGE_CURSORS = {"a cursor that is no cursor": "not-a-cursor", "an over-long cursor": "A" * 3000}
-FORGED_CURSOR = "eyJwIjoxfQ.c2lnbmF0dXJl"  # the document's example cursor: never issued by any target
+FORGED_CURSOR = (
+    "eyJwIjoxfQ.c2lnbmF0dXJl"  # the document's example cursor: never issued by any target
+)
 SEALED_REASON = (
-    "the page binds cursors only for a runtime that seals them; set test_set.sealed_cursors = true in the targets "
+    "the page binds cursors only for a runtime that seals them; set test_set.sealed_cursors = true "
+    "in the targets "
     "when the target does"
 )
 _AS_IT_CAME = on_test_set_page(47, "Where the previous page ended: its nextCursor, as it came.")
-_SEALED = on_test_set_page(47, "A runtime that seals cursors takes one only for the same list, filters and caller, "
-                               "within a day; otherwise 400 bad-input, and the list starts again without it.")
+_SEALED = on_test_set_page(
+    47,
+    "A runtime that seals cursors takes one only for the same list, filters and caller, "
+    "within a day; otherwise 400 bad-input, and the list starts again without it.",
+)
 _BINDING = page(_SEALED, reading="Checked only when the targets say the runtime seals cursors.")
 
 
@@ -28,7 +35,9 @@ def _first_cursor(s: Scenario, project: ProjectTarget, **params: Any) -> str:
     page = s.page(project, limit=1, **params)
     cursor = page.get("nextCursor")
     if not page.get("hasMore") or not cursor:
-        raise Skip("the target project has fewer than two matching cases, so no page has a nextCursor")
+        raise Skip(
+            "the target project has fewer than two matching cases, so no page has a nextCursor"
+        )
     return cursor
 
 
@@ -38,13 +47,14 @@ def _require_sealed(s: Scenario) -> None:
 
 
 def assert_cursor_refused(exchange: Exchange, what: str) -> None:
-    """A cursor the runtime does not take is refused with 400 bad-input (scenarios, and cursors seen in traffic)."""
+    """A cursor the runtime does not take is refused with 400 bad-input (scenarios, and cursors seen
+    in traffic)."""
     expect_error(exchange, 400, "bad-input", f"{what} was not refused with 400 bad-input")
 
 
 def _tamper(cursor: str) -> dict[str, str]:
-    # Only changes that alter what the cursor says: an appended character may decode to the same bytes, and the
-    # page leaves such a cursor open.
+    # Only changes that alter what the cursor says: an appended character may decode to the same
+    # bytes, and the page leaves such a cursor open.
     middle = len(cursor) // 2
     swapped = "B" if cursor[middle] != "B" else "C"
     return {
@@ -53,12 +63,18 @@ def _tamper(cursor: str) -> dict[str, str]:
     }
 
 
-@scenario_check("test-set", inferred(
-    "The page says what a cursor is (the previous page's nextCursor, as it came) and that a sealing runtime "
-    "answers a cursor it does not take with 400 bad-input; a string that is no cursor at all is read the same way "
-    "in any runtime.",
-    _AS_IT_CAME, _SEALED,
-))
+@scenario_check(
+    "test-set",
+    inferred(
+        "The page says what a cursor is (the previous page's nextCursor, as it came) and that a "
+        "sealing runtime "
+        "answers a cursor it does not take with 400 bad-input; a string that is no cursor at all "
+        "is read the same way "
+        "in any runtime.",
+        _AS_IT_CAME,
+        _SEALED,
+    ),
+)
 def junk_cursor_is_bad_input(s: Scenario) -> None:
     """A string that is no cursor, and an over-long one, get 400 bad-input."""
     project = s.project()
@@ -66,21 +82,31 @@ def junk_cursor_is_bad_input(s: Scenario) -> None:
         assert_cursor_refused(s.list_cases(project, cursor=cursor), what)
 
 
-@scenario_check("test-set", inferred(
-    "Sealing a cursor means the runtime can tell one it did not issue; the page names 400 bad-input for a cursor "
-    "it does not take. Taking the page's own nextCursor as it came is the page's rule.",
-    _AS_IT_CAME, _SEALED,
-))
+@scenario_check(
+    "test-set",
+    inferred(
+        "Sealing a cursor means the runtime can tell one it did not issue; the page names 400 "
+        "bad-input for a cursor "
+        "it does not take. Taking the page's own nextCursor as it came is the page's rule.",
+        _AS_IT_CAME,
+        _SEALED,
+    ),
+)
 def tampered_cursor_is_bad_input(s: Scenario) -> None:
-    """A runtime that seals cursors takes its nextCursor as it came, and answers a cursor with a character changed,
-    a truncated one and a forged one (the document's example) with 400 bad-input."""
+    """A runtime that seals cursors takes its nextCursor as it came, and answers a cursor with a
+    character changed, a truncated one and a forged one (the document's example) with 400
+    bad-input."""
     _require_sealed(s)
     project = s.project()
     cursor = _first_cursor(s, project)
     exchange = s.list_cases(project, limit=1, cursor=cursor)
     if exchange.status != 200:
-        raise Violation("the page's own nextCursor, exactly as it came, was refused", expected=200,
-                        received=f"{exchange.status} {exchange.excerpt()}", exchange=exchange)
+        raise Violation(
+            "the page's own nextCursor, exactly as it came, was refused",
+            expected=200,
+            received=f"{exchange.status} {exchange.excerpt()}",
+            exchange=exchange,
+        )
     for what, tampered in {**_tamper(cursor), "a forged cursor": FORGED_CURSOR}.items():
         assert_cursor_refused(s.list_cases(project, limit=1, cursor=tampered), what)
 
@@ -91,14 +117,19 @@ def cursor_is_bound_to_the_filters(s: Scenario) -> None:
     _require_sealed(s)
     project = s.project()
     cursor = _first_cursor(s, project)
-    assert_cursor_refused(s.list_cases(project, limit=1, cursor=cursor, include="retired"),
-                          "a cursor reused with include=retired")
-    assert_cursor_refused(s.list_cases(project, limit=1, cursor=cursor, kind="hand"),
-                          "a cursor reused with kind=hand")
+    assert_cursor_refused(
+        s.list_cases(project, limit=1, cursor=cursor, include="retired"),
+        "a cursor reused with include=retired",
+    )
+    assert_cursor_refused(
+        s.list_cases(project, limit=1, cursor=cursor, kind="hand"), "a cursor reused with kind=hand"
+    )
     if project.has_corrections:
         narrow = _first_cursor(s, project, kind="correction")
-        assert_cursor_refused(s.list_cases(project, limit=1, cursor=narrow),
-                              "a kind=correction cursor reused without kind")
+        assert_cursor_refused(
+            s.list_cases(project, limit=1, cursor=narrow),
+            "a kind=correction cursor reused without kind",
+        )
 
 
 @scenario_check("test-set", _BINDING)
@@ -106,18 +137,24 @@ def cursor_is_bound_to_the_list(s: Scenario) -> None:
     """A sealed cursor reused for another project, or another agent, gets 400 bad-input."""
     _require_sealed(s)
     project = s.project()
-    # Only lists the targets know exist: for a project that is not the agent's, an empty page without looking at
-    # the cursor is also an answer the page allows.
+    # Only lists the targets know exist: for a project that is not the agent's, an empty page
+    # without looking at the cursor is also an answer the page allows.
     others = [p for p in s.targets.projects if p.project_id.lower() != project.project_id.lower()]
     if not others:
-        raise Skip("the targets name one project only; a second list is needed to reuse a cursor on")
+        raise Skip(
+            "the targets name one project only; a second list is needed to reuse a cursor on"
+        )
     cursor = _first_cursor(s, project)
     same_agent = next((p for p in others if p.agent_id == project.agent_id), None)
     if same_agent is not None:
-        assert_cursor_refused(s.list_cases(same_agent, limit=1, cursor=cursor), "a cursor reused for another project")
+        assert_cursor_refused(
+            s.list_cases(same_agent, limit=1, cursor=cursor), "a cursor reused for another project"
+        )
     other_agent = next((p for p in others if p.agent_id != project.agent_id), None)
     if other_agent is not None:
-        assert_cursor_refused(s.list_cases(other_agent, limit=1, cursor=cursor), "a cursor reused for another agent")
+        assert_cursor_refused(
+            s.list_cases(other_agent, limit=1, cursor=cursor), "a cursor reused for another agent"
+        )
 
 
 @scenario_check("test-set", _BINDING)
@@ -125,13 +162,18 @@ def cursor_is_bound_to_the_caller(s: Scenario) -> None:
     """A sealed cursor replayed by another caller gets 400 bad-input."""
     _require_sealed(s)
     if not s.second_token:
-        raise Skip("no second caller: pass --second-token, set EVALMOCK_SECOND_TOKEN, or give "
-                   "[auth].second_token in the targets")
+        raise Skip(
+            "no second caller: pass --second-token, set EVALMOCK_SECOND_TOKEN, or give "
+            "[auth].second_token in the targets"
+        )
     project = s.project()
     readable = s.list_cases(project, limit=1, token=s.second_token)
     if readable.status != 200:
-        raise Skip(f"the second caller cannot read the project without a cursor (it got {readable.status}), so a "
-                   "refused replay would prove nothing")
+        raise Skip(
+            "the second caller cannot read the project without a cursor (it got "
+            f"{readable.status}), so a "
+            "refused replay would prove nothing"
+        )
     cursor = _first_cursor(s, project)
     replay = s.list_cases(project, limit=1, cursor=cursor, token=s.second_token)
     assert_cursor_refused(replay, "a cursor replayed by another caller")

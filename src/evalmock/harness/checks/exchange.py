@@ -1,4 +1,5 @@
-"""One HTTP request and its response as every check sees it, built from httpx or Schemathesis responses."""
+"""One HTTP request and its response as every check sees it, built from httpx or Schemathesis
+responses."""
 
 from __future__ import annotations
 
@@ -14,23 +15,24 @@ import orjson
 from evalmock.harness.checks.body_memo import BodyMemo
 from evalmock.harness.excerpts import clip
 
-# 20 digits in a row may be an integer past 64 bits; found as twenty zeros once every digit reads as 0 (a regular
-# expression over a page's 25 KB took a third of the time of judging it).
+# 20 digits in a row may be an integer past 64 bits; found as twenty zeros once every digit reads as
+# 0 (a regular expression over a page's 25 KB took a third of the time of judging it).
 _DIGITS_AS_ZERO = bytes.maketrans(b"123456789", b"000000000")
 _LONG_NUMBER = b"0" * 20
-# Bytes of plain JSON bodies whose values are remembered (their values take about three times as much), and the
-# largest body remembered. A refetch, a poll or a second fetch comes soon after the first, so a few pages' worth
-# serves it. More costs every page that is not seen again (a walk's pages carry cursors that differ each time): at
-# 2 MiB, judging such a page took a third more CPU, spent freeing the oldest page's values from memory no cache
-# held any longer (docs/performance.md, "The memory of parsed bodies").
+# Bytes of plain JSON bodies whose values are remembered (their values take about three times as
+# much), and the largest body remembered. A refetch, a poll or a second fetch comes soon after the
+# first, so a few pages' worth serves it. More costs every page that is not seen again (a walk's
+# pages carry cursors that differ each time): at 2 MiB, judging such a page took a third more CPU,
+# spent freeing the oldest page's values from memory no cache held any longer (docs/performance.md,
+# "The memory of parsed bodies").
 PLAIN_JSON_REMEMBERED = 256 * 2**10
 PLAIN_JSON_LARGEST = 64 * 2**10
 _PLAIN_JSON: BodyMemo[tuple[Any]] = BodyMemo(PLAIN_JSON_REMEMBERED, PLAIN_JSON_LARGEST)
 
 
 def first_header(headers: Mapping[str, Any], name: str) -> str | None:
-    """A header's first value, from names in lower case whose values are strings or lists of them (httpx's, an
-    Exchange's, Schemathesis's)."""
+    """A header's first value, from names in lower case whose values are strings or lists of them
+    (httpx's, an Exchange's, Schemathesis's)."""
     value = headers.get(name)
     if isinstance(value, list):
         value = value[0] if value else None
@@ -39,7 +41,8 @@ def first_header(headers: Mapping[str, Any], name: str) -> str | None:
 
 @dataclass(frozen=True)
 class Exchange:
-    """One request and its response, as every check sees it (header names lower-case, first value only)."""
+    """One request and its response, as every check sees it (header names lower-case, first value
+    only)."""
 
     method: str
     url: str
@@ -66,7 +69,8 @@ class Exchange:
         return params
 
     def ambiguous(self, *names: str) -> bool:
-        """Whether any of these query parameters was sent more than once (the pages do not say which wins)."""
+        """Whether any of these query parameters was sent more than once (the pages do not say which
+        wins)."""
         sent = self.query_values
         return any(len(sent.get(name, ())) > 1 for name in names)
 
@@ -84,14 +88,16 @@ class Exchange:
 
     @cached_property
     def _reading(self) -> tuple[bool, Any, bool]:
-        """(parsed, the value, plain): plain when orjson read the body to what `json.loads` of its text gives (UTF-8,
-        no byte-order mark, no integer past 64 bits, which orjson reads as a float). A plain body's value is
-        remembered by its bytes, and shared by every exchange that carries them: no check changes a body it reads."""
+        """(parsed, the value, plain): plain when orjson read the body to what `json.loads` of its
+        text gives (UTF-8, no byte-order mark, no integer past 64 bits, which orjson reads as a
+        float). A plain body's value is remembered by its bytes, and shared by every exchange that
+        carries them: no check changes a body it reads."""
         remembered = _PLAIN_JSON.get(self.body)
         if remembered is not None:
             return True, remembered[0], True
         try:
-            value = orjson.loads(self.body)  # several times faster; stricter, so the standard parser decides
+            # several times faster; stricter, so the standard parser decides
+            value = orjson.loads(self.body)
         except orjson.JSONDecodeError:
             try:
                 return True, json.loads(self.body), False
@@ -104,8 +110,8 @@ class Exchange:
 
     @property
     def plain_json(self) -> tuple[bool, Any]:
-        """(True, value) when the body is plain UTF-8 JSON that orjson parsed to what `json.loads` of its text gives;
-        (False, None) otherwise."""
+        """(True, value) when the body is plain UTF-8 JSON that orjson parsed to what `json.loads`
+        of its text gives; (False, None) otherwise."""
         ok, value, plain = self._reading
         return (True, value) if ok and plain else (False, None)
 
@@ -123,7 +129,8 @@ class Exchange:
         return self.body.decode("utf-8", "replace")
 
     def excerpt(self, limit: int = 200) -> str:
-        """The body's text as a finding quotes it: at most `limit` characters, shortened between words (`clip`)."""
+        """The body's text as a finding quotes it: at most `limit` characters, shortened between
+        words (`clip`)."""
         return clip(self.text, limit)
 
 
@@ -147,7 +154,10 @@ def exchange_from_schemathesis(response: Any) -> Exchange:
         method=str(request.method),
         url=str(request.url),
         status=response.status_code,
-        headers={k.lower(): (v[0] if isinstance(v, list) and v else str(v)) for k, v in response.headers.items()},
+        headers={
+            k.lower(): (v[0] if isinstance(v, list) and v else str(v))
+            for k, v in response.headers.items()
+        },
         body=response.content or b"",
         request_headers={k.lower(): str(v) for k, v in request.headers.items()},
     )

@@ -1,4 +1,5 @@
-"""Filters of the test-set API: projectId, include=retired and kind narrow the list as the page says."""
+"""Filters of the test-set API: projectId, include=retired and kind narrow the list as the page
+says."""
 
 from __future__ import annotations
 
@@ -14,17 +15,22 @@ from evalmock.harness.checks.registry import response_check, scenario_check
 from evalmock.harness.checks.scenario import Scenario, expect_page
 
 KINDS = ("correction", "hand")
-# The page size of a second walk, whose page boundaries fall elsewhere than at limit=100's for any list of fewer than
-# 4,700 cases (47 and 100 share no factor).
+# The page size of a second walk, whose page boundaries fall elsewhere than at limit=100's for any
+# list of fewer than 4,700 cases (47 and 100 share no factor).
 OTHER_PAGE_SIZE = 47
 
-_PROJECT = on_test_set_page(24, "The project whose cases to read: the agent’s set, narrowed to that project’s cases.")
+_PROJECT = on_test_set_page(
+    24, "The project whose cases to read: the agent’s set, narrowed to that project’s cases."
+)
 _UUID = on_test_set_page(22, "string format: uuid")
 _KIND = on_test_set_page(36, "Comma-separated correction and hand. Left out, both.")
 _RETIRED_ONLY_WITH = on_test_set_page(12, "A retired case comes back only with include=retired.")
 _INCLUDE = on_test_set_page(30, "retired: retired cases too. Left out, active ones only.")
-_UUID_READING = ("A UUID names the same project in either letter case (RFC 4122: its hex digits are case-insensitive "
-                 "on input); the page's own request writes one in upper case.")
+_UUID_READING = (
+    "A UUID names the same project in either letter case (RFC 4122: its hex digits are "
+    "case-insensitive "
+    "on input); the page's own request writes one in upper case."
+)
 
 
 def _requested_kinds(exchange: Exchange) -> set[str]:
@@ -32,7 +38,10 @@ def _requested_kinds(exchange: Exchange) -> set[str]:
     return set(raw.split(",")) if raw else set(KINDS)
 
 
-@response_check("test-set", page(_PROJECT, on_test_set_page(73, "The run’s project."), _UUID, reading=_UUID_READING))
+@response_check(
+    "test-set",
+    page(_PROJECT, on_test_set_page(73, "The run’s project."), _UUID, reading=_UUID_READING),
+)
 def cases_belong_to_the_project(context: CheckContext) -> bool | None:
     """Every case's projectId is the requested one, compared without regard to letter case."""
     exchange = context.exchange
@@ -43,8 +52,12 @@ def cases_belong_to_the_project(context: CheckContext) -> bool | None:
     project = requested.lower()
     for index, case in enumerate(cases):
         if str(case.get("projectId", "")).lower() != project:
-            raise Violation(f"case {case.get('id')!r} belongs to another project", expected=requested,
-                            received=case.get("projectId"), pointer=f"/data/{index}/projectId")
+            raise Violation(
+                f"case {case.get('id')!r} belongs to another project",
+                expected=requested,
+                received=case.get("projectId"),
+                pointer=f"/data/{index}/projectId",
+            )
     return True
 
 
@@ -58,8 +71,12 @@ def cases_have_the_requested_kinds(context: CheckContext) -> bool | None:
     kinds = _requested_kinds(exchange)
     for index, case in enumerate(cases):
         if case.get("kind") not in kinds:
-            raise Violation(f"case {case.get('id')!r} is of a kind not asked for", expected=sorted(kinds),
-                            received=case.get("kind"), pointer=f"/data/{index}/kind")
+            raise Violation(
+                f"case {case.get('id')!r} is of a kind not asked for",
+                expected=sorted(kinds),
+                received=case.get("kind"),
+                pointer=f"/data/{index}/kind",
+            )
     return True
 
 
@@ -72,20 +89,25 @@ def retired_cases_only_with_include_retired(context: CheckContext) -> bool | Non
         return None
     for index, case in enumerate(cases):
         if "retired" in case:
-            raise Violation(f"retired case {case.get('id')!r} listed without include=retired",
-                            expected="active cases only", received=case.get("retired"),
-                            pointer=f"/data/{index}/retired")
+            raise Violation(
+                f"retired case {case.get('id')!r} listed without include=retired",
+                expected="active cases only",
+                received=case.get("retired"),
+                pointer=f"/data/{index}/retired",
+            )
     return True
 
 
-# -- scenarios --------------------------------------------------------------------------------------------
+# -- scenarios
+# --------------------------------------------------------------------------------------------
 def _ids(cases: list[dict[str, Any]]) -> list[Any]:
     return [case.get("id") for case in cases]
 
 
 def same_first_cases(a: list[dict[str, Any]], b: list[dict[str, Any]]) -> bool:
-    """Whether two first pages of one list hold the same cases: cases added at the same instant as a page's
-    last case may fall on either side of the cut, so only those added strictly later are compared."""
+    """Whether two first pages of one list hold the same cases: cases added at the same instant as a
+    page's last case may fall on either side of the cut, so only those added strictly later are
+    compared."""
     if len(a) != len(b):
         return False
     if not a:
@@ -97,59 +119,83 @@ def same_first_cases(a: list[dict[str, Any]], b: list[dict[str, Any]]) -> bool:
 
 
 def empty_is_left_out_or_refused(s: Scenario, project: ProjectTarget, parameter: str) -> None:
-    """An empty `parameter=` is read as left out (the same first page as without it) or refused with 400: the pages
-    leave open which ("Left out, ..." for a value that is not there; "Allowed values" for one that is)."""
+    """An empty `parameter=` is read as left out (the same first page as without it) or refused with
+    400: the pages leave open which ("Left out, ..." for a value that is not there; "Allowed values"
+    for one that is)."""
     exchange = s.list_cases(project, limit=50, **{parameter: ""})
     if exchange.status == 400:
         return
     plain = s.page(project, limit=50)
     body = expect_page(exchange)
     if not same_first_cases(body["data"], plain["data"]):
-        raise Violation(f"an empty {parameter}= was neither read as left out nor refused",
-                        expected=f"400, or the cases listed without {parameter}: {_ids(plain['data'])[:5]}",
-                        received=_ids(body["data"])[:5], exchange=exchange)
+        raise Violation(
+            f"an empty {parameter}= was neither read as left out nor refused",
+            expected=f"400, or the cases listed without {parameter}: {_ids(plain['data'])[:5]}",
+            received=_ids(body["data"])[:5],
+            exchange=exchange,
+        )
 
 
-@scenario_check("test-set", page(
-    _INCLUDE, _RETIRED_ONLY_WITH,
-    on_test_set_page(183, "Present on a retired case: it stays listed, and no test run checks it."),
-))
+@scenario_check(
+    "test-set",
+    page(
+        _INCLUDE,
+        _RETIRED_ONLY_WITH,
+        on_test_set_page(
+            183, "Present on a retired case: it stays listed, and no test run checks it."
+        ),
+    ),
+)
 def include_retired_adds_the_retired_cases(s: Scenario) -> None:
-    """With include=retired the walk lists every active case and at least one retired case (the targets say there
-    is one); without it, no retired case; an empty include= is read as left out or refused with 400. An active case
-    missing is looked for in a second walk at another page size: one lost between two pages only is the walk's
-    (walk_yields_every_case_once), not the filter's."""
+    """With include=retired the walk lists every active case and at least one retired case (the
+    targets say there is one); without it, no retired case; an empty include= is read as left out or
+    refused with 400. An active case missing is looked for in a second walk at another page size:
+    one lost between two pages only is the walk's (walk_yields_every_case_once), not the
+    filter's."""
     project = s.project("has_retired", "needed to see retired cases come back")
     active = s.walk(project, limit=100)
     everything = s.walk(project, limit=100, include="retired")
     leaked = [case.get("id") for case in active.cases if "retired" in case]
     if leaked:
-        raise Violation("retired cases listed without include=retired", expected="no retired case",
-                        received=leaked[:5], exchange=active.exchanges[0])
+        raise Violation(
+            "retired cases listed without include=retired",
+            expected="no retired case",
+            received=leaked[:5],
+            exchange=active.exchanges[0],
+        )
     retired = [case.get("id") for case in everything.cases if "retired" in case]
     if not retired:
-        raise Violation("include=retired listed no retired case, though the target has some",
-                        expected="at least one case with `retired`", received="none",
-                        exchange=everything.exchanges[-1])
+        raise Violation(
+            "include=retired listed no retired case, though the target has some",
+            expected="at least one case with `retired`",
+            received="none",
+            exchange=everything.exchanges[-1],
+        )
     if active.complete and everything.complete:
         missing = set(active.ids) - set(everything.ids)
         if missing:
-            # A walk that loses cases between its pages (a "Load more" bug, walk_yields_every_case_once's to find)
-            # loses other cases at other page boundaries: only a case no walk of the list lists is one it dropped.
+            # A walk that loses cases between its pages (a "Load more" bug,
+            # walk_yields_every_case_once's to find) loses other cases at other page boundaries:
+            # only a case no walk of the list lists is one it dropped.
             again = s.walk(project, limit=OTHER_PAGE_SIZE, include="retired")
             missing -= set(again.ids)
         if missing:
-            raise Violation("include=retired dropped active cases", expected="every active case too",
-                            received=f"missing {sorted(map(str, missing))[:5]} (from its walks at limit=100 and "
-                            f"limit={OTHER_PAGE_SIZE})", exchange=everything.exchanges[-1])
+            raise Violation(
+                "include=retired dropped active cases",
+                expected="every active case too",
+                received=f"missing {sorted(map(str, missing))[:5]} (from its walks at limit=100 "
+                "and "
+                f"limit={OTHER_PAGE_SIZE})",
+                exchange=everything.exchanges[-1],
+            )
     empty_is_left_out_or_refused(s, project, "include")
 
 
 @scenario_check("test-set", page(_KIND))
 def kind_filter_selects_those_kinds(s: Scenario) -> None:
-    """kind=hand lists only hand cases and kind=correction only corrections (at least one each where the targets
-    say there are some), and kind=correction,hand lists the same cases as no kind; an empty kind= is read as left
-    out or refused with 400."""
+    """kind=hand lists only hand cases and kind=correction only corrections (at least one each where
+    the targets say there are some), and kind=correction,hand lists the same cases as no kind; an
+    empty kind= is read as left out or refused with 400."""
     project = s.project()
     facts = {"hand": project.has_hand, "correction": project.has_corrections}
     if not any(facts.values()):
@@ -159,35 +205,59 @@ def kind_filter_selects_those_kinds(s: Scenario) -> None:
         body = s.page(project, kind=kind, limit=100)
         wrong = [case.get("id") for case in body["data"] if case.get("kind") != kind]
         if wrong:
-            raise Violation(f"kind={kind} listed other kinds", expected=f"only {kind} cases", received=wrong[:5])
+            raise Violation(
+                f"kind={kind} listed other kinds", expected=f"only {kind} cases", received=wrong[:5]
+            )
         if present and not body["data"]:
-            raise Violation(f"kind={kind} listed nothing, though the target has {kind} cases",
-                            expected=f"at least one {kind} case", received="an empty page")
+            raise Violation(
+                f"kind={kind} listed nothing, though the target has {kind} cases",
+                expected=f"at least one {kind} case",
+                received="an empty page",
+            )
     both = s.page(project, kind="correction,hand", limit=50)
     plain = s.page(project, limit=50)
     if not same_first_cases(both["data"], plain["data"]):
-        raise Violation("kind=correction,hand lists other cases than no kind", expected=_ids(plain["data"])[:10],
-                        received=_ids(both["data"])[:10])
+        raise Violation(
+            "kind=correction,hand lists other cases than no kind",
+            expected=_ids(plain["data"])[:10],
+            received=_ids(both["data"])[:10],
+        )
     empty_is_left_out_or_refused(s, project, "kind")
 
 
-_PAGE_S_OWN_REQUEST = on_test_set_page(9, "--url 'https://example.com/v1/agents/example/test-set/cases?"
-                                          "projectId=2489E9AD-2EE2-8E00-8EC9-32D5F69181C0&include=retired&limit=25' \\")
+_PAGE_S_OWN_REQUEST = on_test_set_page(
+    9,
+    "--url 'https://example.com/v1/agents/example/test-set/cases?"
+    "projectId=2489E9AD-2EE2-8E00-8EC9-32D5F69181C0&include=retired&limit=25' \\",
+)
 
 
-@scenario_check("test-set", page(_PAGE_S_OWN_REQUEST, _UUID, reading="The page's own request spells the project id in "
-                                 "upper case, so an upper-case UUID is a well-formed projectId: a page, never a 400."))
+@scenario_check(
+    "test-set",
+    page(
+        _PAGE_S_OWN_REQUEST,
+        _UUID,
+        reading="The page's own request spells the project id in "
+        "upper case, so an upper-case UUID is a well-formed projectId: a page, never a 400.",
+    ),
+)
 def upper_case_project_id_is_accepted(s: Scenario) -> None:
     """A project id in upper case is answered with a page, never refused as malformed."""
     project = s.project()
     s.page(project, project_id=project.project_id.upper(), limit=1)
 
 
-@scenario_check("test-set", inferred(
-    "RFC 4122, not the page: a UUID's hex digits are case-insensitive on input, so both spellings name one project. "
-    "The page accepts an upper-case id (its own request has one) but does not say it names the same project.",
-    _PAGE_S_OWN_REQUEST, _UUID,
-))
+@scenario_check(
+    "test-set",
+    inferred(
+        "RFC 4122, not the page: a UUID's hex digits are case-insensitive on input, so both "
+        "spellings name one project. "
+        "The page accepts an upper-case id (its own request has one) but does not say it names "
+        "the same project.",
+        _PAGE_S_OWN_REQUEST,
+        _UUID,
+    ),
+)
 def project_id_is_case_insensitive(s: Scenario) -> None:
     """The upper- and lower-case spellings of a project id list the same cases."""
     project = s.project()
@@ -196,5 +266,8 @@ def project_id_is_case_insensitive(s: Scenario) -> None:
     if not lower["data"]:
         raise Skip("the target project lists no active case, so there is nothing to compare")
     if not same_first_cases(lower["data"], upper["data"]):
-        raise Violation("the project id's letter case changed the list", expected=_ids(lower["data"])[:10],
-                        received=_ids(upper["data"])[:10])
+        raise Violation(
+            "the project id's letter case changed the list",
+            expected=_ids(lower["data"])[:10],
+            received=_ids(upper["data"])[:10],
+        )

@@ -1,4 +1,5 @@
-"""How a check ends when it does not pass: a Violation (expected against received) or a Skip (and why)."""
+"""How a check ends when it does not pass: a Violation (expected against received) or a Skip (and
+why)."""
 
 from __future__ import annotations
 
@@ -12,8 +13,8 @@ _UNSET: Any = object()
 
 
 class Violation(AssertionError):
-    """A response that breaks one rule, with what the rule expects, what was received and where (a JSON pointer
-    into the response body, when the breach is a value in it)."""
+    """A response that breaks one rule, with what the rule expects, what was received and where (a
+    JSON pointer into the response body, when the breach is a value in it)."""
 
     def __init__(
         self,
@@ -49,12 +50,16 @@ class SkipKind(Enum):
     """Why a check was skipped, as the verdict reads it."""
 
     MISSING = "missing"  # a fact or a feature the target lacks: the check cannot run there
-    NO_TOKEN = "no token"  # the audit had no token: only the answers to requests without one were judged
-    UNJUDGED = "unjudged"  # an answer the check could not judge, reported elsewhere (throttling, an undone part)
+    NO_TOKEN = (
+        "no token"  # the audit had no token: only the answers to requests without one were judged
+    )
+    # an answer the check could not judge, reported elsewhere (throttling, an undone part)
+    UNJUDGED = "unjudged"
 
 
 class Skip(Exception):
-    """A scenario that cannot run against this target, and why (a missing fact, an unhonoured probe)."""
+    """A scenario that cannot run against this target, and why (a missing fact, an unhonoured
+    probe)."""
 
     kind = SkipKind.MISSING
 
@@ -64,7 +69,8 @@ class Skip(Exception):
 
 
 UNJUDGED_PREFIX = "could not judge: "
-NO_TOKEN = "no token: pass --token, set EVALMOCK_TOKEN, or give [auth].token in the targets"  # a check needed one
+# a check needed one
+NO_TOKEN = "no token: pass --token, set EVALMOCK_TOKEN, or give [auth].token in the targets"
 
 
 class NoToken(Skip):
@@ -77,8 +83,8 @@ class NoToken(Skip):
 
 
 class Unjudged(Skip):
-    """A check that could not judge an exchange because another fact about it is reported elsewhere (an answer
-    still throttled after waiting, reported once as the service's throttling)."""
+    """A check that could not judge an exchange because another fact about it is reported elsewhere
+    (an answer still throttled after waiting, reported once as the service's throttling)."""
 
     kind = SkipKind.UNJUDGED
 
@@ -87,12 +93,14 @@ class Unjudged(Skip):
         self.why = why
 
 
-SLOW_SERVICE = "A slow service: --request-timeout SECONDS waits longer for each answer"  # a request timed out
+SLOW_SERVICE = (
+    "A slow service: --request-timeout SECONDS waits longer for each answer"  # a request timed out
+)
 
 
 class Undone(Unjudged):
-    """Part of the audit that could not be done, so the audit is incomplete: `why`, and `remedy`, what would let it
-    be done, if anything."""
+    """Part of the audit that could not be done, so the audit is incomplete: `why`, and `remedy`,
+    what would let it be done, if anything."""
 
     def __init__(self, why: str, remedy: str = "") -> None:
         super().__init__(why)
@@ -100,24 +108,31 @@ class Undone(Unjudged):
 
 
 class NoAnswer(Undone):
-    """A request that got no answer (no response within the timeout, a connection refused or cut): the service's
-    slowness or failure, which no rule of the pages speaks about."""
+    """A request that got no answer (no response within the timeout, a connection refused or cut):
+    the service's slowness or failure, which no rule of the pages speaks about."""
 
 
 class TurnedAway(Undone):
-    """A request for what the targets say the audit's token reads, answered 403: the service (or a gateway before
-    it) turned the caller away. The pages list no 403; for a caller without read any 4xx conforms, so the answer
-    says the targets and the service disagree about the token's grants, which no rule of the pages judges."""
+    """A request for what the targets say the audit's token reads, answered 403: the service (or a
+    gateway before it) turned the caller away. The pages list no 403; for a caller without read any
+    4xx conforms, so the answer says the targets and the service disagree about the token's grants,
+    which no rule of the pages judges."""
 
     def __init__(self, why: str) -> None:
-        super().__init__(why, "A token that reads what the targets list (--token), the audit's address let through "
-                              "the gateway, or the targets without what it may not read")
+        super().__init__(
+            why,
+            "A token that reads what the targets list (--token), the audit's address let through "
+            "the gateway, or the targets without what it may not read",
+        )
 
     @classmethod
     def of(cls, method: str, path: str, what: str) -> TurnedAway:
         """`method path`, asking for `what` ("a project", "a test case"), answered 403."""
-        return cls(f"{method} {path} answered 403: the service, or a gateway before it, turned the audit's token away "
-                   f"from {what} the targets say it reads (a status the pages do not list)")
+        return cls(
+            f"{method} {path} answered 403: the service, or a gateway before it, turned the "
+            "audit's token away "
+            f"from {what} the targets say it reads (a status the pages do not list)"
+        )
 
 
 def json_body(exchange: Exchange) -> Any:
@@ -125,7 +140,8 @@ def json_body(exchange: Exchange) -> Any:
     ok, value = exchange.parsed
     if not ok:
         raise Violation(
-            f"{exchange.method} {exchange.path} answered {exchange.status} with a body that is not JSON",
+            f"{exchange.method} {exchange.path} answered {exchange.status} with a body that is "
+            "not JSON",
             expected="a JSON body",
             received=exchange.excerpt() or "(empty body)",
         )

@@ -1,10 +1,10 @@
-"""Pagination of the test-set API: page size, newest first, hasMore and nextCursor, walking every page."""
+"""Pagination of the test-set API: page size, newest first, hasMore and nextCursor, walking every
+page."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from evalmock.contract.case_rules import instant
 from evalmock.contract.operations import operation
 from evalmock.contract.sources import inferred, on_test_set_page, page
 from evalmock.contract.targets import ProjectTarget
@@ -14,11 +14,18 @@ from evalmock.harness.checks.exchange import Exchange
 from evalmock.harness.checks.outcomes import Skip, Violation, json_body
 from evalmock.harness.checks.registry import response_check, scenario_check
 from evalmock.harness.checks.scenario import Scenario, Walk
-from evalmock.harness.checks.walk_pages import PageMark, WalkLedger, id_key
+from evalmock.harness.checks.walk_rules import (
+    assert_follows_has_more,
+    assert_lists_every_active_case,
+    assert_newest_first,
+    follow,
+)
 
 FULL_LIMIT = 100  # the largest page: the walk every other walk is compared with
 SMALL_LIMIT = 37  # a small page size that lines up with neither 25 nor 100
-MIN_SMALL_PAGES = 4  # a small-limit walk reaches at least this many pages when the project has the cases
+MIN_SMALL_PAGES = (
+    4  # a small-limit walk reaches at least this many pages when the project has the cases
+)
 
 _NEWEST_FIRST = on_test_set_page(12, "Cursor-paginated, newest added first.")
 _AS_IT_CAME = on_test_set_page(47, "Where the previous page ended: its nextCursor, as it came.")
@@ -27,12 +34,14 @@ _LIMIT = on_test_set_page(42, "1..100. Default 25.")
 _LIMIT_READING = "limit bounds how many cases one page of this cursor-paginated list holds."
 
 
-LIMIT = operation("test-set").parameters["limit"]["schema"]  # the document's limit: its default and bounds
+# the document's limit: its default and bounds
+LIMIT = operation("test-set").parameters["limit"]["schema"]
 
 
 def requested_limit(exchange: Exchange) -> int | None:
-    """The page size asked for: the default when left out; None when outside the document's bounds (what such a
-    request gets is limit_outside_its_bounds_is_bad_input's business, and a runtime may clamp)."""
+    """The page size asked for: the default when left out; None when outside the document's bounds
+    (what such a request gets is limit_outside_its_bounds_is_bad_input's business, and a runtime may
+    clamp)."""
     raw = exchange.query.get("limit")
     if raw is None:
         return LIMIT["default"]
@@ -52,8 +61,12 @@ def page_holds_at_most_limit(context: CheckContext) -> bool | None:
     if cases is None or limit is None or exchange.ambiguous("limit"):
         return None
     if len(cases) > limit:
-        raise Violation("a page holds more cases than the limit", expected=f"<= {limit}", received=len(cases),
-                        pointer=f"/data/{limit}")
+        raise Violation(
+            "a page holds more cases than the limit",
+            expected=f"<= {limit}",
+            received=len(cases),
+            pointer=f"/data/{limit}",
+        )
     return True
 
 
@@ -68,32 +81,15 @@ def page_is_newest_first(context: CheckContext) -> bool | None:
     return True
 
 
-def assert_newest_first(pages: list[list[dict[str, Any]]], exchanges: list[Exchange | None]) -> None:
-    """addedAt never increases along consecutive pages; a breach points at its case on its page."""
-    previous = None
-    for cases, exchange in zip(pages, exchanges, strict=True):
-        for index, case in enumerate(cases):
-            added = instant(case.get("addedAt"))
-            if added is None:
-                continue
-            if previous is not None and added > previous[0]:
-                _added_after(case, index, previous[1], previous[2], exchange)
-            previous = (added, case.get("id"), case.get("addedAt"))
-
-
-def _added_after(case: dict[str, Any], index: int, before_id: Any, before_added: Any,
-                 exchange: Exchange | None) -> None:
-    raise Violation(
-        f"case {case.get('id')!r} was added after the case before it ({before_id!r})",
-        expected=f"addedAt <= {before_added}", received=case.get("addedAt"), exchange=exchange,
-        pointer=f"/data/{index}/addedAt",
-    )
-
-
-@response_check("test-set", page(
-    _AS_IT_CAME, reading="A page that says more follows (hasMore: true) gives the nextCursor to ask for it with; "
-                         "without one the rest of the list cannot be read.",
-))
+@response_check(
+    "test-set",
+    page(
+        _AS_IT_CAME,
+        reading="A page that says more follows (hasMore: true) gives the nextCursor to ask for it "
+        "with; "
+        "without one the rest of the list cannot be read.",
+    ),
+)
 def has_more_page_has_a_next_cursor(context: CheckContext) -> bool | None:
     """A page with hasMore: true carries a nextCursor string."""
     exchange = context.exchange
@@ -104,16 +100,25 @@ def has_more_page_has_a_next_cursor(context: CheckContext) -> bool | None:
         return None
     cursor = body.get("nextCursor")
     if not (isinstance(cursor, str) and cursor):
-        raise Violation("hasMore is true but the page has no nextCursor", expected="a nextCursor",
-                        received=cursor if "nextCursor" in body else "(absent)", pointer="/nextCursor")
+        raise Violation(
+            "hasMore is true but the page has no nextCursor",
+            expected="a nextCursor",
+            received=cursor if "nextCursor" in body else "(absent)",
+            pointer="/nextCursor",
+        )
     return True
 
 
-@response_check("test-set", inferred(
-    "The page defines nextCursor only as where the next page starts; a last page (hasMore: false) has no next "
-    "page, so by convention it carries no cursor. A client that stops on hasMore: false is not misled either way.",
-    _AS_IT_CAME,
-))
+@response_check(
+    "test-set",
+    inferred(
+        "The page defines nextCursor only as where the next page starts; a last page (hasMore: "
+        "false) has no next "
+        "page, so by convention it carries no cursor. A client that stops on hasMore: false is "
+        "not misled either way.",
+        _AS_IT_CAME,
+    ),
+)
 def last_page_has_no_next_cursor(context: CheckContext) -> bool | None:
     """A page with hasMore: false carries no nextCursor."""
     exchange = context.exchange
@@ -123,87 +128,21 @@ def last_page_has_no_next_cursor(context: CheckContext) -> bool | None:
     if body.get("hasMore") is not False:
         return None
     if "nextCursor" in body:
-        raise Violation("the last page (hasMore false) carries a nextCursor", expected="no nextCursor",
-                        received=body["nextCursor"], pointer="/nextCursor")
+        raise Violation(
+            "the last page (hasMore false) carries a nextCursor",
+            expected="no nextCursor",
+            received=body["nextCursor"],
+            pointer="/nextCursor",
+        )
     return True
 
 
-# -- walks: the rules the scenario walks and the walks followed in traffic share ------------------------------
-def assert_page_continues(walk: WalkLedger, cases: list[dict[str, Any]], exchange: Exchange | None,
-                          limit: int | None) -> None:
-    """The page that follows a walk's pages lists no case the walk listed already (nor one twice), and its first
-    dated case was not added after the walk's last: newest first across the boundary. The scenario walks and the
-    walks followed in traffic are judged by this one function."""
-    keys = [id_key(case.get("id")) for case in cases]
-    fresh = set(keys)
-    if len(fresh) < len(keys) or any(not fresh.isdisjoint(mark.ids) for mark in walk.pages):
-        start, this_page = walk.cases, walk.next_page_number
-        here: dict[int, int] = {}
-        for index, (key, case) in enumerate(zip(keys, cases, strict=True)):
-            before, before_page = walk.position(key), walk.page_number(key)
-            if before is None:
-                before, before_page = here.get(key), this_page
-            if before is not None:
-                # The page numbers say which request listed it first: page 1 is the one without a cursor.
-                raise Violation(  # received: the value at the pointer, as every finding that points shows it
-                    f"walking {_at(limit)}, case {case.get('id')!r} came back twice, at positions {before} (page "
-                    f"{before_page}) and {start + index} (page {this_page})", expected="every case exactly once",
-                    received=case.get("id"), exchange=exchange, pointer=f"/data/{index}/id",
-                )
-            here[key] = start + index
-    previous = walk.latest()
-    if previous is None:
-        return
-    for index, case in enumerate(cases):
-        added = instant(case.get("addedAt"))
-        if added is None:
-            continue
-        if added > previous.instant:
-            _added_after(case, index, previous.case_id, previous.added_at, exchange)
-        return
-
-
-def _at(limit: int | None) -> str:
-    return "at the default limit" if limit is None else f"with limit={limit}"
-
-
-def assert_lists_every_active_case(walk: WalkLedger, active_cases: int | None, exchange: Exchange | None) -> None:
-    """A whole walk of a project without filters lists as many different cases as the targets say it has active (a
-    case listed twice, which the walk's pages report, does not stand in for one it left out)."""
-    if active_cases is None or not walk.whole:
-        return
-    listed, distinct = walk.cases, walk.distinct
-    if distinct != active_cases:
-        received = (f"{distinct} cases" if listed == distinct else
-                    f"{distinct} different cases ({listed} listed, {listed - distinct} of them a case listed before)")
-        raise Violation("the walk did not list every active case", expected=f"{active_cases} cases",
-                        received=received, exchange=exchange)
-
-
-def assert_follows_has_more(number: int, following: dict[str, Any], exchange: Exchange | None) -> None:
-    """Page `number` of a walk said hasMore: true; the page that follows it lists at least one case."""
-    if not following.get("data"):
-        raise Violation(
-            f"page {number} said hasMore, but the next page is empty",
-            expected="a further page with cases", received=following, exchange=exchange,
-        )
-
-
-def follow(pages: tuple[dict[str, Any], ...], exchanges: tuple[Exchange, ...], limit: int | None) -> WalkLedger:
-    """Judge a walk's pages one after another, as a walk seen in traffic is judged (and each page's own order)."""
-    walk = WalkLedger()
-    for body, exchange in zip(pages, exchanges, strict=True):
-        cases = [case if isinstance(case, dict) else {} for case in body.get("data") or []]
-        assert_page_continues(walk, cases, exchange, limit)
-        assert_newest_first([cases], [exchange])
-        walk.add(PageMark(cases, limit))
-    return walk
-
-
-# -- scenarios --------------------------------------------------------------------------------------------
+# -- scenarios
+# --------------------------------------------------------------------------------------------
 def walk_limits(project: ProjectTarget) -> dict[str, int | None]:
-    """The page sizes a project is walked with, as clients walk: the default (no limit sent), a small limit that
-    reaches at least four pages when the targets' count of active cases allows it, and 100."""
+    """The page sizes a project is walked with, as clients walk: the default (no limit sent), a
+    small limit that reaches at least four pages when the targets' count of active cases allows it,
+    and 100."""
     small = SMALL_LIMIT
     if project.active_cases is not None:
         small = max(1, min(SMALL_LIMIT, (project.active_cases - 1) // (MIN_SMALL_PAGES - 1)))
@@ -211,77 +150,123 @@ def walk_limits(project: ProjectTarget) -> dict[str, int | None]:
 
 
 def _differences(a: Walk, b: Walk) -> str:
-    only_a, only_b = sorted(map(str, set(a.ids) - set(b.ids))), sorted(map(str, set(b.ids) - set(a.ids)))
-    return f"{len(a.ids)} cases against {len(b.ids)}; only in the first: {only_a[:5]}; only in the second: {only_b[:5]}"
+    only_a, only_b = (
+        sorted(map(str, set(a.ids) - set(b.ids))),
+        sorted(map(str, set(b.ids) - set(a.ids))),
+    )
+    return (
+        f"{len(a.ids)} cases against {len(b.ids)}; only in the first: {only_a[:5]}; only in the "
+        f"second: {only_b[:5]}"
+    )
 
 
 def _first_parting(walk: Walk, full: Walk, full_what: str) -> tuple[str, int]:
-    """Where `walk` first parts from `full`, by page and neighbouring cases, and the number of that page in `walk`
-    (its request reproduces it: a case skipped between two pages shows on the page after the boundary). Cases with
-    equal addedAt may come in either order, so a case is placed by the cases around it that both walks list."""
+    """Where `walk` first parts from `full`, by page and neighbouring cases, and the number of that
+    page in `walk` (its request reproduces it: a case skipped between two pages shows on the page
+    after the boundary). Cases with equal addedAt may come in either order, so a case is placed by
+    the cases around it that both walks list."""
     page_of: dict[Any, int] = {}
     for number, body in enumerate(walk.pages):
-        for case in body.get("data") or []:  # read as Walk.ids reads them, so that both name the same ids
+        # read as Walk.ids reads them, so that both name the same ids
+        for case in body.get("data") or []:
             page_of.setdefault((case if isinstance(case, dict) else {}).get("id"), number)
     full_ids = full.ids
     for position, case_id in enumerate(full_ids):
         if case_id in page_of:
             continue
         before = next((c for c in reversed(full_ids[:position]) if c in page_of), None)
-        after = next((c for c in full_ids[position + 1:] if c in page_of), None)
+        after = next((c for c in full_ids[position + 1 :] if c in page_of), None)
         number = page_of[after] if after is not None else len(walk.pages) - 1
-        around = [f"after {before!r} (page {page_of[before] + 1})" if before is not None else "before every case",
-                  f"before {after!r} (page {page_of[after] + 1})" if after is not None else "at the end"]
-        return (f"first missing: {case_id!r}, case {position + 1} of the walk at {full_what}, which this walk should "
-                f"list {' and '.join(around)}"), number
+        around = [
+            f"after {before!r} (page {page_of[before] + 1})"
+            if before is not None
+            else "before every case",
+            f"before {after!r} (page {page_of[after] + 1})" if after is not None else "at the end",
+        ]
+        return (
+            f"first missing: {case_id!r}, case {position + 1} of the walk at {full_what}, which "
+            "this walk should "
+            f"list {' and '.join(around)}"
+        ), number
     in_full = set(full_ids)
     number, case_id = next((n, c) for c, n in page_of.items() if c not in in_full)
-    return f"first extra: {case_id!r}, on page {number + 1}, in no page of the walk at {full_what}", number
+    return (
+        f"first extra: {case_id!r}, on page {number + 1}, in no page of the walk at {full_what}",
+        number,
+    )
 
 
-@scenario_check("test-set", page(
-    _AS_IT_CAME, _FIRST_PAGE, _NEWEST_FIRST,
-    reading="Following each page's nextCursor from the first page lists every matching case once, newest first, "
-            "whatever the page size.",
-), each_project=True)
+@scenario_check(
+    "test-set",
+    page(
+        _AS_IT_CAME,
+        _FIRST_PAGE,
+        _NEWEST_FIRST,
+        reading="Following each page's nextCursor from the first page lists every matching case "
+        "once, newest first, "
+        "whatever the page size.",
+    ),
+    each_project=True,
+)
 def walk_yields_every_case_once(s: Scenario) -> None:
-    """Every project the targets list is walked from the first page three times: at the default limit (no limit
-    sent), at a small limit that reaches at least four pages when the targets' counts allow it, and at 100. Each
-    walk lists no case twice and newest first, and all three list the same cases (as many as the targets'
-    active_cases, when stated): a walk that ends early (hasMore: false before the last case) is caught. Walks
-    followed in traffic (the proxy, --har) are judged page by page by the same rules."""
+    """Every project the targets list is walked from the first page three times: at the default
+    limit (no limit sent), at a small limit that reaches at least four pages when the targets'
+    counts allow it, and at 100. Each walk lists no case twice and newest first, and all three list
+    the same cases (as many as the targets' active_cases, when stated): a walk that ends early
+    (hasMore: false before the last case) is caught. Walks followed in traffic (the proxy, --har)
+    are judged page by page by the same rules."""
     s.project()
     for project in s.targets.projects:
         limits = walk_limits(project)
         walks = {what: s.walk(project, limit=limit) for what, limit in limits.items()}
-        ledgers = {what: follow(walk.pages, walk.exchanges, limits[what]) for what, walk in walks.items()}
+        ledgers = {
+            what: follow(walk.pages, walk.exchanges, limits[what]) for what, walk in walks.items()
+        }
         full_what, full = list(walks.items())[-1]
         where = f"{project.agent_id}/{project.project_id}"
         for what, walk in walks.items():
-            if walk is full or not (walk.complete and full.complete) or set(walk.ids) == set(full.ids):
+            if (
+                walk is full
+                or not (walk.complete and full.complete)
+                or set(walk.ids) == set(full.ids)
+            ):
                 continue
             parting, number = _first_parting(walk, full, full_what)
-            stated = ("" if project.active_cases in (None, len(set(full.ids)))
-                      else f"; the targets say {project.active_cases} active")
+            stated = (
+                ""
+                if project.active_cases in (None, len(set(full.ids)))
+                else f"; the targets say {project.active_cases} active"
+            )
             raise Violation(
-                f"in {where}, the walk at {what} ({len(walk.pages)} pages) lists other cases than the walk at "
-                f"{full_what}: a page ended the list early, or a case was skipped or repeated between pages; "
+                f"in {where}, the walk at {what} ({len(walk.pages)} pages) lists other cases than "
+                "the walk at "
+                f"{full_what}: a page ended the list early, or a case was skipped or repeated "
+                "between pages; "
                 f"{parting} (the request below is that page's)",
-                expected=f"the same cases at every limit ({len(set(full.ids))} at {full_what}{stated})",
-                received=_differences(walk, full), exchange=walk.exchanges[number],
+                expected=f"the same cases at every limit ({len(set(full.ids))} at "
+                f"{full_what}{stated})",
+                received=_differences(walk, full),
+                exchange=walk.exchanges[number],
             )
         if full.complete:
-            assert_lists_every_active_case(ledgers[full_what], project.active_cases, full.exchanges[-1])
+            assert_lists_every_active_case(
+                ledgers[full_what], project.active_cases, full.exchanges[-1]
+            )
 
 
-@scenario_check("test-set", inferred(
-    "hasMore is read as saying a further page exists; a page after hasMore: true that lists nothing says otherwise. "
-    "The page does not state it.",
-    _AS_IT_CAME,
-))
+@scenario_check(
+    "test-set",
+    inferred(
+        "hasMore is read as saying a further page exists; a page after hasMore: true that lists "
+        "nothing says otherwise. "
+        "The page does not state it.",
+        _AS_IT_CAME,
+    ),
+)
 def page_after_has_more_is_not_empty(s: Scenario) -> None:
-    """In a walk, every page that follows a page with hasMore: true lists at least one case (in walks followed in
-    traffic too): the walks at every page size the walk rule uses (walked once for both)."""
+    """In a walk, every page that follows a page with hasMore: true lists at least one case (in
+    walks followed in traffic too): the walks at every page size the walk rule uses (walked once for
+    both)."""
     project = s.project()
     for limit in walk_limits(project).values():
         walk = s.walk(project, limit=limit)
@@ -291,18 +276,24 @@ def page_after_has_more_is_not_empty(s: Scenario) -> None:
 
 
 def _enough_cases(s: Scenario, needed: int) -> bool:
-    """Whether the project has at least `needed` active cases, as the targets state (Skip when they do not)."""
+    """Whether the project has at least `needed` active cases, as the targets state (Skip when they
+    do not)."""
     project = s.project()
     if project.active_cases is not None:
         return project.active_cases >= needed
     raise Skip(f"the targets do not state active_cases for {project.agent_id}/{project.project_id}")
 
 
-_FULL_PAGES = ("The page bounds a page by limit (default 25) but does not say a first page is full when more cases "
-               "exist; a full page is how the default and the limit show from outside.")
+_FULL_PAGES = (
+    "The page bounds a page by limit (default 25) but does not say a first page is full when more "
+    "cases "
+    "exist; a full page is how the default and the limit show from outside."
+)
 
 
-@scenario_check("test-set", inferred(_FULL_PAGES, on_test_set_page(40, "default: 25 >= 1 <= 100"), _LIMIT))
+@scenario_check(
+    "test-set", inferred(_FULL_PAGES, on_test_set_page(40, "default: 25 >= 1 <= 100"), _LIMIT)
+)
 def default_limit_is_25(s: Scenario) -> None:
     """Without limit, a project with more than 25 active cases gives a first page of 25."""
     project = s.project()
@@ -310,20 +301,28 @@ def default_limit_is_25(s: Scenario) -> None:
         raise Skip(f"the target project has {project.active_cases} active cases, fewer than 26")
     body = s.page(project)
     if len(body["data"]) != LIMIT["default"]:
-        raise Violation("a first page without limit does not hold the default 25 cases",
-                        expected=LIMIT["default"], received=len(body["data"]))
+        raise Violation(
+            "a first page without limit does not hold the default 25 cases",
+            expected=LIMIT["default"],
+            received=len(body["data"]),
+        )
 
 
 @scenario_check("test-set", inferred(_FULL_PAGES, _LIMIT))
 def limit_fills_a_first_page(s: Scenario) -> None:
-    """A first page with limit 1, 7 or 100 holds exactly that many cases when the targets say the project has more
-    (never more is page_holds_at_most_limit's rule)."""
+    """A first page with limit 1, 7 or 100 holds exactly that many cases when the targets say the
+    project has more (never more is page_holds_at_most_limit's rule)."""
     project = s.project()
     for limit in (1, 7, 100):
         body = s.page(project, limit=limit)
         count = len(body["data"])
         if count > limit:
-            raise Violation(f"limit={limit} was not honoured", expected=f"<= {limit} cases", received=count)
+            raise Violation(
+                f"limit={limit} was not honoured", expected=f"<= {limit} cases", received=count
+            )
         if project.active_cases is not None and project.active_cases > limit and count != limit:
-            raise Violation(f"limit={limit} on a project with {project.active_cases} active cases",
-                            expected=f"{limit} cases", received=count)
+            raise Violation(
+                f"limit={limit} on a project with {project.active_cases} active cases",
+                expected=f"{limit} cases",
+                received=count,
+            )

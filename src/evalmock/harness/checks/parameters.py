@@ -1,4 +1,5 @@
-"""Parameters of the test-set API just outside the document: each near miss is refused with 400 bad-input."""
+"""Parameters of the test-set API just outside the document: each near miss is refused with 400
+bad-input."""
 
 from __future__ import annotations
 
@@ -13,50 +14,74 @@ from evalmock.harness.checks.probes import Probe, near_misses
 from evalmock.harness.checks.registry import scenario_check
 from evalmock.harness.checks.scenario import Scenario
 
-_THE_400 = on_test_set_page(252, "projectId is missing or not a project id (a UUID), or include or kind names "
-                                 "something else.")
-_BAD_INPUT = on_test_set_page(47, "A runtime that seals cursors takes one only for the same list, filters and caller, "
-                                  "within a day; otherwise 400 bad-input, and the list starts again without it.")
+_THE_400 = on_test_set_page(
+    252,
+    "projectId is missing or not a project id (a UUID), or include or kind names something else.",
+)
+_BAD_INPUT = on_test_set_page(
+    47,
+    "A runtime that seals cursors takes one only for the same list, filters and caller, "
+    "within a day; otherwise 400 bad-input, and the list starts again without it.",
+)
 
 
 def probes(api: str, names: Iterable[str]) -> list[Probe]:
     """The near misses of the named query parameters, from the API's document."""
     declared = operation(api).parameters
-    return [probe for name in names for probe in near_misses(api_document(api).spec, declared[name])]
+    return [
+        probe for name in names for probe in near_misses(api_document(api).spec, declared[name])
+    ]
 
 
 def _refused(s: Scenario, found: list[Probe], code: str | None) -> None:
     project = s.project()
     for probe in found:
-        query: dict[str, str | None] = {"projectId": project.project_id, probe.parameter: probe.value}
+        query: dict[str, str | None] = {
+            "projectId": project.project_id,
+            probe.parameter: probe.value,
+        }
         path = operation("test-set").url_path(agentId=project.agent_id)
         exchange = s.get("test-set", path, query)
-        expect_error(exchange, 400, code, f"{probe.parameter} {probe.what} ({probe.value!r}) was not refused")
+        expect_error(
+            exchange, 400, code, f"{probe.parameter} {probe.what} ({probe.value!r}) was not refused"
+        )
 
 
-@scenario_check("test-set", page(
-    _THE_400, _BAD_INPUT,
-    on_test_set_page(22, "string format: uuid"),
-    on_test_set_page(28, "Allowed values: retired"),
-    on_test_set_page(34, "/^(correction|hand)(,(correction|hand))*$/"),
-    reading="The page names this operation's 400; a value outside a parameter's stated form (its allowed values, "
-            "its pattern, format uuid, required) is one that names something else, in the page's words. An empty "
-            "include= or kind= is left open (read as left out, or refused), so it is not among the near misses.",
-))
+@scenario_check(
+    "test-set",
+    page(
+        _THE_400,
+        _BAD_INPUT,
+        on_test_set_page(22, "string format: uuid"),
+        on_test_set_page(28, "Allowed values: retired"),
+        on_test_set_page(34, "/^(correction|hand)(,(correction|hand))*$/"),
+        reading="The page names this operation's 400; a value outside a parameter's stated form "
+        "(its allowed values, "
+        "its pattern, format uuid, required) is one that names something else, in the page's "
+        "words. An empty "
+        "include= or kind= is left open (read as left out, or refused), so it is not among the "
+        "near misses.",
+    ),
+)
 def malformed_project_include_or_kind_is_bad_input(s: Scenario) -> None:
-    """Every near miss of projectId, include and kind that the document yields (left out; letter case; a trailing,
-    leading or doubled separator; a character short, long or stray; an unknown word) gets 400 in the envelope, with
-    X-Request-Id equal to requestId (that its code is bad-input is bad_input_is_every_400_s_code's rule, inferred:
-    the page names the code only for a refused cursor)."""
+    """Every near miss of projectId, include and kind that the document yields (left out; letter
+    case; a trailing, leading or doubled separator; a character short, long or stray; an unknown
+    word) gets 400 in the envelope, with X-Request-Id equal to requestId (that its code is bad-input
+    is bad_input_is_every_400_s_code's rule, inferred: the page names the code only for a refused
+    cursor)."""
     _refused(s, probes("test-set", PAGE_400["test-set"]), None)
 
 
-@scenario_check("test-set", inferred(
-    "The page bounds limit (1..100) but its 400 sentence names only projectId, include and kind; refusing a limit "
-    "out of bounds, rather than clamping it, is the usual reading.",
-    on_test_set_page(40, "default: 25 >= 1 <= 100"),
-    on_test_set_page(42, "1..100. Default 25."),
-))
+@scenario_check(
+    "test-set",
+    inferred(
+        "The page bounds limit (1..100) but its 400 sentence names only projectId, include and "
+        "kind; refusing a limit "
+        "out of bounds, rather than clamping it, is the usual reading.",
+        on_test_set_page(40, "default: 25 >= 1 <= 100"),
+        on_test_set_page(42, "1..100. Default 25."),
+    ),
+)
 def limit_outside_its_bounds_is_bad_input(s: Scenario) -> None:
     """A limit just outside 1..100, a word, or not a whole number gets 400 bad-input."""
     _refused(s, probes("test-set", INFERRED_400["test-set"]), "bad-input")

@@ -1,10 +1,11 @@
-"""Near misses of a parameter, derived from its schema in the document: requests just outside what it allows.
+"""Near misses of a parameter, derived from its schema in the document: requests just outside what
+it allows.
 
-Each probe is a value the schema refuses that differs from an allowed one by little: a letter-case variant of
-an enum value or of a patterned example, a trailing, leading or doubled separator, one character too few or
-too many, a stray character; a number just outside the bounds or not a whole number; a required parameter
-left out. A candidate the schema would accept is dropped, so every probe is outside the document; a changed
-document changes the probes.
+Each probe is a value the schema refuses that differs from an allowed one by little: a letter-case
+variant of an enum value or of a patterned example, a trailing, leading or doubled separator, one
+character too few or too many, a stray character; a number just outside the bounds or not a whole
+number; a required parameter left out. A candidate the schema would accept is dropped, so every
+probe is outside the document; a changed document changes the probes.
 """
 
 from __future__ import annotations
@@ -21,7 +22,8 @@ _SEPARATORS = ",;:-_./|"
 
 @dataclass(frozen=True)
 class Probe:
-    """One near miss: the parameter, what is wrong with it, and the value to send (None: leave it out)."""
+    """One near miss: the parameter, what is wrong with it, and the value to send (None: leave it
+    out)."""
 
     parameter: str
     what: str
@@ -52,7 +54,9 @@ def _candidates(schema: Mapping[str, Any], example: Any) -> Iterator[tuple[str, 
         if kind == "integer":
             yield "not a whole number", "2.5"
         return
-    bases = [str(v) for v in schema.get("enum", [])] or ([str(example)] if example is not None else [])
+    bases = [str(v) for v in schema.get("enum", [])] or (
+        [str(example)] if example is not None else []
+    )
     for base in bases:
         yield f"{base!r} in upper case", base.upper()
         yield f"{base!r} in title case", base.title()
@@ -60,7 +64,10 @@ def _candidates(schema: Mapping[str, Any], example: Any) -> Iterator[tuple[str, 
         for separator in _separators(schema.get("pattern", ""), base):
             yield f"{base!r} with a trailing {separator!r}", base + separator
             yield f"{base!r} with a leading {separator!r}", separator + base
-            yield f"{base!r} with a doubled {separator!r}", base.replace(separator, separator * 2, 1)
+            yield (
+                f"{base!r} with a doubled {separator!r}",
+                base.replace(separator, separator * 2, 1),
+            )
         if len(base) > 1:
             yield f"{base!r} one character short", base[:-1]
         yield f"{base!r} one character long", base + base[-1:]
@@ -70,7 +77,8 @@ def _candidates(schema: Mapping[str, Any], example: Any) -> Iterator[tuple[str, 
 
 
 def _separators(pattern: str, base: str) -> list[str]:
-    """Separator characters the pattern spells literally (outside character classes) and the example uses."""
+    """Separator characters the pattern spells literally (outside character classes) and the example
+    uses."""
     literal = re.sub(r"\[[^\]]*\]", "", pattern)
     return [c for c in _SEPARATORS if c in literal and c in base]
 

@@ -1,10 +1,12 @@
-"""The check registry: every rule the harness applies, each a named function stating it, with its source.
+"""The check registry: every rule the harness applies, each a named function stating it, with its
+source.
 
 Three kinds of check:
-- `response`: a function of one CheckContext (the exchange, the targets: what is known to exist, and the
-  policy), run on every response the audit sees; returns True when it applied, None when the response is not
-  one it speaks about, a reason (a string) when it speaks about the response but cannot judge it (said in the
-  report when it judged none), and raises Violation when the response breaks it;
+- `response`: a function of one CheckContext (the exchange, the targets: what is known to exist, and
+  the policy), run on every response the audit sees; returns True when it applied, None when the
+  response is not one it speaks about, a reason (a string) when it speaks about the response but
+  cannot judge it (said in the report when it judged none), and raises Violation when the response
+  breaks it;
 - `scenario`: a function of a Scenario, making its own requests; raises Violation or Skip;
 - `schemathesis`: one of Schemathesis's built-in checks, declared here so that it too has a source.
 """
@@ -27,7 +29,8 @@ RESPONSE, SCENARIO, SCHEMATHESIS = "response", "scenario", "schemathesis"
 
 @dataclass(frozen=True)
 class Check:
-    """One rule: its name, API, topic and kind, what it checks (our words), where the rule comes from, the code."""
+    """One rule: its name, API, topic and kind, what it checks (our words), where the rule comes
+    from, the code."""
 
     name: str
     api: str
@@ -36,7 +39,8 @@ class Check:
     kind: str
     source: Source
     func: Callable[..., Any] | None = None
-    # A scenario check that judges each project of the targets apart, so an audit may run it as one task a project.
+    # A scenario check that judges each project of the targets apart, so an audit may run it as one
+    # task a project.
     each_project: bool = False
 
     @property
@@ -45,7 +49,8 @@ class Check:
 
 
 CHECKS: list[Check] = []
-# (api, name) and (None, name) -> the first check registered so: every judged exchange looks its built-ins up.
+# (api, name) and (None, name) -> the first check registered so: every judged exchange looks its
+# built-ins up.
 _FOUND: dict[tuple[str | None, str], Check] = {}
 
 
@@ -65,8 +70,9 @@ def register(check: Check) -> Check:
     return check
 
 
-def _decorator(kind: str, api: str, source: Source, *,
-               each_project: bool = False) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+def _decorator(
+    kind: str, api: str, source: Source, *, each_project: bool = False
+) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     def decorate(func: Callable[..., Any]) -> Callable[..., Any]:
         topic = func.__module__.rsplit(".", 1)[-1]
         rule = " ".join((func.__doc__ or "").split())  # one line, however the docstring wraps
@@ -76,18 +82,21 @@ def _decorator(kind: str, api: str, source: Source, *,
     return decorate
 
 
-def response_check(api: str,
-                   source: Source) -> Callable[[Callable[[CheckContext], bool | str | None]], Callable[..., Any]]:
-    """Register a per-response check: `(context) -> True` when it applied, None when it did not apply, or why it
-    did not judge a response it speaks about."""
+def response_check(
+    api: str, source: Source
+) -> Callable[[Callable[[CheckContext], bool | str | None]], Callable[..., Any]]:
+    """Register a per-response check: `(context) -> True` when it applied, None when it did not
+    apply, or why it did not judge a response it speaks about."""
     return _decorator(RESPONSE, api, source)
 
 
-def scenario_check(api: str, source: Source, *,
-                   each_project: bool = False) -> Callable[[Callable[[Scenario], None]], Callable[..., Any]]:
-    """Register a scenario check: `(scenario) -> None`, raising Violation or Skip. `each_project`: it judges every
-    project of `scenario.targets` and each apart from the others, so it may be run once a project, the targets
-    narrowed to it (a slow service's audit then walks them side by side)."""
+def scenario_check(
+    api: str, source: Source, *, each_project: bool = False
+) -> Callable[[Callable[[Scenario], None]], Callable[..., Any]]:
+    """Register a scenario check: `(scenario) -> None`, raising Violation or Skip. `each_project`:
+    it judges every project of `scenario.targets` and each apart from the others, so it may be run
+    once a project, the targets narrowed to it (a slow service's audit then walks them side by
+    side)."""
     return _decorator(SCENARIO, api, source, each_project=each_project)
 
 

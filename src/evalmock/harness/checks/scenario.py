@@ -1,4 +1,5 @@
-"""The context a scenario check runs in: a way to send requests to the target, its targets and tokens, walks."""
+"""The context a scenario check runs in: a way to send requests to the target, its targets and
+tokens, walks."""
 
 from __future__ import annotations
 
@@ -9,7 +10,14 @@ from typing import Any, Protocol
 from evalmock.contract.operations import operation
 from evalmock.contract.targets import ProjectTarget, Targets, TestCaseTarget
 from evalmock.harness.checks.exchange import Exchange
-from evalmock.harness.checks.outcomes import NoToken, Skip, TurnedAway, Unjudged, Violation, json_body
+from evalmock.harness.checks.outcomes import (
+    NoToken,
+    Skip,
+    TurnedAway,
+    Unjudged,
+    Violation,
+    json_body,
+)
 from evalmock.harness.checks.target_keys import TARGET_NAMES, TargetKey, target_key
 
 DEFAULT_TOKEN: Any = object()  # use the audit's main token
@@ -19,10 +27,12 @@ ExchangeObserver = Callable[[str, Exchange], None]
 
 
 class Sender(Protocol):
-    """How a scenario's GET reaches the target: the exchange, and whether its answer was still throttled after
-    waiting (then no check may judge it); NoAnswer when no answer came."""
+    """How a scenario's GET reaches the target: the exchange, and whether its answer was still
+    throttled after waiting (then no check may judge it); NoAnswer when no answer came."""
 
-    def __call__(self, path: str, query: Mapping[str, Any], headers: Mapping[str, str]) -> tuple[Exchange, bool]: ...
+    def __call__(
+        self, path: str, query: Mapping[str, Any], headers: Mapping[str, str]
+    ) -> tuple[Exchange, bool]: ...
 
 
 @dataclass(frozen=True)
@@ -35,7 +45,11 @@ class Walk:
 
     @property
     def cases(self) -> list[dict[str, Any]]:
-        return [case if isinstance(case, dict) else {} for page in self.pages for case in page.get("data", [])]
+        return [
+            case if isinstance(case, dict) else {}
+            for page in self.pages
+            for case in page.get("data", [])
+        ]
 
     @property
     def ids(self) -> list[Any]:
@@ -56,8 +70,9 @@ class Scenario:
         turned_away: frozenset[TargetKey] = frozenset(),
     ) -> None:
         self.send = send
-        # What the audit's token gets 403 for even when asked plainly (audit.turned_away_targets): any request for
-        # it with that token answered 403 is the caller turned away, whatever else the request asks.
+        # What the audit's token gets 403 for even when asked plainly (audit.turned_away_targets):
+        # any request for it with that token answered 403 is the caller turned away, whatever else
+        # the request asks.
         self.turned_away = turned_away
         self.targets = targets
         self.token = token
@@ -66,7 +81,8 @@ class Scenario:
         self.last: Exchange | None = None
         self._walks: dict[tuple[Any, ...], Walk] = {}
 
-    # -- raw requests ---------------------------------------------------------------------------------
+    # -- raw requests
+    # ---------------------------------------------------------------------------------
     def get(
         self,
         api: str,
@@ -85,10 +101,17 @@ class Scenario:
         exchange, throttled = self.send(path, query, sent)
         self.last = exchange
         if throttled:
-            raise Unjudged(f"{exchange.method} {exchange.path} was still throttled ({exchange.status}) after waiting; "
-                           "see Throttling")
-        if (exchange.status == 403 and asks_for in self.turned_away and token is DEFAULT_TOKEN
-                and not any(name.lower() == "authorization" for name in (headers or {}))):
+            raise Unjudged(
+                f"{exchange.method} {exchange.path} was still throttled ({exchange.status}) after "
+                "waiting; "
+                "see Throttling"
+            )
+        if (
+            exchange.status == 403
+            and asks_for in self.turned_away
+            and token is DEFAULT_TOKEN
+            and not any(name.lower() == "authorization" for name in (headers or {}))
+        ):
             # Before any check judges it: the refusal's answer, not the service's to this request.
             raise TurnedAway.of(exchange.method, exchange.path, TARGET_NAMES[api])
         if self.observe is not None:
@@ -100,10 +123,14 @@ class Scenario:
             raise NoToken()
         return self.token
 
-    # -- the test-set API -----------------------------------------------------------------------------
-    def project(self, fact: str | None = None, why: str = "", *, token: bool = True) -> ProjectTarget:
-        """The first target project, or the first whose `fact` is true; Skip when none is known (or when `token`
-        and the audit has none: the checks that send no token of their own pass token=False)."""
+    # -- the test-set API
+    # -----------------------------------------------------------------------------
+    def project(
+        self, fact: str | None = None, why: str = "", *, token: bool = True
+    ) -> ProjectTarget:
+        """The first target project, or the first whose `fact` is true; Skip when none is known (or
+        when `token` and the audit has none: the checks that send no token of their own pass
+        token=False)."""
         if token:
             self.require_token()
         if not self.targets.projects:
@@ -126,7 +153,9 @@ class Scenario:
         **params: Any,
     ) -> Exchange:
         agent = agent_id if agent_id is not None else (project.agent_id if project else "")
-        query: dict[str, Any] = {"projectId": project_id if project_id is not None else project and project.project_id}
+        query: dict[str, Any] = {
+            "projectId": project_id if project_id is not None else project and project.project_id
+        }
         query.update(params)
         path = operation("test-set").url_path(agentId=agent)
         asks_for = target_key("test-set", {"agentId": agent}, query)
@@ -164,29 +193,42 @@ class Scenario:
         self._walks[key] = walk
         return walk
 
-    # -- the gradient API -----------------------------------------------------------------------------
+    # -- the gradient API
+    # -----------------------------------------------------------------------------
     def test_case(self, why: str = "", *, token: bool = True) -> TestCaseTarget:
         if token:
             self.require_token()
         if not self.targets.test_cases:
             suffix = f": {why}" if why else ""
-            raise Skip("the targets name no evaluation test case ([[gradient.test_cases]])" + suffix)
+            raise Skip(
+                "the targets name no evaluation test case ([[gradient.test_cases]])" + suffix
+            )
         return self.targets.test_cases[0]
 
-    def get_test_case(self, uuid: str, version: int | None = None, *, token: Any = DEFAULT_TOKEN) -> Exchange:
+    def get_test_case(
+        self, uuid: str, version: int | None = None, *, token: Any = DEFAULT_TOKEN
+    ) -> Exchange:
         path = operation("gradient").url_path(test_case_uuid=uuid)
         asks_for = target_key("gradient", {"test_case_uuid": uuid}, {})
-        return self.get("gradient", path, {"evaluation_test_case_version": version}, token=token, asks_for=asks_for)
+        return self.get(
+            "gradient",
+            path,
+            {"evaluation_test_case_version": version},
+            token=token,
+            asks_for=asks_for,
+        )
 
 
 def unless_turned_away(exchange: Exchange, what: str) -> None:
-    """TurnedAway when a request for `what`, which the targets say the audit's token reads, was answered 403."""
+    """TurnedAway when a request for `what`, which the targets say the audit's token reads, was
+    answered 403."""
     if exchange.status == 403:
         raise TurnedAway.of(exchange.method, exchange.path, what)
 
 
 def expect_page(exchange: Exchange) -> dict[str, Any]:
-    """The body of a 200 page; a 403 is TurnedAway, anything else stops the scenario as a violation."""
+    """The body of a 200 page; a 403 is TurnedAway, anything else stops the scenario as a
+    violation."""
     unless_turned_away(exchange, "a project")
     if exchange.status != 200:
         raise Violation(
@@ -197,6 +239,10 @@ def expect_page(exchange: Exchange) -> dict[str, Any]:
         )
     body = json_body(exchange)
     if not isinstance(body, dict) or not isinstance(body.get("data"), list):
-        raise Violation("a 200 page is not an object with a data array", expected="{data: [...], hasMore}",
-                        received=body, exchange=exchange)
+        raise Violation(
+            "a 200 page is not an object with a data array",
+            expected="{data: [...], hasMore}",
+            received=body,
+            exchange=exchange,
+        )
     return body

@@ -1,5 +1,5 @@
-"""A walk's pages as the walk rules need them: where each case stood (its id kept as a hash, not its body) and the
-last dated case of each page, small enough to hold thousands of walks at once."""
+"""A walk's pages as the walk rules need them: where each case stood (its id kept as a hash, not its
+body) and the last dated case of each page, small enough to hold thousands of walks at once."""
 
 from __future__ import annotations
 
@@ -12,7 +12,8 @@ from evalmock.contract.case_rules import instant
 
 
 def id_key(case_id: Any) -> int:
-    """A case id as a 64-bit hash (keyed per process by Python): two ids of one walk share one with odds of 2^-64."""
+    """A case id as a 64-bit hash (keyed per process by Python): two ids of one walk share one with
+    odds of 2^-64."""
     return hash(case_id if isinstance(case_id, str) else repr(case_id))
 
 
@@ -29,7 +30,8 @@ class Dated:
 
 
 def last_dated(cases: Sequence[Mapping[str, Any]]) -> Dated | None:
-    """The last case of a page whose addedAt is a date-time (what the next page's first case is compared with)."""
+    """The last case of a page whose addedAt is a date-time (what the next page's first case is
+    compared with)."""
     for case in reversed(cases):
         added = case.get("addedAt")
         if instant(added) is not None:
@@ -38,8 +40,8 @@ def last_dated(cases: Sequence[Mapping[str, Any]]) -> Dated | None:
 
 
 class PageMark:
-    """One page of a walk: its cases' id hashes in order, its last dated case, the limit it was asked with and the
-    hash of the cursor it gave (0: none)."""
+    """One page of a walk: its cases' id hashes in order, its last dated case, the limit it was
+    asked with and the hash of the cursor it gave (0: none)."""
 
     __slots__ = ("cursor", "ids", "last", "limit")
 
@@ -51,8 +53,8 @@ class PageMark:
 
 
 class WalkLedger:
-    """The pages of one walk, from its first page (`forgotten` counts the cases of pages dropped to bound memory, so
-    positions stay those of the whole walk)."""
+    """The pages of one walk, from its first page (`forgotten` counts the cases of pages dropped to
+    bound memory, so positions stay those of the whole walk)."""
 
     __slots__ = ("forgotten", "forgotten_pages", "pages")
 
@@ -83,7 +85,8 @@ class WalkLedger:
         return None
 
     def position(self, key: int) -> int | None:
-        """Where a case (by its id hash) stood in the walk, counted from 0, or None when the walk has not listed it."""
+        """Where a case (by its id hash) stood in the walk, counted from 0, or None when the walk
+        has not listed it."""
         start = self.forgotten
         for mark in self.pages:
             if key in mark.ids:

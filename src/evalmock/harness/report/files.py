@@ -19,10 +19,16 @@ def report_format(path: str | Path) -> str | None:
     return REPORT_FORMATS.get(Path(path).suffix.lower())
 
 
-def write_report(results: Results, path: str | Path, *, base_url: str, redactor: Redactor,
-                 run: RunInfo | None = None) -> None:
-    """A Markdown report (`.md`) or an HTML one (`.html`/`.htm`), chosen by the file's suffix; `run` is the run's
-    metadata for the header (by default: now, against `base_url`)."""
+def write_report(
+    results: Results,
+    path: str | Path,
+    *,
+    base_url: str,
+    redactor: Redactor,
+    run: RunInfo | None = None,
+) -> None:
+    """A Markdown report (`.md`) or an HTML one (`.html`/`.htm`), chosen by the file's suffix; `run`
+    is the run's metadata for the header (by default: now, against `base_url`)."""
     path = Path(path)
     render = render_html if report_format(path) == "html" else render_markdown
     write_whole(path, redactor.text(render(results, base_url=base_url, run=run)))

@@ -1,4 +1,5 @@
-"""The HTML report: the Markdown report's sections as one page, every value from the service escaped."""
+"""The HTML report: the Markdown report's sections as one page, every value from the service
+escaped."""
 
 from __future__ import annotations
 
@@ -29,15 +30,17 @@ from evalmock.harness.results.verdict import Verdict
 
 
 def prose(text: str) -> str:
-    """Text for the page, escaped, a `quoted` command or name set as code (as the Markdown report shows it), each
-    command-line option kept on one line: a browser breaks lines at hyphens, and `--rate-` at the end of a line with
-    `limit` on the next reads as another option."""
-    return _OPTION.sub(r'<span class="flag">\1</span>', _CODE_SPAN.sub(r"<code>\1</code>", html.escape(text)))
+    """Text for the page, escaped, a `quoted` command or name set as code (as the Markdown report
+    shows it), each command-line option kept on one line: a browser breaks lines at hyphens, and
+    `--rate-` at the end of a line with `limit` on the next reads as another option."""
+    return _OPTION.sub(
+        r'<span class="flag">\1</span>', _CODE_SPAN.sub(r"<code>\1</code>", html.escape(text))
+    )
 
 
 def name_html(name: str) -> str:
-    """A check's name, escaped, that may break after each underscore (a table of long names then fits a tablet's
-    width) and is copied as written: <wbr> adds no character."""
+    """A check's name, escaped, that may break after each underscore (a table of long names then
+    fits a tablet's width) and is copied as written: <wbr> adds no character."""
     return html.escape(name).replace("_", "_<wbr>")
 
 
@@ -46,7 +49,8 @@ _CODE_SPAN = re.compile(r"`([^`\n]+)`")
 
 
 def report_css() -> str:
-    """The page's style (report.css beside this module), one line: the report is a single self-contained file."""
+    """The page's style (report.css beside this module), one line: the report is a single
+    self-contained file."""
     return _CSS
 
 
@@ -62,27 +66,62 @@ _CSS = _load_css()
 def html_header(results: Results, run: RunInfo) -> str:
     """The run's metadata as a definition list."""
     e = html.escape
-    return ('<dl class="run">' + "".join(f"<dt>{e(label)}</dt><dd><code>{e(value)}</code></dd>"
-                                         for label, value in run.rows(results)) + "</dl>")
+    return (
+        '<dl class="run">'
+        + "".join(
+            f"<dt>{e(label)}</dt><dd><code>{e(value)}</code></dd>"
+            for label, value in run.rows(results)
+        )
+        + "</dl>"
+    )
 
 
 def render_html(results: Results, *, base_url: str, run: RunInfo | None = None) -> str:
-    e = html.escape
     run = run or RunInfo(base_url)
-    verdict_class = {Verdict.VIOLATIONS: "failed", Verdict.INCOMPLETE: "warned", Verdict.CONFORMS: "passed"}
-    parts = [
+    parts = _page_top(results, run)
+    parts += _finding_sections(results)
+    parts.append(_not_checked(results))
+    parts.append(_passed(results))
+    if notes := results.remarks():
+        parts.append(
+            "<h2>Notes</h2><ul>" + "".join(f"<li>{prose(n)}</li>" for n in notes) + "</ul>"
+        )
+    parts.append("</body></html>")
+    return "\n".join(parts) + "\n"
+
+
+def _page_top(results: Results, run: RunInfo) -> list[str]:
+    """The page's head, the run's metadata, the verdict and a line per API."""
+    e = html.escape
+    verdict_class = {
+        Verdict.VIOLATIONS: "failed",
+        Verdict.INCOMPLETE: "warned",
+        Verdict.CONFORMS: "passed",
+    }
+    return [
         "<!doctype html>",
-        '<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width">'
+        '<html lang="en"><head><meta charset="utf-8"><meta name="viewport" '
+        'content="width=device-width">'
         "<title>evalmock contract report</title>",
         f"<style>{report_css()}</style></head><body>",
         "<h1>evalmock contract report</h1>",
         html_header(results, run),
         f'<p class="verdict {verdict_class[results.verdict]}">{e(headline(results))}</p>',
-        "<ul>" + "".join(f"<li>{prose(api_line(results, api))}</li>" for api in results.apis) + "</ul>",
+        "<ul>"
+        + "".join(f"<li>{prose(api_line(results, api))}</li>" for api in results.apis)
+        + "</ul>",
     ]
+
+
+def _finding_sections(results: Results) -> list[str]:
+    """Why the audit is incomplete, a section per outcome with its findings, and the throttling."""
+    parts: list[str] = []
     if reasons := results.incomplete_reasons():
-        parts.append(f"<h2>Incomplete</h2><p>{prose(incomplete_intro(results))}</p><ul>"
-                     + "".join(f"<li>{prose(str(r))}</li>" for r in reasons) + "</ul>")
+        parts.append(
+            f"<h2>Incomplete</h2><p>{prose(incomplete_intro(results))}</p><ul>"
+            + "".join(f"<li>{prose(str(r))}</li>" for r in reasons)
+            + "</ul>"
+        )
     for outcome, title, intro in SECTIONS:
         findings = results.findings_of(outcome)
         if not findings:
@@ -91,7 +130,15 @@ def render_html(results: Results, *, base_url: str, run: RunInfo | None = None) 
         for finding in findings:
             parts.append(_html_finding(finding))
     if (throttling := throttling_text(results)) is not None:
-        parts.append(f"<h2>Throttling</h2><p>{prose(THROTTLING_INTRO)}</p><p>{prose(throttling)}.</p>")
+        parts.append(
+            f"<h2>Throttling</h2><p>{prose(THROTTLING_INTRO)}</p><p>{prose(throttling)}.</p>"
+        )
+    return parts
+
+
+def _not_checked(results: Results) -> str:
+    """The checks skipped or turned off, each with why."""
+    e = html.escape
     not_checked: list[tuple[str, ...]] = []
     for api in results.apis:
         for t in ordered_rows(results, api):
@@ -101,45 +148,84 @@ def render_html(results: Results, *, base_url: str, run: RunInfo | None = None) 
                 why = results.policy.why_off(t.check.source)
             else:
                 continue
-            not_checked.append((e(api), f"<code>{name_html(t.check.name)}</code>", str(t.check.level),
-                                f'<span class="{t.outcome}">{prose(why)}</span>'))
-    parts.append("<h2>Not checked</h2>" + _html_table(("API", "check", "level", "why"), not_checked))
-    passed = [(e(api), f"<code>{name_html(t.check.name)}</code>", str(t.check.level), KIND_WORDS[t.check.kind],
-               str(t.passed), f'<span class="source">{e(t.check.source.describe())}</span>')
-              for api in results.apis for t in ordered_rows(results, api) if t.outcome == PASSED]
-    parts.append("<h2>Passed</h2>" + _html_table(
-        ("API", "check", "level", "kind", "responses or runs", "source"), passed))
-    if notes := results.remarks():
-        parts.append("<h2>Notes</h2><ul>" + "".join(f"<li>{prose(n)}</li>" for n in notes) + "</ul>")
-    parts.append("</body></html>")
-    return "\n".join(parts) + "\n"
+            not_checked.append(
+                (
+                    e(api),
+                    f"<code>{name_html(t.check.name)}</code>",
+                    str(t.check.level),
+                    f'<span class="{t.outcome}">{prose(why)}</span>',
+                )
+            )
+    return "<h2>Not checked</h2>" + _html_table(("API", "check", "level", "why"), not_checked)
+
+
+def _passed(results: Results) -> str:
+    """The checks that passed, with what they judged and where their rule comes from."""
+    e = html.escape
+    passed = [
+        (
+            e(api),
+            f"<code>{name_html(t.check.name)}</code>",
+            str(t.check.level),
+            KIND_WORDS[t.check.kind],
+            str(t.passed),
+            f'<span class="source">{e(t.check.source.describe())}</span>',
+        )
+        for api in results.apis
+        for t in ordered_rows(results, api)
+        if t.outcome == PASSED
+    ]
+    return "<h2>Passed</h2>" + _html_table(
+        ("API", "check", "level", "kind", "responses or runs", "source"), passed
+    )
 
 
 def _html_table(headers: tuple[str, ...], rows: list[tuple[str, ...]]) -> str:
-    """A table whose cells carry their column's name, so that a phone's width shows each row as a card."""
+    """A table whose cells carry their column's name, so that a phone's width shows each row as a
+    card."""
     head = "<tr>" + "".join(f"<th>{html.escape(h)}</th>" for h in headers) + "</tr>"
-    body = "".join("<tr>" + "".join(f'<td data-label="{html.escape(h)}">{cell}</td>'
-                                    for h, cell in zip(headers, row, strict=True)) + "</tr>" for row in rows)
+    body = "".join(
+        "<tr>"
+        + "".join(
+            f'<td data-label="{html.escape(h)}">{cell}</td>'
+            for h, cell in zip(headers, row, strict=True)
+        )
+        + "</tr>"
+        for row in rows
+    )
     return f"<table>{head}{body}</table>"
 
 
 def _html_finding(finding: Finding) -> str:
     e = html.escape
     check = finding.check
-    parts = [f'<div class="finding finding-{finding.outcome}"><h3><code>{name_html(check.name)}</code> '
-             f'<span class="level">{e(check.api)} · {check.level}</span></h3>',
-             f"<p>Rule: {e(check.rule)}</p>", f'<p class="source">Source: {e(check.source.describe())}</p>']
+    parts = [
+        f'<div class="finding finding-{finding.outcome}"><h3><code>{name_html(check.name)}</code> '
+        f'<span class="level">{e(check.api)} · {check.level}</span></h3>',
+        f"<p>Rule: {e(check.rule)}</p>",
+        f'<p class="source">Source: {e(check.source.describe())}</p>',
+    ]
     if finding.shape:
         code = f", Schemathesis {e(finding.code)}" if finding.code else ""
-        parts.append(f"<p>{finding.count} response(s) of <code>{e(finding.shape)}</code>{code}.</p>")
+        parts.append(
+            f"<p>{finding.count} response(s) of <code>{e(finding.shape)}</code>{code}.</p>"
+        )
     for number, example in enumerate(finding.examples, 1):
-        parts.append(f"<p>Example {number}:</p><pre>{e(clip(example.message, MAX_EXAMPLE_TEXT))}</pre>")
+        parts.append(
+            f"<p>Example {number}:</p><pre>{e(clip(example.message, MAX_EXAMPLE_TEXT))}</pre>"
+        )
         if example.pointer is not None:
-            parts.append(f"<p>At <code>{e(example.pointer or '/')}</code>: <code>{e(clip(example.value or '', 200))}"
-                         "</code></p>")
+            parts.append(
+                f"<p>At <code>{e(example.pointer or '/')}</code>: "
+                f"<code>{e(clip(example.value or '', 200))}"
+                "</code></p>"
+            )
         if example.request is not None:
-            parts.append(f"<p>Request: <code>{e(example.request.method)} {e(shown_url(example.request.url))}</code> "
-                         f"answered {example.request.status}.</p>")
+            parts.append(
+                f"<p>Request: <code>{e(example.request.method)} "
+                f"{e(shown_url(example.request.url))}</code> "
+                f"answered {example.request.status}.</p>"
+            )
             if number == 1:
                 parts.append(f"<pre>{e(example.request.curl)}</pre>")
     if finding.count > len(finding.examples):

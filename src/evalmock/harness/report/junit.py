@@ -1,4 +1,5 @@
-"""JUnit XML of an audit: one <testsuite> per API, one <testcase> per check, the verdict as a property."""
+"""JUnit XML of an audit: one <testsuite> per API, one <testcase> per check, the verdict as a
+property."""
 
 from __future__ import annotations
 
@@ -17,7 +18,8 @@ from evalmock.whole_file import write_whole
 
 
 def finding_text(finding: Finding, limit: int = MAX_JUNIT_TEXT) -> str:
-    """A finding in plain text, at most `limit` characters: rule, source, count, examples, a curl for the first."""
+    """A finding in plain text, at most `limit` characters: rule, source, count, examples, a curl
+    for the first."""
     check = finding.check
     lines = [f"rule: {check.rule}", f"source: {check.source.describe()}"]
     if finding.code:
@@ -29,7 +31,10 @@ def finding_text(finding: Finding, limit: int = MAX_JUNIT_TEXT) -> str:
         if example.pointer is not None:
             lines.append(f"at {example.pointer or '(the body)'}: {clip(example.value or '', 200)}")
         if example.request is not None:
-            lines.append(f"request: {example.request.method} {example.request.url} -> {example.request.status}")
+            lines.append(
+                f"request: {example.request.method} {example.request.url} -> "
+                f"{example.request.status}"
+            )
             if number == 1:
                 lines.append(f"reproduce: {example.request.curl}")
     if finding.count > len(finding.examples):
@@ -38,24 +43,36 @@ def finding_text(finding: Finding, limit: int = MAX_JUNIT_TEXT) -> str:
 
 
 def write_junit(results: Results, path: str | Path, redactor: Redactor) -> None:
-    """One <testsuite> per API, one <testcase> per check; a warning passes, with its text in <system-out>. The verdict
-    is a property of <testsuites>; an INCOMPLETE audit is also an error of its own suite (`evalmock`), because a
-    test report that counts only failures would show it green while the command exits 4."""
+    """One <testsuite> per API, one <testcase> per check; a warning passes, with its text in
+    <system-out>. The verdict is a property of <testsuites>; an INCOMPLETE audit is also an error of
+    its own suite (`evalmock`), because a test report that counts only failures would show it green
+    while the command exits 4."""
     verdict = results.verdict
     root, props = _junit_root(verdict.name)
     if (throttling := throttling_text(results)) is not None:
         ET.SubElement(props, "property", name="throttling", value=throttling)
     if verdict is Verdict.INCOMPLETE:
         reasons = [str(reason) for reason in results.incomplete_reasons()]
-        _verdict_error(root, "audit_is_complete", "incomplete", redactor.text(
-            f"INCOMPLETE: the audit checked too little to say the target conforms ({'; '.join(reasons)})"),
-            redactor.text("\n".join(reasons)))
+        _verdict_error(
+            root,
+            "audit_is_complete",
+            "incomplete",
+            redactor.text(
+                "INCOMPLETE: the audit checked too little to say the target conforms "
+                f"({'; '.join(reasons)})"
+            ),
+            redactor.text("\n".join(reasons)),
+        )
     for api in results.apis:
         rows = results.rows(api)
         suite = ET.SubElement(
-            root, "testsuite", name=api, tests=str(len(rows)),
+            root,
+            "testsuite",
+            name=api,
+            tests=str(len(rows)),
             failures=str(sum(t.outcome == FAILED for t in rows)),
-            skipped=str(sum(t.outcome in (SKIPPED, OFF) for t in rows)), errors="0",
+            skipped=str(sum(t.outcome in (SKIPPED, OFF) for t in rows)),
+            errors="0",
         )
         for t in rows:
             _testcase(suite, t, results, redactor)
@@ -72,24 +89,39 @@ def _testcase(suite: ET.Element, t: Tally, results: Results, redactor: Redactor)
     mine = [f for f in results.findings if f.check is t.check]
     if t.outcome == FAILED:
         failed = [f for f in mine if f.outcome == FAILED]
-        element = ET.SubElement(case, "failure", message=redactor.text(failed[0].title),
-                                type=failed[0].code or t.check.level.value)
-        element.text = redactor.text(clip("\n\n".join(finding_text(f) for f in failed), MAX_JUNIT_TEXT))
+        element = ET.SubElement(
+            case,
+            "failure",
+            message=redactor.text(failed[0].title),
+            type=failed[0].code or t.check.level.value,
+        )
+        element.text = redactor.text(
+            clip("\n\n".join(finding_text(f) for f in failed), MAX_JUNIT_TEXT)
+        )
     elif t.outcome in (SKIPPED, OFF):
-        reason = next((f.title for f in mine if f.outcome == SKIPPED), results.policy.why_off(t.check.source))
+        reason = next(
+            (f.title for f in mine if f.outcome == SKIPPED), results.policy.why_off(t.check.source)
+        )
         ET.SubElement(case, "skipped", message=redactor.text(reason))
     elif t.outcome == WARNED:
         out = ET.SubElement(case, "system-out")
-        out.text = redactor.text(clip("\n\n".join("warning: " + finding_text(f) for f in mine
-                                                  if f.outcome == WARNED), MAX_JUNIT_TEXT))
+        out.text = redactor.text(
+            clip(
+                "\n\n".join("warning: " + finding_text(f) for f in mine if f.outcome == WARNED),
+                MAX_JUNIT_TEXT,
+            )
+        )
 
 
 def write_junit_not_run(message: str, exit_code: int, path: str | Path, redactor: Redactor) -> None:
-    """JUnit for an audit that could not start (a target that does not answer, a token it refuses): one error in
-    its own suite, so that a CI's test report shows why the job failed rather than nothing at all."""
+    """JUnit for an audit that could not start (a target that does not answer, a token it refuses):
+    one error in its own suite, so that a CI's test report shows why the job failed rather than
+    nothing at all."""
     root, props = _junit_root("NOT_RUN")
     ET.SubElement(props, "property", name="exit_code", value=str(exit_code))
-    _verdict_error(root, "audit_could_start", "not-run", redactor.text(message), redactor.text(message))
+    _verdict_error(
+        root, "audit_could_start", "not-run", redactor.text(message), redactor.text(message)
+    )
     _write_xml(root, path, redactor)
 
 
@@ -102,12 +134,17 @@ def _junit_root(verdict: str) -> tuple[ET.Element, ET.Element]:
 
 
 def _verdict_error(root: ET.Element, name: str, kind: str, message: str, text: str) -> None:
-    """An error of the verdict's own suite (`evalmock`): a test report that counts only failures sees it."""
-    suite = ET.SubElement(root, "testsuite", name="evalmock", tests="1", failures="0", skipped="0", errors="1")
+    """An error of the verdict's own suite (`evalmock`): a test report that counts only failures
+    sees it."""
+    suite = ET.SubElement(
+        root, "testsuite", name="evalmock", tests="1", failures="0", skipped="0", errors="1"
+    )
     case = ET.SubElement(suite, "testcase", classname="evalmock.verdict", name=name)
     ET.SubElement(case, "error", type=kind, message=message).text = text
 
 
 def _write_xml(root: ET.Element, path: str | Path, redactor: Redactor) -> None:
     ET.indent(root)
-    write_whole(path, redactor.text(ET.tostring(root, encoding="unicode", xml_declaration=True)) + "\n")
+    write_whole(
+        path, redactor.text(ET.tostring(root, encoding="unicode", xml_declaration=True)) + "\n"
+    )

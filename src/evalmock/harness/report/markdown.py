@@ -1,4 +1,5 @@
-"""The Markdown report: the run, the verdict, failures first, then warnings, what was not checked, what passed."""
+"""The Markdown report: the run, the verdict, failures first, then warnings, what was not checked,
+what passed."""
 
 from __future__ import annotations
 
@@ -32,7 +33,13 @@ def markdown_header(results: Results, run: RunInfo) -> list[str]:
 
 def render_markdown(results: Results, *, base_url: str, run: RunInfo | None = None) -> str:
     run = run or RunInfo(base_url)
-    lines = ["# evalmock contract report", "", *markdown_header(results, run), f"**{headline(results)}**", ""]
+    lines = [
+        "# evalmock contract report",
+        "",
+        *markdown_header(results, run),
+        f"**{headline(results)}**",
+        "",
+    ]
     lines += [f"- {api_line(results, api)}" for api in results.apis] + [""]
     if reasons := results.incomplete_reasons():
         lines += ["## Incomplete", "", incomplete_intro(results), ""]
@@ -56,12 +63,21 @@ def render_markdown(results: Results, *, base_url: str, run: RunInfo | None = No
             else:
                 continue
             lines.append(f"| `{api}` `{t.check.name}` | {t.check.level} | {why} |")
-    lines += ["", "## Passed", "", "| check | level | kind | responses or runs | source |", "|---|---|---|--:|---|"]
+    lines += [
+        "",
+        "## Passed",
+        "",
+        "| check | level | kind | responses or runs | source |",
+        "|---|---|---|--:|---|",
+    ]
     for api in results.apis:
         for t in ordered_rows(results, api):
             if t.outcome == PASSED:
-                lines.append(f"| `{api}` `{t.check.name}` | {t.check.level} | {KIND_WORDS[t.check.kind]} | {t.passed} "
-                             f"| {t.check.source.describe()} |")
+                lines.append(
+                    f"| `{api}` `{t.check.name}` | {t.check.level} | {KIND_WORDS[t.check.kind]} | "
+                    f"{t.passed} "
+                    f"| {t.check.source.describe()} |"
+                )
     if notes := results.remarks():
         lines += ["", "## Notes", ""] + [f"- {note}" for note in notes]
     return "\n".join(lines) + "\n"
@@ -69,18 +85,38 @@ def render_markdown(results: Results, *, base_url: str, run: RunInfo | None = No
 
 def _markdown_finding(finding: Finding) -> list[str]:
     check = finding.check
-    lines = [f"### `{check.name}` ({check.api}, {check.level})", "", f"Rule: {check.rule.replace(chr(10), ' ')}", "",
-             f"Source: {check.source.describe()}", ""]
+    lines = [
+        f"### `{check.name}` ({check.api}, {check.level})",
+        "",
+        f"Rule: {check.rule.replace(chr(10), ' ')}",
+        "",
+        f"Source: {check.source.describe()}",
+        "",
+    ]
     if finding.shape:
-        lines += [f"{finding.count} response(s) of `{finding.shape}`" + (f", Schemathesis {finding.code}"
-                                                                           if finding.code else "") + ".", ""]
+        lines += [
+            f"{finding.count} response(s) of `{finding.shape}`"
+            + (f", Schemathesis {finding.code}" if finding.code else "")
+            + ".",
+            "",
+        ]
     for number, example in enumerate(finding.examples, 1):
-        lines += [f"Example {number}:", "", "```text", clip(example.message, MAX_EXAMPLE_TEXT), "```", ""]
+        lines += [
+            f"Example {number}:",
+            "",
+            "```text",
+            clip(example.message, MAX_EXAMPLE_TEXT),
+            "```",
+            "",
+        ]
         if example.pointer is not None:
             lines += [f"At `{example.pointer or '/'}`: `{clip(example.value or '', 200)}`", ""]
         if example.request is not None:
-            lines += [f"Request: `{example.request.method} {shown_url(example.request.url)}` answered "
-                      f"{example.request.status}.", ""]
+            lines += [
+                f"Request: `{example.request.method} {shown_url(example.request.url)}` answered "
+                f"{example.request.status}.",
+                "",
+            ]
             if number == 1:
                 lines += ["```sh", example.request.curl, "```", ""]
     if finding.count > len(finding.examples):

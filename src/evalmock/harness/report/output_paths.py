@@ -1,4 +1,5 @@
-"""Output files (report, JUnit, HAR) checked before any work starts, so that a typo costs seconds, not an audit."""
+"""Output files (report, JUnit, HAR) checked before any work starts, so that a typo costs seconds,
+not an audit."""
 
 from __future__ import annotations
 
@@ -7,8 +8,9 @@ from pathlib import Path
 
 
 def output_problem(option: str, path: str | os.PathLike[str]) -> str | None:
-    """Why `path`, given as `option`, cannot be written, or None when it can. The file is not written; its folder is
-    made when missing (`--junit reports/contract.xml` in a fresh checkout, as pytest's --junitxml makes it)."""
+    """Why `path`, given as `option`, cannot be written, or None when it can. The file is not
+    written; its folder is made when missing (`--junit reports/contract.xml` in a fresh checkout, as
+    pytest's --junitxml makes it)."""
     target = Path(path)
     folder = target.parent
     if target.is_dir():
@@ -17,7 +19,10 @@ def output_problem(option: str, path: str | os.PathLike[str]) -> str | None:
         try:
             folder.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
-            return f"{option} {str(path)!r}: the directory {str(folder)!r} cannot be made ({exc.strerror or exc})"
+            return (
+                f"{option} {str(path)!r}: the directory {str(folder)!r} cannot be made "
+                f"({exc.strerror or exc})"
+            )
     if not folder.is_dir():
         return f"{option} {str(path)!r}: {str(folder)!r} is not a directory"
     if target.exists() and not os.access(target, os.W_OK):
@@ -28,7 +33,8 @@ def output_problem(option: str, path: str | os.PathLike[str]) -> str | None:
 
 
 def outputs_problem(outputs: dict[str, str | None]) -> str | None:
-    """The first output (option name -> path; None: not asked for) that cannot be written, as `output_problem`."""
+    """The first output (option name -> path; None: not asked for) that cannot be written, as
+    `output_problem`."""
     for option, path in outputs.items():
         if path:
             problem = output_problem(option, path)

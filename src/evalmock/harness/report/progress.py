@@ -1,4 +1,5 @@
-"""The live progress display: a rich spinner on a terminal, plain lines otherwise, nothing when quiet."""
+"""The live progress display: a rich spinner on a terminal, plain lines otherwise, nothing when
+quiet."""
 
 from __future__ import annotations
 
@@ -11,16 +12,22 @@ from typing import TextIO
 from evalmock.harness.run.engine import Reporter
 from evalmock.harness.secrets.redactor import Redactor
 
-# A log without a line for this long looks hung, and CI services stop a job that prints nothing for 10 minutes; an
-# audit of a slow service (300 ms an answer) runs for minutes.
+# A log without a line for this long looks hung, and CI services stop a job that prints nothing for
+# 10 minutes; an audit of a slow service (300 ms an answer) runs for minutes.
 HEARTBEAT_S = 30.0
 
 
 class PlainReporter(Reporter):
-    """One line per API done (for logs and CI), and a line of tasks done at most every HEARTBEAT_S."""
+    """One line per API done (for logs and CI), and a line of tasks done at most every
+    HEARTBEAT_S."""
 
-    def __init__(self, redactor: Redactor, stream: TextIO | None = None, *,
-                 clock: Callable[[], float] = time.monotonic) -> None:
+    def __init__(
+        self,
+        redactor: Redactor,
+        stream: TextIO | None = None,
+        *,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
         self.redactor = redactor
         self.stream = stream or sys.stderr
         self.clock = clock
@@ -32,7 +39,11 @@ class PlainReporter(Reporter):
             if self.clock() - self._last < HEARTBEAT_S:
                 return
             self._last = self.clock()
-            print(f"{count} of {total} tasks done (last: {self.redactor.text(text)}) …", file=self.stream, flush=True)
+            print(
+                f"{count} of {total} tasks done (last: {self.redactor.text(text)}) …",
+                file=self.stream,
+                flush=True,
+            )
 
     def finish(self, text: str) -> None:
         with self._lock:

@@ -1,6 +1,6 @@
-"""The rules as Markdown tables: every check with its level and source (`evalmock rules`), and each line of the
-reference pages with what enforces it (`evalmock rules --coverage DIR`); docs/rules.md holds both
-(`rules_document`, written by `python3.11 dev.py rules-doc`)."""
+"""The rules as Markdown tables: every check with its level and source (`evalmock rules`), and each
+line of the reference pages with what enforces it (`evalmock rules --coverage DIR`); docs/rules.md
+holds both (`rules_document`, written by `python3.11 dev.py rules-doc`)."""
 
 from __future__ import annotations
 
@@ -15,14 +15,18 @@ from evalmock.harness.report.page_coverage import coverage_rows
 from evalmock.harness.report.view import KIND_WORDS
 
 RULES_BEGIN, RULES_END = "<!-- evalmock rules: begin -->", "<!-- evalmock rules: end -->"
-COVERAGE_BEGIN, COVERAGE_END = "<!-- evalmock coverage: begin -->", "<!-- evalmock coverage: end -->"
+COVERAGE_BEGIN, COVERAGE_END = (
+    "<!-- evalmock coverage: begin -->",
+    "<!-- evalmock coverage: end -->",
+)
 RULES_DOC_COMMAND = "python3.11 dev.py rules-doc"
 
 _RULES_INTRO = f"""\
 # Every rule, and the pages line by line
 
 This page is generated: `{RULES_DOC_COMMAND}` writes it from the code. Do not edit it by hand.
-How the harness applies these rules: [harness.md](harness.md). What it leaves alone: [fairness.md](fairness.md).
+How the harness applies these rules: [harness.md](harness.md).
+What it leaves alone: [fairness.md](fairness.md).
 
 ## Every rule
 
@@ -32,7 +36,8 @@ The source quotes the page verbatim.
 It cites the page by its title and line, then its file name.
 Then it gives our reading, the inference or the live fact.
 Reports, JUnit files and `evalmock rules` cite the same way.
-What each level does to the verdict: [harness.md](harness.md#levels-what-a-broken-rule-does-to-the-verdict).
+What each level does to the verdict:
+[harness.md](harness.md#levels-what-a-broken-rule-does-to-the-verdict).
 
 """
 
@@ -41,9 +46,10 @@ _COVERAGE_INTRO = """\
 
 `evalmock rules --coverage DIR` prints these tables.
 `DIR` holds the two reference pages.
-Each row is a line of a page that says something: a description, a constraint, an allowed-values list, a format or
-a type.
-The row names the checks that quote the line, or what else enforces it, or why nothing can from outside.
+Each row is a line of a page that says something:
+a description, a constraint, an allowed-values list, a format or a type.
+The row names the checks that quote the line, or what else enforces it,
+or why nothing can from outside.
 Bare field names, bare type words and `required` marks are left out.
 The document carries them all, and `response_schema_conformance` enforces them.
 
@@ -55,9 +61,10 @@ def _cell(text: str) -> str:
 
 
 def source_cell(source: Source) -> str:
-    """The page's words in quotation marks (“…”), cited by the page's title and line, then its file name; then, for a
-    reading, an inference or a live fact, the reason in our words."""
-    quotes = "; ".join(str(quote) for quote in source.quotes)  # “words” (citation): curly marks pair unambiguously
+    """The page's words in quotation marks (“…”), cited by the page's title and line, then its file
+    name; then, for a reading, an inference or a live fact, the reason in our words."""
+    # “words” (citation): curly marks pair unambiguously
+    quotes = "; ".join(str(quote) for quote in source.quotes)
     reason = {"page": "reading", "inferred": "inferred", "live": "live"}[source.level.value]
     parts = [quotes] if quotes else []
     if source.reason:
@@ -72,46 +79,77 @@ def render_rules(checks: Iterable[Check] = CHECKS) -> str:
         by_api.setdefault(check.api, []).append(check)
     lines = []
     for api, found in by_api.items():
-        lines += [f"#### {api}", "", "| check | level | kind | what it checks | source |", "|---|---|---|---|---|"]
-        for check in sorted(found, key=lambda c: (c.level.value != "page", c.level.value, c.kind, c.name)):
-            lines.append(f"| `{check.name}` | {check.level} | {KIND_WORDS[check.kind]} | {_cell(check.rule)} "
-                         f"| {source_cell(check.source)} |")
+        lines += [
+            f"#### {api}",
+            "",
+            "| check | level | kind | what it checks | source |",
+            "|---|---|---|---|---|",
+        ]
+        for check in sorted(
+            found, key=lambda c: (c.level.value != "page", c.level.value, c.kind, c.name)
+        ):
+            lines.append(
+                f"| `{check.name}` | {check.level} | {KIND_WORDS[check.kind]} | "
+                f"{_cell(check.rule)} "
+                f"| {source_cell(check.source)} |"
+            )
         lines.append("")
     return "\n".join(lines).rstrip() + "\n"
 
 
 def read_pages(directory: str | Path) -> dict[str, list[str]]:
     """The reference pages' lines, from the folder that holds them (the seeds)."""
-    return {page: (Path(directory) / page).read_text(encoding="utf-8").splitlines() for page in PAGES}
+    return {
+        page: (Path(directory) / page).read_text(encoding="utf-8").splitlines() for page in PAGES
+    }
 
 
 def render_coverage(pages: dict[str, list[str]], checks: Iterable[Check] = CHECKS) -> str:
-    """Per page, each counted line and the checks that quote it, or what else enforces it, or why nothing can."""
+    """Per page, each counted line and the checks that quote it, or what else enforces it, or why
+    nothing can."""
     checks = list(checks)
     rows = coverage_rows(pages, checks)
-    # A check that quotes a line but holds it only as an inference (or a live fact) says so: the line's words are
-    # then the basis of a convention, not a rule the page states.
-    levels = {(check.source.quotes[0].page, check.name): check.level for check in checks if check.source.quotes}
+    # A check that quotes a line but holds it only as an inference (or a live fact) says so: the
+    # line's words are then the basis of a convention, not a rule the page states.
+    levels = {
+        (check.source.quotes[0].page, check.name): check.level
+        for check in checks
+        if check.source.quotes
+    }
     lines = []
     for page in pages:
         mine = [row for row in rows if row.page == page]
         quoted = sum(bool(row.checks) for row in mine)
-        lines += [f"#### {page_name(page)}", "", f"{quoted} of {len(mine)} rows quoted by a check.", "",
-                  "| line | the page says | enforced by |", "|--:|---|---|"]
+        lines += [
+            f"#### {page_name(page)}",
+            "",
+            f"{quoted} of {len(mine)} rows quoted by a check.",
+            "",
+            "| line | the page says | enforced by |",
+            "|--:|---|---|",
+        ]
         for row in mine:
             enforced = ", ".join(
-                f"`{name}`" + ("" if levels.get((page, name), "page") == "page" else f" ({levels[(page, name)]})")
+                f"`{name}`"
+                + (
+                    ""
+                    if levels.get((page, name), "page") == "page"
+                    else f" ({levels[(page, name)]})"
+                )
                 for name in row.checks
             )
             if row.note:
                 enforced = f"{enforced}; {row.note}" if enforced else row.note
-            lines.append(f"| {row.lines} | {_cell(row.text)} | {_cell(enforced) or '**nothing**'} |")
+            lines.append(
+                f"| {row.lines} | {_cell(row.text)} | {_cell(enforced) or '**nothing**'} |"
+            )
         lines.append("")
     return "\n".join(lines).rstrip() + "\n"
 
 
 def print_rules(pages_dir: str | None) -> int:
-    """`evalmock rules [--coverage DIR]`: the rule table, or the pages' coverage (exit 2 when they are missing)."""
+    """`evalmock rules [--coverage DIR]`: the rule table, or the pages' coverage (exit 2 when they
+    are missing)."""
     if pages_dir is None:
         print(render_rules(), end="")
         return OK
@@ -125,16 +163,18 @@ def print_rules(pages_dir: str | None) -> int:
 
 
 def rules_document(pages: dict[str, list[str]], checks: Iterable[Check] = CHECKS) -> str:
-    """docs/rules.md: the rule tables of `evalmock rules` and the pages' coverage of `evalmock rules --coverage`,
-    each between its marker lines."""
+    """docs/rules.md: the rule tables of `evalmock rules` and the pages' coverage of `evalmock rules
+    --coverage`, each between its marker lines."""
     checks = list(checks)
-    return (f"{_RULES_INTRO}{RULES_BEGIN}\n{render_rules(checks)}{RULES_END}\n\n"
-            f"{_COVERAGE_INTRO}{COVERAGE_BEGIN}\n{render_coverage(pages, checks)}{COVERAGE_END}\n")
+    return (
+        f"{_RULES_INTRO}{RULES_BEGIN}\n{render_rules(checks)}{RULES_END}\n\n"
+        f"{_COVERAGE_INTRO}{COVERAGE_BEGIN}\n{render_coverage(pages, checks)}{COVERAGE_END}\n"
+    )
 
 
 def write_rules_document(argv: list[str]) -> int:
-    """`python3.11 dev.py rules-doc`: `PAGES_DIR OUTPUT`; writes `rules_document` of the pages to OUTPUT (exit 2 when
-    the pages are missing)."""
+    """`python3.11 dev.py rules-doc`: `PAGES_DIR OUTPUT`; writes `rules_document` of the pages to
+    OUTPUT (exit 2 when the pages are missing)."""
     if len(argv) != 2:
         print("usage: write_rules_document PAGES_DIR OUTPUT", file=sys.stderr)
         return USAGE
@@ -142,8 +182,12 @@ def write_rules_document(argv: list[str]) -> int:
     try:
         pages = read_pages(pages_dir)
     except OSError as exc:
-        print(f"{RULES_DOC_COMMAND}: cannot read the reference pages: {exc} (set EVALMOCK_PAGES_DIR to the folder "
-              f"holding {', '.join(PAGES)})", file=sys.stderr)
+        print(
+            f"{RULES_DOC_COMMAND}: cannot read the reference pages: {exc} (set EVALMOCK_PAGES_DIR "
+            "to the folder "
+            f"holding {', '.join(PAGES)})",
+            file=sys.stderr,
+        )
         return USAGE
     Path(output).write_text(rules_document(pages), encoding="utf-8")
     print(f"{RULES_DOC_COMMAND}: wrote {output}", file=sys.stderr)

@@ -1,4 +1,5 @@
-"""The audit's summary on a terminal or in a log: a table of checks per API, each finding, the verdict."""
+"""The audit's summary on a terminal or in a log: a table of checks per API, each finding, the
+verdict."""
 
 from __future__ import annotations
 
@@ -23,7 +24,8 @@ if TYPE_CHECKING:
 
 
 def print_summary(results: Results, redactor: Redactor, stream: TextIO) -> None:
-    """Per API a table of checks (what needs doing first), then each failure and warning, then the verdict."""
+    """Per API a table of checks (what needs doing first), then each failure and warning, then the
+    verdict."""
     from rich.table import Table
 
     console = summary_console(stream)
@@ -37,13 +39,25 @@ def print_summary(results: Results, redactor: Redactor, stream: TextIO) -> None:
         table.add_column("result", no_wrap=True)
         for t in ordered_rows(results, api):
             paint = colour[t.outcome]
-            table.add_row(t.check.name, t.check.level.value, KIND_WORDS[t.check.kind], str(t.passed), str(t.failed),
-                          str(t.warned), str(t.skipped), f"[{paint}]{t.outcome}[/{paint}]")
+            table.add_row(
+                t.check.name,
+                t.check.level.value,
+                KIND_WORDS[t.check.kind],
+                str(t.passed),
+                str(t.failed),
+                str(t.warned),
+                str(t.skipped),
+                f"[{paint}]{t.outcome}[/{paint}]",
+            )
         console.print(table)
     for finding in [*results.failures, *results.warnings]:
         word = "FAILED" if finding.outcome == FAILED else "WARNING"
-        console.print(f"{word} {finding.check.name} [{finding.check.level}] ({finding.count}× {finding.shape}): "
-                      f"{redactor.text(finding.title)}", markup=False)
+        console.print(
+            f"{word} {finding.check.name} [{finding.check.level}] ({finding.count}× "
+            f"{finding.shape}): "
+            f"{redactor.text(finding.title)}",
+            markup=False,
+        )
     for reason in results.incomplete_reasons():
         console.print(f"incomplete: {redactor.text(str(reason))}", markup=False)
     for note in results.remarks():
@@ -54,7 +68,8 @@ def print_summary(results: Results, redactor: Redactor, stream: TextIO) -> None:
 
 
 def summary_console(stream: TextIO) -> Console:
-    """A terminal's own width; anywhere else (a log, a pipe to grep) no wrapping at all, so each line is whole."""
+    """A terminal's own width; anywhere else (a log, a pipe to grep) no wrapping at all, so each
+    line is whole."""
     from rich.console import Console
 
     if stream.isatty():
@@ -63,13 +78,17 @@ def summary_console(stream: TextIO) -> Console:
 
 
 def summary_text(results: Results) -> str:
-    """The verdict in a few plain lines: headline, each API, why incomplete, and each failure and warning."""
+    """The verdict in a few plain lines: headline, each API, why incomplete, and each failure and
+    warning."""
     lines = [headline(results), *(api_line(results, api) for api in results.apis)]
     lines += [f"incomplete: {reason}" for reason in results.incomplete_reasons()]
     if (throttling := throttling_text(results)) is not None:
         lines.append(f"throttling (the service's, not a rule): {throttling}")
     for finding in [*results.failures, *results.warnings]:
         word = "FAILED" if finding.outcome == FAILED else "WARNING"
-        lines.append(f"{word} {finding.check.name} [{finding.check.level}] ({finding.count}× {finding.shape}): "
-                     f"{finding.title}")
+        lines.append(
+            f"{word} {finding.check.name} [{finding.check.level}] ({finding.count}× "
+            f"{finding.shape}): "
+            f"{finding.title}"
+        )
     return "\n".join(lines)

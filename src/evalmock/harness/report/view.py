@@ -1,7 +1,9 @@
-"""One view of an audit's results, which every output shows alike: the headline, each API's line, the sections.
+"""One view of an audit's results, which every output shows alike: the headline, each API's line,
+the sections.
 
-Every output says each check's level and source. Findings come in the order of what needs doing: failures,
-then warnings (inferred rules), then what was not checked (skipped, with why), then what passed.
+Every output says each check's level and source. Findings come in the order of what needs doing:
+failures, then warnings (inferred rules), then what was not checked (skipped, with why), then what
+passed.
 """
 
 from __future__ import annotations
@@ -24,23 +26,31 @@ KIND_WORDS = {"schemathesis": "Schemathesis", "response": "every response", "sce
 OUTCOME_ORDER = {FAILED: 0, WARNED: 1, SKIPPED: 2, PASSED: 3, OFF: 4}
 MAX_JUNIT_TEXT = 4000  # characters of one JUnit failure body, whatever the number of responses
 MAX_EXAMPLE_TEXT = 700
-UNWRAPPED_WIDTH = 100_000  # columns of the summary when it goes to a file or pipe: wide enough never to wrap
+UNWRAPPED_WIDTH = (
+    100_000  # columns of the summary when it goes to a file or pipe: wide enough never to wrap
+)
 
 
 def headline(results: Results) -> str:
-    """The verdict and how many checks ended each way; failed and warned with their findings, in the very words
-    of the sections' titles, so that the two always agree."""
+    """The verdict and how many checks ended each way; failed and warned with their findings, in the
+    very words of the sections' titles, so that the two always agree."""
     counts = results.counts()
-    return (f"{results.verdict.name}: {counts[FAILED]} checks failed{_findings(results, FAILED)}, "
-            f"{counts[WARNED]} warned{_findings(results, WARNED)}, {counts[PASSED]} passed, {counts[SKIPPED]} skipped, "
-            f"{counts[OFF]} off in this profile")
+    return (
+        f"{results.verdict.name}: {counts[FAILED]} checks failed{_findings(results, FAILED)}, "
+        f"{counts[WARNED]} warned{_findings(results, WARNED)}, {counts[PASSED]} passed, "
+        f"{counts[SKIPPED]} skipped, "
+        f"{counts[OFF]} off in this profile"
+    )
 
 
 def section_count(results: Results, outcome: str) -> str:
-    """"2 checks, 3 findings": a finding is one broken rule on one kind of request, so a check may have several."""
+    """ "2 checks, 3 findings": a finding is one broken rule on one kind of request, so a check may
+    have several."""
     findings = results.findings_of(outcome)
     checks = len({(f.api, f.check.name) for f in findings})
-    return f"{checks} check{'s' * (checks != 1)}, {len(findings)} finding{'s' * (len(findings) != 1)}"
+    return (
+        f"{checks} check{'s' * (checks != 1)}, {len(findings)} finding{'s' * (len(findings) != 1)}"
+    )
 
 
 def _findings(results: Results, outcome: str) -> str:
@@ -50,18 +60,29 @@ def _findings(results: Results, outcome: str) -> str:
 
 # The test-set page, cursor: why a curl command that sends a cursor may not replay its page later.
 SEALED_CURSOR_NOTE = (
-    "a curl command that sends a cursor replays its page only while the service still takes that cursor: \"A "
-    "runtime that seals cursors takes one only for the same list, filters and caller, within a day; otherwise 400 "
-    "bad-input, and the list starts again without it.\" (the test-set page, cursor). Later, walk from the first "
-    "page again to reach it")
+    "a curl command that sends a cursor replays its page only while the service still takes that "
+    'cursor: "A '
+    "runtime that seals cursors takes one only for the same list, filters and caller, within a "
+    "day; otherwise 400 "
+    'bad-input, and the list starts again without it." (the test-set page, cursor). Later, walk '
+    "from the first "
+    "page again to reach it"
+)
 
 
 def replay_notes(results: Results, redactor: Redactor) -> list[str]:
-    """What a reader needs to run the findings' curl commands: the variables that stand for secrets, and, when one
-    sends a cursor, how long a cursor may be taken."""
+    """What a reader needs to run the findings' curl commands: the variables that stand for secrets,
+    and, when one sends a cursor, how long a cursor may be taken."""
     shown = results.shown_requests()
-    notes = [legend] if (legend := redactor.legend("\n".join(request.curl for request in shown))) else []
-    if any(carries_a_cursor(parse_qs(urlsplit(request.url).query, keep_blank_values=True)) for request in shown):
+    notes = (
+        [legend]
+        if (legend := redactor.legend("\n".join(request.curl for request in shown)))
+        else []
+    )
+    if any(
+        carries_a_cursor(parse_qs(urlsplit(request.url).query, keep_blank_values=True))
+        for request in shown
+    ):
         notes.append(SEALED_CURSOR_NOTE)
     return notes
 
@@ -77,30 +98,52 @@ def throttling_text(results: Results) -> str | None:
 def api_line(results: Results, api: str) -> str:
     rows = results.rows(api)
     count = {outcome: sum(t.outcome == outcome for t in rows) for outcome in OUTCOME_ORDER}
-    state = "failed" if count[FAILED] else "incomplete" if api in results.incomplete_apis() else "conforms"
-    return (f"{api}: {state} — {count[FAILED]} failed, {count[WARNED]} warned, {count[PASSED]} passed, "
-            f"{count[SKIPPED]} skipped, {count[OFF]} off")
+    state = (
+        "failed"
+        if count[FAILED]
+        else "incomplete"
+        if api in results.incomplete_apis()
+        else "conforms"
+    )
+    return (
+        f"{api}: {state} — {count[FAILED]} failed, {count[WARNED]} warned, {count[PASSED]} passed, "
+        f"{count[SKIPPED]} skipped, {count[OFF]} off"
+    )
 
 
 def policy_line(results: Results) -> str:
-    return f"profile {results.policy.profile}, {'strict' if results.policy.strict else 'inferred rules as warnings'}"
+    return (
+        f"profile {results.policy.profile}, "
+        f"{'strict' if results.policy.strict else 'inferred rules as warnings'}"
+    )
 
 
 def ordered_rows(results: Results, api: str) -> list[Tally]:
     return sorted(results.rows(api), key=lambda t: OUTCOME_ORDER[t.outcome])
 
 
-# -- Markdown and HTML --------------------------------------------------------------------------------------
+# -- Markdown and HTML
+# --------------------------------------------------------------------------------------
 SECTIONS = (
-    (FAILED, "Failures", "Rules the target breaks. Each is a page rule (or, with --strict, an inferred one)."),
-    (WARNED, "Warnings", "Inferred rules the target breaks: conventions the pages imply but do not state. They fail "
-                         "only with --strict."),
+    (
+        FAILED,
+        "Failures",
+        "Rules the target breaks. Each is a page rule (or, with --strict, an inferred one).",
+    ),
+    (
+        WARNED,
+        "Warnings",
+        "Inferred rules the target breaks: conventions the pages imply but do not state. They fail "
+        "only with --strict.",
+    ),
 )
 
-THROTTLING_INTRO = ("The service's throttling (429, or 503 with Retry-After): not a rule of the pages, so never a "
-                    "failure. Each throttled answer was waited out and its request sent again; an answer still "
-                    "throttled when the retries or the wait budget ran out was judged by no check, and leaves the "
-                    "audit incomplete.")
+THROTTLING_INTRO = (
+    "The service's throttling (429, or 503 with Retry-After): not a rule of the pages, so never a "
+    "failure. Each throttled answer was waited out and its request sent again; an answer still "
+    "throttled when the retries or the wait budget ran out was judged by no check, and leaves the "
+    "audit incomplete."
+)
 
 
 def incomplete_intro(results: Results) -> str:
@@ -110,13 +153,13 @@ def incomplete_intro(results: Results) -> str:
 
 
 def shown_url(url: str) -> str:
-    """A request's URL as a finding's "Request:" line shows it: a query value longer than LONG_VALUE characters (a
-    walk's fortieth cursor runs to kilobytes) shortened to its start and its length; the curl command keeps it
-    whole."""
-    return _LONG_QUERY_VALUE.sub(lambda m: f"{m[1]}{m[2][:SHOWN_START]}…({len(m[2])} characters)", url)
+    """A request's URL as a finding's "Request:" line shows it: a query value longer than LONG_VALUE
+    characters (a walk's fortieth cursor runs to kilobytes) shortened to its start and its length;
+    the curl command keeps it whole."""
+    return _LONG_QUERY_VALUE.sub(
+        lambda m: f"{m[1]}{m[2][:SHOWN_START]}…({len(m[2])} characters)", url
+    )
 
 
 LONG_VALUE, SHOWN_START = 120, 40
 _LONG_QUERY_VALUE = re.compile(rf"([?&][^=&#]*=)([^&#]{{{LONG_VALUE + 1},}})")
-
-

@@ -1,5 +1,6 @@
-"""What an audit found: per check, how many responses kept or broke it; per broken rule and request shape, one
-finding with a count and the first few examples; and the verdict, which a run that checked nothing never passes."""
+"""What an audit found: per check, how many responses kept or broke it; per broken rule and request
+shape, one finding with a count and the first few examples; and the verdict, which a run that
+checked nothing never passes."""
 
 from __future__ import annotations
 
@@ -16,7 +17,9 @@ from evalmock.harness.results.tally import OFF, Tally
 from evalmock.harness.results.throttling import ThrottleReport
 from evalmock.harness.results.verdict import Verdict
 
-UNSEEN_SKIP = "no response this check speaks about was seen"  # why a check that never applied is skipped
+UNSEEN_SKIP = (
+    "no response this check speaks about was seen"  # why a check that never applied is skipped
+)
 MAX_EXAMPLES = 3  # examples kept per finding; the rest are counted
 GAPS_SHOWN = 3  # gaps of the audit named in its incomplete reason; the rest are counted
 COUNT = "{count}"  # where a counted note says its total
@@ -34,22 +37,26 @@ class Results:
             for check in checks(api)
         }
         self._findings: dict[tuple[str, str, str, str], Finding] = {}
-        self.notes: list[str] = []  # run-level remarks (Schemathesis stopping early, requests not judged)
+        self.notes: list[
+            str
+        ] = []  # run-level remarks (Schemathesis stopping early, requests not judged)
         self.counted_notes: Counter[str] = Counter()  # see count_note
-        # Per API, the scenario checks this audit chose to run (an API left out: all of them; empty: none, as in an
-        # audit of recorded traffic, which has no service to send their requests to).
+        # Per API, the scenario checks this audit chose to run (an API left out: all of them; empty:
+        # none, as in an audit of recorded traffic, which has no service to send their requests to).
         self.selected: dict[str, set[str]] = {}
-        # The service's throttling: not a rule of the pages, so never a finding; what it left unjudged makes the
-        # audit incomplete.
+        # The service's throttling: not a rule of the pages, so never a finding; what it left
+        # unjudged makes the audit incomplete.
         self.throttling = ThrottleReport()
-        # Work the audit could not do (a request that got no answer, an operation Schemathesis could not test):
-        # never a rule's failure, but the audit cannot then say the service conforms.
+        # Work the audit could not do (a request that got no answer, an operation Schemathesis could
+        # not test): never a rule's failure, but the audit cannot then say the service conforms.
         self.gaps: list[Gap] = []
 
-    # -- recording ---------------------------------------------------------------------------------------
+    # -- recording
+    # ---------------------------------------------------------------------------------------
     def tally(self, check: Check) -> Tally:
         key = (check.api, check.name)
-        found = self.tallies.get(key)  # every check of every exchange asks: a Tally is built only when missing
+        # every check of every exchange asks: a Tally is built only when missing
+        found = self.tallies.get(key)
         if found is None:
             found = self.tallies[key] = Tally(check)
         return found
@@ -59,9 +66,11 @@ class Results:
         if not tally.off:
             tally.passed += 1
 
-    def breach(self, check: Check, example: Example, *, shape: str, code: str | None = None) -> str | None:
-        """Record a response that broke `check`; returns what it counts as under the policy (failed or warned),
-        or None for a check this profile does not apply (nothing is recorded)."""
+    def breach(
+        self, check: Check, example: Example, *, shape: str, code: str | None = None
+    ) -> str | None:
+        """Record a response that broke `check`; returns what it counts as under the policy (failed
+        or warned), or None for a check this profile does not apply (nothing is recorded)."""
         tally = self.tally(check)
         if tally.off:
             return None
@@ -78,7 +87,8 @@ class Results:
         self._add(check, SKIPPED, "", Example(reason, skip=kind), None)
 
     def not_judged(self, check: Check, reason: str) -> None:
-        """A response `check` speaks about but did not judge, and why (said if the check never judged one)."""
+        """A response `check` speaks about but did not judge, and why (said if the check never
+        judged one)."""
         tally = self.tally(check)
         if not tally.off:
             tally.not_judged[reason] += 1
@@ -88,68 +98,91 @@ class Results:
         self.gaps.append(gap)
 
     def skip_unexercised(self, api: str, reason: Callable[[Check], str | None]) -> None:
-        """Record each check of `api` that met nothing it speaks about as skipped, saying `reason(check)` (a check for
-        which it gives None is left alone): a check that never ran is never passed."""
+        """Record each check of `api` that met nothing it speaks about as skipped, saying
+        `reason(check)` (a check for which it gives None is left alone): a check that never ran is
+        never passed."""
         for tally in self.rows(api):
             if not (tally.ran or tally.off or tally.skipped):
                 why = reason(tally.check)
-                if why is not None and tally.not_judged:  # it met responses, and said why it judged none
-                    why = "; ".join(f"{count} response(s) not judged: {said}"
-                                    for said, count in tally.not_judged.most_common())
+                # it met responses, and said why it judged none
+                if why is not None and tally.not_judged:
+                    why = "; ".join(
+                        f"{count} response(s) not judged: {said}"
+                        for said, count in tally.not_judged.most_common()
+                    )
                 if why is not None:
                     self.skipped(tally.check, why)
 
     def shown_requests(self) -> list[RequestRecord]:
-        """The requests whose curl command the outputs show: each finding's first example's, where it names one."""
-        return [finding.examples[0].request for finding in self._findings.values()
-                if finding.examples and finding.examples[0].request is not None]
+        """The requests whose curl command the outputs show: each finding's first example's, where
+        it names one."""
+        return [
+            finding.examples[0].request
+            for finding in self._findings.values()
+            if finding.examples and finding.examples[0].request is not None
+        ]
 
     def count_note(self, note: str, count: int = 1) -> None:
-        """A note said once with the total of its COUNT however often (and by however many workers) it is counted."""
+        """A note said once with the total of its COUNT however often (and by however many workers)
+        it is counted."""
         self.counted_notes[note] += count
 
     def remarks(self) -> list[str]:
         """Every note of the run, each counted one once, with its total."""
-        return [*self.notes, *(note.replace(COUNT, str(count)) for note, count in self.counted_notes.items())]
+        return [
+            *self.notes,
+            *(note.replace(COUNT, str(count)) for note, count in self.counted_notes.items()),
+        ]
 
     def copy(self) -> Results:
-        """The outcomes so far, apart from these (to finish and report while more are still being recorded)."""
+        """The outcomes so far, apart from these (to finish and report while more are still being
+        recorded)."""
         other = Results(self.policy, ())
         other.apis = self.apis
-        other.tallies = {key: dataclasses.replace(tally, not_judged=tally.not_judged.copy())
-                         for key, tally in self.tallies.items()}
-        other._findings = {key: dataclasses.replace(finding, examples=list(finding.examples))
-                           for key, finding in self._findings.items()}
+        other.tallies = {
+            key: dataclasses.replace(tally, not_judged=tally.not_judged.copy())
+            for key, tally in self.tallies.items()
+        }
+        other._findings = {
+            key: dataclasses.replace(finding, examples=list(finding.examples))
+            for key, finding in self._findings.items()
+        }
         other.notes = list(self.notes)
         other.counted_notes = self.counted_notes.copy()
         other.selected = {api: set(names) for api, names in self.selected.items()}
-        other.throttling = dataclasses.replace(self.throttling, reasons=self.throttling.reasons.copy())
+        other.throttling = dataclasses.replace(
+            self.throttling, reasons=self.throttling.reasons.copy()
+        )
         other.gaps = list(self.gaps)
         return other
 
-    def _add(self, check: Check, outcome: str, shape: str, example: Example, code: str | None) -> None:
+    def _add(
+        self, check: Check, outcome: str, shape: str, example: Example, code: str | None
+    ) -> None:
         key = (check.api, check.name, outcome, shape)
         finding = self._findings.get(key)
         if finding is None:
             title = example.message.split("\n", 1)[0]
             finding = self._findings[key] = Finding(check, outcome, shape, title, code)
         finding.count += 1
-        # A reason to skip given again (by each project's run of a check run once a project) is said once.
+        # A reason to skip given again (by each project's run of a check run once a project) is said
+        # once.
         said = outcome == SKIPPED and any(e.message == example.message for e in finding.examples)
         if said:
             return
         if len(finding.examples) < MAX_EXAMPLES:
             finding.examples.append(example)
             return
-        # A rule broken in two ways (a walk that repeats cases and also skips some) shows each way: a new kind of
-        # breach takes the place of the last example of a kind already shown twice.
+        # A rule broken in two ways (a walk that repeats cases and also skips some) shows each way:
+        # a new kind of breach takes the place of the last example of a kind already shown twice.
         kinds = [breach_kind(e.message) for e in finding.examples]
         if breach_kind(example.message) not in kinds:
             repeated = [n for n, kind in enumerate(kinds) if kinds.count(kind) > 1]
             if repeated:
                 finding.examples[repeated[-1]] = example
 
-    # -- reading -----------------------------------------------------------------------------------------
+    # -- reading
+    # -----------------------------------------------------------------------------------------
     @property
     def findings(self) -> list[Finding]:
         return list(self._findings.values())
@@ -173,14 +206,20 @@ class Results:
         return [t for (row_api, _), t in self.tallies.items() if api is None or row_api == api]
 
     def incomplete_reasons(self) -> list[Incomplete]:
-        """Why the audit cannot say a target conforms, though nothing failed: per API, no deciding rule (a page
-        rule; a live one in the live profile) was checked at all, or every chosen scenario check was skipped, or
-        those that need a token were (the audit had none), or part of the audit could not be done; over all, the
-        service's throttling left requests unjudged."""
+        """Why the audit cannot say a target conforms, though nothing failed: per API, no deciding
+        rule (a page rule; a live one in the live profile) was checked at all, or every chosen
+        scenario check was skipped, or those that need a token were (the audit had none), or part of
+        the audit could not be done; over all, the service's throttling left requests unjudged."""
         reasons = [reason for api in self.apis for reason in self._incomplete(api)]
         if self.throttling.given_up:
-            reasons.append(Incomplete(Shortfall.THROTTLED, None, f"{self.throttling.given_up} request(s) were still "
-                                      "throttled after waiting, and no check judged them (see Throttling)"))
+            reasons.append(
+                Incomplete(
+                    Shortfall.THROTTLED,
+                    None,
+                    f"{self.throttling.given_up} request(s) were still "
+                    "throttled after waiting, and no check judged them (see Throttling)",
+                )
+            )
         return reasons
 
     def _incomplete(self, api: str) -> Iterator[Incomplete]:
@@ -195,25 +234,35 @@ class Results:
     def _scenarios_skipped(self, api: str, rows: list[Tally]) -> Incomplete | None:
         """Every chosen scenario check skipped, or those that need a token (the audit had none)."""
         names = self.selected.get(api)  # None: every scenario check was chosen
-        chosen = [t for t in rows if t.check.kind == SCENARIO and not t.off
-                  and (names is None or t.check.name in names)]
+        chosen = [
+            t
+            for t in rows
+            if t.check.kind == SCENARIO and not t.off and (names is None or t.check.name in names)
+        ]
         skips = [f for f in self.skips if f.api == api and f.check.kind == SCENARIO and f.examples]
         if chosen and not any(t.ran for t in chosen):
             needs = sorted({f.examples[0].message for f in skips})
-            return Incomplete(Shortfall.ALL_SKIPPED, api, f"every scenario check was skipped ({'; '.join(needs)})")
+            return Incomplete(
+                Shortfall.ALL_SKIPPED, api, f"every scenario check was skipped ({'; '.join(needs)})"
+            )
         if tokenless := {f.check.name for f in skips if f.examples[0].skip is SkipKind.NO_TOKEN}:
             # Without a token, only the answers to requests without one were judged: never the data.
-            return Incomplete(Shortfall.NO_TOKEN, api, f"{len(tokenless)} scenario check(s) that need a token were "
-                              f"skipped ({NO_TOKEN})")
+            return Incomplete(
+                Shortfall.NO_TOKEN,
+                api,
+                f"{len(tokenless)} scenario check(s) that need a token were skipped ({NO_TOKEN})",
+            )
         return None
 
     def incomplete_apis(self) -> set[str]:
-        """The APIs this audit cannot say conform: for a reason of their own, or a check of theirs that could not
-        judge an answer still throttled (the throttling is one reason of the whole audit, yet its unjudged checks
-        are the API's)."""
+        """The APIs this audit cannot say conform: for a reason of their own, or a check of theirs
+        that could not judge an answer still throttled (the throttling is one reason of the whole
+        audit, yet its unjudged checks are the API's)."""
         apis = {reason.api for reason in self.incomplete_reasons() if reason.api is not None}
         if self.throttling.given_up:
-            apis |= {f.api for f in self.skips if f.examples and f.examples[0].skip is SkipKind.UNJUDGED}
+            apis |= {
+                f.api for f in self.skips if f.examples and f.examples[0].skip is SkipKind.UNJUDGED
+            }
         return apis
 
     @property
@@ -235,11 +284,14 @@ class Results:
         return found
 
 
-
-
 def _undone(gaps: list[Gap]) -> str:
     said = list(dict.fromkeys(gap.what for gap in gaps))  # many requests may be turned away alike
     shown = "; ".join(said[:GAPS_SHOWN])
     shown += f"; and {len(said) - GAPS_SHOWN} more" if len(said) > GAPS_SHOWN else ""
-    remedies = "".join(f". {remedy}" for remedy in dict.fromkeys(g.remedy for g in gaps if g.remedy))
-    return f"{len(gaps)} part(s) of the audit could not be done, and no check judged them ({shown}){remedies}"
+    remedies = "".join(
+        f". {remedy}" for remedy in dict.fromkeys(g.remedy for g in gaps if g.remedy)
+    )
+    return (
+        f"{len(gaps)} part(s) of the audit could not be done, and no check judged them "
+        f"({shown}){remedies}"
+    )

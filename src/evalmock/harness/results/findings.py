@@ -1,4 +1,5 @@
-"""A finding: one broken (or skipped) rule for one request shape, with a count and the first few examples."""
+"""A finding: one broken (or skipped) rule for one request shape, with a count and the first few
+examples."""
 
 from __future__ import annotations
 
@@ -11,7 +12,8 @@ from evalmock.harness.checks.registry import Check
 
 @dataclass(frozen=True)
 class RequestRecord:
-    """A request that shows a finding, already redacted, with its answer's status and a reproducing curl."""
+    """A request that shows a finding, already redacted, with its answer's status and a reproducing
+    curl."""
 
     method: str
     url: str
@@ -22,7 +24,8 @@ class RequestRecord:
 
 @dataclass(frozen=True)
 class Example:
-    """One response that broke a rule: what was expected and received, where (a JSON pointer), the request."""
+    """One response that broke a rule: what was expected and received, where (a JSON pointer), the
+    request."""
 
     message: str
     request: RequestRecord | None = None
@@ -32,7 +35,8 @@ class Example:
 
 
 def breach_kind(message: str) -> str:
-    """What kind of breach a message states: its first line without the values in it (quoted text, numbers)."""
+    """What kind of breach a message states: its first line without the values in it (quoted text,
+    numbers)."""
     title = message.split("\n", 1)[0]
     return _DIGITS.sub("#", _QUOTED.sub("''", title))
 
@@ -60,8 +64,9 @@ class Finding:
 
 @dataclass(frozen=True)
 class Gap:
-    """Work an audit could not do: its API, what it was (a request, said as sent), and what would let it be done
-    (said once for every gap alike; empty when nothing the audit can change would)."""
+    """Work an audit could not do: its API, what it was (a request, said as sent), and what would
+    let it be done (said once for every gap alike; empty when nothing the audit can change
+    would)."""
 
     api: str
     what: str
@@ -69,6 +74,7 @@ class Gap:
 
 
 def request_shape(method: str, operation_path: str, status: int | None) -> str:
-    """What makes two requests "the same kind" for a finding: the method, the operation and the status answered
-    (the parameters sent vary with every request of a walk or a fuzzer, and rarely change what a defect is)."""
+    """What makes two requests "the same kind" for a finding: the method, the operation and the
+    status answered (the parameters sent vary with every request of a walk or a fuzzer, and rarely
+    change what a defect is)."""
     return f"{method.upper()} {operation_path} -> {status}"

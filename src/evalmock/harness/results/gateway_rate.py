@@ -1,11 +1,13 @@
-"""The rate a throttling service allows, read from its rate-limit headers or from how fast it answered, and the
-`--rate-limit` an audit could keep to stay under it.
+"""The rate a throttling service allows, read from its rate-limit headers or from how fast it
+answered, and the `--rate-limit` an audit could keep to stay under it.
 
 The headers read (names in lower case, as every check reads them):
-- `RateLimit-Policy` (IETF httpapi rate-limit headers): `10;w=1` in the early drafts, `"burst";q=10;w=1` in the
-  later ones; several policies are separated by commas. A quota and its window in seconds make a rate.
+- `RateLimit-Policy` (IETF httpapi rate-limit headers): `10;w=1` in the early drafts,
+  `"burst";q=10;w=1` in the later ones; several policies are separated by commas. A quota and its
+  window in seconds make a rate.
 - `RateLimit-Limit` in the early drafts' form, `10, 10;w=1`: the policies after the first comma.
-- `X-RateLimit-Limit-Second`, `-Minute`, `-Hour`, `-Day` (Kong's rate-limiting plugin): the window is in the name.
+- `X-RateLimit-Limit-Second`, `-Minute`, `-Hour`, `-Day` (Kong's rate-limiting plugin): the window
+  is in the name.
 A bare `RateLimit-Limit: 10` or `X-RateLimit-Limit: 10` names no window, so no rate.
 """
 
@@ -19,7 +21,8 @@ from typing import Any
 
 from evalmock.harness.checks.exchange import first_header
 
-# A suggestion keeps this far under what the service allows: its window may start elsewhere than ours.
+# A suggestion keeps this far under what the service allows: its window may start elsewhere than
+# ours.
 MARGIN = 0.8
 # What an audit must have seen before its own answers suggest a rate.
 MIN_ANSWERED = 5
@@ -32,8 +35,9 @@ _NUMBER = re.compile(r"\d+(?:\.\d+)?")
 
 @dataclass(frozen=True)
 class Rate:
-    """Requests a second, where the figure comes from (said beside the suggestion), and whether the service stated
-    it (a rate read from its answers only may not be what it throttles by: it may count requests, not time)."""
+    """Requests a second, where the figure comes from (said beside the suggestion), and whether the
+    service stated it (a rate read from its answers only may not be what it throttles by: it may
+    count requests, not time)."""
 
     per_second: float
     basis: str
@@ -54,8 +58,12 @@ def advertised_rate(headers: Mapping[str, Any]) -> Rate | None:
         value = first_header(headers, name) if kong else None
         if kong and value is not None and _NUMBER.fullmatch(value.strip()):
             window = _KONG_WINDOWS[kong.group(1)]
-            found.append(Rate(float(value) / window, f"its {_title(name)} header: {value.strip()} requests a "
-                                                     f"{kong.group(1)}"))
+            found.append(
+                Rate(
+                    float(value) / window,
+                    f"its {_title(name)} header: {value.strip()} requests a {kong.group(1)}",
+                )
+            )
     return min(found, key=lambda rate: rate.per_second, default=None)
 
 
@@ -73,7 +81,9 @@ def _policies(text: str, header: str) -> list[Rate]:
             elif key.strip() == "w" and _NUMBER.fullmatch(value.strip()):
                 window = float(value)
         if quota is not None and window:
-            rates.append(Rate(quota / window, f"its {header} header: {quota:g} requests in {window:g} s"))
+            rates.append(
+                Rate(quota / window, f"its {header} header: {quota:g} requests in {window:g} s")
+            )
     return rates
 
 
@@ -82,13 +92,16 @@ def observed_rate(answered: int, span_s: float) -> Rate | None:
     if answered < MIN_ANSWERED or span_s < MIN_SPAN_S:
         return None
     per_second = answered / span_s
-    return Rate(per_second, f"it answered {answered} requests unthrottled in {span_s:.0f} s, {per_second:.1f} a "
-                            "second", stated=False)
+    return Rate(
+        per_second,
+        f"it answered {answered} requests unthrottled in {span_s:.0f} s, {per_second:.1f} a second",
+        stated=False,
+    )
 
 
 def rate_limit_option(rate: Rate) -> str:
-    """A `--rate-limit` value under `rate` by MARGIN: whole requests, per second where that keeps one, else per
-    minute or per hour."""
+    """A `--rate-limit` value under `rate` by MARGIN: whole requests, per second where that keeps
+    one, else per minute or per hour."""
     per_second = rate.per_second * MARGIN
     for unit, seconds in (("s", 1), ("m", 60), ("h", 3600)):
         if per_second * seconds >= 1:
@@ -103,18 +116,18 @@ class Slower:
     rate: Rate
 
     def say(self, flag: str = "--rate-limit") -> str:
-        """`--rate-limit 8/s keeps under it (...)`, with the option as the command at hand spells it."""
+        """`--rate-limit 8/s keeps under it (...)`, with the option as the command at hand spells
+        it."""
         keeps = "keeps under it" if self.rate.stated else "may keep under it"
         return f"{flag} {rate_limit_option(self.rate)} {keeps} ({self.rate.basis})"
 
 
 def suggestion(advertised: Rate | None, observed: Rate | None) -> Slower | None:
-    """What to tell an audit that stayed throttled: the headers' rate first (the service's own word), else its
-    answers'."""
+    """What to tell an audit that stayed throttled: the headers' rate first (the service's own
+    word), else its answers'."""
     rate = advertised or observed
     return None if rate is None else Slower(rate)
 
 
 def _title(name: str) -> str:
     return "-".join(part.capitalize() for part in name.split("-")).replace("Ratelimit", "RateLimit")
-

@@ -18,7 +18,8 @@ class Shortfall(Enum):
 
 @dataclass(frozen=True)
 class Incomplete:
-    """One reason an audit is incomplete: what it lacked, for which API (None: the whole audit), and the text."""
+    """One reason an audit is incomplete: what it lacked, for which API (None: the whole audit), and
+    the text."""
 
     shortfall: Shortfall
     api: str | None

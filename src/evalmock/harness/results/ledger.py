@@ -62,8 +62,9 @@ Entry = Passed | Breach | Skipped | NotJudged | Undoable
 
 
 class Ledger:
-    """Outcomes recorded apart, by one worker, then replayed into the audit's Results in a fixed order, so that
-    the findings, their counts and their examples do not depend on which worker finished first."""
+    """Outcomes recorded apart, by one worker, then replayed into the audit's Results in a fixed
+    order, so that the findings, their counts and their examples do not depend on which worker
+    finished first."""
 
     def __init__(self, policy: Policy) -> None:
         self.policy = policy
@@ -77,7 +78,9 @@ class Ledger:
     def passed(self, check: Check) -> None:
         self._entries.append(Passed(check))
 
-    def breach(self, check: Check, example: Example, *, shape: str, code: str | None = None) -> str | None:
+    def breach(
+        self, check: Check, example: Example, *, shape: str, code: str | None = None
+    ) -> str | None:
         if not self.policy.runs(check.source):
             return None
         self._entries.append(Breach(check, example, shape, code))

@@ -1,4 +1,5 @@
-"""How one check did over the whole audit: responses or runs passed, failed, warned, skipped; off or not."""
+"""How one check did over the whole audit: responses or runs passed, failed, warned, skipped; off or
+not."""
 
 from __future__ import annotations
 
@@ -21,7 +22,8 @@ class Tally:
     warned: int = 0
     skipped: int = 0
     off: bool = False
-    # Responses a response check spoke about but did not judge, by the reason it gave (see ResponseJudge.judge).
+    # Responses a response check spoke about but did not judge, by the reason it gave (see
+    # ResponseJudge.judge).
     not_judged: Counter[str] = field(default_factory=Counter)
 
     @property

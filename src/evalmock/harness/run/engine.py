@@ -1,4 +1,5 @@
-"""One audit of a target: per API, our scenario checks (every response they get judged too), then Schemathesis."""
+"""One audit of a target: per API, our scenario checks (every response they get judged too), then
+Schemathesis."""
 
 from __future__ import annotations
 
@@ -27,49 +28,62 @@ from evalmock.harness.run.throttle import Throttle
 from evalmock.harness.run.transport import HttpSender
 from evalmock.harness.run.workers import worker_pool
 
-SHARD_ATTEMPTS = 3  # a Schemathesis shard broken by the interpreter's thread race is run again, this often
+SHARD_ATTEMPTS = (
+    3  # a Schemathesis shard broken by the interpreter's thread race is run again, this often
+)
 
 
 class Reporter:
     """What the audit tells the live display; the default says nothing."""
 
     def done(self, count: int, total: int, text: str) -> None:
-        """The `count`-th of `total` tasks finished (`text`: its API and label); called from a worker thread, as
-        tasks finish, in any order."""
+        """The `count`-th of `total` tasks finished (`text`: its API and label); called from a
+        worker thread, as tasks finish, in any order."""
 
     def finish(self, text: str) -> None: ...
 
 
 def audit_url(base_url: str, **options: object) -> Results:
-    """Audit the service at `base_url` (options as `plan_audit` takes them); AuditError when it cannot start.
+    """Audit the service at `base_url` (options as `plan_audit` takes them); AuditError when it
+    cannot start.
 
-        results = audit_url("http://127.0.0.1:8080", targets="targets.toml")
-        assert results.conforms, summary_text(results)   # evalmock.harness.report.terminal.summary_text
+    results = audit_url("http://127.0.0.1:8080", targets="targets.toml")
+    assert results.conforms, summary_text(results)   # evalmock.harness.report.terminal.summary_text
     """
     audit = plan_audit(base_url, **options)  # type: ignore[arg-type]
     check_target(audit)
     return run_audit(audit)
 
 
-def run_audit(audit: Audit, reporter: Reporter | None = None, *, throttle: Throttle | None = None) -> Results:
-    """Audit every API of `audit`; `audit.workers` tasks (a scenario check, a Schemathesis shard) at a time, each
-    recording apart, their outcomes then taken in one fixed order: the same verdict and findings for any number
-    of workers. `throttle` (else one made from `audit.throttle`) is shared by every request."""
+def run_audit(
+    audit: Audit, reporter: Reporter | None = None, *, throttle: Throttle | None = None
+) -> Results:
+    """Audit every API of `audit`; `audit.workers` tasks (a scenario check, a Schemathesis shard) at
+    a time, each recording apart, their outcomes then taken in one fixed order: the same verdict and
+    findings for any number of workers. `throttle` (else one made from `audit.throttle`) is shared
+    by every request."""
     reporter = reporter or Reporter()
     throttle = throttle or Throttle(audit.throttle)
     turned_away = turned_away_targets(audit, throttle)
     results = Results(audit.policy, audit.apis)
     plans = {api: _plan_api(api, audit, results) for api in audit.apis}
     with worker_pool(audit.workers) as pool:
-        # The longest tasks start first (Schemathesis's shards, stateful the longest), so that with several
-        # workers none is left running alone at the end; the outcomes are taken in the plan's order all the same.
-        every = sorted(((api, task) for api, tasks in plans.items() for task in tasks), key=lambda t: t[1].priority)
+        # The longest tasks start first (Schemathesis's shards, stateful the longest), so that with
+        # several workers none is left running alone at the end; the outcomes are taken in the
+        # plan's order all the same.
+        every = sorted(
+            ((api, task) for api, tasks in plans.items() for task in tasks),
+            key=lambda t: t[1].priority,
+        )
         finished = itertools.count(1)
         started = {}
         for api, task in every:
             started[id(task)] = future = pool.submit(task.run, audit, throttle, turned_away)
             future.add_done_callback(
-                lambda _, text=f"{api}: {task.label}": reporter.done(next(finished), len(every), text))
+                lambda _, text=f"{api}: {task.label}": reporter.done(
+                    next(finished), len(every), text
+                )
+            )
         for api, tasks in plans.items():
             for task in tasks:
                 started[id(task)].result().replay(results)
@@ -82,81 +96,139 @@ def run_audit(audit: Audit, reporter: Reporter | None = None, *, throttle: Throt
 
 @dataclass(frozen=True, eq=False)
 class Task:
-    """One unit of an audit's work: a scenario check or a Schemathesis shard, recording into its own Ledger."""
+    """One unit of an audit's work: a scenario check or a Schemathesis shard, recording into its own
+    Ledger."""
 
     api: str
     label: str
     check: Check | None = None
     shard: Shard | None = None
-    project: ProjectTarget | None = None  # the one project of a check run once a project (Check.each_project)
+    project: ProjectTarget | None = (
+        None  # the one project of a check run once a project (Check.each_project)
+    )
 
     @property
     def priority(self) -> int:
         return PRIORITY.get(self.shard.phase, 0) if self.shard is not None else len(PRIORITY)
 
-    def run(self, audit: Audit, throttle: Throttle, turned_away: frozenset[TargetKey] = frozenset()) -> Ledger:
+    def run(
+        self, audit: Audit, throttle: Throttle, turned_away: frozenset[TargetKey] = frozenset()
+    ) -> Ledger:
         if self.check is not None:
             return run_scenario(self.check, self.api, audit, throttle, self.project, turned_away)
         assert self.shard is not None
         return run_shard(self.api, audit, throttle, self.shard, turned_away)
 
 
-PRIORITY = {"stateful": 0, "coverage": 1, "fuzzing": 2, "examples": 3}  # Schemathesis's phases, longest first
+# Schemathesis's phases, longest first
+PRIORITY = {
+    "stateful": 0,
+    "coverage": 1,
+    "fuzzing": 2,
+    "examples": 3,
+}
 
 
 def _plan_api(api: str, audit: Audit, results: Results) -> list[Task]:
-    """The scenario checks, then the Schemathesis shards, of one API, in the order their outcomes are taken."""
+    """The scenario checks, then the Schemathesis shards, of one API, in the order their outcomes
+    are taken."""
     chosen = [c for c in scenario_checks(api) if audit.only is None or c.name in audit.only]
     results.selected[api] = {c.name for c in chosen}
     tasks: list[Task] = []
     for check in (c for c in chosen if results.policy.runs(c.source)):
         projects = audit.targets.projects if check.each_project else ()
         if len(projects) > 1:
-            # One task a project: against a slow service, walking 14 projects one after another took 8 minutes.
-            tasks += [Task(api, f"{check.name} {p.agent_id}/{p.project_id}", check=check, project=p) for p in projects]
+            # One task a project: against a slow service, walking 14 projects one after another took
+            # 8 minutes.
+            tasks += [
+                Task(api, f"{check.name} {p.agent_id}/{p.project_id}", check=check, project=p)
+                for p in projects
+            ]
         else:
             tasks.append(Task(api, check.name, check=check))
     if audit.fuzz:
-        tasks += [Task(api, f"Schemathesis {shard.phase} {shard.index + 1}/{shard.count}", shard=shard)
-                  for shard in shards(audit.phases)]
+        tasks += [
+            Task(api, f"Schemathesis {shard.phase} {shard.index + 1}/{shard.count}", shard=shard)
+            for shard in shards(audit.phases)
+        ]
     return tasks
 
 
-def run_scenario(check: Check, api: str, audit: Audit, throttle: Throttle,
-                 project: ProjectTarget | None = None, turned_away: frozenset[TargetKey] = frozenset()) -> Ledger:
-    """One scenario check, with its own client (on the targets narrowed to `project`, if given); every response it
-    gets is judged by the response and document checks too."""
+def run_scenario(
+    check: Check,
+    api: str,
+    audit: Audit,
+    throttle: Throttle,
+    project: ProjectTarget | None = None,
+    turned_away: frozenset[TargetKey] = frozenset(),
+) -> Ledger:
+    """One scenario check, with its own client (on the targets narrowed to `project`, if given);
+    every response it gets is judged by the response and document checks too."""
     ledger = Ledger(audit.policy)
-    targets = audit.targets if project is None else dataclasses.replace(audit.targets, projects=(project,))
-    judge = ResponseJudge(api, ledger, audit.redactor, DocumentJudge(api, audit.policy), audit.targets)
+    targets = (
+        audit.targets
+        if project is None
+        else dataclasses.replace(audit.targets, projects=(project,))
+    )
+    judge = ResponseJudge(
+        api, ledger, audit.redactor, DocumentJudge(api, audit.policy), audit.targets
+    )
 
     def observe(observed_api: str, exchange: Exchange) -> None:
         judge.judge(exchange)
 
     with httpx.Client(base_url=audit.base_url.rstrip("/"), timeout=audit.request_timeout) as client:
-        scenario = Scenario(HttpSender(client, throttle), targets, token=audit.token,
-                            second_token=audit.second_token, observe=observe, turned_away=turned_away)
+        scenario = Scenario(
+            HttpSender(client, throttle),
+            targets,
+            token=audit.token,
+            second_token=audit.second_token,
+            observe=observe,
+            turned_away=turned_away,
+        )
         run_scenario_check(check, scenario, judge)
     return ledger
 
 
-def run_shard(api: str, audit: Audit, throttle: Throttle, shard: Shard,
-              turned_away: frozenset[TargetKey] = frozenset()) -> Ledger:
+def run_shard(
+    api: str,
+    audit: Audit,
+    throttle: Throttle,
+    shard: Shard,
+    turned_away: frozenset[TargetKey] = frozenset(),
+) -> Ledger:
     for _ in range(SHARD_ATTEMPTS):
         ledger = Ledger(audit.policy)
         try:
             run_schemathesis(
-                api, base_url=audit.base_url, token=audit.token, targets=audit.targets, results=ledger,
-                redactor=audit.redactor, seed=audit.seed, max_examples=audit.max_examples, phases=audit.phases,
-                throttle=throttle, shard=shard, request_timeout=audit.request_timeout, turned_away=turned_away,
+                api,
+                base_url=audit.base_url,
+                token=audit.token,
+                targets=audit.targets,
+                results=ledger,
+                redactor=audit.redactor,
+                seed=audit.seed,
+                max_examples=audit.max_examples,
+                phases=audit.phases,
+                throttle=throttle,
+                shard=shard,
+                request_timeout=audit.request_timeout,
+                turned_away=turned_away,
             )
         except ThreadRace as race:
             error = race
             continue
         return ledger
     ledger = Ledger(audit.policy)
-    ledger.gap(Gap(api, f"Schemathesis {shard.phase} shard {shard.index + 1}/{shard.count} could not run beside "
-                        f"the others ({error})", "Run the audit with --workers 1"))
+    ledger.gap(
+        Gap(
+            api,
+            f"Schemathesis {shard.phase} shard {shard.index + 1}/{shard.count} could not run "
+            "beside "
+            f"the others ({error})",
+            "Run the audit with --workers 1",
+        )
+    )
     return ledger
 
 
@@ -184,7 +256,8 @@ def run_scenario_check(check: Check, scenario: Scenario, judge: ResponseJudge) -
 
 
 def unexercised_reason(fuzzed: bool) -> Callable[[Check], str | None]:
-    """Why a check that never met a response it speaks about did not run (scenario checks not chosen: no reason)."""
+    """Why a check that never met a response it speaks about did not run (scenario checks not
+    chosen: no reason)."""
 
     def reason(check: Check) -> str | None:
         if check.kind == "scenario":

@@ -1,5 +1,6 @@
-"""Judging one exchange: every per-response check of its API and, unless Schemathesis already did, the document's
-own response checks; each outcome recorded at its rule's level (scenarios, Schemathesis and recorded traffic)."""
+"""Judging one exchange: every per-response check of its API and, unless Schemathesis already did,
+the document's own response checks; each outcome recorded at its rule's level (scenarios,
+Schemathesis and recorded traffic)."""
 
 from __future__ import annotations
 
@@ -26,7 +27,8 @@ from evalmock.harness.secrets.redactor import Redactor
 
 @dataclass(frozen=True)
 class Breach:
-    """A rule one exchange broke: the check, what it counts as under the policy (failed or warned), the example."""
+    """A rule one exchange broke: the check, what it counts as under the policy (failed or warned),
+    the example."""
 
     check: Check
     outcome: str
@@ -34,8 +36,9 @@ class Breach:
 
 
 class ResponseJudge:
-    """Judges the exchanges of one API into `results`; `document` adds the document's checks (None: not those);
-    `targets` is what is known to exist (a check that needs it does not apply without it)."""
+    """Judges the exchanges of one API into `results`; `document` adds the document's checks (None:
+    not those); `targets` is what is known to exist (a check that needs it does not apply without
+    it)."""
 
     def __init__(
         self,
@@ -46,7 +49,8 @@ class ResponseJudge:
         targets: Targets | None = None,
     ) -> None:
         self.api = api
-        self.targets = targets if targets is not None else Targets()  # nothing known: each check says what it can
+        # nothing known: each check says what it can
+        self.targets = targets if targets is not None else Targets()
         self.results = results
         self.redactor = redactor
         self.document = document
@@ -54,10 +58,12 @@ class ResponseJudge:
         self._operation_path = operation(api).base_path + operation(api).path
 
     def judge(self, exchange: Exchange, *, learned: bool = False) -> list[Breach]:
-        """Every check that applies to the exchange; returns the broken ones (each recorded into the results).
-        `learned`: the redactor already knows every secret the exchange carries (the caller taught it)."""
+        """Every check that applies to the exchange; returns the broken ones (each recorded into the
+        results). `learned`: the redactor already knows every secret the exchange carries (the
+        caller taught it)."""
         if not learned:
-            # Before any check can quote the exchange: a secret it carries may be echoed in what a check says.
+            # Before any check can quote the exchange: a secret it carries may be echoed in what a
+            # check says.
             self.redactor.learn_exchange(exchange.url, exchange.request_headers, exchange.headers)
         broken: list[Breach] = []
         context = CheckContext(exchange, self.targets, self.results.policy)
@@ -65,7 +71,9 @@ class ResponseJudge:
             try:
                 applied = check.func(context)  # type: ignore[misc]
             except Violation as violation:
-                example = violation_example(violation, self.record(exchange), self.redactor, exchange)
+                example = violation_example(
+                    violation, self.record(exchange), self.redactor, exchange
+                )
                 self._breach(broken, check, exchange, example)
             else:
                 if isinstance(applied, str):
@@ -74,8 +82,15 @@ class ResponseJudge:
                     self.results.passed(check)
         if self.document is not None:
             for outcome in self.document.judge(exchange) or ():
-                check = attribute(self.api, outcome.check, status=exchange.status, query=exchange.query_values,
-                                  method=exchange.method, headers=exchange.request_headers, targets=self.targets)
+                check = attribute(
+                    self.api,
+                    outcome.check,
+                    status=exchange.status,
+                    query=exchange.query_values,
+                    method=exchange.method,
+                    headers=exchange.request_headers,
+                    targets=self.targets,
+                )
                 if check is None:
                     if outcome.check == "status_code_conformance" and outcome.failure is not None:
                         self._open_status(exchange.status)
@@ -84,28 +99,42 @@ class ResponseJudge:
                     self.results.passed(check)
                 else:
                     example = failure_example(outcome.failure, self.record(exchange), self.redactor)
-                    self._breach(broken, check, exchange, example, getattr(outcome.failure, "code", None))
+                    self._breach(
+                        broken, check, exchange, example, getattr(outcome.failure, "code", None)
+                    )
         return broken
 
     def _open_status(self, status: int) -> None:
-        """Count, per status, the answers not judged: the pages name no other status for their requests."""
+        """Count, per status, the answers not judged: the pages name no other status for their
+        requests."""
         self.results.count_note(
-            f"{self.api}: {COUNT} answer(s) of {status} to requests for which the pages name no status were not judged "
-            "by status_code_conformance (docs/fairness.md: statuses the pages leave open)")
+            f"{self.api}: {COUNT} answer(s) of {status} to requests for which the pages name no "
+            "status were not judged "
+            "by status_code_conformance (docs/fairness.md: statuses the pages leave open)"
+        )
 
-    def breach(self, check: Check, exchange: Exchange, example: Example, code: str | None = None) -> str | None:
+    def breach(
+        self, check: Check, exchange: Exchange, example: Example, code: str | None = None
+    ) -> str | None:
         shape = request_shape(exchange.method, self._operation_path, exchange.status)
         return self.results.breach(check, example, shape=shape, code=code)
 
-    def _breach(self, broken: list[Breach], check: Check, exchange: Exchange, example: Example,
-                code: str | None = None) -> None:
+    def _breach(
+        self,
+        broken: list[Breach],
+        check: Check,
+        exchange: Exchange,
+        example: Example,
+        code: str | None = None,
+    ) -> None:
         outcome = self.breach(check, exchange, example, code)
         if outcome is not None:
             broken.append(Breach(check, outcome, example))
 
     def record(self, exchange: Exchange | None) -> RequestRecord | None:
-        """The request of a finding. Its body's secret-named fields are learned here, on the way to a finding only
-        (reading every body for them would cost each judgement): the finding may quote the body."""
+        """The request of a finding. Its body's secret-named fields are learned here, on the way to
+        a finding only (reading every body for them would cost each judgement): the finding may
+        quote the body."""
         if exchange is not None:
             self.redactor.learn_json(exchange.json_or_none())
         return request_record(exchange, self.redactor)
@@ -123,11 +152,16 @@ def request_record(exchange: Exchange | None, redactor: Redactor) -> RequestReco
     )
 
 
-def violation_example(violation: Violation, request: RequestRecord | None, redactor: Redactor,
-                      shown: Exchange | None = None) -> Example:
-    """An Example of a violation; the value shown at its pointer is what the body of `shown` (the exchange the
-    example names) holds there, and what the violation received where the body holds nothing there (a member
-    that is missing): a count received ("4 cases") is not the value at /data/3."""
+def violation_example(
+    violation: Violation,
+    request: RequestRecord | None,
+    redactor: Redactor,
+    shown: Exchange | None = None,
+) -> Example:
+    """An Example of a violation; the value shown at its pointer is what the body of `shown` (the
+    exchange the example names) holds there, and what the violation received where the body holds
+    nothing there (a member that is missing): a count received ("4 cases") is not the value at
+    /data/3."""
     value = None
     if violation.pointer is not None:
         found = violation.value
@@ -141,7 +175,8 @@ def violation_example(violation: Violation, request: RequestRecord | None, redac
 def failure_example(failure: Any, request: RequestRecord | None, redactor: Redactor) -> Example:
     """An Example from a Schemathesis Failure; a schema failure points at the offending value."""
     title = str(getattr(failure, "title", "") or type(failure).__name__)
-    # Schemathesis's message goes on to print the whole schema; its first paragraph says what is wrong.
+    # Schemathesis's message goes on to print the whole schema; its first paragraph says what is
+    # wrong.
     message = str(getattr(failure, "message", "") or "").strip().split("\n\n", 1)[0]
     pointer = value = None
     path = getattr(failure, "instance_path", None)

@@ -1,4 +1,5 @@
-"""What to audit and how: the target, APIs, tokens and targets, the policy, throttling and the generation budget."""
+"""What to audit and how: the target, APIs, tokens and targets, the policy, throttling and the
+generation budget."""
 
 from __future__ import annotations
 
@@ -22,12 +23,14 @@ APIS = tuple(DOCUMENTS)
 
 
 class AuditError(EvalmockError):
-    """An audit that cannot start: bad options or targets (exit code 2), or a target that does not answer (3)."""
+    """An audit that cannot start: bad options or targets (exit code 2), or a target that does not
+    answer (3)."""
 
 
 @dataclass(frozen=True)
 class Audit:
-    """What to audit and how: the target, which APIs, tokens and targets, the policy and the generation budget."""
+    """What to audit and how: the target, which APIs, tokens and targets, the policy and the
+    generation budget."""
 
     base_url: str
     targets: Targets = field(default_factory=Targets)
@@ -40,15 +43,26 @@ class Audit:
     fuzz: bool = True  # run Schemathesis after our scenarios
     phases: tuple[str, ...] = PHASES
     only: frozenset[str] | None = None  # run only these scenario checks (None: all)
-    throttle: ThrottleOptions = field(default_factory=ThrottleOptions)  # waiting out throttling; --rate-limit
-    workers: int = 1  # scenario checks and Schemathesis shards run side by side; verdicts never depend on it
-    request_timeout: float = DEFAULT_REQUEST_TIMEOUT  # seconds an answer is waited for; one without is a gap
+    # waiting out throttling; --rate-limit
+    throttle: ThrottleOptions = field(default_factory=ThrottleOptions)
+    workers: int = (
+        1  # scenario checks and Schemathesis shards run side by side; verdicts never depend on it
+    )
+    request_timeout: float = (
+        DEFAULT_REQUEST_TIMEOUT  # seconds an answer is waited for; one without is a gap
+    )
 
     @cached_property
     def redactor(self) -> Redactor:
-        """One for the whole audit, so that a secret learned from one answer stays out of every output."""
-        redactor = Redactor(self.token, self.second_token, self.targets.expired_token, self.targets.revoked_token,
-                            shown=MADE_UP_CREDENTIALS)
+        """One for the whole audit, so that a secret learned from one answer stays out of every
+        output."""
+        redactor = Redactor(
+            self.token,
+            self.second_token,
+            self.targets.expired_token,
+            self.targets.revoked_token,
+            shown=MADE_UP_CREDENTIALS,
+        )
         if self.targets.no_read_token:
             redactor.learn(self.targets.no_read_token)
         return redactor
@@ -73,17 +87,19 @@ def plan_audit(
     wait_budget: float | None = None,
     request_timeout: float | None = None,
 ) -> Audit:
-    """The audit that `evalmock contract`, the pytest plugin and `audit_url` run for the same options: the targets
-    file read, and each token taken from the option, else the environment (EVALMOCK_TOKEN, EVALMOCK_SECOND_TOKEN),
-    else the targets' [auth]."""
+    """The audit that `evalmock contract`, the pytest plugin and `audit_url` run for the same
+    options: the targets file read, and each token taken from the option, else the environment
+    (EVALMOCK_TOKEN, EVALMOCK_SECOND_TOKEN), else the targets' [auth]."""
     problem = base_url_problem(base_url)
     if problem:
         raise AuditError(problem)
     if workers < 1:
         raise AuditError(f"--workers must be 1 or more, got {workers}")
     if request_timeout is not None and not 0 < request_timeout <= MAX_SECONDS:
-        raise AuditError(f"--request-timeout must be more than 0 and at most {MAX_SECONDS:g} seconds, got "
-                         f"{request_timeout:g}")
+        raise AuditError(
+            f"--request-timeout must be more than 0 and at most {MAX_SECONDS:g} seconds, got "
+            f"{request_timeout:g}"
+        )
     try:
         known = load_targets(targets) if targets else Targets()
         policy = Policy(strict=strict, profile=profile)

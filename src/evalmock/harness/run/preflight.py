@@ -1,5 +1,6 @@
-"""Before an audit: does the target answer HTTP, does it answer an audited API at its base URL, does it take the
-audit's token, and which of the targets' projects and test cases does it turn the token away from."""
+"""Before an audit: does the target answer HTTP, does it answer an audited API at its base URL, does
+it take the audit's token, and which of the targets' projects and test cases does it turn the token
+away from."""
 
 from __future__ import annotations
 
@@ -14,32 +15,45 @@ from evalmock.harness.checks.target_keys import TargetKey, target_key
 from evalmock.harness.run.options import Audit, AuditError
 from evalmock.harness.run.throttle import Throttle
 
-MADE_UP_UUID = "00000000-0000-4000-8000-00000000e404"  # a resource no service holds, asked for by probe_answers
+# a resource no service holds, asked for by probe_answers
+MADE_UP_UUID = "00000000-0000-4000-8000-00000000e404"
 REACHABILITY_TIMEOUT = 5.0  # seconds to connect, when the target is first tried
 
 
 def check_target(audit: Audit) -> None:
-    """AuditError when the target does not answer HTTP, or answers no audited API at its base URL (exit 3), or
-    refuses the audit's token or its caller on every audited API (exit 2)."""
-    # A connection within REACHABILITY_TIMEOUT, an answer within the audit's own timeout (a service that starts
-    # cold may take its time).
+    """AuditError when the target does not answer HTTP, or answers no audited API at its base URL
+    (exit 3), or refuses the audit's token or its caller on every audited API (exit 2)."""
+    # A connection within REACHABILITY_TIMEOUT, an answer within the audit's own timeout (a service
+    # that starts cold may take its time).
     timeout = httpx.Timeout(audit.request_timeout, connect=REACHABILITY_TIMEOUT)
     unreachable = reachable(audit.base_url, timeout)
     if unreachable:
         raise AuditError(f"{audit.base_url} is unreachable ({unreachable})", UNREACHABLE)
     if absent := absent_apis(audit, probe_answers(audit, timeout)):
-        raise AuditError(f"no audited API answers at {audit.base_url}: {absent}. Is the base URL right? A "
-                         "gateway's stage or prefix path (https://host/prod) belongs in it, and nothing more",
-                         UNREACHABLE)
+        raise AuditError(
+            f"no audited API answers at {audit.base_url}: {absent}. Is the base URL right? A "
+            "gateway's stage or prefix path (https://host/prod) belongs in it, and nothing more",
+            UNREACHABLE,
+        )
     refused = refused_caller(audit, timeout)
     if refused and all(status == 401 for status in refused.values()):
-        raise AuditError(f"every audited API refused the token: {_answers(refused)}. Is the token one the service "
-                         "takes now (--token, EVALMOCK_TOKEN or [auth].token)? An expired or revoked one gets 401 "
-                         "everywhere, and every check would then judge 401s", USAGE)
+        raise AuditError(
+            f"every audited API refused the token: {_answers(refused)}. Is the token one the "
+            "service "
+            "takes now (--token, EVALMOCK_TOKEN or [auth].token)? An expired or revoked one gets "
+            "401 "
+            "everywhere, and every check would then judge 401s",
+            USAGE,
+        )
     if refused:
-        raise AuditError(f"every audited API refused the caller: {_answers(refused)}. Does the token read the targets' "
-                         "projects and test cases, and does the gateway let this machine through (an IP allowlist, "
-                         "a WAF)? Every check would otherwise judge the refusals", USAGE)
+        raise AuditError(
+            f"every audited API refused the caller: {_answers(refused)}. Does the token read the "
+            "targets' "
+            "projects and test cases, and does the gateway let this machine through (an IP "
+            "allowlist, "
+            "a WAF)? Every check would otherwise judge the refusals",
+            USAGE,
+        )
 
 
 def reachable(base_url: str, timeout: httpx.Timeout) -> str | None:
@@ -52,25 +66,33 @@ def reachable(base_url: str, timeout: httpx.Timeout) -> str | None:
 
 
 def probe_answers(audit: Audit, timeout: httpx.Timeout) -> dict[str, httpx.Response]:
-    """Each audited API's answer to one request, with the audit's token, for a made-up resource (every path and
-    required query parameter a made-up id); an API whose request failed is left out (it answered the reachability
-    check: the audit will say what goes wrong)."""
+    """Each audited API's answer to one request, with the audit's token, for a made-up resource
+    (every path and required query parameter a made-up id); an API whose request failed is left out
+    (it answered the reachability check: the audit will say what goes wrong)."""
     answers = {}
     for api in audit.apis:
         op = operation(api)
-        params = {name: MADE_UP_UUID for name, parameter in op.parameters.items() if parameter.get("in") == "path"}
-        query = {name: MADE_UP_UUID for name, parameter in op.query_parameters().items() if parameter.get("required")}
+        params = {
+            name: MADE_UP_UUID
+            for name, parameter in op.parameters.items()
+            if parameter.get("in") == "path"
+        }
+        query = {
+            name: MADE_UP_UUID
+            for name, parameter in op.query_parameters().items()
+            if parameter.get("required")
+        }
         if (response := _get(audit, op.url_path(**params), query, timeout)) is not None:
             answers[api] = response
     return answers
 
 
 def absent_apis(audit: Audit, answers: dict[str, httpx.Response]) -> str | None:
-    """None when some audited API answers at the base URL; else what each answered instead. A service that follows
-    its page answers the made-up resource in the document's shape (the 404 of an unknown one, with the test-set
-    page's code agent-not-found; a 400 or 401 error body); a 404 that is not is the answer of a server that has no
-    such path (a base URL without a gateway's stage path, or with one too many: every request would then fail a
-    rule)."""
+    """None when some audited API answers at the base URL; else what each answered instead. A
+    service that follows its page answers the made-up resource in the document's shape (the 404 of
+    an unknown one, with the test-set page's code agent-not-found; a 400 or 401 error body); a 404
+    that is not is the answer of a server that has no such path (a base URL without a gateway's
+    stage path, or with one too many: every request would then fail a rule)."""
     shown = []
     for api in audit.apis:
         response = answers.get(api)
@@ -82,11 +104,12 @@ def absent_apis(audit: Audit, answers: dict[str, httpx.Response]) -> str | None:
 
 
 def refused_caller(audit: Audit, timeout: httpx.Timeout) -> dict[str, int]:
-    """Each request's status, when every audited API whose targets name something known (a project, a test case)
-    answered the audit's token with 401 or 403 when asked for it; else empty. The targets' projects are ones the
-    token reads: a 401 (the pages' answer to a missing, malformed, expired or revoked token) says the token is no
-    longer one the service takes, a 403 that the caller is turned away (a gateway's allowlist, a token for other
-    projects). A made-up resource would not tell: a token without read on a project may get any 4xx."""
+    """Each request's status, when every audited API whose targets name something known (a project,
+    a test case) answered the audit's token with 401 or 403 when asked for it; else empty. The
+    targets' projects are ones the token reads: a 401 (the pages' answer to a missing, malformed,
+    expired or revoked token) says the token is no longer one the service takes, a 403 that the
+    caller is turned away (a gateway's allowlist, a token for other projects). A made-up resource
+    would not tell: a token without read on a project may get any 4xx."""
     if not audit.token:
         return {}
     refused = {}
@@ -102,31 +125,39 @@ def refused_caller(audit: Audit, timeout: httpx.Timeout) -> dict[str, int]:
 
 
 def turned_away_targets(audit: Audit, throttle: Throttle | None = None) -> frozenset[TargetKey]:
-    """The projects and test cases of the targets whose plain request the audit's token gets 403 for: the service,
-    or a gateway before it, turns the caller away from them (an allowlist, a token for other projects). What any
-    request for them with that token gets is then the refusal's, not the service's answer to what else it asks, and
-    no rule judges it (TurnedAway); a 403 for anything else is judged as ever. One request a project and test case,
-    before the audit, each waited out if throttled (`throttle`, the audit's: its waits count in its budget)."""
+    """The projects and test cases of the targets whose plain request the audit's token gets 403
+    for: the service, or a gateway before it, turns the caller away from them (an allowlist, a token
+    for other projects). What any request for them with that token gets is then the refusal's, not
+    the service's answer to what else it asks, and no rule judges it (TurnedAway); a 403 for
+    anything else is judged as ever. One request a project and test case, before the audit, each
+    waited out if throttled (`throttle`, the audit's: its waits count in its budget)."""
     if not audit.token:
         return frozenset()
     timeout = httpx.Timeout(audit.request_timeout, connect=REACHABILITY_TIMEOUT)
     throttle = throttle or Throttle(audit.throttle)
     refused = set()
-    for key, path, query in (asked for api in audit.apis for asked in _target_requests(api, audit.targets)):
+    for key, path, query in (
+        asked for api in audit.apis for asked in _target_requests(api, audit.targets)
+    ):
         response, _ = throttle.send(
             lambda path=path, query=query: _get(audit, path, query, timeout),
             lambda answer: (answer.status_code, answer.headers) if answer is not None else (0, {}),
         )
-        if response is not None and response.status_code == 403:  # None: no answer, which the checks will say
+        # None: no answer, which the checks will say
+        if response is not None and response.status_code == 403:
             refused.add(key)
     return frozenset(refused)
 
 
-def _get(audit: Audit, path: str, query: dict[str, str], timeout: httpx.Timeout) -> httpx.Response | None:
+def _get(
+    audit: Audit, path: str, query: dict[str, str], timeout: httpx.Timeout
+) -> httpx.Response | None:
     """The answer to a GET of `path` with the audit's token, or None when the request failed."""
     headers = {"Authorization": f"Bearer {audit.token}"} if audit.token else {}
     try:
-        return httpx.get(audit.base_url.rstrip("/") + path, params=query, headers=headers, timeout=timeout)
+        return httpx.get(
+            audit.base_url.rstrip("/") + path, params=query, headers=headers, timeout=timeout
+        )
     except httpx.HTTPError:
         return None
 
@@ -146,14 +177,22 @@ def _known_request(api: str, targets: Targets) -> tuple[str, dict[str, str]] | N
 
 
 def _target_requests(api: str, targets: Targets) -> list[tuple[TargetKey, str, dict[str, str]]]:
-    """For each thing the targets say `api` holds (a project, a test case): its key, and a plain request's path and
-    query."""
+    """For each thing the targets say `api` holds (a project, a test case): its key, and a plain
+    request's path and query."""
     op = operation(api)
     if api == "test-set":
-        return [(target_key(api, {"agentId": p.agent_id}, {"projectId": p.project_id}),
-                 op.url_path(agentId=p.agent_id), {"projectId": p.project_id}) for p in targets.projects]
-    return [(target_key(api, {"test_case_uuid": t.uuid}, {}), op.url_path(test_case_uuid=t.uuid), {})
-            for t in targets.test_cases]
+        return [
+            (
+                target_key(api, {"agentId": p.agent_id}, {"projectId": p.project_id}),
+                op.url_path(agentId=p.agent_id),
+                {"projectId": p.project_id},
+            )
+            for p in targets.projects
+        ]
+    return [
+        (target_key(api, {"test_case_uuid": t.uuid}, {}), op.url_path(test_case_uuid=t.uuid), {})
+        for t in targets.test_cases
+    ]
 
 
 def _is_the_apis_404(api: str, response: httpx.Response) -> bool:

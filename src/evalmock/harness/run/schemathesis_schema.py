@@ -1,5 +1,6 @@
-"""The one home of Schemathesis's configuration: which checks run per API and policy, their expected statuses,
-the document each sees, and the hook that points positive cases at known ids (the audit, bench/ and tests use it)."""
+"""The one home of Schemathesis's configuration: which checks run per API and policy, their expected
+statuses, the document each sees, and the hook that points positive cases at known ids (the audit,
+bench/ and tests use it)."""
 
 from __future__ import annotations
 
@@ -28,8 +29,9 @@ PHASES = ("examples", "coverage", "fuzzing", "stateful")
 # What the pages allow a request to get, per check with expected statuses (see checks/builtins.py).
 EXPECTED_STATUSES: dict[str, dict[str, list[str]]] = {
     "test-set": {
-        # A valid request gets its page (or 401, or 503 database-busy); the 400 for a cursor the runtime did not take,
-        # and the 400 or 404 for an agent or project the targets do not list, are let pass in run/fuzzing.py.
+        # A valid request gets its page (or 401, or 503 database-busy); the 400 for a cursor the
+        # runtime did not take, and the 400 or 404 for an agent or project the targets do not list,
+        # are let pass in run/fuzzing.py.
         "positive_data_acceptance": ["2xx", "401", "503"],
         "negative_data_rejection": ["400", "401"],
         "not_a_server_error": ["2xx", "3xx", "4xx", "503"],
@@ -51,11 +53,15 @@ def config_dict(
     phases: tuple[str, ...] = PHASES,
     extra_checks: tuple[str, ...] = (),
 ) -> dict[str, Any]:
-    """The Schemathesis configuration of one API, as `schemathesis.toml` would say it (no secrets in it).
+    """The Schemathesis configuration of one API, as `schemathesis.toml` would say it (no secrets in
+    it).
 
-    `extra_checks` are custom checks (registered with `schemathesis.check`) to run besides the built-ins.
+    `extra_checks` are custom checks (registered with `schemathesis.check`) to run besides the
+    built-ins.
     """
-    enabled = {name: {"enabled": True} for name in (*builtin_check_names(api, policy), *extra_checks)}
+    enabled = {
+        name: {"enabled": True} for name in (*builtin_check_names(api, policy), *extra_checks)
+    }
     for name, statuses in EXPECTED_STATUSES[api].items():
         if name in enabled:
             enabled[name]["expected-statuses"] = statuses
@@ -65,8 +71,12 @@ def config_dict(
         "generation": {"max-examples": max_examples, "database": "none"},
         "phases": {
             **{name: {"enabled": name in phases} for name in PHASES},
-            # Duplicated query parameters probe the parser too; the checks leave ambiguous requests alone.
-            "coverage": {"enabled": "coverage" in phases, "generate-duplicate-query-parameters": True},
+            # Duplicated query parameters probe the parser too; the checks leave ambiguous requests
+            # alone.
+            "coverage": {
+                "enabled": "coverage" in phases,
+                "generate-duplicate-query-parameters": True,
+            },
         },
         # Only the checks that apply run: everything else, built-in or custom, is off.
         "checks": {"enabled": False, **enabled},
@@ -84,11 +94,19 @@ def load_schema(
     phases: tuple[str, ...] = PHASES,
     extra_checks: tuple[str, ...] = (),
 ) -> Any:
-    """The API's document as Schemathesis loads it for `policy` (the page view outside the live profile), aimed
-    at `base_url` (the service's root) with the bearer token, running exactly the checks that apply."""
+    """The API's document as Schemathesis loads it for `policy` (the page view outside the live
+    profile), aimed at `base_url` (the service's root) with the bearer token, running exactly the
+    checks that apply."""
     document = api_document(api)
     config = schemathesis.Config.from_dict(
-        config_dict(api, policy, seed=seed, max_examples=max_examples, phases=phases, extra_checks=extra_checks)
+        config_dict(
+            api,
+            policy,
+            seed=seed,
+            max_examples=max_examples,
+            phases=phases,
+            extra_checks=extra_checks,
+        )
     )
     config.update(max_failures=None)
     spec = document.spec if policy.live else document.page_spec
@@ -99,7 +117,8 @@ def load_schema(
 
 
 def known_good_case_hook(api: str, targets: Targets) -> Callable[[Any, Any], Any]:
-    """A `map_case` hook that points positive cases at things that exist, so they reach the real logic."""
+    """A `map_case` hook that points positive cases at things that exist, so they reach the real
+    logic."""
     projects = itertools.cycle(targets.projects) if targets.projects else None
     test_cases = itertools.cycle(targets.test_cases) if targets.test_cases else None
 
@@ -108,17 +127,27 @@ def known_good_case_hook(api: str, targets: Targets) -> Callable[[Any, Any], Any
         if meta is None:
             return case
         if meta.generation.mode != GenerationMode.POSITIVE:
-            # A negative request about the query goes to a real agent: which of 400 and 404 wins for an unknown
-            # agent with a bad parameter, the page does not say.
-            if (api == "test-set" and projects is not None and case.path_parameters
-                    and not meta.is_negative_at(ParameterLocation.PATH)):
+            # A negative request about the query goes to a real agent: which of 400 and 404 wins for
+            # an unknown agent with a bad parameter, the page does not say.
+            if (
+                api == "test-set"
+                and projects is not None
+                and case.path_parameters
+                and not meta.is_negative_at(ParameterLocation.PATH)
+            ):
                 case.path_parameters["agentId"] = targets.projects[0].agent_id
             return case
-        if api == "test-set" and projects is not None and case.path_parameters and case.query is not None:
+        if (
+            api == "test-set"
+            and projects is not None
+            and case.path_parameters
+            and case.query is not None
+        ):
             if meta.phase.name == TestPhase.STATEFUL:
-                # The nextPage link carries agentId, projectId and cursor but not the filters, and a sealed
-                # cursor is only good for its own list and filters: keep every step on one unfiltered list
-                # so the link walks real pages instead of collecting legitimate 400s.
+                # The nextPage link carries agentId, projectId and cursor but not the filters, and a
+                # sealed cursor is only good for its own list and filters: keep every step on one
+                # unfiltered list so the link walks real pages instead of collecting legitimate
+                # 400s.
                 project = targets.projects[0]
                 case.query.pop("include", None)
                 case.query.pop("kind", None)
@@ -131,25 +160,30 @@ def known_good_case_hook(api: str, targets: Targets) -> Callable[[Any, Any], Any
             test_case = next(test_cases)
             case.path_parameters["test_case_uuid"] = test_case.uuid
             version = (case.query or {}).get("evaluation_test_case_version")
-            # Half of the versions become real ones; the rest keep exercising "a version it does not have".
+            # Half of the versions become real ones; the rest keep exercising "a version it does not
+            # have".
             if isinstance(version, int) and test_case.versions and version % 2 == 0:
-                case.query["evaluation_test_case_version"] = test_case.versions[version % len(test_case.versions)]
+                case.query["evaluation_test_case_version"] = test_case.versions[
+                    version % len(test_case.versions)
+                ]
         return case
 
     return map_case
 
 
 def place_hypothesis_files() -> Path | None:
-    """Hypothesis keeps its Unicode tables in `.hypothesis/` in the working folder, which in CI is a checkout: an
-    `evalmock contract` run keeps them in evalmock's cache folder instead (a temporary one, removed at exit, when
-    keeping is off or the cache folder cannot be written: Hypothesis would warn on every test it runs).
-    HYPOTHESIS_STORAGE_DIRECTORY, if set, still wins. Not for the pytest plugin, where the folder is the user's
-    project's and its Hypothesis tests' own. Returns the folder chosen, if one was."""
+    """Hypothesis keeps its Unicode tables in `.hypothesis/` in the working folder, which in CI is a
+    checkout: an `evalmock contract` run keeps them in evalmock's cache folder instead (a temporary
+    one, removed at exit, when keeping is off or the cache folder cannot be written: Hypothesis
+    would warn on every test it runs). HYPOTHESIS_STORAGE_DIRECTORY, if set, still wins. Not for the
+    pytest plugin, where the folder is the user's project's and its Hypothesis tests' own. Returns
+    the folder chosen, if one was."""
     if os.environ.get("HYPOTHESIS_STORAGE_DIRECTORY"):
         return None
     kept = cache_dir()
     folder = None if kept is None else kept / "hypothesis"
-    if folder is None or not _writable(folder):  # a container's cache is the image's, read-only to its user
+    # a container's cache is the image's, read-only to its user
+    if folder is None or not _writable(folder):
         folder = Path(_unkept_folder().name)
     set_hypothesis_home_dir(folder)
     return folder
@@ -165,4 +199,5 @@ def _writable(folder: Path) -> bool:
 
 @functools.cache
 def _unkept_folder() -> tempfile.TemporaryDirectory[str]:
-    return tempfile.TemporaryDirectory(prefix="evalmock-hypothesis-")  # removed when the process ends
+    # removed when the process ends
+    return tempfile.TemporaryDirectory(prefix="evalmock-hypothesis-")

@@ -1,5 +1,5 @@
-"""Throttled answers waited out and retried within a budget, every request of an audit kept under one rate, and
-what could still not be judged counted once, as the service's throttling."""
+"""Throttled answers waited out and retried within a budget, every request of an audit kept under
+one rate, and what could still not be judged counted once, as the service's throttling."""
 
 from __future__ import annotations
 
@@ -25,11 +25,18 @@ PREFER_CODE = re.compile(r"(?:^|[;,\s])code=([0-9]{3})\b")
 
 # Why a throttled answer was let through unretried.
 # Why a request was given up on, each read after its count, with what would have judged it.
-# The options are named as `evalmock contract` spells them; the pytest plugin's add `evalmock-` after the dashes.
+# The options are named as `evalmock contract` spells them; the pytest plugin's add `evalmock-`
+# after the dashes.
 RETRIES_USED = "still throttled after every retry (allow more retries: --throttle-retries N)"
-TOO_LONG = "asked to wait longer than the longest wait allowed (allow a longer one: --throttle-max-wait SECONDS)"
-BUDGET_SPENT = ("throttled once the wait budget was spent (allow a larger budget: --throttle-budget SECONDS, or send "
-                "more slowly: --rate-limit)")
+TOO_LONG = (
+    "asked to wait longer than the longest wait allowed (allow a longer one: --throttle-max-wait "
+    "SECONDS)"
+)
+BUDGET_SPENT = (
+    "throttled once the wait budget was spent (allow a larger budget: --throttle-budget SECONDS, "
+    "or send "
+    "more slowly: --rate-limit)"
+)
 
 
 class ThrottleError(UsageError, ValueError):
@@ -38,8 +45,9 @@ class ThrottleError(UsageError, ValueError):
 
 @dataclass(frozen=True)
 class ThrottleOptions:
-    """`retries` per request; `max_wait`: the longest single wait honoured; `budget`: all waiting of the audit;
-    `rate`: every request of the audit kept under it ("10/s", "600/m", Schemathesis's rate-limit syntax)."""
+    """`retries` per request; `max_wait`: the longest single wait honoured; `budget`: all waiting of
+    the audit; `rate`: every request of the audit kept under it ("10/s", "600/m", Schemathesis's
+    rate-limit syntax)."""
 
     retries: int = DEFAULT_RETRIES
     max_wait: float = DEFAULT_MAX_WAIT
@@ -53,18 +61,25 @@ class ThrottleOptions:
             try:
                 limiter(self.rate)
             except Exception:
-                raise ThrottleError(f"a rate is N/s, N/m or N/h (such as 10/s), got {self.rate!r}") from None
+                raise ThrottleError(
+                    f"a rate is N/s, N/m or N/h (such as 10/s), got {self.rate!r}"
+                ) from None
 
 
 def limiter(rate: str) -> Any:
-    """Schemathesis's own rate limiter (pyrate-limiter) for a rate such as "10/s": it blocks until a request fits."""
-    from schemathesis.core.rate_limit import build_limiter  # Schemathesis loads slowly: only when a rate is set
+    """Schemathesis's own rate limiter (pyrate-limiter) for a rate such as "10/s": it blocks until a
+    request fits."""
+    # Schemathesis loads slowly: only when a rate is set
+    from schemathesis.core.rate_limit import (
+        build_limiter,
+    )
 
     return build_limiter(rate)
 
 
 def retry_after_seconds(value: str | None) -> float | None:
-    """Retry-After as seconds: a number of seconds, or an HTTP date from now (RFC 9110 10.2.3); None if neither."""
+    """Retry-After as seconds: a number of seconds, or an HTTP date from now (RFC 9110 10.2.3); None
+    if neither."""
     text = (value or "").strip()
     if not text:
         return None
@@ -78,10 +93,13 @@ def retry_after_seconds(value: str | None) -> float | None:
     return seconds if seconds >= 0 else None
 
 
-def throttle_wait(status: int, retry_after: str | None, *, asked_for: int | None = None) -> float | None:
-    """How long a throttled answer asks to wait, or None for an answer that is not throttling: a 429 (any API, any
-    path; UNSAID_WAIT when it does not say), or a 503 whose Retry-After says when; neither when it is the status
-    the request asked for (`asked_for`, from a mock's `Prefer: code=503`)."""
+def throttle_wait(
+    status: int, retry_after: str | None, *, asked_for: int | None = None
+) -> float | None:
+    """How long a throttled answer asks to wait, or None for an answer that is not throttling: a 429
+    (any API, any path; UNSAID_WAIT when it does not say), or a 503 whose Retry-After says when;
+    neither when it is the status the request asked for (`asked_for`, from a mock's `Prefer:
+    code=503`)."""
     if status == asked_for:
         return None
     seconds = retry_after_seconds(retry_after)
@@ -93,7 +111,8 @@ def throttle_wait(status: int, retry_after: str | None, *, asked_for: int | None
 
 
 def asked_status(headers: Mapping[str, str]) -> int | None:
-    """The status a request asks a mock for with `Prefer: code=NNN` (RFC 7240 preferences), if any."""
+    """The status a request asks a mock for with `Prefer: code=NNN` (RFC 7240 preferences), if
+    any."""
     prefer = next((value for name, value in headers.items() if name.lower() == "prefer"), "")
     found = PREFER_CODE.search(prefer)
     return int(found.group(1)) if found else None
@@ -102,16 +121,21 @@ def asked_status(headers: Mapping[str, str]) -> int | None:
 class Throttle:
     """Shared by every request of one audit (and thread-safe, for its workers)."""
 
-    def __init__(self, options: ThrottleOptions | None = None, *, sleep: Callable[[float], None] = time.sleep,
-                 clock: Callable[[], float] = time.monotonic) -> None:
+    def __init__(
+        self,
+        options: ThrottleOptions | None = None,
+        *,
+        sleep: Callable[[float], None] = time.sleep,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
         self.options = options or ThrottleOptions()
         self.sleep = sleep
         self.clock = clock
         self.limiter: Any = limiter(self.options.rate) if self.options.rate else None
         self._report = ThrottleReport()
         self._lock = threading.Lock()
-        # For a rate to suggest: when the first and the last answer came, how many were not throttled, and the
-        # slowest rate a throttled answer's headers stated.
+        # For a rate to suggest: when the first and the last answer came, how many were not
+        # throttled, and the slowest rate a throttled answer's headers stated.
         self._first_at: float | None = None
         self._last_at = 0.0
         self._answered = 0
@@ -123,11 +147,18 @@ class Throttle:
         if self.limiter is not None:
             self.limiter.try_acquire("evalmock")
 
-    def send(self, call: Callable[[], T], answer: Callable[[T], tuple[int, Mapping[str, Any]]], *,
-             asked_for: int | None = None, first: T | None = None) -> tuple[T, bool]:
-        """The answer to `call()` after waiting out throttled ones, and whether it is still throttled (then no
-        check may judge it). `answer` gives a response's status and headers (names in lower case; a value may be a
-        list); `first`, an answer already received to the same request (sent within the rate)."""
+    def send(
+        self,
+        call: Callable[[], T],
+        answer: Callable[[T], tuple[int, Mapping[str, Any]]],
+        *,
+        asked_for: int | None = None,
+        first: T | None = None,
+    ) -> tuple[T, bool]:
+        """The answer to `call()` after waiting out throttled ones, and whether it is still
+        throttled (then no check may judge it). `answer` gives a response's status and headers
+        (names in lower case; a value may be a list); `first`, an answer already received to the
+        same request (sent within the rate)."""
         tries = 0
         while True:
             if first is None:
@@ -153,22 +184,31 @@ class Throttle:
             self._last_at = now
             if not throttled:
                 self._answered += 1
-            elif advertised is not None and (self._advertised is None
-                                             or advertised.per_second < self._advertised.per_second):
+            elif advertised is not None and (
+                self._advertised is None or advertised.per_second < self._advertised.per_second
+            ):
                 self._advertised = advertised
 
     def _grant(self, asked: float, tries: int) -> bool:
-        """Whether to wait `asked` seconds from now and try again. The budget is spent by the time the audit waits:
-        where this wait overlaps one already granted (another worker's), only the time past that one's end, so
-        that eight workers waiting out the same second spend one second, not eight."""
+        """Whether to wait `asked` seconds from now and try again. The budget is spent by the time
+        the audit waits: where this wait overlaps one already granted (another worker's), only the
+        time past that one's end, so that eight workers waiting out the same second spend one
+        second, not eight."""
         options = self.options
         now = self.clock()
         with self._lock:
             report = self._report
             report.longest = max(report.longest, asked)
             spent = max(0.0, now + asked - max(now, self._waiting_until))
-            reason = (RETRIES_USED if tries >= options.retries else TOO_LONG if asked > options.max_wait
-                      else BUDGET_SPENT if report.waited + spent > options.budget else None)
+            reason = (
+                RETRIES_USED
+                if tries >= options.retries
+                else TOO_LONG
+                if asked > options.max_wait
+                else BUDGET_SPENT
+                if report.waited + spent > options.budget
+                else None
+            )
             if reason is not None:
                 report.given_up += 1
                 report.reasons[reason] += 1
@@ -190,7 +230,16 @@ class Throttle:
             report = self._report
             slower = None
             if report.given_up:
-                span = self._last_at - (self._first_at if self._first_at is not None else self._last_at)
+                span = self._last_at - (
+                    self._first_at if self._first_at is not None else self._last_at
+                )
                 slower = suggestion(self._advertised, observed_rate(self._answered, span))
-            return ThrottleReport(report.waited_out, report.waited, report.given_up, report.longest,
-                                  Counter(report.reasons), report.probes, slower)
+            return ThrottleReport(
+                report.waited_out,
+                report.waited,
+                report.given_up,
+                report.longest,
+                Counter(report.reasons),
+                report.probes,
+                slower,
+            )

@@ -1,4 +1,5 @@
-"""How a scenario check's requests reach the target: httpx, throttled answers waited out, no answer said so."""
+"""How a scenario check's requests reach the target: httpx, throttled answers waited out, no answer
+said so."""
 
 from __future__ import annotations
 
@@ -13,13 +14,16 @@ from evalmock.harness.run.throttle import Throttle, asked_status
 
 
 class HttpSender:
-    """A scenario's Sender: each GET sent with `client`, its throttled answers waited out by `throttle`."""
+    """A scenario's Sender: each GET sent with `client`, its throttled answers waited out by
+    `throttle`."""
 
     def __init__(self, client: httpx.Client, throttle: Throttle | None = None) -> None:
         self.client = client
         self.throttle = throttle or Throttle()
 
-    def __call__(self, path: str, query: Mapping[str, Any], headers: Mapping[str, str]) -> tuple[Exchange, bool]:
+    def __call__(
+        self, path: str, query: Mapping[str, Any], headers: Mapping[str, str]
+    ) -> tuple[Exchange, bool]:
         try:
             return self.throttle.send(
                 lambda: exchange_from_httpx(self.client.get(path, params=query, headers=headers)),

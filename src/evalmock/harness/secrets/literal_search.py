@@ -1,13 +1,15 @@
-"""Find any of a growing set of literal strings in text (the secrets a redactor searches for), at a cost that grows
-slowly with the set: a gateway that sets a new cookie on every answer teaches thousands of them.
+"""Find any of a growing set of literal strings in text (the secrets a redactor searches for), at a
+cost that grows slowly with the set: a gateway that sets a new cookie on every answer teaches
+thousands of them.
 
-Each literal is indexed by its last TAIL characters (the whole of a shorter one): the end of a token, a JWT's
-signature or a key after its fixed `sk_live_`, is where it differs from the others. The tails are searched for by
-Aho-Corasick automata (ahocorasick_rs, built in Rust), one scan of the text each, and a tail found is checked against
-the literals that end with it. The automata are kept in levels: a new one is merged into the one before it while it
-is as large, up to LEVEL_MAX tails, so a tail is indexed again O(log N) times, no merge holds the search up for long,
-and a text is scanned by few automata. The result is what one alternation, longest literal first, would give: at the
-leftmost position where any literal starts, the longest one there, and again after its end.
+Each literal is indexed by its last TAIL characters (the whole of a shorter one): the end of a
+token, a JWT's signature or a key after its fixed `sk_live_`, is where it differs from the others.
+The tails are searched for by Aho-Corasick automata (ahocorasick_rs, built in Rust), one scan of the
+text each, and a tail found is checked against the literals that end with it. The automata are kept
+in levels: a new one is merged into the one before it while it is as large, up to LEVEL_MAX tails,
+so a tail is indexed again O(log N) times, no merge holds the search up for long, and a text is
+scanned by few automata. The result is what one alternation, longest literal first, would give: at
+the leftmost position where any literal starts, the longest one there, and again after its end.
 """
 
 from __future__ import annotations
@@ -18,12 +20,13 @@ from dataclasses import dataclass
 
 from ahocorasick_rs import AhoCorasick, Implementation
 
-# Literals searched for one by one (`str.find`, in C) before they are indexed together: building an automaton for
-# each new literal cost more than a few searches.
+# Literals searched for one by one (`str.find`, in C) before they are indexed together: building an
+# automaton for each new literal cost more than a few searches.
 PENDING = 64
 TAIL = 12  # characters of a literal's end that index it
-# The most tails one automaton holds: merging beyond it would stop every search for the build (0.1 s at this size on
-# the machine of docs/benchmarks.md; docs/performance.md, "The redactor"), and a few more automata to scan cost less.
+# The most tails one automaton holds: merging beyond it would stop every search for the build (0.1 s
+# at this size on the machine of docs/benchmarks.md; docs/performance.md, "The redactor"), and a few
+# more automata to scan cost less.
 LEVEL_MAX = 16_384
 
 
@@ -38,7 +41,8 @@ class _Level:
 
 
 class LiteralSearch:
-    """The literals added so far, searched for together; safe to add to and search from several threads."""
+    """The literals added so far, searched for together; safe to add to and search from several
+    threads."""
 
     def __init__(self) -> None:
         self._known: set[str] = set()
@@ -89,8 +93,9 @@ class LiteralSearch:
         return "".join(parts)
 
     def compact(self) -> None:
-        """Index every literal in one automaton, whatever LEVEL_MAX: for a run of many searches in a row (a HAR file
-        written whole), where one build costs less than scanning each text with every level."""
+        """Index every literal in one automaton, whatever LEVEL_MAX: for a run of many searches in a
+        row (a HAR file written whole), where one build costs less than scanning each text with
+        every level."""
         with self._lock:
             self._index_pending()
             if len(self._levels) > 1:
@@ -98,14 +103,16 @@ class LiteralSearch:
                 self._levels = [_Level.of(tails)]
 
     def _indexed(self) -> tuple[list[_Level], list[str], dict[str, list[str]]]:
-        """The levels, the literals not indexed yet (fewer than PENDING), and the literals by tail."""
+        """The levels, the literals not indexed yet (fewer than PENDING), and the literals by
+        tail."""
         with self._lock:
             if len(self._pending) >= PENDING:
                 self._index_pending()
             return self._levels, list(self._pending), self._by_tail
 
     def _index_pending(self) -> None:
-        """The pending literals in a new level, merged with those before it while as large (under the lock)."""
+        """The pending literals in a new level, merged with those before it while as large (under
+        the lock)."""
         new_tails = []
         for literal in self._pending:
             tail = literal[-TAIL:]
@@ -117,8 +124,11 @@ class LiteralSearch:
                 ending.append(literal)
         self._pending = set()
         levels = list(self._levels)
-        while (levels and len(levels[-1].tails) <= len(new_tails)
-               and len(levels[-1].tails) + len(new_tails) <= LEVEL_MAX):
+        while (
+            levels
+            and len(levels[-1].tails) <= len(new_tails)
+            and len(levels[-1].tails) + len(new_tails) <= LEVEL_MAX
+        ):
             new_tails = levels.pop().tails + new_tails
         if new_tails:
             levels.append(_Level.of(new_tails))

@@ -1,20 +1,32 @@
-"""Keep secrets out of every output: each secret replaced by the environment variable that holds it, where it stands
-(a credential header, a cookie, a secret-named query value, header or JSON field) and wherever its value is echoed."""
+"""Keep secrets out of every output: each secret replaced by the environment variable that holds it,
+where it stands (a credential header, a cookie, a secret-named query value, header or JSON field)
+and wherever its value is echoed."""
 
 from __future__ import annotations
 
-import html
 import json
 import re
 import shlex
 import threading
 from collections.abc import Iterable, Mapping
 from typing import Any
-from urllib.parse import quote, unquote
+from urllib.parse import unquote
 
-from evalmock.contract.secret_names import SECRET_FIELD_PARTS, secret_field, secret_header, secret_query
-from evalmock.harness.excerpts import ELLIPSIS, WORD_BREAK
+from evalmock.contract.secret_names import secret_field, secret_header, secret_query
+from evalmock.harness.excerpts import ELLIPSIS
+from evalmock.harness.secrets.json_fields import with_variables
 from evalmock.harness.secrets.literal_search import LiteralSearch
+from evalmock.harness.secrets.patterns import (
+    AUTH_SCHEMES,
+    CUT_WORD,
+    FIELD_PAIR,
+    FORM_BODY,
+    QUERY_PAIR,
+    RUNNING,
+    USERINFO,
+    json_that_may_hold_secrets,
+    written_forms,
+)
 from evalmock.harness.secrets.variables import VARIABLE, field_variable, title, variable_name
 
 TOKEN_VARIABLE = "$EVALMOCK_TOKEN"
@@ -23,33 +35,17 @@ EXPIRED_TOKEN_VARIABLE = "$EVALMOCK_EXPIRED_TOKEN"
 REVOKED_TOKEN_VARIABLE = "$EVALMOCK_REVOKED_TOKEN"
 LEARNED_TOKEN = "a bearer token met in the traffic"
 
-# A value met in traffic this short is replaced where it stands, but not searched for in other text: it would match
-# ordinary words and numbers there.
+# A value met in traffic this short is replaced where it stands, but not searched for in other text:
+# it would match ordinary words and numbers there.
 MIN_ECHOED = 8
-# HTTP authentication schemes (IANA's registry): a header holding one of these alone holds no secret.
-AUTH_SCHEMES = frozenset({"basic", "bearer", "digest", "dpop", "gnap", "hoba", "mutual", "negotiate", "ntlm",
-                          "privatetoken", "scram-sha-1", "scram-sha-256", "vapid", "concealed"})
-# `name=value` in a URL's query, also inside HTML (`&amp;name=`): the value ends where a URL or the text around ends.
-# The mark before the name is matched, not looked behind: a pattern that starts with a look-behind is tried at every
-# character, one that starts with a class or a literal skips to it (3× faster over a page's 16 KB, 18× for `://`).
-_QUERY_PAIR = re.compile(r"([?&;])([A-Za-z0-9_.~%\[\]-]+)=([^&#\s\"'<>`)\]\\]*)")
-_USERINFO = re.compile(r"(://)([^/@\s:?#]+):([^/@\s?#]+)(?=@)")
-_RUNNING = re.compile(r"\$(EVALMOCK_[A-Za-z0-9_]*)")
-_JSON_START = re.compile(r"\s*[\[{]")
-# A form's body (`user=ada&password=...`), read as a URL's query is.
-_FORM_BODY = re.compile(r"[^\s=&?#]+=[^\s&]*(?:&[^\s=&]+=[^\s&]*)*")
-# A word cut short by `outcomes.clip`: it may be the start of a known secret.
-_CUT_WORD = re.compile(f"[^{WORD_BREAK}]{{4,}}(?={ELLIPSIS})")
-# `"name": value` in a text (JSON, or a Python dict's repr), a value a string or a number: a body quoted in part in a
-# finding cannot be parsed, yet its secret-named fields are to be hidden as in a whole one.
-_FIELD_PAIR = re.compile(r"""(["'])([^"'\\\n]{1,100})\1(\s*:\s*)("(?:[^"\\\n]|\\.)*"|'[^'\\\n]*'|-?\d[\d.eE+-]*)""")
 
 
 class Redactor:
-    """Replaces secrets with the environment variables that hold them, in any text, header, URL, HAR entry and curl
-    command. It knows the tokens it is given; `learn_exchange` teaches it the secrets of recorded or proxied traffic
-    (credential headers, cookies, secret-named headers and query values), each under a variable named after where
-    it was met ($EVALMOCK_COOKIE_SESSION, $EVALMOCK_X_API_KEY, $EVALMOCK_API_KEY, ...)."""
+    """Replaces secrets with the environment variables that hold them, in any text, header, URL, HAR
+    entry and curl command. It knows the tokens it is given; `learn_exchange` teaches it the secrets
+    of recorded or proxied traffic (credential headers, cookies, secret-named headers and query
+    values), each under a variable named after where it was met ($EVALMOCK_COOKIE_SESSION,
+    $EVALMOCK_X_API_KEY, $EVALMOCK_API_KEY, ...)."""
 
     def __init__(
         self,
@@ -60,13 +56,17 @@ class Redactor:
         *,
         shown: Iterable[str] = (),
     ) -> None:
-        # Credentials the audit made up itself (a token no one issued, a malformed one): no secret, and a curl
-        # command that sends one reproduces its answer only if it is shown as it is.
+        # Credentials the audit made up itself (a token no one issued, a malformed one): no secret,
+        # and a curl command that sends one reproduces its answer only if it is shown as it is.
         self._shown = frozenset(shown)
-        self._variables: dict[str, str] = {}  # a secret, in each form it may be written in -> its variable
+        self._variables: dict[
+            str, str
+        ] = {}  # a secret, in each form it may be written in -> its variable
         self._echoes = LiteralSearch()  # the forms searched for in any text
         self._meanings: dict[str, str] = {}  # a variable -> what it stands for
-        self._last_number: dict[str, int] = {}  # a variable's name -> the number of its last one given (1: as is)
+        self._last_number: dict[
+            str, int
+        ] = {}  # a variable's name -> the number of its last one given (1: as is)
         self._lock = threading.Lock()
         for secret, variable, meaning in (
             (token, TOKEN_VARIABLE, "the token"),
@@ -77,12 +77,20 @@ class Redactor:
             if secret:
                 self._add(secret, variable, meaning, echoed=True)
 
-    # -- learning --------------------------------------------------------------------------------------------
-    def learn(self, secret: str, variable: str = TOKEN_VARIABLE, meaning: str = LEARNED_TOKEN, *,
-              any_length: bool = True) -> str:
-        """Keep `secret` out of every output from now on; returns the variable that stands for it: `variable` if
-        free, else the same with _2, _3, ... A secret already known keeps its variable. Without `any_length` (a
-        value met in traffic), one shorter than MIN_ECHOED is replaced only where it stands."""
+    # -- learning
+    # --------------------------------------------------------------------------------------------
+    def learn(
+        self,
+        secret: str,
+        variable: str = TOKEN_VARIABLE,
+        meaning: str = LEARNED_TOKEN,
+        *,
+        any_length: bool = True,
+    ) -> str:
+        """Keep `secret` out of every output from now on; returns the variable that stands for it:
+        `variable` if free, else the same with _2, _3, ... A secret already known keeps its
+        variable. Without `any_length` (a value met in traffic), one shorter than MIN_ECHOED is
+        replaced only where it stands."""
         if not secret:
             return ""
         if secret in self._shown:
@@ -94,8 +102,9 @@ class Redactor:
             known = self._variables.get(secret)
             if known is not None:
                 return known
-            # The numbering goes on from the last one given: a gateway that sets a new cookie on every answer asks
-            # for the 10,000th name of one variable, and trying _2 to _9,999 first made each answer cost more.
+            # The numbering goes on from the last one given: a gateway that sets a new cookie on
+            # every answer asks for the 10,000th name of one variable, and trying _2 to _9,999 first
+            # made each answer cost more.
             number = self._last_number.get(variable, 0)
             chosen = variable if number == 0 else f"{variable}_{number + 1}"
             while chosen in self._meanings:  # a name taken by a HAR that evalmock wrote
@@ -106,8 +115,8 @@ class Redactor:
             return chosen
 
     def learn_authorization(self, value: str, header: str = "authorization") -> str:
-        """Learn the credentials of an Authorization (or Proxy-Authorization) value, after its scheme; returns the
-        value as output shows it (`Bearer $EVALMOCK_TOKEN`)."""
+        """Learn the credentials of an Authorization (or Proxy-Authorization) value, after its
+        scheme; returns the value as output shows it (`Bearer $EVALMOCK_TOKEN`)."""
         scheme, _, credentials = value.strip().partition(" ")
         if not credentials.strip() and scheme.lower() in AUTH_SCHEMES:
             return value  # a scheme alone (`Bearer`, an empty token) carries no credential
@@ -115,15 +124,21 @@ class Redactor:
         if header.lower() == "authorization":
             variable = self.learn(secret, any_length=False)
         else:
-            variable = self.learn(secret, variable_name(header), f"the credentials of {title(header)}",
-                                  any_length=False)
+            variable = self.learn(
+                secret,
+                variable_name(header),
+                f"the credentials of {title(header)}",
+                any_length=False,
+            )
         return f"{scheme} {variable}" if credentials.strip() else variable
 
     def learn_cookie(self, name: str, value: str, *, set_by_service: bool = False) -> str:
-        """Learn one cookie's value; returns the variable that stands for it. One the service (or a gateway) set is
-        one a client got back, not one to know: a gateway's rotating session cookie is never the same twice, so a
-        curl command may go without it, and the legend says so."""
-        meaning = f"the cookie {name}" + (", which the service set: leave it unset" if set_by_service else "")
+        """Learn one cookie's value; returns the variable that stands for it. One the service (or a
+        gateway) set is one a client got back, not one to know: a gateway's rotating session cookie
+        is never the same twice, so a curl command may go without it, and the legend says so."""
+        meaning = f"the cookie {name}" + (
+            ", which the service set: leave it unset" if set_by_service else ""
+        )
         return self.learn(value, variable_name("cookie", name), meaning, any_length=False)
 
     def learn_exchange(
@@ -132,68 +147,74 @@ class Redactor:
         request_headers: Mapping[str, str] | Iterable[tuple[str, str]] = (),
         response_headers: Mapping[str, str] | Iterable[tuple[str, str]] = (),
     ) -> None:
-        """Learn every secret one exchange carries: in its URL, its request headers and its response headers
-        (Set-Cookie), before anything said about the exchange can quote one of them."""
+        """Learn every secret one exchange carries: in its URL, its request headers and its response
+        headers (Set-Cookie), before anything said about the exchange can quote one of them."""
         self.url(url)
         for name, value in (*_pairs(request_headers), *_pairs(response_headers)):
             if secret_header(name):
                 self.header(name, value)
 
     def learn_json(self, value: Any) -> None:
-        """Learn the value of every secret-named field (`password`, `access_token`, `apiKey`, ...) anywhere in a parsed
-        JSON body, each string and number in it under a variable named after its field ($EVALMOCK_ACCESS_TOKEN)."""
+        """Learn the value of every secret-named field (`password`, `access_token`, `apiKey`, ...)
+        anywhere in a parsed JSON body, each string and number in it under a variable named after
+        its field ($EVALMOCK_ACCESS_TOKEN)."""
         self.json(value)
 
     def learn_body(self, body: str | bytes) -> None:
-        """Learn a body's secrets: `learn_json` where it is JSON that may hold a secret-named field, its secret-named
-        values where it is a form."""
+        """Learn a body's secrets: `learn_json` where it is JSON that may hold a secret-named field,
+        its secret-named values where it is a form."""
         text = body.decode("utf-8", "replace") if isinstance(body, bytes) else body
-        value = _json_that_may_hold_secrets(text)
+        value = json_that_may_hold_secrets(text)
         if value is not None:
             self.learn_json(value)
-        elif _FORM_BODY.fullmatch(text):
+        elif FORM_BODY.fullmatch(text):
             self.text("?" + text)
 
     def _add(self, secret: str, variable: str, meaning: str, *, echoed: bool) -> None:
         self._meanings.setdefault(variable, meaning)
-        forms = _forms(secret)
+        forms = written_forms(secret)
         for form in forms:
             self._variables.setdefault(form, variable)
         if echoed:
             self._echoes.add(forms)
 
     def compact(self) -> None:
-        """Ready for many texts in a row (a HAR file written whole): every secret in one index, searched once a text."""
+        """Ready for many texts in a row (a HAR file written whole): every secret in one index,
+        searched once a text."""
         self._echoes.compact()
 
-    # -- redacting -------------------------------------------------------------------------------------------
+    # -- redacting
+    # -------------------------------------------------------------------------------------------
     def text(self, value: str) -> str:
-        """Any text: every known secret replaced, and the secret values of any URL in it (secret-named query
-        values, a password in the URL) replaced too, learned if new."""
-        if self._echoes:  # one pass, longest secret first: a secret inside another is never half replaced
+        """Any text: every known secret replaced, and the secret values of any URL in it
+        (secret-named query values, a password in the URL) replaced too, learned if new."""
+        # one pass, longest secret first: a secret inside another is never half replaced
+        if self._echoes:
             value = self._echoes.sub(self._variables.__getitem__, value)
         if ELLIPSIS in value and self._echoes:
-            value = _CUT_WORD.sub(self._cut_word, value)
+            value = CUT_WORD.sub(self._cut_word, value)
         if "=" in value:
-            value = _QUERY_PAIR.sub(self._query_pair, value)
+            value = QUERY_PAIR.sub(self._query_pair, value)
         if "@" in value:
-            value = _USERINFO.sub(self._userinfo, value)
+            value = USERINFO.sub(self._userinfo, value)
         return value
 
     def url(self, url: str) -> str:
         return self.text(url)
 
     def quoting(self, value: str) -> str:
-        """A text that may quote a body in part (a finding's message, whose excerpt of a body no longer parses): each
-        `"name": value` pair whose name is a secret field's has its value replaced where it stands, however short;
-        then as `text`. Only for such texts: the pass costs a call per pair, some 2 ms over a page of 25 cases."""
+        """A text that may quote a body in part (a finding's message, whose excerpt of a body no
+        longer parses): each `"name": value` pair whose name is a secret field's has its value
+        replaced where it stands, however short; then as `text`. Only for such texts: the pass costs
+        a call per pair, some 2 ms over a page of 25 cases."""
         if ":" in value and ('"' in value or "'" in value):
-            value = _FIELD_PAIR.sub(self._field_pair, value)
+            value = FIELD_PAIR.sub(self._field_pair, value)
         return self.text(value)
 
     def header(self, name: str, value: str) -> str:
-        """One header's value as output shows it: a credential, cookie or secret-named header's secret replaced
-        by its variable (a cookie's name and a Set-Cookie's attributes kept), any other value as `text`."""
+        """One header's value as output shows it: a credential, cookie or secret-named header's
+        secret replaced by its variable (a cookie's name and a Set-Cookie's attributes kept), any
+        other value as `text`."""
         lowered = name.lower()
         if lowered in ("authorization", "proxy-authorization"):
             return self.learn_authorization(value, lowered)
@@ -202,32 +223,38 @@ class Redactor:
         if lowered == "set-cookie":  # browsers' HARs join several into one value, a line each
             return "\n".join(self._set_cookie(line) for line in value.split("\n"))
         if secret_header(name):
-            return self.learn(value.strip(), variable_name(name), f"the header {title(name)}", any_length=False)
+            return self.learn(
+                value.strip(), variable_name(name), f"the header {title(name)}", any_length=False
+            )
         return self.text(value)
 
     def json(self, value: Any) -> Any:
-        """Parsed JSON as output shows it: each secret-named field's value (each string and number in it) replaced by
-        its variable, whatever its length; the rest as it is (strings elsewhere are for `text` once written)."""
-        return _with_variables(value, self)
+        """Parsed JSON as output shows it: each secret-named field's value (each string and number
+        in it) replaced by its variable, whatever its length; the rest as it is (strings elsewhere
+        are for `text` once written)."""
+        return with_variables(value, self)
 
     def body(self, text: str) -> str:
-        """A body's text as output shows it. JSON with secret-named fields: each such value replaced by its variable,
-        whatever its length (the JSON written again, compact); a form: its secret-named values, as in a URL's query;
-        then as `text`."""
-        value = _json_that_may_hold_secrets(text)
+        """A body's text as output shows it. JSON with secret-named fields: each such value replaced
+        by its variable, whatever its length (the JSON written again, compact); a form: its
+        secret-named values, as in a URL's query; then as `text`."""
+        value = json_that_may_hold_secrets(text)
         if value is not None:
             shown = self.json(value)
             if shown != value:
                 text = json.dumps(shown, ensure_ascii=False, separators=(",", ":"))
-        elif _FORM_BODY.fullmatch(text):
+        elif FORM_BODY.fullmatch(text):
             return self.text("?" + text)[1:]  # `text` itself, its first pair read as a URL's
         return self.text(text)
 
     def headers(self, headers: Mapping[str, str]) -> dict[str, str]:
         return {name: self.header(name, value) for name, value in headers.items()}
 
-    def curl(self, method: str, url: str, headers: Mapping[str, str], body: bytes | None = None) -> str:
-        """A reproducing curl command; a redacted value is double-quoted so the shell expands the variable."""
+    def curl(
+        self, method: str, url: str, headers: Mapping[str, str], body: bytes | None = None
+    ) -> str:
+        """A reproducing curl command; a redacted value is double-quoted so the shell expands the
+        variable."""
         parts = ["curl", "-sS", "-i"]
         if method.upper() != "GET":
             parts += ["-X", method.upper()]
@@ -241,14 +268,21 @@ class Redactor:
         return " ".join(parts)
 
     def legend(self, used_in: str) -> str | None:
-        """A note naming the variables that appear in `used_in` (an output's text) and what each stands for."""
-        used = sorted({match.group() for match in VARIABLE.finditer(used_in)} & self._meanings.keys())
+        """A note naming the variables that appear in `used_in` (an output's text) and what each
+        stands for."""
+        used = sorted(
+            {match.group() for match in VARIABLE.finditer(used_in)} & self._meanings.keys()
+        )
         if not used:
             return None
-        return ("secrets are replaced by environment variables; set these before running a curl command: "
-                + "; ".join(f"{variable[1:]} ({self._meanings[variable]})" for variable in used))
+        return (
+            "secrets are replaced by environment variables; set these before running a curl "
+            "command: "
+            + "; ".join(f"{variable[1:]} ({self._meanings[variable]})" for variable in used)
+        )
 
-    # -- helpers ---------------------------------------------------------------------------------------------
+    # -- helpers
+    # ---------------------------------------------------------------------------------------------
     def _cookie(self, pair: str, *, set_by_service: bool = False) -> str:
         name, equals, value = pair.strip().partition("=")
         if not equals:  # a bare value, no name
@@ -263,7 +297,10 @@ class Redactor:
 
     def _cut_word(self, match: re.Match[str]) -> str:
         start = match.group()
-        cut = next((form for form in self._echoes if len(form) > len(start) and form.startswith(start)), None)
+        cut = next(
+            (form for form in self._echoes if len(form) > len(start) and form.startswith(start)),
+            None,
+        )
         return start if cut is None else self._variables[cut]
 
     def _field_pair(self, match: re.Match[str]) -> str:
@@ -276,7 +313,9 @@ class Redactor:
             secret = written.strip("\"'")
         if secret == "":
             return match.group()
-        variable = self.learn(str(secret), field_variable(name), f"the JSON field {name}", any_length=False)
+        variable = self.learn(
+            str(secret), field_variable(name), f"the JSON field {name}", any_length=False
+        )
         self._variables.setdefault(written.strip("\"'"), variable)  # as written, escaped
         return f"{quote_mark}{name}{quote_mark}{colon}{quote_mark}{variable}{quote_mark}"
 
@@ -285,7 +324,9 @@ class Redactor:
         if not value or not secret_query(name) or "$EVALMOCK_" in value or "${EVALMOCK_" in value:
             return match.group()  # nothing to hide, or already redacted
         plain = unquote(name)
-        variable = self.learn(unquote(value), variable_name(plain), f"the query parameter {plain}", any_length=False)
+        variable = self.learn(
+            unquote(value), variable_name(plain), f"the query parameter {plain}", any_length=False
+        )
         self._variables.setdefault(value, variable)  # as written, percent-encoded
         return f"{mark}{name}={variable}"
 
@@ -293,7 +334,9 @@ class Redactor:
         scheme_end, user, password = match.groups()
         if VARIABLE.fullmatch(password):
             return match.group()
-        variable = self.learn(unquote(password), "$EVALMOCK_URL_PASSWORD", "the password in a URL", any_length=False)
+        variable = self.learn(
+            unquote(password), "$EVALMOCK_URL_PASSWORD", "the password in a URL", any_length=False
+        )
         return f"{scheme_end}{user}:{variable}"
 
     def _quote(self, value: str) -> str:
@@ -302,10 +345,11 @@ class Redactor:
         escaped = re.sub(r'(["\\`])', r"\\\1", value)
         # Any `$` that is not one of our variables must not expand.
         escaped = re.sub(r"\$(?!EVALMOCK_)", r"\\$", escaped)
-        return f'"{_RUNNING.sub(self._brace, escaped)}"'
+        return f'"{RUNNING.sub(self._brace, escaped)}"'
 
     def _brace(self, match: re.Match[str]) -> str:
-        """A variable that runs into a name's characters, braced so that the shell ends it where it should."""
+        """A variable that runs into a name's characters, braced so that the shell ends it where it
+        should."""
         word = match.group(1)
         if "$" + word in self._meanings:
             return match.group()
@@ -317,54 +361,15 @@ class Redactor:
 
 # Headers every client adds by itself; a curl command is clearer without them.
 _NOISE_HEADERS = {
-    "user-agent", "accept-encoding", "connection", "content-length", "host", "accept", "x-schemathesis-testcaseid",
+    "user-agent",
+    "accept-encoding",
+    "connection",
+    "content-length",
+    "host",
+    "accept",
+    "x-schemathesis-testcaseid",
 }
-
-
-def _forms(secret: str) -> set[str]:
-    """A secret as it may be written in an output: as is, percent-encoded, HTML- and JSON-escaped."""
-    forms = {secret, quote(secret, safe=""), html.escape(secret), json.dumps(secret)[1:-1]}
-    return {form for form in forms if form}
 
 
 def _pairs(headers: Mapping[str, str] | Iterable[tuple[str, str]]) -> Iterable[tuple[str, str]]:
     return headers.items() if isinstance(headers, Mapping) else headers
-
-
-def _json_that_may_hold_secrets(text: str) -> Any:
-    """The parsed JSON of a body that opens as a JSON object or array and holds a part of a secret field's name
-    somewhere, or an escape (a key may be written `pass\\u0077ord`); None for any other body, which is not parsed."""
-    if _JSON_START.match(text) is None:
-        return None
-    lowered = text.lower()
-    if "\\u" not in text and not any(part in lowered for part in SECRET_FIELD_PARTS):
-        return None
-    try:
-        return json.loads(text)
-    except ValueError:
-        return None
-
-
-def _with_variables(value: Any, redactor: Redactor) -> Any:
-    """A copy of parsed JSON with each secret-named field's value replaced by its variable, learned here: a string or
-    number, or each one inside an object or array (`"session": {"id": ...}`) under a name with its keys added
-    (`$EVALMOCK_SESSION_ID`). A value that already is a variable stays; true, false and null say nothing."""
-    if isinstance(value, dict):
-        return {name: _secret(inner, name, redactor) if secret_field(name) else _with_variables(inner, redactor)
-                for name, inner in value.items()}
-    if isinstance(value, list):
-        return [_with_variables(inner, redactor) for inner in value]
-    return value
-
-
-def _secret(value: Any, name: str, redactor: Redactor) -> Any:
-    """Everything under the secret-named field `name`, each string and number as its variable."""
-    if isinstance(value, dict):
-        return {key: _secret(inner, f"{name}_{key}", redactor) for key, inner in value.items()}
-    if isinstance(value, list):
-        return [_secret(inner, name, redactor) for inner in value]
-    if isinstance(value, bool) or value is None or value == "":
-        return value
-    if isinstance(value, int | float | str):
-        return redactor.learn(str(value), field_variable(name), f"the JSON field {name}", any_length=False)
-    return value

@@ -1,4 +1,5 @@
-"""The environment variable that stands for a secret in every output: `$EVALMOCK_` and the secret's name."""
+"""The environment variable that stands for a secret in every output: `$EVALMOCK_` and the secret's
+name."""
 
 from __future__ import annotations
 
@@ -20,5 +21,6 @@ def variable_name(*parts: str) -> str:
 
 
 def field_variable(name: str) -> str:
-    """A JSON field's variable, its camelCase words apart: `sessionToken` -> `$EVALMOCK_SESSION_TOKEN`."""
+    """A JSON field's variable, its camelCase words apart: `sessionToken` ->
+    `$EVALMOCK_SESSION_TOKEN`."""
     return variable_name(_CAMEL_HUMP.sub("_", name))

@@ -1,6 +1,6 @@
-"""Auditing traffic the harness did not send (a proxy's exchanges, a HAR file's entries): each exchange of an audited
-API's operation judged by every per-response and document check, everything else counted with why, and at any moment
-the results so far, finished as an audit's are."""
+"""Auditing traffic the harness did not send (a proxy's exchanges, a HAR file's entries): each
+exchange of an audited API's operation judged by every per-response and document check, everything
+else counted with why, and at any moment the results so far, finished as an audit's are."""
 
 from __future__ import annotations
 
@@ -25,25 +25,33 @@ from evalmock.harness.run.throttle import asked_status, throttle_wait
 from evalmock.harness.secrets.redactor import Redactor
 from evalmock.harness.traffic.walks import TrafficWalks, WalkBounds, unwalked_reason
 
-SCENARIO_SKIP = ("a scenario check makes its own requests of a live service; a traffic audit only judges the "
-                 "responses it is given (`evalmock contract --base-url` runs it)")
+SCENARIO_SKIP = (
+    "a scenario check makes its own requests of a live service; a traffic audit only judges the "
+    "responses it is given (`evalmock contract --base-url` runs it)"
+)
 GENERATED_SKIP = "judges the requests Schemathesis generates; traffic has none"
-THROTTLED_SKIP = "throttled (a 429, or a 503 with Retry-After): the service's throttling, not a rule's failure"
+THROTTLED_SKIP = (
+    "throttled (a 429, or a 503 with Retry-After): the service's throttling, not a rule's failure"
+)
 
 
 @dataclass(frozen=True)
 class Judged:
-    """One exchange judged: the rules its response broke, and how the request itself left the document (the
-    client's side: no rule of the service, reported so that the client can be fixed)."""
+    """One exchange judged: the rules its response broke, and how the request itself left the
+    document (the client's side: no rule of the service, reported so that the client can be
+    fixed)."""
 
     api: str
     breaches: list[Breach]
     off_document: list[str]
-    throttled: bool = False  # the service's throttling (a 429, or a 503 with Retry-After): counted, not judged
+    throttled: bool = (
+        False  # the service's throttling (a 429, or a 503 with Retry-After): counted, not judged
+    )
 
 
 class TrafficAudit:
-    """Judges exchanges of the audited APIs' operations into one Results; `targets`: what is known to exist."""
+    """Judges exchanges of the audited APIs' operations into one Results; `targets`: what is known
+    to exist."""
 
     def __init__(
         self,
@@ -57,18 +65,28 @@ class TrafficAudit:
         self.results = Results(policy, apis)
         self.redactor = redactor or Redactor()
         self.targets = targets
-        self.judges = {api: ResponseJudge(api, self.results, self.redactor, DocumentJudge(api, policy), targets)
-                       for api in apis}
+        self.judges = {
+            api: ResponseJudge(
+                api, self.results, self.redactor, DocumentJudge(api, policy), targets
+            )
+            for api in apis
+        }
         # The walks the traffic follows, judged by the scenario checks' own walk rules.
-        self.walks = TrafficWalks(self.judges["test-set"], targets, walk_bounds) if "test-set" in apis else None
+        self.walks = (
+            TrafficWalks(self.judges["test-set"], targets, walk_bounds)
+            if "test-set" in apis
+            else None
+        )
         self.judged = 0
         self.not_judged: Counter[str] = Counter()  # why -> how many exchanges
         self.off_document: Counter[str] = Counter()  # parameter -> how many requests
         for api in apis:
-            self.results.selected[api] = set()  # traffic chooses no scenario check: none can be "all skipped"
+            # traffic chooses no scenario check: none can be "all skipped"
+            self.results.selected[api] = set()
 
     def api_of(self, method: str, path: str) -> str | None:
-        """The audited API whose operation a request is (its method, or HEAD, on its path), or None."""
+        """The audited API whose operation a request is (its method, or HEAD, on its path), or
+        None."""
         for api in self.results.apis:
             op = operation(api)
             if method.upper() in (op.method, "HEAD") and op.path_parameters(path) is not None:
@@ -76,11 +94,14 @@ class TrafficAudit:
         return None
 
     def judge(self, api: str, exchange: Exchange, *, learned: bool = False) -> Judged:
-        """Judge one exchange of `api`'s operation; every outcome is recorded at its rule's level. A throttled
-        answer is the service's throttling, no rule's: counted, not judged. `learned`: the redactor already knows
-        every secret the exchange carries."""
+        """Judge one exchange of `api`'s operation; every outcome is recorded at its rule's level. A
+        throttled answer is the service's throttling, no rule's: counted, not judged. `learned`: the
+        redactor already knows every secret the exchange carries."""
         asked_for = asked_status(exchange.request_headers)
-        if throttle_wait(exchange.status, exchange.header("retry-after"), asked_for=asked_for) is not None:
+        if (
+            throttle_wait(exchange.status, exchange.header("retry-after"), asked_for=asked_for)
+            is not None
+        ):
             self.skip(THROTTLED_SKIP)
             return Judged(api, [], [], throttled=True)
         self.judged += 1
@@ -92,46 +113,68 @@ class TrafficAudit:
         return Judged(api, breaches, off)
 
     def skip(self, why: str) -> None:
-        """Count an exchange that is not judged, and why (another host, path or method, no body recorded, ...)."""
+        """Count an exchange that is not judged, and why (another host, path or method, no body
+        recorded, ...)."""
         self.not_judged[why] += 1
 
     def snapshot(self) -> Results:
-        """The results so far, finished: every check that never ran skipped with why, and what was not judged."""
+        """The results so far, finished: every check that never ran skipped with why, and what was
+        not judged."""
         results = self.results.copy()
         sealed = self.targets is not None and self.targets.sealed_cursors is True
         for api in results.apis:
-            results.skip_unexercised(api, lambda check: unwalked_reason(check, sealed) or _unexercised_reason(check))
+            results.skip_unexercised(
+                api, lambda check: unwalked_reason(check, sealed) or _unexercised_reason(check)
+            )
         results.notes += self.notes()
         return results
 
     def notes(self) -> list[str]:
         seen = self.judged + sum(self.not_judged.values())
-        notes = [f"traffic: {seen} exchanges, {self.judged} judged (a request of an audited API's operation, with "
-                 "its response)"]
+        notes = [
+            f"traffic: {seen} exchanges, {self.judged} judged (a request of an audited API's "
+            "operation, with "
+            "its response)"
+        ]
         if self.not_judged:
-            notes.append("not judged: " + "; ".join(f"{count} {why}" for why, count in self.not_judged.most_common()))
+            notes.append(
+                "not judged: "
+                + "; ".join(f"{count} {why}" for why, count in self.not_judged.most_common())
+            )
         if self.off_document:
-            notes.append("requests that leave the document (the client's side; the service should refuse them): "
-                         + ", ".join(f"{name} in {count}" for name, count in self.off_document.most_common()))
+            notes.append(
+                "requests that leave the document (the client's side; the service should refuse "
+                "them): "
+                + ", ".join(f"{name} in {count}" for name, count in self.off_document.most_common())
+            )
         return notes
 
 
-@functools.lru_cache(maxsize=1024)  # a client asks the same query again and again; each check of one is a schema's
+# a client asks the same query again and again; each check of one is a schema's
+@functools.lru_cache(maxsize=1024)
 def off_document(api: str, query: str) -> tuple[str, ...]:
-    """How a request's query leaves the document: the parameters it breaks, then those it adds (`name (undeclared)`)."""
+    """How a request's query leaves the document: the parameters it breaks, then those it adds
+    (`name (undeclared)`)."""
     values: dict[str, list[str]] = {}
     for key, value in parse_qsl(query, keep_blank_values=True):
         values.setdefault(key, []).append(value)
-    return (*sorted(broken_parameters(api, values)), *(f"{name} (undeclared)"
-                                                       for name in sorted(undeclared_parameters(api, values))))
+    return (
+        *sorted(broken_parameters(api, values)),
+        *(f"{name} (undeclared)" for name in sorted(undeclared_parameters(api, values))),
+    )
 
 
 def traffic_redactor(targets: Targets | None, *tokens: str | None) -> Redactor:
-    """A redactor that knows the tokens given, EVALMOCK_TOKEN and EVALMOCK_SECOND_TOKEN, and the targets' [auth]
-    ones from the start; the traffic teaches it the rest."""
+    """A redactor that knows the tokens given, EVALMOCK_TOKEN and EVALMOCK_SECOND_TOKEN, and the
+    targets' [auth] ones from the start; the traffic teaches it the rest."""
     known = targets or Targets()
     redactor = Redactor(known.token, known.second_token, known.expired_token, known.revoked_token)
-    for token in (known.no_read_token, *tokens, environment.audit_token(), environment.second_token()):
+    for token in (
+        known.no_read_token,
+        *tokens,
+        environment.audit_token(),
+        environment.second_token(),
+    ):
         if token:
             redactor.learn(token)
     return redactor
@@ -142,4 +185,3 @@ def _unexercised_reason(check: Check) -> str:
         return SCENARIO_SKIP
     judged = check.kind == RESPONSE or check.name in RESPONSE_ONLY or check is LIVE_SPEC
     return UNSEEN_SKIP if judged else GENERATED_SKIP
-

@@ -1,5 +1,7 @@
-"""`evalmock contract --har FILE`: recorded traffic (a HAR 1.2 file, as browsers' developer tools and `evalmock proxy
---har` write it) judged offline by every per-response and document check; other hosts, paths and methods counted."""
+"""`evalmock contract --har FILE`: recorded traffic (a HAR 1.2 file, as browsers' developer tools
+and `evalmock proxy
+--har` write it) judged offline by every per-response and document check; other hosts, paths and
+methods counted."""
 
 from __future__ import annotations
 
@@ -38,12 +40,14 @@ class Recorded:
     started: datetime | None  # startedDateTime, when it reads as one
     exchange: Exchange | None
     missing: str | None = None
-    entry: Mapping[str, Any] | None = None  # as recorded, for the redactor to learn every secret it carries
+    entry: Mapping[str, Any] | None = (
+        None  # as recorded, for the redactor to learn every secret it carries
+    )
 
 
 def read_har(path: str | Path) -> Iterator[Recorded]:
-    """The entries of a HAR file, as the file lists them; HarError when the file is no HAR log or an entry lacks
-    its request."""
+    """The entries of a HAR file, as the file lists them; HarError when the file is no HAR log or an
+    entry lacks its request."""
     try:
         document = json.loads(Path(path).read_text(encoding="utf-8-sig"))
     except OSError as exc:
@@ -57,7 +61,9 @@ def read_har(path: str | Path) -> Iterator[Recorded]:
         try:
             yield _recorded(number, entry)
         except (KeyError, TypeError, AttributeError, ValueError) as exc:
-            raise HarError(f"{path}: entry {number}: not a HAR entry ({type(exc).__name__}: {exc})") from None
+            raise HarError(
+                f"{path}: entry {number}: not a HAR entry ({type(exc).__name__}: {exc})"
+            ) from None
 
 
 def _recorded(number: int, entry: Mapping[str, Any]) -> Recorded:
@@ -70,10 +76,19 @@ def _recorded(number: int, entry: Mapping[str, Any]) -> Recorded:
         return Recorded(number, started, None, NO_RESPONSE, entry)
     content = response.get("content") or {}
     text = content.get("text")
-    if text is None and content.get("size") != 0:  # left out (or of unknown size), not an empty body
-        return Recorded(number, started, Exchange(method, url, status, request_headers=request_headers), NO_BODY, entry)
+    # left out (or of unknown size), not an empty body
+    if text is None and content.get("size") != 0:
+        return Recorded(
+            number,
+            started,
+            Exchange(method, url, status, request_headers=request_headers),
+            NO_BODY,
+            entry,
+        )
     body = _body(str(text or ""), content.get("encoding"))
-    exchange = Exchange(method, url, status, _headers(response.get("headers") or []), body, request_headers)
+    exchange = Exchange(
+        method, url, status, _headers(response.get("headers") or []), body, request_headers
+    )
     return Recorded(number, started, exchange, None, entry)
 
 
@@ -86,15 +101,16 @@ def _started(value: Any) -> datetime | None:
 
 
 def in_time_order(entries: list[Recorded]) -> list[Recorded]:
-    """The entries by startedDateTime (a page asked for with a cursor started after the page that gave it), when
-    every entry has one; else as the file lists them."""
+    """The entries by startedDateTime (a page asked for with a cursor started after the page that
+    gave it), when every entry has one; else as the file lists them."""
     if any(recorded.started is None for recorded in entries):
         return entries
     return sorted(entries, key=lambda recorded: recorded.started)  # type: ignore[arg-type,return-value]
 
 
 def _headers(records: list[Mapping[str, Any]]) -> dict[str, str]:
-    """Lower-case names, the first value of each; HTTP/2 pseudo-headers (`:authority`, ...) left out."""
+    """Lower-case names, the first value of each; HTTP/2 pseudo-headers (`:authority`, ...) left
+    out."""
     headers: dict[str, str] = {}
     for record in records:
         name = str(record["name"]).lower()
@@ -113,12 +129,14 @@ def _body(text: str, encoding: str | None) -> bytes:
 
 
 def audit_har(path: str | Path, audit: TrafficAudit, base_url: str | None = None) -> None:
-    """Judge every entry of the HAR file into `audit`, in time order (walks are followed across entries); with
-    `base_url`, entries outside it are other hosts. Each entry is let go once judged: a judged page keeps its parsed
-    body, and a browser's HAR of thousands of pages held them all until the last was judged."""
+    """Judge every entry of the HAR file into `audit`, in time order (walks are followed across
+    entries); with `base_url`, entries outside it are other hosts. Each entry is let go once judged:
+    a judged page keeps its parsed body, and a browser's HAR of thousands of pages held them all
+    until the last was judged."""
     entries = in_time_order(list(read_har(path)))
     entries.reverse()  # taken from the end, so that letting one go costs nothing
-    elsewhere: Counter[str] = Counter()  # the origins of audited operations' requests outside base_url
+    # the origins of audited operations' requests outside base_url
+    elsewhere: Counter[str] = Counter()
     while entries:
         recorded = entries.pop()
         if recorded.entry is not None:
@@ -139,11 +157,14 @@ def audit_har(path: str | Path, audit: TrafficAudit, base_url: str | None = None
             else:
                 audit.judge(api, exchange)
     if elsewhere:
-        # Most often the app's base URL (a proxy's, a dev server's) given where the service's was meant.
+        # Most often the app's base URL (a proxy's, a dev server's) given where the service's was
+        # meant.
         hosts = ", ".join(f"{host} ({count})" for host, count in elsewhere.most_common(HOSTS_NAMED))
         audit.results.notes.append(
-            f"requests of the audited operations went to other hosts than --base-url {origin(base_url or '')}: "
-            f"{hosts}; pass one of them as --base-url to judge its answers")
+            "requests of the audited operations went to other hosts than --base-url "
+            f"{origin(base_url or '')}: "
+            f"{hosts}; pass one of them as --base-url to judge its answers"
+        )
 
 
 def origin(url: str) -> str:
@@ -157,5 +178,7 @@ def under(url: str, base_url: str) -> bool:
     """Whether `url` is on the service at `base_url` (same scheme and host, below its path)."""
     target, base = urlsplit(url), urlsplit(base_url)
     prefix = base.path.rstrip("/")
-    return (target.scheme.lower(), target.netloc.lower()) == (base.scheme.lower(), base.netloc.lower()) and (
-        target.path == prefix or target.path.startswith(prefix + "/"))
+    return (target.scheme.lower(), target.netloc.lower()) == (
+        base.scheme.lower(),
+        base.netloc.lower(),
+    ) and (target.path == prefix or target.path.startswith(prefix + "/"))

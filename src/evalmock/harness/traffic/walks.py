@@ -1,7 +1,7 @@
-"""Walks followed in traffic (the proxy's, a HAR file's): each nextCursor a page gave is remembered with the request
-it answered, per caller (a keyed hash of the credential, never the credential), so that the page a later request
-gets for it is judged against the pages before it by the harness's own walk rules; open walks and their pages are
-held in a bounded LRU, as case-id hashes."""
+"""Walks followed in traffic (the proxy's, a HAR file's): each nextCursor a page gave is remembered
+with the request it answered, per caller (a keyed hash of the credential, never the credential), so
+that the page a later request gets for it is judged against the pages before it by the harness's own
+walk rules; open walks and their pages are held in a bounded LRU, as case-id hashes."""
 
 from __future__ import annotations
 
@@ -19,23 +19,25 @@ from evalmock.defaults import DEFAULT_MAX_PAGES, DEFAULT_MAX_WALKS
 from evalmock.harness.checks.cursor_binding import SEALED_REASON, assert_cursor_refused
 from evalmock.harness.checks.exchange import Exchange
 from evalmock.harness.checks.outcomes import Violation
-from evalmock.harness.checks.pagination import (
+from evalmock.harness.checks.pagination import requested_limit
+from evalmock.harness.checks.registry import Check, find_check
+from evalmock.harness.checks.walk_pages import PageMark, WalkLedger
+from evalmock.harness.checks.walk_rules import (
     assert_follows_has_more,
     assert_lists_every_active_case,
     assert_page_continues,
-    requested_limit,
 )
-from evalmock.harness.checks.registry import Check, find_check
-from evalmock.harness.checks.walk_pages import PageMark, WalkLedger
 from evalmock.harness.run.judge import Breach, ResponseJudge, violation_example
 
 FILTERS = ("include", "kind")
 # A request that sends one of these twice is left alone: the page does not say which value wins.
 _ONCE = ("projectId", "cursor", "limit", *FILTERS)
-_CALLER_KEY = os.urandom(16)  # per process: a caller's hash cannot be matched against a list of tokens
+# per process: a caller's hash cannot be matched against a list of tokens
+_CALLER_KEY = os.urandom(16)
 WALK_CHECKS = ("walk_yields_every_case_once", "page_after_has_more_is_not_empty")
 NO_WALK = "no walk was followed: no page was asked for with a nextCursor the traffic had carried"
-# Why a binding rule met nothing to judge, by the aspect it binds (the traffic may have reused a cursor otherwise).
+# Why a binding rule met nothing to judge, by the aspect it binds (the traffic may have reused a
+# cursor otherwise).
 NO_REUSE = {
     "cursor_is_bound_to_the_list": "for another list (another agent or project)",
     "cursor_is_bound_to_the_filters": "with other filters",
@@ -46,7 +48,8 @@ BINDING_CHECKS = tuple(NO_REUSE)
 
 @dataclass(frozen=True)
 class WalkBounds:
-    """How much walk state is held: open walks, and pages over all of them (least recently used go first)."""
+    """How much walk state is held: open walks, and pages over all of them (least recently used go
+    first)."""
 
     walks: int = DEFAULT_MAX_WALKS
     pages: int = DEFAULT_MAX_PAGES
@@ -84,53 +87,69 @@ def unwalked_reason(check: Check, sealed: bool) -> str | None:
     if check.name in WALK_CHECKS:
         return NO_WALK
     if check.name in BINDING_CHECKS:
-        return f"no cursor the traffic had carried was sent back {NO_REUSE[check.name]}" if sealed else SEALED_REASON
+        return (
+            f"no cursor the traffic had carried was sent back {NO_REUSE[check.name]}"
+            if sealed
+            else SEALED_REASON
+        )
     return None
 
 
 def caller_of(exchange: Exchange) -> bytes:
-    """Who sent a request: a hash of its Authorization header, keyed per process (the credential is never kept)."""
+    """Who sent a request: a hash of its Authorization header, keyed per process (the credential is
+    never kept)."""
     credential = exchange.request_headers.get("authorization", "")
-    return hashlib.blake2b(credential.encode("utf-8", "surrogateescape"), key=_CALLER_KEY, digest_size=16).digest()
+    return hashlib.blake2b(
+        credential.encode("utf-8", "surrogateescape"), key=_CALLER_KEY, digest_size=16
+    ).digest()
 
 
 def list_key(exchange: Exchange) -> ListKey | None:
-    """The list and filters a request of the test-set operation asks for; None when it is not one, or sends a
-    parameter twice."""
+    """The list and filters a request of the test-set operation asks for; None when it is not one,
+    or sends a parameter twice."""
     parameters = operation("test-set").path_parameters(exchange.path)
     query = exchange.query
     if parameters is None or "projectId" not in query or exchange.ambiguous(*_ONCE):
         return None
     # Interned: every walk of one list shares the strings.
     include, kind = query.get("include"), query.get("kind")
-    return ListKey(sys.intern(parameters["agentId"]), sys.intern(query["projectId"].lower()),
-                   include if include is None else sys.intern(include), kind if kind is None else sys.intern(kind))
+    return ListKey(
+        sys.intern(parameters["agentId"]),
+        sys.intern(query["projectId"].lower()),
+        include if include is None else sys.intern(include),
+        kind if kind is None else sys.intern(kind),
+    )
 
 
 class TrafficWalks:
-    """Follows the walks in the exchanges it is given, in time order, and judges each page that continues one; the
-    outcomes go to `judge`'s results, as the scenario checks' would."""
+    """Follows the walks in the exchanges it is given, in time order, and judges each page that
+    continues one; the outcomes go to `judge`'s results, as the scenario checks' would."""
 
-    def __init__(self, judge: ResponseJudge, targets: Targets | None = None, bounds: WalkBounds | None = None) -> None:
+    def __init__(
+        self, judge: ResponseJudge, targets: Targets | None = None, bounds: WalkBounds | None = None
+    ) -> None:
         self.judge = judge
         self.targets = targets or Targets()
         self.bounds = bounds or WalkBounds()
         self.walks: OrderedDict[int, OpenWalk] = OrderedDict()  # least recently used first
-        # A cursor's key -> the walk and the page that gave it. The key is of the caller and the cursor, so that a
-        # service whose cursors are the same for everyone (an offset) gives each caller's walks their own; of the
-        # cursor alone when the targets say cursors are sealed (each is then its caller's), so that another
-        # caller's replay is found.
+        # A cursor's key -> the walk and the page that gave it. The key is of the caller and the
+        # cursor, so that a service whose cursors are the same for everyone (an offset) gives each
+        # caller's walks their own; of the cursor alone when the targets say cursors are sealed
+        # (each is then its caller's), so that another caller's replay is found.
         self.cursors: dict[int, tuple[int, PageMark]] = {}
         self.sealed = self.targets.sealed_cursors is True
         self.pages = 0  # held over all open walks
         self._next_id = 0
         self.once = find_check("walk_yields_every_case_once", "test-set")
         self.not_empty = find_check("page_after_has_more_is_not_empty", "test-set")
-        self.binding = {aspect: find_check(f"cursor_is_bound_to_the_{aspect}", "test-set")
-                        for aspect in ("list", "filters", "caller")}
+        self.binding = {
+            aspect: find_check(f"cursor_is_bound_to_the_{aspect}", "test-set")
+            for aspect in ("list", "filters", "caller")
+        }
 
     def observe(self, exchange: Exchange) -> list[Breach]:
-        """Judge one exchange of the test-set operation as part of the walks so far; returns the rules it broke."""
+        """Judge one exchange of the test-set operation as part of the walks so far; returns the
+        rules it broke."""
         if exchange.method.upper() != "GET" or "prefer" in exchange.request_headers:
             return []  # a forced answer (a mock's or Prism's Prefer control) is no page of the list
         key = list_key(exchange)
@@ -153,7 +172,8 @@ class TrafficWalks:
             return []
         return self._continues(exchange, walk_id, walk, mark, body)
 
-    # -- pages ------------------------------------------------------------------------------------------------------
+    # -- pages
+    # ----------------------------------------------------------------------------------------------
     def _first_page(self, exchange: Exchange, key: ListKey) -> list[Breach]:
         body = _page(exchange)
         if body is None:
@@ -162,32 +182,60 @@ class TrafficWalks:
         walk_id, self._next_id = self._next_id, self._next_id + 1
         return self._add(exchange, walk_id, walk, body, _cases(body), [], first=True)
 
-    def _continues(self, exchange: Exchange, walk_id: int, walk: OpenWalk, mark: PageMark,
-                   body: dict[str, Any]) -> list[Breach]:
+    def _continues(
+        self, exchange: Exchange, walk_id: int, walk: OpenWalk, mark: PageMark, body: dict[str, Any]
+    ) -> list[Breach]:
         pages = walk.ledger.pages
         if not any(held is mark for held in pages):
             return []  # the page before was let go to bound memory
-        while pages[-1] is not mark:  # the cursor of an earlier page again: the walk goes on from there
+        # the cursor of an earlier page again: the walk goes on from there
+        while pages[-1] is not mark:
             self._drop(walk.ledger.pages.pop())
         broken: list[Breach] = []
         number = walk.ledger.forgotten_pages + len(pages)
-        self._apply(broken, self.not_empty, exchange, lambda: assert_follows_has_more(number, body, exchange))
+        self._apply(
+            broken,
+            self.not_empty,
+            exchange,
+            lambda: assert_follows_has_more(number, body, exchange),
+        )
         cases = _cases(body)
-        self._apply(broken, self.once, exchange,
-                    lambda: assert_page_continues(walk.ledger, cases, exchange, requested_limit(exchange)))
+        self._apply(
+            broken,
+            self.once,
+            exchange,
+            lambda: assert_page_continues(walk.ledger, cases, exchange, requested_limit(exchange)),
+        )
         return self._add(exchange, walk_id, walk, body, cases, broken)
 
-    def _add(self, exchange: Exchange, walk_id: int, walk: OpenWalk, body: dict[str, Any],
-             cases: list[dict[str, Any]], broken: list[Breach], *, first: bool = False) -> list[Breach]:
-        """Hold the page in its walk; at the walk's last page, judge the whole walk and let it go."""
+    def _add(
+        self,
+        exchange: Exchange,
+        walk_id: int,
+        walk: OpenWalk,
+        body: dict[str, Any],
+        cases: list[dict[str, Any]],
+        broken: list[Breach],
+        *,
+        first: bool = False,
+    ) -> list[Breach]:
+        """Hold the page in its walk; at the walk's last page, judge the whole walk and let it
+        go."""
         cursor = body.get("nextCursor")
         has_more = body.get("hasMore") is True and isinstance(cursor, str) and bool(cursor)
-        mark = PageMark(cases, requested_limit(exchange), self._key(walk.caller, cursor) if has_more else 0)
+        mark = PageMark(
+            cases, requested_limit(exchange), self._key(walk.caller, cursor) if has_more else 0
+        )
         if first and len(set(mark.ids)) < len(mark.ids):
-            # A case twice on a walk's first page (a list that fits on one page included), told as the scenario
-            # walks tell it; a first page without one is no walk yet, and no pass is counted for it.
-            self._apply(broken, self.once, exchange,
-                        lambda: assert_page_continues(walk.ledger, cases, exchange, mark.limit))
+            # A case twice on a walk's first page (a list that fits on one page included), told as
+            # the scenario walks tell it; a first page without one is no walk yet, and no pass is
+            # counted for it.
+            self._apply(
+                broken,
+                self.once,
+                exchange,
+                lambda: assert_page_continues(walk.ledger, cases, exchange, mark.limit),
+            )
         if has_more:
             walk.ledger.add(mark)
             self.walks[walk_id] = walk
@@ -201,15 +249,20 @@ class TrafficWalks:
         walk.ledger.add(mark)
         active = self._active_cases(walk.key)
         if active is not None:
-            self._apply(broken, self.once, exchange,
-                        lambda: assert_lists_every_active_case(walk.ledger, active, exchange))
+            self._apply(
+                broken,
+                self.once,
+                exchange,
+                lambda: assert_lists_every_active_case(walk.ledger, active, exchange),
+            )
         return broken
 
     def _key(self, caller: bytes, cursor: str) -> int:
         return hash(cursor) if self.sealed else hash((caller, cursor))
 
     def _active_cases(self, key: ListKey) -> int | None:
-        """What the targets say the project holds, for a walk without filters (the count is of active cases)."""
+        """What the targets say the project holds, for a walk without filters (the count is of
+        active cases)."""
         if key.include is not None or key.kind is not None:
             return None
         for project in self.targets.projects:
@@ -217,20 +270,28 @@ class TrafficWalks:
                 return project.active_cases
         return None
 
-    # -- a cursor sent back elsewhere ---------------------------------------------------------------------------
-    def _elsewhere(self, exchange: Exchange, walk: OpenWalk, key: ListKey, caller: bytes) -> list[Breach]:
-        """A cursor sent back for another list, with other filters or by another caller: a runtime that seals
-        cursors refuses it (the targets say whether this one does); any other may answer as it likes."""
+    # -- a cursor sent back elsewhere
+    # ----------------------------------------------------------------------------------------------
+    def _elsewhere(
+        self, exchange: Exchange, walk: OpenWalk, key: ListKey, caller: bytes
+    ) -> list[Breach]:
+        """A cursor sent back for another list, with other filters or by another caller: a runtime
+        that seals cursors refuses it (the targets say whether this one does); any other may answer
+        as it likes."""
         if not self.sealed or exchange.status not in (200, 400):
-            return []  # another status is refused for another reason (a token, an agent, a busy database)
+            # another status is refused for another reason (a token, an agent, a busy database)
+            return []
         broken: list[Breach] = []
         given = walk.key
         if key.agent != given.agent:
             self._refused(broken, "list", exchange, "a cursor reused for another agent")
         elif key.project != given.project:
             self._refused(broken, "list", exchange, "a cursor reused for another project")
-        changed = [_filter_change(name, getattr(given, name), getattr(key, name)) for name in FILTERS
-                   if getattr(given, name) != getattr(key, name)]
+        changed = [
+            _filter_change(name, getattr(given, name), getattr(key, name))
+            for name in FILTERS
+            if getattr(given, name) != getattr(key, name)
+        ]
         if changed:
             self._refused(broken, "filters", exchange, " and ".join(changed))
         if caller != walk.caller:
@@ -238,16 +299,24 @@ class TrafficWalks:
         return broken
 
     def _refused(self, broken: list[Breach], aspect: str, exchange: Exchange, what: str) -> None:
-        self._apply(broken, self.binding[aspect], exchange, lambda: assert_cursor_refused(exchange, what))
+        self._apply(
+            broken, self.binding[aspect], exchange, lambda: assert_cursor_refused(exchange, what)
+        )
 
-    # -- outcomes and bounds -----------------------------------------------------------------------------------
-    def _apply(self, broken: list[Breach], check: Check, exchange: Exchange, rule: Callable[[], None]) -> None:
-        """Run one rule; a breach is recorded as the scenario check's, with the request that showed it."""
+    # -- outcomes and bounds
+    # ----------------------------------------------------------------------------------------------
+    def _apply(
+        self, broken: list[Breach], check: Check, exchange: Exchange, rule: Callable[[], None]
+    ) -> None:
+        """Run one rule; a breach is recorded as the scenario check's, with the request that showed
+        it."""
         try:
             rule()
         except Violation as violation:
             shown = violation.exchange or exchange
-            example = violation_example(violation, self.judge.record(shown), self.judge.redactor, shown)
+            example = violation_example(
+                violation, self.judge.record(shown), self.judge.redactor, shown
+            )
             outcome = self.judge.breach(check, shown, example)
             if outcome is not None:
                 broken.append(Breach(check, outcome, example))
@@ -255,8 +324,9 @@ class TrafficWalks:
             self.judge.results.passed(check)
 
     def _bound(self, current: int) -> None:
-        """Let the least recently used walks go until the bounds hold; a single walk longer than the page bound
-        forgets its first pages (it is then judged without them, and not counted whole)."""
+        """Let the least recently used walks go until the bounds hold; a single walk longer than the
+        page bound forgets its first pages (it is then judged without them, and not counted
+        whole)."""
         while len(self.walks) > self.bounds.walks or self.pages > self.bounds.pages:
             oldest = next(iter(self.walks))
             if oldest == current and len(self.walks) == 1:
@@ -288,8 +358,8 @@ def _cases(body: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 def _filter_change(name: str, given: str | None, sent: str | None) -> str:
-    """In the scenario checks' words: `a cursor reused with include=retired`, `a kind=correction cursor reused
-    without kind`."""
+    """In the scenario checks' words: `a cursor reused with include=retired`, `a kind=correction
+    cursor reused without kind`."""
     if given is None:
         return f"a cursor reused with {name}={sent}"
     if sent is None:

@@ -1,4 +1,5 @@
-"""GET /v2/gen-ai/evaluation_test_cases/{test_case_uuid}: one test case, at a version or its latest."""
+"""GET /v2/gen-ai/evaluation_test_cases/{test_case_uuid}: one test case, at a version or its
+latest."""
 
 from __future__ import annotations
 
@@ -15,9 +16,14 @@ class EvaluationTestCases:
     def __init__(self, live: LiveWorld) -> None:
         self.live = live
 
-    async def get(self, test_case_uuid: str, evaluation_test_case_version: int | None = None) -> Response:
-        # The path parameter is a plain string: anything that names no test case (or no such version) is a 404.
-        found = self.live.world.encoded_evaluation_test_case(test_case_uuid.lower(), evaluation_test_case_version)
+    async def get(
+        self, test_case_uuid: str, evaluation_test_case_version: int | None = None
+    ) -> Response:
+        # The path parameter is a plain string: anything that names no test case (or no such
+        # version) is a 404.
+        found = self.live.world.encoded_evaluation_test_case(
+            test_case_uuid.lower(), evaluation_test_case_version
+        )
         if found is None:
             raise ApiError(404, "not-found")
         return encoded_json_response(b'{"evaluation_test_case":' + found + b"}")

@@ -1,4 +1,5 @@
-"""GET /v1/agents/{agentId}/test-set/cases: a validated request -> a world query -> a page with a sealed cursor."""
+"""GET /v1/agents/{agentId}/test-set/cases: a validated request -> a world query -> a page with a
+sealed cursor."""
 
 from __future__ import annotations
 
@@ -15,20 +16,25 @@ from evalmock.server.responses import encoded_json_response, json_response
 from evalmock.world import CaseQuery
 
 EMPTY_PAGE = {"data": [], "hasMore": False}
-DATA_CHANGED = "The data changed since the cursor was issued, so the list starts again: send the request without it."
+DATA_CHANGED = (
+    "The data changed since the cursor was issued, so the list starts again: send the request "
+    "without it."
+)
 
 
 def page_body(cases: list[bytes], next_cursor: str | None) -> bytes:
-    """The CasePage `{"data": [...], "nextCursor": ..., "hasMore": ...}` joined from already encoded cases,
-    byte for byte what orjson writes for the same page decoded (compact, keys in this order)."""
+    """The CasePage `{"data": [...], "nextCursor": ..., "hasMore": ...}` joined from already encoded
+    cases, byte for byte what orjson writes for the same page decoded (compact, keys in this
+    order)."""
     if next_cursor is None:
         tail = b'],"hasMore":false}'
     else:
         tail = b'],"nextCursor":' + orjson.dumps(next_cursor) + b',"hasMore":true}'
     if not cases:
         return b'{"data":[' + tail
-    # One copy of the page: the opening glued to the first case, the tail to the last, then one join. Joining the
-    # cases and then the three parts copied the whole page twice (a walk's page of 100 cases is 100 KB).
+    # One copy of the page: the opening glued to the first case, the tail to the last, then one
+    # join. Joining the cases and then the three parts copied the whole page twice (a walk's page of
+    # 100 cases is 100 KB).
     parts = list(cases)  # the caller's list stays as it was
     parts[0] = b'{"data":[' + parts[0]
     parts[-1] += tail
@@ -38,7 +44,8 @@ def page_body(cases: list[bytes], next_cursor: str | None) -> bytes:
 def _bad_cursor(reason: str) -> Exception:
     return bad_input(
         "cursor",
-        f"The cursor is not valid for this list, these filters and this caller ({reason}); start again without it.",
+        f"The cursor is not valid for this list, these filters and this caller ({reason}); start "
+        "again without it.",
     )
 
 
@@ -61,18 +68,26 @@ class TestSetCases:
         cursor: str | None = None,
         token_info: dict[str, Any] | None = None,
     ) -> Response:
-        world = self.live.world  # this request's world to its end, whatever a reload swaps in meanwhile
+        # this request's world to its end, whatever a reload swaps in meanwhile
+        world = self.live.world
         projects = world.projects_of(agent_id)
         if projects is None:
             raise unknown_agent(agent_id)
         if not (token_info or {}).get("reads", True):
-            # "Needs read on the project.": a caller without it learns nothing, not even that the agent exists
+            # "Needs read on the project.": a caller without it learns nothing, not even that the
+            # agent exists
             raise agent_not_found(agent_id)
-        query = CaseQuery(agent_id=agent_id, project_id=project_id.lower(), include_retired=include == "retired")
+        query = CaseQuery(
+            agent_id=agent_id, project_id=project_id.lower(), include_retired=include == "retired"
+        )
         if kind:
             query = dataclasses.replace(query, kinds=frozenset(kind.split(",")))
         binding = Binding.of(
-            agent_id, query.project_id, query.include_retired, query.kinds, (token_info or {}).get("sub", ""),
+            agent_id,
+            query.project_id,
+            query.include_retired,
+            query.kinds,
+            (token_info or {}).get("sub", ""),
             world.data.generation,
         )
         after = None
@@ -89,5 +104,7 @@ class TestSetCases:
             page = world.encoded_page(query, after, limit)
         except ValueError:
             raise _bad_cursor("it points nowhere in this list") from None
-        next_cursor = None if page.next_position is None else self.sealer.seal(page.next_position, binding)
+        next_cursor = (
+            None if page.next_position is None else self.sealer.seal(page.next_position, binding)
+        )
         return encoded_json_response(page_body(page.cases, next_cursor))

@@ -1,0 +1,93 @@
+"""What the Schemathesis run does with each answer before a check sees it: a throttled one waited
+out and sent again, one that turns the audit's token away set aside."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Mapping
+from typing import Any
+
+import requests
+from schemathesis.core.transport import Response
+
+from evalmock.defaults import DEFAULT_REQUEST_TIMEOUT
+from evalmock.harness.checks.exchange import first_header
+from evalmock.harness.checks.target_keys import TargetKey, target_key
+from evalmock.harness.run.throttle import Throttle
+
+
+class ThrottledRetry:
+    """Waits out a throttled answer in Schemathesis's `after_call` hook and puts the answer to the
+    same request, sent again, in its place (the hook's way of post-processing a response, in place),
+    before any check sees it."""
+
+    def __init__(self, throttle: Throttle, timeout: float = DEFAULT_REQUEST_TIMEOUT) -> None:
+        self.throttle = throttle
+        self.timeout = timeout
+        # ids of the cases whose answer was still throttled: no check judges them
+        self.unjudged: set[str] = set()
+        # ids of throttled probes already counted (recorders may repeat them)
+        self.counted_probes: set[str] = set()
+        self._local = threading.local()
+
+    def wait_out(self, case: Any, response: Response) -> bool:
+        """Whether the answer in `response` (replaced by a later one, if it was throttled) may be
+        judged."""
+        final, throttled = self.throttle.send(
+            lambda: self._send_again(response),
+            lambda answer: (answer.status_code, answer.headers),
+            first=response,
+        )
+        if final is not response:
+            _replace(response, final)
+        if throttled:
+            self.unjudged.add(case.id)
+        return not throttled
+
+    def _send_again(self, response: Response) -> Response:
+        session = getattr(self._local, "session", None)
+        if session is None:
+            session = self._local.session = requests.Session()
+        answer = session.send(response.request, timeout=self.timeout, allow_redirects=False)
+        return Response.from_requests(answer, verify=response.verify)
+
+
+def retry_after(response: Response) -> str | None:
+    return first_header(response.headers, "retry-after")
+
+
+def _replace(target: Response, answer: Response) -> None:
+    for name in Response.__slots__:
+        if hasattr(answer, name):
+            setattr(target, name, getattr(answer, name))
+        elif hasattr(target, name):
+            delattr(target, name)  # a cached view of the throttled body
+
+
+class Refusal:
+    """Whether an answer turns the audit's token away from a project or test case it is turned away
+    from everywhere (audit.turned_away_targets): a 403 to a request that carries that token and asks
+    for it."""
+
+    def __init__(self, api: str, token: str | None, turned_away: frozenset[TargetKey]) -> None:
+        self.api = api
+        self.token = token
+        self.turned_away = turned_away
+
+    def of(
+        self,
+        status: int | None,
+        headers: Mapping[str, str] | None,
+        query: Mapping[str, Any] | None,
+        path_parameters: Mapping[str, Any] | None,
+    ) -> bool:
+        if status != 403 or not self.token or not self.turned_away or headers is None:
+            return False
+        sent = next(
+            (value for name, value in headers.items() if name.lower() == "authorization"), ""
+        )
+        scheme, _, credentials = sent.strip().partition(" ")
+        # a scheme's case is free, a token's not
+        if scheme.lower() != "bearer" or credentials.strip() != self.token:
+            return False
+        return target_key(self.api, path_parameters or {}, query or {}) in self.turned_away
