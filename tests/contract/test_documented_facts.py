@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
 
-from evalmock.contract.documents import GRADIENT, LEVEL_MARK, TEST_SET
+from evalmock.contract.documents import APIS, GRADIENT, LEVEL_MARK, QUERY_FACTS, TEST_SET
+from evalmock.contract.operations import operation
 from evalmock.contract.schemas import component_schema, inline_refs, schema_errors
 
 LIST = TEST_SET.spec["paths"]["/agents/{agentId}/test-set/cases"]["get"]
@@ -287,3 +289,19 @@ def test_both_documents_name_a_contact_and_a_license(spec: dict[str, Any]) -> No
 
 def test_gradient_declares_the_genai_read_scope() -> None:
     assert GET_CASE["x-required-scopes"] == ["genai:read"]
+
+
+def test_the_facts_beyond_the_schemas_are_read_from_the_documents_and_not_served() -> None:
+    # What the pages state of each parameter; a filter added later joins these sets.
+    test_set = operation("test-set")
+    assert {"include", "kind"} <= set(test_set.query_marked("narrows"))
+    assert {"projectId", "include", "kind"} <= set(test_set.query_marked("cursor-binds"))
+    assert test_set.query_marked("bad-value", "page") == ("projectId", "include", "kind")
+    assert "limit" in test_set.query_marked("bad-value", "inferred")
+    assert {"include", "kind"} <= set(test_set.query_marked("empty-value", "open"))
+    assert operation("gradient").query_marked("bad-value", "inferred") == (
+        "evaluation_test_case_version",
+    )
+    for document in APIS.values():
+        assert QUERY_FACTS in json.dumps(document.spec)
+        assert QUERY_FACTS not in json.dumps(document.served_spec())

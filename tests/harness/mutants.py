@@ -17,7 +17,8 @@ import pytest
 from evalmock.harness.checks.policy import LIVE_PROFILE, Policy
 from evalmock.server import cursors
 from evalmock.server.cursors import Binding, CursorError, CursorSealer
-from evalmock.world import EncodedPage, World
+from evalmock.server.handlers import test_set
+from evalmock.world import CaseQuery, EncodedPage, World
 
 Scope = dict[str, Any]
 Headers = list[tuple[bytes, bytes]]
@@ -168,25 +169,16 @@ def patch_world(
 
 def patch_binding(drop: str) -> Patch:
     """Seal cursors without part of their binding ("filters" or "caller")."""
-    original = Binding.of.__func__
 
-    def of(
-        cls: type[Binding],
-        agent_id: str,
-        project_id: str,
-        include_retired: bool,
-        kinds: Any,
-        caller: str,
-        *rest: Any,
-    ) -> Binding:
-        if drop == "filters":
-            include_retired, kinds = False, ("correction", "hand")
+    def bind(agent_id: str, values: tuple[Any, ...], caller: str, *rest: Any) -> Binding:
+        if drop == "filters":  # the list's project alone: every filter bound as if left out
+            values = CaseQuery(agent_id, values[0]).bound(test_set.BOUND)
         else:
             caller = "anyone"
-        return original(cls, agent_id, project_id, include_retired, kinds, caller, *rest)
+        return Binding(agent_id, values, caller, *rest)
 
     def patch(monkeypatch: pytest.MonkeyPatch, world: World) -> None:
-        monkeypatch.setattr(Binding, "of", classmethod(of))
+        monkeypatch.setattr(test_set, "Binding", bind)
 
     return patch
 

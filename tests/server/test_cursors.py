@@ -11,17 +11,20 @@ from typing import Any
 import httpx
 import pytest
 
+from evalmock.contract.operations import operation
 from evalmock.server.cursors import TTL_SECONDS, Binding, CursorError, CursorSealer, DataChanged
+from evalmock.server.handlers.test_set import BOUND
 from evalmock.server.settings import default_cursor_key
+from evalmock.world import CaseQuery
 from evalmock.world.catalog import EXAMPLE_AGENT, EXAMPLE_PROJECT
 from shared import SERVER_SEED
 
 from .helpers import AUTH, OTHER, FrozenClock, assert_envelope, cases_path, example_params
 
 KEY = b"test key"
-BINDING = Binding.of(
-    "acme.drafting", "A60767BC-F81B-4009-86CC-372B632C4C53", False, ["hand", "correction"], "u-1"
-)
+PROJECT = "a60767bc-f81b-4009-86cc-372b632c4c53"
+BOTH_KINDS = ("correction", "hand")
+BINDING = Binding("acme.drafting", (PROJECT, False, BOTH_KINDS), "u-1")
 
 
 def sealer(clock: Callable[[], float] | None = None, key: bytes = KEY) -> CursorSealer:
@@ -40,14 +43,17 @@ def test_a_sealed_position_opens_again() -> None:
 
 
 def test_binding_ignores_project_case_and_kind_order() -> None:
-    same = Binding.of(
-        "acme.drafting",
-        "a60767bc-f81b-4009-86cc-372b632c4c53",
-        False,
-        ["correction", "hand"],
-        "u-1",
-    )
-    assert sealer().open(sealer().seal(7, BINDING), same) == 7
+    asked = CaseQuery.asked("acme.drafting", PROJECT.upper(), {"kind": "hand,correction"})
+    same = CaseQuery.asked("acme.drafting", PROJECT, {"kind": "correction,hand"})
+    assert asked.bound(BOUND) == same.bound(BOUND)
+    assert asked.bound(("projectId", "include", "kind")) == (PROJECT, False, BOTH_KINDS)
+    sealed = sealer().seal(7, Binding("acme.drafting", asked.bound(BOUND), "u-1"))
+    assert sealer().open(sealed, Binding("acme.drafting", same.bound(BOUND), "u-1")) == 7
+
+
+def test_the_binding_is_the_parameters_the_document_says_a_cursor_binds() -> None:
+    assert operation("test-set").query_marked("cursor-binds") == BOUND
+    assert BOUND[0] == "projectId" and {"include", "kind"} <= set(BOUND)
 
 
 @pytest.mark.parametrize("index", [0, 5, 12, 20, 40])
@@ -65,13 +71,13 @@ def test_a_cursor_sealed_with_another_key_is_refused() -> None:
 @pytest.mark.parametrize(
     "other",
     [
-        Binding.of("globex.search", BINDING.project_id, False, BINDING.kinds, "u-1"),
-        Binding.of(
-            BINDING.agent_id, "9611adda-b293-4ed5-8f5c-0eee9be6ad46", False, BINDING.kinds, "u-1"
+        Binding("globex.search", (PROJECT, False, BOTH_KINDS), "u-1"),
+        Binding(
+            "acme.drafting", ("9611adda-b293-4ed5-8f5c-0eee9be6ad46", False, BOTH_KINDS), "u-1"
         ),
-        Binding.of(BINDING.agent_id, BINDING.project_id, True, BINDING.kinds, "u-1"),
-        Binding.of(BINDING.agent_id, BINDING.project_id, False, ["hand"], "u-1"),
-        Binding.of(BINDING.agent_id, BINDING.project_id, False, BINDING.kinds, "u-2"),
+        Binding("acme.drafting", (PROJECT, True, BOTH_KINDS), "u-1"),
+        Binding("acme.drafting", (PROJECT, False, ("hand",)), "u-1"),
+        Binding("acme.drafting", (PROJECT, False, BOTH_KINDS), "u-2"),
     ],
     ids=["agent", "project", "include", "kind", "caller"],
 )
@@ -203,7 +209,7 @@ def test_cursor_of_a_tampered_byte_is_400(frozen_client: httpx.Client) -> None:
 def test_cursor_forged_with_another_key_is_400(
     frozen_client: httpx.Client, clock: FrozenClock
 ) -> None:
-    binding = Binding.of(EXAMPLE_AGENT, EXAMPLE_PROJECT, False, ["correction", "hand"], "user-demo")
+    binding = Binding(EXAMPLE_AGENT, (EXAMPLE_PROJECT.lower(), False, BOTH_KINDS), "user-demo")
     forged = CursorSealer(b"guessed key", clock=clock).seal(2, binding)
     assert_bad_cursor(next_page(frozen_client, forged))
 
@@ -224,7 +230,7 @@ def test_signed_cursor_for_a_position_the_list_lacks_is_400(
 ) -> None:
     # Signed with the server's own key (by default derived from the seed), so only the world can
     # object.
-    binding = Binding.of(EXAMPLE_AGENT, EXAMPLE_PROJECT, False, ["correction", "hand"], "user-demo")
+    binding = Binding(EXAMPLE_AGENT, (EXAMPLE_PROJECT.lower(), False, BOTH_KINDS), "user-demo")
     cursor = CursorSealer(default_cursor_key(SERVER_SEED).encode(), clock=clock).seal(
         10**15, binding
     )

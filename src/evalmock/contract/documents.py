@@ -24,6 +24,9 @@ from evalmock.paths import openapi_dir
 # Marks the parts of a document that state a fact of DigitalOcean's live service rather than of its
 # page.
 LEVEL_MARK = "x-evalmock-level"
+# Facts of a query parameter that its schema cannot state (docs/contract.md); evalmock reads them,
+# the served document leaves them out.
+QUERY_FACTS = "x-evalmock-query"
 
 
 @dataclass(frozen=True)
@@ -46,6 +49,15 @@ class ApiDocument:
     def page_spec(self) -> dict[str, Any]:
         """The document as its reference page alone states it (see `page_view`)."""
         return _page_view_of(self.path)
+
+    def served_spec(self) -> dict[str, Any]:
+        """A copy of the document as the mock serves it: without QUERY_FACTS, which are ours."""
+        spec = copy.deepcopy(self.spec)
+        for path_item in spec.get("paths", {}).values():
+            for node in path_item.values():
+                for parameter in node.get("parameters", []) if isinstance(node, dict) else []:
+                    parameter.pop(QUERY_FACTS, None)
+        return spec
 
     @property
     def base_path(self) -> str:

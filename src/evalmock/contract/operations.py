@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import quote, unquote
 
-from evalmock.contract.documents import APIS, ApiDocument, is_live
+from evalmock.contract.documents import APIS, QUERY_FACTS, ApiDocument, is_live
 from evalmock.contract.documents import api as api_document
 from evalmock.contract.schemas import deref
 
@@ -71,6 +71,17 @@ class Operation:
 
     def query_parameters(self) -> dict[str, dict[str, Any]]:
         return {name: p for name, p in self.parameters.items() if p.get("in") == "query"}
+
+    def query_marked(self, fact: str, value: object = True) -> tuple[str, ...]:
+        """The query parameters, in the document's order, whose `x-evalmock-query` states `fact`
+        with this value: `narrows` (a filter of the list), `cursor-binds` (a sealed cursor is bound
+        to it), `bad-value` (`page` or `inferred`: the level of the 400 a malformed value gets),
+        `empty-value` (`open`: the pages leave an empty value open)."""
+        return tuple(
+            name
+            for name, parameter in self.query_parameters().items()
+            if parameter.get(QUERY_FACTS, {}).get(fact) == value
+        )
 
     def path_parameters(self, path: str) -> dict[str, str] | None:
         """The decoded path parameters of a request path to this operation (behind any prefix of the

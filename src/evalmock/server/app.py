@@ -3,7 +3,6 @@ bodies."""
 
 from __future__ import annotations
 
-import copy
 import time
 from collections.abc import Callable
 from functools import partial
@@ -106,6 +105,6 @@ def create_app(
     for api in APIS.values():
         # The document as parsed once for the whole process (Connexion would parse its file again);
         # Connexion edits what it is given, so it gets a copy.
-        app.add_api(copy.deepcopy(api.spec), base_path=api.base_path, name=api.name)
+        app.add_api(api.served_spec(), base_path=api.base_path, name=api.name)
     errors.install(app)
     return app

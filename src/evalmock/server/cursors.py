@@ -4,12 +4,13 @@ data and issue time.
 A cursor is base64url (no padding) of 25 bytes of payload followed by the 32-byte MAC:
 payload = version (1 byte) | position (signed 64-bit) | issued at (unsigned 64-bit, Unix seconds)
           | data generation (unsigned 64-bit).
-The binding (agent, lower-cased project, include, sorted kinds, caller id) is not in the cursor; it
-goes into the MAC only, so a cursor presented for another list, other filters or another caller
-simply fails to verify, and a cursor reveals nothing about who asked. The binding's data generation
-(a hash of the served data files, 0 without any) is in the payload, under the MAC: a cursor issued
-before the data changed verifies, and is then refused as such (DataChanged), not as a forgery.
-Nothing binds the limit: a cursor survives a change of page size.
+The binding (agent, the values of the parameters the document says a cursor binds, as the world
+reads them: the lower-cased project, include, the sorted kinds; then the caller id) is not in the
+cursor; it goes into the MAC only, so a cursor presented for another list, other filters or
+another caller simply fails to verify, and a cursor reveals nothing about who asked. The binding's
+data generation (a hash of the served data files, 0 without any) is in the payload, under the MAC:
+a cursor issued before the data changed verifies, and is then refused as such (DataChanged), not
+as a forgery. Nothing binds the limit: a cursor survives a change of page size.
 """
 
 from __future__ import annotations
@@ -20,8 +21,9 @@ import hashlib
 import hmac
 import struct
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 import orjson
 
@@ -53,42 +55,14 @@ class Binding:
     """What a cursor is valid for, beside its issue time."""
 
     agent_id: str
-    project_id: str
-    include_retired: bool
-    kinds: frozenset[str]
+    # The list's bound values, JSON-ready, in the document's order (world.CaseQuery.bound)
+    values: tuple[Any, ...]
     caller_id: str
     data_generation: int = 0  # sealed in the payload, not in `encode`
 
-    @classmethod
-    def of(
-        cls,
-        agent_id: str,
-        project_id: str,
-        include_retired: bool,
-        kinds: Iterable[str],
-        caller_id: str,
-        data_generation: int = 0,
-    ) -> Binding:
-        return cls(
-            agent_id,
-            project_id.lower(),
-            include_retired,
-            frozenset(kinds),
-            caller_id,
-            data_generation,
-        )
-
     def encode(self) -> bytes:
         # JSON keeps the parts unambiguous whatever characters an id holds.
-        return orjson.dumps(
-            [
-                self.agent_id,
-                self.project_id,
-                self.include_retired,
-                sorted(self.kinds),
-                self.caller_id,
-            ]
-        )
+        return orjson.dumps([self.agent_id, *self.values, self.caller_id])
 
 
 class CursorSealer:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import copy
-from collections.abc import Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -29,6 +29,31 @@ class CaseQuery:
     project_id: str  # any case; the world compares lower-cased
     include_retired: bool = False
     kinds: frozenset[str] = field(default=ALL_KINDS)
+
+    @classmethod
+    def asked(cls, agent_id: str, project_id: str, filters: Mapping[str, str]) -> CaseQuery:
+        """The query a request of the list makes: its project, in lower case, and each filter
+        given, by its parameter's name (values as sent, which the document has validated)."""
+        kind = filters.get("kind")
+        return cls(
+            agent_id,
+            project_id.lower(),
+            include_retired=filters.get("include") == "retired",
+            kinds=frozenset(kind.split(",")) if kind else ALL_KINDS,
+        )
+
+    def bound(self, names: Iterable[str]) -> tuple[Any, ...]:
+        """What a cursor of this list is bound to, per parameter named: the same list and filters
+        however a request spells them (a project in either letter case, kinds in any order)."""
+        return tuple(_BOUND[name](self) for name in names)
+
+
+# Per parameter a cursor binds, its value as the binding holds it (JSON-ready).
+_BOUND: dict[str, Callable[[CaseQuery], Any]] = {
+    "projectId": lambda query: query.project_id.lower(),
+    "include": lambda query: query.include_retired,
+    "kind": lambda query: tuple(sorted(query.kinds)),
+}
 
 
 @dataclass(frozen=True)

@@ -21,11 +21,11 @@ from evalmock.contract.operations import operation
 from evalmock.contract.targets import Targets
 from evalmock.harness.checks.builtins import LIVE_SPEC
 from evalmock.harness.checks.open_answers import (
-    INFERRED_400,
-    PAGE_400,
     broken_parameters,
     empty_and_open,
+    inferred_400,
     names_the_status,
+    page_400,
 )
 from evalmock.harness.checks.policy import Policy
 from evalmock.harness.checks.registry import SCHEMATHESIS, Check, checks, find_check
@@ -142,9 +142,9 @@ def _rejected_parameter(outcome: BuiltinOutcome) -> Check | None:
     one, or none."""
     api = outcome.api
     broken = broken_parameters(api, outcome.query) - empty_and_open(api, outcome.query)
-    if broken & set(PAGE_400.get(api, ())):
+    if broken & set(page_400(api)):
         return find_check(outcome.name, api)
-    if broken & set(INFERRED_400.get(api, ())):
+    if broken & set(inferred_400(api)):
         return find_check(LIMIT_CHECK if api == "test-set" else outcome.name, api)
     return None
 

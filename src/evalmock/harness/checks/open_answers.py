@@ -12,17 +12,30 @@ from evalmock.contract.operations import operation
 from evalmock.contract.schemas import schema_validator
 from evalmock.contract.targets import Targets
 
-# The parameters whose malformed values the page's 400 sentence names, and those it does not (but
-# bounds).
-PAGE_400 = {"test-set": ("projectId", "include", "kind")}
-INFERRED_400 = {"test-set": ("limit",), "gradient": ("evaluation_test_case_version",)}
+
+@functools.cache
+def page_400(api: str) -> tuple[str, ...]:
+    """The parameters whose malformed values the page's 400 sentence names (the document says)."""
+    return operation(api).query_marked("bad-value", "page")
+
+
+@functools.cache
+def inferred_400(api: str) -> tuple[str, ...]:
+    """The parameters whose malformed values the pages do not name, but bound: an inferred 400."""
+    return operation(api).query_marked("bad-value", "inferred")
+
+
+@functools.cache
+def open_when_empty(api: str) -> tuple[str, ...]:
+    """Parameters whose empty value (`include=`) the pages leave open: read as left out, or refused
+    with 400."""
+    return operation(api).query_marked("empty-value", "open")
+
+
 # Statuses a service may answer before it reads the request at all: a request too large (413, 414,
 # 431) or too many requests (429). No page sentence rules them out, so they are open whatever the
 # request.
 OPEN_STATUSES = frozenset({413, 414, 429, 431})
-# Parameters whose empty value (`include=`, `kind=`) the pages leave open: read as left out, or
-# refused with 400.
-OPEN_WHEN_EMPTY = {"test-set": ("include", "kind")}
 
 
 def broken_parameters(api: str, query: Mapping[str, Any]) -> set[str]:
@@ -43,7 +56,7 @@ def broken_parameters(api: str, query: Mapping[str, Any]) -> set[str]:
 
 def empty_and_open(api: str, query: Mapping[str, Any]) -> set[str]:
     """The parameters of `query` sent empty (`include=`) whose empty value the pages leave open."""
-    return {name for name in OPEN_WHEN_EMPTY.get(api, ()) if query.get(name) in ("", [""])}
+    return {name for name in open_when_empty(api) if query.get(name) in ("", [""])}
 
 
 def names_the_status(
@@ -71,7 +84,7 @@ def names_the_status(
             return True
         if token.strip() in {targets.expired_token, targets.revoked_token} - {None}:
             return True
-    if (broken_parameters(api, query) - empty_and_open(api, query)) & set(PAGE_400.get(api, ())):
+    if (broken_parameters(api, query) - empty_and_open(api, query)) & set(page_400(api)):
         return True
     return carries_a_cursor(query) and targets.sealed_cursors is True
 

@@ -9,7 +9,7 @@ from evalmock.contract.documents import api as api_document
 from evalmock.contract.operations import operation
 from evalmock.contract.sources import inferred, on_test_set_page, page
 from evalmock.harness.checks.error_answers import expect_error
-from evalmock.harness.checks.open_answers import INFERRED_400, PAGE_400
+from evalmock.harness.checks.open_answers import inferred_400, page_400
 from evalmock.harness.checks.probes import Probe, near_misses
 from evalmock.harness.checks.registry import scenario_check
 from evalmock.harness.checks.scenario import Scenario
@@ -69,7 +69,7 @@ def malformed_project_include_or_kind_is_bad_input(s: Scenario) -> None:
     word) gets 400 in the envelope, with X-Request-Id equal to requestId (that its code is bad-input
     is bad_input_is_every_400_s_code's rule, inferred: the page names the code only for a refused
     cursor)."""
-    _refused(s, probes("test-set", PAGE_400["test-set"]), None)
+    _refused(s, probes("test-set", page_400("test-set")), None)
 
 
 @scenario_check(
@@ -84,4 +84,4 @@ def malformed_project_include_or_kind_is_bad_input(s: Scenario) -> None:
 )
 def limit_outside_its_bounds_is_bad_input(s: Scenario) -> None:
     """A limit just outside 1..100, a word, or not a whole number gets 400 bad-input."""
-    _refused(s, probes("test-set", INFERRED_400["test-set"]), "bad-input")
+    _refused(s, probes("test-set", inferred_400("test-set")), "bad-input")

@@ -19,6 +19,7 @@ from schemathesis.core.parameters import ParameterLocation
 from schemathesis.generation.meta import TestPhase
 
 from evalmock.contract.documents import api as api_document
+from evalmock.contract.operations import operation
 from evalmock.contract.targets import Targets
 from evalmock.harness.checks.attribution import builtin_check_names
 from evalmock.harness.checks.policy import Policy
@@ -149,8 +150,8 @@ def known_good_case_hook(api: str, targets: Targets) -> Callable[[Any, Any], Any
                 # unfiltered list so the link walks real pages instead of collecting legitimate
                 # 400s.
                 project = targets.projects[0]
-                case.query.pop("include", None)
-                case.query.pop("kind", None)
+                for name in operation("test-set").query_marked("narrows"):
+                    case.query.pop(name, None)
             else:
                 project = next(projects)
             case.path_parameters["agentId"] = project.agent_id

@@ -29,7 +29,8 @@ from evalmock.harness.checks.walk_rules import (
 )
 from evalmock.harness.run.judge import Breach, ResponseJudge, violation_example
 
-FILTERS = ("include", "kind")
+# The list's filters, which a walk keeps from page to page (the document names them).
+FILTERS = operation("test-set").query_marked("narrows")
 # A request that sends one of these twice is left alone: the page does not say which value wins.
 _ONCE = ("projectId", "cursor", "limit", *FILTERS)
 # per process: a caller's hash cannot be matched against a list of tokens
@@ -65,8 +66,7 @@ class ListKey:
 
     agent: str
     project: str
-    include: str | None
-    kind: str | None
+    filters: tuple[str | None, ...]  # each of FILTERS as sent, None when left out
 
 
 class OpenWalk:
@@ -112,12 +112,10 @@ def list_key(exchange: Exchange) -> ListKey | None:
     if parameters is None or "projectId" not in query or exchange.ambiguous(*_ONCE):
         return None
     # Interned: every walk of one list shares the strings.
-    include, kind = query.get("include"), query.get("kind")
     return ListKey(
         sys.intern(parameters["agentId"]),
         sys.intern(query["projectId"].lower()),
-        include if include is None else sys.intern(include),
-        kind if kind is None else sys.intern(kind),
+        tuple(None if query.get(name) is None else sys.intern(query[name]) for name in FILTERS),
     )
 
 
@@ -263,7 +261,7 @@ class TrafficWalks:
     def _active_cases(self, key: ListKey) -> int | None:
         """What the targets say the project holds, for a walk without filters (the count is of
         active cases)."""
-        if key.include is not None or key.kind is not None:
+        if any(value is not None for value in key.filters):
             return None
         for project in self.targets.projects:
             if project.agent_id == key.agent and project.project_id.lower() == key.project:
@@ -288,9 +286,9 @@ class TrafficWalks:
         elif key.project != given.project:
             self._refused(broken, "list", exchange, "a cursor reused for another project")
         changed = [
-            _filter_change(name, getattr(given, name), getattr(key, name))
-            for name in FILTERS
-            if getattr(given, name) != getattr(key, name)
+            _filter_change(name, before, now)
+            for name, before, now in zip(FILTERS, given.filters, key.filters, strict=True)
+            if before != now
         ]
         if changed:
             self._refused(broken, "filters", exchange, " and ".join(changed))

@@ -3,12 +3,12 @@ sealed cursor."""
 
 from __future__ import annotations
 
-import dataclasses
 from typing import Any
 
 import orjson
 from starlette.responses import Response
 
+from evalmock.contract.operations import operation
 from evalmock.server.cursors import Binding, CursorError, CursorSealer, DataChanged
 from evalmock.server.errors import agent_not_found, bad_input, unknown_agent
 from evalmock.server.live_world import LiveWorld
@@ -20,6 +20,9 @@ DATA_CHANGED = (
     "The data changed since the cursor was issued, so the list starts again: send the request "
     "without it."
 )
+
+# The parameters a sealed cursor is bound to (the document says), in its order.
+BOUND = operation("test-set").query_marked("cursor-binds")
 
 
 def page_body(cases: list[bytes], next_cursor: str | None) -> bytes:
@@ -62,11 +65,10 @@ class TestSetCases:
         self,
         agent_id: str,
         project_id: str,
-        include: str | None = None,
-        kind: str | None = None,
         limit: int = 25,
         cursor: str | None = None,
         token_info: dict[str, Any] | None = None,
+        **filters: str,
     ) -> Response:
         # this request's world to its end, whatever a reload swaps in meanwhile
         world = self.live.world
@@ -77,19 +79,9 @@ class TestSetCases:
             # "Needs read on the project.": a caller without it learns nothing, not even that the
             # agent exists
             raise agent_not_found(agent_id)
-        query = CaseQuery(
-            agent_id=agent_id, project_id=project_id.lower(), include_retired=include == "retired"
-        )
-        if kind:
-            query = dataclasses.replace(query, kinds=frozenset(kind.split(",")))
-        binding = Binding.of(
-            agent_id,
-            query.project_id,
-            query.include_retired,
-            query.kinds,
-            (token_info or {}).get("sub", ""),
-            world.data.generation,
-        )
+        query = CaseQuery.asked(agent_id, project_id, filters)
+        caller = (token_info or {}).get("sub", "")
+        binding = Binding(agent_id, query.bound(BOUND), caller, world.data.generation)
         after = None
         if cursor is not None:
             try:
