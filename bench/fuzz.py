@@ -2,8 +2,8 @@
 JSON to --output.
 
 Run by bench/run.py with the interpreter that has evalmock and Schemathesis:
-    python bench/fuzz.py --base-url http://127.0.0.1:PORT --targets FILE --requests 10000 --output
-    fuzz.json
+    python bench/fuzz.py --base-url http://127.0.0.1:PORT --targets FILE --requests 10000 \\
+        --output fuzz.json
 Counts every request Schemathesis sends (its `after_call` hook), every 5xx, every body that looks
 like a stack trace, and every failed check (undocumented status, content type, header or body;
 negative data accepted...).

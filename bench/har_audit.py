@@ -2,9 +2,10 @@
 HAR of N real test-set pages (walks of `evalmock serve`, followed by their cursors), each answer
 setting two new ALB cookies.
 
-    .venv/bin/python bench/har_audit.py                                  # 4,000 pages, this
-    checkout .venv/bin/python bench/har_audit.py --pages 1000 --src ../old/src    # another
-    revision's code, side by side
+    # 4,000 pages, this checkout
+    .venv/bin/python bench/har_audit.py
+    # another revision's code, side by side
+    .venv/bin/python bench/har_audit.py --pages 1000 --src ../old/src
 
 The HAR is written once (bench/results/har-audit.har, about 17 KB a page) and audited by each code
 given, in alternating trials. Results go to bench/results/har_audit.json; docs/benchmarks.md

@@ -1,9 +1,11 @@
 """Where a request's time goes, without sockets: the ASGI app called directly, in process.
 
-    .venv/bin/python bench/inprocess.py                       # microseconds per request, each
-    request kind .venv/bin/python bench/inprocess.py --cprofile page       # and cProfile's top
-    functions for one kind .venv/bin/python bench/inprocess.py --only page --requests 20000   # one
-    kind, e.g. under py-spy
+    # microseconds per request, each request kind
+    .venv/bin/python bench/inprocess.py
+    # and cProfile's top functions for one kind
+    .venv/bin/python bench/inprocess.py --cprofile page
+    # one kind, e.g. under py-spy
+    .venv/bin/python bench/inprocess.py --only page --requests 20000
 
 Each kind is sent `--requests` times after a warm-up (so the case cache is warm, as under wrk), and
 timed by process CPU time, which other work on a shared machine disturbs less than wall time. Run

@@ -1,9 +1,10 @@
 """Where the proxy's time goes, without its own server: the judge of one page and the forwarder,
 called in process.
 
-    .venv/bin/python bench/proxy_inprocess.py                    # CPU µs a judgement and a
-    forwarded request .venv/bin/python bench/proxy_inprocess.py --cprofile judge   # and cProfile's
-    top functions (judge or forward)
+    # CPU µs a judgement and a forwarded request
+    .venv/bin/python bench/proxy_inprocess.py
+    # and cProfile's top functions (judge or forward)
+    .venv/bin/python bench/proxy_inprocess.py --cprofile judge
 
 An `evalmock serve` upstream is started (pinned to CPU 1, this process to CPU 0, as taskset allows);
 the example request (25 generated cases) is forwarded through the proxy's ASGI app with every check

@@ -2,9 +2,10 @@
 AWSALBCORS): what learning one answer's secrets and redacting its HAR entry costs as the secrets
 learned grow, the worst single answer, and the memory each secret holds.
 
-    .venv/bin/python bench/redactor.py                           # this checkout, 1,000 to 50,000
-    answers .venv/bin/python bench/redactor.py --src ../old/src --answers 1000,10000   # another
-    revision's code, fewer
+    # this checkout, 1,000 to 50,000 answers
+    .venv/bin/python bench/redactor.py
+    # another revision's code, fewer answers
+    .venv/bin/python bench/redactor.py --src ../old/src --answers 1000,10000
 
 Each answer is what `evalmock proxy --har` does with one exchange: learn its URL and headers (two
 Set-Cookie values new on every answer, the bearer token, the Cookie the client sent back), then

@@ -11,6 +11,8 @@ from pathlib import Path
 
 import pytest
 
+from evalmock.exits import CRASHED, VIOLATIONS
+
 ROOT = Path(__file__).resolve().parent.parent
 
 # In a fresh interpreter, `evalmock rules`: whether the collector ran while the command line and
@@ -78,3 +80,20 @@ def test_ctrl_c_outside_a_server_is_one_line_and_exit_130(
     monkeypatch.setattr(evalmock.cli, "main", interrupted)
     assert entry.main() == 130
     assert capsys.readouterr().err == "evalmock: interrupted\n"
+
+
+def test_a_crash_exits_with_its_own_code_and_says_where_without_a_traceback_or_its_text() -> None:
+    code = (
+        "import sys, evalmock.cli\n"
+        "def broken(argv=None):\n"
+        "    raise RuntimeError('token s3cret-from-the-service')\n"
+        "evalmock.cli.main = broken\n"
+        "sys.argv = ['evalmock', 'rules']\n"
+        "from evalmock.entry import main\n"
+        "sys.exit(main())"
+    )
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert run.returncode == CRASHED != VIOLATIONS
+    assert run.stderr.startswith("evalmock: internal error, not a verdict on the service: ")
+    assert "RuntimeError in broken" in run.stderr
+    assert "s3cret" not in run.stderr and "Traceback" not in run.stderr

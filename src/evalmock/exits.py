@@ -11,6 +11,8 @@ USAGE = 2  # bad options, a bad targets, data or HAR file, a token or caller the
 UNREACHABLE = 3  # the target does not answer, or answers no audited API at its base URL
 INCOMPLETE = 4  # an audit checked too little to say the target conforms
 INTERRUPTED = 130  # stopped by Ctrl-C or SIGINT, as a shell counts it (128 + SIGINT)
+# evalmock itself failed (sysexits' EX_SOFTWARE): never a verdict on the service
+CRASHED = 70
 
 
 class EvalmockError(Exception):

@@ -1,14 +1,14 @@
-"""The container image's health check, for whichever evalmock command the container runs (`python3
--m ...`).
+"""The container image's health check, for whichever evalmock command the container runs
+(`python3 -m ...`).
 
 PID 1 is `evalmock` (the image's entrypoint); its command line says what to ask:
 
-    serve [--host H] [--port P]   GET http://H:P/healthz answers 200 (P is 8080 unless given)
-    proxy [--host H] [--port P]   a connection to H:P is taken (P is 8081): the proxy forwards every
-    path, so
-                                  /healthz would ask the upstream, whose health is not the proxy's
-    any other command             healthy while it runs (contract, rules, ...: there is nothing to
-    serve)
+| command                       | healthy when                                                   |
+|-------------------------------|----------------------------------------------------------------|
+| `serve [--host H] [--port P]` | GET http://H:P/healthz answers 200 (P is 8080 unless given)    |
+| `proxy [--host H] [--port P]` | a connection to H:P is taken (P is 8081); the proxy forwards   |
+|                               | every path, so /healthz would ask the upstream                 |
+| any other command             | it runs (contract, rules, ...: there is nothing to serve)      |
 
 A host that listens on every interface (0.0.0.0, ::) is asked on the loopback. Exit 0 healthy, 1 not
 (Docker's meaning), with the reason on standard error. Imports only the standard library and

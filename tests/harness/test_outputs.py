@@ -488,3 +488,22 @@ def test_a_copy_of_the_results_keeps_its_own_count_of_responses_not_judged() -> 
     results.not_judged(check, "an older server's page")
     assert copied.tally(check).not_judged["an older server's page"] == 1
     assert results.tally(check).not_judged["an older server's page"] == 2
+
+
+def test_control_characters_a_service_sent_are_escaped_so_the_junit_file_stays_xml(
+    tmp_path: Path,
+) -> None:
+    results = Results(Policy(), ("test-set",))
+    hostile = "a title \x1b]0;CONFORMS\x07 with \x1b[2J and \x00 in it"
+    results.breach(
+        find_check("updated_at_is_added_at_until_retired", "test-set"),
+        Example(f"{hostile}\nexpected: none\nreceived: \x08x", request(), "/nextCursor", '"\x0c"'),
+        shape=request_shape("GET", LIST, 200),
+    )
+    path = tmp_path / "junit.xml"
+    write_junit(results, path, Redactor())
+    failure = ET.parse(path).find(".//failure")  # a control character would make this raise
+    assert failure is not None
+    assert failure.get("message") == "a title \\x1b]0;CONFORMS\\x07 with \\x1b[2J and \\x00 in it"
+    assert "\\x08x" in (failure.text or "")
+    assert not any(ord(char) < 32 and char not in "\t\n\r" for char in path.read_text())

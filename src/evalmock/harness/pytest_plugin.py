@@ -1,8 +1,8 @@
 """The audit from pytest, installed as a pytest11 plugin: one collected test per check, and
 `evalmock_results`.
 
-    pytest --evalmock-base-url http://127.0.0.1:8080 --evalmock-targets targets.toml [--junitxml
-    report.xml]
+    pytest --evalmock-base-url http://127.0.0.1:8080 --evalmock-targets targets.toml \\
+        [--junitxml report.xml]
 
 Each check is a test with the node id `evalmock::<api>::<check>`, which runs again alone as
 `pytest --evalmock-base-url URL "evalmock::test-set::walk_yields_every_case_once"` (an argument

@@ -50,8 +50,8 @@ CUT_SHORT = "cut short by the upstream while streaming"
 _PLAIN_TARGET = re.compile(r"(?:[A-Za-z0-9\-._~!$&'()*+,;=:@/?]|%[0-9A-Fa-f]{2})*")
 # aiohttp's own request headers, which a forwarded request carries only when the client sent them.
 NOT_ADDED = ("Accept", "Accept-Encoding", "User-Agent", "Content-Type")
-# Connections kept open to the upstream, and for how long an idle one is kept (httpx's defaults, the
-# transport before aiohttp).
+# Connections kept open to the upstream, and for how long an idle one is kept: httpx's defaults,
+# which clients of the upstream already meet.
 MAX_CONNECTIONS = 100
 KEEPALIVE_EXPIRY_S = 5.0
 

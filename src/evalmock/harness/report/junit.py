@@ -3,6 +3,7 @@ property."""
 
 from __future__ import annotations
 
+import re
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
@@ -143,7 +144,23 @@ def _verdict_error(root: ET.Element, name: str, kind: str, message: str, text: s
     ET.SubElement(case, "error", type=kind, message=message).text = text
 
 
+# Characters XML 1.0 cannot hold at all (C0 controls but tab, newline and return; U+FFFE, U+FFFF;
+# lone surrogates): a service's bytes that carry one would leave the file unreadable to every CI.
+_NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
+
+
+def xml_safe(text: str) -> str:
+    """`text` with each character XML cannot hold shown as its escape (`\\x1b`)."""
+    return _NOT_XML.sub(
+        lambda found: found.group().encode("unicode_escape", "backslashreplace").decode("ascii"),
+        text,
+    )
+
+
 def _write_xml(root: ET.Element, path: str | Path, redactor: Redactor) -> None:
+    for element in root.iter():
+        element.text = None if element.text is None else xml_safe(element.text)
+        element.attrib = {name: xml_safe(value) for name, value in element.attrib.items()}
     ET.indent(root)
     write_whole(
         path, redactor.text(ET.tostring(root, encoding="unicode", xml_declaration=True)) + "\n"
