@@ -507,3 +507,25 @@ def test_control_characters_a_service_sent_are_escaped_so_the_junit_file_stays_x
     assert failure.get("message") == "a title \\x1b]0;CONFORMS\\x07 with \\x1b[2J and \\x00 in it"
     assert "\\x08x" in (failure.text or "")
     assert not any(ord(char) < 32 and char not in "\t\n\r" for char in path.read_text())
+
+
+def test_what_a_service_sent_cannot_break_out_of_the_markdown_report() -> None:
+    from markdown_it import MarkdownIt
+
+    planted = "<img src=x onerror=alert(1)>"
+    results = Results(Policy(), ("test-set",))
+    results.breach(
+        find_check("updated_at_is_added_at_until_retired", "test-set"),
+        Example(
+            f"updatedAt differs\n```\n{planted}\n```\nexpected: a\nreceived: b",
+            request(),
+            "/data/0/updatedAt",
+            f'"``{planted}``"',
+        ),
+        shape=request_shape("GET", LIST, 200),
+    )
+    results.skipped(find_check("default_limit_is_25", "test-set"), f"why | {planted}")
+    results.notes.append(f"a note [click](javascript:alert(1)) {planted}")
+    html = MarkdownIt("commonmark").enable("table").render(render_markdown(results, base_url="h"))
+    assert "<img" not in html and 'href="javascript' not in html
+    assert html.count("&lt;img src=x onerror=alert(1)&gt;") >= 4  # shown as text, each time

@@ -18,9 +18,13 @@ import yaml
 
 from evalmock.contract.spelling import unknown_key
 from evalmock.exits import UsageError
+from evalmock.input_files import read_bounded
 from evalmock.whole_file import write_whole
 
 AUTH_KEYS = ("token", "second_token", "expired_token", "revoked_token", "no_read_token")
+
+
+MAX_TARGETS_BYTES = 16 * 2**20  # a targets file lists ids and facts: a few KB
 
 
 class TargetsError(UsageError, ValueError):
@@ -83,9 +87,11 @@ def load_targets(path: str | Path) -> Targets:
     """Read a targets file; `.toml` is TOML, anything else YAML (JSON is YAML too)."""
     path = Path(path)
     try:
-        text = path.read_text(encoding="utf-8")
+        text = read_bounded(path, MAX_TARGETS_BYTES).decode("utf-8")
     except OSError as exc:
         raise TargetsError(f"{path}: cannot read targets file: {exc.strerror or exc}") from exc
+    except UnicodeDecodeError as exc:
+        raise TargetsError(f"{path}: not UTF-8 text: {exc.reason} at byte {exc.start}") from exc
     try:
         raw = tomllib.loads(text) if path.suffix == ".toml" else yaml.safe_load(text)
     except (tomllib.TOMLDecodeError, yaml.YAMLError) as exc:

@@ -48,3 +48,13 @@ def clip(text: str, limit: int, ellipsis: str = ELLIPSIS) -> str:
     ends = [match.end() for match in _BETWEEN_WORDS.finditer(room)]
     cut = ends[-1] if ends else 0
     return (room[:cut] if cut >= len(room) // 2 else room) + ellipsis
+
+
+# C0 controls (a line break too: a console line is one line), DEL and C1 controls: what a terminal
+# would obey (clear the screen, retitle the window, move the cursor back over a verdict).
+_CONTROLS = re.compile("[\x00-\x1f\x7f-\x9f]")
+
+
+def printable(text: str) -> str:
+    """`text` for a console line: each control character shown as its escape (`\\x1b`)."""
+    return _CONTROLS.sub(lambda found: f"\\x{ord(found.group()):02x}", text)

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import TextIO
 
 from evalmock.harness.checks.exchange import Exchange
+from evalmock.harness.excerpts import printable
 from evalmock.harness.report.files import write_report
 from evalmock.harness.report.junit import write_junit
 from evalmock.harness.report.run_info import RunInfo
@@ -165,7 +166,8 @@ class ProxySession:
             self.recorder.record(forwarded)
 
     def _say(self, line: str) -> None:
-        print(f"{PREFIX}{self.redactor.text(line)}", file=self.stream, flush=True)
+        # what the upstream sent is in the line: never a raw escape sequence on the console
+        print(f"{PREFIX}{printable(self.redactor.text(line))}", file=self.stream, flush=True)
 
 
 def first_values(headers: Iterable[tuple[str, str]]) -> dict[str, str]:

@@ -27,6 +27,7 @@ from evalmock.contract.lint import pointer
 from evalmock.contract.problems import Problem, compose, line_of, unreadable
 from evalmock.contract.spelling import unknown_key
 from evalmock.exits import UsageError
+from evalmock.input_files import read_bounded
 from evalmock.world.data_rules import RULES, ReadCase, ReadData, ReadTestCase
 from evalmock.world.data_schema import PATH_SEGMENT, frame_validator
 from evalmock.world.user_data import UserData, UserList, UserTestCase
@@ -36,6 +37,7 @@ from evalmock.world.world import World
 # orjson, which serves every answer, refuses deeper nesting and integers beyond 64 bits.
 MAX_DEPTH = 200
 MAX_VALUES = 5_000_000  # about 15 times the whole default world's export
+MAX_DATA_BYTES = 512 * 2**20  # a data file is read whole
 _INT_RANGE = (-(1 << 63), (1 << 64) - 1)
 # What YAML's own tags make, in YAML's words.
 _YAML_ONLY = {
@@ -117,7 +119,7 @@ def load_data(paths: Sequence[str | Path], world: World) -> UserData:
 
 def _read(path: Path) -> _File:
     try:
-        raw = path.read_bytes()
+        raw = read_bounded(path, MAX_DATA_BYTES)
     except OSError as exc:
         return _File(
             path, b"", "", None, [Problem(path, "", f"cannot read: {exc.strerror or exc}")]

@@ -3,6 +3,8 @@ what passed."""
 
 from __future__ import annotations
 
+import re
+
 from evalmock.harness.checks.policy import PASSED, SKIPPED
 from evalmock.harness.excerpts import clip
 from evalmock.harness.report.run_info import RunInfo
@@ -43,7 +45,7 @@ def render_markdown(results: Results, *, base_url: str, run: RunInfo | None = No
     lines += [f"- {api_line(results, api)}" for api in results.apis] + [""]
     if reasons := results.incomplete_reasons():
         lines += ["## Incomplete", "", incomplete_intro(results), ""]
-        lines += [f"- {reason}" for reason in reasons] + [""]
+        lines += [f"- {_prose(str(reason))}" for reason in reasons] + [""]
     for outcome, title, intro in SECTIONS:
         findings = results.findings_of(outcome)
         if not findings:
@@ -62,7 +64,7 @@ def render_markdown(results: Results, *, base_url: str, run: RunInfo | None = No
                 why = results.policy.why_off(t.check.source)
             else:
                 continue
-            lines.append(f"| `{api}` `{t.check.name}` | {t.check.level} | {why} |")
+            lines.append(f"| `{api}` `{t.check.name}` | {t.check.level} | {_cell(why)} |")
     lines += [
         "",
         "## Passed",
@@ -79,7 +81,7 @@ def render_markdown(results: Results, *, base_url: str, run: RunInfo | None = No
                     f"| {t.check.source.describe()} |"
                 )
     if notes := results.remarks():
-        lines += ["", "## Notes", ""] + [f"- {note}" for note in notes]
+        lines += ["", "## Notes", ""] + [f"- {_prose(note)}" for note in notes]
     return "\n".join(lines) + "\n"
 
 
@@ -104,21 +106,52 @@ def _markdown_finding(finding: Finding) -> list[str]:
         lines += [
             f"Example {number}:",
             "",
-            "```text",
-            clip(example.message, MAX_EXAMPLE_TEXT),
-            "```",
+            *_fenced(clip(example.message, MAX_EXAMPLE_TEXT), "text"),
             "",
         ]
         if example.pointer is not None:
-            lines += [f"At `{example.pointer or '/'}`: `{clip(example.value or '', 200)}`", ""]
+            at, value = _code(example.pointer or "/"), _code(clip(example.value or "", 200))
+            lines += [f"At {at}: {value}", ""]
         if example.request is not None:
             lines += [
-                f"Request: `{example.request.method} {shown_url(example.request.url)}` answered "
+                f"Request: {_code(f'{example.request.method} {shown_url(example.request.url)}')} "
+                f"answered "
                 f"{example.request.status}.",
                 "",
             ]
             if number == 1:
-                lines += ["```sh", example.request.curl, "```", ""]
+                lines += [*_fenced(example.request.curl, "sh"), ""]
     if finding.count > len(finding.examples):
         lines += [f"… and {finding.count - len(finding.examples)} more.", ""]
     return lines
+
+
+# What a service sends reaches the report; none of it may end a code block or span early, open raw
+# HTML (an <img onerror> runs in a reader's browser) or a link, or break a table.
+def _longest_run(text: str, char: str) -> int:
+    return max((len(run) for run in re.findall(f"{re.escape(char)}+", text)), default=0)
+
+
+def _fenced(text: str, info: str) -> list[str]:
+    """A fenced block that `text` cannot close: a fence longer than any run of backticks in it."""
+    fence = "`" * max(3, _longest_run(text, "`") + 1)
+    return [f"{fence}{info}", text, fence]
+
+
+def _code(text: str) -> str:
+    """An inline code span that `text` cannot close, on one line (CommonMark 6.1)."""
+    text = " ".join(text.splitlines()) if "\n" in text or "\r" in text else text
+    if "`" not in text:
+        return f"`{text}`"
+    ticks = "`" * (_longest_run(text, "`") + 1)
+    return f"{ticks} {text} {ticks}"
+
+
+def _prose(text: str) -> str:
+    """Text outside code, on one line: no raw HTML, no link."""
+    return " ".join(text.splitlines()).replace("<", "&lt;").replace("](", "]\\(")
+
+
+def _cell(text: str) -> str:
+    """`_prose` in a table cell: a `|` is the cell's, not a new column."""
+    return _prose(text).replace("|", "\\|")

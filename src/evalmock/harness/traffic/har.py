@@ -20,12 +20,16 @@ from evalmock.exits import UsageError
 from evalmock.harness.checks.exchange import Exchange
 from evalmock.harness.secrets.har_entries import learn_har_entry
 from evalmock.harness.traffic.audit import TrafficAudit
+from evalmock.input_files import read_bounded
 
 NO_RESPONSE = "without a response (blocked, failed or cancelled in the browser)"
 OTHER_HOST = "of other hosts"
 HOSTS_NAMED = 3
 OTHER_OPERATION = "of other paths or methods"
 NO_BODY = "without their response body recorded"
+
+
+MAX_HAR_BYTES = 256 * 2**20  # a HAR file is read whole: 15,000 pages of 17 KB fit
 
 
 class HarError(UsageError, ValueError):
@@ -49,12 +53,15 @@ def read_har(path: str | Path) -> Iterator[Recorded]:
     """The entries of a HAR file, as the file lists them; HarError when the file is no HAR log or an
     entry lacks its request."""
     try:
-        document = json.loads(Path(path).read_text(encoding="utf-8-sig"))
+        document = json.loads(read_bounded(path, MAX_HAR_BYTES).decode("utf-8-sig"))
     except OSError as exc:
         raise HarError(f"cannot read {path}: {exc.strerror or exc}") from None
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise HarError(f"{path} is not JSON: {exc}") from None
-    entries = document.get("log", {}).get("entries") if isinstance(document, dict) else None
+    except RecursionError:
+        raise HarError(f"{path} nests JSON deeper than a HAR audit reads") from None
+    log = document.get("log") if isinstance(document, dict) else None
+    entries = log.get("entries") if isinstance(log, dict) else None
     if not isinstance(entries, list):
         raise HarError(f"{path} is not a HAR log: expected an object with log.entries, a list")
     for number, entry in enumerate(entries, 1):

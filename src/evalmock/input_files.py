@@ -1,0 +1,21 @@
+"""Reading a file a user names (a HAR, a data or targets file): a regular file only, bounded."""
+
+from __future__ import annotations
+
+import errno
+import os
+import stat
+from pathlib import Path
+
+
+def read_bounded(path: str | Path, limit: int) -> bytes:
+    """The file's bytes; OSError, with a reason in `strerror`, for anything but a regular file (a
+    FIFO would never end, a device such as /dev/zero neither) or a file over `limit` bytes."""
+    mode = os.stat(path).st_mode  # follows a link: a link to /dev/zero is a device
+    if not stat.S_ISREG(mode):
+        raise OSError(errno.EINVAL, "not a regular file (a folder, a FIFO or a device)", str(path))
+    with open(path, "rb") as file:
+        raw = file.read(limit + 1)
+    if len(raw) > limit:
+        raise OSError(errno.EFBIG, f"larger than {limit:,} bytes, the most read", str(path))
+    return raw
