@@ -1,10 +1,11 @@
-"""`dev.py engine` and `dev.py image`: a Docker engine and base images made from Debian packages, then the image.
+"""`dev.py engine` and `dev.py image`: a Docker engine and base images made from Debian packages,
+then the image.
 
-Where no container registry can be reached, the engine comes from Debian's `docker.io` package, `dockerd` is
-started by hand, and each base image is a Debian bookworm root filesystem made with `debootstrap --variant=minbase`
-and `docker import`ed. Every step is skipped when its result is already there (the root filesystems are kept as
-tarballs in ENGINE_CACHE, the images in Docker's own store), so only the first run takes minutes.
-Standard library only: it runs before `.venv` exists.
+Where no container registry can be reached, the engine comes from Debian's `docker.io` package,
+`dockerd` is started by hand, and each base image is a Debian bookworm root filesystem made with
+`debootstrap --variant=minbase` and `docker import`ed. Every step is skipped when its result is
+already there (the root filesystems are kept as tarballs in ENGINE_CACHE, the images in Docker's own
+store), so only the first run takes minutes. Standard library only: it runs before `.venv` exists.
 """
 
 from __future__ import annotations
@@ -25,7 +26,8 @@ CACHE = Path(os.environ.get("EVALMOCK_ENGINE_CACHE", "/var/cache/evalmock-engine
 DOCKERD_LOG = CACHE / "dockerd.log"
 PACKAGES = ("docker.io", "docker-compose", "debootstrap")
 SUITE = "bookworm"
-# The images `docker import` makes: the app's base (python3 is 3.11) and the load balancer's (Debian's HAProxy).
+# The images `docker import` makes: the app's base (python3 is 3.11) and the load balancer's
+# (Debian's HAProxy).
 BASE_IMAGE = "evalmock-base:bookworm"
 LB_IMAGE = "evalmock-haproxy:bookworm"
 ROOTFS_PACKAGES = {
@@ -33,8 +35,16 @@ ROOTFS_PACKAGES = {
     LB_IMAGE: "haproxy,ca-certificates",
 }
 # What a root filesystem needs no more once its packages are in (the image is smaller without them).
-ROOTFS_TRIM = ("var/lib/apt/lists", "var/cache/apt", "var/cache/debconf", "usr/share/doc", "usr/share/man",
-               "usr/share/info", "usr/share/locale", "var/log")
+ROOTFS_TRIM = (
+    "var/lib/apt/lists",
+    "var/cache/apt",
+    "var/cache/debconf",
+    "usr/share/doc",
+    "usr/share/man",
+    "usr/share/info",
+    "usr/share/locale",
+    "var/log",
+)
 ENGINE_WAIT_SECONDS = 60
 IMAGE_LABEL = "org.opencontainers.image.title=evalmock"  # set by the Dockerfile
 
@@ -44,8 +54,13 @@ class EngineError(Exception):
 
 
 def docker() -> str:
-    """Debian's client: it builds with BuildKit without the buildx plugin, which a newer client needs."""
-    return "/usr/bin/docker" if Path("/usr/bin/docker").exists() else (shutil.which("docker") or "docker")
+    """Debian's client: it builds with BuildKit without the buildx plugin, which a newer client
+    needs."""
+    return (
+        "/usr/bin/docker"
+        if Path("/usr/bin/docker").exists()
+        else (shutil.which("docker") or "docker")
+    )
 
 
 def compose() -> list[str]:
@@ -65,12 +80,17 @@ def engine_ready() -> bool:
 
 
 def _install_packages() -> None:
-    missing = [name for name, tool in zip(PACKAGES, ("dockerd", "docker-compose", "debootstrap"), strict=True)
-               if not shutil.which(tool, path=os.environ.get("PATH", "") + ":/usr/sbin:/sbin")]
+    missing = [
+        name
+        for name, tool in zip(PACKAGES, ("dockerd", "docker-compose", "debootstrap"), strict=True)
+        if not shutil.which(tool, path=os.environ.get("PATH", "") + ":/usr/sbin:/sbin")
+    ]
     if not missing:
         return
     if os.geteuid() != 0:
-        raise EngineError(f"these Debian packages are missing and only root can install them: {' '.join(missing)}")
+        raise EngineError(
+            f"these Debian packages are missing and only root can install them: {' '.join(missing)}"
+        )
     print(f"installing {' '.join(missing)} ...", flush=True)
     env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
     for args in (["apt-get", "update", "-qq"], ["apt-get", "install", "-y", "-qq", *missing]):
@@ -88,14 +108,18 @@ def _start_dockerd() -> None:
     print(f"starting dockerd (log: {DOCKERD_LOG}) ...", flush=True)
     with DOCKERD_LOG.open("ab") as log:
         # Its own session: it outlives this command, as a service would.
-        subprocess.Popen([dockerd], stdout=log, stderr=log, stdin=subprocess.DEVNULL, start_new_session=True)
+        subprocess.Popen(
+            [dockerd], stdout=log, stderr=log, stdin=subprocess.DEVNULL, start_new_session=True
+        )
     deadline = time.monotonic() + ENGINE_WAIT_SECONDS
     while time.monotonic() < deadline:
         if engine_ready():
             return
         time.sleep(1)
     tail = DOCKERD_LOG.read_text(errors="replace").splitlines()[-5:]
-    raise EngineError(f"dockerd did not answer within {ENGINE_WAIT_SECONDS} s; its log ends:\n" + "\n".join(tail))
+    raise EngineError(
+        f"dockerd did not answer within {ENGINE_WAIT_SECONDS} s; its log ends:\n" + "\n".join(tail)
+    )
 
 
 def _debian_mirror() -> str | None:
@@ -123,18 +147,30 @@ def _rootfs_tarball(image: str) -> Path:
     if os.geteuid() != 0:
         raise EngineError("debootstrap needs root")
     CACHE.mkdir(parents=True, exist_ok=True)
-    print(f"making a Debian {SUITE} root filesystem for {image} (debootstrap, a few minutes) ...", flush=True)
+    print(
+        f"making a Debian {SUITE} root filesystem for {image} (debootstrap, a few minutes) ...",
+        flush=True,
+    )
     with tempfile.TemporaryDirectory(dir=CACHE) as work:
         rootfs = Path(work) / "rootfs"
         mirror = _debian_mirror()
-        args = ["debootstrap", "--variant=minbase", f"--include={ROOTFS_PACKAGES[image]}", SUITE, str(rootfs)]
+        args = [
+            "debootstrap",
+            "--variant=minbase",
+            f"--include={ROOTFS_PACKAGES[image]}",
+            SUITE,
+            str(rootfs),
+        ]
         if _run(*args, *([mirror] if mirror else []), timeout=1800).returncode != 0:
             raise EngineError(f"debootstrap failed for {image}")
         for part in ROOTFS_TRIM:
             shutil.rmtree(rootfs / part, ignore_errors=True)
             (rootfs / part).mkdir(parents=True, exist_ok=True)
         partial = tarball.with_suffix(".partial")
-        if _run("tar", "--numeric-owner", "-C", str(rootfs), "-cf", str(partial), ".").returncode != 0:
+        if (
+            _run("tar", "--numeric-owner", "-C", str(rootfs), "-cf", str(partial), ".").returncode
+            != 0
+        ):
             raise EngineError(f"could not pack the root filesystem of {image}")
         partial.rename(tarball)
     return tarball
@@ -150,7 +186,12 @@ def ensure_base_images() -> None:
             continue
         tarball = _rootfs_tarball(image)
         print(f"importing {image} ...", flush=True)
-        if _run(docker(), "import", "--change", "CMD [\"bash\"]", str(tarball), image, quiet=True).returncode != 0:
+        if (
+            _run(
+                docker(), "import", "--change", 'CMD ["bash"]', str(tarball), image, quiet=True
+            ).returncode
+            != 0
+        ):
             raise EngineError(f"docker import failed for {image}")
 
 
@@ -167,8 +208,13 @@ def version() -> str:
 
 
 def ca_bundle() -> str | None:
-    """The CA bundle this host's pip trusts, handed to the build as a secret (it never lands in a layer)."""
-    candidates = (os.environ.get("PIP_CERT"), os.environ.get("SSL_CERT_FILE"), ssl.get_default_verify_paths().cafile)
+    """The CA bundle this host's pip trusts, handed to the build as a secret (it never lands in a
+    layer)."""
+    candidates = (
+        os.environ.get("PIP_CERT"),
+        os.environ.get("SSL_CERT_FILE"),
+        ssl.get_default_verify_paths().cafile,
+    )
     for candidate in candidates:
         if candidate and Path(candidate).is_file():
             return candidate
@@ -176,16 +222,23 @@ def ca_bundle() -> str | None:
 
 
 def build_image(base: str | None = None) -> list[str]:
-    """Build the Dockerfile; the base is BASE_IMAGE where it exists (no registry needed), else the official one."""
+    """Build the Dockerfile; the base is BASE_IMAGE where it exists (no registry needed), else the
+    official one."""
     tags = [f"evalmock:{version()}", "evalmock:latest"]
-    base = base or os.environ.get("EVALMOCK_BASE") or (BASE_IMAGE if image_exists(BASE_IMAGE) else None)
+    base = (
+        base
+        or os.environ.get("EVALMOCK_BASE")
+        or (BASE_IMAGE if image_exists(BASE_IMAGE) else None)
+    )
     args = [docker(), "build", *(f"--tag={tag}" for tag in tags), str(ROOT)]
     if base:
         args[2:2] = [f"--build-arg=BASE={base}"]
     if ca := ca_bundle():
         args[2:2] = [f"--secret=id=pip_ca,src={ca}"]
     print(" ".join(args), flush=True)
-    result = subprocess.run(args, env={**os.environ, "DOCKER_BUILDKIT": "1"}, timeout=1800, check=False)
+    result = subprocess.run(
+        args, env={**os.environ, "DOCKER_BUILDKIT": "1"}, timeout=1800, check=False
+    )
     if result.returncode != 0:
         raise EngineError("docker build failed")
     # The images this build replaced, untagged now: each rebuild would otherwise leave one behind.
