@@ -55,6 +55,13 @@ def clip(text: str, limit: int, ellipsis: str = ELLIPSIS) -> str:
 _CONTROLS = re.compile("[\x00-\x1f\x7f-\x9f]")
 
 
+def escaped(text: str, characters: re.Pattern[str]) -> str:
+    """`text` with each of `characters` shown as its Python escape (`\\x1b`, `\\ud800`)."""
+    return characters.sub(
+        lambda found: found.group().encode("unicode_escape").decode("ascii"), text
+    )
+
+
 def printable(text: str) -> str:
     """`text` for a console line: each control character shown as its escape (`\\x1b`)."""
-    return _CONTROLS.sub(lambda found: f"\\x{ord(found.group()):02x}", text)
+    return escaped(text, _CONTROLS)

@@ -10,9 +10,11 @@ import json
 import os
 from dataclasses import dataclass
 
+from evalmock import environment
+
 # Every worker process of `--workers N` rebuilds its settings from this variable (see asgi.py).
 SETTINGS_ENV = "EVALMOCK_SERVE_SETTINGS"
-CURSOR_KEY_ENV = "EVALMOCK_CURSOR_KEY"
+CURSOR_KEY_ENV = environment.CURSOR_KEY
 
 
 def default_cursor_key(seed: int) -> str:

@@ -8,7 +8,7 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 from evalmock.harness.checks.policy import FAILED, SKIPPED, WARNED
-from evalmock.harness.excerpts import clip
+from evalmock.harness.excerpts import clip, escaped
 from evalmock.harness.report.view import MAX_EXAMPLE_TEXT, MAX_JUNIT_TEXT, throttling_text
 from evalmock.harness.results.audit_results import Results
 from evalmock.harness.results.findings import Finding
@@ -151,10 +151,7 @@ _NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
 
 def xml_safe(text: str) -> str:
     """`text` with each character XML cannot hold shown as its escape (`\\x1b`)."""
-    return _NOT_XML.sub(
-        lambda found: found.group().encode("unicode_escape", "backslashreplace").decode("ascii"),
-        text,
-    )
+    return escaped(text, _NOT_XML)
 
 
 def _write_xml(root: ET.Element, path: str | Path, redactor: Redactor) -> None:

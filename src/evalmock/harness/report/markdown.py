@@ -90,7 +90,7 @@ def _markdown_finding(finding: Finding) -> list[str]:
     lines = [
         f"### `{check.name}` ({check.api}, {check.level})",
         "",
-        f"Rule: {check.rule.replace(chr(10), ' ')}",
+        f"Rule: {check.rule}",
         "",
         f"Source: {check.source.describe()}",
         "",
