@@ -8,7 +8,16 @@ from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parent.parent / "src" / "evalmock"
 # Modules beside the parts, which every part may use; they import no part.
-LEAVES = {"exits", "environment", "defaults", "paths", "whole_file", "input_files", "importing"}
+LEAVES = {
+    "exits",
+    "crash",
+    "environment",
+    "defaults",
+    "paths",
+    "whole_file",
+    "input_files",
+    "importing",
+}
 PARTS = {
     "contract": {"contract"},
     "world": {"world", "contract"},

@@ -7,8 +7,8 @@ import os
 import signal
 import sys
 import threading
-import traceback
 
+from evalmock.crash import crash_line
 from evalmock.defaults import AUDIT_THREADS
 from evalmock.exits import CRASHED, INTERRUPTED
 from evalmock.importing import long_lived
@@ -40,18 +40,3 @@ def main() -> int:
     except Exception as exc:  # a crash must not read as a verdict: exit 1 is VIOLATIONS
         print(crash_line(exc), file=sys.stderr)
         return CRASHED
-
-
-def crash_line(exc: BaseException) -> str:
-    """What failed, without the error's own text: it may quote what a service sent, secrets too."""
-    frames = traceback.extract_tb(exc.__traceback__)
-    # The innermost frame, and the last of ours before it: where it broke, and what we asked of it.
-    ours = [frame for frame in frames[:-1] if f"{os.sep}evalmock{os.sep}" in frame.filename]
-    places = [
-        f"{f.name} ({os.path.basename(f.filename)}:{f.lineno})" for f in (*frames[-1:], *ours[-1:])
-    ]
-    where = f" in {', called from '.join(places)}" if places else ""
-    return (
-        f"evalmock: internal error, not a verdict on the service: {type(exc).__name__}{where}; "
-        f"exit {CRASHED}"
-    )

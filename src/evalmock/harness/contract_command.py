@@ -5,14 +5,20 @@ codes."""
 from __future__ import annotations
 
 import argparse
+import contextlib
 import sys
 
 from evalmock.contract.base_url import base_url_problem as check_base_url
 from evalmock.contract.targets import TargetsError, load_targets
+from evalmock.crash import crash_line
 from evalmock.exits import USAGE as EXIT_USAGE
 from evalmock.harness.checks.policy import Policy
-from evalmock.harness.report.files import report_format, write_report
-from evalmock.harness.report.junit import write_junit, write_junit_not_run
+from evalmock.harness.report.files import report_format, write_report, write_unfinished_report
+from evalmock.harness.report.junit import (
+    write_junit,
+    write_junit_not_run,
+    write_junit_unfinished,
+)
 from evalmock.harness.report.output_paths import outputs_problem
 from evalmock.harness.report.progress import LiveReporter, make_reporter
 from evalmock.harness.report.run_info import RunInfo
@@ -40,6 +46,15 @@ def run_contract(args: argparse.Namespace) -> int:
     unwritable = outputs_problem({"--report": args.report, "--junit": args.junit})
     if unwritable:
         return _fail(redactor, unwritable, EXIT_USAGE)
+    try:
+        return _audit(args, redactor)
+    except Exception as exc:
+        _say_unfinished(args, crash_line(exc), redactor)
+        raise  # the entry point prints the crash line and exits CRASHED
+
+
+def _audit(args: argparse.Namespace, redactor: Redactor) -> int:
+    """The live or recorded audit the options ask for, with its outputs."""
     if args.har:
         return run_har_audit(args, redactor)
     if not args.base_url:
@@ -55,6 +70,19 @@ def run_contract(args: argparse.Namespace) -> int:
     except AuditError as exc:
         return _not_started(args, exc, redactor)
     return _run_live(args, audit)
+
+
+def _say_unfinished(args: argparse.Namespace, crash: str, redactor: Redactor) -> None:
+    """Each output asked for says that the audit did not finish: a file an earlier run left there,
+    or this run's half-written one, would read as a verdict. A file that cannot be written is left
+    (the crash is what the user must see)."""
+    for path, write in (
+        (args.junit, write_junit_unfinished),
+        (args.report, write_unfinished_report),
+    ):
+        if path:
+            with contextlib.suppress(OSError):
+                write(crash, path, redactor)
 
 
 def _fail(redactor: Redactor, message: str, code: int) -> int:

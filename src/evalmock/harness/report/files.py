@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from evalmock.harness.report.html import render_html
-from evalmock.harness.report.markdown import render_markdown
+from evalmock.harness.report.html import render_html, render_unfinished_html
+from evalmock.harness.report.markdown import render_markdown, render_unfinished_markdown
 from evalmock.harness.report.run_info import RunInfo
 from evalmock.harness.results.audit_results import Results
 from evalmock.harness.secrets.redactor import Redactor
@@ -32,3 +32,10 @@ def write_report(
     path = Path(path)
     render = render_html if report_format(path) == "html" else render_markdown
     write_whole(path, redactor.text(render(results, base_url=base_url, run=run)))
+
+
+def write_unfinished_report(crash: str, path: str | Path, redactor: Redactor) -> None:
+    """The report of an audit that an internal error stopped, in the format of the file's suffix:
+    that it did not finish, and `crash`, the line that says where."""
+    render = render_unfinished_html if report_format(path) == "html" else render_unfinished_markdown
+    write_whole(Path(path), redactor.text(render(crash)))

@@ -15,6 +15,8 @@ from evalmock.harness.report.view import (
     MAX_EXAMPLE_TEXT,
     SECTIONS,
     THROTTLING_INTRO,
+    UNFINISHED_TEXT,
+    UNFINISHED_TITLE,
     api_line,
     headline,
     incomplete_intro,
@@ -90,6 +92,33 @@ def render_html(results: Results, *, base_url: str, run: RunInfo | None = None) 
     return "\n".join(parts) + "\n"
 
 
+def render_unfinished_html(crash: str) -> str:
+    """The report of an audit that an internal error stopped: that it did not finish, and where."""
+    e = html.escape
+    return (
+        "\n".join(
+            [
+                *_head(UNFINISHED_TITLE),
+                f"<h1>{e(UNFINISHED_TITLE)}</h1>",
+                f'<p class="verdict warned">{e(UNFINISHED_TEXT)}</p>',
+                f"<p><code>{e(crash)}</code></p>",
+                "</body></html>",
+            ]
+        )
+        + "\n"
+    )
+
+
+def _head(title: str) -> list[str]:
+    return [
+        "<!doctype html>",
+        '<html lang="en"><head><meta charset="utf-8"><meta name="viewport" '
+        'content="width=device-width">'
+        f"<title>{html.escape(title)}</title>",
+        f"<style>{report_css()}</style></head><body>",
+    ]
+
+
 def _page_top(results: Results, run: RunInfo) -> list[str]:
     """The page's head, the run's metadata, the verdict and a line per API."""
     e = html.escape
@@ -99,11 +128,7 @@ def _page_top(results: Results, run: RunInfo) -> list[str]:
         Verdict.CONFORMS: "passed",
     }
     return [
-        "<!doctype html>",
-        '<html lang="en"><head><meta charset="utf-8"><meta name="viewport" '
-        'content="width=device-width">'
-        "<title>evalmock contract report</title>",
-        f"<style>{report_css()}</style></head><body>",
+        *_head("evalmock contract report"),
         "<h1>evalmock contract report</h1>",
         html_header(results, run),
         f'<p class="verdict {verdict_class[results.verdict]}">{e(headline(results))}</p>',

@@ -7,6 +7,7 @@ import re
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
+from evalmock.exits import CRASHED
 from evalmock.harness.checks.policy import FAILED, SKIPPED, WARNED
 from evalmock.harness.excerpts import clip, escaped
 from evalmock.harness.report.view import MAX_EXAMPLE_TEXT, MAX_JUNIT_TEXT, throttling_text
@@ -118,11 +119,31 @@ def write_junit_not_run(message: str, exit_code: int, path: str | Path, redactor
     """JUnit for an audit that could not start (a target that does not answer, a token it refuses):
     one error in its own suite, so that a CI's test report shows why the job failed rather than
     nothing at all."""
-    root, props = _junit_root("NOT_RUN")
-    ET.SubElement(props, "property", name="exit_code", value=str(exit_code))
-    _verdict_error(
-        root, "audit_could_start", "not-run", redactor.text(message), redactor.text(message)
+    _write_verdict_only(
+        "NOT_RUN", exit_code, "audit_could_start", "not-run", message, path, redactor
     )
+
+
+def write_junit_unfinished(message: str, path: str | Path, redactor: Redactor) -> None:
+    """JUnit for an audit that an internal error stopped: one error saying it did not finish, in
+    place of any file an earlier run left there (it would read as this run's verdict)."""
+    _write_verdict_only(
+        "NOT_FINISHED", CRASHED, "audit_finished", "crashed", message, path, redactor
+    )
+
+
+def _write_verdict_only(
+    verdict: str,
+    exit_code: int,
+    name: str,
+    kind: str,
+    message: str,
+    path: str | Path,
+    redactor: Redactor,
+) -> None:
+    root, props = _junit_root(verdict)
+    ET.SubElement(props, "property", name="exit_code", value=str(exit_code))
+    _verdict_error(root, name, kind, redactor.text(message), redactor.text(message))
     _write_xml(root, path, redactor)
 
 

@@ -13,6 +13,8 @@ from evalmock.harness.report.view import (
     MAX_EXAMPLE_TEXT,
     SECTIONS,
     THROTTLING_INTRO,
+    UNFINISHED_TEXT,
+    UNFINISHED_TITLE,
     api_line,
     headline,
     incomplete_intro,
@@ -83,6 +85,11 @@ def render_markdown(results: Results, *, base_url: str, run: RunInfo | None = No
     if notes := results.remarks():
         lines += ["", "## Notes", ""] + [f"- {_prose(note)}" for note in notes]
     return "\n".join(lines) + "\n"
+
+
+def render_unfinished_markdown(crash: str) -> str:
+    """The report of an audit that an internal error stopped: that it did not finish, and where."""
+    return "\n".join([f"# {UNFINISHED_TITLE}", "", UNFINISHED_TEXT, "", _code(crash), ""])
 
 
 def _markdown_finding(finding: Finding) -> list[str]:

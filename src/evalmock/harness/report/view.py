@@ -163,3 +163,11 @@ def shown_url(url: str) -> str:
 
 LONG_VALUE, SHOWN_START = 120, 40
 _LONG_QUERY_VALUE = re.compile(rf"([?&][^=&#]*=)([^&#]{{{LONG_VALUE + 1},}})")
+
+
+UNFINISHED_TITLE = "evalmock contract: the audit did not finish"
+UNFINISHED_TEXT = (
+    "An internal error stopped evalmock before the audit finished. This file is not a verdict on "
+    "the service and holds no finding; it replaces any report an earlier run left here. Run the "
+    "audit again; if it stops the same way, report the line below to evalmock's maintainers."
+)
