@@ -1,5 +1,5 @@
 """`dev.py engine` and `dev.py image`: a Docker engine and base images made from Debian packages,
-then the image.
+then the images compose.yaml runs.
 
 Where no container registry can be reached, the engine comes from Debian's `docker.io` package,
 `dockerd` is started by hand, and each base image is a Debian bookworm root filesystem made with
@@ -34,6 +34,8 @@ ROOTFS_PACKAGES = {
     BASE_IMAGE: "python3,python3-venv,ca-certificates",
     LB_IMAGE: "haproxy,ca-certificates",
 }
+# compose.yaml's default balancer: a name of ours, so that `up` finds it here and pulls nothing.
+BALANCER_IMAGE = "evalmock-balancer:latest"
 # What a root filesystem needs no more once its packages are in (the image is smaller without them).
 ROOTFS_TRIM = (
     "var/lib/apt/lists",
@@ -246,6 +248,13 @@ def build_image(base: str | None = None) -> list[str]:
     return tags
 
 
+def tag_balancer() -> str:
+    """Tag LB_IMAGE as BALANCER_IMAGE, the balancer compose.yaml runs unless told another."""
+    if _run(docker(), "tag", LB_IMAGE, BALANCER_IMAGE, quiet=True).returncode != 0:
+        raise EngineError(f"could not tag {LB_IMAGE} as {BALANCER_IMAGE}")
+    return BALANCER_IMAGE
+
+
 def main(argv: list[str]) -> int:
     try:
         if argv[0] == "engine":
@@ -254,6 +263,7 @@ def main(argv: list[str]) -> int:
         else:
             setup_engine()
             print("built " + " and ".join(build_image()))
+            print(f"tagged {LB_IMAGE} as {tag_balancer()}: `docker compose up -d` pulls nothing")
     except (EngineError, subprocess.TimeoutExpired, OSError) as error:
         print(f"dev.py {argv[0]}: {error}", file=sys.stderr)
         return 1

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib.util
 import subprocess
+import sys
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -41,6 +42,18 @@ def docker(
     return result
 
 
+def compose_installed() -> bool:
+    try:
+        return (
+            subprocess.run(
+                [*engine.compose(), "version"], capture_output=True, timeout=30
+            ).returncode
+            == 0
+        )
+    except OSError:
+        return False
+
+
 @pytest.fixture(scope="session")
 def image() -> str:
     """evalmock:latest built from this tree (Docker's cache makes a rebuild of unchanged inputs take
@@ -51,6 +64,32 @@ def image() -> str:
             "Debian)"
         )
     return engine.build_image()[-1]
+
+
+@pytest.fixture(scope="session")
+def dev_py_image() -> str:
+    """`python3.11 dev.py image` run as a user runs it (Docker's cache makes it take seconds): its
+    output."""
+    if not engine.engine_ready():
+        pytest.skip(
+            "no Docker engine answers here; `python3.11 dev.py engine` sets one up (as root, on "
+            "Debian)"
+        )
+    if missing := [base for base in engine.ROOTFS_PACKAGES if not engine.image_exists(base)]:
+        # dev.py image would make them itself: minutes of debootstrap, as root, inside a test
+        pytest.skip(
+            f"no {' or '.join(missing)} here; `python3.11 dev.py engine` makes them (as root, on "
+            "Debian)"
+        )
+    run = subprocess.run(
+        [sys.executable, str(ROOT / "dev.py"), "image"],
+        capture_output=True,
+        text=True,
+        timeout=1800,
+        check=False,
+    )
+    assert run.returncode == 0, run.stdout[-2000:] + run.stderr[-3000:]
+    return run.stdout
 
 
 @pytest.fixture

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from .conftest import ROOT, engine
+from .conftest import ROOT, compose_installed, engine
 
 BIN = Path(sys.executable).parent
 WORKFLOWS = sorted((ROOT / "examples" / "github-actions").glob("*.yml"))
@@ -95,16 +95,7 @@ def test_the_probes_ask_the_health_endpoint() -> None:
 
 
 def test_compose_file_is_valid_for_the_installed_compose() -> None:
-    try:
-        installed = (
-            subprocess.run(
-                [*engine.compose(), "version"], capture_output=True, timeout=30
-            ).returncode
-            == 0
-        )
-    except OSError:
-        installed = False
-    if not installed:
+    if not compose_installed():
         pytest.skip(
             "no Docker Compose here (python3.11 dev.py engine installs Debian's docker-compose)"
         )

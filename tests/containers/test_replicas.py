@@ -1,5 +1,5 @@
-"""compose.yaml: three replicas behind HAProxy share one world and one cursor key, and survive a
-replica's restart."""
+"""compose.yaml after `dev.py image`: three replicas behind HAProxy start from local images alone
+(nothing pulled), share one world and one cursor key, and survive a replica's restart."""
 
 from __future__ import annotations
 
@@ -14,10 +14,11 @@ from dataclasses import dataclass, field
 
 import httpx
 import pytest
+import yaml
 
 from shared import free_port
 
-from .conftest import ROOT, docker, engine, unique
+from .conftest import ROOT, compose_installed, docker, engine, unique
 
 REPLICAS = 3
 LIMIT = 7
@@ -31,11 +32,50 @@ AUTH = {"Authorization": "Bearer demo-user"}
 REPLICA_HEADER = "x-evalmock-replica"
 
 
-def balancer_image() -> str | None:
-    """The balancer: EVALMOCK_BALANCER_IMAGE, else the one `dev.py engine` makes, else the official
-    one if here."""
-    candidates = [os.environ.get("EVALMOCK_BALANCER_IMAGE"), engine.LB_IMAGE, "haproxy:2.6"]
-    return next((image for image in candidates if image and engine.image_exists(image)), None)
+# The variables that name other images; unset, compose.yaml runs what `dev.py image` made.
+IMAGE_VARIABLES = ("EVALMOCK_IMAGE", "EVALMOCK_BALANCER_IMAGE")
+
+
+def compose(
+    env: dict[str, str], *args: str, timeout: float = 180
+) -> subprocess.CompletedProcess[str]:
+    command = [*engine.compose(), "--file", str(ROOT / "compose.yaml"), *args]
+    return subprocess.run(
+        command, env=env, capture_output=True, text=True, timeout=timeout, check=False
+    )
+
+
+def images_named(env: dict[str, str]) -> dict[str, str]:
+    """Each service's image, as compose resolves compose.yaml in this environment."""
+    config = compose(env, "config", timeout=60)
+    assert config.returncode == 0, config.stderr
+    return {
+        name: service["image"]
+        for name, service in yaml.safe_load(config.stdout)["services"].items()
+    }
+
+
+def pulled_between(since: float, until: float) -> list[str]:
+    """The images the engine pulled in that time, by its `pull` events (a pull that fails fails
+    `up` instead)."""
+    events = docker(
+        "events",
+        "--since",
+        str(int(since)),
+        "--until",
+        str(int(until) + 1),
+        "--filter",
+        "type=image",
+        "--filter",
+        "event=pull",
+        "--format",
+        "{{.Actor.ID}}",
+    )
+    return events.stdout.split()
+
+
+def image_id(image: str) -> str:
+    return docker("image", "inspect", "--format", "{{.Id}}", image).stdout.strip()
 
 
 @dataclass
@@ -44,19 +84,10 @@ class Deployment:
     url: str
     env: dict[str, str]
     log: list[str] = field(default_factory=list)
+    pulled: list[str] = field(default_factory=list)
 
     def compose(self, *args: str, timeout: float = 180) -> subprocess.CompletedProcess[str]:
-        command = [
-            *engine.compose(),
-            "--project-name",
-            self.project,
-            "--file",
-            str(ROOT / "compose.yaml"),
-            *args,
-        ]
-        return subprocess.run(
-            command, env=self.env, capture_output=True, text=True, timeout=timeout, check=False
-        )
+        return compose(self.env, "--project-name", self.project, *args, timeout=timeout)
 
     def replica_containers(self) -> list[str]:
         labels = [
@@ -89,23 +120,15 @@ class Deployment:
 
 
 @pytest.fixture(scope="module")
-def deployment(image: str) -> Iterator[Deployment]:
-    lb_image = balancer_image()
-    if lb_image is None:
-        pytest.skip(
-            f"no balancer image here: neither {engine.LB_IMAGE} (python3.11 dev.py engine) nor "
-            "haproxy:2.6"
-        )
+def deployment(dev_py_image: str) -> Iterator[Deployment]:
+    """`docker compose up -d` as a user runs it after `dev.py image`: compose.yaml's own images."""
     port = free_port()
-    env = {
-        **os.environ,
-        "EVALMOCK_IMAGE": image,
-        "EVALMOCK_BALANCER_IMAGE": lb_image,
-        "EVALMOCK_PORT": str(port),
-        "EVALMOCK_CURSOR_KEY": secrets.token_hex(16),
-    }
+    env = {name: value for name, value in os.environ.items() if name not in IMAGE_VARIABLES}
+    env |= {"EVALMOCK_PORT": str(port), "EVALMOCK_CURSOR_KEY": secrets.token_hex(16)}
     deployed = Deployment(unique("evalmock-replicas"), f"http://127.0.0.1:{port}", env)
+    started = time.time()
     up = deployed.compose("up", "--detach")
+    deployed.pulled = pulled_between(started, time.time())
     try:
         assert up.returncode == 0, up.stderr
         assert len(deployed.replicas_answering(UP_S)) == REPLICAS, deployed.compose("logs").stdout[
@@ -114,6 +137,52 @@ def deployment(image: str) -> Iterator[Deployment]:
         yield deployed
     finally:
         deployed.compose("down", "--volumes", "--timeout", "5")
+
+
+def test_compose_up_after_dev_py_image_starts_from_local_images_and_pulls_nothing(
+    deployment: Deployment,
+) -> None:
+    """No registry is needed: every container runs an image `dev.py image` left here, and the
+    engine pulled nothing while `up` ran (where none can be reached, a pull would have failed
+    `up`)."""
+    assert images_named(deployment.env) == {
+        "evalmock": "evalmock:latest",
+        "balancer": engine.BALANCER_IMAGE,
+    }
+    containers = docker(
+        "ps",
+        "--all",
+        "--quiet",
+        "--filter",
+        f"label=com.docker.compose.project={deployment.project}",
+    ).stdout.split()
+    ran = docker(
+        "inspect",
+        "--format",
+        '{{index .Config.Labels "com.docker.compose.service"}} {{.Config.Image}}',
+        *containers,
+    ).stdout.splitlines()
+    assert sorted(ran) == [
+        f"balancer {engine.BALANCER_IMAGE}",
+        *["evalmock evalmock:latest"] * REPLICAS,
+    ]
+    assert deployment.pulled == []
+    # Debian's HAProxy from `dev.py engine`, under compose.yaml's name for the balancer
+    assert image_id(engine.BALANCER_IMAGE) == image_id(engine.LB_IMAGE)
+    assert httpx.get(deployment.url + "/healthz", timeout=5).status_code == 200
+
+
+def test_evalmock_balancer_image_still_names_another_balancer() -> None:
+    if not compose_installed():
+        pytest.skip(
+            "no Docker Compose here (python3.11 dev.py engine installs Debian's docker-compose)"
+        )
+    env = {name: value for name, value in os.environ.items() if name not in IMAGE_VARIABLES}
+    assert images_named(env)["balancer"] == engine.BALANCER_IMAGE
+    assert images_named({**env, "EVALMOCK_BALANCER_IMAGE": "haproxy:2.6"}) == {
+        "evalmock": "evalmock:latest",
+        "balancer": "haproxy:2.6",
+    }
 
 
 @dataclass
