@@ -100,7 +100,7 @@ def _install(fingerprint: str) -> None:
             "-c",
             str(ROOT / "constraints.txt"),
             "-e",
-            f"{ROOT}[dev]",
+            f"{ROOT}[dev,sdk]",
         ],
         check=True,
     )
