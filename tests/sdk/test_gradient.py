@@ -72,6 +72,14 @@ def test_retrieve_with_a_version_gives_that_version(live_server: LiveServer, ver
     assert_typed_test_case(result, EXAMPLE_TEST_CASE, version)
 
 
+def test_the_raw_response_carries_the_rate_limit_headers(live_server: LiveServer) -> None:
+    with sync_client(live_server) as client:
+        raw = client.agents.evaluation_test_cases.with_raw_response.retrieve(EXAMPLE_TEST_CASE)
+    for name in ("ratelimit-limit", "ratelimit-remaining", "ratelimit-reset"):
+        assert raw.headers[name].isdigit(), (name, raw.headers.get(name))
+    assert_typed_test_case(raw.parse(), EXAMPLE_TEST_CASE, EXAMPLE_VERSIONS)
+
+
 def test_the_sdk_s_strict_validation_accepts_every_version(live_server: LiveServer) -> None:
     """The SDK validates the body against its models when asked to (a mismatch raises
     APIResponseValidationError)."""
