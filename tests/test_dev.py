@@ -41,3 +41,37 @@ def test_rules_doc_writes_docs_rules_md_from_the_pages_beside_the_checkout(monke
     assert args[0] == str(dev.BIN / "python") and "write_rules_document" in args[2]
     assert args[3:] == [str(dev.PAGES_DIR), str(ROOT / "docs" / "rules.md")]
     assert dev.main(["rules-doc", "extra"]) == 2
+
+
+def _dev_module():
+    sys.path.insert(0, str(ROOT))
+    try:
+        import dev
+    finally:
+        sys.path.remove(str(ROOT))
+    return dev
+
+
+def test_the_install_takes_the_sdk_extra_and_does_without_it_where_it_fails(
+    monkeypatch, tmp_path: Path, capsys
+) -> None:
+    dev = _dev_module()
+    monkeypatch.setattr(dev, "STAMP", tmp_path / "stamp")
+    installed: list[str] = []
+
+    def pip(command: list[str], **_: object) -> subprocess.CompletedProcess[bytes]:
+        installed.append(command[-1])
+        failed = command[-1].endswith("[dev,sdk]") and sdk_fails
+        return subprocess.CompletedProcess(command, 1 if failed else 0)
+
+    monkeypatch.setattr(dev.subprocess, "run", pip)
+    sdk_fails = False
+    dev._install("fingerprint")
+    assert installed == [f"{ROOT}[dev,sdk]"]
+    assert (tmp_path / "stamp").read_text() == "fingerprint"
+
+    installed.clear()
+    sdk_fails = True
+    dev._install("fingerprint")
+    assert installed == [f"{ROOT}[dev,sdk]", f"{ROOT}[dev]"]
+    assert "sdk extra" in capsys.readouterr().err
