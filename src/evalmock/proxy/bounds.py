@@ -1,0 +1,101 @@
+"""What the proxy reads of an answer from an upstream it does not trust, bounded: a body decoded
+only up to a size, through at most a few codings; its nesting measured before any parser recurses
+into it; headers that no client may be sent found before they are sent."""
+
+from __future__ import annotations
+
+import re
+import zlib
+from array import array
+from itertools import accumulate
+
+from httpx._decoders import SUPPORTED_DECODERS
+
+from evalmock.proxy.wire import RawHeaders
+
+# Codings stacked in one Content-Encoding: each is a pass over up to the decoded bound (urllib3
+# decodes as many).
+MAX_CODINGS = 5
+# Levels of arrays and objects in a body the checks read: the parsers and the checks descend a level
+# a call, and Python stops at 1,000 calls deep. No answer of either API comes near it.
+MAX_DEPTH = 256
+# The codings zlib undoes within a bound; httpx's others (br, zstd, where their packages are
+# installed) would be undone whole, so a body in one of them is not read at all.
+_ZLIB = {"gzip": zlib.MAX_WBITS | 16, "deflate": zlib.MAX_WBITS}
+# A JSON string, escapes included: the brackets inside one do not nest.
+_STRING = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"', re.DOTALL)
+_STEPS = bytes.maketrans(b"[{]}", b"\x01\x01\xff\xff")  # as signed bytes: +1 and -1
+_NOT_BRACKETS = bytes(byte for byte in range(256) if byte not in b"[]{}")
+# What uvicorn (and RFC 9110, 5.5) refuses in a header's value, and what is not a token in its name.
+_BAD_VALUE = re.compile(rb"[\x00-\x08\x0a-\x1f\x7f]")
+_BAD_NAME = re.compile(rb"[^!#$%&'*+\-.^_`|~0-9A-Za-z]")
+
+
+class NotRead(Exception):
+    """A body the proxy does not read; its text says why, as the console and the notes say it."""
+
+
+def decoded_within(headers: RawHeaders, raw: bytes, limit: int) -> bytes:
+    """The body as the upstream meant it, its Content-Encoding undone as httpx undoes it (a coding
+    httpx does not know is left as it is; raw bytes that do not decode are kept raw), each coding's
+    output cut at `limit` bytes; NotRead when it is longer, or names more than MAX_CODINGS codings
+    or one that cannot be undone within a bound."""
+    codings = [
+        coding.strip().lower()
+        for name, value in headers
+        if name == b"content-encoding"
+        for coding in value.decode("latin-1").split(",")
+    ]
+    codings = [coding for coding in codings if coding in SUPPORTED_DECODERS.keys() - {"identity"}]
+    if len(codings) > MAX_CODINGS:
+        raise NotRead(f"more than {MAX_CODINGS} content codings")
+    body = raw
+    for coding in reversed(codings):  # the last applied is undone first
+        if coding not in _ZLIB:
+            raise NotRead(f"encoded with {coding}, which the proxy does not decode")
+        try:
+            body = _inflated(coding, body, limit)
+        except zlib.error:
+            return raw
+    return body
+
+
+def _inflated(coding: str, data: bytes, limit: int) -> bytes:
+    """One coding undone, at most `limit` bytes of it; deflate as zlib's format, or else raw (as
+    httpx reads it)."""
+    decompressor = zlib.decompressobj(_ZLIB[coding])
+    try:
+        out = decompressor.decompress(data, limit + 1)
+    except zlib.error:
+        if coding != "deflate":
+            raise
+        decompressor = zlib.decompressobj(-zlib.MAX_WBITS)
+        out = decompressor.decompress(data, limit + 1)
+    if len(out) > limit or decompressor.unconsumed_tail:
+        raise NotRead(f"larger than {amount(limit)} once decoded")
+    return out + decompressor.flush()
+
+
+def deeper_than(body: bytes, limit: int) -> bool:
+    """Whether the body's arrays and objects (its brackets outside JSON strings) nest more than
+    `limit` levels deep. A body with no more brackets than that is not searched."""
+    if body.count(b"[") + body.count(b"{") <= limit:
+        return False
+    brackets = _STRING.sub(b"", body).translate(_STEPS, _NOT_BRACKETS)
+    return max(accumulate(array("b", brackets)), default=0) > limit
+
+
+def refused_header(headers: RawHeaders) -> str | None:
+    """What makes a header unfit to be sent on to a client (a control character in its value, a
+    name that is no token), naming the header; None when every header is fit."""
+    for name, value in headers:
+        shown = name.decode("latin-1")
+        if _BAD_NAME.search(name) or not name:
+            return f"a header name that is not a token ({shown!r})"
+        if _BAD_VALUE.search(value):
+            return f"a control character in the value of {shown}"
+    return None
+
+
+def amount(size: int) -> str:
+    return f"{size // 2**20} MiB" if size % 2**20 == 0 else f"{size} bytes"
