@@ -312,12 +312,13 @@ def test_control_characters_in_a_header_are_a_502(
 @pytest.mark.parametrize(
     "flood, why",
     [
-        (b"".join(b"X-Flood-%d: v\r\n" % n for n in range(MAX_HEADERS + 1)), "Too many headers"),
-        (b"X-Flood: " + b"v" * (MAX_HEADER_LINE + 1) + b"\r\n", "Got more than 8190 bytes"),
+        (b"".join(b"X-Flood-%d: v\r\n" % n for n in range(1000)), "Too many headers"),
+        (b"X-Flood: " + b"v" * 100_000 + b"\r\n", "Got more than 8190 bytes"),
     ],
     ids=["many-headers", "long-header"],
 )
 def test_a_header_flood_is_a_502(proxy_for: ProxyFactory, flood: bytes, why: str) -> None:
+    assert flood.count(b"\r\n") > MAX_HEADERS or len(flood) > MAX_HEADER_LINE
     with raw_upstream(OK_HEAD + flood) as base_url, proxy_for(base_url) as proxy:
         answer = httpx.get(proxy.base_url + PATH, headers={"Authorization": "Bearer t"})
         assert_still_serving(proxy)
