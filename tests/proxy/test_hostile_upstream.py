@@ -27,7 +27,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
-from evalmock.proxy.bounds import MAX_DEPTH
+from evalmock.proxy.bounds import MAX_DEPTH, MAX_VALUES
 from evalmock.proxy.forwarding import MAX_HEADER_LINE, MAX_HEADERS
 from evalmock.proxy.session import PREFIX
 from harness.serving import serving
@@ -233,6 +233,23 @@ def test_json_nested_too_deep_is_passed_on_unjudged(
         why = f"nested deeper than {MAX_DEPTH} levels (passed through unjudged)"
         assert lines == [f"evalmock proxy: UNJUDGED GET {base_url}{PATH} -> 200: {why}"]
         assert any(why in note for note in notes)
+
+
+def test_json_of_too_many_values_is_passed_on_unjudged(proxy_for: ProxyFactory) -> None:
+    members = b",".join(b'"k%d": 0' % n for n in range(200_000))  # 2.6 MB: held, not too large
+    body = b'{"data": [{' + members + b'}], "hasMore": false}'
+
+    async def wide(request: Request) -> Response:
+        return Response(body, media_type="application/json")
+
+    upstream = hostile(wide, "/v1/agents/{agent}/test-set/cases")
+    with serving(upstream) as base_url, proxy_for(base_url) as proxy:
+        answer = httpx.get(proxy.base_url + PATH, headers={"Authorization": "Bearer t"}, timeout=10)
+        assert_still_serving(proxy)
+        lines = proxy.lines()
+    assert (answer.status_code, answer.content) == (200, body)
+    why = f"more than {MAX_VALUES:,} values (passed through unjudged)"
+    assert lines == [f"evalmock proxy: UNJUDGED GET {base_url}{PATH} -> 200: {why}"]
 
 
 def test_json_nested_as_deep_as_the_bound_is_judged(proxy_for: ProxyFactory) -> None:

@@ -25,12 +25,11 @@ from starlette.types import Receive, Scope, Send
 from yarl import URL
 
 from evalmock.proxy.bounds import (
-    MAX_DEPTH,
     NotRead,
     amount,
     decoded_within,
-    deeper_than,
     refused_header,
+    too_much_json,
 )
 from evalmock.proxy.forwarded import Forwarded, Observer
 from evalmock.proxy.tls import upstream_ssl_context
@@ -310,8 +309,9 @@ class ProxyApp:
         forwarded.elapsed_ms, forwarded.body_size = _since(started), len(raw)
         try:
             body = decoded_within(sent_back, raw, self.max_judged_bytes)
-            if deeper_than(body, MAX_DEPTH):
-                raise NotRead(f"nested deeper than {MAX_DEPTH} levels")
+            too_much = too_much_json(body)
+            if too_much is not None:
+                raise NotRead(too_much)
         except NotRead as exc:  # sent on as it came, and said
             self.observer.unjudged(forwarded, f"{exc} (passed through unjudged)")
             await send_whole(send, response.status, sent_back, raw, [])
@@ -389,13 +389,13 @@ class ProxyApp:
 
 
 def _readable(headers: RawHeaders, raw: bytes, limit: int) -> bytes | None:
-    """The body decoded, when that takes no more than `limit` bytes and it nests no deeper than
-    the bound; else None."""
+    """The body decoded, when that takes no more than `limit` bytes and a check may read it; else
+    None."""
     try:
         body = decoded_within(headers, raw, limit)
     except NotRead:
         return None
-    return None if deeper_than(body, MAX_DEPTH) else body
+    return None if too_much_json(body) is not None else body
 
 
 def _since(started: float) -> float:
