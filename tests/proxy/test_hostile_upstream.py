@@ -270,9 +270,10 @@ def test_json_nested_as_deep_as_the_bound_is_judged(proxy_for: ProxyFactory) -> 
 
 
 @contextmanager
-def raw_upstream(head: bytes) -> Iterator[str]:
-    """A service answering every request with `head` (then `{}`), and a request for PING with a
-    plain JSON answer, as raw bytes on a socket: no HTTP server would send what `head` holds."""
+def raw_upstream(head: bytes, pause: float = 0.0) -> Iterator[str]:
+    """A service answering every request with `head` (then `{}`), a byte every `pause` seconds when
+    one is given, and a request for PING with a plain JSON answer, as raw bytes on a socket: no HTTP
+    server would send what `head` holds, nor drip it."""
 
     class Answer(socketserver.StreamRequestHandler):
         def handle(self) -> None:
@@ -283,6 +284,13 @@ def raw_upstream(head: bytes) -> Iterator[str]:
                 body = b'{"ok": true}'
                 plain = b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
                 self.wfile.write(plain + b"Content-Length: %d\r\n\r\n" % len(body) + body)
+            elif pause:
+                try:
+                    for byte in head:
+                        self.wfile.write(bytes([byte]))
+                        time.sleep(pause)
+                except OSError:  # the proxy stopped waiting
+                    return
             else:
                 self.wfile.write(head + b"Content-Length: 2\r\nConnection: close\r\n\r\n{}")
 
@@ -345,3 +353,16 @@ def test_a_header_flood_is_a_502(proxy_for: ProxyFactory, flood: bytes, why: str
     assert error["code"] == "bad-gateway" and why in error["message"]
     assert f"502 GET {base_url}{PATH}: the upstream {base_url} sent an answer" in said
     assert_escaped(said)
+
+
+def test_a_head_dripped_is_cut_at_the_deadline_with_a_504(proxy_for: ProxyFactory) -> None:
+    head = OK_HEAD + b"X-Drip: " + b"." * 20 + b"\r\n"  # 80 bytes: 16 s at a byte every 0.2 s
+    with raw_upstream(head, pause=0.2) as base_url, proxy_for(base_url, "--deadline", "1") as proxy:
+        started = time.monotonic()
+        answer = httpx.get(proxy.base_url + PATH, headers={"Authorization": "Bearer t"}, timeout=30)
+        elapsed = time.monotonic() - started
+        assert_still_serving(proxy)
+    assert answer.status_code == 504 and elapsed < 5
+    assert answer.json()["error"]["message"] == (
+        "evalmock proxy: the upstream did not send its whole answer within 1 s."
+    )
