@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import gzip
+import json
 import os
 import re
 import socketserver
@@ -217,22 +218,26 @@ DEEP = b"[" * 1100 + b"]" * 1100
     ids=["judged", "kept-aside"],
 )
 def test_json_nested_too_deep_is_passed_on_unjudged(
-    proxy_for: ProxyFactory, path: str, body: bytes
+    proxy_for: ProxyFactory, path: str, body: bytes, tmp_path: Path
 ) -> None:
     async def deep(request: Request) -> Response:
         return Response(body, media_type="application/json")
 
     upstream = hostile(deep, path.split("?")[0].replace("acme.drafting", "{agent}"))
-    with serving(upstream) as base_url, proxy_for(base_url, "--har", os.devnull) as proxy:
+    har = tmp_path / "traffic.har"
+    with serving(upstream) as base_url, proxy_for(base_url, "--har", str(har)) as proxy:
         answer = httpx.get(proxy.base_url + path, headers={"Authorization": "Bearer t"})
         assert_still_serving(proxy)
+        notes = proxy.session.write_outputs().notes
         lines = proxy.lines()
-        notes = proxy.session.results().notes
     assert (answer.status_code, answer.content) == (200, body)
+    content = json.loads(har.read_text())["log"]["entries"][0]["response"]["content"]
+    assert "text" not in content  # neither recorded nor left for `contract --har` to parse
     if path == PATH:
         why = f"nested deeper than {MAX_DEPTH} levels (passed through unjudged)"
-        assert lines == [f"evalmock proxy: UNJUDGED GET {base_url}{PATH} -> 200: {why}"]
+        assert lines[0] == f"evalmock proxy: UNJUDGED GET {base_url}{PATH} -> 200: {why}"
         assert any(why in note for note in notes)
+        assert content["comment"] == f"body not recorded: {why}"
 
 
 def test_json_of_too_many_values_is_passed_on_unjudged(proxy_for: ProxyFactory) -> None:

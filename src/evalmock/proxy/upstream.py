@@ -51,7 +51,9 @@ def too_late(deadline: float) -> str:
 
 
 def unreadable(upstream: str, why: str) -> str:
-    """The message of the proxy's 502: the upstream's answer has a head the proxy cannot pass on."""
+    """The message of the proxy's 502: the upstream's answer has a head the proxy cannot pass on (on
+    one line: aiohttp's reasons may run over several)."""
+    why = " ".join(why.split())
     return (
         f"evalmock proxy: the upstream {upstream} sent an answer the proxy cannot pass on ({why})."
     )
