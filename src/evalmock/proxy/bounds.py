@@ -80,6 +80,16 @@ def _inflated(coding: str, data: bytes, limit: int) -> bytes:
     return out + decompressor.flush()
 
 
+def judgeable(headers: RawHeaders, raw: bytes, limit: int) -> bytes:
+    """The body the checks read: decoded within `limit` bytes (`decoded_within`), and no deeper or
+    wider than a check may read (`too_much_json`); NotRead, saying why, when it is not."""
+    body = decoded_within(headers, raw, limit)
+    too_much = too_much_json(body)
+    if too_much is not None:
+        raise NotRead(too_much)
+    return body
+
+
 def too_much_json(body: bytes) -> str | None:
     """Why the checks are not to read the body: its arrays and objects (its brackets outside JSON
     strings) nest more than MAX_DEPTH levels deep, or it holds more than MAX_VALUES values (commas

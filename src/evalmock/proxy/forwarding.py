@@ -15,6 +15,7 @@ import asyncio
 import re
 import time
 from collections.abc import AsyncIterator
+from contextlib import suppress
 from datetime import UTC, datetime
 from urllib.parse import quote
 
@@ -24,13 +25,7 @@ from multidict import CIMultiDict
 from starlette.types import Receive, Scope, Send
 from yarl import URL
 
-from evalmock.proxy.bounds import (
-    NotRead,
-    amount,
-    decoded_within,
-    refused_header,
-    too_much_json,
-)
+from evalmock.proxy.bounds import NotRead, amount, judgeable, refused_header
 from evalmock.proxy.forwarded import Forwarded, Observer
 from evalmock.proxy.tls import upstream_ssl_context
 from evalmock.proxy.upstream import Origin, too_late, too_slow, unreachable, unreadable
@@ -308,10 +303,7 @@ class ProxyApp:
             return
         forwarded.elapsed_ms, forwarded.body_size = _since(started), len(raw)
         try:
-            body = decoded_within(sent_back, raw, self.max_judged_bytes)
-            too_much = too_much_json(body)
-            if too_much is not None:
-                raise NotRead(too_much)
+            body = judgeable(sent_back, raw, self.max_judged_bytes)
         except NotRead as exc:  # sent on as it came, and said
             self.observer.unjudged(forwarded, f"{exc} (passed through unjudged)")
             await send_whole(send, response.status, sent_back, raw, [])
@@ -352,7 +344,9 @@ class ProxyApp:
             return
         forwarded.body_size, forwarded.elapsed_ms = size, _since(started)
         if 0 < size <= KEPT_ASIDE_BYTES:
-            forwarded.kept_aside = _readable(sent_back, b"".join(aside), self.max_judged_bytes)
+            # one the proxy does not read has its secrets unlearned
+            with suppress(NotRead):
+                forwarded.kept_aside = judgeable(sent_back, b"".join(aside), self.max_judged_bytes)
         self.observer.passed(forwarded, why)
         await send({"type": "http.response.body", "body": pending, "more_body": False})
 
@@ -386,16 +380,6 @@ class ProxyApp:
             await send({"type": "http.response.body", "body": body})
 
         await RequestIdMiddleware(answer)(scope, receive, send)
-
-
-def _readable(headers: RawHeaders, raw: bytes, limit: int) -> bytes | None:
-    """The body decoded, when that takes no more than `limit` bytes and a check may read it; else
-    None."""
-    try:
-        body = decoded_within(headers, raw, limit)
-    except NotRead:
-        return None
-    return None if too_much_json(body) is not None else body
 
 
 def _since(started: float) -> float:
