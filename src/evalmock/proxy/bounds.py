@@ -92,15 +92,16 @@ def judgeable(headers: RawHeaders, raw: bytes, limit: int) -> bytes:
 
 def too_much_json(body: bytes) -> str | None:
     """Why the checks are not to read the body: its arrays and objects (its brackets outside JSON
-    strings) nest more than MAX_DEPTH levels deep, or it holds more than MAX_VALUES values (commas
-    outside strings); None when neither. Strings are set aside only when the brackets and commas
-    inside them may matter: most bodies have too few of either, or brackets nested within bounds."""
+    strings) nest more than MAX_DEPTH levels deep, or it holds more than MAX_VALUES values (as many
+    commas outside strings); None when neither. Strings are set aside only when the brackets and
+    commas inside them may matter: most bodies have too few of either, or brackets nested within
+    bounds."""
     deep = body.count(b"[") + body.count(b"{") > MAX_DEPTH and _depth(body) > MAX_DEPTH
-    many = body.count(b",") > MAX_VALUES
+    many = body.count(b",") >= MAX_VALUES
     if not deep and not many:
         return None
     outside = _STRING.sub(b"", body)
-    if outside.count(b",") > MAX_VALUES:
+    if outside.count(b",") >= MAX_VALUES:  # at least one value more than commas
         return f"more than {MAX_VALUES:,} values"
     if _depth(outside) > MAX_DEPTH:
         return f"nested deeper than {MAX_DEPTH} levels"
