@@ -71,13 +71,27 @@ def test_more_codings_than_the_bound_are_not_read() -> None:
     [
         (b"[" * MAX_DEPTH + b"]" * MAX_DEPTH, None),
         (b"[" * (MAX_DEPTH + 1) + b"]" * (MAX_DEPTH + 1), f"nested deeper than {MAX_DEPTH} levels"),
+        (b"[" * (MAX_DEPTH + 1), f"nested deeper than {MAX_DEPTH} levels"),  # never closed
+        (b"[[], [[]], " + b"[" * (MAX_DEPTH - 1) + b"]" * (MAX_DEPTH - 1) + b"]", None),
         (b'["' + b"[" * (MAX_DEPTH + 1) + b'"]', None),  # brackets in a string do not nest
         (b'["\\"' + b"{" * (MAX_DEPTH + 1) + b'"]', None),  # nor after an escaped quote
-        (b"[" + b"0," * MAX_VALUES + b"0]", f"more than {MAX_VALUES:,} values"),
-        (b"[" + b"0," * (MAX_VALUES - 1) + b"0]", None),
+        (b"[" + b"0," * (MAX_VALUES - 1) + b"0]", f"more than {MAX_VALUES:,} values"),
+        (b"[" + b"0," * (MAX_VALUES - 2) + b"0]", None),  # the array and its elements: as many
+        (b"[" + b"[]," * MAX_VALUES + b"[]]", f"more than {MAX_VALUES:,} values"),
         (b'["' + b"," * (MAX_VALUES + 1) + b'"]', None),  # commas in a string are no values
     ],
-    ids=["at-depth", "too-deep", "deep-string", "escaped", "too-many", "as-many", "commas-string"],
+    ids=[
+        "at-depth",
+        "too-deep",
+        "unclosed",
+        "siblings",
+        "deep-string",
+        "escaped",
+        "too-many",
+        "as-many",
+        "too-many-arrays",
+        "commas-string",
+    ],
 )
 def test_nesting_and_values_are_counted_outside_strings(body: bytes, why: str | None) -> None:
     assert too_much_json(body) == why
