@@ -35,8 +35,8 @@ class Forwarded:
     request_body: bytes | None = None
     request_body_size: int = 0
     request_body_whole: bool = False  # its last piece came
-    # Why a held answer was passed on unjudged (too large once decoded, nested too deep): its body
-    # is not recorded either.
+    # Why a held answer was passed on unjudged (too large once decoded, too deep, too many values):
+    # its body is not recorded either.
     unjudged: str | None = None
 
 
