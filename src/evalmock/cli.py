@@ -29,6 +29,7 @@ from evalmock.server.deferred_imports import defer_unused
 from evalmock.server.http_server import SERVERS
 
 DEFAULT_PROXY_TIMEOUT = 30.0  # seconds
+DEFAULT_PROXY_DEADLINE = 60.0  # seconds
 DEFAULT_SEED = 42
 DEFAULT_CASES = 1000
 
@@ -190,6 +191,14 @@ def _proxy_command(commands: argparse._SubParsersAction[argparse.ArgumentParser]
         metavar="SECONDS",
         help=f"longest wait for the upstream's answer, and between two pieces of it; then 504 "
         f"(default {DEFAULT_PROXY_TIMEOUT:g})",
+    )
+    proxy.add_argument(
+        "--deadline",
+        type=seconds,
+        default=DEFAULT_PROXY_DEADLINE,
+        metavar="SECONDS",
+        help="longest an answer to be judged may take in all, from the request to its last byte; "
+        f"then 504 (default {DEFAULT_PROXY_DEADLINE:g})",
     )
     proxy.add_argument("--har", metavar="PATH", help="record the traffic as a HAR 1.2 file")
     walk_options(proxy, "the traffic")

@@ -104,7 +104,7 @@ def build_proxy(args: argparse.Namespace, stream: Any = None) -> tuple[Any, Prox
         RunInfo.of(upstream, target_kind="upstream", targets=args.targets),
     )
     try:
-        forwarder = ProxyApp(upstream, session, timeout=args.timeout)
+        forwarder = ProxyApp(upstream, session, timeout=args.timeout, deadline=args.deadline)
     except CertificatesUnreadable as exc:
         raise UsageError(str(exc)) from None
     return ProxyCORSMiddleware(forwarder), forwarder, session

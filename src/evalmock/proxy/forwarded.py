@@ -35,6 +35,9 @@ class Forwarded:
     request_body: bytes | None = None
     request_body_size: int = 0
     request_body_whole: bool = False  # its last piece came
+    # Why a held answer was passed on unjudged (too large once decoded, too deep, too many values):
+    # its body is not recorded either.
+    unjudged: str | None = None
 
 
 class Observer(Protocol):
@@ -45,5 +48,7 @@ class Observer(Protocol):
     def judge(self, api: str, forwarded: Forwarded) -> Headers: ...
 
     def passed(self, forwarded: Forwarded, why: str) -> None: ...
+
+    def unjudged(self, forwarded: Forwarded, why: str) -> None: ...
 
     def failed(self, forwarded: Forwarded, status: int, why: str) -> None: ...

@@ -2,16 +2,20 @@
 sends back the upstream's answer unchanged; a response of a documented operation is held (up to a
 bound) to be judged first.
 
-An upstream that cannot be reached is a 502, one slower than the timeout a 504, each in the API's
-own error body (the envelope on /v1, DigitalOcean's body on /v2) with a request id, as `evalmock
-serve` sends its errors.
+An upstream that cannot be reached, or whose answer's head cannot be passed on, is a 502; one slower
+than the timeout, or than the deadline for an answer to be judged, a 504; each in the API's own
+error body (the envelope on /v1, DigitalOcean's body on /v2) with a request id, as `evalmock serve`
+sends its errors. What the proxy reads of an answer is bounded (`bounds`): an answer it cannot read
+within those bounds is passed on as it came, unjudged, and said.
 """
 
 from __future__ import annotations
 
+import asyncio
 import re
 import time
 from collections.abc import AsyncIterator
+from contextlib import suppress
 from datetime import UTC, datetime
 from urllib.parse import quote
 
@@ -21,13 +25,13 @@ from multidict import CIMultiDict
 from starlette.types import Receive, Scope, Send
 from yarl import URL
 
+from evalmock.proxy.bounds import NotRead, amount, judgeable, refused_header
 from evalmock.proxy.forwarded import Forwarded, Observer
 from evalmock.proxy.tls import upstream_ssl_context
-from evalmock.proxy.upstream import Origin, too_slow, unreachable
+from evalmock.proxy.upstream import Origin, too_late, too_slow, unreachable, unreadable
 from evalmock.proxy.wire import (
     RawHeaders,
     declared_length,
-    decoded,
     header_text,
     outgoing,
     read_up_to,
@@ -37,7 +41,7 @@ from evalmock.proxy.wire import (
 from evalmock.server.errors import ApiError, error_body
 from evalmock.server.request_id import RequestIdMiddleware, current_request_id
 
-MAX_JUDGED_BYTES = 4 * 2**20  # a larger body streams through unjudged
+MAX_JUDGED_BYTES = 4 * 2**20  # a larger body, as sent or once decoded, passes through unjudged
 # An answer streamed through unjudged is also kept aside, up to this size, for the secrets it may
 # carry: a sign-in's answer is small, and a copy of every large body that passes would cost each one
 # more than forwarding it.
@@ -54,11 +58,17 @@ NOT_ADDED = ("Accept", "Accept-Encoding", "User-Agent", "Content-Type")
 # which clients of the upstream already meet.
 MAX_CONNECTIONS = 100
 KEEPALIVE_EXPIRY_S = 5.0
+# The head of an answer the proxy reads: lines (status line, each header) of at most this many
+# bytes, and at most this many headers (aiohttp's own bounds, stated); past either, a 502.
+MAX_HEADER_LINE = 8190
+MAX_HEADERS = 128
 
 
 class ProxyApp:
     """Forwards every HTTP request to `upstream` (a base URL; the request's path and query are
-    appended)."""
+    appended). `timeout` bounds each wait (to connect, for each piece); `deadline` the whole of an
+    answer to be judged, from the request sent to its last byte held, so that a service dripping a
+    byte a second under the timeout is cut."""
 
     def __init__(
         self,
@@ -66,11 +76,13 @@ class ProxyApp:
         observer: Observer,
         *,
         timeout: float,
+        deadline: float,
         max_judged_bytes: int = MAX_JUDGED_BYTES,
     ) -> None:
         self.upstream = upstream.rstrip("/")
         self.observer = observer
         self.timeout = timeout
+        self.deadline = deadline
         self.max_judged_bytes = max_judged_bytes
         self._origin = Origin.of(self.upstream)
         self._ssl = upstream_ssl_context()
@@ -81,7 +93,8 @@ class ProxyApp:
         """aiohttp's client (its C parser costs half of what a pure-Python one does a forwarded
         request), made on first use inside the server's event loop. It sends what it is given and
         nothing of its own: no headers of its own, no cookies kept from one client for another, no
-        redirect followed, no body decoded; the environment's proxies and .netrc not ours."""
+        redirect followed, no body decoded, no head longer than the bounds; the environment's
+        proxies and .netrc not ours."""
         if self._client is None:
             connector = aiohttp.TCPConnector(
                 limit=MAX_CONNECTIONS, keepalive_timeout=KEEPALIVE_EXPIRY_S, ssl=self._ssl
@@ -96,6 +109,9 @@ class ProxyApp:
                 auto_decompress=False,
                 skip_auto_headers=NOT_ADDED,
                 trust_env=False,
+                max_line_size=MAX_HEADER_LINE,
+                max_field_size=MAX_HEADER_LINE,
+                max_headers=MAX_HEADERS,
             )
         return self._client
 
@@ -135,11 +151,27 @@ class ProxyApp:
             datetime.now(UTC), scope["method"], url, scope["path"], request_headers
         )
         started = time.perf_counter()
+        api = self.observer.api_of(forwarded.method, forwarded.path)
+        # An answer to be judged is held whole before it is sent: the deadline bounds that wait.
+        deadline = asyncio.get_running_loop().time() + self.deadline if api is not None else None
+        timer = asyncio.timeout_at(deadline)
         try:
-            response = await self._send(forwarded, target, wire, receive, scope["headers"])
+            async with timer:
+                response = await self._send(forwarded, target, wire, receive, scope["headers"])
         except TimeoutError as exc:  # aiohttp's connect and read timeouts are TimeoutErrors
             await self._failed(
-                scope, receive, send, forwarded, 504, "gateway-timeout", too_slow(self.timeout, exc)
+                scope, receive, send, forwarded, 504, "gateway-timeout", self._late(timer, exc)
+            )
+            return
+        except aiohttp.ClientResponseError as exc:  # a head aiohttp will not read (or too long)
+            await self._failed(
+                scope,
+                receive,
+                send,
+                forwarded,
+                502,
+                "bad-gateway",
+                unreadable(self._origin.shown, exc.message),
             )
             return
         except (
@@ -163,11 +195,29 @@ class ProxyApp:
             forwarded.response_headers = [
                 (name.decode("latin-1"), value.decode("latin-1")) for name, value in kept
             ]
+            refused = refused_header(kept)
+            if refused is not None:  # no client may be sent it, and the server would refuse to
+                await self._failed(
+                    scope,
+                    receive,
+                    send,
+                    forwarded,
+                    502,
+                    "bad-gateway",
+                    unreadable(self._origin.shown, refused),
+                )
+                return
             # ASGI's names are in lower case
             sent_back = [(name.lower(), value) for name, value in kept]
-            await self._answer(scope, receive, send, response, sent_back, forwarded, started)
+            await self._answer(
+                scope, receive, send, response, sent_back, forwarded, started, api, deadline
+            )
         finally:
             response.release()
+
+    def _late(self, timer: asyncio.Timeout, exc: Exception) -> str:
+        """The 504's message: the deadline passed, or the timeout did."""
+        return too_late(self.deadline) if timer.expired() else too_slow(self.timeout, exc)
 
     async def _send(
         self,
@@ -209,11 +259,13 @@ class ProxyApp:
         sent_back: RawHeaders,
         forwarded: Forwarded,
         started: float,
+        api: str | None,
+        deadline: float | None,
     ) -> None:
-        """Hold, judge and send the answer of an audited operation; stream any other through."""
+        """Hold, judge and send the answer of an audited operation (`api`), by the `deadline`;
+        stream any other through."""
         chunks = aiter(response.content.iter_any())  # one iterator: held first, then the rest
-        api = self.observer.api_of(forwarded.method, forwarded.path)
-        too_large = f"larger than {_amount(self.max_judged_bytes)} (streamed through unjudged)"
+        too_large = f"larger than {amount(self.max_judged_bytes)} (streamed through unjudged)"
         if api is None:
             await self._stream(
                 send, response.status, sent_back, chunks, forwarded, b"", started, NOT_AN_OPERATION
@@ -224,11 +276,13 @@ class ProxyApp:
                 send, response.status, sent_back, chunks, forwarded, b"", started, too_large
             )
             return
+        timer = asyncio.timeout_at(deadline)
         try:
-            raw = await read_up_to(chunks, self.max_judged_bytes)
+            async with timer:
+                raw = await read_up_to(chunks, self.max_judged_bytes)
         except TimeoutError as exc:  # nothing is sent yet, so the proxy can still say so
             await self._failed(
-                scope, receive, send, forwarded, 504, "gateway-timeout", too_slow(self.timeout, exc)
+                scope, receive, send, forwarded, 504, "gateway-timeout", self._late(timer, exc)
             )
             return
         except aiohttp.ClientError as exc:
@@ -247,8 +301,14 @@ class ProxyApp:
                 send, response.status, sent_back, chunks, forwarded, raw, started, too_large
             )
             return
-        forwarded.elapsed_ms = _since(started)
-        forwarded.body_size, forwarded.body = len(raw), decoded(response.status, sent_back, raw)
+        forwarded.elapsed_ms, forwarded.body_size = _since(started), len(raw)
+        try:
+            body = judgeable(sent_back, raw, self.max_judged_bytes)
+        except NotRead as exc:  # sent on as it came, and said
+            self.observer.unjudged(forwarded, f"{exc} (passed through unjudged)")
+            await send_whole(send, response.status, sent_back, raw, [])
+            return
+        forwarded.body = body
         extra = self.observer.judge(api, forwarded)
         await send_whole(send, response.status, sent_back, raw, extra)
 
@@ -284,7 +344,9 @@ class ProxyApp:
             return
         forwarded.body_size, forwarded.elapsed_ms = size, _since(started)
         if 0 < size <= KEPT_ASIDE_BYTES:
-            forwarded.kept_aside = decoded(status, sent_back, b"".join(aside))
+            # one the proxy does not read has its secrets unlearned
+            with suppress(NotRead):
+                forwarded.kept_aside = judgeable(sent_back, b"".join(aside), self.max_judged_bytes)
         self.observer.passed(forwarded, why)
         await send({"type": "http.response.body", "body": pending, "more_body": False})
 
@@ -318,10 +380,6 @@ class ProxyApp:
             await send({"type": "http.response.body", "body": body})
 
         await RequestIdMiddleware(answer)(scope, receive, send)
-
-
-def _amount(size: int) -> str:
-    return f"{size // 2**20} MiB" if size % 2**20 == 0 else f"{size} bytes"
 
 
 def _since(started: float) -> float:

@@ -21,6 +21,7 @@ from evalmock.proxy.forwarded import Forwarded, Headers
 from evalmock.whole_file import staged
 
 NOT_HELD = "body not recorded: the proxy streamed it through without holding it"
+NOT_READ = "body not recorded"  # and why: the proxy held it, but did not read it
 FORM = "application/x-www-form-urlencoded"
 
 
@@ -185,7 +186,8 @@ def _response(forwarded: Forwarded) -> harfile.Response:
         (value for name, value in forwarded.response_headers if name.lower() == "content-type"), ""
     )
     if forwarded.body is None:
-        content = harfile.Content(size=forwarded.body_size, mimeType=media_type, comment=NOT_HELD)
+        comment = NOT_HELD if forwarded.unjudged is None else f"{NOT_READ}: {forwarded.unjudged}"
+        content = harfile.Content(size=forwarded.body_size, mimeType=media_type, comment=comment)
     else:
         try:
             content = harfile.Content(

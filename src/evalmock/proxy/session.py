@@ -21,7 +21,14 @@ from evalmock.harness.secrets.redactor import Redactor
 from evalmock.harness.traffic.audit import TrafficAudit
 from evalmock.proxy.forwarded import Forwarded, Headers
 from evalmock.proxy.recorder import HarRecorder
-from evalmock.proxy.violations import HEADER, header_value, live_line, request_line, throttled_line
+from evalmock.proxy.violations import (
+    HEADER,
+    header_value,
+    live_line,
+    request_line,
+    throttled_line,
+    unjudged_line,
+)
 
 PREFIX = "evalmock proxy: "  # of every console line
 
@@ -107,6 +114,15 @@ class ProxySession:
             # secret-named fields are learned on the way to a finding that may quote them.)
             self.redactor.learn_body(forwarded.kept_aside)
         self.audit.skip(why)
+        self._record(forwarded)
+
+    def unjudged(self, forwarded: Forwarded, why: str) -> None:
+        """An answer of an audited operation the proxy held but does not read (`why`): said,
+        counted, recorded without its body."""
+        self._learn(forwarded)
+        forwarded.unjudged = why
+        self.audit.skip(why)
+        self._say(unjudged_line(forwarded.method, forwarded.url, forwarded.status, why))
         self._record(forwarded)
 
     def failed(self, forwarded: Forwarded, status: int, why: str) -> None:

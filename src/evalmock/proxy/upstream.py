@@ -45,6 +45,20 @@ def too_slow(timeout: float, exc: Exception) -> str:
     )
 
 
+def too_late(deadline: float) -> str:
+    """The message of the proxy's 504: an answer to be judged did not come whole by the deadline."""
+    return f"evalmock proxy: the upstream did not send its whole answer within {deadline:g} s."
+
+
+def unreadable(upstream: str, why: str) -> str:
+    """The message of the proxy's 502: the upstream's answer has a head the proxy cannot pass on (on
+    one line: aiohttp's reasons may run over several)."""
+    why = " ".join(why.split())
+    return (
+        f"evalmock proxy: the upstream {upstream} sent an answer the proxy cannot pass on ({why})."
+    )
+
+
 def unreachable(upstream: str, exc: Exception) -> str:
     """The message of the proxy's 502: the upstream could not be reached."""
     # its text names aiohttp's pool key (`ssl:default`), not the cause

@@ -117,3 +117,9 @@ def throttled_line(method: str, url: str, status: int, retry_after: str | None) 
     answer."""
     asked = f"Retry-After: {retry_after}" if retry_after else "no Retry-After"
     return f"THROTTLED {method} {url} -> {status}: the service's throttling, not judged ({asked})"
+
+
+def unjudged_line(method: str, url: str, status: int, why: str) -> str:
+    """`UNJUDGED GET URL -> 200: nested deeper than 256 levels (passed through unjudged)`: an answer
+    of an audited operation that the proxy does not read, sent on as it came."""
+    return f"UNJUDGED {method} {url} -> {status}: {why}"

@@ -1,11 +1,10 @@
 """What the proxy forwards as it came: every header but the hop-by-hop ones, each body piece by
-piece, and a body as the upstream meant it."""
+piece."""
 
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Sequence
 
-import httpx
 from starlette.types import Message, Receive, Send
 
 from evalmock.proxy.forwarded import Forwarded, Headers
@@ -45,18 +44,6 @@ def outgoing(headers: Sequence[tuple[bytes, bytes]]) -> RawHeaders:
         for name, value in headers
         if name.lower() not in HOP_BY_HOP_BYTES and (not named or name.lower() not in named)
     ]
-
-
-def decoded(status: int, headers: RawHeaders, raw: bytes) -> bytes:
-    """The body as the upstream meant it (its Content-Encoding undone, by httpx's decoders); the raw
-    bytes when they do not decode."""
-    encoding = next((value for name, value in headers if name == b"content-encoding"), b"identity")
-    if encoding.strip().lower() in (b"", b"identity"):
-        return raw
-    try:
-        return httpx.Response(status, headers=headers, content=raw).content
-    except httpx.DecodingError:
-        return raw
 
 
 def declared_length(headers: RawHeaders) -> int:
