@@ -126,6 +126,29 @@ def exchange(port: int, *pieces: bytes) -> bytes:
         return read_to_end(sock)
 
 
+def in_turn(port: int, requests: list[bytes]) -> list[int]:
+    """Send `requests` one after another on one connection, each once the answer to the one
+    before has arrived (read by its Content-Length); the status of each answer, until the server
+    closes the connection."""
+    answered = []
+    with socket.create_connection(("127.0.0.1", port), timeout=READ_TIMEOUT_S) as sock:
+        reader = sock.makefile("rb")
+        for request in requests:
+            sock.sendall(request)
+            status_line = reader.readline()
+            if not status_line:
+                break
+            answered.append(int(status_line.split()[1]))
+            length = 0
+            while (line := reader.readline()) not in (b"\r\n", b""):
+                name, _, value = line.partition(b":")
+                if name.strip().lower() == b"content-length":
+                    length = int(value)
+            reader.read(length)
+        reader.close()
+    return answered
+
+
 def read_to_end(sock: socket.socket) -> bytes:
     answer = bytearray()
     while True:

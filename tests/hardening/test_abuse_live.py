@@ -27,7 +27,7 @@ from harness.serving import serving
 from shared import SERVER_CASES, SERVER_SEED, free_port
 
 from .answers import AUTH, CASES, EXAMPLE_PROJECT
-from .attacks import HalfOpen, exchange, open_files_for, resident_mb, statuses
+from .attacks import HalfOpen, exchange, in_turn, open_files_for, resident_mb, statuses
 
 HALF_OPEN = 500
 TIMED_REQUESTS = 5  # at the start of the hold, and again near its end
@@ -243,6 +243,15 @@ def test_headers_up_to_the_limits_pass(target: Target) -> None:
     assert statuses(answer) == [200], f"{target.name}: {answer[:200]!r}"
     answer = exchange(target.port, _head(b"X-Big: " + b"a" * 100_000))
     assert statuses(answer) == [200], f"{target.name}: {answer[:200]!r}"
+
+
+def test_each_head_on_a_kept_alive_connection_is_counted_on_its_own(target: Target) -> None:
+    # Five requests of 90 headers and 300 KB each, one after another on one connection: 450
+    # headers and 1.5 MB in all, every head within the limits.
+    head = _head(*[b"X-Many-%d: v" % i for i in range(90)], b"X-Big: " + b"a" * 300_000)
+    kept_alive = head.replace(b"Connection: close\r\n", b"")
+    answered = in_turn(target.port, [kept_alive] * 4 + [head])
+    assert answered == [200] * 5, f"{target.name}: {answered}"
 
 
 def test_a_100_mb_body_is_refused_without_memory_growth(target: Target) -> None:
