@@ -128,10 +128,10 @@ def granian_connections() -> int:
 
 
 def granian_http_options() -> dict[str, Any]:
-    """What both servers' Granian is given against abuse (docs/hardening.md, "The servers under
-    abuse"): HTTP/1 only, since Granian's detection of HTTP/2 waits without a time limit for a
-    connection's first bytes; HEADER_READ_TIMEOUT_S for a request head; granian_connections() at
-    once."""
+    """What Granian is given against abuse, under `evalmock serve` and the proxy alike
+    (docs/hardening.md, "The servers under abuse"): HTTP/1 only, since Granian's detection of
+    HTTP/2 waits without a time limit for a connection's first bytes; HEADER_READ_TIMEOUT_S for a
+    request head; granian_connections() at once."""
     from granian.constants import HTTPModes
     from granian.http import HTTP1Settings
 
@@ -178,9 +178,9 @@ async def serve_granian(app: Any, options: ServeOptions, *, second_stop_exits: b
         websockets=False,
         log_dictconfig=_GRANIAN_LOGGING,
         log_level=LogLevels.error,
-        **granian_http_options(),
         log_access=options.access_log,
         log_access_format=GRANIAN_ACCESS_FORMAT,
+        **granian_http_options(),
     )
     loop = asyncio.get_running_loop()
     asked = 0
