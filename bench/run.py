@@ -30,6 +30,7 @@ from typing import Any
 import audit_workers
 import chart
 import lib
+import slowloris
 
 UVICORN = ["--server", "uvicorn"]
 GRANIAN = ["--server", "granian"]
@@ -48,6 +49,7 @@ SECTIONS = (
     "workers",
     "data",
     "proxy",
+    "abuse",
 )
 
 
@@ -68,6 +70,8 @@ class Plan:
     load_seconds: int = 60
     workers: int = 2
     data_sizes: tuple[int, ...] = (10, 100, 1_000)  # --cases of the worlds exported as --data files
+    abuse_connections: int = 500  # half-open connections held against each server
+    abuse_seconds: int = 60
 
 
 QUICK = Plan(
@@ -80,6 +84,7 @@ QUICK = Plan(
     fuzz_max_seconds=180,
     load_seconds=15,
     data_sizes=(10, 100),
+    abuse_seconds=10,
 )
 
 
@@ -519,6 +524,48 @@ class Bench:
             },
         }
 
+    def abuse(self) -> dict[str, Any]:
+        """500 half-open connections held for 60 s (reopened as the server closes them) against
+        `serve` and the proxy, each on Granian and on uvicorn: a normal request's p50 against the
+        idle one (docs/hardening.md, "The servers under abuse")."""
+        upstream = lib.start_evalmock(self.python, "abuse-upstream", extra=UVICORN, cpu=None)
+        starts: dict[str, Callable[[], lib.Server]] = {
+            "serve-granian": lambda: lib.start_evalmock(self.python, "abuse-serve", extra=GRANIAN),
+            "serve-uvicorn": lambda: lib.start_evalmock(
+                self.python, "abuse-serve-uvicorn", extra=UVICORN
+            ),
+            "proxy-granian": lambda: lib.start_proxy(
+                self.python, upstream.base, "abuse-proxy", extra=GRANIAN
+            ),
+            "proxy-uvicorn": lambda: lib.start_proxy(
+                self.python, upstream.base, "abuse-proxy-uvicorn", extra=UVICORN
+            ),
+        }
+        results: dict[str, Any] = {}
+        try:
+            for label, start in starts.items():
+                server = start()
+                try:
+                    results[label] = slowloris.hold(
+                        server.port,
+                        self.plan.abuse_connections,
+                        self.plan.abuse_seconds,
+                        _timed_get(server.example_url()),
+                    )
+                finally:
+                    lib.stop(server.proc)
+                lib.log(
+                    f"  {label}: p50 {results[label]['held_p50_ms']} ms held, "
+                    f"{results[label]['idle_p50_ms']} ms idle"
+                )
+        finally:
+            lib.stop(upstream.proc)
+        results["targets"] = {
+            name: all(result["targets"][name] for result in results.values())
+            for name in ("no_failed_request", "p50_within_2x_idle")
+        }
+        return results
+
     def workers(self) -> dict[str, Any]:
         """`--workers N`: cursors minted on fresh connections are accepted on other fresh
         connections."""
@@ -706,6 +753,19 @@ class Bench:
                 "walks_added_p99_le_5ms": walked["added_p99_ms"] <= 5.0,
             },
         }
+
+
+def _timed_get(url: str) -> Callable[[], float]:
+    """A normal request on a new connection (urllib opens one each time), timed in seconds."""
+
+    def timed() -> float:
+        started = time.perf_counter()
+        status, _ = lib.get(url, timeout=10.0)
+        if status != 200:
+            raise RuntimeError(f"status {status}")
+        return time.perf_counter() - started
+
+    return timed
 
 
 def versus(runs: dict[str, list[lib.LoadResult]], base: str) -> dict[str, float | None]:

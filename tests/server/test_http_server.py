@@ -7,6 +7,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import re
+import resource
 import signal
 import socket
 import subprocess
@@ -219,3 +220,21 @@ def test_two_granian_workers_accept_each_others_cursors_and_both_serve(tmp_path:
         stop_server(server)
     assert statuses == [200] * 20
     assert len(children) == 2 and not any(os.path.exists(f"/proc/{pid}") for pid in children)
+
+
+@pytest.mark.parametrize(
+    ("open_files", "connections"),
+    [(1024, 1024 - http_server.RESERVED_FILES), (20_000, 20_000 - http_server.RESERVED_FILES)],
+)
+def test_a_granian_worker_serves_as_many_connections_as_its_open_file_limit_allows(
+    monkeypatch: pytest.MonkeyPatch, open_files: int, connections: int
+) -> None:
+    monkeypatch.setattr(resource, "getrlimit", lambda _: (open_files, 1_048_576))
+    assert http_server.granian_connections() == connections
+
+
+def test_a_granian_worker_without_an_open_file_limit_serves_a_fixed_number_at_once(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(resource, "getrlimit", lambda _: (resource.RLIM_INFINITY,) * 2)
+    assert http_server.granian_connections() == 8192

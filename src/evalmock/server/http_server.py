@@ -29,6 +29,14 @@ UVICORN = "uvicorn"
 SERVERS = (GRANIAN, UVICORN)
 SERVER_NAMES = {GRANIAN: "Granian", UVICORN: "uvicorn"}  # as the projects spell themselves
 GRACEFUL_SHUTDOWN_S = 5  # how long open requests may take to finish after Ctrl-C
+# Granian closes a connection whose request head has not all arrived this long after the connection
+# opened or its previous answer (an idle keep-alive connection too): a half-open connection, one
+# that trickles or stalls, holds its place no longer.
+HEADER_READ_TIMEOUT_S = 10
+# Files a Granian worker keeps for itself (the listening socket, data files, logs) out of the
+# connections it may hold at once; the rest of its open-file limit is for connections.
+RESERVED_FILES = 64
+_CONNECTIONS_WITHOUT_LIMIT = 8192  # where the open-file limit is unknown or infinite
 _GRANIAN_LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
@@ -104,6 +112,36 @@ def check_available(name: str) -> None:
         raise ServerUnavailable("Granian is not installed for this platform; use --server uvicorn")
 
 
+def granian_connections() -> int:
+    """How many connections one Granian worker serves at once (its `backpressure`): as many as the
+    process may open files, less RESERVED_FILES. Granian's own default (128 in one process) let 128
+    half-open connections make every other request wait until they closed; past the open-file
+    limit, a connection waits in the kernel's queue rather than fail to be accepted."""
+    try:
+        import resource
+    except ImportError:  # not on Windows
+        return _CONNECTIONS_WITHOUT_LIMIT
+    soft, _ = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft == resource.RLIM_INFINITY:
+        return _CONNECTIONS_WITHOUT_LIMIT
+    return max(soft - RESERVED_FILES, RESERVED_FILES)
+
+
+def granian_http_options() -> dict[str, Any]:
+    """What Granian is given against abuse, under `evalmock serve` and the proxy alike
+    (docs/hardening.md, "The servers under abuse"): HTTP/1 only, since Granian's detection of
+    HTTP/2 waits without a time limit for a connection's first bytes; HEADER_READ_TIMEOUT_S for a
+    request head; granian_connections() at once."""
+    from granian.constants import HTTPModes
+    from granian.http import HTTP1Settings
+
+    return {
+        "http": HTTPModes.http1,
+        "http1_settings": HTTP1Settings(header_read_timeout=HEADER_READ_TIMEOUT_S * 1000),
+        "backpressure": granian_connections(),
+    }
+
+
 @dataclass(frozen=True)
 class ServeOptions:
     host: str
@@ -142,6 +180,7 @@ async def serve_granian(app: Any, options: ServeOptions, *, second_stop_exits: b
         log_level=LogLevels.error,
         log_access=options.access_log,
         log_access_format=GRANIAN_ACCESS_FORMAT,
+        **granian_http_options(),
     )
     loop = asyncio.get_running_loop()
     asked = 0
@@ -204,6 +243,7 @@ def serve_workers(target: str, name: str, options: ServeOptions, workers: int) -
         log_access=options.access_log,
         log_access_format=GRANIAN_ACCESS_FORMAT,
         workers_kill_timeout=GRACEFUL_SHUTDOWN_S,
+        **granian_http_options(),
     )
     try:
         server.serve()

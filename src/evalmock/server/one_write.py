@@ -57,13 +57,14 @@ class HeldWrite:
 
 
 try:
-    from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
+    from evalmock.server.request_head import LimitedHeadProtocol
 except ImportError:  # no httptools for this platform: uvicorn picks its pure-Python protocol itself
     HTTP_PROTOCOL: type[asyncio.Protocol] | str = "auto"
 else:
 
-    class OneWriteHttpToolsProtocol(HttpToolsProtocol):
-        """uvicorn's httptools protocol, writing through HeldWrite."""
+    class OneWriteHttpToolsProtocol(LimitedHeadProtocol):
+        """uvicorn's httptools protocol (its request heads bounded as Granian's are), writing
+        through HeldWrite."""
 
         def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
             super().connection_made(transport)
