@@ -15,13 +15,18 @@ import sys
 import time
 import zlib
 from collections.abc import AsyncIterator, Callable, Iterable, Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
 
+from evalmock.cli import main
 from evalmock.exits import INCOMPLETE
+from evalmock.harness.checks.exchange import Exchange
 
 from .serving import serving
+from .test_har import entry as har_entry
+from .test_har import write_har
 
 MiB = 2**20
 PEAK_RSS = 500 * MiB  # the most the audit's process may hold
@@ -221,6 +226,28 @@ def test_json_nested_too_deep_is_not_read_and_leaves_a_gap(targets: str) -> None
     assert_a_gap_of_the_limit(report, "not read: its JSON is nested deeper than 128 levels")
 
 
+def test_json_nested_past_the_bound_is_not_read_though_a_parser_would(targets: str) -> None:
+    # 500 levels: orjson reads them, the recursive walks of a body (the redactor's) would not
+    deep = b'{"a":' * 500 + b"1" + b"}" * 500
+    app = hostile(sent_whole(deep), status=404)
+    with serving(app) as base_url:
+        report, _ = audit_in_a_process(base_url, targets)
+    assert_a_gap_of_the_limit(report, "not read: its JSON is nested deeper than 128 levels")
+
+
+def test_schemathesis_never_parses_json_nested_too_deep(targets: str) -> None:
+    """Schemathesis parses with the standard parser, in a thread whose recursion error would end
+    its run: such an answer is refused before it reaches Schemathesis."""
+    app = hostile(sent_whole(b"[" * 1100 + b"]" * 1100), status=404)
+    with serving(app) as base_url:
+        report, _ = audit_in_a_process(
+            base_url, targets, only=[], fuzz=True, phases=["examples"], max_examples=1
+        )
+    assert_a_gap_of_the_limit(
+        report, "Schemathesis could not test the operation: its JSON is nested deeper than 128"
+    )
+
+
 def many_keys(count: int) -> Body:
     """One JSON object of `count` keys, made as it is sent (10 million: 129 MB)."""
 
@@ -270,3 +297,40 @@ def test_schemathesis_refuses_an_oversized_header_block(targets: str) -> None:
             base_url, targets, only=[], fuzz=True, phases=["examples"], max_examples=1
         )
     assert_a_gap_of_the_limit(report, "its header block passed 16 KiB")
+
+
+def har_of(body: str, *, base64_body: bool = False, status: int = 200) -> dict[str, Any]:
+    """A HAR entry of the test-set operation, its response body `body` as the file stores it."""
+    exchange = Exchange(
+        "GET",
+        "http://127.0.0.1:8080/v1/agents/acme.drafting/test-set/cases?projectId=p",
+        status,
+        {"content-type": "application/json"},
+    )
+    recorded = har_entry(exchange)
+    content = recorded["response"]["content"]
+    content["text"] = body
+    if base64_body:
+        content["encoding"] = "base64"
+    return recorded
+
+
+def test_a_har_body_over_the_limit_is_never_decoded(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # 4,000 characters that are not base64: decoding them would be a usage error (exit 2)
+    har = write_har(tmp_path / "big.har", [har_of("!" * 4000, base64_body=True)])
+    code = main(["contract", "--har", str(har), "--quiet", "--max-answer-bytes", "1000"])
+    out = capsys.readouterr().out
+    assert code == INCOMPLETE
+    assert "(entry 1) answered 200 and was not read: its body passed 1,000 bytes" in out
+
+
+def test_json_nested_too_deep_in_a_har_leaves_a_gap(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    har = write_har(tmp_path / "deep.har", [har_of("[" * 1100 + "]" * 1100)])
+    assert main(["contract", "--har", str(har), "--quiet"]) == INCOMPLETE
+    out = capsys.readouterr().out
+    assert "not read: its JSON is nested deeper than 128 levels" in out
+    assert "Traceback" not in out
