@@ -334,3 +334,23 @@ def test_json_nested_too_deep_in_a_har_leaves_a_gap(
     out = capsys.readouterr().out
     assert "not read: its JSON is nested deeper than 128 levels" in out
     assert "Traceback" not in out
+
+
+def test_max_answer_bytes_sets_the_live_audits_limit(
+    targets: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    app = hostile(sent_whole(b"{}" + b" " * 2000), status=404)  # 2 KB, under the default
+    with serving(app) as base_url:
+        options = ["contract", "--base-url", base_url, "--targets", targets, "--api", "test-set"]
+        code = main([*options, "--no-fuzz", "--quiet", "--max-answer-bytes", "1000"])
+    out = capsys.readouterr().out
+    assert code == INCOMPLETE
+    assert "was not read: its body passed 1,000 bytes on the wire" in out
+    assert "--max-answer-bytes N to raise it" in out
+
+
+def test_max_answer_bytes_below_one_is_a_usage_error(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exited:
+        main(["contract", "--base-url", "http://127.0.0.1:9", "--max-answer-bytes", "0"])
+    assert exited.value.code == 2
+    assert "--max-answer-bytes: must be at least 1" in capsys.readouterr().err
