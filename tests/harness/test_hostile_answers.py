@@ -223,7 +223,7 @@ def test_json_nested_too_deep_is_not_read_and_leaves_a_gap(targets: str) -> None
     app = hostile(sent_whole(b"[" * 1100 + b"]" * 1100), status=404)
     with serving(app) as base_url:
         report, _ = audit_in_a_process(base_url, targets)
-    assert_a_gap_of_the_limit(report, "not read: its JSON is nested deeper than 128 levels")
+    assert_a_gap_of_the_limit(report, "not read: its JSON is nested deeper than 254 levels")
 
 
 def test_json_nested_past_the_bound_is_not_read_though_a_parser_would(targets: str) -> None:
@@ -232,7 +232,7 @@ def test_json_nested_past_the_bound_is_not_read_though_a_parser_would(targets: s
     app = hostile(sent_whole(deep), status=404)
     with serving(app) as base_url:
         report, _ = audit_in_a_process(base_url, targets)
-    assert_a_gap_of_the_limit(report, "not read: its JSON is nested deeper than 128 levels")
+    assert_a_gap_of_the_limit(report, "not read: its JSON is nested deeper than 254 levels")
 
 
 def test_schemathesis_never_parses_json_nested_too_deep(targets: str) -> None:
@@ -244,7 +244,7 @@ def test_schemathesis_never_parses_json_nested_too_deep(targets: str) -> None:
             base_url, targets, only=[], fuzz=True, phases=["examples"], max_examples=1
         )
     assert_a_gap_of_the_limit(
-        report, "Schemathesis could not test the operation: its JSON is nested deeper than 128"
+        report, "Schemathesis could not test the operation: its JSON is nested deeper than 254"
     )
 
 
@@ -267,6 +267,18 @@ def test_a_body_of_millions_of_keys_is_cut_at_the_size_limit(targets: str) -> No
     with serving(app) as base_url:
         report, _ = audit_in_a_process(base_url, targets)
     assert_a_gap_of_the_limit(report, "its body passed 16 MiB", "--max-answer-bytes")
+
+
+def test_json_of_too_many_values_is_not_read_by_our_checks_or_schemathesis(targets: str) -> None:
+    # 150,000 keys, 2 MB: within the size limit, more than the audit reads
+    app = hostile(many_keys(150_000), status=404)
+    with serving(app) as base_url:
+        report, _ = audit_in_a_process(
+            base_url, targets, fuzz=True, phases=["examples"], max_examples=1
+        )
+    too_many = "its JSON holds more than 100,000 values"
+    assert_a_gap_of_the_limit(report, "answered 404 and was not read: " + too_many)
+    assert_a_gap_of_the_limit(report, "Schemathesis could not test the operation: " + too_many)
 
 
 def test_a_header_flood_is_refused(targets: str) -> None:
@@ -332,7 +344,7 @@ def test_json_nested_too_deep_in_a_har_leaves_a_gap(
     har = write_har(tmp_path / "deep.har", [har_of("[" * 1100 + "]" * 1100)])
     assert main(["contract", "--har", str(har), "--quiet"]) == INCOMPLETE
     out = capsys.readouterr().out
-    assert "not read: its JSON is nested deeper than 128 levels" in out
+    assert "not read: its JSON is nested deeper than 254 levels" in out
     assert "Traceback" not in out
 
 

@@ -1,7 +1,7 @@
 """The audit's limits on every answer read with requests: Schemathesis's own requests (its engine's,
 its probes', those its checks send) and the throttled ones sent again. A requests transport adapter
-cuts each answer at the limits, and refuses JSON nested deeper than the audit reads; every
-Schemathesis session takes it for the audited origin."""
+cuts each answer at the limits, and refuses JSON nested deeper, or larger, than the audit reads;
+every Schemathesis session takes it for the audited origin."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ import requests
 from requests.adapters import HTTPAdapter
 from schemathesis.transport.requests import SameHostRedirectsSession
 
-from evalmock.harness.checks.exchange import TOO_DEEP, nested_too_deep
+from evalmock.harness.checks.exchange import json_beyond_reach
 from evalmock.harness.run.answer_limits import (
     READ_SIZE,
     AnswerLimits,
@@ -64,11 +64,11 @@ class _BoundedBody:
             parts.append(self._spent(part))
             yield part
         # Schemathesis parses a JSON body with the standard parser, whose recursion error in its
-        # worker thread would end the run
-        if "json" in (self._raw.headers.get("content-type") or "") and nested_too_deep(
-            b"".join(parts)
+        # worker thread would end the run, and in its time and memory a million keys
+        if "json" in (self._raw.headers.get("content-type") or "") and (
+            beyond := json_beyond_reach(b"".join(parts))
         ):
-            raise AnswerOverLimit(TOO_DEEP, "", request=self._request)
+            raise AnswerOverLimit(beyond, "", request=self._request)
 
     def read(
         self, amt: int | None = None, decode_content: bool | None = None, **kwargs: Any
