@@ -10,11 +10,12 @@ import functools
 import gzip
 import json
 import resource
+import struct
 import subprocess
 import sys
 import time
 import zlib
-from collections.abc import AsyncIterator, Callable, Iterable, Iterator
+from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any
 
@@ -34,22 +35,17 @@ ADDRESS_SPACE = (
     3 * 2**30
 )  # the audit's process is held to this: a defence removed fails, not the host
 AUDIT_TIMEOUT = 120.0  # seconds: no attack keeps an audit running longer
-API_PATHS = ("/v1/", "/v2/")
 
 Body = Callable[[], AsyncIterator[bytes]]
 
 
 def hostile(body: Body, headers: list[tuple[bytes, bytes]] | None = None, status: int = 200) -> Any:
-    """An ASGI app answering every request of an audited API `status` with `headers` and `body`, and
-    anything else (the audit's reachability check) a plain 404; a body stops when its reader
-    goes."""
+    """An ASGI app answering every request, the audit's first (is it reachable?) too, with `headers`
+    and `body`: `status` to the scenario check's request for an unknown agent, 200 to the others. A
+    body stops when its reader goes."""
 
     async def app(scope: dict[str, Any], receive: Any, send: Any) -> None:
         if scope["type"] != "http":
-            return
-        if not scope["path"].startswith(API_PATHS):
-            await send({"type": "http.response.start", "status": 404, "headers": []})
-            await send({"type": "http.response.body", "body": b""})
             return
         gone = asyncio.Event()
 
@@ -140,22 +136,21 @@ def assert_a_gap_of_the_limit(report: dict[str, Any], *words: str) -> None:
 
 @functools.cache
 def gzip_bomb(layers: int) -> bytes:
-    """1 GiB of zeros gzipped, about 1 MB: sixteen gzip members of 64 MiB each (a reader inflates
-    them one after another), gzipped again `layers` - 1 times (the second layer takes it to a few
-    KB)."""
-    member = b"".join(_gzipped(bytes(MiB) for _ in range(64)))
-    bomb = member * 16
+    """1 GiB of zeros in one gzip member, about 1 MB, gzipped again `layers` - 1 times (the second
+    layer takes it to a few KB). Each MiB is compressed alike once its dictionary is reset (a full
+    flush), so one MiB's bytes are repeated, and the trailer's checksum and size are the whole's."""
+    block = bytes(MiB)
+    packer = zlib.compressobj(9, zlib.DEFLATED, 16 + zlib.MAX_WBITS)
+    first = packer.compress(block) + packer.flush(zlib.Z_FULL_FLUSH)  # the gzip header, then 1 MiB
+    again = packer.compress(block) + packer.flush(zlib.Z_FULL_FLUSH)
+    last_block = packer.flush()[:-8]  # without the trailer of 2 MiB
+    checksum = 0
+    for _ in range(1024):
+        checksum = zlib.crc32(block, checksum)
+    bomb = first + again * 1023 + last_block + struct.pack("<II", checksum, 2**30)
     for _ in range(layers - 1):
         bomb = gzip.compress(bomb, 9)
     return bomb
-
-
-def _gzipped(chunks: Iterable[bytes]) -> Iterator[bytes]:
-    packer = zlib.compressobj(9, zlib.DEFLATED, 16 + zlib.MAX_WBITS)
-    for chunk in chunks:
-        if packed := packer.compress(chunk):
-            yield packed
-    yield packer.flush()
 
 
 def sent_whole(data: bytes, chunk: int = 64 * 2**10) -> Body:
