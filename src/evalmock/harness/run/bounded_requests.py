@@ -59,15 +59,16 @@ class _BoundedBody:
         return getattr(self._raw, name)
 
     def stream(self, amt: int | None = READ_SIZE, decode_content: bool | None = None) -> Iterator:
-        parts = []
-        for part in self._raw.stream(_at_most(amt), decode_content=decode_content):
-            parts.append(self._spent(part))
-            yield part
         # Schemathesis parses a JSON body with the standard parser, whose recursion error in its
         # worker thread would end the run, and in its time and memory a million keys
-        if "json" in (self._raw.headers.get("content-type") or "") and (
-            beyond := json_beyond_reach(b"".join(parts))
-        ):
+        is_json = "json" in (self._raw.headers.get("content-type") or "")
+        parts = []
+        for part in self._raw.stream(_at_most(amt), decode_content=decode_content):
+            self._spent(part)
+            if is_json:
+                parts.append(part)
+            yield part
+        if is_json and (beyond := json_beyond_reach(b"".join(parts))):
             raise AnswerOverLimit(beyond, "", request=self._request)
 
     def read(
@@ -75,7 +76,14 @@ class _BoundedBody:
     ) -> bytes:
         if amt is None:
             return b"".join(self.stream(READ_SIZE, decode_content))
-        return self._spent(self._raw.read(_at_most(amt), decode_content=decode_content, **kwargs))
+        parts, left = [], amt
+        while left > 0:  # as much as asked for, READ_SIZE at a time
+            part = self._raw.read(_at_most(left), decode_content=decode_content, **kwargs)
+            if not part:
+                break
+            parts.append(self._spent(part))
+            left -= len(part)
+        return b"".join(parts)
 
     def read1(self, amt: int | None = None, decode_content: bool | None = None) -> bytes:
         return self._spent(self._raw.read1(_at_most(amt), decode_content=decode_content))
