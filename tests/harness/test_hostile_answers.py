@@ -1,7 +1,8 @@
 """A service the audit does not trust: every answer it sends is read within the audit's limits. A
-decompression bomb, an oversized or endless body, a slow drip, JSON nested too deep, a body of
-millions of keys and a header flood each leave a named gap (the audit INCOMPLETE), never a crash,
-and the audit's memory stays small. Each attack is made on the fly, small on the wire."""
+decompression bomb, an oversized or endless body, a slow drip, JSON nested too deep or of too many
+values, a body of millions of keys and a header flood each leave a named gap (the audit
+INCOMPLETE), never a crash, and the audit's memory stays small; Schemathesis's own requests and
+`--har` alike. Each attack is made on the fly, small on the wire."""
 
 from __future__ import annotations
 
@@ -31,9 +32,8 @@ from .test_har import write_har
 
 MiB = 2**20
 PEAK_RSS = 500 * MiB  # the most the audit's process may hold
-ADDRESS_SPACE = (
-    3 * 2**30
-)  # the audit's process is held to this: a defence removed fails, not the host
+# the audit's process is held to this: a defence removed fails the test, not the machine
+ADDRESS_SPACE = 3 * 2**30
 AUDIT_TIMEOUT = 120.0  # seconds: no attack keeps an audit running longer
 
 Body = Callable[[], AsyncIterator[bytes]]
