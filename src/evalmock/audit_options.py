@@ -8,6 +8,7 @@ import argparse
 from evalmock.arguments import positive, seconds
 from evalmock.defaults import (
     DEFAULT_BUDGET,
+    DEFAULT_MAX_ANSWER_BYTES,
     DEFAULT_MAX_PAGES,
     DEFAULT_MAX_WAIT,
     DEFAULT_MAX_WALKS,
@@ -109,4 +110,13 @@ def pace_options(contract: argparse.ArgumentParser) -> None:
         help="how long to wait for each answer; a request without one is judged by no check and "
         "leaves the audit "
         f"INCOMPLETE (default {DEFAULT_REQUEST_TIMEOUT:g})",
+    )
+    contract.add_argument(
+        "--max-answer-bytes",
+        type=positive,
+        default=None,
+        metavar="N",
+        help="the most bytes of one answer's body read, on the wire and decompressed; a longer "
+        "answer is judged by no check and leaves the audit INCOMPLETE (default "
+        f"{DEFAULT_MAX_ANSWER_BYTES}, 16 MiB)",
     )

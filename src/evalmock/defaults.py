@@ -17,7 +17,9 @@ PROFILES = (DEFAULT_PROFILE, LIVE_PROFILE)
 DEFAULT_RETRIES = 3  # tries again per request, after its first answer
 DEFAULT_MAX_WAIT = 30.0  # seconds: a longer Retry-After is not waited out
 DEFAULT_BUDGET = 120.0  # seconds of waiting for the whole audit
-DEFAULT_REQUEST_TIMEOUT = 15.0  # seconds an audit waits for an answer
+DEFAULT_REQUEST_TIMEOUT = 15.0  # seconds an audit waits for an answer, the whole of it
+# bytes of one answer's body the audit reads, on the wire and decoded
+DEFAULT_MAX_ANSWER_BYTES = 16 * 2**20
 MAX_SECONDS = 3600.0  # the longest timeout an option takes
 
 DEFAULT_MAX_WALKS = 10_000  # open walks a traffic audit follows at once

@@ -21,6 +21,7 @@ from evalmock.harness.results.incomplete import Shortfall
 from evalmock.harness.results.ledger import Ledger
 from evalmock.harness.results.verdict import Verdict
 from evalmock.harness.run import fuzz_outcomes, fuzzing
+from evalmock.harness.run.answer_limits import AnswerLimits
 from evalmock.harness.run.engine import (
     SHARD_ATTEMPTS,
     _plan_api,
@@ -97,6 +98,11 @@ def test_throttling_timeout_and_worker_options_are_planned_and_bad_ones_refused(
     )
     assert audit.workers == 8 and audit.request_timeout == 40
     assert plan_audit(URL).request_timeout == 15
+    # each answer: 16 MiB of body, within the timeout
+    assert plan_audit(URL).limits == AnswerLimits(16 * 2**20, 15)
+    assert plan_audit(URL, max_answer_bytes=1000, request_timeout=40).limits == AnswerLimits(
+        1000, 40
+    )
     assert (
         audit.throttle.rate,
         audit.throttle.retries,
@@ -110,6 +116,7 @@ def test_throttling_timeout_and_worker_options_are_planned_and_bad_ones_refused(
         {"wait_budget": -1},
         {"request_timeout": 0},
         {"request_timeout": 7200},
+        {"max_answer_bytes": 0},
     ):
         with pytest.raises(AuditError) as raised:
             plan_audit(URL, **bad)  # type: ignore[arg-type]

@@ -109,6 +109,7 @@ def _plan(args: argparse.Namespace) -> Audit:
         max_wait=args.throttle_max_wait,
         wait_budget=args.throttle_budget,
         request_timeout=args.request_timeout,
+        max_answer_bytes=args.max_answer_bytes,
     )
 
 
@@ -170,7 +171,7 @@ def run_har_audit(args: argparse.Namespace, redactor: Redactor) -> int:
             redactor=redactor,
             walk_bounds=WalkBounds(args.max_walks, args.max_walk_pages),
         )
-        audit_har(args.har, audit, args.base_url)
+        audit_har(args.har, audit, args.base_url, max_body=args.max_answer_bytes)
     except (TargetsError, HarError) as exc:
         print(f"evalmock contract: {redactor.text(str(exc))}", file=sys.stderr)
         return EXIT_USAGE

@@ -92,6 +92,13 @@ def _how_to_send(group: pytest.OptionGroup) -> None:
         help="how long to wait for each answer; one without leaves the audit incomplete (default "
         "15)",
     )
+    group.addoption(
+        "--evalmock-max-answer-bytes",
+        type=int,
+        metavar="N",
+        help="the most bytes of one answer's body read, on the wire and decompressed; a longer "
+        "one leaves the audit incomplete (default 16777216, 16 MiB)",
+    )
 
 
 def audit_from_options(config: pytest.Config) -> Audit | None:
@@ -119,6 +126,7 @@ def audit_from_options(config: pytest.Config) -> Audit | None:
             max_wait=config.getoption("--evalmock-throttle-max-wait"),
             wait_budget=config.getoption("--evalmock-throttle-budget"),
             request_timeout=config.getoption("--evalmock-request-timeout"),
+            max_answer_bytes=config.getoption("--evalmock-max-answer-bytes"),
         )
     except AuditError as exc:
         message = (
@@ -127,4 +135,5 @@ def audit_from_options(config: pytest.Config) -> Audit | None:
             .replace("--workers", "--evalmock-workers")
         )
         message = message.replace("--request-timeout", "--evalmock-request-timeout")
+        message = message.replace("--max-answer-bytes", "--evalmock-max-answer-bytes")
         raise pytest.UsageError(message) from None

@@ -4,6 +4,7 @@ responses."""
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -28,6 +29,17 @@ _LONG_NUMBER = b"0" * 20
 PLAIN_JSON_REMEMBERED = 256 * 2**10
 PLAIN_JSON_LARGEST = 64 * 2**10
 _PLAIN_JSON: BodyMemo[tuple[Any]] = BodyMemo(PLAIN_JSON_REMEMBERED, PLAIN_JSON_LARGEST)
+# JSON nested deeper is not read: the checks, the redactor and the schemas' validators walk a body
+# by recursion, a few calls a level, within Python's limit of 1,000. orjson writes no deeper: it
+# tells, in a tenth of the time it takes to read a page.
+MAX_JSON_DEPTH = 254
+TOO_DEEP = f"its JSON is nested deeper than {MAX_JSON_DEPTH} levels, more than the audit reads"
+# Nor JSON of more values (members and items, counted by the commas between them): a body of 16 MiB
+# holds a million keys, which took half a minute and 600 MiB to judge; a page of 100 cases holds a
+# few thousand
+MAX_JSON_VALUES = 100_000
+TOO_MANY = f"its JSON holds more than {MAX_JSON_VALUES:,} values, more than the audit reads"
+_STRING = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"', re.DOTALL)
 
 
 def first_header(headers: Mapping[str, Any], name: str) -> str | None:
@@ -87,38 +99,38 @@ class Exchange:
         return (self.header("content-type") or "").split(";")[0].strip().lower()
 
     @cached_property
-    def _reading(self) -> tuple[bool, Any, bool]:
-        """(parsed, the value, plain): plain when orjson read the body to what `json.loads` of its
-        text gives (UTF-8, no byte-order mark, no integer past 64 bits, which orjson reads as a
-        float). A plain body's value is remembered by its bytes, and shared by every exchange that
-        carries them: no check changes a body it reads."""
+    def _reading(self) -> tuple[bool, Any, bool, str | None]:
+        """(parsed, the value, plain, why not read): plain when orjson read the body to what
+        `json.loads` of its text gives (UTF-8, no byte-order mark, no integer past 64 bits, which
+        orjson reads as a float). A plain body's value is remembered by its bytes, and shared by
+        every exchange that carries them: no check changes a body it reads. JSON nested deeper than
+        MAX_JSON_DEPTH, or holding more than MAX_JSON_VALUES, is not parsed: why not read then says
+        so."""
         remembered = _PLAIN_JSON.get(self.body)
         if remembered is not None:
-            return True, remembered[0], True
-        try:
-            # several times faster; stricter, so the standard parser decides
-            value = orjson.loads(self.body)
-        except orjson.JSONDecodeError:
-            try:
-                return True, json.loads(self.body), False
-            except (ValueError, UnicodeDecodeError):
-                return False, None, False
-        if _LONG_NUMBER in self.body.translate(_DIGITS_AS_ZERO):
-            return True, value, False
-        _PLAIN_JSON.put(self.body, (value,))
-        return True, value, True
+            return True, remembered[0], True, None
+        ok, value, plain, why = read_json(self.body)
+        if plain:
+            _PLAIN_JSON.put(self.body, (value,))
+        return ok, value, plain, why
+
+    @property
+    def unread(self) -> str | None:
+        """Why the body, which may be JSON, was not read as JSON (nested deeper than the parsers
+        read), else None."""
+        return self._reading[3]
 
     @property
     def plain_json(self) -> tuple[bool, Any]:
         """(True, value) when the body is plain UTF-8 JSON that orjson parsed to what `json.loads`
         of its text gives; (False, None) otherwise."""
-        ok, value, plain = self._reading
+        ok, value, plain, _ = self._reading
         return (True, value) if ok and plain else (False, None)
 
     @property
     def parsed(self) -> tuple[bool, Any]:
         """(True, value) when the body is JSON (`json.loads` of its text), else (False, None)."""
-        ok, value, _ = self._reading
+        ok, value, _, _ = self._reading
         return ok, value
 
     def json_or_none(self) -> Any:
@@ -134,15 +146,66 @@ class Exchange:
         return clip(self.text, limit)
 
 
-def exchange_from_httpx(response: Any) -> Exchange:
-    """An Exchange from an `httpx.Response`."""
+def read_json(body: bytes) -> tuple[bool, Any, bool, str | None]:
+    """(parsed, the value, plain, why not read) of a body: Exchange._reading, remembered by none."""
+    if body.count(b",") > MAX_JSON_VALUES and _STRING.sub(b"", body).count(b",") > MAX_JSON_VALUES:
+        return False, None, False, TOO_MANY  # commas inside strings do not count
+    may_nest_deep = body.count(b"[") + body.count(b"{") > MAX_JSON_DEPTH
+    try:
+        # several times faster; stricter, so the standard parser decides
+        value = orjson.loads(body)
+    except orjson.JSONDecodeError:
+        try:
+            value = json.loads(body)
+        except RecursionError:  # deeper than Python's recursion limit
+            return False, None, False, TOO_DEEP
+        except (ValueError, UnicodeDecodeError):
+            return False, None, False, None
+        if may_nest_deep and _value_depth(value) > MAX_JSON_DEPTH:
+            return False, None, False, TOO_DEEP
+        return True, value, False, None
+    if may_nest_deep:
+        try:
+            orjson.dumps(value)
+        except orjson.JSONEncodeError:  # its recursion limit: nothing else of what it read fails
+            return False, None, False, TOO_DEEP
+    if _LONG_NUMBER in body.translate(_DIGITS_AS_ZERO):
+        return True, value, False, None
+    return True, value, True, None
+
+
+def json_beyond_reach(body: bytes) -> str | None:
+    """Why a body is JSON the audit does not read (nested deeper than MAX_JSON_DEPTH, more than
+    MAX_JSON_VALUES values), else None."""
+    if (
+        body.count(b",") <= MAX_JSON_VALUES
+        and body.count(b"[") + body.count(b"{") <= MAX_JSON_DEPTH
+    ):
+        return None
+    return read_json(body)[3]
+
+
+def _value_depth(value: Any) -> int:
+    """How deep a parsed JSON value nests (without recursion)."""
+    deepest, stack = 0, [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, dict | list):
+            deepest = max(deepest, depth)
+            inner = item.values() if isinstance(item, dict) else item
+            stack.extend((each, depth + 1) for each in inner if isinstance(each, dict | list))
+    return deepest
+
+
+def exchange_from_httpx(response: Any, body: bytes | None = None) -> Exchange:
+    """An Exchange from an `httpx.Response`, with `body` when it was read apart (streamed)."""
     request = response.request
     return Exchange(
         method=request.method,
         url=str(request.url),
         status=response.status_code,
         headers={k.lower(): v for k, v in response.headers.items()},
-        body=response.content,
+        body=response.content if body is None else body,
         request_headers={k.lower(): v for k, v in request.headers.items()},
     )
 

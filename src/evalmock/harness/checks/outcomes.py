@@ -112,6 +112,11 @@ class NoAnswer(Undone):
     the service's slowness or failure, which no rule of the pages speaks about."""
 
 
+class Unread(Undone):
+    """An answer the audit did not read whole: past one of its limits (the body's size, the header
+    block, the time for the whole answer). What it says is unknown, so no rule judges it."""
+
+
 class TurnedAway(Undone):
     """A request for what the targets say the audit's token reads, answered 403: the service (or a
     gateway before it) turned the caller away. The pages list no 403; for a caller without read any
@@ -136,8 +141,14 @@ class TurnedAway(Undone):
 
 
 def json_body(exchange: Exchange) -> Any:
-    """The exchange's body as JSON; a body that is not JSON is itself a violation."""
+    """The exchange's body as JSON; a body that is not JSON is itself a violation, one nested too
+    deep to read leaves the check undone (Unread)."""
     ok, value = exchange.parsed
+    if exchange.unread is not None:
+        raise Unread(
+            f"{exchange.method} {exchange.path} answered {exchange.status} and was not read: "
+            f"{exchange.unread}"
+        )
     if not ok:
         raise Violation(
             f"{exchange.method} {exchange.path} answered {exchange.status} with a body that is "

@@ -28,7 +28,8 @@ ExchangeObserver = Callable[[str, Exchange], None]
 
 class Sender(Protocol):
     """How a scenario's GET reaches the target: the exchange, and whether its answer was still
-    throttled after waiting (then no check may judge it); NoAnswer when no answer came."""
+    throttled after waiting (then no check may judge it); NoAnswer when no answer came, Unread when
+    one came past the audit's limits."""
 
     def __call__(
         self, path: str, query: Mapping[str, Any], headers: Mapping[str, str]

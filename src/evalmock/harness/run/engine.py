@@ -179,7 +179,7 @@ def run_scenario(
 
     with httpx.Client(base_url=audit.base_url.rstrip("/"), timeout=audit.request_timeout) as client:
         scenario = Scenario(
-            HttpSender(client, throttle),
+            HttpSender(client, throttle, audit.limits),
             targets,
             token=audit.token,
             second_token=audit.second_token,
@@ -212,7 +212,7 @@ def run_shard(
                 phases=audit.phases,
                 throttle=throttle,
                 shard=shard,
-                request_timeout=audit.request_timeout,
+                limits=audit.limits,
                 turned_away=turned_away,
             )
         except ThreadRace as race:

@@ -7,12 +7,12 @@ import threading
 from collections.abc import Mapping
 from typing import Any
 
-import requests
 from schemathesis.core.transport import Response
 
-from evalmock.defaults import DEFAULT_REQUEST_TIMEOUT
 from evalmock.harness.checks.exchange import first_header
 from evalmock.harness.checks.target_keys import TargetKey, target_key
+from evalmock.harness.run.answer_limits import AnswerLimits
+from evalmock.harness.run.bounded_requests import bounded_session
 from evalmock.harness.run.throttle import Throttle
 
 
@@ -21,9 +21,9 @@ class ThrottledRetry:
     same request, sent again, in its place (the hook's way of post-processing a response, in place),
     before any check sees it."""
 
-    def __init__(self, throttle: Throttle, timeout: float = DEFAULT_REQUEST_TIMEOUT) -> None:
+    def __init__(self, throttle: Throttle, limits: AnswerLimits | None = None) -> None:
         self.throttle = throttle
-        self.timeout = timeout
+        self.limits = limits or AnswerLimits()
         # ids of the cases whose answer was still throttled: no check judges them
         self.unjudged: set[str] = set()
         # ids of throttled probes already counted (recorders may repeat them)
@@ -47,8 +47,8 @@ class ThrottledRetry:
     def _send_again(self, response: Response) -> Response:
         session = getattr(self._local, "session", None)
         if session is None:
-            session = self._local.session = requests.Session()
-        answer = session.send(response.request, timeout=self.timeout, allow_redirects=False)
+            session = self._local.session = bounded_session(self.limits)
+        answer = session.send(response.request, timeout=self.limits.seconds, allow_redirects=False)
         return Response.from_requests(answer, verify=response.verify)
 
 

@@ -18,12 +18,13 @@ from schemathesis.engine import events, from_schema
 
 from evalmock.contract.operations import operation
 from evalmock.contract.targets import Targets
-from evalmock.defaults import DEFAULT_REQUEST_TIMEOUT
 from evalmock.harness.checks.exchange import exchange_from_schemathesis
 from evalmock.harness.checks.outcomes import SLOW_SERVICE
 from evalmock.harness.checks.target_keys import TargetKey
 from evalmock.harness.results.findings import Gap
 from evalmock.harness.results.ledger import Recorder
+from evalmock.harness.run.answer_limits import AnswerLimits, AnswerOverLimit
+from evalmock.harness.run.bounded_requests import bound_schemathesis
 from evalmock.harness.run.fuzz_hooks import Refusal, ThrottledRetry
 from evalmock.harness.run.fuzz_outcomes import FuzzProgress, first_values, record_scenario
 from evalmock.harness.run.judge import ResponseJudge
@@ -96,12 +97,13 @@ def run_schemathesis(
     on_progress: Callable[[FuzzProgress], None] | None = None,
     throttle: Throttle | None = None,
     shard: Shard | None = None,
-    request_timeout: float = DEFAULT_REQUEST_TIMEOUT,
+    limits: AnswerLimits | None = None,
     turned_away: frozenset[TargetKey] = frozenset(),
 ) -> None:
     """Run Schemathesis on one API (every phase in one run, or one shard) and record every check
-    outcome into `results`; an answer that turns the audit's token away from something in
-    `turned_away` is judged by no check (a gap of the audit: audit.turned_away_targets)."""
+    outcome into `results`, every answer read within `limits`; an answer that turns the audit's
+    token away from something in `turned_away` is judged by no check (a gap of the audit:
+    audit.turned_away_targets)."""
     if shard is not None:
         seed, max_examples, phases = shard.settings(seed, max_examples)
     schema = load_schema(
@@ -114,10 +116,12 @@ def run_schemathesis(
         phases=phases,
     )
     throttle = throttle or Throttle()
-    _configure(schema, api, targets, throttle, shard, request_timeout)
+    limits = limits or AnswerLimits()
+    bound_schemathesis(base_url, limits)
+    _configure(schema, api, targets, throttle, shard, limits.seconds)
     # Schemathesis runs the document's checks
     ours = ResponseJudge(api, results, redactor, targets=targets)
-    retry = ThrottledRetry(throttle, request_timeout)
+    retry = ThrottledRetry(throttle, limits)
     refusal = Refusal(api, token, turned_away)
 
     @schema.hook
@@ -172,11 +176,14 @@ def _record_event(
         raise ThreadRace(str(event.value))
     if isinstance(event, events.NonFatalError):
         slow = isinstance(event.value, requests.Timeout)
+        remedy = SLOW_SERVICE if slow else ""
+        if isinstance(event.value, AnswerOverLimit):
+            remedy = event.value.remedy
         results.gap(
             Gap(
                 api,
                 redactor.text(f"Schemathesis could not test the operation: {event.value}"),
-                SLOW_SERVICE if slow else "",
+                remedy,
             )
         )
     elif isinstance(event, events.FatalError):

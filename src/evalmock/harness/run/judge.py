@@ -19,7 +19,7 @@ from evalmock.harness.checks.outcomes import Violation
 from evalmock.harness.checks.registry import Check, response_checks
 from evalmock.harness.excerpts import as_json
 from evalmock.harness.results.audit_results import COUNT
-from evalmock.harness.results.findings import Example, RequestRecord, request_shape
+from evalmock.harness.results.findings import Example, Gap, RequestRecord, request_shape
 from evalmock.harness.results.ledger import Recorder
 from evalmock.harness.run.document_judge import DocumentJudge
 from evalmock.harness.secrets.redactor import Redactor
@@ -65,6 +65,15 @@ class ResponseJudge:
             # Before any check can quote the exchange: a secret it carries may be echoed in what a
             # check says.
             self.redactor.learn_exchange(exchange.url, exchange.request_headers, exchange.headers)
+        if exchange.unread is not None:  # what it says is unknown: no rule judges it
+            what = f"{exchange.method} {self.redactor.text(exchange.url)}"
+            self.results.gap(
+                Gap(
+                    self.api,
+                    f"{what} answered {exchange.status} and was not read: {exchange.unread}",
+                )
+            )
+            return []
         broken: list[Breach] = []
         context = CheckContext(exchange, self.targets, self.results.policy)
         for check in self.checks:

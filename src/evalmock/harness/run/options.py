@@ -11,10 +11,11 @@ from evalmock import environment
 from evalmock.contract.base_url import base_url_problem
 from evalmock.contract.documents import APIS as DOCUMENTS
 from evalmock.contract.targets import Targets, TargetsError, load_targets
-from evalmock.defaults import DEFAULT_REQUEST_TIMEOUT, MAX_SECONDS
+from evalmock.defaults import DEFAULT_MAX_ANSWER_BYTES, DEFAULT_REQUEST_TIMEOUT, MAX_SECONDS
 from evalmock.exits import EvalmockError
 from evalmock.harness.checks.authentication import MADE_UP_CREDENTIALS
 from evalmock.harness.checks.policy import DEFAULT_PROFILE, Policy
+from evalmock.harness.run.answer_limits import AnswerLimits
 from evalmock.harness.run.schemathesis_schema import PHASES
 from evalmock.harness.run.throttle import ThrottleError, ThrottleOptions
 from evalmock.harness.secrets.redactor import Redactor
@@ -49,8 +50,15 @@ class Audit:
         1  # scenario checks and Schemathesis shards run side by side; verdicts never depend on it
     )
     request_timeout: float = (
-        DEFAULT_REQUEST_TIMEOUT  # seconds an answer is waited for; one without is a gap
+        DEFAULT_REQUEST_TIMEOUT  # seconds a whole answer is waited for; one without is a gap
     )
+    # bytes of an answer's body read, on the wire and decoded; a longer one is a gap
+    max_answer_bytes: int = DEFAULT_MAX_ANSWER_BYTES
+
+    @property
+    def limits(self) -> AnswerLimits:
+        """The most the audit reads of each answer."""
+        return AnswerLimits(self.max_answer_bytes, self.request_timeout)
 
     @cached_property
     def redactor(self) -> Redactor:
@@ -86,6 +94,7 @@ def plan_audit(
     max_wait: float | None = None,
     wait_budget: float | None = None,
     request_timeout: float | None = None,
+    max_answer_bytes: int | None = None,
 ) -> Audit:
     """The audit that `evalmock contract`, the pytest plugin and `audit_url` run for the same
     options: the targets file read, and each token taken from the option, else the environment
@@ -100,6 +109,8 @@ def plan_audit(
             f"--request-timeout must be more than 0 and at most {MAX_SECONDS:g} seconds, got "
             f"{request_timeout:g}"
         )
+    if max_answer_bytes is not None and max_answer_bytes < 1:
+        raise AuditError(f"--max-answer-bytes must be 1 or more, got {max_answer_bytes}")
     try:
         known = load_targets(targets) if targets else Targets()
         policy = Policy(strict=strict, profile=profile)
@@ -125,4 +136,7 @@ def plan_audit(
         throttle=throttle,
         workers=workers,
         request_timeout=DEFAULT_REQUEST_TIMEOUT if request_timeout is None else request_timeout,
+        max_answer_bytes=(
+            DEFAULT_MAX_ANSWER_BYTES if max_answer_bytes is None else max_answer_bytes
+        ),
     )

@@ -11,7 +11,9 @@ from evalmock.contract.schemas import schema_errors
 from evalmock.contract.targets import Targets
 from evalmock.exits import UNREACHABLE, USAGE
 from evalmock.harness.checks.error_answers import CODE_OF_STATUS
+from evalmock.harness.checks.exchange import Exchange, exchange_from_httpx
 from evalmock.harness.checks.target_keys import TargetKey, target_key
+from evalmock.harness.run.answer_limits import AnswerOverLimit, read_httpx
 from evalmock.harness.run.options import Audit, AuditError
 from evalmock.harness.run.throttle import Throttle
 
@@ -57,18 +59,21 @@ def check_target(audit: Audit) -> None:
 
 
 def reachable(base_url: str, timeout: httpx.Timeout) -> str | None:
-    """None when the target answers HTTP at all (any status), else why not."""
+    """None when the target answers HTTP at all (any status), else why not. Its body is not read:
+    the status line and headers tell."""
     try:
-        httpx.get(base_url.rstrip("/") + "/", timeout=timeout)
+        with httpx.stream("GET", base_url.rstrip("/") + "/", timeout=timeout):
+            pass
     except httpx.HTTPError as exc:
         return f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
     return None
 
 
-def probe_answers(audit: Audit, timeout: httpx.Timeout) -> dict[str, httpx.Response]:
+def probe_answers(audit: Audit, timeout: httpx.Timeout) -> dict[str, Exchange]:
     """Each audited API's answer to one request, with the audit's token, for a made-up resource
     (every path and required query parameter a made-up id); an API whose request failed is left out
-    (it answered the reachability check: the audit will say what goes wrong)."""
+    (it answered the reachability check: the audit will say what goes wrong), and so is one whose
+    answer was past the audit's limits."""
     answers = {}
     for api in audit.apis:
         op = operation(api)
@@ -87,7 +92,7 @@ def probe_answers(audit: Audit, timeout: httpx.Timeout) -> dict[str, httpx.Respo
     return answers
 
 
-def absent_apis(audit: Audit, answers: dict[str, httpx.Response]) -> str | None:
+def absent_apis(audit: Audit, answers: dict[str, Exchange]) -> str | None:
     """None when some audited API answers at the base URL; else what each answered instead. A
     service that follows its page answers the made-up resource in the document's shape (the 404 of
     an unknown one, with the test-set page's code agent-not-found; a 400 or 401 error body); a 404
@@ -96,7 +101,7 @@ def absent_apis(audit: Audit, answers: dict[str, httpx.Response]) -> str | None:
     shown = []
     for api in audit.apis:
         response = answers.get(api)
-        if response is None or response.status_code != 404 or _is_the_apis_404(api, response):
+        if response is None or response.status != 404 or _is_the_apis_404(api, response):
             return None
         kind = response.headers.get("content-type", "no content type").split(";")[0]
         shown.append(f"{_request_line(response)} -> 404 ({kind}, not the {api} API's 404 body)")
@@ -118,9 +123,9 @@ def refused_caller(audit: Audit, timeout: httpx.Timeout) -> dict[str, int]:
         if request is None:
             continue
         response = _get(audit, *request, timeout)
-        if response is None or response.status_code not in (401, 403):
+        if response is None or response.status not in (401, 403):
             return {}  # a failed request: the audit will say what goes wrong
-        refused[_request_line(response)] = response.status_code
+        refused[_request_line(response)] = response.status
     return refused
 
 
@@ -141,29 +146,29 @@ def turned_away_targets(audit: Audit, throttle: Throttle | None = None) -> froze
     ):
         response, _ = throttle.send(
             lambda path=path, query=query: _get(audit, path, query, timeout),
-            lambda answer: (answer.status_code, answer.headers) if answer is not None else (0, {}),
+            lambda answer: (answer.status, answer.headers) if answer is not None else (0, {}),
         )
         # None: no answer, which the checks will say
-        if response is not None and response.status_code == 403:
+        if response is not None and response.status == 403:
             refused.add(key)
     return frozenset(refused)
 
 
-def _get(
-    audit: Audit, path: str, query: dict[str, str], timeout: httpx.Timeout
-) -> httpx.Response | None:
-    """The answer to a GET of `path` with the audit's token, or None when the request failed."""
+def _get(audit: Audit, path: str, query: dict[str, str], timeout: httpx.Timeout) -> Exchange | None:
+    """The answer to a GET of `path` with the audit's token, read within the audit's limits, or
+    None when the request failed or its answer was past them."""
     headers = {"Authorization": f"Bearer {audit.token}"} if audit.token else {}
+    url = audit.base_url.rstrip("/") + path
     try:
-        return httpx.get(
-            audit.base_url.rstrip("/") + path, params=query, headers=headers, timeout=timeout
-        )
-    except httpx.HTTPError:
+        with httpx.Client(timeout=timeout) as client:
+            request = client.build_request("GET", url, params=query, headers=headers)
+            return exchange_from_httpx(*read_httpx(client, request, audit.limits))
+    except (httpx.HTTPError, AnswerOverLimit):
         return None
 
 
-def _request_line(response: httpx.Response) -> str:
-    return f"GET {response.request.url.raw_path.decode('ascii')}"
+def _request_line(response: Exchange) -> str:
+    return f"GET {httpx.URL(response.url).raw_path.decode('ascii')}"
 
 
 def _answers(statuses: dict[str, int]) -> str:
@@ -195,20 +200,19 @@ def _target_requests(api: str, targets: Targets) -> list[tuple[TargetKey, str, d
     ]
 
 
-def _is_the_apis_404(api: str, response: httpx.Response) -> bool:
+def _is_the_apis_404(api: str, response: Exchange) -> bool:
     op = operation(api)
     declared = op.responses.get("404")
     if declared is None or not _is_documented_body(op, declared.schema, response):
         return False
     if api != "test-set":
         return True
-    error = response.json().get("error")  # a documented body: the envelope
+    error = response.json_or_none().get("error")  # a documented body: the envelope
     return isinstance(error, dict) and error.get("code") == CODE_OF_STATUS[404]
 
 
-def _is_documented_body(op: Operation, schema: object, response: httpx.Response) -> bool:
-    try:
-        body = response.json()
-    except ValueError:
+def _is_documented_body(op: Operation, schema: object, response: Exchange) -> bool:
+    ok, body = response.parsed
+    if not ok:
         return False
     return next(schema_errors(op.document.spec, schema, body), None) is None

@@ -1,5 +1,5 @@
-"""How a scenario check's requests reach the target: httpx, throttled answers waited out, no answer
-said so."""
+"""How a scenario check's requests reach the target: httpx, each answer read within the audit's
+limits, throttled answers waited out, no answer (or one past a limit) said so."""
 
 from __future__ import annotations
 
@@ -9,29 +9,43 @@ from typing import Any
 import httpx
 
 from evalmock.harness.checks.exchange import Exchange, exchange_from_httpx
-from evalmock.harness.checks.outcomes import SLOW_SERVICE, NoAnswer
+from evalmock.harness.checks.outcomes import SLOW_SERVICE, NoAnswer, Unread
+from evalmock.harness.run.answer_limits import AnswerLimits, AnswerOverLimit, read_httpx
 from evalmock.harness.run.throttle import Throttle, asked_status
 
 
 class HttpSender:
-    """A scenario's Sender: each GET sent with `client`, its throttled answers waited out by
-    `throttle`."""
+    """A scenario's Sender: each GET sent with `client` and its answer read within `limits`, its
+    throttled answers waited out by `throttle`."""
 
-    def __init__(self, client: httpx.Client, throttle: Throttle | None = None) -> None:
+    def __init__(
+        self,
+        client: httpx.Client,
+        throttle: Throttle | None = None,
+        limits: AnswerLimits | None = None,
+    ) -> None:
         self.client = client
         self.throttle = throttle or Throttle()
+        self.limits = limits or AnswerLimits()
 
     def __call__(
         self, path: str, query: Mapping[str, Any], headers: Mapping[str, str]
     ) -> tuple[Exchange, bool]:
         try:
             return self.throttle.send(
-                lambda: exchange_from_httpx(self.client.get(path, params=query, headers=headers)),
+                lambda: self._get(path, query, headers),
                 lambda answer: (answer.status, answer.headers),
                 asked_for=asked_status(headers),  # a 503 asked for (Prefer: code=503) is the answer
             )
         except httpx.TransportError as exc:
             raise no_answer(httpx.URL(path, params=query), exc, self.client.timeout.read) from None
+        except AnswerOverLimit as exc:
+            url = httpx.URL(path, params=query)
+            raise Unread(f"GET {url} was not read: {exc.why}", exc.remedy) from None
+
+    def _get(self, path: str, query: Mapping[str, Any], headers: Mapping[str, str]) -> Exchange:
+        request = self.client.build_request("GET", path, params=query, headers=headers)
+        return exchange_from_httpx(*read_httpx(self.client, request, self.limits))
 
 
 def no_answer(url: httpx.URL, exc: httpx.TransportError, timeout: float | None) -> NoAnswer:

@@ -16,8 +16,11 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
+from evalmock.defaults import DEFAULT_MAX_ANSWER_BYTES
 from evalmock.exits import UsageError
 from evalmock.harness.checks.exchange import Exchange
+from evalmock.harness.results.findings import Gap
+from evalmock.harness.run.answer_limits import BYTES_REMEDY, size_text
 from evalmock.harness.secrets.har_entries import learn_har_entry
 from evalmock.harness.traffic.audit import TrafficAudit
 from evalmock.input_files import read_bounded
@@ -47,11 +50,13 @@ class Recorded:
     entry: Mapping[str, Any] | None = (
         None  # as recorded, for the redactor to learn every secret it carries
     )
+    unread: str | None = None  # why its response body was not read (past the audit's limit)
 
 
-def read_har(path: str | Path) -> Iterator[Recorded]:
-    """The entries of a HAR file, as the file lists them; HarError when the file is no HAR log or an
-    entry lacks its request."""
+def read_har(path: str | Path, max_body: int = DEFAULT_MAX_ANSWER_BYTES) -> Iterator[Recorded]:
+    """The entries of a HAR file, as the file lists them, a response body longer than `max_body`
+    bytes left unread (never decoded); HarError when the file is no HAR log or an entry lacks its
+    request."""
     try:
         document = json.loads(read_bounded(path, MAX_HAR_BYTES).decode("utf-8-sig"))
     except OSError as exc:
@@ -66,14 +71,14 @@ def read_har(path: str | Path) -> Iterator[Recorded]:
         raise HarError(f"{path} is not a HAR log: expected an object with log.entries, a list")
     for number, entry in enumerate(entries, 1):
         try:
-            yield _recorded(number, entry)
+            yield _recorded(number, entry, max_body)
         except (KeyError, TypeError, AttributeError, ValueError) as exc:
             raise HarError(
                 f"{path}: entry {number}: not a HAR entry ({type(exc).__name__}: {exc})"
             ) from None
 
 
-def _recorded(number: int, entry: Mapping[str, Any]) -> Recorded:
+def _recorded(number: int, entry: Mapping[str, Any], max_body: int) -> Recorded:
     request, response = entry["request"], entry.get("response") or {}
     started = _started(entry.get("startedDateTime"))
     method, url = str(request["method"]).upper(), str(request["url"])
@@ -92,10 +97,16 @@ def _recorded(number: int, entry: Mapping[str, Any]) -> Recorded:
             NO_BODY,
             entry,
         )
-    body = _body(str(text or ""), content.get("encoding"))
-    exchange = Exchange(
-        method, url, status, _headers(response.get("headers") or []), body, request_headers
-    )
+    text, encoding = str(text or ""), content.get("encoding")
+    headers = _headers(response.get("headers") or [])
+    # base64 takes 4 characters for 3 bytes, text at least one a byte: a longer text is not decoded
+    longest = 4 * -(-max_body // 3) if encoding == "base64" else max_body
+    body = _body(text, encoding) if len(text) <= longest else None
+    if body is None or len(body) > max_body:
+        exchange = Exchange(method, url, status, headers, request_headers=request_headers)
+        unread = f"its body passed {size_text(max_body)}"
+        return Recorded(number, started, exchange, entry=entry, unread=unread)
+    exchange = Exchange(method, url, status, headers, body, request_headers)
     return Recorded(number, started, exchange, None, entry)
 
 
@@ -135,12 +146,18 @@ def _body(text: str, encoding: str | None) -> bytes:
     return text.encode("utf-8")
 
 
-def audit_har(path: str | Path, audit: TrafficAudit, base_url: str | None = None) -> None:
+def audit_har(
+    path: str | Path,
+    audit: TrafficAudit,
+    base_url: str | None = None,
+    max_body: int | None = None,
+) -> None:
     """Judge every entry of the HAR file into `audit`, in time order (walks are followed across
     entries); with `base_url`, entries outside it are other hosts. Each entry is let go once judged:
     a judged page keeps its parsed body, and a browser's HAR of thousands of pages held them all
-    until the last was judged."""
-    entries = in_time_order(list(read_har(path)))
+    until the last was judged. A response body longer than `max_body` bytes (default 16 MiB) is
+    not read: a gap of the audit."""
+    entries = in_time_order(list(read_har(path, max_body or DEFAULT_MAX_ANSWER_BYTES)))
     entries.reverse()  # taken from the end, so that letting one go costs nothing
     # the origins of audited operations' requests outside base_url
     elsewhere: Counter[str] = Counter()
@@ -161,6 +178,16 @@ def audit_har(path: str | Path, audit: TrafficAudit, base_url: str | None = None
                 audit.skip(OTHER_OPERATION)
             elif recorded.missing:
                 audit.skip(recorded.missing)
+            elif recorded.unread:
+                what = f"{exchange.method} {audit.redactor.text(exchange.url)}"
+                audit.results.gap(
+                    Gap(
+                        api,
+                        f"{what} (entry {recorded.number}) answered {exchange.status} and was "
+                        f"not read: {recorded.unread}",
+                        BYTES_REMEDY,
+                    )
+                )
             else:
                 audit.judge(api, exchange)
     if elsewhere:

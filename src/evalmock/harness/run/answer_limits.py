@@ -1,0 +1,164 @@
+"""How much of one answer the audit reads: its header block, its body on the wire and decoded, and
+the time from sending the request to the body's last byte. An answer past a limit is cut where it
+passes it, never read or decoded whole."""
+
+from __future__ import annotations
+
+import io
+import time
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+
+import httpx
+import requests
+import urllib3
+
+from evalmock.defaults import DEFAULT_MAX_ANSWER_BYTES, DEFAULT_REQUEST_TIMEOUT
+
+# The header block: as many fields as Python's http.client (which reads Schemathesis's answers)
+# takes, as many bytes as h11 (which reads the scenario checks') takes
+MAX_HEADER_FIELDS = 100
+MAX_HEADER_BYTES = 16 * 2**10
+READ_SIZE = 64 * 2**10  # decoded bytes asked for at a time: a bomb inflates no further per read
+
+BYTES_REMEDY = "A service that answers within the limit, or --max-answer-bytes N to raise it"
+TIME_REMEDY = "A slow service: --request-timeout SECONDS gives each whole answer longer"
+HEADERS_REMEDY = "A service whose header block stays within the limit"
+
+
+@dataclass(frozen=True)
+class AnswerLimits:
+    """The most the audit reads of one answer: `max_bytes` of body, on the wire and decoded, within
+    `seconds` of sending its request."""
+
+    max_bytes: int = DEFAULT_MAX_ANSWER_BYTES
+    seconds: float = DEFAULT_REQUEST_TIMEOUT
+
+
+class AnswerOverLimit(requests.exceptions.RequestException):
+    """An answer cut at one of the audit's limits: `why` says which, `remedy` what would let it be
+    read. A requests error, so that Schemathesis counts the request as one that got no answer."""
+
+    def __init__(self, why: str, remedy: str, **kwargs: object) -> None:
+        super().__init__(why, **kwargs)
+        self.why = why
+        self.remedy = remedy
+
+
+def size_text(count: int) -> str:
+    """A size as the audit's messages say it: 16 MiB, 16 KiB, 1,000 bytes."""
+    if count % 2**20 == 0:
+        return f"{count // 2**20} MiB"
+    return f"{count // 2**10} KiB" if count % 2**10 == 0 else f"{count:,} bytes"
+
+
+def check_header_block(fields: Iterable[tuple[bytes | str, bytes | str]]) -> None:
+    """AnswerOverLimit when the header block has more fields or bytes than the audit reads."""
+    size = 0
+    for count, (name, value) in enumerate(fields, 1):
+        size += len(name) + len(value) + 4  # ": " and the line's end
+        if count > MAX_HEADER_FIELDS:
+            raise AnswerOverLimit(
+                f"its header block has more than {MAX_HEADER_FIELDS} fields", HEADERS_REMEDY
+            )
+        if size > MAX_HEADER_BYTES:
+            raise AnswerOverLimit(
+                f"its header block passed {size_text(MAX_HEADER_BYTES)}", HEADERS_REMEDY
+            )
+
+
+class Budget:
+    """What one answer may still take: bytes of body (counted on the wire and decoded, apart) and
+    time, from `started` (time.monotonic() when its request was sent)."""
+
+    def __init__(self, limits: AnswerLimits, started: float) -> None:
+        self.limits = limits
+        self.deadline = started + limits.seconds
+
+    def spend(self, size: int, where: str) -> None:
+        """AnswerOverLimit once `size` bytes of body `where` ("decoded", "on the wire") pass the
+        limit, or the answer's time is up."""
+        if size > self.limits.max_bytes:
+            raise AnswerOverLimit(
+                f"its body passed {size_text(self.limits.max_bytes)} {where}", BYTES_REMEDY
+            )
+        if time.monotonic() > self.deadline:
+            raise AnswerOverLimit(
+                f"it was not over within {self.limits.seconds:g} s of the request", TIME_REMEDY
+            )
+
+
+class _Wire(io.RawIOBase):
+    """The body's bytes as they come, as a file that urllib3 decodes from; the wire's share of the
+    budget spent on each."""
+
+    def __init__(self, chunks: Iterator[bytes], budget: Budget) -> None:
+        self._chunks = chunks
+        self._budget = budget
+        self._left = b""
+        self._read = 0
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: memoryview) -> int:  # type: ignore[override]
+        if not self._left:
+            self._left = next(self._chunks, b"")
+            self._read += len(self._left)
+            self._budget.spend(self._read, "on the wire")
+        size = min(len(buffer), len(self._left))
+        buffer[:size] = self._left[:size]
+        self._left = self._left[size:]
+        return size
+
+
+def decoded_body(chunks: Iterator[bytes], content_encoding: str | None, budget: Budget) -> bytes:
+    """The body whose bytes on the wire are `chunks`, decoded as its Content-Encoding says
+    (urllib3's decoders, as for every answer Schemathesis reads), READ_SIZE decoded bytes at a
+    time; cut by AnswerOverLimit at the budget's limits. urllib3's DecodeError for a body that does
+    not decode."""
+    headers = {"content-encoding": content_encoding} if content_encoding else {}
+    decoder = urllib3.HTTPResponse(
+        body=io.BufferedReader(_Wire(chunks, budget)),
+        headers=headers,
+        preload_content=False,
+        decode_content=True,
+    )
+    parts, size = [], 0
+    try:
+        for part in decoder.stream(READ_SIZE):
+            size += len(part)
+            budget.spend(size, "decoded")
+            parts.append(part)
+    except urllib3.exceptions.ProtocolError as exc:
+        # urllib3 wraps an OSError of the file it reads, as requests' errors are
+        if isinstance(exc.__cause__, AnswerOverLimit):
+            raise exc.__cause__ from None
+        raise
+    return b"".join(parts)
+
+
+def read_httpx(
+    client: httpx.Client, request: httpx.Request, limits: AnswerLimits
+) -> tuple[httpx.Response, bytes]:
+    """Send `request` and read its answer within `limits`: the response (its body unread) and the
+    decoded body. AnswerOverLimit past a limit; httpx's errors otherwise (DecodingError for a body
+    that does not decode)."""
+    started = time.monotonic()
+    response = client.send(request, stream=True)
+    try:
+        check_header_block(response.headers.raw)
+        budget = Budget(limits, started)
+        if response.is_stream_consumed:  # an answer made in memory (a test's transport): decoded
+            body = response.content
+            budget.spend(len(body), "decoded")
+        else:
+            encoding = response.headers.get("content-encoding")
+            body = decoded_body(response.iter_raw(), encoding, budget)
+    except urllib3.exceptions.DecodeError as exc:
+        raise httpx.DecodingError(str(exc), request=request) from None
+    except urllib3.exceptions.ProtocolError as exc:
+        raise httpx.ReadError(str(exc), request=request) from None
+    finally:
+        response.close()  # a cut answer's connection is not used again
+    return response, body
