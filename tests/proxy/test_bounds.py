@@ -1,5 +1,5 @@
 """The proxy's bounded reading of a body: decoded as httpx decodes it, within the bound, and its
-nesting and values counted outside JSON strings."""
+nesting and values counted outside JSON strings (as the audit reads: exchange.json_beyond_reach)."""
 
 from __future__ import annotations
 
@@ -9,9 +9,10 @@ import zlib
 import httpx
 import pytest
 
+from evalmock.harness.checks.exchange import MAX_JSON_DEPTH as MAX_DEPTH
+from evalmock.harness.checks.exchange import TOO_DEEP, too_many
 from evalmock.proxy.bounds import (
     MAX_CODINGS,
-    MAX_DEPTH,
     MAX_VALUES,
     NotRead,
     decoded_within,
@@ -53,7 +54,7 @@ def test_a_body_past_the_bound_once_decoded_is_not_read() -> None:
     raw = gzip.compress(bytes(1001))
     headers = [(b"content-encoding", b"gzip")]
     assert decoded_within(headers, raw, 1001) == bytes(1001)
-    with pytest.raises(NotRead, match="larger than 1000 bytes once decoded"):
+    with pytest.raises(NotRead, match="larger than 1,000 bytes once decoded"):
         decoded_within(headers, raw, 1000)
 
 
@@ -70,14 +71,14 @@ def test_more_codings_than_the_bound_are_not_read() -> None:
     "body, why",
     [
         (b"[" * MAX_DEPTH + b"]" * MAX_DEPTH, None),
-        (b"[" * (MAX_DEPTH + 1) + b"]" * (MAX_DEPTH + 1), f"nested deeper than {MAX_DEPTH} levels"),
-        (b"[" * (MAX_DEPTH + 1), f"nested deeper than {MAX_DEPTH} levels"),  # never closed
+        (b"[" * (MAX_DEPTH + 1) + b"]" * (MAX_DEPTH + 1), TOO_DEEP),
+        (b"[" * 1_100, TOO_DEEP),  # never closed, deeper than Python's parser goes
         (b"[[], [[]], " + b"[" * (MAX_DEPTH - 1) + b"]" * (MAX_DEPTH - 1) + b"]", None),
         (b'["' + b"[" * (MAX_DEPTH + 1) + b'"]', None),  # brackets in a string do not nest
         (b'["\\"' + b"{" * (MAX_DEPTH + 1) + b'"]', None),  # nor after an escaped quote
-        (b"[" + b"0," * (MAX_VALUES - 1) + b"0]", f"more than {MAX_VALUES:,} values"),
-        (b"[" + b"0," * (MAX_VALUES - 2) + b"0]", None),  # the array and its elements: as many
-        (b"[" + b"[]," * MAX_VALUES + b"[]]", f"more than {MAX_VALUES:,} values"),
+        (b"[" + b"0," * (MAX_VALUES + 1) + b"0]", too_many(MAX_VALUES)),
+        (b"[" + b"0," * MAX_VALUES + b"0]", None),  # as many commas as the bound
+        (b"[" + b"[]," * (MAX_VALUES + 1) + b"[]]", too_many(MAX_VALUES)),
         (b'["' + b"," * (MAX_VALUES + 1) + b'"]', None),  # commas in a string are no values
     ],
     ids=[

@@ -28,7 +28,9 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
-from evalmock.proxy.bounds import MAX_DEPTH, MAX_VALUES
+from evalmock.harness.checks.exchange import MAX_JSON_DEPTH as MAX_DEPTH
+from evalmock.harness.checks.exchange import TOO_DEEP, too_many
+from evalmock.proxy.bounds import MAX_VALUES
 from evalmock.proxy.forwarding import MAX_HEADER_LINE, MAX_HEADERS
 from evalmock.proxy.session import PREFIX
 from harness.serving import serving
@@ -234,7 +236,7 @@ def test_json_nested_too_deep_is_passed_on_unjudged(
     content = json.loads(har.read_text())["log"]["entries"][0]["response"]["content"]
     assert "text" not in content  # neither recorded nor left for `contract --har` to parse
     if path == PATH:
-        why = f"nested deeper than {MAX_DEPTH} levels (passed through unjudged)"
+        why = f"{TOO_DEEP} (passed through unjudged)"
         assert lines[0] == f"evalmock proxy: UNJUDGED GET {base_url}{PATH} -> 200: {why}"
         assert any(why in note for note in notes)
         assert content["comment"] == f"body not recorded: {why}"
@@ -253,7 +255,7 @@ def test_json_of_too_many_values_is_passed_on_unjudged(proxy_for: ProxyFactory) 
         assert_still_serving(proxy)
         lines = proxy.lines()
     assert (answer.status_code, answer.content) == (200, body)
-    why = f"more than {MAX_VALUES:,} values (passed through unjudged)"
+    why = f"{too_many(MAX_VALUES)} (passed through unjudged)"
     assert lines == [f"evalmock proxy: UNJUDGED GET {base_url}{PATH} -> 200: {why}"]
 
 

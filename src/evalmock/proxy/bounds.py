@@ -7,32 +7,23 @@ from __future__ import annotations
 
 import re
 import zlib
-from array import array
-from itertools import accumulate
 
 from httpx._decoders import SUPPORTED_DECODERS
 
+from evalmock.harness.checks.exchange import json_beyond_reach
+from evalmock.harness.run.answer_limits import size_text
 from evalmock.proxy.wire import RawHeaders
 
 # Codings stacked in one Content-Encoding: each is a pass over up to the decoded bound (urllib3
 # decodes as many).
 MAX_CODINGS = 5
-# Levels of arrays and objects in a body the checks read: the parsers and the checks descend a level
-# a call, and Python stops at 1,000 calls deep. No answer of either API comes near it.
-MAX_DEPTH = 256
-# Values in a body the checks read (its opening brackets and commas outside strings): the largest
-# page (100 cases) holds about 2,700; a case of 20,000 keys took 1.4 s to judge, while every other
-# request waited.
+# Values in a body the checks read (commas outside strings): the largest page (100 cases) holds
+# about 2,000; a case of 20,000 keys took 1.4 s to judge, while every other request waited. Its
+# nesting is bounded as the audit's is (exchange.MAX_JSON_DEPTH).
 MAX_VALUES = 10_000
 # The codings zlib undoes within a bound; httpx's others (br, zstd, where their packages are
 # installed) would be undone whole, so a body in one of them is not read at all.
 _ZLIB = {"gzip": zlib.MAX_WBITS | 16, "deflate": zlib.MAX_WBITS}
-# A JSON string, escapes included: the brackets inside one do not nest.
-_STRING = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"', re.DOTALL)
-# A body's brackets and commas, as `(`, `)` and `,`: what its depth and its values are counted by.
-_STRUCTURE = bytes.maketrans(b"[{]}", b"(())")
-_STEPS = bytes.maketrans(b"()", b"\x01\xff")  # as signed bytes: a level in, a level out
-_NOT_STRUCTURE = bytes(byte for byte in range(256) if byte not in b"[]{},")
 # What uvicorn (and RFC 9110, 5.5) refuses in a header's value, and what is not a token in its name.
 _BAD_VALUE = re.compile(rb"[\x00-\x08\x0a-\x1f\x7f]")
 _BAD_NAME = re.compile(rb"[^!#$%&'*+\-.^_`|~0-9A-Za-z]")
@@ -79,7 +70,7 @@ def _inflated(coding: str, data: bytes, limit: int) -> bytes:
         decompressor = zlib.decompressobj(-zlib.MAX_WBITS)
         out = decompressor.decompress(data, limit + 1)
     if len(out) > limit or decompressor.unconsumed_tail:
-        raise NotRead(f"larger than {amount(limit)} once decoded")
+        raise NotRead(f"larger than {size_text(limit)} once decoded")
     return out + decompressor.flush()
 
 
@@ -94,28 +85,9 @@ def judgeable(headers: RawHeaders, raw: bytes, limit: int) -> bytes:
 
 
 def too_much_json(body: bytes) -> str | None:
-    """Why the checks are not to read the body: its arrays and objects (its brackets outside JSON
-    strings) nest more than MAX_DEPTH levels deep, or it holds more than MAX_VALUES values (counted
-    as its opening brackets and commas outside strings); None when neither. Strings are set aside
-    only when the brackets and commas inside them may matter: in most bodies there are too few."""
-    if _too_much(body.translate(_STRUCTURE, _NOT_STRUCTURE)) is None:
-        return None
-    return _too_much(_STRING.sub(b"", body).translate(_STRUCTURE, _NOT_STRUCTURE))
-
-
-def _too_much(structure: bytes) -> str | None:
-    """`too_much_json` of a body's brackets and commas (as `(`, `)` and `,`). Its depth is counted
-    only when there are more opening brackets than MAX_DEPTH, and then over fewer than MAX_VALUES
-    of them."""
-    opening = structure.count(b"(")
-    if opening + structure.count(b",") >= MAX_VALUES:
-        return f"more than {MAX_VALUES:,} values"
-    if opening <= MAX_DEPTH:
-        return None
-    steps = array("b", structure.translate(_STEPS, b","))
-    if max(accumulate(steps)) > MAX_DEPTH:
-        return f"nested deeper than {MAX_DEPTH} levels"
-    return None
+    """Why the checks are not to read the body: nested deeper than the audit reads, or of more than
+    MAX_VALUES values (`json_beyond_reach`); None when neither."""
+    return json_beyond_reach(body, MAX_VALUES)
 
 
 def refused_header(headers: RawHeaders) -> str | None:
@@ -128,7 +100,3 @@ def refused_header(headers: RawHeaders) -> str | None:
         if _BAD_VALUE.search(value):
             return f"a control character in the value of {shown}"
     return None
-
-
-def amount(size: int) -> str:
-    return f"{size // 2**20} MiB" if size % 2**20 == 0 else f"{size} bytes"

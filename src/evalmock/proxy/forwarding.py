@@ -25,7 +25,8 @@ from multidict import CIMultiDict
 from starlette.types import Receive, Scope, Send
 from yarl import URL
 
-from evalmock.proxy.bounds import NotRead, amount, judgeable, refused_header
+from evalmock.harness.run.answer_limits import size_text
+from evalmock.proxy.bounds import NotRead, judgeable, refused_header
 from evalmock.proxy.forwarded import Forwarded, Observer
 from evalmock.proxy.tls import upstream_ssl_context
 from evalmock.proxy.upstream import Origin, too_late, too_slow, unreachable, unreadable
@@ -265,7 +266,7 @@ class ProxyApp:
         """Hold, judge and send the answer of an audited operation (`api`), by the `deadline`;
         stream any other through."""
         chunks = aiter(response.content.iter_any())  # one iterator: held first, then the rest
-        too_large = f"larger than {amount(self.max_judged_bytes)} (streamed through unjudged)"
+        too_large = f"larger than {size_text(self.max_judged_bytes)} (streamed through unjudged)"
         if api is None:
             await self._stream(
                 send, response.status, sent_back, chunks, forwarded, b"", started, NOT_AN_OPERATION

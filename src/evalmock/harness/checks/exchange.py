@@ -31,14 +31,13 @@ PLAIN_JSON_LARGEST = 64 * 2**10
 _PLAIN_JSON: BodyMemo[tuple[Any]] = BodyMemo(PLAIN_JSON_REMEMBERED, PLAIN_JSON_LARGEST)
 # JSON nested deeper is not read: the checks, the redactor and the schemas' validators walk a body
 # by recursion, a few calls a level, within Python's limit of 1,000. orjson writes no deeper: it
-# tells, in a tenth of the time it takes to read a page.
+# tells, in a tenth of the time it takes to read a page. The proxy reads no deeper either.
 MAX_JSON_DEPTH = 254
-TOO_DEEP = f"its JSON is nested deeper than {MAX_JSON_DEPTH} levels, more than the audit reads"
+TOO_DEEP = f"its JSON is nested deeper than {MAX_JSON_DEPTH} levels"
 # Nor JSON of more values (members and items, counted by the commas between them): a body of 16 MiB
 # holds a million keys, which took half a minute and 600 MiB to judge; a page of 100 cases holds a
-# few thousand
+# few thousand. The proxy, which judges while its client waits, reads fewer (its own bound).
 MAX_JSON_VALUES = 100_000
-TOO_MANY = f"its JSON holds more than {MAX_JSON_VALUES:,} values, more than the audit reads"
 _STRING = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"', re.DOTALL)
 
 
@@ -146,10 +145,15 @@ class Exchange:
         return clip(self.text, limit)
 
 
-def read_json(body: bytes) -> tuple[bool, Any, bool, str | None]:
-    """(parsed, the value, plain, why not read) of a body: Exchange._reading, remembered by none."""
-    if body.count(b",") > MAX_JSON_VALUES and _STRING.sub(b"", body).count(b",") > MAX_JSON_VALUES:
-        return False, None, False, TOO_MANY  # commas inside strings do not count
+def too_many(max_values: int) -> str:
+    return f"its JSON holds more than {max_values:,} values"
+
+
+def read_json(body: bytes, max_values: int = MAX_JSON_VALUES) -> tuple[bool, Any, bool, str | None]:
+    """(parsed, the value, plain, why not read) of a body: Exchange._reading, remembered by none.
+    JSON nested deeper than MAX_JSON_DEPTH, or of more than `max_values` values, is not read."""
+    if body.count(b",") > max_values and _STRING.sub(b"", body).count(b",") > max_values:
+        return False, None, False, too_many(max_values)  # commas inside strings do not count
     may_nest_deep = body.count(b"[") + body.count(b"{") > MAX_JSON_DEPTH
     try:
         # several times faster; stricter, so the standard parser decides
@@ -174,15 +178,16 @@ def read_json(body: bytes) -> tuple[bool, Any, bool, str | None]:
     return True, value, True, None
 
 
-def json_beyond_reach(body: bytes) -> str | None:
-    """Why a body is JSON the audit does not read (nested deeper than MAX_JSON_DEPTH, more than
-    MAX_JSON_VALUES values), else None."""
-    if (
-        body.count(b",") <= MAX_JSON_VALUES
-        and body.count(b"[") + body.count(b"{") <= MAX_JSON_DEPTH
-    ):
+def json_beyond_reach(body: bytes, max_values: int = MAX_JSON_VALUES) -> str | None:
+    """Why a body is JSON that is not read (nested deeper than MAX_JSON_DEPTH, more than
+    `max_values` values), else None. A plain body it had to parse is remembered, for the exchange
+    that carries it next."""
+    if body.count(b",") <= max_values and body.count(b"[") + body.count(b"{") <= MAX_JSON_DEPTH:
         return None
-    return read_json(body)[3]
+    _, value, plain, why = read_json(body, max_values)
+    if plain:
+        _PLAIN_JSON.put(body, (value,))
+    return why
 
 
 def _value_depth(value: Any) -> int:
