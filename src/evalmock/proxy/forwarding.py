@@ -17,6 +17,7 @@ import time
 from collections.abc import AsyncIterator
 from contextlib import suppress
 from datetime import UTC, datetime
+from functools import partial
 from urllib.parse import quote
 
 import aiohttp
@@ -152,6 +153,7 @@ class ProxyApp:
             datetime.now(UTC), scope["method"], url, scope["path"], request_headers
         )
         started = time.perf_counter()
+        fail = partial(self._failed, scope, receive, send, forwarded)
         api = self.observer.api_of(forwarded.method, forwarded.path)
         # An answer to be judged is held whole before it is sent: the deadline bounds that wait.
         deadline = asyncio.get_running_loop().time() + self.deadline if api is not None else None
@@ -160,34 +162,13 @@ class ProxyApp:
             async with timer:
                 response = await self._send(forwarded, target, wire, receive, scope["headers"])
         except TimeoutError as exc:  # aiohttp's connect and read timeouts are TimeoutErrors
-            await self._failed(
-                scope, receive, send, forwarded, 504, "gateway-timeout", self._late(timer, exc)
-            )
+            await fail(504, "gateway-timeout", self._late(timer, exc))
             return
         except aiohttp.ClientResponseError as exc:  # a head aiohttp will not read (or too long)
-            await self._failed(
-                scope,
-                receive,
-                send,
-                forwarded,
-                502,
-                "bad-gateway",
-                unreadable(self._origin.shown, exc.message),
-            )
+            await fail(502, "bad-gateway", unreadable(self._origin.shown, exc.message))
             return
-        except (
-            aiohttp.ClientError,
-            ValueError,
-        ) as exc:  # ValueError: a URL or header aiohttp will not send
-            await self._failed(
-                scope,
-                receive,
-                send,
-                forwarded,
-                502,
-                "bad-gateway",
-                unreachable(self._origin.shown, exc),
-            )
+        except (aiohttp.ClientError, ValueError) as exc:  # ValueError: what aiohttp will not send
+            await fail(502, "bad-gateway", unreachable(self._origin.shown, exc))
             return
         try:
             forwarded.status, forwarded.reason = response.status, response.reason or ""
@@ -198,15 +179,7 @@ class ProxyApp:
             ]
             refused = refused_header(kept)
             if refused is not None:  # no client may be sent it, and the server would refuse to
-                await self._failed(
-                    scope,
-                    receive,
-                    send,
-                    forwarded,
-                    502,
-                    "bad-gateway",
-                    unreadable(self._origin.shown, refused),
-                )
+                await fail(502, "bad-gateway", unreadable(self._origin.shown, refused))
                 return
             # ASGI's names are in lower case
             sent_back = [(name.lower(), value) for name, value in kept]

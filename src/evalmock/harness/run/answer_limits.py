@@ -46,10 +46,8 @@ class AnswerOverLimit(requests.exceptions.RequestException):
 
 
 def size_text(count: int) -> str:
-    """A size as the audit's messages say it: 16 MiB, 16 KiB, 1,000 bytes."""
-    if count % 2**20 == 0:
-        return f"{count // 2**20} MiB"
-    return f"{count // 2**10} KiB" if count % 2**10 == 0 else f"{count:,} bytes"
+    """A size as the audit's and the proxy's messages say it: 16 MiB, or 16384 bytes."""
+    return f"{count // 2**20} MiB" if count % 2**20 == 0 else f"{count} bytes"
 
 
 def check_header_block(fields: Iterable[tuple[bytes | str, bytes | str]]) -> None:
