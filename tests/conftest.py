@@ -19,7 +19,7 @@ import pytest
 from evalmock.server.app import create_app
 from evalmock.server.settings import ServerSettings
 from evalmock.world import World
-from shared import SERVER_CASES, SERVER_SEED, free_port
+from shared import SERVER_CASES, SERVER_SEED, free_port, stop_process
 
 READY_TIMEOUT_S = 30.0
 
@@ -143,12 +143,7 @@ def start_server(
 
 
 def stop_server(server: LiveServer) -> None:
-    server.process.terminate()
-    try:
-        server.process.wait(timeout=10)
-    except subprocess.TimeoutExpired:
-        server.process.kill()
-        server.process.wait(timeout=10)
+    stop_process(server.process)
 
 
 @pytest.fixture(scope="session")

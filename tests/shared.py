@@ -4,6 +4,7 @@ local port, a sleep that does not wait, and assertions that an answer is the doc
 from __future__ import annotations
 
 import socket
+import subprocess
 import threading
 from typing import Any
 
@@ -57,6 +58,16 @@ class Waits:
     def throttle(self, options: ThrottleOptions | None = None) -> Throttle:
         """A Throttle that sleeps, and tells the time, by this."""
         return Throttle(options, sleep=self, clock=self.clock)
+
+
+def stop_process(process: subprocess.Popen[Any], timeout: float = 10) -> None:
+    """Stop a process a test started: asked to end, then killed if it has not within `timeout`."""
+    process.terminate()
+    try:
+        process.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait(timeout=timeout)
 
 
 def response_schema(api: ApiDocument, status: int) -> dict[str, Any]:

@@ -24,7 +24,7 @@ from evalmock.server.request_head import MAX_HEAD_BYTES, MAX_HEADERS
 from evalmock.server.settings import ServerSettings
 from evalmock.world import World
 from harness.serving import serving
-from shared import SERVER_CASES, SERVER_SEED, free_port
+from shared import SERVER_CASES, SERVER_SEED, free_port, stop_process
 
 from .answers import AUTH, CASES, EXAMPLE_PROJECT
 from .attacks import HalfOpen, exchange, in_turn, open_files_for, resident_mb, statuses
@@ -141,12 +141,7 @@ def _proxy(
             time.sleep(0.1)
         yield process, port
     finally:
-        process.terminate()
-        try:
-            process.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait(timeout=15)
+        stop_process(process, timeout=15)
 
 
 def _answers(url: str) -> bool:

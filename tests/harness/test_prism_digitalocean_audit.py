@@ -22,7 +22,7 @@ import pytest
 from digitalocean_public import SPEC_PATH
 from evalmock.contract.documents import GRADIENT
 from evalmock.contract.schemas import schema_errors
-from shared import free_port, response_schema
+from shared import free_port, response_schema, stop_process
 
 PRISM_PACKAGE = "@stoplight/prism-cli"
 PRISM_VERSION = "5.16.0"
@@ -124,12 +124,7 @@ def prism_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
                 time.sleep(0.2)
         yield url
     finally:
-        process.terminate()
-        try:
-            process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait(timeout=10)
+        stop_process(process)
 
 
 @pytest.fixture(scope="module")
