@@ -12,13 +12,14 @@ import pytest
 
 from evalmock.world.gradient import EXAMPLE_TEST_CASE, EXAMPLE_VERSIONS
 
+from .conftest import MISSING, UNKNOWN_UUID
+
 gradient = pytest.importorskip(
     "gradient", reason="gradient (the sdk extra: pip install -e '.[sdk]') is not installed"
 )
 
 LiveServer = Any  # tests/conftest.py's LiveServer: base_url, targets_path, log()
 TOKEN = "demo-user"
-UNKNOWN_UUID = "00000000-0000-4000-8000-000000000000"
 REQUEST_TIMEOUT_S = 10.0
 
 
@@ -98,13 +99,7 @@ def test_the_sdk_s_strict_validation_accepts_every_version(live_server: LiveServ
             assert result.evaluation_test_case.version == version
 
 
-@pytest.mark.parametrize(
-    ("uuid", "version"),
-    [
-        pytest.param(UNKNOWN_UUID, None, id="unknown-uuid"),
-        pytest.param(EXAMPLE_TEST_CASE, EXAMPLE_VERSIONS + 1, id="unknown-version"),
-    ],
-)
+@pytest.mark.parametrize(("uuid", "version"), MISSING)
 def test_what_does_not_exist_raises_not_found_error(
     live_server: LiveServer, uuid: str, version: int | None
 ) -> None:

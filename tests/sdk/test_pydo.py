@@ -9,6 +9,8 @@ import pytest
 
 from evalmock.world.gradient import EXAMPLE_TEST_CASE, EXAMPLE_VERSIONS
 
+from .conftest import MISSING
+
 pydo = pytest.importorskip(
     "pydo", reason="pydo (the sdk extra: pip install -e '.[sdk]') is not installed"
 )
@@ -16,7 +18,6 @@ azure_errors = pytest.importorskip("azure.core.exceptions", reason="pydo's azure
 
 LiveServer = Any  # tests/conftest.py's LiveServer: base_url, targets_path, log()
 TOKEN = "demo-user"
-UNKNOWN_UUID = "00000000-0000-4000-8000-000000000000"
 # The mock serves plain HTTP on 127.0.0.1: azure-core sends a bearer token over it only when told;
 # no retries, so that a test sees the first answer.
 CALL = {"enforce_https": False, "retry_total": 0}
@@ -48,13 +49,7 @@ def test_get_with_a_version_gives_that_version(live_server: LiveServer, version:
     assert_test_case(result, version)
 
 
-@pytest.mark.parametrize(
-    ("uuid", "version"),
-    [
-        pytest.param(UNKNOWN_UUID, None, id="unknown-uuid"),
-        pytest.param(EXAMPLE_TEST_CASE, EXAMPLE_VERSIONS + 1, id="unknown-version"),
-    ],
-)
+@pytest.mark.parametrize(("uuid", "version"), MISSING)
 def test_what_does_not_exist_is_the_not_found_body(
     live_server: LiveServer, uuid: str, version: int | None
 ) -> None:

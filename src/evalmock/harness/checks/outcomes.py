@@ -117,6 +117,11 @@ class Unread(Undone):
     block, the time for the whole answer). What it says is unknown, so no rule judges it."""
 
 
+def not_read(request: str, status: int, why: str) -> str:
+    """What the audit says of an answer it did not read: which request, its status, and why."""
+    return f"{request} answered {status} and was not read: {why}"
+
+
 class TurnedAway(Undone):
     """A request for what the targets say the audit's token reads, answered 403: the service (or a
     gateway before it) turned the caller away. The pages list no 403; for a caller without read any
@@ -146,8 +151,7 @@ def json_body(exchange: Exchange) -> Any:
     ok, value = exchange.parsed
     if exchange.unread is not None:
         raise Unread(
-            f"{exchange.method} {exchange.path} answered {exchange.status} and was not read: "
-            f"{exchange.unread}"
+            not_read(f"{exchange.method} {exchange.path}", exchange.status, exchange.unread)
         )
     if not ok:
         raise Violation(

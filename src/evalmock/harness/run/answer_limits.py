@@ -6,14 +6,16 @@ from __future__ import annotations
 
 import io
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
+from typing import Any
 
 import httpx
 import requests
 import urllib3
 
 from evalmock.defaults import DEFAULT_MAX_ANSWER_BYTES, DEFAULT_REQUEST_TIMEOUT
+from evalmock.harness.checks.exchange import Exchange, exchange_from_httpx
 
 # The header block: as many fields as Python's http.client (which reads Schemathesis's answers)
 # takes, as many bytes as h11 (which reads the scenario checks') takes
@@ -160,3 +162,15 @@ def read_httpx(
     finally:
         response.close()  # a cut answer's connection is not used again
     return response, body
+
+
+def read_exchange(
+    client: httpx.Client,
+    url: str,
+    query: Mapping[str, Any],
+    headers: Mapping[str, str],
+    limits: AnswerLimits,
+) -> Exchange:
+    """A GET of `url` sent with `client`, its answer read within `limits` (`read_httpx`)."""
+    request = client.build_request("GET", url, params=query, headers=headers)
+    return exchange_from_httpx(*read_httpx(client, request, limits))

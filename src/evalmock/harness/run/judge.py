@@ -15,7 +15,7 @@ from evalmock.contract.targets import Targets
 from evalmock.harness.checks.attribution import attribute
 from evalmock.harness.checks.context import CheckContext
 from evalmock.harness.checks.exchange import Exchange
-from evalmock.harness.checks.outcomes import Violation
+from evalmock.harness.checks.outcomes import Violation, not_read
 from evalmock.harness.checks.registry import Check, response_checks
 from evalmock.harness.excerpts import as_json
 from evalmock.harness.results.audit_results import COUNT
@@ -67,12 +67,7 @@ class ResponseJudge:
             self.redactor.learn_exchange(exchange.url, exchange.request_headers, exchange.headers)
         if exchange.unread is not None:  # what it says is unknown: no rule judges it
             what = f"{exchange.method} {self.redactor.text(exchange.url)}"
-            self.results.gap(
-                Gap(
-                    self.api,
-                    f"{what} answered {exchange.status} and was not read: {exchange.unread}",
-                )
-            )
+            self.results.gap(Gap(self.api, not_read(what, exchange.status, exchange.unread)))
             return []
         broken: list[Breach] = []
         context = CheckContext(exchange, self.targets, self.results.policy)

@@ -11,9 +11,9 @@ from evalmock.contract.schemas import schema_errors
 from evalmock.contract.targets import Targets
 from evalmock.exits import UNREACHABLE, USAGE
 from evalmock.harness.checks.error_answers import CODE_OF_STATUS
-from evalmock.harness.checks.exchange import Exchange, exchange_from_httpx
+from evalmock.harness.checks.exchange import Exchange
 from evalmock.harness.checks.target_keys import TargetKey, target_key
-from evalmock.harness.run.answer_limits import AnswerOverLimit, read_httpx
+from evalmock.harness.run.answer_limits import AnswerOverLimit, read_exchange
 from evalmock.harness.run.options import Audit, AuditError
 from evalmock.harness.run.throttle import Throttle
 
@@ -161,8 +161,7 @@ def _get(audit: Audit, path: str, query: dict[str, str], timeout: httpx.Timeout)
     url = audit.base_url.rstrip("/") + path
     try:
         with httpx.Client(timeout=timeout) as client:
-            request = client.build_request("GET", url, params=query, headers=headers)
-            return exchange_from_httpx(*read_httpx(client, request, audit.limits))
+            return read_exchange(client, url, query, headers, audit.limits)
     except (httpx.HTTPError, AnswerOverLimit):
         return None
 

@@ -8,9 +8,9 @@ from typing import Any
 
 import httpx
 
-from evalmock.harness.checks.exchange import Exchange, exchange_from_httpx
+from evalmock.harness.checks.exchange import Exchange
 from evalmock.harness.checks.outcomes import SLOW_SERVICE, NoAnswer, Unread
-from evalmock.harness.run.answer_limits import AnswerLimits, AnswerOverLimit, read_httpx
+from evalmock.harness.run.answer_limits import AnswerLimits, AnswerOverLimit, read_exchange
 from evalmock.harness.run.throttle import Throttle, asked_status
 
 
@@ -33,7 +33,7 @@ class HttpSender:
     ) -> tuple[Exchange, bool]:
         try:
             return self.throttle.send(
-                lambda: self._get(path, query, headers),
+                lambda: read_exchange(self.client, path, query, headers, self.limits),
                 lambda answer: (answer.status, answer.headers),
                 asked_for=asked_status(headers),  # a 503 asked for (Prefer: code=503) is the answer
             )
@@ -42,10 +42,6 @@ class HttpSender:
         except AnswerOverLimit as exc:
             url = httpx.URL(path, params=query)
             raise Unread(f"GET {url} was not read: {exc.why}", exc.remedy) from None
-
-    def _get(self, path: str, query: Mapping[str, Any], headers: Mapping[str, str]) -> Exchange:
-        request = self.client.build_request("GET", path, params=query, headers=headers)
-        return exchange_from_httpx(*read_httpx(self.client, request, self.limits))
 
 
 def no_answer(url: httpx.URL, exc: httpx.TransportError, timeout: float | None) -> NoAnswer:

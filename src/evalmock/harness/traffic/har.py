@@ -19,6 +19,7 @@ from urllib.parse import urlsplit
 from evalmock.defaults import DEFAULT_MAX_ANSWER_BYTES
 from evalmock.exits import UsageError
 from evalmock.harness.checks.exchange import Exchange
+from evalmock.harness.checks.outcomes import not_read
 from evalmock.harness.results.findings import Gap
 from evalmock.harness.run.answer_limits import BYTES_REMEDY, size_text
 from evalmock.harness.secrets.har_entries import learn_har_entry
@@ -180,14 +181,10 @@ def audit_har(
                 audit.skip(recorded.missing)
             elif recorded.unread:
                 what = f"{exchange.method} {audit.redactor.text(exchange.url)}"
-                audit.results.gap(
-                    Gap(
-                        api,
-                        f"{what} (entry {recorded.number}) answered {exchange.status} and was "
-                        f"not read: {recorded.unread}",
-                        BYTES_REMEDY,
-                    )
+                why = not_read(
+                    f"{what} (entry {recorded.number})", exchange.status, recorded.unread
                 )
+                audit.results.gap(Gap(api, why, BYTES_REMEDY))
             else:
                 audit.judge(api, exchange)
     if elsewhere:
