@@ -14,9 +14,11 @@ import resource
 import struct
 import subprocess
 import sys
+import threading
 import time
 import zlib
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -211,6 +213,81 @@ def test_a_slow_drip_is_cut_at_the_answers_deadline(targets: str) -> None:
     assert_a_gap_of_the_limit(report, "was not over within 2 s", "--request-timeout")
     # four answers (three before the audit, one of the check's), each cut at about 2 s
     assert took < 60
+
+
+HEADER_DRIP_PAUSE = 0.2  # seconds between two bytes of the header block
+HEADER_DRIP_BYTES = 300  # the most dripped on one connection: a minute at most
+DRIPPER_LIFETIME = 90.0  # seconds: the dripping service stops by itself after this
+
+
+async def drip_a_header_block(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+    """To each request on the connection: its status line at once, then its header lines a byte
+    every HEADER_DRIP_PAUSE, each read quick and the head not over for a minute."""
+    try:
+        while await reader.readuntil(b"\r\n\r\n"):
+            writer.write(b"HTTP/1.1 200 OK\r\n")
+            head = b"content-type: application/json\r\nx-drip: " + b"d" * HEADER_DRIP_BYTES
+            for byte in range(len(head)):
+                writer.write(head[byte : byte + 1])
+                await writer.drain()
+                await asyncio.sleep(HEADER_DRIP_PAUSE)
+            writer.write(b"\r\ncontent-length: 2\r\n\r\n{}")
+            await writer.drain()
+    except (asyncio.IncompleteReadError, ConnectionError):
+        pass  # the reader went
+    finally:
+        writer.close()
+
+
+@contextmanager
+def dripping_headers() -> Iterator[str]:
+    """The base URL of a service on 127.0.0.1 that drips every answer's header block; it stops on
+    exit, or by itself after DRIPPER_LIFETIME."""
+    started, done = threading.Event(), threading.Event()
+    port: list[int] = []
+
+    async def serve() -> None:
+        server = await asyncio.start_server(drip_a_header_block, "127.0.0.1", 0)
+        port.append(server.sockets[0].getsockname()[1])
+        started.set()
+        async with server:
+            until = time.monotonic() + DRIPPER_LIFETIME
+            while not done.is_set() and time.monotonic() < until:
+                await asyncio.sleep(0.05)
+
+    thread = threading.Thread(target=asyncio.run, args=(serve(),), daemon=True)
+    thread.start()
+    assert started.wait(10), "the dripping service did not start"
+    try:
+        yield f"http://127.0.0.1:{port[0]}"
+    finally:
+        done.set()
+        thread.join(timeout=10)
+
+
+def test_a_header_block_dripped_is_cut_at_the_answers_deadline(targets: str) -> None:
+    with dripping_headers() as base_url:
+        report, took = audit_in_a_process(base_url, targets, request_timeout=2)
+    assert_a_gap_of_the_limit(report, "was not over within 2 s", "--request-timeout")
+    # four answers (three before the audit, one of the check's), each cut at about 2 s
+    assert took < 20
+
+
+def test_schemathesis_cuts_a_header_block_dripped_at_the_deadline(targets: str) -> None:
+    with dripping_headers() as base_url:
+        report, took = audit_in_a_process(
+            base_url,
+            targets,
+            request_timeout=2,
+            only=[],
+            fuzz=True,
+            phases=["examples"],
+            max_examples=1,
+        )
+    assert_a_gap_of_the_limit(
+        report, "Schemathesis could not test the operation", "was not over within 2 s"
+    )
+    assert took < 20
 
 
 def test_json_nested_too_deep_is_not_read_and_leaves_a_gap(targets: str) -> None:
