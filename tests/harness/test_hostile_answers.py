@@ -1,8 +1,8 @@
 """A service the audit does not trust: every answer it sends is read within the audit's limits. A
-decompression bomb, an oversized or endless body, a slow drip, JSON nested too deep or of too many
-values, a body of millions of keys and a header flood each leave a named gap (the audit
-INCOMPLETE), never a crash, and the audit's memory stays small; Schemathesis's own requests and
-`--har` alike. Each attack is made on the fly, small on the wire."""
+decompression bomb, an oversized or endless body, a slow drip (of the body or the header block),
+JSON nested too deep or of too many values, a body of millions of keys and a header flood each
+leave a named gap (the audit INCOMPLETE), never a crash, and the audit's memory stays small;
+Schemathesis's own requests and `--har` alike. Each attack is made on the fly, small on the wire."""
 
 from __future__ import annotations
 
