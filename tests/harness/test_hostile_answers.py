@@ -22,11 +22,15 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 
 from evalmock.cli import main
 from evalmock.exits import INCOMPLETE
 from evalmock.harness.checks.exchange import Exchange
+from evalmock.harness.run.answer_deadline import DeadlineTransport
+from evalmock.harness.run.answer_limits import AnswerLimits, read_httpx
+from evalmock.harness.run.bounded_requests import bounded_session
 
 from .serving import serving
 from .test_har import entry as har_entry
@@ -239,15 +243,18 @@ async def drip_a_header_block(reader: asyncio.StreamReader, writer: asyncio.Stre
         writer.close()
 
 
+Handler = Callable[[asyncio.StreamReader, asyncio.StreamWriter], Any]
+
+
 @contextmanager
-def dripping_headers() -> Iterator[str]:
-    """The base URL of a service on 127.0.0.1 that drips every answer's header block; it stops on
-    exit, or by itself after DRIPPER_LIFETIME."""
+def raw_service(handle: Handler) -> Iterator[str]:
+    """The base URL of a service on 127.0.0.1 whose connections `handle` answers byte by byte; it
+    stops on exit, or by itself after DRIPPER_LIFETIME."""
     started, done = threading.Event(), threading.Event()
     port: list[int] = []
 
     async def serve() -> None:
-        server = await asyncio.start_server(drip_a_header_block, "127.0.0.1", 0)
+        server = await asyncio.start_server(handle, "127.0.0.1", 0)
         port.append(server.sockets[0].getsockname()[1])
         started.set()
         async with server:
@@ -257,12 +264,17 @@ def dripping_headers() -> Iterator[str]:
 
     thread = threading.Thread(target=asyncio.run, args=(serve(),), daemon=True)
     thread.start()
-    assert started.wait(10), "the dripping service did not start"
+    assert started.wait(10), "the service did not start"
     try:
         yield f"http://127.0.0.1:{port[0]}"
     finally:
         done.set()
         thread.join(timeout=10)
+
+
+def dripping_headers() -> Any:
+    """A service that drips every answer's header block."""
+    return raw_service(drip_a_header_block)
 
 
 def test_a_header_block_dripped_is_cut_at_the_answers_deadline(targets: str) -> None:
@@ -288,6 +300,35 @@ def test_schemathesis_cuts_a_header_block_dripped_at_the_deadline(targets: str) 
         report, "Schemathesis could not test the operation", "was not over within 2 s"
     )
     assert took < 20
+
+
+def test_answers_read_by_their_deadline_keep_their_connection_alive() -> None:
+    """The deadline's reads leave keep-alive as it was: three answers on one connection, with
+    httpx and with requests alike."""
+    connections: list[int] = []
+
+    async def answer_at_once(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        connections.append(1)
+        try:
+            for _ in range(10):  # the test's own bound
+                await reader.readuntil(b"\r\n\r\n")
+                writer.write(b"HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\n{}")
+                await writer.drain()
+        except (asyncio.IncompleteReadError, ConnectionError):
+            pass
+        finally:
+            writer.close()
+
+    limits = AnswerLimits(seconds=2)
+    with raw_service(answer_at_once) as base_url:
+        with httpx.Client(transport=DeadlineTransport(), timeout=5) as client:
+            bodies = [read_httpx(client, client.build_request("GET", base_url), limits)[1]]
+            bodies += [read_httpx(client, client.build_request("GET", base_url), limits)[1]]
+            bodies += [read_httpx(client, client.build_request("GET", base_url), limits)[1]]
+        assert (bodies, len(connections)) == ([b"{}"] * 3, 1)
+        with bounded_session(limits) as session:
+            bodies = [session.get(base_url, timeout=5).content for _ in range(3)]
+        assert (bodies, len(connections)) == ([b"{}"] * 3, 2)
 
 
 def test_json_nested_too_deep_is_not_read_and_leaves_a_gap(targets: str) -> None:
