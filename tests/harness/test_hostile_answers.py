@@ -10,6 +10,7 @@ import asyncio
 import functools
 import gzip
 import json
+import os
 import resource
 import struct
 import subprocess
@@ -28,7 +29,7 @@ import pytest
 from evalmock.cli import main
 from evalmock.exits import INCOMPLETE
 from evalmock.harness.checks.exchange import Exchange
-from evalmock.harness.run.answer_deadline import DeadlineTransport
+from evalmock.harness.run.answer_deadline import held_to_deadlines
 from evalmock.harness.run.answer_limits import AnswerLimits, read_httpx
 from evalmock.harness.run.bounded_requests import bounded_session
 
@@ -110,16 +111,20 @@ def targets(tmp_path_factory: pytest.TempPathFactory) -> str:
     return str(path)
 
 
-def audit_in_a_process(base_url: str, targets: str, **options: Any) -> tuple[dict[str, Any], float]:
+def audit_in_a_process(
+    base_url: str, targets: str, *, environ: dict[str, str] | None = None, **options: Any
+) -> tuple[dict[str, Any], float]:
     """Audit `base_url`'s test-set API in a process of its own, held to ADDRESS_SPACE (one scenario
-    check and no Schemathesis, unless `options` say): what it reports (its verdict's exit code, its
-    gaps, its peak resident memory in bytes) and the seconds it took. No traceback: it ends well."""
+    check and no Schemathesis, unless `options` say; `environ` added to its environment): what it
+    reports (its verdict's exit code, its gaps, its peak resident memory in bytes) and the seconds
+    it took. No traceback: it ends well."""
     options = {"only": [ONE_REQUEST], "phases": [], "fuzz": False, "targets": targets, **options}
     started = time.monotonic()
     run = subprocess.run(
         [sys.executable, "-c", AUDIT, base_url, json.dumps(options)],
         capture_output=True,
         timeout=AUDIT_TIMEOUT,
+        env={**os.environ, **(environ or {})},
         preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_AS, (ADDRESS_SPACE,) * 2),
         check=False,
     )
@@ -224,11 +229,16 @@ HEADER_DRIP_BYTES = 300  # the most dripped on one connection: a minute at most
 DRIPPER_LIFETIME = 90.0  # seconds: the dripping service stops by itself after this
 
 
-async def drip_a_header_block(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-    """To each request on the connection: its status line at once, then its header lines a byte
-    every HEADER_DRIP_PAUSE, each read quick and the head not over for a minute."""
+async def drip_a_header_block(
+    reader: asyncio.StreamReader, writer: asyncio.StreamWriter, heard: list[bytes] | None = None
+) -> None:
+    """To each request on the connection (its request line kept in `heard`): its status line at
+    once, then its header lines a byte every HEADER_DRIP_PAUSE, each read quick and the head not
+    over for a minute."""
     try:
-        while await reader.readuntil(b"\r\n\r\n"):
+        while request := await reader.readuntil(b"\r\n\r\n"):
+            if heard is not None:
+                heard.append(request.split(b"\r\n", 1)[0])
             writer.write(b"HTTP/1.1 200 OK\r\n")
             head = b"content-type: application/json\r\nx-drip: " + b"d" * HEADER_DRIP_BYTES
             for byte in range(len(head)):
@@ -302,6 +312,36 @@ def test_schemathesis_cuts_a_header_block_dripped_at_the_deadline(targets: str) 
     assert took < 20
 
 
+ONE_FUZZED_EXAMPLE: dict[str, Any] = {
+    "only": [],
+    "fuzz": True,
+    "phases": ["examples"],
+    "max_examples": 1,
+}
+
+
+@pytest.mark.parametrize(
+    "reader", [{}, ONE_FUZZED_EXAMPLE], ids=["scenario-check-httpx", "schemathesis-requests"]
+)
+def test_an_audit_behind_the_environments_proxy_goes_through_it_and_keeps_the_deadline(
+    targets: str, reader: dict[str, Any]
+) -> None:
+    """HTTP_PROXY is honoured as before, and the deadline holds through it: the proxy here is the
+    hostile party, dripping every head. The audited host does not resolve (.invalid), so an audit
+    that went around the proxy would end unreachable, not with the deadline's gap."""
+    asked: list[bytes] = []
+    with raw_service(functools.partial(drip_a_header_block, heard=asked)) as proxy:
+        environ = {key: "" for key in ("NO_PROXY", "no_proxy", "ALL_PROXY", "all_proxy")}
+        environ |= {"HTTP_PROXY": proxy, "http_proxy": proxy}
+        report, took = audit_in_a_process(
+            "http://audited.invalid:8080", targets, environ=environ, request_timeout=2, **reader
+        )
+    assert_a_gap_of_the_limit(report, "was not over within 2 s", "--request-timeout")
+    assert asked, "the proxy was never asked"
+    assert all(line.startswith(b"GET http://audited.invalid:8080/") for line in asked), asked
+    assert took < 30
+
+
 def test_answers_read_by_their_deadline_keep_their_connection_alive() -> None:
     """The deadline's reads leave keep-alive as it was: three answers on one connection, with
     httpx and with requests alike."""
@@ -321,7 +361,7 @@ def test_answers_read_by_their_deadline_keep_their_connection_alive() -> None:
 
     limits = AnswerLimits(seconds=2)
     with raw_service(answer_at_once) as base_url:
-        with httpx.Client(transport=DeadlineTransport(), timeout=5) as client:
+        with held_to_deadlines(httpx.Client(timeout=5)) as client:
             bodies = [read_httpx(client, client.build_request("GET", base_url), limits)[1]]
             bodies += [read_httpx(client, client.build_request("GET", base_url), limits)[1]]
             bodies += [read_httpx(client, client.build_request("GET", base_url), limits)[1]]
