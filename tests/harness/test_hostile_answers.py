@@ -1,8 +1,8 @@
 """A service the audit does not trust: every answer it sends is read within the audit's limits. A
-decompression bomb, an oversized or endless body, a slow drip, JSON nested too deep or of too many
-values, a body of millions of keys and a header flood each leave a named gap (the audit
-INCOMPLETE), never a crash, and the audit's memory stays small; Schemathesis's own requests and
-`--har` alike. Each attack is made on the fly, small on the wire."""
+decompression bomb, an oversized or endless body, a slow drip (of the body or the header block),
+JSON nested too deep or of too many values, a body of millions of keys and a header flood each
+leave a named gap (the audit INCOMPLETE), never a crash, and the audit's memory stays small;
+Schemathesis's own requests and `--har` alike. Each attack is made on the fly, small on the wire."""
 
 from __future__ import annotations
 
@@ -10,21 +10,28 @@ import asyncio
 import functools
 import gzip
 import json
+import os
 import resource
 import struct
 import subprocess
 import sys
+import threading
 import time
 import zlib
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 
 from evalmock.cli import main
 from evalmock.exits import INCOMPLETE
 from evalmock.harness.checks.exchange import Exchange
+from evalmock.harness.run.answer_deadline import held_to_deadlines
+from evalmock.harness.run.answer_limits import AnswerLimits, read_httpx
+from evalmock.harness.run.bounded_requests import bounded_session
 
 from .serving import serving
 from .test_har import entry as har_entry
@@ -104,16 +111,20 @@ def targets(tmp_path_factory: pytest.TempPathFactory) -> str:
     return str(path)
 
 
-def audit_in_a_process(base_url: str, targets: str, **options: Any) -> tuple[dict[str, Any], float]:
+def audit_in_a_process(
+    base_url: str, targets: str, *, environ: dict[str, str] | None = None, **options: Any
+) -> tuple[dict[str, Any], float]:
     """Audit `base_url`'s test-set API in a process of its own, held to ADDRESS_SPACE (one scenario
-    check and no Schemathesis, unless `options` say): what it reports (its verdict's exit code, its
-    gaps, its peak resident memory in bytes) and the seconds it took. No traceback: it ends well."""
+    check and no Schemathesis, unless `options` say; `environ` added to its environment): what it
+    reports (its verdict's exit code, its gaps, its peak resident memory in bytes) and the seconds
+    it took. No traceback: it ends well."""
     options = {"only": [ONE_REQUEST], "phases": [], "fuzz": False, "targets": targets, **options}
     started = time.monotonic()
     run = subprocess.run(
         [sys.executable, "-c", AUDIT, base_url, json.dumps(options)],
         capture_output=True,
         timeout=AUDIT_TIMEOUT,
+        env={**os.environ, **(environ or {})},
         preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_AS, (ADDRESS_SPACE,) * 2),
         check=False,
     )
@@ -211,6 +222,153 @@ def test_a_slow_drip_is_cut_at_the_answers_deadline(targets: str) -> None:
     assert_a_gap_of_the_limit(report, "was not over within 2 s", "--request-timeout")
     # four answers (three before the audit, one of the check's), each cut at about 2 s
     assert took < 60
+
+
+HEADER_DRIP_PAUSE = 0.2  # seconds between two bytes of the header block
+HEADER_DRIP_BYTES = 300  # the most dripped on one connection: a minute at most
+DRIPPER_LIFETIME = 90.0  # seconds: the dripping service stops by itself after this
+
+
+async def drip_a_header_block(
+    reader: asyncio.StreamReader, writer: asyncio.StreamWriter, heard: list[bytes] | None = None
+) -> None:
+    """To each request on the connection (its request line kept in `heard`): its status line at
+    once, then its header lines a byte every HEADER_DRIP_PAUSE, each read quick and the head not
+    over for a minute."""
+    try:
+        while request := await reader.readuntil(b"\r\n\r\n"):
+            if heard is not None:
+                heard.append(request.split(b"\r\n", 1)[0])
+            writer.write(b"HTTP/1.1 200 OK\r\n")
+            head = b"content-type: application/json\r\nx-drip: " + b"d" * HEADER_DRIP_BYTES
+            for byte in range(len(head)):
+                writer.write(head[byte : byte + 1])
+                await writer.drain()
+                await asyncio.sleep(HEADER_DRIP_PAUSE)
+            writer.write(b"\r\ncontent-length: 2\r\n\r\n{}")
+            await writer.drain()
+    except (asyncio.IncompleteReadError, ConnectionError):
+        pass  # the reader went
+    finally:
+        writer.close()
+
+
+Handler = Callable[[asyncio.StreamReader, asyncio.StreamWriter], Any]
+
+
+@contextmanager
+def raw_service(handle: Handler) -> Iterator[str]:
+    """The base URL of a service on 127.0.0.1 whose connections `handle` answers byte by byte; it
+    stops on exit, or by itself after DRIPPER_LIFETIME."""
+    started, done = threading.Event(), threading.Event()
+    port: list[int] = []
+
+    async def serve() -> None:
+        server = await asyncio.start_server(handle, "127.0.0.1", 0)
+        port.append(server.sockets[0].getsockname()[1])
+        started.set()
+        async with server:
+            until = time.monotonic() + DRIPPER_LIFETIME
+            while not done.is_set() and time.monotonic() < until:
+                await asyncio.sleep(0.05)
+
+    thread = threading.Thread(target=asyncio.run, args=(serve(),), daemon=True)
+    thread.start()
+    assert started.wait(10), "the service did not start"
+    try:
+        yield f"http://127.0.0.1:{port[0]}"
+    finally:
+        done.set()
+        thread.join(timeout=10)
+
+
+def dripping_headers() -> Any:
+    """A service that drips every answer's header block."""
+    return raw_service(drip_a_header_block)
+
+
+def test_a_header_block_dripped_is_cut_at_the_answers_deadline(targets: str) -> None:
+    with dripping_headers() as base_url:
+        report, took = audit_in_a_process(base_url, targets, request_timeout=2)
+    assert_a_gap_of_the_limit(report, "was not over within 2 s", "--request-timeout")
+    # four answers (three before the audit, one of the check's), each cut at about 2 s
+    assert took < 20
+
+
+def test_schemathesis_cuts_a_header_block_dripped_at_the_deadline(targets: str) -> None:
+    with dripping_headers() as base_url:
+        report, took = audit_in_a_process(
+            base_url,
+            targets,
+            request_timeout=2,
+            only=[],
+            fuzz=True,
+            phases=["examples"],
+            max_examples=1,
+        )
+    assert_a_gap_of_the_limit(
+        report, "Schemathesis could not test the operation", "was not over within 2 s"
+    )
+    assert took < 20
+
+
+ONE_FUZZED_EXAMPLE: dict[str, Any] = {
+    "only": [],
+    "fuzz": True,
+    "phases": ["examples"],
+    "max_examples": 1,
+}
+
+
+@pytest.mark.parametrize(
+    "reader", [{}, ONE_FUZZED_EXAMPLE], ids=["scenario-check-httpx", "schemathesis-requests"]
+)
+def test_an_audit_behind_the_environments_proxy_goes_through_it_and_keeps_the_deadline(
+    targets: str, reader: dict[str, Any]
+) -> None:
+    """HTTP_PROXY is honoured as before, and the deadline holds through it: the proxy here is the
+    hostile party, dripping every head. The audited host does not resolve (.invalid), so an audit
+    that went around the proxy would end unreachable, not with the deadline's gap."""
+    asked: list[bytes] = []
+    with raw_service(functools.partial(drip_a_header_block, heard=asked)) as proxy:
+        environ = {key: "" for key in ("NO_PROXY", "no_proxy", "ALL_PROXY", "all_proxy")}
+        environ |= {"HTTP_PROXY": proxy, "http_proxy": proxy}
+        report, took = audit_in_a_process(
+            "http://audited.invalid:8080", targets, environ=environ, request_timeout=2, **reader
+        )
+    assert_a_gap_of_the_limit(report, "was not over within 2 s", "--request-timeout")
+    assert asked, "the proxy was never asked"
+    assert all(line.startswith(b"GET http://audited.invalid:8080/") for line in asked), asked
+    assert took < 30
+
+
+def test_answers_read_by_their_deadline_keep_their_connection_alive() -> None:
+    """The deadline's reads leave keep-alive as it was: three answers on one connection, with
+    httpx and with requests alike."""
+    connections: list[int] = []
+
+    async def answer_at_once(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        connections.append(1)
+        try:
+            for _ in range(10):  # the test's own bound
+                await reader.readuntil(b"\r\n\r\n")
+                writer.write(b"HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\n{}")
+                await writer.drain()
+        except (asyncio.IncompleteReadError, ConnectionError):
+            pass
+        finally:
+            writer.close()
+
+    limits = AnswerLimits(seconds=2)
+    with raw_service(answer_at_once) as base_url:
+        with held_to_deadlines(httpx.Client(timeout=5)) as client:
+            bodies = [read_httpx(client, client.build_request("GET", base_url), limits)[1]]
+            bodies += [read_httpx(client, client.build_request("GET", base_url), limits)[1]]
+            bodies += [read_httpx(client, client.build_request("GET", base_url), limits)[1]]
+        assert (bodies, len(connections)) == ([b"{}"] * 3, 1)
+        with bounded_session(limits) as session:
+            bodies = [session.get(base_url, timeout=5).content for _ in range(3)]
+        assert (bodies, len(connections)) == ([b"{}"] * 3, 2)
 
 
 def test_json_nested_too_deep_is_not_read_and_leaves_a_gap(targets: str) -> None:

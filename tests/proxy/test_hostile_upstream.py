@@ -373,3 +373,37 @@ def test_a_head_dripped_is_cut_at_the_deadline_with_a_504(proxy_for: ProxyFactor
     assert answer.json()["error"]["message"] == (
         "evalmock proxy: the upstream did not send its whole answer within 1 s."
     )
+
+
+def test_a_head_dripped_to_a_request_not_judged_is_cut_at_the_deadline_with_a_504(
+    proxy_for: ProxyFactory,
+) -> None:
+    """An answer the proxy streams through unjudged has its head bounded all the same."""
+    head = OK_HEAD + b"X-Drip: " + b"." * 20 + b"\r\n"
+    with raw_upstream(head, pause=0.2) as base_url, proxy_for(base_url, "--deadline", "1") as proxy:
+        started = time.monotonic()
+        answer = httpx.get(proxy.base_url + "/not-an-operation", timeout=30)
+        elapsed = time.monotonic() - started
+        assert_still_serving(proxy)
+    assert answer.status_code == 504 and elapsed < 5
+    assert answer.json()["error"]["message"] == (
+        "evalmock proxy: the upstream did not send its answer's head within 1 s."
+    )
+
+
+def test_an_upload_slower_than_the_deadline_gets_its_answer(proxy_for: ProxyFactory) -> None:
+    """The head's deadline of an answer not judged counts from the request's last byte: a client's
+    upload takes the time it takes."""
+
+    async def count(request: Request) -> JSONResponse:
+        return JSONResponse({"received": len(await request.body())})
+
+    def slowly() -> Iterator[bytes]:
+        for _ in range(5):  # 2.5 s in all, past the deadline of 1 s
+            time.sleep(0.5)
+            yield b"x" * 1000
+
+    upstream = Starlette(routes=[Route("/upload", count, methods=["POST"])])
+    with serving(upstream) as base_url, proxy_for(base_url, "--deadline", "1") as proxy:
+        answer = httpx.post(proxy.base_url + "/upload", content=slowly(), timeout=30)
+    assert (answer.status_code, answer.json()) == (200, {"received": 5000})

@@ -34,11 +34,13 @@ from evalmock.proxy.upstream import Origin, too_late, too_slow, unreachable, unr
 from evalmock.proxy.wire import (
     RawHeaders,
     declared_length,
+    has_body,
     header_text,
     outgoing,
     read_up_to,
     request_body,
     send_whole,
+    then,
 )
 from evalmock.server.errors import ApiError, error_body
 from evalmock.server.request_id import RequestIdMiddleware, current_request_id
@@ -155,14 +157,26 @@ class ProxyApp:
         started = time.perf_counter()
         fail = partial(self._failed, scope, receive, send, forwarded)
         api = self.observer.api_of(forwarded.method, forwarded.path)
-        # An answer to be judged is held whole before it is sent: the deadline bounds that wait.
-        deadline = asyncio.get_running_loop().time() + self.deadline if api is not None else None
-        timer = asyncio.timeout_at(deadline)
+        loop = asyncio.get_running_loop()
+        # An answer to be judged is held whole before it is sent: the deadline bounds it all, from
+        # the request. Any other streams through as it comes, but its head is bounded too, counted
+        # from the request's last byte: an upload takes the time it takes.
+        deadline = loop.time() + self.deadline
+        body = request_body(receive, forwarded, self.max_judged_bytes) if has_body(scope) else None
+        uploading = api is None and body is not None
+        timer = asyncio.timeout_at(None if uploading else deadline)
+
+        def body_sent() -> None:
+            with suppress(RuntimeError):  # the answer came before the body was all sent
+                timer.reschedule(loop.time() + self.deadline)
+
         try:
             async with timer:
-                response = await self._send(forwarded, target, wire, receive, scope["headers"])
+                response = await self._send(
+                    forwarded, target, wire, then(body, body_sent) if uploading else body
+                )
         except TimeoutError as exc:  # aiohttp's connect and read timeouts are TimeoutErrors
-            await fail(504, "gateway-timeout", self._late(timer, exc))
+            await fail(504, "gateway-timeout", self._late(timer, exc, whole=api is not None))
             return
         except aiohttp.ClientResponseError as exc:  # a head aiohttp will not read (or too long)
             await fail(502, "bad-gateway", unreadable(self._origin.shown, exc.message))
@@ -189,24 +203,23 @@ class ProxyApp:
         finally:
             response.release()
 
-    def _late(self, timer: asyncio.Timeout, exc: Exception) -> str:
-        """The 504's message: the deadline passed, or the timeout did."""
-        return too_late(self.deadline) if timer.expired() else too_slow(self.timeout, exc)
+    def _late(self, timer: asyncio.Timeout, exc: Exception, *, whole: bool = True) -> str:
+        """The 504's message: the deadline passed (for the `whole` answer, or its head), or the
+        timeout did."""
+        if not timer.expired():
+            return too_slow(self.timeout, exc)
+        return too_late(self.deadline, "its whole answer" if whole else "its answer's head")
 
     async def _send(
         self,
         forwarded: Forwarded,
         target: str,
         headers: RawHeaders,
-        receive: Receive,
-        received: RawHeaders,
+        body: AsyncIterator[bytes] | None,
     ) -> aiohttp.ClientResponse:
         """Send the request: Host first (the upstream's), the body's framing kept (aiohttp sends a
         body of unknown length chunked), Basic credentials from a user and password in --upstream in
         place of the client's Authorization."""
-        has_body = any(
-            name.lower() in (b"content-length", b"transfer-encoding") for name, _ in received
-        )
         # aiohttp writes header text as UTF-8: text read as UTF-8 is written back as the very bytes
         # that came.
         sent = CIMultiDict((name.decode("latin-1"), header_text(value)) for name, value in headers)
@@ -220,7 +233,7 @@ class ProxyApp:
             forwarded.method,
             URL(self._origin.root + target, encoded=True),
             headers=sent,
-            data=request_body(receive, forwarded, self.max_judged_bytes) if has_body else None,
+            data=body,
             allow_redirects=False,
         )
 

@@ -45,9 +45,10 @@ def too_slow(timeout: float, exc: Exception) -> str:
     )
 
 
-def too_late(deadline: float) -> str:
-    """The message of the proxy's 504: an answer to be judged did not come whole by the deadline."""
-    return f"evalmock proxy: the upstream did not send its whole answer within {deadline:g} s."
+def too_late(deadline: float, what: str) -> str:
+    """The message of the proxy's 504: `what` of the answer (the whole of one to be judged, the
+    head of any other) did not come by the deadline."""
+    return f"evalmock proxy: the upstream did not send {what} within {deadline:g} s."
 
 
 def unreadable(upstream: str, why: str) -> str:

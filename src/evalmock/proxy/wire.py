@@ -3,9 +3,9 @@ piece."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 
-from starlette.types import Message, Receive, Send
+from starlette.types import Message, Receive, Scope, Send
 
 from evalmock.proxy.forwarded import Forwarded, Headers
 
@@ -61,6 +61,19 @@ def header_text(value: bytes) -> str:
         return value.decode("utf-8")
     except UnicodeDecodeError:
         return value.decode("latin-1")
+
+
+def has_body(scope: Scope) -> bool:
+    """The client's request has a body (framed by a length, or chunked)."""
+    framing = (b"content-length", b"transfer-encoding")
+    return any(name.lower() in framing for name, _ in scope["headers"])
+
+
+async def then(chunks: AsyncIterator[bytes], done: Callable[[], None]) -> AsyncIterator[bytes]:
+    """`chunks`, then `done()` once the last of them has been taken."""
+    async for chunk in chunks:
+        yield chunk
+    done()
 
 
 async def request_body(

@@ -16,6 +16,7 @@ import urllib3
 
 from evalmock.defaults import DEFAULT_MAX_ANSWER_BYTES, DEFAULT_REQUEST_TIMEOUT
 from evalmock.harness.checks.exchange import Exchange, exchange_from_httpx
+from evalmock.harness.run.answer_deadline import reading_until
 
 # The header block: as many fields as Python's http.client (which reads Schemathesis's answers)
 # takes, as many bytes as h11 (which reads the scenario checks') takes
@@ -45,6 +46,13 @@ class AnswerOverLimit(requests.exceptions.RequestException):
         super().__init__(why, **kwargs)
         self.why = why
         self.remedy = remedy
+
+
+def too_late(seconds: float, **kwargs: object) -> AnswerOverLimit:
+    """An answer not over within `seconds` of its request (its head or its body still coming)."""
+    return AnswerOverLimit(
+        f"it was not over within {seconds:g} s of the request", TIME_REMEDY, **kwargs
+    )
 
 
 def size_text(count: int) -> str:
@@ -83,9 +91,7 @@ class Budget:
                 f"its body passed {size_text(self.limits.max_bytes)} {where}", BYTES_REMEDY
             )
         if time.monotonic() > self.deadline:
-            raise AnswerOverLimit(
-                f"it was not over within {self.limits.seconds:g} s of the request", TIME_REMEDY
-            )
+            raise too_late(self.limits.seconds)
 
 
 class _Wire(io.RawIOBase):
@@ -142,10 +148,17 @@ def read_httpx(
     client: httpx.Client, request: httpx.Request, limits: AnswerLimits
 ) -> tuple[httpx.Response, bytes]:
     """Send `request` and read its answer within `limits`: the response (its body unread) and the
-    decoded body. AnswerOverLimit past a limit; httpx's errors otherwise (DecodingError for a body
-    that does not decode)."""
+    decoded body. AnswerOverLimit past a limit (the head's deadline kept by a client
+    `held_to_deadlines`); httpx's errors otherwise (DecodingError for a body that does
+    not decode)."""
     started = time.monotonic()
-    response = client.send(request, stream=True)
+    with reading_until(started + limits.seconds) as deadline:
+        try:
+            response = client.send(request, stream=True)
+        except httpx.TimeoutException:
+            if not deadline.cut:
+                raise  # silence from the start: no answer, said as such
+            raise too_late(limits.seconds) from None
     try:
         check_header_block(response.headers.raw)
         budget = Budget(limits, started)

@@ -16,26 +16,45 @@ from requests.adapters import HTTPAdapter
 from schemathesis.transport.requests import SameHostRedirectsSession
 
 from evalmock.harness.checks.exchange import json_beyond_reach
+from evalmock.harness.run.answer_deadline import DEADLINE_POOLS, reading_until
 from evalmock.harness.run.answer_limits import (
     READ_SIZE,
     AnswerLimits,
     AnswerOverLimit,
     Budget,
     check_header_block,
+    too_late,
 )
 
 
 class BoundedAdapter(HTTPAdapter):
-    """requests' adapter, each answer's header block checked and its body read within `limits`
-    (requests then raises AnswerOverLimit where `response.content` is read)."""
+    """requests' adapter, each answer's head read by its deadline and its header block checked,
+    its body read within `limits` (requests then raises AnswerOverLimit where `response.content` is
+    read)."""
 
     def __init__(self, limits: AnswerLimits) -> None:
         super().__init__()
         self.limits = limits
 
+    def init_poolmanager(self, *args: Any, **kwargs: Any) -> None:
+        super().init_poolmanager(*args, **kwargs)
+        self.poolmanager.pool_classes_by_scheme = DEADLINE_POOLS
+
+    def proxy_manager_for(self, proxy: str, **proxy_kwargs: Any) -> Any:
+        manager = super().proxy_manager_for(proxy, **proxy_kwargs)
+        if not proxy.lower().startswith("socks"):  # a SOCKS proxy's pools are its own
+            manager.pool_classes_by_scheme = DEADLINE_POOLS
+        return manager
+
     def send(self, request: requests.PreparedRequest, *args: Any, **kwargs: Any) -> Any:
         started = time.monotonic()
-        response = super().send(request, *args, **kwargs)
+        with reading_until(started + self.limits.seconds) as deadline:
+            try:
+                response = super().send(request, *args, **kwargs)
+            except requests.exceptions.RequestException:
+                if not deadline.cut:
+                    raise  # silence from the start: no answer, said as such
+                raise too_late(self.limits.seconds, request=request) from None
         try:
             check_header_block(response.raw.headers.items())
         except AnswerOverLimit as exc:

@@ -19,6 +19,7 @@ from evalmock.harness.checks.target_keys import TargetKey
 from evalmock.harness.results.audit_results import UNSEEN_SKIP, Results
 from evalmock.harness.results.findings import Example, Gap
 from evalmock.harness.results.ledger import Ledger
+from evalmock.harness.run.answer_deadline import held_to_deadlines
 from evalmock.harness.run.document_judge import DocumentJudge
 from evalmock.harness.run.fuzzing import Shard, ThreadRace, run_schemathesis, shards
 from evalmock.harness.run.judge import ResponseJudge, violation_example
@@ -177,7 +178,9 @@ def run_scenario(
     def observe(observed_api: str, exchange: Exchange) -> None:
         judge.judge(exchange)
 
-    with httpx.Client(base_url=audit.base_url.rstrip("/"), timeout=audit.request_timeout) as client:
+    with held_to_deadlines(
+        httpx.Client(base_url=audit.base_url.rstrip("/"), timeout=audit.request_timeout)
+    ) as client:
         scenario = Scenario(
             HttpSender(client, throttle, audit.limits),
             targets,

@@ -4,15 +4,19 @@ away from."""
 
 from __future__ import annotations
 
+import time
+
 import httpx
 
 from evalmock.contract.operations import Operation, operation
 from evalmock.contract.schemas import schema_errors
 from evalmock.contract.targets import Targets
+from evalmock.defaults import DEFAULT_REQUEST_TIMEOUT
 from evalmock.exits import UNREACHABLE, USAGE
 from evalmock.harness.checks.error_answers import CODE_OF_STATUS
 from evalmock.harness.checks.exchange import Exchange
 from evalmock.harness.checks.target_keys import TargetKey, target_key
+from evalmock.harness.run.answer_deadline import held_to_deadlines, reading_until
 from evalmock.harness.run.answer_limits import AnswerOverLimit, read_exchange
 from evalmock.harness.run.options import Audit, AuditError
 from evalmock.harness.run.throttle import Throttle
@@ -60,12 +64,19 @@ def check_target(audit: Audit) -> None:
 
 def reachable(base_url: str, timeout: httpx.Timeout) -> str | None:
     """None when the target answers HTTP at all (any status), else why not. Its body is not read:
-    the status line and headers tell."""
-    try:
-        with httpx.stream("GET", base_url.rstrip("/") + "/", timeout=timeout):
-            pass
-    except httpx.HTTPError as exc:
-        return f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+    the status line and headers tell, or their start when they are not over by the read timeout
+    (the audit then says so of each answer it reads)."""
+    with reading_until(time.monotonic() + (timeout.read or DEFAULT_REQUEST_TIMEOUT)) as deadline:
+        try:
+            with (
+                held_to_deadlines(httpx.Client(timeout=timeout)) as client,
+                client.stream("GET", base_url.rstrip("/") + "/"),
+            ):
+                pass
+        except httpx.HTTPError as exc:
+            if deadline.cut:
+                return None
+            return f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
     return None
 
 
@@ -160,7 +171,7 @@ def _get(audit: Audit, path: str, query: dict[str, str], timeout: httpx.Timeout)
     headers = {"Authorization": f"Bearer {audit.token}"} if audit.token else {}
     url = audit.base_url.rstrip("/") + path
     try:
-        with httpx.Client(timeout=timeout) as client:
+        with held_to_deadlines(httpx.Client(timeout=timeout)) as client:
             return read_exchange(client, url, query, headers, audit.limits)
     except (httpx.HTTPError, AnswerOverLimit):
         return None
