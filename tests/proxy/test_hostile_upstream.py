@@ -20,6 +20,7 @@ import zlib
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
@@ -318,6 +319,19 @@ def raw_upstream(head: bytes, pause: float = 0.0) -> Iterator[str]:
 OK_HEAD = b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
 
 
+def a_502_to(proxy_for: ProxyFactory, headers: bytes) -> tuple[str, dict[str, Any]]:
+    """The upstream's base URL and the error body of the proxy's 502 to an answer of OK_HEAD and
+    `headers`; the proxy serves on, and its console names the upstream, escaped."""
+    with raw_upstream(OK_HEAD + headers) as base_url, proxy_for(base_url) as proxy:
+        answer = httpx.get(proxy.base_url + PATH, headers={"Authorization": "Bearer t"})
+        assert_still_serving(proxy)
+        said = proxy.stream.getvalue()
+    assert answer.status_code == 502
+    assert f"502 GET {base_url}{PATH}: the upstream {base_url} sent an answer" in said
+    assert_escaped(said)
+    return base_url, answer.json()["error"]
+
+
 @pytest.mark.parametrize(
     "header, why",
     [
@@ -329,16 +343,9 @@ OK_HEAD = b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
 def test_control_characters_in_a_header_are_a_502(
     proxy_for: ProxyFactory, header: bytes, why: str
 ) -> None:
-    with raw_upstream(OK_HEAD + header) as base_url, proxy_for(base_url) as proxy:
-        answer = httpx.get(proxy.base_url + PATH, headers={"Authorization": "Bearer t"})
-        assert_still_serving(proxy)
-        said = proxy.stream.getvalue()
-    assert answer.status_code == 502
-    error = answer.json()["error"]
+    base_url, error = a_502_to(proxy_for, header)
     message = f"evalmock proxy: the upstream {base_url} sent an answer the proxy cannot pass on"
     assert (error["code"], error["message"]) == ("bad-gateway", f"{message} ({why}).")
-    assert f"502 GET {base_url}{PATH}: the upstream {base_url} sent an answer" in said
-    assert_escaped(said)
 
 
 @pytest.mark.parametrize(
@@ -351,15 +358,8 @@ def test_control_characters_in_a_header_are_a_502(
 )
 def test_a_header_flood_is_a_502(proxy_for: ProxyFactory, flood: bytes, why: str) -> None:
     assert flood.count(b"\r\n") > MAX_HEADERS or len(flood) > MAX_HEADER_LINE
-    with raw_upstream(OK_HEAD + flood) as base_url, proxy_for(base_url) as proxy:
-        answer = httpx.get(proxy.base_url + PATH, headers={"Authorization": "Bearer t"})
-        assert_still_serving(proxy)
-        said = proxy.stream.getvalue()
-    assert answer.status_code == 502
-    error = answer.json()["error"]
+    _, error = a_502_to(proxy_for, flood)
     assert error["code"] == "bad-gateway" and why in error["message"]
-    assert f"502 GET {base_url}{PATH}: the upstream {base_url} sent an answer" in said
-    assert_escaped(said)
 
 
 def test_a_head_dripped_is_cut_at_the_deadline_with_a_504(proxy_for: ProxyFactory) -> None:

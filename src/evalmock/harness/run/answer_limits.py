@@ -7,6 +7,7 @@ from __future__ import annotations
 import io
 import time
 from collections.abc import Iterable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
@@ -53,6 +54,22 @@ def too_late(seconds: float, **kwargs: object) -> AnswerOverLimit:
     return AnswerOverLimit(
         f"it was not over within {seconds:g} s of the request", TIME_REMEDY, **kwargs
     )
+
+
+@contextmanager
+def head_by_deadline(
+    started: float, limits: AnswerLimits, timeouts: type[Exception], **kwargs: object
+) -> Iterator[None]:
+    """Within the block, the answer's head is read by its deadline (`reading_until`); a read cut
+    there (one of `timeouts`, once the answer began) becomes `too_late`. Silence from the start
+    stays the timeout it was: no answer, said as such."""
+    with reading_until(started + limits.seconds) as deadline:
+        try:
+            yield
+        except timeouts:
+            if not deadline.cut:
+                raise
+            raise too_late(limits.seconds, **kwargs) from None
 
 
 def size_text(count: int) -> str:
@@ -152,13 +169,8 @@ def read_httpx(
     `held_to_deadlines`); httpx's errors otherwise (DecodingError for a body that does
     not decode)."""
     started = time.monotonic()
-    with reading_until(started + limits.seconds) as deadline:
-        try:
-            response = client.send(request, stream=True)
-        except httpx.TimeoutException:
-            if not deadline.cut:
-                raise  # silence from the start: no answer, said as such
-            raise too_late(limits.seconds) from None
+    with head_by_deadline(started, limits, httpx.TimeoutException):
+        response = client.send(request, stream=True)
     try:
         check_header_block(response.headers.raw)
         budget = Budget(limits, started)

@@ -16,14 +16,14 @@ from requests.adapters import HTTPAdapter
 from schemathesis.transport.requests import SameHostRedirectsSession
 
 from evalmock.harness.checks.exchange import json_beyond_reach
-from evalmock.harness.run.answer_deadline import DEADLINE_POOLS, reading_until
+from evalmock.harness.run.answer_deadline import DEADLINE_POOLS
 from evalmock.harness.run.answer_limits import (
     READ_SIZE,
     AnswerLimits,
     AnswerOverLimit,
     Budget,
     check_header_block,
-    too_late,
+    head_by_deadline,
 )
 
 
@@ -48,13 +48,10 @@ class BoundedAdapter(HTTPAdapter):
 
     def send(self, request: requests.PreparedRequest, *args: Any, **kwargs: Any) -> Any:
         started = time.monotonic()
-        with reading_until(started + self.limits.seconds) as deadline:
-            try:
-                response = super().send(request, *args, **kwargs)
-            except requests.exceptions.RequestException:
-                if not deadline.cut:
-                    raise  # silence from the start: no answer, said as such
-                raise too_late(self.limits.seconds, request=request) from None
+        with head_by_deadline(
+            started, self.limits, requests.exceptions.RequestException, request=request
+        ):
+            response = super().send(request, *args, **kwargs)
         try:
             check_header_block(response.raw.headers.items())
         except AnswerOverLimit as exc:
