@@ -81,6 +81,29 @@ def test_a_throttled_answer_is_waited_out_and_the_retried_answer_returned() -> N
     assert waits.asked == [1.0, 2.0] and len(given) == 3
 
 
+def test_every_throttled_answer_is_judged_before_it_is_waited_out() -> None:
+    """The judge sees each throttled answer before the wait it asks for (the last one too, when
+    the retries run out), and neither the answer after the wait nor a 503 the request asked for."""
+    waits = Waits()
+    seen: list[object] = []
+    _, call = answers((503, "1.5"), (429, "1"), (200, None))
+
+    def judge(answer: object) -> None:
+        seen.append((answer, list(waits.asked)))  # with the waits done so far
+
+    waits.throttle().send(call, status_and_headers, judge=judge)  # type: ignore[arg-type]
+    assert seen == [((503, "1.5"), []), ((429, "1"), [1.5])]
+    seen.clear()
+    _, call = answers((429, "1"), (429, "2"))
+    throttle = Waits().throttle(ThrottleOptions(retries=1))
+    assert throttle.send(call, status_and_headers, judge=judge)[1]  # type: ignore[arg-type]
+    assert [answer for answer, _ in seen] == [(429, "1"), (429, "2")]
+    seen.clear()
+    _, call = answers((503, "1"))
+    waits.throttle().send(call, status_and_headers, asked_for=503, judge=judge)  # type: ignore[arg-type]
+    assert seen == []
+
+
 @pytest.mark.parametrize(
     ("options", "statuses", "reason"),
     [

@@ -6,7 +6,9 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+import json
 import threading
+import uuid
 from collections.abc import Callable
 from typing import Any
 
@@ -17,7 +19,9 @@ HeaderRewrite = Callable[[list[tuple[bytes, bytes]]], list[tuple[bytes, bytes]]]
 class ThrottlingGateway:
     """Every `every`-th request (counted over all paths and both APIs) gets a 429 with `Retry-After:
     retry_after`, as Kong's rate-limiting plugin words it; `every=1` throttles them all; `defect`
-    rewrites the service's error answers' headers."""
+    rewrites the service's error answers' headers. With `busy` (a Retry-After value), a throttled
+    request of the test-set API gets the page's 503 database-busy instead, with that Retry-After, as
+    a service whose database is busy now and then answers."""
 
     def __init__(
         self,
@@ -26,11 +30,14 @@ class ThrottlingGateway:
         every: int = 7,
         retry_after: str = "1",
         defect: HeaderRewrite | None = None,
+        busy: str | None = None,
     ) -> None:
         self.app = app
         self.every = every
         self.retry_after = retry_after
         self.defect = defect
+        self.busy = busy
+        self.busy_answers = 0
         self.throttled = 0
         self.throttled_capability_probes = (
             0  # Schemathesis's start-up probes, which no check judges
@@ -51,19 +58,7 @@ class ThrottlingGateway:
             )
             self.throttled_capability_probes += throttle and probe
         if throttle:
-            body = b'{"message":"API rate limit exceeded"}'
-            await send(
-                {
-                    "type": "http.response.start",
-                    "status": 429,
-                    "headers": [
-                        (b"content-type", b"application/json"),
-                        (b"content-length", str(len(body)).encode()),
-                        (b"retry-after", self.retry_after.encode()),
-                    ],
-                }
-            )
-            await send({"type": "http.response.body", "body": body})
+            await self._throttled(scope, send)
             return
         defect = self.defect
 
@@ -77,6 +72,32 @@ class ThrottlingGateway:
             await send(message)
 
         await self.app(scope, receive, answer)
+
+    def restart(self, every: int) -> None:
+        """Count requests from 1 again, throttling every `every`-th: the 2nd, 4th, ... for 2."""
+        with self._lock:
+            self.every, self._numbers, self.busy_answers = every, itertools.count(1), 0
+
+    async def _throttled(self, scope: Scope, send: Any) -> None:
+        status, retry_after = 429, self.retry_after
+        body = b'{"message":"API rate limit exceeded"}'
+        headers = [(b"content-type", b"application/json")]
+        if self.busy is not None and scope["path"].startswith("/v1/"):
+            status, retry_after, request_id = 503, self.busy, uuid.uuid4().hex
+            self.busy_answers += 1
+            error = {
+                "code": "database-busy",
+                "message": "The database was too busy to answer in time; try again.",
+                "requestId": request_id,
+            }
+            body = json.dumps({"error": error}).encode()
+            headers.append((b"x-request-id", request_id.encode()))
+        headers += [
+            (b"content-length", str(len(body)).encode()),
+            (b"retry-after", retry_after.encode()),
+        ]
+        await send({"type": "http.response.start", "status": status, "headers": headers})
+        await send({"type": "http.response.body", "body": body})
 
 
 class SlowGateway:

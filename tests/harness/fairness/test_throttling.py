@@ -43,7 +43,7 @@ def gated() -> Iterator[Gated]:
 @pytest.fixture
 def gateway(gated: Gated) -> Iterator[ThrottlingGateway]:
     yield gated.gateway
-    gated.gateway.every, gated.gateway.defect = 7, None
+    gated.gateway.every, gated.gateway.defect, gated.gateway.busy = 7, None, None
 
 
 def audit(

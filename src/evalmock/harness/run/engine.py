@@ -65,8 +65,10 @@ def run_audit(
     by every request."""
     reporter = reporter or Reporter()
     throttle = throttle or Throttle(audit.throttle)
-    turned_away = turned_away_targets(audit, throttle)
+    preflight = Ledger(audit.policy)
+    turned_away = turned_away_targets(audit, throttle, preflight_judge(audit, preflight))
     results = Results(audit.policy, audit.apis)
+    preflight.replay(results)
     plans = {api: _plan_api(api, audit, results) for api in audit.apis}
     with worker_pool(audit.workers) as pool:
         # The longest tasks start first (Schemathesis's shards, stateful the longest), so that with
@@ -93,6 +95,20 @@ def run_audit(
             results.skip_unexercised(api, unexercised_reason(audit.fuzz))
     results.throttling = throttle.report()
     return results
+
+
+def preflight_judge(audit: Audit, ledger: Ledger) -> Callable[[str, Exchange], object]:
+    """How a throttled answer to a pre-flight request is judged (into `ledger`) before it is waited
+    out: by its API's response and document checks, as one met by a scenario is."""
+    judges: dict[str, ResponseJudge] = {}
+
+    def judge(api: str, exchange: Exchange) -> object:
+        if api not in judges:
+            document = DocumentJudge(api, audit.policy)
+            judges[api] = ResponseJudge(api, ledger, audit.redactor, document, audit.targets)
+        return judges[api].judge_met_by_chance(exchange)
+
+    return judge
 
 
 @dataclass(frozen=True, eq=False)
@@ -182,7 +198,7 @@ def run_scenario(
         httpx.Client(base_url=audit.base_url.rstrip("/"), timeout=audit.request_timeout)
     ) as client:
         scenario = Scenario(
-            HttpSender(client, throttle, audit.limits),
+            HttpSender(client, throttle, audit.limits, judge.judge_met_by_chance),
             targets,
             token=audit.token,
             second_token=audit.second_token,

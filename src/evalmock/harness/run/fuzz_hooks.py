@@ -4,12 +4,12 @@ out and sent again, one that turns the audit's token away set aside."""
 from __future__ import annotations
 
 import threading
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from schemathesis.core.transport import Response
 
-from evalmock.harness.checks.exchange import first_header
+from evalmock.harness.checks.exchange import Exchange, exchange_from_schemathesis, first_header
 from evalmock.harness.checks.target_keys import TargetKey, target_key
 from evalmock.harness.run.answer_limits import AnswerLimits
 from evalmock.harness.run.bounded_requests import bounded_session
@@ -19,11 +19,18 @@ from evalmock.harness.run.throttle import Throttle
 class ThrottledRetry:
     """Waits out a throttled answer in Schemathesis's `after_call` hook and puts the answer to the
     same request, sent again, in its place (the hook's way of post-processing a response, in place),
-    before any check sees it."""
+    before any check sees it. No check of Schemathesis's sees the throttled answer: `judge`
+    (ResponseJudge.judge_met_by_chance) does, before it is waited out."""
 
-    def __init__(self, throttle: Throttle, limits: AnswerLimits | None = None) -> None:
+    def __init__(
+        self,
+        throttle: Throttle,
+        limits: AnswerLimits | None = None,
+        judge: Callable[[Exchange], object] | None = None,
+    ) -> None:
         self.throttle = throttle
         self.limits = limits or AnswerLimits()
+        self.judge = judge
         # ids of the cases whose answer was still throttled: no check judges them
         self.unjudged: set[str] = set()
         # ids of throttled probes already counted (recorders may repeat them)
@@ -37,12 +44,27 @@ class ThrottledRetry:
             lambda: self._send_again(response),
             lambda answer: (answer.status_code, answer.headers),
             first=response,
+            judge=self.judge_met_by_chance,
         )
         if final is not response:
             _replace(response, final)
         if throttled:
             self.unjudged.add(case.id)
         return not throttled
+
+    def judge_met_by_chance(self, answer: Response) -> None:
+        """Judge a throttled answer (one waited out, or a probe's that no hook can wait out)."""
+        if self.judge is not None:
+            self.judge(exchange_from_schemathesis(answer))
+
+    def unwaited_probe(self, probe_id: str, answer: Response) -> None:
+        """Count and judge, once, a throttled answer to a probe a check sent from inside itself
+        (ignored_auth's), which no hook reaches: it is never waited out."""
+        if probe_id in self.counted_probes:
+            return
+        self.counted_probes.add(probe_id)
+        self.throttle.unwaited_probe(retry_after(answer))
+        self.judge_met_by_chance(answer)
 
     def _send_again(self, response: Response) -> Response:
         session = getattr(self._local, "session", None)

@@ -195,9 +195,7 @@ def _throttled_children(recorder: Any, case_id: str, retry: ThrottledRetry) -> i
             and throttle_wait(answer.status_code, retry_after(answer)) is not None
         ):
             throttled += 1
-            if probe_id not in retry.counted_probes:
-                retry.counted_probes.add(probe_id)
-                retry.throttle.unwaited_probe(retry_after(answer))
+            retry.unwaited_probe(probe_id, answer)
     return throttled
 
 
@@ -209,9 +207,7 @@ def _throttled_answer(recorder: Any, case_id: str, failure: Any, retry: Throttle
     answer = interaction.response if interaction is not None else None
     if answer is None or throttle_wait(answer.status_code, retry_after(answer)) is None:
         return False
-    if probe_id not in retry.counted_probes:
-        retry.counted_probes.add(probe_id)
-        retry.throttle.unwaited_probe(retry_after(answer))
+    retry.unwaited_probe(probe_id, answer)
     return True
 
 

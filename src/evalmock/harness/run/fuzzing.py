@@ -18,13 +18,14 @@ from schemathesis.engine import events, from_schema
 
 from evalmock.contract.operations import operation
 from evalmock.contract.targets import Targets
-from evalmock.harness.checks.exchange import exchange_from_schemathesis
+from evalmock.harness.checks.exchange import Exchange, exchange_from_schemathesis
 from evalmock.harness.checks.outcomes import SLOW_SERVICE
 from evalmock.harness.checks.target_keys import TargetKey
 from evalmock.harness.results.findings import Gap
 from evalmock.harness.results.ledger import Recorder
 from evalmock.harness.run.answer_limits import AnswerLimits, AnswerOverLimit
 from evalmock.harness.run.bounded_requests import bound_schemathesis
+from evalmock.harness.run.document_judge import DocumentJudge
 from evalmock.harness.run.fuzz_hooks import Refusal, ThrottledRetry
 from evalmock.harness.run.fuzz_outcomes import FuzzProgress, first_values, record_scenario
 from evalmock.harness.run.judge import ResponseJudge
@@ -121,7 +122,7 @@ def run_schemathesis(
     _configure(schema, api, targets, throttle, shard, limits.seconds)
     # Schemathesis runs the document's checks
     ours = ResponseJudge(api, results, redactor, targets=targets)
-    retry = ThrottledRetry(throttle, limits)
+    retry = ThrottledRetry(throttle, limits, _met_by_chance(api, results, redactor, targets))
     refusal = Refusal(api, token, turned_away)
 
     @schema.hook
@@ -146,6 +147,24 @@ def run_schemathesis(
         raise ThreadRace(
             "its stateful phase sent no request, though the document links the operation to itself"
         )
+
+
+def _met_by_chance(
+    api: str, results: Recorder, redactor: Redactor, targets: Targets
+) -> Callable[[Exchange], object]:
+    """How a throttled answer is judged: Schemathesis never sees it (its hook puts the answer to the
+    request sent again in its place), so the document's checks are run on it too, built when the
+    first one comes."""
+    judges: list[ResponseJudge] = []
+
+    def judge(exchange: Exchange) -> object:
+        if not judges:
+            judges.append(
+                ResponseJudge(api, results, redactor, DocumentJudge(api, results.policy), targets)
+            )
+        return judges[0].judge_met_by_chance(exchange)
+
+    return judge
 
 
 def _configure(

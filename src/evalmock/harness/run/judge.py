@@ -5,6 +5,7 @@ Schemathesis and recorded traffic)."""
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
@@ -23,6 +24,13 @@ from evalmock.harness.results.findings import Example, Gap, RequestRecord, reque
 from evalmock.harness.results.ledger import Recorder
 from evalmock.harness.run.document_judge import DocumentJudge
 from evalmock.harness.secrets.redactor import Redactor
+
+# The rules of an answer's status, which do not judge a throttled answer: throttling is the
+# service's, not a rule's failure (docs/fairness.md), and its request is sent again, whose answer
+# they judge.
+STATUS_RULES = frozenset({"status_code_conformance", "not_a_server_error"})
+# How the example of a rule broken by a throttled answer starts its last line.
+MET_BY_CHANCE = "met by chance"
 
 
 @dataclass(frozen=True)
@@ -57,10 +65,12 @@ class ResponseJudge:
         self.checks = [c for c in response_checks(api) if results.policy.runs(c.source)]
         self._operation_path = operation(api).base_path + operation(api).path
 
-    def judge(self, exchange: Exchange, *, learned: bool = False) -> list[Breach]:
+    def judge(
+        self, exchange: Exchange, *, learned: bool = False, by_chance: bool = False
+    ) -> list[Breach]:
         """Every check that applies to the exchange; returns the broken ones (each recorded into the
         results). `learned`: the redactor already knows every secret the exchange carries (the
-        caller taught it)."""
+        caller taught it); `by_chance`: see judge_met_by_chance."""
         if not learned:
             # Before any check can quote the exchange: a secret it carries may be echoed in what a
             # check says.
@@ -78,35 +88,60 @@ class ResponseJudge:
                 example = violation_example(
                     violation, self.record(exchange), self.redactor, exchange
                 )
-                self._breach(broken, check, exchange, example)
+                self._breach(broken, check, exchange, self._said(example, exchange, by_chance))
             else:
                 if isinstance(applied, str):
                     self.results.not_judged(check, applied)
                 elif applied:
                     self.results.passed(check)
         if self.document is not None:
-            for outcome in self.document.judge(exchange) or ():
-                check = attribute(
-                    self.api,
-                    outcome.check,
-                    status=exchange.status,
-                    query=exchange.query_values,
-                    method=exchange.method,
-                    headers=exchange.request_headers,
-                    targets=self.targets,
-                )
-                if check is None:
-                    if outcome.check == "status_code_conformance" and outcome.failure is not None:
-                        self._open_status(exchange.status)
-                    continue
-                if outcome.failure is None:
-                    self.results.passed(check)
-                else:
-                    example = failure_example(outcome.failure, self.record(exchange), self.redactor)
-                    self._breach(
-                        broken, check, exchange, example, getattr(outcome.failure, "code", None)
-                    )
+            self._judge_document(exchange, broken, by_chance)
         return broken
+
+    def judge_met_by_chance(self, exchange: Exchange) -> list[Breach]:
+        """A throttled answer the audit met by chance (a 429, or a 503 that says when to try again),
+        before it is waited out: judged by every rule of its answer but those of its status
+        (STATUS_RULES), each breach saying it was met by chance."""
+        return self.judge(exchange, by_chance=True)
+
+    def _judge_document(self, exchange: Exchange, broken: list[Breach], by_chance: bool) -> None:
+        assert self.document is not None
+        for outcome in self.document.judge(exchange) or ():
+            if by_chance and outcome.check in STATUS_RULES:
+                continue
+            check = attribute(
+                self.api,
+                outcome.check,
+                status=exchange.status,
+                query=exchange.query_values,
+                method=exchange.method,
+                headers=exchange.request_headers,
+                targets=self.targets,
+            )
+            if check is None:
+                if outcome.check == "status_code_conformance" and outcome.failure is not None:
+                    self._open_status(exchange.status)
+                continue
+            if outcome.failure is None:
+                self.results.passed(check)
+            else:
+                example = failure_example(outcome.failure, self.record(exchange), self.redactor)
+                example = self._said(example, exchange, by_chance)
+                self._breach(
+                    broken, check, exchange, example, getattr(outcome.failure, "code", None)
+                )
+
+    def _said(self, example: Example, exchange: Exchange, by_chance: bool) -> Example:
+        """The example as found; one of an answer met by chance says so, with what it asked."""
+        if not by_chance:
+            return example
+        retry_after = exchange.header("retry-after")
+        asked = "no Retry-After" if retry_after is None else f"Retry-After: {retry_after[:40]!r}"
+        note = self.redactor.text(
+            f"{MET_BY_CHANCE}: a throttled answer ({exchange.status}, {asked}) to "
+            f"{exchange.method} {exchange.url}, judged like any other before the audit tried again"
+        )
+        return dataclasses.replace(example, message=f"{example.message}\n{note}")
 
     def _open_status(self, status: int) -> None:
         """Count, per status, the answers not judged: the pages name no other status for their

@@ -5,6 +5,7 @@ away from."""
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 
 import httpx
 
@@ -140,29 +141,45 @@ def refused_caller(audit: Audit, timeout: httpx.Timeout) -> dict[str, int]:
     return refused
 
 
-def turned_away_targets(audit: Audit, throttle: Throttle | None = None) -> frozenset[TargetKey]:
+def turned_away_targets(
+    audit: Audit,
+    throttle: Throttle | None = None,
+    judge: Callable[[str, Exchange], object] | None = None,
+) -> frozenset[TargetKey]:
     """The projects and test cases of the targets whose plain request the audit's token gets 403
     for: the service, or a gateway before it, turns the caller away from them (an allowlist, a token
     for other projects). What any request for them with that token gets is then the refusal's, not
     the service's answer to what else it asks, and no rule judges it (TurnedAway); a 403 for
     anything else is judged as ever. One request a project and test case, before the audit, each
-    waited out if throttled (`throttle`, the audit's: its waits count in its budget)."""
+    waited out if throttled (`throttle`, the audit's: its waits count in its budget) once `judge`
+    (given the API and the answer) has judged it, as every throttled answer met by chance is."""
     if not audit.token:
         return frozenset()
     timeout = httpx.Timeout(audit.request_timeout, connect=REACHABILITY_TIMEOUT)
     throttle = throttle or Throttle(audit.throttle)
     refused = set()
-    for key, path, query in (
-        asked for api in audit.apis for asked in _target_requests(api, audit.targets)
+    for api, (key, path, query) in (
+        (name, asked) for name in audit.apis for asked in _target_requests(name, audit.targets)
     ):
         response, _ = throttle.send(
             lambda path=path, query=query: _get(audit, path, query, timeout),
             lambda answer: (answer.status, answer.headers) if answer is not None else (0, {}),
+            judge=None if judge is None else _judged_as(api, judge),
         )
         # None: no answer, which the checks will say
         if response is not None and response.status == 403:
             refused.add(key)
     return frozenset(refused)
+
+
+def _judged_as(
+    api: str, judge: Callable[[str, Exchange], object]
+) -> Callable[[Exchange | None], None]:
+    def judged(answer: Exchange | None) -> None:
+        if answer is not None:
+            judge(api, answer)
+
+    return judged
 
 
 def _get(audit: Audit, path: str, query: dict[str, str], timeout: httpx.Timeout) -> Exchange | None:

@@ -154,11 +154,13 @@ class Throttle:
         *,
         asked_for: int | None = None,
         first: T | None = None,
+        judge: Callable[[T], object] | None = None,
     ) -> tuple[T, bool]:
         """The answer to `call()` after waiting out throttled ones, and whether it is still
         throttled (then no check may judge it). `answer` gives a response's status and headers
         (names in lower case; a value may be a list); `first`, an answer already received to the
-        same request (sent within the rate)."""
+        same request (sent within the rate); `judge` is given every throttled answer before it is
+        waited out (a 503 met by chance is held to its rules like any other answer)."""
         tries = 0
         while True:
             if first is None:
@@ -171,6 +173,8 @@ class Throttle:
             self._count(asked is not None, headers)
             if asked is None:
                 return response, False
+            if judge is not None:
+                judge(response)
             if not self._grant(asked, tries):
                 return response, True
             self.sleep(asked)

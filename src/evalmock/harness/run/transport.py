@@ -3,7 +3,7 @@ limits, throttled answers waited out, no answer (or one past a limit) said so.""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import httpx
@@ -16,17 +16,20 @@ from evalmock.harness.run.throttle import Throttle, asked_status
 
 class HttpSender:
     """A scenario's Sender: each GET sent with `client` and its answer read within `limits`, its
-    throttled answers waited out by `throttle`."""
+    throttled answers judged by `judge` (ResponseJudge.judge_met_by_chance), then waited out by
+    `throttle`."""
 
     def __init__(
         self,
         client: httpx.Client,
         throttle: Throttle | None = None,
         limits: AnswerLimits | None = None,
+        judge: Callable[[Exchange], object] | None = None,
     ) -> None:
         self.client = client
         self.throttle = throttle or Throttle()
         self.limits = limits or AnswerLimits()
+        self.judge = judge
 
     def __call__(
         self, path: str, query: Mapping[str, Any], headers: Mapping[str, str]
@@ -36,6 +39,7 @@ class HttpSender:
                 lambda: read_exchange(self.client, path, query, headers, self.limits),
                 lambda answer: (answer.status, answer.headers),
                 asked_for=asked_status(headers),  # a 503 asked for (Prefer: code=503) is the answer
+                judge=self.judge,
             )
         except httpx.TransportError as exc:
             raise no_answer(httpx.URL(path, params=query), exc, self.client.timeout.read) from None
