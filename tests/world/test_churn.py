@@ -3,6 +3,7 @@ keeping the world's rules, and walks that continue across them (each case once, 
 
 from __future__ import annotations
 
+import itertools
 from typing import Any
 
 import orjson
@@ -86,7 +87,7 @@ def test_a_walk_across_arrivals_yields_each_case_once_newest_first(world: World)
     walked = walk(churning, ACTIVE, 7)
     ids = [case["id"] for case in walked]
     assert len(ids) == len(set(ids))
-    assert all(a["addedAt"] > b["addedAt"] for a, b in zip(walked, walked[1:], strict=False))
+    assert all(a["addedAt"] > b["addedAt"] for a, b in itertools.pairwise(walked))
     still_active = {case["id"] for case in walk(churning, ACTIVE, 100)}
     # what was listed before the walk began and still is after it ended, the walk listed
     assert before & still_active <= set(ids)
