@@ -4,8 +4,11 @@ name."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
+from evalmock import cli
 from evalmock.cli import build_parser, main
 
 
@@ -84,8 +87,12 @@ def test_churn_takes_a_whole_number_of_requests_of_at_least_one(
 
 
 def test_churn_with_several_workers_is_refused_as_their_lists_would_move_apart(
-    capsys: pytest.CaptureFixture[str],
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    def never_served(name: str) -> Any:
+        raise AssertionError(f"evalmock {name} ran: the options should have been refused")
+
+    monkeypatch.setattr(cli, "command", never_served)
     err = usage_error(["serve", "--churn", "5", "--workers", "2"], capsys)
     assert "--churn moves each list by the requests one process counts" in err
     assert "serve with --workers 1" in err
