@@ -4,8 +4,11 @@ name."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
+from evalmock import cli
 from evalmock.cli import build_parser, main
 
 
@@ -66,3 +69,35 @@ def test_a_port_out_of_range_is_a_usage_error_not_a_crash(
     assert (
         "a port is 0..65535 (0: any free one)" if port != "http" else "expected a port number"
     ) in err
+
+
+@pytest.mark.parametrize(
+    ("value", "told"),
+    [
+        ("0", "must be at least 1"),
+        ("-3", "must be at least 1"),
+        ("1.5", "expected a whole number, got '1.5'"),
+    ],
+)
+def test_churn_takes_a_whole_number_of_requests_of_at_least_one(
+    value: str, told: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    err = usage_error(["serve", "--churn", value], capsys)
+    assert f"evalmock serve: error: argument --churn: {told}" in err
+
+
+def test_churn_with_several_workers_is_refused_as_their_lists_would_move_apart(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def never_served(name: str) -> Any:
+        raise AssertionError(f"evalmock {name} ran: the options should have been refused")
+
+    monkeypatch.setattr(cli, "command", never_served)
+    err = usage_error(["serve", "--churn", "5", "--workers", "2"], capsys)
+    assert "--churn moves each list by the requests one process counts" in err
+    assert "serve with --workers 1" in err
+
+
+def test_churn_is_off_unless_asked_for() -> None:
+    assert build_parser().parse_args(["serve"]).churn is None
+    assert build_parser().parse_args(["serve", "--churn", "7"]).churn == 7

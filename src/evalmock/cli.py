@@ -20,6 +20,7 @@ from evalmock.arguments import (
 from evalmock.audit_options import judging_options, pace_options, walk_options
 from evalmock.defaults import (
     ACCEPT_TOKENS_ENV,
+    CHURN_RETIRE_EVERY,
     DEFAULT_HOST,
     DEFAULT_PORT,
     DEFAULT_PROXY_PORT,
@@ -157,6 +158,14 @@ def _caller_and_data_options(serve: argparse.ArgumentParser) -> None:
     )
     serve.add_argument(
         "--data-only", action="store_true", help="serve only the --data files, nothing generated"
+    )
+    serve.add_argument(
+        "--churn",
+        type=positive,
+        metavar="N",
+        help="lists move: a new case arrives at the top of a list every N requests of it, and one "
+        f"arrival in {CHURN_RETIRE_EVERY} retires one of its newest active cases; deterministic "
+        "per seed (default: lists stand still; one worker only)",
     )
 
 
@@ -331,6 +340,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.command == "serve" and args.data_only and not args.data_files:
         parser.error("--data-only serves only the --data files: name at least one")
+    if args.command == "serve" and args.churn and args.workers > 1:
+        parser.error(
+            "--churn moves each list by the requests one process counts: with --workers "
+            f"{args.workers} each worker's lists would move apart, and a cursor one issued would "
+            "fail on another; serve with --workers 1"
+        )
     with long_lived():
         run = command(args.command)
     return run(args)

@@ -26,5 +26,7 @@ DEFAULT_MAX_WALKS = 10_000  # open walks a traffic audit follows at once
 DEFAULT_MAX_PAGES = 50_000  # pages of those walks it holds
 # the name of every audit worker thread begins so: Ctrl-C does not wait for them
 AUDIT_THREADS = "evalmock-audit"
+# `evalmock serve --churn N`: every this-many-th arrival in a list retires one of its active cases
+CHURN_RETIRE_EVERY = 3
 # more --token values for `evalmock serve`, kept out of the process list
 ACCEPT_TOKENS_ENV = "EVALMOCK_ACCEPT_TOKENS"

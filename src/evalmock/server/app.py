@@ -84,7 +84,9 @@ def create_app(
     """
     settings = settings or ServerSettings()
     live = LiveWorld(world if world is not None else build_world(settings), settings.data_files)
-    handlers = build_handlers(live, CursorSealer(settings.cursor_key_bytes, clock=clock))
+    handlers = build_handlers(
+        live, CursorSealer(settings.cursor_key_bytes, clock=clock), settings.churn
+    )
     on_reload = partial(rewrite_targets, settings.write_targets) if settings.write_targets else None
     watcher = DataWatcher(live, on_reload) if settings.data_files else None
     app = PreparedApp(

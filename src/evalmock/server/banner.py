@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from evalmock import environment
 from evalmock.contract.documents import GRADIENT, TEST_SET
-from evalmock.defaults import LOOPBACK_OF
+from evalmock.defaults import CHURN_RETIRE_EVERY, LOOPBACK_OF
 from evalmock.server.auth import DEMO_TOKENS
 from evalmock.server.http_server import SERVER_NAMES
 from evalmock.server.settings import ServerSettings
@@ -205,7 +205,14 @@ def _tries(settings: ServerSettings, world: World, root: str) -> list[str]:
     if high or settings.error_rate:
         latency = f"{low} ms" if low == high else f"{low}-{high} ms"
         lines.append(f"Added latency {latency}; error rate {settings.error_rate:g}.")
+    if settings.churn:
+        lines.append(
+            f"Lists move (--churn {settings.churn}): a case arrives at the top of a list every "
+            f"{settings.churn} requests of it, and one arrival in {CHURN_RETIRE_EVERY} retires one "
+            "of its newest active cases."
+        )
     if settings.write_targets:
         path = settings.write_targets
-        lines.append(f"Targets written to {path} (for evalmock contract --targets {path}).")
+        counts = ", with each list's counts at start" if settings.churn else ""
+        lines.append(f"Targets written to {path}{counts} (for evalmock contract --targets {path}).")
     return lines

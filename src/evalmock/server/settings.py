@@ -48,6 +48,7 @@ class ServerSettings:
         str, ...
     ] = ()  # the user's data files, served with (or, data_only, without) the world's
     data_only: bool = False
+    churn: int = 0  # a case arrives in a list every `churn` requests of it (0: lists stand still)
 
     def __post_init__(self) -> None:
         if not self.cursor_key:
@@ -81,6 +82,7 @@ class ServerSettings:
             any_token=args.any_token,
             data_files=tuple(args.data_files or ()),
             data_only=args.data_only,
+            churn=args.churn or 0,
         )
 
     def to_env(self) -> dict[str, str]:

@@ -22,6 +22,7 @@ _TEAMS = ("billing", "tier-2", "legal", "onboarding", "security")
 _PRIORITIES = ("low", "normal", "high", "urgent")
 _STATUSES = ("open", "pending", "resolved", "failed", "paid")
 _DAY = 86_400
+_RETIREMENTS = 0x5EC0_4D1F_E7A1  # parts the draws of `--churn`'s retirements from the cases'
 
 
 class CaseFactory:
@@ -46,9 +47,11 @@ class CaseFactory:
     def added_at(self, rank: int) -> int:
         return added_at(self.time_base, rank)
 
-    def case_id(self, rank: int) -> str:
-        """Unique within the list: a bijection of the rank, prefixed by kind."""
-        prefix = "case-" if kind_of(self.category(rank)) == "hand" else "corr-"
+    def case_id(self, rank: int, category: int | None = None) -> str:
+        """Unique within the list: a bijection of the rank, prefixed by kind (the rank's category's,
+        unless `category` says it)."""
+        kind = kind_of(self.category(rank) if category is None else category)
+        prefix = "case-" if kind == "hand" else "corr-"
         return f"{prefix}{mix48(self._id_salt + rank):012x}"
 
     def rank_of(self, case_id: str) -> int | None:
@@ -61,17 +64,44 @@ class CaseFactory:
         return rank if self.case_id(rank) == case_id else None
 
     def case(self, rank: int) -> dict[str, Any]:
+        return self._composed(rank, self.category(rank), self.added_at(rank), rank + 1)
+
+    def arrival(self, number: int, category: int, added: int) -> dict[str, Any]:
+        """The `number`-th case (from 0) to arrive in this list under `--churn`, added at `added`.
+
+        Its rank counts down from the top of the ids' 48 bits, so its id is no generated rank's;
+        its items key the newest generated cases.
+        """
+        return self._composed(MASK48 - number, category, added, 0)
+
+    def retired(self, case: dict[str, Any], at: int, number: int) -> dict[str, Any]:
+        """`case` as the `number`-th retirement (from 0) of this list under `--churn` leaves it:
+        retired at `at`, which must be later than its addedAt, and updated then."""
+        stream = Stream(splitmix64(self._case_base ^ _RETIREMENTS ^ number))
+        retired = {
+            "reason": stream.choice(self.vocabulary.retirement_reasons),
+            "by": self._actor(stream, user_percent=80),
+            "at": rfc3339(at),
+        }
+        changed: dict[str, Any] = {}
+        for key, value in case.items():  # the generated cases' key order: retired after updatedAt
+            changed[key] = value
+            if key == "updatedAt":
+                changed["updatedAt"], changed["retired"] = retired["at"], retired
+        return changed
+
+    def _composed(self, rank: int, category: int, added: int, older: int) -> dict[str, Any]:
+        """The case of `rank`, of `category`, added at `added`; its items key ranks from
+        `older` on."""
         stream = Stream(splitmix64(self._case_base ^ rank))
-        category = self.category(rank)
         kind = kind_of(category)
-        added = self.added_at(rank)
         case: dict[str, Any] = {
-            "id": self.case_id(rank),
+            "id": self.case_id(rank, category),
             "kind": kind,
             "projectId": self.project_id,
             "runId": f"run-{stream.hex(8)}",
             "madeOn": self._version(added - stream.between(3_600, 5 * _DAY)),
-            "expect": self._expect(stream, rank),
+            "expect": self._expect(stream, older),
             "addedBy": self._actor(stream, user_percent=85 if kind == "hand" else 60),
             "addedAt": rfc3339(added),
             "updatedAt": rfc3339(added),
@@ -103,7 +133,7 @@ class CaseFactory:
             return {"kind": "user", "id": stream.choice(self.vocabulary.people).actor_id}
         return {"kind": "service", "id": stream.choice(self.vocabulary.services)}
 
-    def _expect(self, stream: Stream, rank: int) -> dict[str, Any]:
+    def _expect(self, stream: Stream, older: int) -> dict[str, Any]:
         mask = stream.choice(_EXPECT_MASKS)
         expect: dict[str, Any] = {}
         if mask & 1:
@@ -111,7 +141,7 @@ class CaseFactory:
         if mask & 2:
             expect["answer"] = self._answer(stream)
         if mask & 4:
-            expect["items"] = self._items(stream, rank)
+            expect["items"] = self._items(stream, older)
         return expect
 
     def _decisions(self, stream: Stream) -> dict[str, Any]:
@@ -148,13 +178,14 @@ class CaseFactory:
             answer["why"] = stream.choice(self.vocabulary.why)
         return answer
 
-    def _items(self, stream: Stream, rank: int) -> list[dict[str, Any]]:
-        """A ranked answer whose items are older cases of the same list, keyed by their ids."""
+    def _items(self, stream: Stream, older: int) -> list[dict[str, Any]]:
+        """A ranked answer whose items are older cases of the same list (ranks from `older` on),
+        keyed by their ids."""
         root = stream.choice(_ITEM_ROOTS)
         offsets = sorted(stream.sample(range(1, 400), stream.between(1, 5)))
         return [
             {
-                "key": self.case_id(rank + offset),
+                "key": self.case_id(older + offset - 1),
                 "pointer": f"/{root}/{position}",
                 "rank": position,
                 "verdict": "right" if stream.chance(60) else "wrong",

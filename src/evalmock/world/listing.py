@@ -107,13 +107,23 @@ class CaseList:
         if limit < 1:
             raise ValueError(f"limit must be at least 1, got {limit}")
         start = self.start_after(after)
-        accepted = wanted.accepted
-        if not accepted:
+        if not wanted.accepted:
             return ListPage([], None)
-        # Between two curated cases the generated ranks run on unbroken, so a stretch of them is
-        # read a block at a time from the block's matching offsets (slices, not a step per
-        # position); one match past the page says there is more.
-        wanted_count = limit + 1
+        # one match past the page says there is more
+        sources = self.sources(wanted.accepted, start, limit + 1)
+        if len(sources) > limit:
+            return ListPage(
+                self.encoded_cases(sources[:limit]), self.position_of(sources[limit - 1])
+            )
+        return ListPage(self.encoded_cases(sources), None)
+
+    def sources(self, accepted: frozenset[int], start: int, wanted_count: int) -> list[int]:
+        """The sources (see `_encode`) of up to `wanted_count` accepted cases from position `start`
+        on, in O(wanted_count).
+
+        Between two curated cases the generated ranks run on unbroken, so a stretch of them is read
+        a block at a time from the block's matching offsets (slices, not a step per position).
+        """
         positions, categories, total = self._curated_positions, self._curated_categories, self.total
         block_base = self.factory.block_base
         curated = bisect.bisect_left(positions, start)
@@ -139,20 +149,16 @@ class CaseList:
             ):
                 sources.append(-curated - 1)
             curated, position = curated + 1, next_curated + 1
-        if len(sources) > limit:
-            return ListPage(
-                self._encoded_cases(sources[:limit]), self._position_of(sources[limit - 1])
-            )
-        return ListPage(self._encoded_cases(sources), None)
+        return sources
 
-    def _position_of(self, source: int) -> int:
+    def position_of(self, source: int) -> int:
         """The position of a generated rank (source >= 0) or of curated case -source-1 in the merged
         list."""
         if source < 0:
             return self._curated_positions[-source - 1]
         return source + bisect.bisect_right(self._curated_ranks, source)
 
-    def _encoded_cases(self, sources: list[int]) -> list[bytes]:
+    def encoded_cases(self, sources: list[int]) -> list[bytes]:
         texts, miss = self._texts, self._encode
         if len(sources) > 1:
             # all cached, as in a walk over a warm list: one lookup in C for the page, not one call

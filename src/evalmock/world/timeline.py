@@ -27,6 +27,12 @@ def added_at(time_base: int, rank: int) -> int:
     return seconds
 
 
+def arrived_at(salt: int, start: int, number: int) -> int:
+    """Unix seconds when the `number`-th case (from 0) arrived under `--churn`: after `start` and
+    every earlier arrival, by 2 s or more (no ties), STEP s apart on average."""
+    return start + (number + 1) * STEP - splitmix64(salt ^ number) % (STEP - 1)
+
+
 def rfc3339(seconds: int) -> str:
     """`2026-11-20T09:15:02Z` (UTC, whole seconds)."""
     t = time.gmtime(seconds)

@@ -197,7 +197,9 @@ class World:
         world."""
         return self._project_sets.get(agent_id)
 
-    def _list(self, query: CaseQuery) -> CaseList | None:
+    def case_list(self, query: CaseQuery) -> CaseList | None:
+        """The list the query reads (None for a project the agent does not have); KeyError for an
+        unknown agent."""
         if query.agent_id not in self._projects:
             raise KeyError(query.agent_id)
         return self._lists.get((query.agent_id, query.project_id.lower()))
@@ -214,26 +216,26 @@ class World:
     def encoded_page(self, query: CaseQuery, after: int | None, limit: int) -> EncodedPage:
         """`page`, with each case already encoded as JSON: what a server sends, without decoding it
         first."""
-        case_list = self._list(query)
+        case_list = self.case_list(query)
         if case_list is None:
             if limit < 1:
                 raise ValueError(f"limit must be at least 1, got {limit}")
             if after is not None:
                 raise ValueError(f"position {after!r} is not in this list (it is empty)")
             return EncodedPage([], None)
-        page = case_list.page(_filter(query), after, limit)
+        page = case_list.page(category_filter(query), after, limit)
         return EncodedPage(page.cases, page.next_position)
 
     def iter_cases(self, query: CaseQuery) -> Iterator[dict[str, Any]]:
         """Every matching case, newest added first (lazily: a large world is long)."""
-        case_list = self._list(query)
+        case_list = self.case_list(query)
         if case_list is not None:
-            yield from case_list.iter_cases(_filter(query))
+            yield from case_list.iter_cases(category_filter(query))
 
     def count_cases(self, query: CaseQuery) -> int:
         """How many cases match, exactly and cheaply."""
-        case_list = self._list(query)
-        return 0 if case_list is None else case_list.count(_filter(query))
+        case_list = self.case_list(query)
+        return 0 if case_list is None else case_list.count(category_filter(query))
 
     def project_facts(self) -> list[ProjectFacts]:
         facts = []
@@ -310,5 +312,5 @@ def _project_sets(projects: dict[str, tuple[str, ...]]) -> dict[str, frozenset[s
     return {agent_id: frozenset(ids) for agent_id, ids in projects.items()}
 
 
-def _filter(query: CaseQuery) -> CategoryFilter:
+def category_filter(query: CaseQuery) -> CategoryFilter:
     return CategoryFilter.of(frozenset(query.kinds) & ALL_KINDS, query.include_retired)

@@ -13,10 +13,13 @@ from evalmock.server.handlers.test_set import TestSetCases
 from evalmock.server.live_world import LiveWorld
 
 
-def build_handlers(live: LiveWorld, sealer: CursorSealer) -> dict[str, Callable[..., Any]]:
-    """operationId -> handler, for every operation of both documents, each serving `live.world`."""
+def build_handlers(
+    live: LiveWorld, sealer: CursorSealer, churn: int = 0
+) -> dict[str, Callable[..., Any]]:
+    """operationId -> handler, for every operation of both documents, each serving `live.world`
+    (its lists moving every `churn` requests, unless 0)."""
     return {
-        "listTestSetCases": TestSetCases(live, sealer).list_cases,
+        "listTestSetCases": TestSetCases(live, sealer, churn).list_cases,
         "getEvaluationTestCase": EvaluationTestCases(live).get,
     }
 

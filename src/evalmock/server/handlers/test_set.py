@@ -13,7 +13,8 @@ from evalmock.server.cursors import Binding, CursorError, CursorSealer, DataChan
 from evalmock.server.errors import agent_not_found, bad_input, unknown_agent
 from evalmock.server.live_world import LiveWorld
 from evalmock.server.responses import encoded_json_response, json_response
-from evalmock.world import CaseQuery
+from evalmock.world import CaseQuery, EncodedPage, World
+from evalmock.world.churn import ChurningWorld
 
 EMPTY_PAGE = {"data": [], "hasMore": False}
 DATA_CHANGED = (
@@ -57,9 +58,19 @@ class TestSetCases:
 
     __test__ = False  # not a pytest test class, despite the name
 
-    def __init__(self, live: LiveWorld, sealer: CursorSealer) -> None:
+    def __init__(self, live: LiveWorld, sealer: CursorSealer, churn: int = 0) -> None:
         self.live = live
         self.sealer = sealer
+        self.churn = churn  # 0: the lists stand still, and a page costs nothing more
+        self._churning: ChurningWorld | None = None
+
+    def _page(self, world: World, query: CaseQuery, after: int | None, limit: int) -> EncodedPage:
+        if not self.churn:
+            return world.encoded_page(query, after, limit)
+        if self._churning is None or self._churning.world is not world:
+            # a reload's world starts still again: its cursors are refused anyway (DATA_CHANGED)
+            self._churning = ChurningWorld(world, self.churn)
+        return self._churning.encoded_page(query, after, limit)
 
     async def list_cases(
         self,
@@ -93,7 +104,7 @@ class TestSetCases:
         if query.project_id not in projects:
             return json_response(EMPTY_PAGE)  # a project that is not the agent's: nothing to list
         try:
-            page = world.encoded_page(query, after, limit)
+            page = self._page(world, query, after, limit)
         except ValueError:
             raise _bad_cursor("it points nowhere in this list") from None
         next_cursor = (
