@@ -74,7 +74,9 @@ def with_demo_tokens(spec: dict[str, Any]) -> dict[str, Any]:
     for scheme in spec.get("components", {}).get("securitySchemes", {}).values():
         if str(scheme.get("scheme", "")).lower() == "bearer":
             described = str(scheme.get("description", "")).rstrip()
-            scheme["description"] = f"{described}\n\n{demo_tokens_hint()}".lstrip()
+            listed = "; ".join(f"`{token}`, {meaning}" for token, meaning in DEMO_TOKENS.items())
+            demo = f"evalmock serve's demo tokens (paste one as the value): {listed}."
+            scheme["description"] = f"{described}\n\n{demo}".lstrip()
     return spec
 
 
