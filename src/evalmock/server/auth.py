@@ -147,7 +147,11 @@ class Tokens:
         if self.any_token:
             return _caller_of(token, "user")
         if not _B64TOKEN.fullmatch(token):
-            raise unauthorized("The bearer token is malformed.")
+            raise unauthorized(
+                "The bearer token is malformed: not an RFC 6750 b64token (A-Z a-z 0-9 - . _ ~ + /, "
+                "then = padding); register it with --token, or start with --any-token to accept "
+                "any non-empty token."
+            )
         raise unauthorized(
             "The bearer token is not one this server issued: it accepts tokens registered with "
             "--token NAME[:user|service], and any non-empty one when started with --any-token."
