@@ -138,8 +138,8 @@ def _caller_and_data_options(serve: argparse.ArgumentParser) -> None:
     serve.add_argument(
         "--any-token",
         action="store_true",
-        help="accept any well-formed bearer token as a user of its own (default: only demo and "
-        "--token tokens)",
+        help="accept any non-empty bearer token, spaces included, as a user of its own, as Prism "
+        "does (default: only demo and --token tokens)",
     )
     serve.add_argument(
         "--allow-unknown-params",

@@ -1,11 +1,13 @@
 """Authentication's own parts: the Authorization header is read as Starlette's request headers read
-it."""
+it; tokens with spaces (--any-token, --token); every 401 and the served schemes name the demo
+tokens."""
 
 from __future__ import annotations
 
 import os
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import httpx
@@ -15,7 +17,12 @@ from starlette.datastructures import Headers
 
 from conftest import free_port, start_server, stop_server
 from evalmock.defaults import ACCEPT_TOKENS_ENV
-from evalmock.server.auth import SecurityRequest, accepted_tokens, authorization
+from evalmock.server.auth import (
+    SecurityRequest,
+    accepted_tokens,
+    authorization,
+    parse_token_option,
+)
 from evalmock.world.catalog import EXAMPLE_PROJECT
 
 HEADER_LISTS = [
@@ -76,7 +83,7 @@ def test_tokens_from_the_environment_are_read_as_token_flags_are() -> None:
 
 def test_a_bad_token_in_the_environment_is_named_by_its_number_never_quoted() -> None:
     with pytest.raises(ValueError) as refused:
-        accepted_tokens({ACCEPT_TOKENS_ENV: "fine-token sk-live-98765!"})
+        accepted_tokens({ACCEPT_TOKENS_ENV: "fine-token sk-live-98765\u00e9"})
     assert str(refused.value).startswith("EVALMOCK_ACCEPT_TOKENS: its token number 2: a token is")
     assert "98765" not in str(refused.value)
 
@@ -106,7 +113,7 @@ def test_serve_accepts_a_token_from_the_environment_and_keeps_it_off_its_command
     ]
     bad = subprocess.run(
         command,
-        env={**environ, ACCEPT_TOKENS_ENV: "bad!"},
+        env={**environ, ACCEPT_TOKENS_ENV: "bad\u00e9"},
         capture_output=True,
         text=True,
         timeout=60,
@@ -115,3 +122,77 @@ def test_serve_accepts_a_token_from_the_environment_and_keeps_it_off_its_command
         bad.returncode == 2
         and "evalmock serve: EVALMOCK_ACCEPT_TOKENS: its token number 1" in bad.stderr
     )
+
+
+MY_ACCESS_TOKEN = "My Access Token"  # the token of DigitalOcean's SDK examples
+LIST = f"/v1/agents/example/test-set/cases?projectId={EXAMPLE_PROJECT}"
+EVALUATION = "/v2/gen-ai/evaluation_test_cases/123e4567-e89b-12d3-a456-426614174000"
+DEMO_TOKENS_NAMED = ("demo-user", "demo-service", "demo-other", "demo-no-read")
+
+
+def _bearer(token: str) -> dict[str, str]:
+    return {"Authorization": f"Bearer {token}"}
+
+
+@pytest.mark.parametrize("token", [MY_ACCESS_TOKEN, "tok!en", "a=b=c", "  padded  "])
+def test_any_token_accepts_any_non_empty_bearer_value_spaces_included_as_prism_does(
+    make_client: Callable[..., httpx.Client], token: str
+) -> None:
+    anyone = make_client(any_token=True)
+    for path in (LIST, EVALUATION):
+        assert anyone.get(path, headers=_bearer(token)).status_code == 200, path
+    assert anyone.get(LIST, headers={"Authorization": "Bearer  "}).status_code == 401
+
+
+def test_without_any_token_a_token_with_spaces_is_refused(client: httpx.Client) -> None:
+    answer = client.get(LIST, headers=_bearer(MY_ACCESS_TOKEN))
+    assert answer.status_code == 401 and "malformed" in answer.json()["error"]["message"]
+
+
+def test_a_token_with_spaces_can_be_registered_and_is_then_accepted(
+    make_client: Callable[..., httpx.Client],
+) -> None:
+    assert parse_token_option(MY_ACCESS_TOKEN) == (MY_ACCESS_TOKEN, "user")
+    assert parse_token_option(f"{MY_ACCESS_TOKEN}:service") == (MY_ACCESS_TOKEN, "service")
+    registered = make_client(tokens=((MY_ACCESS_TOKEN, "user"),))
+    assert registered.get(LIST, headers=_bearer(MY_ACCESS_TOKEN)).status_code == 200
+    assert registered.get(LIST, headers=_bearer("My Other Token")).status_code == 401
+
+
+@pytest.mark.parametrize("text", ["", " lead", "trail ", "tab\tinside", "caf\u00e9", "a" * 4097])
+def test_token_flag_refuses_what_no_header_could_carry_back(text: str) -> None:
+    with pytest.raises(ValueError, match="visible ASCII"):
+        parse_token_option(text)
+
+
+@pytest.mark.parametrize(
+    ("path", "headers"),
+    [
+        (LIST, {}),
+        (LIST, {"Authorization": "Basic dXNlcjpwYXNz"}),
+        (LIST, {"Authorization": "Bearer "}),
+        (LIST, _bearer("two words")),
+        (LIST, _bearer("made-up-token")),
+        (LIST, _bearer("demo-expired")),
+        (LIST, _bearer("demo-revoked")),
+        (LIST, {**_bearer("demo-user"), "Prefer": "code=401"}),
+        (EVALUATION, {}),
+        (EVALUATION, _bearer("made-up-token")),
+        (EVALUATION, {**_bearer("demo-user"), "Prefer": "code=401"}),
+    ],
+)
+def test_every_401_names_the_demo_tokens(
+    client: httpx.Client, path: str, headers: dict[str, str]
+) -> None:
+    answer = client.get(path, headers=headers)
+    assert answer.status_code == 401
+    body = answer.json()
+    message = body["error"]["message"] if "error" in body else body["message"]
+    assert all(token in message for token in DEMO_TOKENS_NAMED), message
+
+
+def test_the_served_documents_security_schemes_name_the_demo_tokens(client: httpx.Client) -> None:
+    for base in ("/v1", "/v2"):
+        schemes = client.get(f"{base}/openapi.json").json()["components"]["securitySchemes"]
+        described = " ".join(scheme.get("description", "") for scheme in schemes.values())
+        assert all(token in described for token in DEMO_TOKENS_NAMED), (base, described)

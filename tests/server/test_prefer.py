@@ -303,3 +303,16 @@ def test_error_rate_zero_never_fails(client: httpx.Client) -> None:
         client.get(cases_path(), params=example_params(limit=1), headers=AUTH) for _ in range(20)
     ]
     assert {r.status_code for r in responses} == {200}
+
+
+@pytest.mark.parametrize("source", ["Prefer: code=429", "--error-rate 1"])
+def test_a_gradient_429_carries_digitalocean_s_ratelimit_headers_and_a_retry_after(
+    make_client: Callable[..., httpx.Client], source: str
+) -> None:
+    if source.startswith("Prefer"):
+        response = prefer(make_client(), "code=429", evaluation_path())
+    else:
+        response = make_client(error_rate=1.0).get(evaluation_path(), headers=AUTH)
+    assert_digitalocean_error(response, 429, "too_many_requests")  # the ratelimit-* integers too
+    assert response.headers.get("retry-after", "").isdigit(), response.headers
+    assert_conforms(GRADIENT, response)

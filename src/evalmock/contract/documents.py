@@ -27,6 +27,8 @@ LEVEL_MARK = "x-evalmock-level"
 # Facts of a query parameter that its schema cannot state (docs/contract.md); evalmock reads them,
 # the served document leaves them out.
 QUERY_FACTS = "x-evalmock-query"
+# Every extension starting so is the audit's own (levels, query facts, notes on its profiles).
+OURS = "x-evalmock-"
 
 
 @dataclass(frozen=True)
@@ -51,13 +53,9 @@ class ApiDocument:
         return _page_view_of(self.path)
 
     def served_spec(self) -> dict[str, Any]:
-        """A copy of the document as the mock serves it: without QUERY_FACTS, which are ours."""
-        spec = copy.deepcopy(self.spec)
-        for path_item in spec.get("paths", {}).values():
-            for node in path_item.values():
-                for parameter in node.get("parameters", []) if isinstance(node, dict) else []:
-                    parameter.pop(QUERY_FACTS, None)
-        return spec
+        """A copy of the document as the mock serves it (Swagger UI shows it to frontend
+        developers): without the audit's own marks (LEVEL_MARK, QUERY_FACTS, every OURS key)."""
+        return _without_ours(self.spec)
 
     @property
     def base_path(self) -> str:
@@ -124,3 +122,16 @@ def page_view(spec: Mapping[str, Any]) -> dict[str, Any]:
 @functools.cache
 def _page_view_of(path: Path) -> dict[str, Any]:
     return page_view(load_document(path))
+
+
+def _without_ours(node: Any) -> Any:
+    """A copy of `node` without the keys starting with OURS, at any depth."""
+    if isinstance(node, dict):
+        return {
+            key: _without_ours(value)
+            for key, value in node.items()
+            if not (isinstance(key, str) and key.startswith(OURS))
+        }
+    if isinstance(node, list):
+        return [_without_ours(item) for item in node]
+    return node  # a scalar: nothing to edit in place

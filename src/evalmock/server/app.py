@@ -16,7 +16,7 @@ from connexion.options import SwaggerUIOptions
 
 from evalmock.contract.documents import APIS
 from evalmock.server import errors
-from evalmock.server.auth import AuthMiddleware, Tokens, security_map
+from evalmock.server.auth import AuthMiddleware, Tokens, security_map, with_demo_tokens
 from evalmock.server.cors_options import CORS_OPTIONS, ServerCORSMiddleware
 from evalmock.server.cursors import CursorSealer
 from evalmock.server.data_watcher import DataWatcher
@@ -107,6 +107,6 @@ def create_app(
     for api in APIS.values():
         # The document as parsed once for the whole process (Connexion would parse its file again);
         # Connexion edits what it is given, so it gets a copy.
-        app.add_api(api.served_spec(), base_path=api.base_path, name=api.name)
+        app.add_api(with_demo_tokens(api.served_spec()), base_path=api.base_path, name=api.name)
     errors.install(app)
     return app

@@ -1,5 +1,5 @@
-"""Bearer tokens: the demo tokens, tokens registered with --token, optionally any well-formed one;
-each 401's code."""
+"""Bearer tokens: the demo tokens, tokens registered with --token, optionally any non-empty one (as
+Prism accepts); each 401's code, and its message naming the demo tokens."""
 
 from __future__ import annotations
 
@@ -20,6 +20,9 @@ from evalmock.server.errors import ApiError
 
 MAX_TOKEN_LENGTH = 4096
 _B64TOKEN = re.compile(r"[A-Za-z0-9\-._~+/]+=*")  # RFC 6750 b64token
+# What --token registers: visible ASCII, spaces inside (DigitalOcean's SDK examples use the token
+# `My Access Token`, which Prism accepts); a request's token is read with its outer spaces dropped.
+_REGISTRABLE = re.compile(r"[!-~]([ !-~]*[!-~])?")
 
 
 @dataclass(frozen=True)
@@ -55,8 +58,28 @@ DEMO_TOKENS = {
 }
 
 
-def _unauthorized(message: str, code: str = "unauthorized") -> ApiError:
-    return ApiError(401, code, message)  # with the challenge every 401 carries
+def demo_tokens_hint() -> str:
+    """The sentence every 401 ends with: the tokens evalmock serve accepts as they come (not the
+    expired and revoked ones, so that a 401 never repeats the token it refused)."""
+    valid = ", ".join(DEMO_CALLERS)
+    return f"evalmock serve's demo tokens: {valid} (Authorization: Bearer demo-user)."
+
+
+def with_demo_tokens(spec: dict[str, Any]) -> dict[str, Any]:
+    """A served document whose bearer schemes' descriptions end naming the demo tokens (Swagger
+    UI's Authorize dialog shows them); the files under openapi/ describe the real services."""
+    for scheme in spec.get("components", {}).get("securitySchemes", {}).values():
+        if str(scheme.get("scheme", "")).lower() == "bearer":
+            described = str(scheme.get("description", "")).rstrip()
+            listed = "; ".join(f"`{token}`, {meaning}" for token, meaning in DEMO_TOKENS.items())
+            demo = f"evalmock serve's demo tokens (paste one as the value): {listed}."
+            scheme["description"] = f"{described}\n\n{demo}".lstrip()
+    return spec
+
+
+def unauthorized(message: str, code: str = "unauthorized") -> ApiError:
+    """A 401 (with the challenge every 401 carries) whose message ends naming the demo tokens."""
+    return ApiError(401, code, f"{message} {demo_tokens_hint()}")
 
 
 CALLER_KINDS = ("user", "service")
@@ -75,11 +98,10 @@ def parse_token_option(text: str) -> tuple[str, str]:
     token, _, kind = (
         text.rpartition(":") if text.endswith((":user", ":service")) else (text, "", "user")
     )
-    if not token or len(token) > MAX_TOKEN_LENGTH or not _B64TOKEN.fullmatch(token):
+    if not token or len(token) > MAX_TOKEN_LENGTH or not _REGISTRABLE.fullmatch(token):
         raise ValueError(
-            f"a token is 1..{MAX_TOKEN_LENGTH} characters of A-Z a-z 0-9 - . _ ~ + / (then = "
-            "padding), "
-            f"optionally followed by :user or :service; got {text[:80]!r}"
+            f"a token is 1..{MAX_TOKEN_LENGTH} visible ASCII characters (spaces only between "
+            f"them), optionally followed by :user or :service; got {text[:80]!r}"
         )
     if token in DEMO_TOKENS:
         raise ValueError(f"{token!r} is already a demo token")
@@ -101,7 +123,8 @@ def accepted_tokens(environ: Mapping[str, str]) -> list[tuple[str, str]]:
 
 class Tokens:
     """Which bearer tokens a server accepts: its demo tokens, the registered ones, and (only with
-    --any-token) any other well-formed token as a user of its own."""
+    --any-token) any other non-empty token, spaces included, as a user of its own, as Prism
+    does."""
 
     def __init__(
         self, registered: tuple[tuple[str, str], ...] = (), *, any_token: bool = False
@@ -113,38 +136,42 @@ class Tokens:
         self.any_token = any_token
 
     def caller(self, token: str) -> Caller:
-        """The caller a well-formed token stands for, or an ApiError 401 naming the fix."""
+        """The caller a non-empty token stands for, or an ApiError 401 naming the fix."""
         known = self.callers.get(token)
         if known is not None:
             return known
         if token == EXPIRED_TOKEN:
-            raise _unauthorized("The bearer token has expired.", "token-expired")
+            raise unauthorized("The bearer token has expired.", "token-expired")
         if token == REVOKED_TOKEN:
-            raise _unauthorized("The bearer token has been revoked.", "token-revoked")
+            raise unauthorized("The bearer token has been revoked.", "token-revoked")
         if self.any_token:
             return _caller_of(token, "user")
-        raise _unauthorized(
-            "The bearer token is not one this server issued. evalmock serve accepts its demo "
-            "tokens "
-            f"({', '.join(DEMO_CALLERS)}) and tokens registered with --token NAME[:user|service]; "
-            "start it with --any-token to accept any well-formed token."
+        if not _B64TOKEN.fullmatch(token):
+            raise unauthorized(
+                "The bearer token is malformed: not an RFC 6750 b64token (A-Z a-z 0-9 - . _ ~ + /, "
+                "then = padding); register it with --token, or start with --any-token to accept "
+                "any non-empty token."
+            )
+        raise unauthorized(
+            "The bearer token is not one this server issued: it accepts tokens registered with "
+            "--token NAME[:user|service], and any non-empty one when started with --any-token."
         )
 
     def authenticate(self, authorization: str | None) -> Caller:
         """The caller of an `Authorization` header value, or an ApiError 401 saying what is wrong
         with it."""
         if not authorization or not authorization.strip():
-            raise _unauthorized("A bearer token is required.")
+            raise unauthorized("A bearer token is required.")
         scheme, _, token = authorization.strip().partition(" ")
         if scheme.lower() != "bearer":
-            raise _unauthorized(
+            raise unauthorized(
                 "The Authorization header must use the Bearer scheme: 'Bearer <token>'."
             )
         token = token.strip(" ")
         if not token:
-            raise _unauthorized("The bearer token is empty.")
-        if len(token) > MAX_TOKEN_LENGTH or not _B64TOKEN.fullmatch(token):
-            raise _unauthorized("The bearer token is malformed.")
+            raise unauthorized("The bearer token is empty.")
+        if len(token) > MAX_TOKEN_LENGTH:
+            raise unauthorized("The bearer token is malformed.")
         return self.caller(token)
 
 

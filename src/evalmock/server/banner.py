@@ -15,7 +15,7 @@ from evalmock.world.gradient import EXAMPLE_TEST_CASE
 
 MAX_LISTED = 6
 OTHER_TOKENS = {  # what any other token gets, by --any-token
-    True: "well-formed token: a user of its own",
+    True: "non-empty token: a user of its own",
     False: "401 (register more with --token NAME[:user|service], or accept any with --any-token)",
 }
 MAX_USER_LISTED = 12

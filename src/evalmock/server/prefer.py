@@ -20,7 +20,16 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from evalmock.contract.documents import GRADIENT
 from evalmock.contract.operations import Operation, operations
-from evalmock.server.errors import ApiError, agent_not_found, bad_input, database_busy, for_status
+from evalmock.server.auth import unauthorized
+from evalmock.server.errors import (
+    MESSAGES,
+    ApiError,
+    agent_not_found,
+    bad_input,
+    database_busy,
+    digitalocean_errors,
+    for_status,
+)
 from evalmock.server.responses import encoded_json_response
 
 MAX_DELAY_MS = 60_000
@@ -132,10 +141,20 @@ def check_against(operation: Operation, preferences: Preferences) -> None:
             )
 
 
+def too_many_requests() -> ApiError:
+    """DigitalOcean's 429, with the Retry-After in whole seconds its burst limit's 429 carries (its
+    ratelimit-* headers come with every /v2 answer: ratelimit.py)."""
+    error = for_status(429)
+    error.headers = {"Retry-After": str(RETRY_AFTER_SECONDS)}
+    return error
+
+
 def transient_error(operation: Operation) -> ApiError:
     """The error an overloaded server answers with: 429 on DigitalOcean's API, 503 database-busy on
     ours."""
-    return for_status(429) if operation.document is GRADIENT else database_busy(RETRY_AFTER_SECONDS)
+    if operation.document is GRADIENT:
+        return too_many_requests()
+    return database_busy(RETRY_AFTER_SECONDS)
 
 
 def forced_error(
@@ -155,11 +174,15 @@ def forced_error(
         )
         code = str(inner.get("code") or for_status(status).code)
         return ApiError(status, code, inner.get("message"), details, headers)
-    if operation.document is not GRADIENT:
-        if status == 404 and "agentId" in path_params:
-            return agent_not_found(str(path_params["agentId"]))
-        if status == 503:
-            return database_busy(RETRY_AFTER_SECONDS)
+    if status == 401:  # named the demo tokens, as every 401 is
+        gradient = operation.document is GRADIENT
+        return unauthorized(digitalocean_errors()[401][1] if gradient else MESSAGES["unauthorized"])
+    if operation.document is GRADIENT:
+        return too_many_requests() if status == 429 else for_status(status)
+    if status == 404 and "agentId" in path_params:
+        return agent_not_found(str(path_params["agentId"]))
+    if status == 503:
+        return database_busy(RETRY_AFTER_SECONDS)
     return for_status(status)
 
 

@@ -43,7 +43,7 @@ class ServerSettings:
     tokens: tuple[
         tuple[str, str], ...
     ] = ()  # (token, "user" | "service") registered besides the demo tokens
-    any_token: bool = False  # accept any well-formed bearer token as a user of its own
+    any_token: bool = False  # accept any non-empty bearer token as a user of its own
     data_files: tuple[
         str, ...
     ] = ()  # the user's data files, served with (or, data_only, without) the world's
