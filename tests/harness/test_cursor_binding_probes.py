@@ -84,3 +84,23 @@ def test_the_agent_is_probed_on_the_project_as_the_cursor_s_request_spelled_it()
     assert first.url.path == "/v1/agents/acme.drafting/test-set/cases"
     assert replay.url.path == "/v1/agents/globex.search/test-set/cases"
     assert replay.url.params["projectId"] == first.url.params["projectId"] == PROJECT.project_id
+
+
+def test_the_agent_is_probed_the_other_way_round_when_the_first_list_has_no_second_page() -> None:
+    sent: list[httpx.Request] = []
+
+    def handle(request: httpx.Request) -> httpx.Response:
+        sent.append(request)
+        headers = {"x-request-id": "r"}
+        if "cursor" in request.url.params:
+            envelope = {"code": "bad-input", "message": "Not this list's.", "requestId": "r"}
+            return httpx.Response(400, json={"error": envelope}, headers=headers)
+        if "/acme.drafting/" in request.url.path:
+            return httpx.Response(200, json={"data": [], "hasMore": False}, headers=headers)
+        body = {"data": [hand_case(id="case-1")], "hasMore": True, "nextCursor": "c1"}
+        return httpx.Response(200, json=body, headers=headers)
+
+    assert outcome("cursor_is_bound_to_the_agent", TARGETS, handler=handle)[0] == PASSED
+    replay = sent[-1]
+    assert replay.url.path == "/v1/agents/acme.drafting/test-set/cases"
+    assert replay.url.params["cursor"] == "c1"

@@ -184,7 +184,11 @@ def cursor_is_bound_to_the_agent(s: Scenario) -> None:
     name both) gets 400 bad-input."""
     _require_sealed(s)
     first, second = _one_project_two_agents(s)
-    cursor = _first_cursor(s, first)
+    try:
+        cursor = _first_cursor(s, first)
+    except Skip:  # the first agent's list is too short for a cursor: the other way round
+        first, second = second, first
+        cursor = _first_cursor(s, first)
     # the project id exactly as the cursor's request spelled it: only the agent differs
     replay = s.list_cases(
         agent_id=second.agent_id, project_id=first.project_id, limit=1, cursor=cursor
