@@ -25,6 +25,7 @@ from evalmock.harness.checks.exchange import Exchange
 from evalmock.harness.checks.outcomes import Skip, Violation
 from evalmock.harness.checks.registry import response_check, scenario_check
 from evalmock.harness.checks.scenario import Scenario, unless_turned_away
+from evalmock.harness.excerpts import as_json
 
 UNKNOWN_TEST_CASE = "00000000-0000-4000-8000-00000000dead"
 MALFORMED_TEST_CASE = "not-a-uuid"
@@ -321,7 +322,7 @@ def version_that_is_no_integer_is_400(s: Scenario) -> None:
         if exchange.status != 400:
             body = evaluation_test_case(exchange)
             shown = (
-                f"200 with version {body.get('version', '(no version)')}"
+                f"200 with version {as_json(body.get('version', '(no version)'), 100)}"
                 if body is not None
                 else f"{exchange.status} {exchange.excerpt()}"
             )
