@@ -168,11 +168,13 @@ def patch_world(
 
 
 def patch_binding(drop: str) -> Patch:
-    """Seal cursors without part of their binding ("filters" or "caller")."""
+    """Seal cursors without part of their binding ("filters", "caller" or "agent")."""
 
     def bind(agent_id: str, values: tuple[Any, ...], caller: str, *rest: Any) -> Binding:
         if drop == "filters":  # the list's project alone: every filter bound as if left out
             values = CaseQuery(agent_id, values[0]).bound(test_set.BOUND)
+        elif drop == "agent":  # the project, filters and caller still bound
+            agent_id = "any-agent"
         else:
             caller = "anyone"
         return Binding(agent_id, values, caller, *rest)
@@ -329,6 +331,12 @@ def _accept_out_of_range_limit(params: dict[str, str]) -> None:
 
 def _drop_version(params: dict[str, str]) -> None:
     params.pop("evaluation_test_case_version", None)
+
+
+def _drop_malformed_version(params: dict[str, str]) -> None:
+    version = params.get("evaluation_test_case_version")
+    if version is not None and not version.lstrip("-").isdigit():
+        del params["evaluation_test_case_version"]
 
 
 def _version_off_by_one(params: dict[str, str]) -> None:
@@ -678,6 +686,14 @@ MUTATIONS: list[Mutation] = [
         patch=patch_binding("caller"),
     ),
     Mutation(
+        "cursor-not-bound-to-agent",
+        "a cursor is taken for the same project under another agent (project, filters and "
+        "caller still bound)",
+        "cursor_is_bound_to_the_agent",
+        ("cursor_is_bound_to_the_agent",),
+        patch=patch_binding("agent"),
+    ),
+    Mutation(
         "tampered-cursor-accepted",
         "the cursor's signature is not verified",
         "tampered_cursor_is_bad_input",
@@ -915,5 +931,14 @@ MUTATIONS: list[Mutation] = [
         api="gradient",
         request=rewrite_query(_drop_version),
         policy=LIVE,
+    ),
+    Mutation(
+        "v2-malformed-version-ignored",
+        "a version that is no whole number (x, 1.5) is ignored: a 200 with the latest",
+        "version_that_is_no_integer_is_400",
+        ("version_that_is_no_integer_is_400",),
+        api="gradient",
+        request=rewrite_query(_drop_malformed_version),
+        policy=STRICT,
     ),
 ]

@@ -190,7 +190,8 @@ def test_a_conforming_recording_conforms_though_no_scenario_check_ran(tmp_path: 
         == NO_WALK
     )
     assert {
-        reasons.pop(f"cursor_is_bound_to_the_{aspect}") for aspect in ("list", "filters", "caller")
+        reasons.pop(f"cursor_is_bound_to_the_{aspect}")
+        for aspect in ("list", "agent", "filters", "caller")
     } == {SEALED_REASON}
     assert set(reasons.values()) == {SCENARIO_SKIP}
     assert main(["contract", "--har", str(har), "--quiet"]) == 0

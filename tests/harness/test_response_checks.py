@@ -280,6 +280,33 @@ EXAMPLES: list[tuple[str, Exchange, Exchange, str, str | None]] = [
         "min above max",
         "/evaluation_test_case/metrics/0/range_min",
     ),
+    (
+        "metric_enum_values_are_their_own_field_s",
+        evaluation_answer(
+            gradient_test_case(
+                metrics=[
+                    {"category": "METRIC_CATEGORY_CORRECTNESS"},
+                    {
+                        "category": "METRIC_CATEGORY_CONVERSATIONAL"
+                    },  # a newer value: not this rule's
+                ]
+            )
+        ),
+        evaluation_answer(gradient_test_case(metrics=[{"category": "METRIC_TYPE_RAG_AND_TOOL"}])),
+        "a value of another enum",
+        "/evaluation_test_case/metrics/0/category",
+    ),
+    (
+        "metric_enum_values_are_listed",
+        evaluation_answer(
+            gradient_test_case(metrics=[{"metric_value_type": "METRIC_VALUE_TYPE_NUMBER"}])
+        ),
+        evaluation_answer(
+            gradient_test_case(metrics=[{}, {"category": "METRIC_CATEGORY_CONVERSATIONAL"}])
+        ),
+        "a value no enum lists",
+        "/evaluation_test_case/metrics/1/category",
+    ),
 ]
 IDS = [f"{name}: {what}" for name, _, _, what, _ in EXAMPLES]
 
@@ -320,6 +347,30 @@ def at_pointer(document: Any, pointer: str) -> Any:
         except (KeyError, IndexError):
             return MISSING
     return document
+
+
+@pytest.mark.parametrize("asked", [0, -1])
+@pytest.mark.parametrize(
+    "name",
+    [
+        "body_is_the_requested_version",
+        "body_is_the_version_asked_by_its_inferred_name",
+        "body_is_the_version_asked_by_the_spec_s_name",
+    ],
+)
+def test_a_version_below_1_answered_with_the_latest_is_open(name: str, asked: int) -> None:
+    # the page names no such version; to protobuf, 0 is the unset value
+    assert run(name, evaluation_answer(gradient_test_case(version=3), version=asked)) is None
+
+
+def test_an_unlisted_metric_value_is_judged_by_the_inferred_rule_alone() -> None:
+    newer = evaluation_answer(
+        gradient_test_case(metrics=[{"category": "METRIC_CATEGORY_CONVERSATIONAL"}])
+    )
+    assert run("metric_enum_values_are_their_own_field_s", newer) is True
+    assert find_check("metric_enum_values_are_listed").level == "inferred"
+    with pytest.raises(Violation):
+        run("metric_enum_values_are_listed", newer)
 
 
 def test_every_response_check_has_an_example() -> None:

@@ -17,6 +17,7 @@ from evalmock.harness.run.transport import HttpSender
 from evalmock.harness.secrets.redactor import Redactor
 
 PROJECT = ProjectTarget("acme.drafting", "2489e9ad-2ee2-8e00-8ec9-32d5f69181c0")
+ANOTHER_AGENT_S = ProjectTarget("globex.search", "e06f96fd-cb38-40c5-8773-0f81097202f6")
 
 
 def _refuse(request: httpx.Request) -> httpx.Response:
@@ -60,7 +61,18 @@ def outcome(
         (
             "cursor_is_bound_to_the_list",
             Targets(projects=(PROJECT,), sealed_cursors=True),
-            "one project",
+            "a second [[test_set.projects]] entry of that agent",
+        ),
+        (
+            "cursor_is_bound_to_the_list",
+            Targets(projects=(PROJECT, ANOTHER_AGENT_S), sealed_cursors=True),
+            "one project of agent acme.drafting",
+        ),
+        ("cursor_is_bound_to_the_agent", Targets(projects=(PROJECT,)), "sealed_cursors"),
+        (
+            "cursor_is_bound_to_the_agent",
+            Targets(projects=(PROJECT, ANOTHER_AGENT_S), sealed_cursors=True),
+            "under another agent that serves it, would enable",
         ),
         ("expired_and_revoked_tokens_are_401", Targets(projects=(PROJECT,)), "expired_token"),
         ("caller_without_read_gets_no_cases", Targets(projects=(PROJECT,)), "no_read_token"),

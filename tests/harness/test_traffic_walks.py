@@ -269,8 +269,27 @@ def test_each_binding_rule_left_unjudged_says_which_reuse_it_did_not_meet() -> N
     )
     assert reasons == {
         "cursor_is_bound_to_the_list": "no cursor the traffic had carried was sent back for "
-        "another list (another "
-        "agent or project)",
+        "another list (another project)",
+        "cursor_is_bound_to_the_agent": "no cursor the traffic had carried was sent back for "
+        "the same project under another agent",
         "cursor_is_bound_to_the_caller": "no cursor the traffic had carried was sent back by "
         "another caller",
     }
+
+
+def test_a_sealed_cursor_sent_back_under_another_agent_is_judged_by_the_agent_s_binding() -> None:
+    traffic = audit(Targets(sealed_cursors=True))
+    traffic.judge("test-set", listed(range(3), next_cursor="sealed-1"))
+    again = listed(range(3, 6), cursor="sealed-1")
+    other_agent = dataclasses.replace(
+        again, url=again.url.replace("/agents/acme.drafting/", "/agents/globex.search/")
+    )
+    assert other_agent.url != again.url
+    # the same project under another agent: the agent alone differs
+    assert broken(traffic, other_agent) == [("cursor_is_bound_to_the_agent", FAILED)]
+    # another agent's other project: another list
+    empty = dataclasses.replace(listed([], cursor="sealed-1"), url=other_agent.url)
+    elsewhere = dataclasses.replace(
+        empty, url=empty.url.replace(PROJECT, "e06f96fd-cb38-40c5-8773-0f81097202f6")
+    )
+    assert broken(traffic, elsewhere) == [("cursor_is_bound_to_the_list", FAILED)]

@@ -8,15 +8,27 @@ from evalmock.world.catalog import EXAMPLE_AGENT, EXAMPLE_PROJECT
 from .helpers import lists
 
 
-def test_agents_have_dotted_ids_and_two_or_three_lower_case_projects(world):
+def test_agents_have_dotted_ids_and_two_or_three_lower_case_projects_of_their_own(world):
     assert {"acme.drafting", "acme.support.triage", "globex.search", EXAMPLE_AGENT} <= set(
         world.agent_ids()
     )
     for agent in world.agent_ids():
         projects = world.project_ids(agent)
-        assert 2 <= len(projects) <= 3
+        own = [p for p in projects if agent == EXAMPLE_AGENT or p != EXAMPLE_PROJECT]
+        assert 2 <= len(own) <= 3
         assert all(project == project.lower() and len(project) == 36 for project in projects)
     assert EXAMPLE_PROJECT in world.project_ids(EXAMPLE_AGENT)
+
+
+def test_one_project_serves_two_agents(world):
+    """The page's example project is a list of its agent and of acme.drafting: two lists, one id."""
+    serving = [a for a in world.agent_ids() if EXAMPLE_PROJECT in world.project_ids(a)]
+    assert serving == ["acme.drafting", EXAMPLE_AGENT]
+    ids = [
+        {case["id"] for case in world.iter_cases(CaseQuery(agent, EXAMPLE_PROJECT))}
+        for agent in serving
+    ]
+    assert ids[0] and ids[1] and not ids[0] & ids[1]
 
 
 def test_every_project_has_retired_hand_and_correction_cases(world):

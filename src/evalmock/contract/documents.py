@@ -24,6 +24,10 @@ from evalmock.paths import openapi_dir
 # Marks the parts of a document that state a fact of DigitalOcean's live service rather than of its
 # page.
 LEVEL_MARK = "x-evalmock-level"
+# Marks an enum that lists the values its page knew, not every value a service may send
+# (DigitalOcean adds values to its enums): the document the audit judges by leaves the list out, and
+# an inferred rule judges that a value is a listed one.
+OPEN_ENUM = "x-evalmock-open-enum"
 # Facts of a query parameter that its schema cannot state (docs/contract.md); evalmock reads them,
 # the served document leaves them out.
 QUERY_FACTS = "x-evalmock-query"
@@ -51,6 +55,20 @@ class ApiDocument:
     def page_spec(self) -> dict[str, Any]:
         """The document as its reference page alone states it (see `page_view`)."""
         return _page_view_of(self.path)
+
+    def judged_spec(self, *, live: bool) -> dict[str, Any]:
+        """The document an audit judges answers by: the page view (the whole document in the live
+        profile), its open enums without their lists (see `without_open_enums`)."""
+        return _judged_view_of(self.path, live)
+
+    def open_enums(self) -> dict[str, tuple[str, ...]]:
+        """Each open enum's schema name and the values it lists."""
+        schemas = self.spec.get("components", {}).get("schemas", {})
+        return {
+            name: tuple(str(v) for v in schema.get("enum", ()))
+            for name, schema in schemas.items()
+            if isinstance(schema, Mapping) and schema.get(OPEN_ENUM) is True
+        }
 
     def served_spec(self) -> dict[str, Any]:
         """A copy of the document as the mock serves it (Swagger UI shows it to frontend
@@ -135,3 +153,23 @@ def _without_ours(node: Any) -> Any:
     if isinstance(node, list):
         return [_without_ours(item) for item in node]
     return node  # a scalar: nothing to edit in place
+
+
+def without_open_enums(spec: Mapping[str, Any]) -> dict[str, Any]:
+    """A copy of `spec` in which every schema marked OPEN_ENUM is a plain string of its type: a
+    value it does not list is then no breach of the document, only of the inferred rule."""
+
+    def strip(node: Any) -> Any:
+        if isinstance(node, Mapping):
+            open_enum = node.get(OPEN_ENUM) is True
+            return {k: strip(v) for k, v in node.items() if not (open_enum and k == "enum")}
+        if isinstance(node, list):
+            return [strip(item) for item in node]
+        return copy.deepcopy(node)
+
+    return strip(spec)
+
+
+@functools.cache
+def _judged_view_of(path: Path, live: bool) -> dict[str, Any]:
+    return without_open_enums(load_document(path) if live else _page_view_of(path))

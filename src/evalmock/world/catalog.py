@@ -24,6 +24,9 @@ class Agent:
     id: str
     tools: tuple[Tool, ...]
     fixed_projects: tuple[str, ...] = ()
+    # Projects it serves beside its own, which another agent serves too (the page's list is "the
+    # agent's set, narrowed to that project's cases": one project id, a list for each agent).
+    shared_projects: tuple[str, ...] = ()
 
 
 def _tools(*specs: str) -> tuple[Tool, ...]:
@@ -48,6 +51,7 @@ AGENTS: tuple[Agent, ...] = (
             "send_email(to, subject)",
             "request_signature(contract_id, to)",
         ),
+        shared_projects=(EXAMPLE_PROJECT,),
     ),
     Agent(
         "acme.support.triage",
@@ -97,11 +101,11 @@ AGENTS_BY_ID: dict[str, Agent] = {agent.id: agent for agent in AGENTS}
 
 
 def project_ids(seed: int, agent: Agent) -> tuple[str, ...]:
-    """2 or 3 lower-case project UUIDs per agent: its fixed ones first, then ones derived from the
-    seed."""
+    """2 or 3 lower-case project UUIDs of the agent's own (its fixed ones first, then ones derived
+    from the seed), then those it shares with another agent."""
     count = 2 + stable_hash(seed, "project-count", agent.id) % 2
     derived = (
         uuid_from(seed, "project", agent.id, number)
         for number in range(count - len(agent.fixed_projects))
     )
-    return (*agent.fixed_projects, *derived)
+    return (*agent.fixed_projects, *derived, *agent.shared_projects)

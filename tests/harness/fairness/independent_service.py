@@ -146,6 +146,22 @@ VARIATIONS: dict[str, str] = {
     "do_omits_zero_values": f"{GRADIENT}:23-187 every field is optional: zero values are left out, "
     "as "
     "proto3 JSON does (no archived_at, total_runs 0, inverted false...).",
+    "do_below_1_is_the_latest": f'{GRADIENT}:15-17 "Version of the test case." names no version '
+    "below 1; readings: such a version is open (proto3's unset 0). Version 0, or a negative one, "
+    "is answered with the latest.",
+    "do_ignores_a_malformed_version": f"{GRADIENT}:15 types the version int64; readings: a 400 for "
+    "one that is not an integer is inferred. Such a version is ignored: a 200 with the latest.",
+    "do_unlisted_metric_category": f"{GRADIENT}:83-97 list six categories; readings: a value no "
+    "enum lists is inferred (DigitalOcean has since added METRIC_CATEGORY_CONVERSATIONAL). Every "
+    "metric's category is that one.",
+}
+
+# Defects: each breaks a rule of the pages, so an audit must fail it (the twin of the mutation
+# suite, for what the mock cannot be made to do).
+DEFECTS: dict[str, str] = {
+    "cursor_not_bound_to_the_agent": f'{TEST_SET}:47 a sealed cursor is taken "only for the same '
+    'list, filters and caller": this one is bound to the project, filters and caller, not to the '
+    "agent, so the same project under another agent takes it.",
 }
 
 UUID_TEXT = re.compile(
@@ -237,7 +253,7 @@ class Service:
         """Switch to these variations (none: the plain reading of the pages) and forget what was
         met."""
         chosen = frozenset(variations)
-        unknown = chosen - VARIATIONS.keys()
+        unknown = chosen - VARIATIONS.keys() - DEFECTS.keys()
         if unknown:
             raise ValueError(f"unknown variations: {sorted(unknown)}")
         self.variations = chosen
@@ -512,10 +528,10 @@ class Service:
             return refused
         if not isinstance(data, dict) or not isinstance(data.get("o"), int) or data["o"] < 0:
             return refused
-        if sealed and (
-            {k: data.get(k) for k in binding} != binding
-            or not 0 <= self.clock() - data.get("t", 0) <= CURSOR_LIFETIME
-        ):
+        other = {k for k in binding if data.get(k) != binding[k]}
+        if other == {"a"} and self.varies("cursor_not_bound_to_the_agent"):
+            other = set()
+        if sealed and (other or not 0 <= self.clock() - data.get("t", 0) <= CURSOR_LIFETIME):
             return refused
         return data["o"]
 
@@ -625,9 +641,11 @@ class Service:
         if raw_version is not None and not (
             INTEGER.fullmatch(raw_version) and int(raw_version) in INT64
         ):
-            return self._do_error(
-                Refusal(400, "bad_request", "The version must be a 64-bit integer."), request
-            )
+            if not self.varies("do_ignores_a_malformed_version"):
+                return self._do_error(
+                    Refusal(400, "bad_request", "The version must be a 64-bit integer."), request
+                )
+            raw_version = None
         test_case_uuid = request.path_params["test_case_uuid"]
         if not UUID_TEXT.fullmatch(test_case_uuid) and self.varies("do_400_malformed_id"):
             return self._do_error(
@@ -643,9 +661,17 @@ class Service:
             version = min(versions)
         else:
             version = max(versions)
+        if version < 1 and self.varies("do_below_1_is_the_latest"):
+            version = max(versions)
         if version not in versions:
             return self._do_error(not_found, request)
         test_case = versions[version]
+        if self.varies("do_unlisted_metric_category"):
+            metrics = [
+                {**metric, "category": "METRIC_CATEGORY_CONVERSATIONAL"}
+                for metric in test_case["metrics"]
+            ]
+            test_case = {**test_case, "metrics": metrics}
         if self.varies("offset_timestamps"):
             test_case = {**test_case, "created_at": test_case["created_at"].replace("Z", "+00:00")}
         if self.varies("do_omits_zero_values"):

@@ -1,4 +1,5 @@
-"""The independent service's data: callers, two agents with three projects of cases, three
+"""The independent service's data: callers, two agents with four lists of cases (one project serves
+both agents), three
 DigitalOcean test cases with their versions. Plain values, made by simple arithmetic so that every
 fact is easy to recompute."""
 
@@ -40,6 +41,8 @@ PROJECTS = {
     ),
     (DRAFTING, SIDE_PROJECT): (12, 5),
     (SEARCH, SEARCH_PROJECT): (10, 4),
+    # the side project serves the search agent too: one project id, a list for each agent
+    (SEARCH, SIDE_PROJECT): (8, 4),
 }
 AGENTS = {agent for agent, _ in PROJECTS}
 START = datetime(2026, 1, 5, 8, 0, tzinfo=UTC)

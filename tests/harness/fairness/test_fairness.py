@@ -21,7 +21,7 @@ from evalmock.harness.run.options import Audit
 from evalmock.harness.run.schemathesis_schema import PHASES
 
 from .conftest import NO_READ_TOKEN, SECOND_TOKEN, TOKEN, Independent
-from .independent_service import VARIATIONS
+from .independent_service import DEFECTS, VARIATIONS
 from .service_data import CASES, DRAFTING, MAIN_PROJECT, PROJECTS, SEARCH_PROJECT, TEST_CASES
 
 # Schemathesis's deterministic phase: other methods, boundary and near-miss values, repeated
@@ -45,7 +45,11 @@ INFERRED = {
     "clamped_limit": {"limit_outside_its_bounds_is_bad_input"},
     "cursor_on_last_page": {"last_page_has_no_next_cursor"},
     "lazy_has_more": {"page_after_has_more_is_not_empty"},
+    "do_ignores_a_malformed_version": {"version_that_is_no_integer_is_400"},
+    "do_unlisted_metric_category": {"metric_enum_values_are_listed"},
 }
+# Each defect, and the rules an audit fails it by (at the default level).
+FAILS = {"cursor_not_bound_to_the_agent": {"cursor_is_bound_to_the_agent"}}
 # Variations that differ from DigitalOcean's live service: failures only in the live profile.
 LIVE = {
     "do_400_malformed_id": {"unknown_test_case_is_404"},
@@ -131,6 +135,36 @@ def test_the_live_profile_fails_exactly_the_live_rule_a_variation_breaks(
         results = audit(independent, phases=VARIATION_PHASES, policy=Policy(profile=LIVE_PROFILE))
         assert service.met[variation]
     assert {f.check.name for f in results.failures} == LIVE[variation], failures(results)
+
+
+@pytest.mark.parametrize("defect", sorted(DEFECTS))
+def test_the_default_audit_fails_a_defect_by_its_rule(
+    independent: Independent, defect: str
+) -> None:
+    assert FAILS.keys() == DEFECTS.keys()
+    with independent.varied({defect}) as service:
+        results = audit(independent)
+        assert service.met[defect], f"the audit never met {defect}"
+    assert {f.check.name for f in results.failures} == FAILS[defect], failures(results)
+
+
+@pytest.mark.parametrize(
+    "policy",
+    [
+        Policy(),
+        Policy(strict=True),
+        Policy(profile=LIVE_PROFILE),
+        Policy(strict=True, profile=LIVE_PROFILE),
+    ],
+    ids=["default", "strict", "live", "strict-live"],
+)
+def test_a_version_below_1_answered_with_the_latest_conforms_at_every_level(
+    independent: Independent, policy: Policy
+) -> None:
+    with independent.varied({"do_below_1_is_the_latest"}) as service:
+        results = audit(independent, phases=VARIATION_PHASES, policy=policy)
+        assert service.met["do_below_1_is_the_latest"], "the audit sent no version below 1"
+    assert results.conforms and not results.warnings, failures(results)
 
 
 def test_the_plain_service_passes_the_default_audit(independent: Independent) -> None:
@@ -346,6 +380,18 @@ PROBES: list[tuple[str, str, dict[str, Any], dict[str, str]]] = [
     ("POST", LIST, {"projectId": MAIN_PROJECT}, AUTH),
     ("GET", "/v2/gen-ai/evaluation_test_cases/5f0c8a0e-3a51-4c7e-9d7b-2f1e0c9a6b11", {}, AUTH),
     ("GET", "/v2/gen-ai/evaluation_test_cases/not-a-uuid", {}, AUTH),
+    (
+        "GET",
+        "/v2/gen-ai/evaluation_test_cases/5f0c8a0e-3a51-4c7e-9d7b-2f1e0c9a6b11",
+        {"evaluation_test_case_version": "x"},
+        AUTH,
+    ),
+    (
+        "GET",
+        "/v2/gen-ai/evaluation_test_cases/5f0c8a0e-3a51-4c7e-9d7b-2f1e0c9a6b11",
+        {"evaluation_test_case_version": 0},
+        AUTH,
+    ),
     ("GET", "/v2/gen-ai/evaluation_test_cases/5f0c8a0e-3a51-4c7e-9d7b-2f1e0c9a6b11", {}, {}),
 ]
 

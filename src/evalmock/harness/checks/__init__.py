@@ -9,6 +9,7 @@ from evalmock.harness.checks import (  # noqa: F401  (registration)
     digitalocean,
     error_answers,
     filters,
+    metric_enums,
     pagination,
     parameters,
 )

@@ -169,8 +169,8 @@ BUILTINS: dict[str, dict[str, tuple[str, Source]]] = {
         "response_schema_conformance": (
             "A 200 body matches the page's AgentEvaluationTestCaseGetResponse: fields, types, "
             "formats (uint64 as "
-            "decimal strings, date-times), the three enums and the 0..100 of "
-            "success_threshold_pct.",
+            "decimal strings, date-times) and the 0..100 of success_threshold_pct. The metrics' "
+            "three enums are the metric_enum_values rules' (a value none lists is inferred).",
             page(
                 on_digitalocean_page(21, "type AgentEvaluationTestCaseGetResponse struct{…}"),
                 on_digitalocean_page(35, "CreatedByUserID stringoptional"),

@@ -113,7 +113,8 @@ def tampered_cursor_is_bad_input(s: Scenario) -> None:
 
 @scenario_check("test-set", _BINDING)
 def cursor_is_bound_to_the_filters(s: Scenario) -> None:
-    """A sealed cursor reused with other filters (include, kind) gets 400 bad-input."""
+    """A sealed cursor reused with other filters gets 400 bad-input: with include=retired, with
+    kind=hand, and a kind=correction cursor without kind, each the only change."""
     _require_sealed(s)
     project = s.project()
     cursor = _first_cursor(s, project)
@@ -132,29 +133,67 @@ def cursor_is_bound_to_the_filters(s: Scenario) -> None:
         )
 
 
+# Each binding is probed alone: the cursor goes back with one thing changed and everything else as
+# it was (the limit too), so a runtime that binds some of them but not the one changed is seen.
 @scenario_check("test-set", _BINDING)
 def cursor_is_bound_to_the_list(s: Scenario) -> None:
-    """A sealed cursor reused for another project, or another agent, gets 400 bad-input."""
+    """A sealed cursor reused for another project of the same agent gets 400 bad-input."""
     _require_sealed(s)
     project = s.project()
     # Only lists the targets know exist: for a project that is not the agent's, an empty page
     # without looking at the cursor is also an answer the page allows.
-    others = [p for p in s.targets.projects if p.project_id.lower() != project.project_id.lower()]
-    if not others:
+    other = next(
+        (
+            p
+            for p in s.targets.projects
+            if p.agent_id == project.agent_id and p.project_id.lower() != project.project_id.lower()
+        ),
+        None,
+    )
+    if other is None:
         raise Skip(
-            "the targets name one project only; a second list is needed to reuse a cursor on"
+            f"the targets name one project of agent {project.agent_id} only; a second "
+            "[[test_set.projects]] entry of that agent would enable reusing a cursor on another "
+            "of its lists"
         )
     cursor = _first_cursor(s, project)
-    same_agent = next((p for p in others if p.agent_id == project.agent_id), None)
-    if same_agent is not None:
-        assert_cursor_refused(
-            s.list_cases(same_agent, limit=1, cursor=cursor), "a cursor reused for another project"
-        )
-    other_agent = next((p for p in others if p.agent_id != project.agent_id), None)
-    if other_agent is not None:
-        assert_cursor_refused(
-            s.list_cases(other_agent, limit=1, cursor=cursor), "a cursor reused for another agent"
-        )
+    assert_cursor_refused(
+        s.list_cases(other, limit=1, cursor=cursor), "a cursor reused for another project"
+    )
+
+
+def _one_project_two_agents(s: Scenario) -> tuple[ProjectTarget, ProjectTarget]:
+    """Two entries of the targets naming the same project under two agents; Skip, naming the fact
+    that would enable the probe, when there are none."""
+    s.project()
+    for index, first in enumerate(s.targets.projects):
+        for second in s.targets.projects[index + 1 :]:
+            same = first.project_id.lower() == second.project_id.lower()
+            if same and first.agent_id != second.agent_id:
+                return first, second
+    raise Skip(
+        "the targets name no project under two agents; a second [[test_set.projects]] entry with "
+        "the project_id of a listed project, under another agent that serves it, would enable "
+        "reusing a cursor on the same project under another agent"
+    )
+
+
+@scenario_check("test-set", _BINDING)
+def cursor_is_bound_to_the_agent(s: Scenario) -> None:
+    """A sealed cursor reused for the same project under another agent that serves it (the targets
+    name both) gets 400 bad-input."""
+    _require_sealed(s)
+    first, second = _one_project_two_agents(s)
+    try:
+        cursor = _first_cursor(s, first)
+    except Skip:  # the first agent's list is too short for a cursor: the other way round
+        first, second = second, first
+        cursor = _first_cursor(s, first)
+    # the project id exactly as the cursor's request spelled it: only the agent differs
+    replay = s.list_cases(
+        agent_id=second.agent_id, project_id=first.project_id, limit=1, cursor=cursor
+    )
+    assert_cursor_refused(replay, "a cursor reused for the same project under another agent")
 
 
 @scenario_check("test-set", _BINDING)

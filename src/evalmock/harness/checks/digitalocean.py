@@ -25,6 +25,7 @@ from evalmock.harness.checks.exchange import Exchange
 from evalmock.harness.checks.outcomes import Skip, Violation
 from evalmock.harness.checks.registry import response_check, scenario_check
 from evalmock.harness.checks.scenario import Scenario, unless_turned_away
+from evalmock.harness.excerpts import as_json
 
 UNKNOWN_TEST_CASE = "00000000-0000-4000-8000-00000000dead"
 MALFORMED_TEST_CASE = "not-a-uuid"
@@ -295,3 +296,79 @@ def unknown_test_case_is_404(s: Scenario) -> None:
                 received=f"{exchange.status} {exchange.excerpt()}",
                 exchange=exchange,
             )
+
+
+# -- the version's near misses
+# --------------------------------------------------------------------------------------------
+NOT_WHOLE_VERSIONS = {"a word": "x", "a fraction": "1.5"}
+_INT64_VERSION = on_digitalocean_page(15, "EvaluationTestCaseVersion param.Field[int64]optional")
+
+
+@scenario_check(
+    "gradient",
+    inferred(
+        "The page types the version int64 but names no error at all; refusing a version that is "
+        "no whole number is the usual reading, and a 200 that ignores it answers another request "
+        "than the one sent.",
+        _INT64_VERSION,
+    ),
+)
+def version_that_is_no_integer_is_400(s: Scenario) -> None:
+    """A version that is not a whole number (x, 1.5) gets 400, never a 200 that ignores it: a
+    warning by default."""
+    test_case = s.test_case()
+    for what, value in NOT_WHOLE_VERSIONS.items():
+        exchange = s.get_test_case(test_case.uuid, value)
+        if exchange.status != 400:
+            body = evaluation_test_case(exchange)
+            shown = (
+                f"200 with version {as_json(body.get('version', '(no version)'), 100)}"
+                if body is not None
+                else f"{exchange.status} {exchange.excerpt()}"
+            )
+            raise Violation(
+                f"a version that is {what} ({value!r}) was not refused with 400",
+                expected=400,
+                received=shown,
+                exchange=exchange,
+            )
+
+
+@scenario_check(
+    "gradient",
+    inferred(
+        "An empty version is left open between two readings: refused like any value that is no "
+        "int64 (400), or read as left out, as many servers read an empty query value. Any other "
+        "answer is neither.",
+        _INT64_VERSION,
+    ),
+)
+def empty_version_is_400_or_left_out(s: Scenario) -> None:
+    """An empty version (evaluation_test_case_version=) gets 400, or is read as left out: a 200
+    with the version a request without one gets. Which of the two is open."""
+    test_case = s.test_case()
+    empty = s.get_test_case(test_case.uuid, "")
+    if empty.status == 400:
+        return
+    answered = evaluation_test_case(empty)
+    if answered is None:
+        raise Violation(
+            "an empty version was neither refused with 400 nor read as left out",
+            expected="400, or 200 with the version a request without one gets",
+            received=f"{empty.status} {empty.excerpt()}",
+            exchange=empty,
+        )
+    plain = evaluation_test_case(s.get_test_case(test_case.uuid))
+    if plain is None:
+        raise Skip(
+            "the test case without a version was not a 200 with an evaluation_test_case, so an "
+            "empty version read as left out has nothing to be compared with"
+        )
+    if answered.get("version") != plain.get("version"):
+        raise Violation(
+            "an empty version was answered with another version than a request without one gets",
+            expected=plain.get("version", "(no version)"),
+            received=answered.get("version", "(no version)"),
+            exchange=empty,
+            pointer="/evaluation_test_case/version",
+        )

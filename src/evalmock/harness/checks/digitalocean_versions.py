@@ -14,6 +14,10 @@ from evalmock.harness.checks.outcomes import Skip, Violation
 from evalmock.harness.checks.scenario import Scenario, unless_turned_away
 
 VERSION = "evaluation_test_case_version"
+# The page names no version below 1, and DigitalOcean's service is generated from protobuf, where 0
+# is the unset value: a 200 with the latest is as plausible an answer to one as a 404. Open, never
+# judged.
+FIRST_VERSION = 1
 
 
 def evaluation_test_case(exchange: Exchange) -> dict[str, Any] | None:
@@ -54,6 +58,7 @@ def version_asked(exchange: Exchange, targets: Targets) -> tuple[int, Any, bool]
     if (
         test_case is None
         or requested is None
+        or requested < FIRST_VERSION  # open: see FIRST_VERSION
         or "version" not in test_case
         or exchange.ambiguous(VERSION)
     ):
@@ -76,8 +81,10 @@ def same_version(requested: int, answered: Any) -> bool:
 
 def versions_at_the_edges(versions: tuple[int, ...]) -> list[int]:
     """Versions just beyond those a test case has: one below and one above each of them that it does
-    not have (below the lowest, above the highest, either side of a gap)."""
-    return sorted({v + step for v in versions for step in (-1, 1)} - set(versions))
+    not have (below the lowest, above the highest, either side of a gap), none below FIRST_VERSION
+    (open)."""
+    beyond = {v + step for v in versions for step in (-1, 1)} - set(versions)
+    return sorted(v for v in beyond if v >= FIRST_VERSION)
 
 
 @dataclass(frozen=True)

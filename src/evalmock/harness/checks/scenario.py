@@ -207,8 +207,9 @@ class Scenario:
         return self.targets.test_cases[0]
 
     def get_test_case(
-        self, uuid: str, version: int | None = None, *, token: Any = DEFAULT_TOKEN
+        self, uuid: str, version: int | str | None = None, *, token: Any = DEFAULT_TOKEN
     ) -> Exchange:
+        """The test case, at `version` when given (a string is sent as it is: a near miss)."""
         path = operation("gradient").url_path(test_case_uuid=uuid)
         asks_for = target_key("gradient", {"test_case_uuid": uuid}, {})
         return self.get(

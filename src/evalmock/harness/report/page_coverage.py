@@ -128,7 +128,7 @@ NOTES: dict[tuple[str, int], str] = {
     (_D, 57): f"a field's meaning: {UNSEEN}",
     (_D, 63): f"a field's meaning: {UNSEEN}",
     (_D, 67): f"a field's meaning: {UNSEEN}",
-    (_D, 85): SCHEMA + " (the enum below)",
+    (_D, 85): "the enum below",
     (_D, 103): f"a field's meaning: {UNSEEN}",
     (_D, 159): f"a field's meaning: {UNSEEN}",
     (_D, 189): "the sample's title; nothing to check",
@@ -140,6 +140,13 @@ _DO_SCHEMA_LINE = re.compile(
     r"following:"
 )
 _DO_INTEGER_FORMAT = re.compile(r"formatint(32|64)")
+# The metrics' enum constants: their values are judged by the metric_enum_values rules, not the
+# schema (a value none lists is inferred: DigitalOcean adds values).
+_DO_ENUM_VALUE = re.compile(r"const APIEvaluationMetric\w+ \w+ = \"[A-Z_]+\"")
+ENUM_VALUE_NOTE = (
+    "a listed value (`metric_enum_values_are_their_own_field_s`; one no enum lists: "
+    "`metric_enum_values_are_listed`, inferred)"
+)
 
 
 @dataclass(frozen=True)
@@ -203,6 +210,10 @@ def _note(page: str, text: str, names: tuple[str, ...]) -> str:
             SCHEMA
             + " (the type integer; Schemathesis does not check int32/int64 ranges in responses)"
         )
+    if page == DIGITALOCEAN_PAGE and _DO_ENUM_VALUE.fullmatch(text) and not names:
+        return ENUM_VALUE_NOTE
+    if page == DIGITALOCEAN_PAGE and text == "Accepts one of the following:" and not names:
+        return "the enum below"
     if page == DIGITALOCEAN_PAGE and _DO_SCHEMA_LINE.fullmatch(text) and not names:
         return SCHEMA
     return ""

@@ -110,7 +110,7 @@ def load_schema(
         )
     )
     config.update(max_failures=None)
-    spec = document.spec if policy.live else document.page_spec
+    spec = document.judged_spec(live=policy.live)
     schema = schemathesis.openapi.from_dict(spec, config=config)
     headers = {"Authorization": f"Bearer {token}"} if token else {}
     schema.config.update(base_url=base_url.rstrip("/") + document.base_path, headers=headers)

@@ -40,7 +40,8 @@ NO_WALK = "no walk was followed: no page was asked for with a nextCursor the tra
 # Why a binding rule met nothing to judge, by the aspect it binds (the traffic may have reused a
 # cursor otherwise).
 NO_REUSE = {
-    "cursor_is_bound_to_the_list": "for another list (another agent or project)",
+    "cursor_is_bound_to_the_list": "for another list (another project)",
+    "cursor_is_bound_to_the_agent": "for the same project under another agent",
     "cursor_is_bound_to_the_filters": "with other filters",
     "cursor_is_bound_to_the_caller": "by another caller",
 }
@@ -142,7 +143,7 @@ class TrafficWalks:
         self.not_empty = find_check("page_after_has_more_is_not_empty", "test-set")
         self.binding = {
             aspect: find_check(f"cursor_is_bound_to_the_{aspect}", "test-set")
-            for aspect in ("list", "filters", "caller")
+            for aspect in ("list", "agent", "filters", "caller")
         }
 
     def observe(self, exchange: Exchange) -> list[Breach]:
@@ -281,10 +282,12 @@ class TrafficWalks:
             return []
         broken: list[Breach] = []
         given = walk.key
-        if key.agent != given.agent:
-            self._refused(broken, "list", exchange, "a cursor reused for another agent")
-        elif key.project != given.project:
-            self._refused(broken, "list", exchange, "a cursor reused for another project")
+        if key.project != given.project:
+            what = "another agent's project" if key.agent != given.agent else "another project"
+            self._refused(broken, "list", exchange, f"a cursor reused for {what}")
+        elif key.agent != given.agent:
+            what = "a cursor reused for the same project under another agent"
+            self._refused(broken, "agent", exchange, what)
         changed = [
             _filter_change(name, before, now)
             for name, before, now in zip(FILTERS, given.filters, key.filters, strict=True)
