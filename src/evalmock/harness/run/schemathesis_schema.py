@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import functools
 import itertools
+import json
 import os
 import tempfile
 from collections.abc import Callable
@@ -15,13 +16,16 @@ from typing import Any
 import schemathesis
 from hypothesis.configuration import set_hypothesis_home_dir
 from schemathesis import GenerationMode
+from schemathesis.core import NOT_SET
 from schemathesis.core.parameters import ParameterLocation
+from schemathesis.core.transport import Response
 from schemathesis.generation.meta import TestPhase
 
 from evalmock.contract.documents import api as api_document
 from evalmock.contract.operations import operation
 from evalmock.contract.targets import Targets
 from evalmock.harness.checks.attribution import builtin_check_names
+from evalmock.harness.checks.exchange import NotJson, loads
 from evalmock.harness.checks.policy import Policy
 from evalmock.paths import cache_dir
 
@@ -98,6 +102,7 @@ def load_schema(
     """The API's document as Schemathesis loads it for `policy` (the page view outside the live
     profile), aimed at `base_url` (the service's root) with the bearer token, running exactly the
     checks that apply."""
+    read_json_as_a_browser()
     document = api_document(api)
     config = schemathesis.Config.from_dict(
         config_dict(
@@ -115,6 +120,23 @@ def load_schema(
     headers = {"Authorization": f"Bearer {token}"} if token else {}
     schema.config.update(base_url=base_url.rstrip("/") + document.base_path, headers=headers)
     return schema
+
+
+def read_json_as_a_browser() -> None:
+    """Schemathesis's checks read an answer's JSON as the audit's do (`exchange.loads`): `NaN` is
+    malformed JSON to them too, an integer of 5,000 digits JSON judged by its schema (the standard
+    parser, theirs, would raise past 4,300 digits)."""
+    if Response.json is not _browser_json:
+        Response.json = _browser_json  # type: ignore[method-assign]
+
+
+def _browser_json(self: Response) -> Any:
+    if self._deserialized is NOT_SET:
+        try:
+            self._deserialized = loads(self.text)
+        except NotJson as exc:  # Schemathesis's ST109, "JSON deserialization error"
+            raise json.JSONDecodeError(str(exc), self.text, 0) from None
+    return self._deserialized
 
 
 def known_good_case_hook(api: str, targets: Targets) -> Callable[[Any, Any], Any]:
