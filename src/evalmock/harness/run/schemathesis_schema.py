@@ -30,6 +30,10 @@ from evalmock.harness.checks.policy import Policy
 from evalmock.paths import cache_dir
 
 PHASES = ("examples", "coverage", "fuzzing", "stateful")
+# Redirects a Schemathesis request follows within the audited origin, at most (its session follows
+# none to another origin, where the audit's credentials would go); past them a loop is a gap, named
+# once per operation (run/fuzzing.py). requests would follow 30.
+MAX_REDIRECTS = 5
 
 # What the pages allow a request to get, per check with expected statuses (see checks/builtins.py).
 EXPECTED_STATUSES: dict[str, dict[str, list[str]]] = {
@@ -73,6 +77,7 @@ def config_dict(
     return {
         "seed": seed,
         "continue-on-failure": True,  # report every violation, not only the first of each phase
+        "max-redirects": MAX_REDIRECTS,
         "generation": {"max-examples": max_examples, "database": "none"},
         "phases": {
             **{name: {"enabled": name in phases} for name in PHASES},
