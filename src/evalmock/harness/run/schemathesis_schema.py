@@ -21,6 +21,7 @@ from schemathesis.core.parameters import ParameterLocation
 from schemathesis.core.transport import Response
 from schemathesis.generation.meta import TestPhase
 
+from evalmock import environment
 from evalmock.contract.documents import api as api_document
 from evalmock.contract.operations import operation
 from evalmock.contract.targets import Targets
@@ -124,6 +125,9 @@ def load_schema(
     schema = schemathesis.openapi.from_dict(spec, config=config)
     headers = {"Authorization": f"Bearer {token}"} if token else {}
     schema.config.update(base_url=base_url.rstrip("/") + document.base_path, headers=headers)
+    # requests reads REQUESTS_CA_BUNDLE, not SSL_CERT_FILE: the audit's one way is told it here
+    if (authorities := environment.certificate_authorities()) is not None:
+        schema.config.update(tls_verify=authorities)
     return schema
 
 
