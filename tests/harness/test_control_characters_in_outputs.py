@@ -101,3 +101,13 @@ def test_the_console_summary_shows_the_controls_as_escapes(
     console = capsys.readouterr().out.encode()
     assert RAW.findall(console) == []
     assert b"the service said x\\x1b]0;CONFORMS\\x07" in console
+
+
+def test_why_an_audit_did_not_start_is_printed_with_the_controls_escaped(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    from evalmock.harness.contract_command import _fail
+
+    _fail(Redactor(), f"no audited API answers: -> 404 ({HOSTILE})", 3)
+    said = capsys.readouterr().err.encode()
+    assert RAW.findall(said.rstrip(b"\n")) == [] and b"x\\x1b]0;CONFORMS\\x07" in said
