@@ -3,9 +3,11 @@ local port, a sleep that does not wait, and assertions that an answer is the doc
 
 from __future__ import annotations
 
+import shutil
 import socket
 import subprocess
 import threading
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -29,6 +31,26 @@ BOTH_SERVERS = [
     pytest.param("granian", marks=needs_granian),
     "uvicorn",
 ]
+
+
+def self_signed_certificate(folder: Path) -> tuple[Path, Path]:
+    """A self-signed certificate for 127.0.0.1 (its own authority) and its key, in `folder`, made by
+    the openssl command."""
+    openssl = shutil.which("openssl")
+    assert openssl, (
+        "the openssl command is needed to make a test certificate (Debian: apt-get install openssl)"
+    )
+    cert, key = folder / "cert.pem", folder / "key.pem"
+    subprocess.run(
+        [
+            *(openssl, "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2"),
+            *("-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1"),
+            *("-keyout", str(key), "-out", str(cert)),
+        ],
+        check=True,
+        capture_output=True,
+    )
+    return cert, key
 
 
 def free_port() -> int:

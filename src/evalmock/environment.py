@@ -14,12 +14,22 @@ CURSOR_KEY = "EVALMOCK_CURSOR_KEY"
 PUBLIC_URL = "EVALMOCK_PUBLIC_URL"
 # where the documents' parsed forms are cached
 CACHE_DIR = "EVALMOCK_CACHE_DIR"
+# the certificate authorities an https service is verified by (a file of PEM certificates, else a
+# folder of them), for every request of the audit and the proxy; OpenSSL's names, which httpx reads
+CA_FILE = "SSL_CERT_FILE"
+CA_DIR = "SSL_CERT_DIR"
 
 
 def read(name: str) -> str | None:
     """The variable's value; None when it is unset or empty (an empty value is a setting left
     out)."""
     return os.environ.get(name) or None
+
+
+def certificate_authorities() -> str | None:
+    """The file, else the folder, of the certificate authorities to verify an https service by;
+    None: certifi's."""
+    return read(CA_FILE) or read(CA_DIR)
 
 
 def audit_token() -> str | None:

@@ -4,8 +4,6 @@ saying so; an SSL_CERT_FILE that cannot be read stops the proxy at start (exit 2
 
 from __future__ import annotations
 
-import shutil
-import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -17,7 +15,7 @@ from evalmock.contract.operations import operation
 from evalmock.proxy.command import UsageError, build_proxy
 from harness.builders import PROJECT
 from harness.serving import serving
-from shared import assert_envelope
+from shared import assert_envelope, self_signed_certificate
 
 from .conftest import ProxyFactory
 from .upstreams import broken_upstream
@@ -27,37 +25,8 @@ CASES = operation("test-set").url_path(agentId="example") + f"?projectId={PROJEC
 
 @pytest.fixture(scope="module")
 def authority(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
-    """A self-signed certificate for 127.0.0.1 (its own authority) and its key, made by the openssl
-    command."""
-    openssl = shutil.which("openssl")
-    assert openssl, (
-        "the openssl command is needed to make a test certificate (Debian: apt-get install openssl)"
-    )
-    folder = tmp_path_factory.mktemp("tls")
-    cert, key = folder / "cert.pem", folder / "key.pem"
-    subprocess.run(
-        [
-            openssl,
-            "req",
-            "-x509",
-            "-newkey",
-            "rsa:2048",
-            "-nodes",
-            "-days",
-            "2",
-            "-subj",
-            "/CN=127.0.0.1",
-            "-addext",
-            "subjectAltName=IP:127.0.0.1",
-            "-keyout",
-            str(key),
-            "-out",
-            str(cert),
-        ],
-        check=True,
-        capture_output=True,
-    )
-    return cert, key
+    """A self-signed certificate for 127.0.0.1 (its own authority) and its key."""
+    return self_signed_certificate(tmp_path_factory.mktemp("tls"))
 
 
 @pytest.fixture(scope="module")

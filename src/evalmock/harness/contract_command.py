@@ -13,6 +13,7 @@ from evalmock.contract.targets import TargetsError, load_targets
 from evalmock.crash import crash_line
 from evalmock.exits import USAGE as EXIT_USAGE
 from evalmock.harness.checks.policy import Policy
+from evalmock.harness.excerpts import printable
 from evalmock.harness.report.files import report_format, write_report, write_unfinished_report
 from evalmock.harness.report.junit import (
     write_junit,
@@ -86,7 +87,8 @@ def _say_unfinished(args: argparse.Namespace, crash: str, redactor: Redactor) ->
 
 
 def _fail(redactor: Redactor, message: str, code: int) -> int:
-    print(f"evalmock contract: {redactor.text(message)}", file=sys.stderr)
+    # the message may quote the service (why it is unreachable, what it answered)
+    print(f"evalmock contract: {printable(redactor.text(message))}", file=sys.stderr)
     return code
 
 
@@ -173,7 +175,7 @@ def run_har_audit(args: argparse.Namespace, redactor: Redactor) -> int:
         )
         audit_har(args.har, audit, args.base_url, max_body=args.max_answer_bytes)
     except (TargetsError, HarError) as exc:
-        print(f"evalmock contract: {redactor.text(str(exc))}", file=sys.stderr)
+        print(f"evalmock contract: {printable(redactor.text(str(exc)))}", file=sys.stderr)
         return EXIT_USAGE
     return finish(
         args,

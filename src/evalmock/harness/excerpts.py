@@ -51,8 +51,11 @@ def clip(text: str, limit: int, ellipsis: str = ELLIPSIS) -> str:
 
 
 # C0 controls (a line break too: a console line is one line), DEL and C1 controls: what a terminal
-# would obey (clear the screen, retitle the window, move the cursor back over a verdict).
+# would obey (clear the screen, retitle the window, move the cursor back over a verdict), and a `\r`
+# that would start a line of its own in a file or a browser's <pre>.
 _CONTROLS = re.compile("[\x00-\x1f\x7f-\x9f]")
+# the same but the line break: a report file's lines are its own
+_CONTROLS_BUT_LINE_BREAK = re.compile("[\x00-\x09\x0b-\x1f\x7f-\x9f]")
 
 
 def escaped(text: str, characters: re.Pattern[str]) -> str:
@@ -62,6 +65,8 @@ def escaped(text: str, characters: re.Pattern[str]) -> str:
     )
 
 
-def printable(text: str) -> str:
-    """`text` for a console line: each control character shown as its escape (`\\x1b`)."""
-    return escaped(text, _CONTROLS)
+def printable(text: str, *, lines: bool = False) -> str:
+    """`text` for a console line, or with `lines` for a file of lines (a report): each control
+    character shown as its escape (`\\x1b`, `\\r`), a line break kept only with `lines`. Every
+    output of the audit and the proxy passes through here."""
+    return escaped(text, _CONTROLS_BUT_LINE_BREAK if lines else _CONTROLS)

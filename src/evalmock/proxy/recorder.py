@@ -7,6 +7,7 @@ from __future__ import annotations
 import base64
 import json
 import os
+import re
 import tempfile
 from email.utils import parsedate_to_datetime
 from pathlib import Path
@@ -42,9 +43,7 @@ class HarRecorder:
             "cache": {},
             "timings": harfile.Timings(send=0, wait=forwarded.elapsed_ms, receive=0).asdict(),
         }
-        self._spool.write(
-            json.dumps(redacted_har_entry(self.redactor, entry), ensure_ascii=False) + "\n"
-        )
+        self._spool.write(_json_line(redacted_har_entry(self.redactor, entry)) + "\n")
         self.entries += 1
 
     def write(self, path: str | Path) -> None:
@@ -72,6 +71,17 @@ class HarRecorder:
 
     def close(self) -> None:
         self._spool.close()
+
+
+# DEL and C1 controls: JSON may hold them raw, but a terminal obeys them (`cat` of the file); JSON
+# escapes every C0 control itself.
+_RAW_CONTROLS = re.compile("[\x7f-\x9f]")
+
+
+def _json_line(entry: dict) -> str:
+    """`entry` as one line of JSON, every control character from the upstream as its \\u escape."""
+    text = json.dumps(entry, ensure_ascii=False)
+    return _RAW_CONTROLS.sub(lambda found: f"\\u{ord(found.group()):04x}", text)
 
 
 def _records(headers: Headers) -> list[harfile.Record]:

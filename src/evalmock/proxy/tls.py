@@ -7,6 +7,7 @@ import ssl
 
 import httpx
 
+from evalmock import environment
 from evalmock.exits import UsageError
 
 
@@ -24,7 +25,7 @@ def upstream_ssl_context() -> ssl.SSLContext:
         source = next(
             (
                 f"{name}={os.environ[name]!r}"
-                for name in ("SSL_CERT_FILE", "SSL_CERT_DIR")
+                for name in (environment.CA_FILE, environment.CA_DIR)
                 if os.environ.get(name)
             ),
             "certifi's bundle",

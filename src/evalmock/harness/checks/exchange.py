@@ -41,6 +41,30 @@ MAX_JSON_VALUES = 100_000
 _STRING = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"', re.DOTALL)
 
 
+class NotJson(ValueError):
+    """A body a browser's `JSON.parse` refuses though Python's parser takes it."""
+
+
+def loads(text: str | bytes) -> Any:
+    """JSON as a browser's `JSON.parse` reads it (RFC 8259), the one reading of a service's JSON in
+    the audit, `--har`, the proxy and Schemathesis's checks: `NaN`, `Infinity` and `-Infinity` are
+    not JSON (Python's parser takes them); a number of any length is (Python's refuses an integer
+    past 4,300 digits, its guard for `int()`: such an integer is read as a browser reads it, a
+    double, so Infinity past 1.8e308)."""
+    return json.loads(text, parse_constant=_no_constant, parse_int=_integer)
+
+
+def _no_constant(name: str) -> Any:
+    raise NotJson(f"{name} is not JSON (a browser's JSON.parse refuses it)")
+
+
+def _integer(literal: str) -> int | float:
+    try:
+        return int(literal)
+    except ValueError:  # past Python's digits for int(): float() has no such guard, nor cost
+        return float(literal)
+
+
 def first_header(headers: Mapping[str, Any], name: str) -> str | None:
     """A header's first value, from names in lower case whose values are strings or lists of them
     (httpx's, an Exchange's, Schemathesis's)."""
@@ -160,7 +184,7 @@ def read_json(body: bytes, max_values: int = MAX_JSON_VALUES) -> tuple[bool, Any
         value = orjson.loads(body)
     except orjson.JSONDecodeError:
         try:
-            value = json.loads(body)
+            value = loads(body)
         except RecursionError:  # deeper than Python's recursion limit
             return False, None, False, TOO_DEEP
         except (ValueError, UnicodeDecodeError):

@@ -7,7 +7,7 @@ from enum import Enum
 from typing import Any
 
 from evalmock.harness.checks.exchange import Exchange
-from evalmock.harness.excerpts import show
+from evalmock.harness.excerpts import printable, show
 
 _UNSET: Any = object()
 
@@ -38,11 +38,12 @@ class Violation(AssertionError):
         return None if self.received is _UNSET else self.received
 
     def render(self) -> str:
+        # each value on its own line, its line breaks escaped: a value cannot fake a line of its own
         lines = [self.message]
         if self.expected is not _UNSET:
-            lines.append(f"expected: {show(self.expected)}")
+            lines.append(f"expected: {printable(show(self.expected))}")
         if self.received is not _UNSET:
-            lines.append(f"received: {show(self.received)}")
+            lines.append(f"received: {printable(show(self.received))}")
         return "\n".join(lines)
 
 

@@ -1,9 +1,11 @@
-"""A report file: Markdown or HTML, chosen by the file's suffix, written whole and redacted."""
+"""A report file: Markdown or HTML, chosen by the file's suffix, written whole, redacted and with
+every control character from the service escaped."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
+from evalmock.harness.excerpts import printable
 from evalmock.harness.report.html import render_html, render_unfinished_html
 from evalmock.harness.report.markdown import render_markdown, render_unfinished_markdown
 from evalmock.harness.report.run_info import RunInfo
@@ -31,11 +33,13 @@ def write_report(
     is the run's metadata for the header (by default: now, against `base_url`)."""
     path = Path(path)
     render = render_html if report_format(path) == "html" else render_markdown
-    write_whole(path, redactor.text(render(results, base_url=base_url, run=run)))
+    write_whole(
+        path, printable(redactor.text(render(results, base_url=base_url, run=run)), lines=True)
+    )
 
 
 def write_unfinished_report(crash: str, path: str | Path, redactor: Redactor) -> None:
     """The report of an audit that an internal error stopped, in the format of the file's suffix:
     that it did not finish, and `crash`, the line that says where."""
     render = render_unfinished_html if report_format(path) == "html" else render_unfinished_markdown
-    write_whole(Path(path), redactor.text(render(crash)))
+    write_whole(Path(path), printable(redactor.text(render(crash)), lines=True))

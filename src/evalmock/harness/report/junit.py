@@ -9,7 +9,7 @@ from pathlib import Path
 
 from evalmock.exits import CRASHED
 from evalmock.harness.checks.policy import FAILED, SKIPPED, WARNED
-from evalmock.harness.excerpts import clip, escaped
+from evalmock.harness.excerpts import clip, escaped, printable
 from evalmock.harness.report.view import MAX_EXAMPLE_TEXT, MAX_JUNIT_TEXT, throttling_text
 from evalmock.harness.results.audit_results import Results
 from evalmock.harness.results.findings import Finding
@@ -171,8 +171,9 @@ _NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
 
 
 def xml_safe(text: str) -> str:
-    """`text` with each character XML cannot hold shown as its escape (`\\x1b`)."""
-    return escaped(text, _NOT_XML)
+    """`text` with each character XML cannot hold, and each control character a terminal would obey
+    (`cat` of the file), shown as its escape (`\\x1b`, `\\r`)."""
+    return escaped(printable(text, lines=True), _NOT_XML)
 
 
 def _write_xml(root: ET.Element, path: str | Path, redactor: Redactor) -> None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, TextIO
 
 from evalmock.harness.checks.policy import FAILED, PASSED, SKIPPED, WARNED
+from evalmock.harness.excerpts import printable
 from evalmock.harness.report.view import (
     KIND_WORDS,
     UNWRAPPED_WIDTH,
@@ -55,13 +56,13 @@ def print_summary(results: Results, redactor: Redactor, stream: TextIO) -> None:
         console.print(
             f"{word} {finding.check.name} [{finding.check.level}] ({finding.count}× "
             f"{finding.shape}): "
-            f"{redactor.text(finding.title)}",
+            f"{printable(redactor.text(finding.title))}",
             markup=False,
         )
     for reason in results.incomplete_reasons():
-        console.print(f"incomplete: {redactor.text(str(reason))}", markup=False)
+        console.print(f"incomplete: {printable(redactor.text(str(reason)))}", markup=False)
     for note in results.remarks():
-        console.print(f"note: {redactor.text(note)}", markup=False)
+        console.print(f"note: {printable(redactor.text(note))}", markup=False)
     if (throttling := throttling_text(results)) is not None:
         console.print(f"throttling (the service's, not a rule): {throttling}", markup=False)
     console.print(f"{headline(results)} ({policy_line(results)})", markup=False)
@@ -91,4 +92,4 @@ def summary_text(results: Results) -> str:
             f"{finding.shape}): "
             f"{finding.title}"
         )
-    return "\n".join(lines)
+    return "\n".join(printable(line) for line in lines)

@@ -70,7 +70,13 @@ class ThrottledRetry:
         session = getattr(self._local, "session", None)
         if session is None:
             session = self._local.session = bounded_session(self.limits)
-        answer = session.send(response.request, timeout=self.limits.seconds, allow_redirects=False)
+        # verified as the request it repeats was (by the audit's certificate authorities)
+        answer = session.send(
+            response.request,
+            timeout=self.limits.seconds,
+            allow_redirects=False,
+            verify=response.verify,
+        )
         return Response.from_requests(answer, verify=response.verify)
 
 

@@ -29,7 +29,12 @@ from evalmock.harness.run.document_judge import DocumentJudge
 from evalmock.harness.run.fuzz_hooks import Refusal, ThrottledRetry
 from evalmock.harness.run.fuzz_outcomes import FuzzProgress, first_values, record_scenario
 from evalmock.harness.run.judge import ResponseJudge
-from evalmock.harness.run.schemathesis_schema import PHASES, known_good_case_hook, load_schema
+from evalmock.harness.run.schemathesis_schema import (
+    MAX_REDIRECTS,
+    PHASES,
+    known_good_case_hook,
+    load_schema,
+)
 from evalmock.harness.run.throttle import Throttle
 from evalmock.harness.secrets.redactor import Redactor
 
@@ -193,7 +198,11 @@ def _record_event(
         progress.phase = str(event.phase.name)
     if isinstance(event, events.NonFatalError) and THREAD_RACE in str(event.value):
         raise ThreadRace(str(event.value))
-    if isinstance(event, events.NonFatalError):
+    if isinstance(event, events.NonFatalError) and isinstance(
+        event.value, requests.TooManyRedirects
+    ):
+        results.gap(Gap(api, redirect_loop(event.label)))
+    elif isinstance(event, events.NonFatalError):
         slow = isinstance(event.value, requests.Timeout)
         remedy = SLOW_SERVICE if slow else ""
         if isinstance(event.value, AnswerOverLimit):
@@ -211,6 +220,15 @@ def _record_event(
         results.notes.append(
             f"{api}: Schemathesis stopped early: {event.stop_reason.skip_explanation}"
         )
+
+
+def redirect_loop(label: str) -> str:
+    """The gap of an operation whose answers redirect within the service's origin past
+    MAX_REDIRECTS: the same words for each of its requests, so it is named once."""
+    return (
+        f"{label} answered with more than {MAX_REDIRECTS} redirects within the service's origin "
+        "(a loop): not followed further"
+    )
 
 
 def _has_links(api: str) -> bool:

@@ -9,6 +9,7 @@ from collections.abc import Callable
 
 import httpx
 
+from evalmock import environment
 from evalmock.contract.operations import Operation, operation
 from evalmock.contract.schemas import schema_errors
 from evalmock.contract.targets import Targets
@@ -35,6 +36,11 @@ def check_target(audit: Audit) -> None:
     timeout = httpx.Timeout(audit.request_timeout, connect=REACHABILITY_TIMEOUT)
     unreachable = reachable(audit.base_url, timeout)
     if unreachable:
+        if "CERTIFICATE_VERIFY_FAILED" in unreachable:
+            unreachable += (
+                f". To trust a private certificate authority, set {environment.CA_FILE} to its "
+                "certificate (PEM)"
+            )
         raise AuditError(f"{audit.base_url} is unreachable ({unreachable})", UNREACHABLE)
     if absent := absent_apis(audit, probe_answers(audit, timeout)):
         raise AuditError(

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import functools
 import itertools
+import json
 import os
 import tempfile
 from collections.abc import Callable
@@ -15,17 +16,25 @@ from typing import Any
 import schemathesis
 from hypothesis.configuration import set_hypothesis_home_dir
 from schemathesis import GenerationMode
+from schemathesis.core import NOT_SET
 from schemathesis.core.parameters import ParameterLocation
+from schemathesis.core.transport import Response
 from schemathesis.generation.meta import TestPhase
 
+from evalmock import environment
 from evalmock.contract.documents import api as api_document
 from evalmock.contract.operations import operation
 from evalmock.contract.targets import Targets
 from evalmock.harness.checks.attribution import builtin_check_names
+from evalmock.harness.checks.exchange import NotJson, loads
 from evalmock.harness.checks.policy import Policy
 from evalmock.paths import cache_dir
 
 PHASES = ("examples", "coverage", "fuzzing", "stateful")
+# Redirects a Schemathesis request follows within the audited origin, at most (its session follows
+# none to another origin, where the audit's credentials would go); past them a loop is a gap, named
+# once per operation (run/fuzzing.py). requests would follow 30.
+MAX_REDIRECTS = 5
 
 # What the pages allow a request to get, per check with expected statuses (see checks/builtins.py).
 EXPECTED_STATUSES: dict[str, dict[str, list[str]]] = {
@@ -69,6 +78,7 @@ def config_dict(
     return {
         "seed": seed,
         "continue-on-failure": True,  # report every violation, not only the first of each phase
+        "max-redirects": MAX_REDIRECTS,
         "generation": {"max-examples": max_examples, "database": "none"},
         "phases": {
             **{name: {"enabled": name in phases} for name in PHASES},
@@ -98,6 +108,7 @@ def load_schema(
     """The API's document as Schemathesis loads it for `policy` (the page view outside the live
     profile), aimed at `base_url` (the service's root) with the bearer token, running exactly the
     checks that apply."""
+    read_json_as_a_browser()
     document = api_document(api)
     config = schemathesis.Config.from_dict(
         config_dict(
@@ -114,7 +125,27 @@ def load_schema(
     schema = schemathesis.openapi.from_dict(spec, config=config)
     headers = {"Authorization": f"Bearer {token}"} if token else {}
     schema.config.update(base_url=base_url.rstrip("/") + document.base_path, headers=headers)
+    # requests reads REQUESTS_CA_BUNDLE, not SSL_CERT_FILE: the audit's one way is told it here
+    if (authorities := environment.certificate_authorities()) is not None:
+        schema.config.update(tls_verify=authorities)
     return schema
+
+
+def read_json_as_a_browser() -> None:
+    """Schemathesis's checks read an answer's JSON as the audit's do (`exchange.loads`): `NaN` is
+    malformed JSON to them too, an integer of 5,000 digits JSON judged by its schema (the standard
+    parser, theirs, would raise past 4,300 digits)."""
+    if Response.json is not _browser_json:
+        Response.json = _browser_json  # type: ignore[method-assign]
+
+
+def _browser_json(self: Response) -> Any:
+    if self._deserialized is NOT_SET:
+        try:
+            self._deserialized = loads(self.text)
+        except NotJson as exc:  # Schemathesis's ST109, "JSON deserialization error"
+            raise json.JSONDecodeError(str(exc), self.text, 0) from None
+    return self._deserialized
 
 
 def known_good_case_hook(api: str, targets: Targets) -> Callable[[Any, Any], Any]:
