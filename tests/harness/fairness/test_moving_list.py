@@ -16,7 +16,7 @@ from evalmock.harness.run.engine import run_audit
 from evalmock.harness.run.options import Audit
 
 from .conftest import Independent
-from .service_data import SIDE_PROJECT
+from .service_data import MAIN_PROJECT, SIDE_PROJECT
 from .test_fairness import VARIATION_PHASES, assert_checked_both_apis, audit, failures
 
 MOVING = {
@@ -49,9 +49,11 @@ def test_a_list_in_use_during_the_audit_conforms(
 
 
 def lean(independent: Independent, scenarios: set[str], policy: Policy | None = None) -> Results:
-    """The named scenario checks of the test-set API (every answer judged by every response
-    check too), without Schemathesis."""
+    """The named scenario checks of the test-set API on the main project alone, the one that
+    moves (every answer judged by every response check too), without Schemathesis."""
     targets = independent.targets()
+    main = tuple(p for p in targets.projects if p.project_id == MAIN_PROJECT)
+    targets = dataclasses.replace(targets, projects=main)
     return run_audit(
         Audit(
             base_url=independent.base_url,

@@ -236,7 +236,8 @@ def include_retired_adds_the_retired_cases(s: Scenario) -> None:
 def kind_filter_selects_those_kinds(s: Scenario) -> None:
     """kind=hand lists only hand cases and kind=correction only corrections (at least one each where
     the targets say there are some), and kind=correction,hand lists the same cases as no kind; an
-    empty kind= is read as left out or refused with 400."""
+    empty kind= is read as left out or refused with 400. First pages that differ on a list seen to
+    move are judged by whole walks (lists_other_cases), or not judged when those cannot."""
     project = s.project()
     facts = {"hand": project.has_hand, "correction": project.has_corrections}
     if not any(facts.values()):
@@ -300,7 +301,8 @@ def upper_case_project_id_is_accepted(s: Scenario) -> None:
     ),
 )
 def project_id_is_case_insensitive(s: Scenario) -> None:
-    """The upper- and lower-case spellings of a project id list the same cases."""
+    """The upper- and lower-case spellings of a project id list the same cases (on a list seen to
+    move, judged as lists_other_cases says)."""
     project = s.project()
     lower = s.page(project, project_id=project.project_id.lower(), limit=20)
     upper = s.page(project, project_id=project.project_id.upper(), limit=20)
