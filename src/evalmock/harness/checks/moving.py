@@ -24,11 +24,13 @@ class Readings:
 
     @property
     def arrived(self) -> list[Any]:
-        return [case for case in self.after.ids if case not in set(self.before.ids)]
+        before = set(self.before.ids)
+        return [case for case in self.after.ids if case not in before]
 
     @property
     def left(self) -> list[Any]:
-        return [case for case in self.before.ids if case not in set(self.after.ids)]
+        after = set(self.after.ids)
+        return [case for case in self.before.ids if case not in after]
 
     @property
     def moved(self) -> bool:
@@ -51,5 +53,5 @@ class Readings:
 
     def unlisted(self, walk: Walk) -> list[Any]:
         """The cases listed throughout that `walk` left out, in the first walk's order."""
-        listed = set(walk.ids)
-        return [case for case in self.before.ids if case in self.stable and case not in listed]
+        listed, stable = set(walk.ids), self.stable
+        return [case for case in self.before.ids if case in stable and case not in listed]
