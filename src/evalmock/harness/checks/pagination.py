@@ -11,7 +11,7 @@ from evalmock.contract.targets import ProjectTarget
 from evalmock.harness.checks.case_invariants import page_cases
 from evalmock.harness.checks.context import CheckContext
 from evalmock.harness.checks.exchange import Exchange
-from evalmock.harness.checks.moving import Readings
+from evalmock.harness.checks.moving import Readings, differences, first_parting, listed_count
 from evalmock.harness.checks.outcomes import Skip, Violation, json_body
 from evalmock.harness.checks.registry import response_check, scenario_check
 from evalmock.harness.checks.scenario import Scenario, Walk
@@ -170,60 +170,6 @@ def full_last_page_limit(count: int | None, walked: tuple[int, ...]) -> int | No
     return 1 if count <= SHORT_LIST else count
 
 
-def listed_count(walk: Walk) -> int | None:
-    """How many different cases a whole walk listed (None for one stopped at its bound)."""
-    return len(set(walk.ids)) if walk.complete else None
-
-
-def _differences(a: Walk, b: Walk) -> str:
-    only_a, only_b = (
-        sorted(map(str, set(a.ids) - set(b.ids))),
-        sorted(map(str, set(b.ids) - set(a.ids))),
-    )
-    return (
-        f"{len(a.ids)} cases against {len(b.ids)}; only in the first: {only_a[:5]}; only in the "
-        f"second: {only_b[:5]}"
-    )
-
-
-def _first_parting(
-    walk: Walk, full: Walk, full_what: str, required: set[Any] | None = None
-) -> tuple[str, int]:
-    """Where `walk` first parts from `full`, by page and neighbouring cases, and the number of that
-    page in `walk` (its request reproduces it: a case skipped between two pages shows on the page
-    after the boundary). Cases with equal addedAt may come in either order, so a case is placed by
-    the cases around it that both walks list. With `required`, only those cases are looked for."""
-    page_of: dict[Any, int] = {}
-    for number, body in enumerate(walk.pages):
-        # read as Walk.ids reads them, so that both name the same ids
-        for case in body.get("data") or []:
-            page_of.setdefault((case if isinstance(case, dict) else {}).get("id"), number)
-    full_ids = full.ids
-    for position, case_id in enumerate(full_ids):
-        if case_id in page_of or (required is not None and case_id not in required):
-            continue
-        before = next((c for c in reversed(full_ids[:position]) if c in page_of), None)
-        after = next((c for c in full_ids[position + 1 :] if c in page_of), None)
-        number = page_of[after] if after is not None else len(walk.pages) - 1
-        around = [
-            f"after {before!r} (page {page_of[before] + 1})"
-            if before is not None
-            else "before every case",
-            f"before {after!r} (page {page_of[after] + 1})" if after is not None else "at the end",
-        ]
-        return (
-            f"first missing: {case_id!r}, case {position + 1} of the walk at {full_what}, which "
-            "this walk should "
-            f"list {' and '.join(around)}"
-        ), number
-    in_full = set(full_ids)
-    number, case_id = next((n, c) for c, n in page_of.items() if c not in in_full)
-    return (
-        f"first extra: {case_id!r}, on page {number + 1}, in no page of the walk at {full_what}",
-        number,
-    )
-
-
 @scenario_check(
     "test-set",
     page(
@@ -278,7 +224,7 @@ def walk_yields_every_case_once(s: Scenario) -> None:
 def _parted(
     project: ProjectTarget, where: str, what: str, walk: Walk, full: Walk, full_what: str
 ) -> None:
-    parting, number = _first_parting(walk, full, full_what)
+    parting, number = first_parting(walk, full, full_what)
     stated = (
         ""
         if project.active_cases in (None, len(set(full.ids)))
@@ -289,7 +235,7 @@ def _parted(
         f"at {full_what}: a page ended the list early, or a case was skipped or repeated between "
         f"pages; {parting} (the request below is that page's)",
         expected=f"the same cases at every limit ({len(set(full.ids))} at {full_what}{stated})",
-        received=_differences(walk, full),
+        received=differences(walk, full),
         exchange=walk.exchanges[number],
     )
 
@@ -303,7 +249,7 @@ def _judge_on_a_moving_list(
     for what, walk in walks.items():
         if not walk.complete or not readings.unlisted(walk):
             continue
-        parting, number = _first_parting(walk, readings.before, full_what, readings.stable)
+        parting, number = first_parting(walk, readings.before, full_what, readings.stable)
         raise Violation(
             f"in {where}, the list moved during the audit ({readings.movement()}), and the walk "
             f"at {what} ({len(walk.pages)} pages) left out a case listed before the first walk and "
@@ -360,6 +306,13 @@ def _enough_cases(s: Scenario, needed: int) -> bool:
     raise Skip(f"the targets do not state active_cases for {project.agent_id}/{project.project_id}")
 
 
+def _whole_list(body: dict[str, Any], limit: int) -> bool:
+    """Whether a first page shorter than `limit` says it is the last: the list holds no more cases
+    now, whatever the targets' count says (a list in use shrinks as cases are retired; a list that
+    ends early is the walks' finding)."""
+    return len(body["data"]) < limit and body.get("hasMore") is False
+
+
 _FULL_PAGES = (
     "The page bounds a page by limit (default 25) but does not say a first page is full when more "
     "cases "
@@ -371,12 +324,13 @@ _FULL_PAGES = (
     "test-set", inferred(_FULL_PAGES, on_test_set_page(40, "default: 25 >= 1 <= 100"), _LIMIT)
 )
 def default_limit_is_25(s: Scenario) -> None:
-    """Without limit, a project with more than 25 active cases gives a first page of 25."""
+    """Without limit, a project with more than 25 active cases gives a first page of 25, unless
+    the page says it is the last (the list holds fewer now)."""
     project = s.project()
     if not _enough_cases(s, LIMIT["default"] + 1):
         raise Skip(f"the target project has {project.active_cases} active cases, fewer than 26")
     body = s.page(project)
-    if len(body["data"]) != LIMIT["default"]:
+    if len(body["data"]) != LIMIT["default"] and not _whole_list(body, LIMIT["default"]):
         raise Violation(
             "a first page without limit does not hold the default 25 cases",
             expected=LIMIT["default"],
@@ -387,7 +341,8 @@ def default_limit_is_25(s: Scenario) -> None:
 @scenario_check("test-set", inferred(_FULL_PAGES, _LIMIT))
 def limit_fills_a_first_page(s: Scenario) -> None:
     """A first page with limit 1, 7 or 100 holds exactly that many cases when the targets say the
-    project has more (never more is page_holds_at_most_limit's rule)."""
+    project has more, unless the page says it is the last (the list holds fewer now); never more is
+    page_holds_at_most_limit's rule."""
     project = s.project()
     for limit in (1, 7, 100):
         body = s.page(project, limit=limit)
@@ -396,7 +351,12 @@ def limit_fills_a_first_page(s: Scenario) -> None:
             raise Violation(
                 f"limit={limit} was not honoured", expected=f"<= {limit} cases", received=count
             )
-        if project.active_cases is not None and project.active_cases > limit and count != limit:
+        if (
+            project.active_cases is not None
+            and project.active_cases > limit
+            and count != limit
+            and not _whole_list(body, limit)
+        ):
             raise Violation(
                 f"limit={limit} on a project with {project.active_cases} active cases",
                 expected=f"{limit} cases",
