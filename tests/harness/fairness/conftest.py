@@ -13,6 +13,7 @@ from evalmock.contract.targets import Targets, targets_from_dict
 
 from ..serving import serving
 from .independent_service import Service
+from .moving_list import TIES, MovingList
 from .service_data import CASES, PROJECTS, REFUSED_TOKENS, TEST_CASES
 
 TOKEN, SECOND_TOKEN = "fair-user", "fair-other"  # two of the service's CALLERS
@@ -69,6 +70,21 @@ class Independent:
         try:
             yield self.service
         finally:
+            self.service.use(())
+
+    @contextmanager
+    def moving(
+        self, motions: Iterable[str], defects: Iterable[str] = (), variations: Iterable[str] = ()
+    ) -> Iterator[MovingList]:
+        """The main project as a list in use (its cases tied in pairs on addedAt), for one block;
+        the targets still say what the stored data holds."""
+        moving = MovingList(motions, defects)
+        self.service.use({TIES, *variations})
+        self.service.moving = moving
+        try:
+            yield moving
+        finally:
+            self.service.moving = None
             self.service.use(())
 
     def targets(self) -> Targets:

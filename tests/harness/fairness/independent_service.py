@@ -25,7 +25,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta, timezone
 from http import HTTPStatus
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
@@ -43,6 +43,9 @@ from .service_data import (
     Caller,
     Case,
 )
+
+if TYPE_CHECKING:
+    from .moving_list import MovingList
 
 TEST_SET = "000_f4434837f5b13534.txt"
 GRADIENT = "004_ad1dfd63bbdc293b.txt"
@@ -210,6 +213,19 @@ def _unb64(text: str) -> bytes:
     return base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
 
 
+def _position(value: Any, moving: bool) -> bool:
+    """A cursor's position: an offset, or (on a moving list) the (addedAt, id) of a page's last
+    case."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        return value >= 0
+    return (
+        moving
+        and isinstance(value, list)
+        and len(value) == 2
+        and all(isinstance(v, str) for v in value)
+    )
+
+
 def _stamp(moment: datetime) -> str:
     return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
@@ -233,6 +249,7 @@ class Service:
         self.key = secrets.token_bytes(32)
         self.variations: frozenset[str] = frozenset()
         self.met: Counter[str] = Counter()  # how often each variation changed an answer
+        self.moving: MovingList | None = None  # the main project as a list in use, when set
         self.use(variations)
         self._request_numbers = itertools.count(1)
         self._remaining = itertools.count(4999, -1)
@@ -451,7 +468,11 @@ class Service:
                 ),
                 request_id,
             )
-        cases = [c for c in CASES if c.agent == agent and c.project == query.project]
+        cases = (
+            [c for c in CASES if c.agent == agent and c.project == query.project]
+            if self.moving is None
+            else self.moving.stored(agent, query.project)
+        )
         if not cases and self.varies("foreign_project_404"):
             return self._envelope(
                 Refusal(
@@ -484,14 +505,21 @@ class Service:
             c for c in cases if c.kind in query.kinds and (query.include or c.retired is None)
         ]
         # "newest added first"
-        listed.sort(key=lambda c: (self._added_at(c), c.number), reverse=True)
-        window = listed[offset : offset + query.limit]
-        has_more = offset + query.limit < len(listed)
+        if self.moving is None:
+            listed.sort(key=lambda c: (self._added_at(c), c.number), reverse=True)
+            window = listed[offset : offset + query.limit]
+            has_more = offset + query.limit < len(listed)
+            following: Any = offset + query.limit
+        else:
+            position = None if query.cursor is None else offset
+            window, has_more, following = self.moving.window(
+                listed, position, query.limit, self._added_at, self._case_id
+            )
         if not has_more and window and len(window) == query.limit and self.varies("lazy_has_more"):
             has_more = True
         body: dict[str, Any] = {"data": [self._case(c) for c in window], "hasMore": has_more}
         if has_more:
-            body["nextCursor"] = self._issue_cursor(binding, offset + query.limit)
+            body["nextCursor"] = self._issue_cursor(binding, following)
         elif self.varies("cursor_on_last_page"):
             body["nextCursor"] = self._issue_cursor(binding, len(listed))
         if self.varies("extra_fields"):
@@ -499,7 +527,7 @@ class Service:
         headers = {} if self.varies("success_without_request_id") else {"X-Request-Id": request_id}
         return self._json(200, body, headers)
 
-    def _issue_cursor(self, binding: dict[str, str], offset: int) -> str:
+    def _issue_cursor(self, binding: dict[str, str], offset: Any) -> str:
         if self.varies("unsealed_cursors"):
             return _b64(json.dumps({"o": offset}).encode())
         payload = _b64(
@@ -510,7 +538,7 @@ class Service:
     def _sign(self, payload: str) -> str:
         return _b64(hmac.new(self.key, payload.encode(), hashlib.sha256).digest())
 
-    def _read_cursor(self, raw: str, binding: dict[str, str]) -> int | Refusal:
+    def _read_cursor(self, raw: str, binding: dict[str, str]) -> Any:
         """TEST_SET:47: a sealed cursor only "for the same list, filters and caller, within a
         day"."""
         refused = _bad(
@@ -526,7 +554,7 @@ class Service:
             data = json.loads(_unb64(payload))
         except (ValueError, binascii.Error):
             return refused
-        if not isinstance(data, dict) or not isinstance(data.get("o"), int) or data["o"] < 0:
+        if not isinstance(data, dict) or not _position(data.get("o"), self.moving is not None):
             return refused
         other = {k for k in binding if data.get(k) != binding[k]}
         if other == {"a"} and self.varies("cursor_not_bound_to_the_agent"):

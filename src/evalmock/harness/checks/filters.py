@@ -10,7 +10,8 @@ from evalmock.contract.targets import ProjectTarget
 from evalmock.harness.checks.case_invariants import page_cases
 from evalmock.harness.checks.context import CheckContext
 from evalmock.harness.checks.exchange import Exchange
-from evalmock.harness.checks.outcomes import Skip, Violation
+from evalmock.harness.checks.moving import Readings
+from evalmock.harness.checks.outcomes import Moved, Skip, Violation
 from evalmock.harness.checks.registry import response_check, scenario_check
 from evalmock.harness.checks.scenario import Scenario, expect_page
 
@@ -127,13 +128,49 @@ def empty_is_left_out_or_refused(s: Scenario, project: ProjectTarget, parameter:
         return
     plain = s.page(project, limit=50)
     body = expect_page(exchange)
-    if not same_first_cases(body["data"], plain["data"]):
+    if lists_other_cases(s, project, body, plain, variant={parameter: ""}):
         raise Violation(
             f"an empty {parameter}= was neither read as left out nor refused",
             expected=f"400, or the cases listed without {parameter}: {_ids(plain['data'])[:5]}",
             received=_ids(body["data"])[:5],
             exchange=exchange,
         )
+
+
+def lists_other_cases(
+    s: Scenario,
+    project: ProjectTarget,
+    body: dict[str, Any],
+    plain: dict[str, Any],
+    *,
+    variant: dict[str, Any],
+    plain_params: dict[str, Any] | None = None,
+    limit: int = 50,
+) -> bool:
+    """Whether first page `body`, asked with `variant` where the plain request (`plain_params`) gave
+    `plain`, lists other cases than the list does. Pages that differ are told from a list that
+    moved between them by asking the plain page again: the same again, the list stood still and
+    they differ. Else whole walks judge (each case the plain walks before and after list must be in
+    the variant's walk); Moved when they cannot."""
+    if same_first_cases(body["data"], plain["data"]):
+        return False
+    params = plain_params or {}
+    again = s.page(project, limit=limit, **params)
+    if same_first_cases(again["data"], plain["data"]):
+        return True
+    first = s.walk(project, limit=100, **params)
+    varied = s.walk(project, limit=100, **variant)
+    readings = Readings(first, s.walk(project, limit=100, again=True, **params))
+    if not (readings.judgeable and varied.complete):
+        raise Moved("two first pages differ, and its walks stopped before the end")
+    if readings.moved:
+        return bool(readings.unlisted(varied))
+    if set(readings.before.ids) == set(readings.after.ids):
+        return set(varied.ids) != readings.stable
+    raise Moved(
+        f"two first pages differ, and so do two walks ({readings.movement()}); "
+        "walk_yields_every_case_once judges walks that part"
+    )
 
 
 @scenario_check(
@@ -151,7 +188,8 @@ def include_retired_adds_the_retired_cases(s: Scenario) -> None:
     targets say there is one); without it, no retired case; an empty include= is read as left out or
     refused with 400. An active case missing is looked for in a second walk at another page size:
     one lost between two pages only is the walk's (walk_yields_every_case_once), not the
-    filter's."""
+    filter's; and it must still be listed in a last walk without include: one gone from the list
+    meanwhile proves nothing."""
     project = s.project("has_retired", "needed to see retired cases come back")
     active = s.walk(project, limit=100)
     everything = s.walk(project, limit=100, include="retired")
@@ -180,6 +218,9 @@ def include_retired_adds_the_retired_cases(s: Scenario) -> None:
             again = s.walk(project, limit=OTHER_PAGE_SIZE, include="retired")
             missing -= set(again.ids)
         if missing:
+            # On a list in use, only a case still listed after those walks was listed throughout.
+            missing &= set(s.walk(project, limit=100, again=True).ids)
+        if missing:
             raise Violation(
                 "include=retired dropped active cases",
                 expected="every active case too",
@@ -195,7 +236,8 @@ def include_retired_adds_the_retired_cases(s: Scenario) -> None:
 def kind_filter_selects_those_kinds(s: Scenario) -> None:
     """kind=hand lists only hand cases and kind=correction only corrections (at least one each where
     the targets say there are some), and kind=correction,hand lists the same cases as no kind; an
-    empty kind= is read as left out or refused with 400."""
+    empty kind= is read as left out or refused with 400. First pages that differ on a list seen to
+    move are judged by whole walks (lists_other_cases), or not judged when those cannot."""
     project = s.project()
     facts = {"hand": project.has_hand, "correction": project.has_corrections}
     if not any(facts.values()):
@@ -216,7 +258,7 @@ def kind_filter_selects_those_kinds(s: Scenario) -> None:
             )
     both = s.page(project, kind="correction,hand", limit=50)
     plain = s.page(project, limit=50)
-    if not same_first_cases(both["data"], plain["data"]):
+    if lists_other_cases(s, project, both, plain, variant={"kind": "correction,hand"}):
         raise Violation(
             "kind=correction,hand lists other cases than no kind",
             expected=_ids(plain["data"])[:10],
@@ -259,13 +301,16 @@ def upper_case_project_id_is_accepted(s: Scenario) -> None:
     ),
 )
 def project_id_is_case_insensitive(s: Scenario) -> None:
-    """The upper- and lower-case spellings of a project id list the same cases."""
+    """The upper- and lower-case spellings of a project id list the same cases (on a list seen to
+    move, judged as lists_other_cases says)."""
     project = s.project()
     lower = s.page(project, project_id=project.project_id.lower(), limit=20)
     upper = s.page(project, project_id=project.project_id.upper(), limit=20)
     if not lower["data"]:
         raise Skip("the target project lists no active case, so there is nothing to compare")
-    if not same_first_cases(lower["data"], upper["data"]):
+    spelt = {"project_id": project.project_id.lower()}
+    variant = {"project_id": project.project_id.upper()}
+    if lists_other_cases(s, project, upper, lower, variant=variant, plain_params=spelt, limit=20):
         raise Violation(
             "the project id's letter case changed the list",
             expected=_ids(lower["data"])[:10],

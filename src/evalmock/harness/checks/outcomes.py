@@ -56,6 +56,9 @@ class SkipKind(Enum):
     )
     # an answer the check could not judge, reported elsewhere (throttling, an undone part)
     UNJUDGED = "unjudged"
+    # the list moved during the audit (cases arrived or were retired), so a comparison of two of
+    # its readings proves nothing: not judged, and no gap of the audit (the service may be in use)
+    MOVED = "moved"
 
 
 class Skip(Exception):
@@ -70,6 +73,7 @@ class Skip(Exception):
 
 
 UNJUDGED_PREFIX = "could not judge: "
+MOVED_PREFIX = "not judged: the list moved during the audit: "
 # a check needed one
 NO_TOKEN = "no token: pass --token, set EVALMOCK_TOKEN, or give [auth].token in the targets"
 
@@ -91,6 +95,17 @@ class Unjudged(Skip):
 
     def __init__(self, why: str) -> None:
         super().__init__(f"{UNJUDGED_PREFIX}{why}")
+        self.why = why
+
+
+class Moved(Skip):
+    """A comparison of two readings of a list that the list's movement during the audit leaves
+    unjudgeable (cases arrived or were retired between them): never a failure, never a pass."""
+
+    kind = SkipKind.MOVED
+
+    def __init__(self, why: str) -> None:
+        super().__init__(f"{MOVED_PREFIX}{why}")
         self.why = why
 
 

@@ -11,6 +11,7 @@ from evalmock.contract.targets import ProjectTarget
 from evalmock.harness.checks.case_invariants import page_cases
 from evalmock.harness.checks.context import CheckContext
 from evalmock.harness.checks.exchange import Exchange
+from evalmock.harness.checks.moving import Readings, differences, first_parting, listed_count
 from evalmock.harness.checks.outcomes import Skip, Violation, json_body
 from evalmock.harness.checks.registry import response_check, scenario_check
 from evalmock.harness.checks.scenario import Scenario, Walk
@@ -26,6 +27,7 @@ SMALL_LIMIT = 37  # a small page size that lines up with neither 25 nor 100
 MIN_SMALL_PAGES = (
     4  # a small-limit walk reaches at least this many pages when the project has the cases
 )
+SHORT_LIST = 10  # a list this short without a divisor is walked at limit 1 to end on a full page
 
 _NEWEST_FIRST = on_test_set_page(12, "Cursor-paginated, newest added first.")
 _AS_IT_CAME = on_test_set_page(47, "Where the previous page ended: its nextCursor, as it came.")
@@ -139,61 +141,33 @@ def last_page_has_no_next_cursor(context: CheckContext) -> bool | None:
 
 # -- scenarios
 # --------------------------------------------------------------------------------------------
-def walk_limits(project: ProjectTarget) -> dict[str, int | None]:
+def walk_limits(project: ProjectTarget, listed: int | None = None) -> dict[str, int | None]:
     """The page sizes a project is walked with, as clients walk: the default (no limit sent), a
     small limit that reaches at least four pages when the targets' count of active cases allows it,
-    and 100."""
+    100, and, when none of them divides the list's count (`listed`, as a walk found it, else the
+    targets'), one that does, so that a walk meets an exactly full last page."""
     small = SMALL_LIMIT
     if project.active_cases is not None:
         small = max(1, min(SMALL_LIMIT, (project.active_cases - 1) // (MIN_SMALL_PAGES - 1)))
-    return {"the default limit": None, f"limit={small}": small, f"limit={FULL_LIMIT}": FULL_LIMIT}
+    limits: dict[str, int | None] = {"the default limit": None, f"limit={small}": small}
+    count = listed if listed is not None else project.active_cases
+    exact = full_last_page_limit(count, (LIMIT["default"], small, FULL_LIMIT))
+    if exact is not None:
+        limits[f"limit={exact}"] = exact
+    limits[f"limit={FULL_LIMIT}"] = FULL_LIMIT
+    return limits
 
 
-def _differences(a: Walk, b: Walk) -> str:
-    only_a, only_b = (
-        sorted(map(str, set(a.ids) - set(b.ids))),
-        sorted(map(str, set(b.ids) - set(a.ids))),
-    )
-    return (
-        f"{len(a.ids)} cases against {len(b.ids)}; only in the first: {only_a[:5]}; only in the "
-        f"second: {only_b[:5]}"
-    )
-
-
-def _first_parting(walk: Walk, full: Walk, full_what: str) -> tuple[str, int]:
-    """Where `walk` first parts from `full`, by page and neighbouring cases, and the number of that
-    page in `walk` (its request reproduces it: a case skipped between two pages shows on the page
-    after the boundary). Cases with equal addedAt may come in either order, so a case is placed by
-    the cases around it that both walks list."""
-    page_of: dict[Any, int] = {}
-    for number, body in enumerate(walk.pages):
-        # read as Walk.ids reads them, so that both name the same ids
-        for case in body.get("data") or []:
-            page_of.setdefault((case if isinstance(case, dict) else {}).get("id"), number)
-    full_ids = full.ids
-    for position, case_id in enumerate(full_ids):
-        if case_id in page_of:
-            continue
-        before = next((c for c in reversed(full_ids[:position]) if c in page_of), None)
-        after = next((c for c in full_ids[position + 1 :] if c in page_of), None)
-        number = page_of[after] if after is not None else len(walk.pages) - 1
-        around = [
-            f"after {before!r} (page {page_of[before] + 1})"
-            if before is not None
-            else "before every case",
-            f"before {after!r} (page {page_of[after] + 1})" if after is not None else "at the end",
-        ]
-        return (
-            f"first missing: {case_id!r}, case {position + 1} of the walk at {full_what}, which "
-            "this walk should "
-            f"list {' and '.join(around)}"
-        ), number
-    in_full = set(full_ids)
-    number, case_id = next((n, c) for c, n in page_of.items() if c not in in_full)
-    return (
-        f"first extra: {case_id!r}, on page {number + 1}, in no page of the walk at {full_what}",
-        number,
-    )
+def full_last_page_limit(count: int | None, walked: tuple[int, ...]) -> int | None:
+    """A limit whose walk ends on an exactly full last page of a list of `count` cases, when no
+    limit `walked` does and the count is at most 100: the largest divisor below the count (two pages
+    at least), limit 1 for a list of at most SHORT_LIST cases without one, else the count."""
+    if count is None or not 0 < count <= FULL_LIMIT or any(count % limit == 0 for limit in walked):
+        return None
+    divisor = next((d for d in range(count // 2, 1, -1) if count % d == 0), None)
+    if divisor is not None:
+        return divisor
+    return 1 if count <= SHORT_LIST else count
 
 
 @scenario_check(
@@ -204,54 +178,101 @@ def _first_parting(walk: Walk, full: Walk, full_what: str) -> tuple[str, int]:
         _NEWEST_FIRST,
         reading="Following each page's nextCursor from the first page lists every matching case "
         "once, newest first, "
-        "whatever the page size.",
+        "whatever the page size; a case listed before and after the walks, on a list in use, "
+        "is listed by every walk between.",
     ),
     each_project=True,
 )
 def walk_yields_every_case_once(s: Scenario) -> None:
-    """Every project the targets list is walked from the first page three times: at the default
+    """Every project the targets list is walked from the first page at 100, then at the default
     limit (no limit sent), at a small limit that reaches at least four pages when the targets'
-    counts allow it, and at 100. Each walk lists no case twice and newest first, and all three list
-    the same cases (as many as the targets' active_cases, when stated): a walk that ends early
-    (hasMore: false before the last case) is caught. Walks followed in traffic (the proxy, --har)
-    are judged page by page by the same rules."""
+    counts allow it, at a limit that ends on an exactly full page when the list's count has one,
+    and at 100 again. Each walk lists no case twice and newest first. On a list that stood still,
+    all list the same cases (as many as the targets' active_cases, when stated): a walk that ends
+    early (hasMore: false before the last case) is caught. On a list seen to move (cases arrived or
+    left between the first walk and the last), every walk lists each case both of those list, and
+    the targets' count is set aside in a note. Walks followed in traffic (the proxy, --har) are
+    judged page by page by the same rules."""
     s.project()
     for project in s.targets.projects:
-        limits = walk_limits(project)
+        full_what = f"limit={FULL_LIMIT}"
+        first = s.walk(project, limit=FULL_LIMIT)
+        limits = walk_limits(project, listed_count(first))
         walks = {what: s.walk(project, limit=limit) for what, limit in limits.items()}
+        last = s.walk(project, limit=FULL_LIMIT, again=True)
+        walks[f"{full_what}, again after the others"] = last
+        limits[f"{full_what}, again after the others"] = FULL_LIMIT
         ledgers = {
             what: follow(walk.pages, walk.exchanges, limits[what]) for what, walk in walks.items()
         }
-        full_what, full = list(walks.items())[-1]
+        readings = Readings(first, last)
         where = f"{project.agent_id}/{project.project_id}"
+        if readings.moved:
+            _judge_on_a_moving_list(s, project, walks, readings, where)
+            continue
         for what, walk in walks.items():
-            if (
-                walk is full
-                or not (walk.complete and full.complete)
-                or set(walk.ids) == set(full.ids)
-            ):
+            if walk is first or not (walk.complete and first.complete):
                 continue
-            parting, number = _first_parting(walk, full, full_what)
-            stated = (
-                ""
-                if project.active_cases in (None, len(set(full.ids)))
-                else f"; the targets say {project.active_cases} active"
-            )
-            raise Violation(
-                f"in {where}, the walk at {what} ({len(walk.pages)} pages) lists other cases than "
-                "the walk at "
-                f"{full_what}: a page ended the list early, or a case was skipped or repeated "
-                "between pages; "
-                f"{parting} (the request below is that page's)",
-                expected=f"the same cases at every limit ({len(set(full.ids))} at "
-                f"{full_what}{stated})",
-                received=_differences(walk, full),
-                exchange=walk.exchanges[number],
-            )
-        if full.complete:
+            if set(walk.ids) != set(first.ids):
+                _parted(project, where, what, walk, first, full_what)
+        if first.complete:
             assert_lists_every_active_case(
-                ledgers[full_what], project.active_cases, full.exchanges[-1]
+                ledgers[full_what], project.active_cases, first.exchanges[-1]
             )
+
+
+def _parted(
+    project: ProjectTarget, where: str, what: str, walk: Walk, full: Walk, full_what: str
+) -> None:
+    parting, number = first_parting(walk, full, full_what)
+    stated = (
+        ""
+        if project.active_cases in (None, len(set(full.ids)))
+        else f"; the targets say {project.active_cases} active"
+    )
+    raise Violation(
+        f"in {where}, the walk at {what} ({len(walk.pages)} pages) lists other cases than the walk "
+        f"at {full_what}: a page ended the list early, or a case was skipped or repeated between "
+        f"pages; {parting} (the request below is that page's)",
+        expected=f"the same cases at every limit ({len(set(full.ids))} at {full_what}{stated})",
+        received=differences(walk, full),
+        exchange=walk.exchanges[number],
+    )
+
+
+def _judge_on_a_moving_list(
+    s: Scenario, project: ProjectTarget, walks: dict[str, Walk], readings: Readings, where: str
+) -> None:
+    """Every whole walk lists each case the first and the last walk list; the rest of a comparison
+    of walks taken at other moments, and the targets' count, prove nothing and are said so."""
+    full_what = f"limit={FULL_LIMIT}"
+    for what, walk in walks.items():
+        if not walk.complete or not readings.unlisted(walk):
+            continue
+        parting, number = first_parting(walk, readings.before, full_what, readings.stable)
+        raise Violation(
+            f"in {where}, the list moved during the audit ({readings.movement()}), and the walk "
+            f"at {what} ({len(walk.pages)} pages) left out a case listed before the first walk and "
+            f"after the last: a page ended the list early, or a case was skipped between pages; "
+            f"{parting} (the request below is that page's)",
+            expected=f"the {len(readings.stable)} cases both the first and the last walk list",
+            received=f"{len(readings.unlisted(walk))} of them missing: "
+            f"{sorted(map(str, readings.unlisted(walk)))[:5]}",
+            exchange=walk.exchanges[number],
+        )
+    stated = project.active_cases
+    counts = {len(set(readings.before.ids)), len(set(readings.after.ids))}
+    targets = (
+        f"; the targets' active_cases ({stated}) was not compared: it describes the list at "
+        "another moment (update it if it is stale)"
+        if stated is not None and counts != {stated}
+        else ""
+    )
+    s.notes.append(
+        f"The list of {where} moved during the audit ({readings.movement()}): the walks were "
+        f"judged each on its own, and each case listed throughout was required in every walk; "
+        f"cases that arrived or left between them were not{targets}."
+    )
 
 
 @scenario_check(
@@ -265,10 +286,11 @@ def walk_yields_every_case_once(s: Scenario) -> None:
 )
 def page_after_has_more_is_not_empty(s: Scenario) -> None:
     """In a walk, every page that follows a page with hasMore: true lists at least one case (in
-    walks followed in traffic too): the walks at every page size the walk rule uses (walked once for
-    both)."""
+    walks followed in traffic too): the walks at every page size the walk rule uses, one of them
+    ending on an exactly full page when the list's count has a divisor to walk at."""
     project = s.project()
-    for limit in walk_limits(project).values():
+    first = s.walk(project, limit=FULL_LIMIT)
+    for limit in walk_limits(project, listed_count(first)).values():
         walk = s.walk(project, limit=limit)
         for index, page_body in enumerate(walk.pages[:-1]):
             if page_body.get("hasMore") is True:
@@ -284,6 +306,13 @@ def _enough_cases(s: Scenario, needed: int) -> bool:
     raise Skip(f"the targets do not state active_cases for {project.agent_id}/{project.project_id}")
 
 
+def _whole_list(body: dict[str, Any], limit: int) -> bool:
+    """Whether a first page shorter than `limit` says it is the last: the list holds no more cases
+    now, whatever the targets' count says (a list in use shrinks as cases are retired; a list that
+    ends early is the walks' finding)."""
+    return len(body["data"]) < limit and body.get("hasMore") is False
+
+
 _FULL_PAGES = (
     "The page bounds a page by limit (default 25) but does not say a first page is full when more "
     "cases "
@@ -295,12 +324,13 @@ _FULL_PAGES = (
     "test-set", inferred(_FULL_PAGES, on_test_set_page(40, "default: 25 >= 1 <= 100"), _LIMIT)
 )
 def default_limit_is_25(s: Scenario) -> None:
-    """Without limit, a project with more than 25 active cases gives a first page of 25."""
+    """Without limit, a project with more than 25 active cases gives a first page of 25, unless
+    the page says it is the last (the list holds fewer now)."""
     project = s.project()
     if not _enough_cases(s, LIMIT["default"] + 1):
         raise Skip(f"the target project has {project.active_cases} active cases, fewer than 26")
     body = s.page(project)
-    if len(body["data"]) != LIMIT["default"]:
+    if len(body["data"]) != LIMIT["default"] and not _whole_list(body, LIMIT["default"]):
         raise Violation(
             "a first page without limit does not hold the default 25 cases",
             expected=LIMIT["default"],
@@ -311,7 +341,8 @@ def default_limit_is_25(s: Scenario) -> None:
 @scenario_check("test-set", inferred(_FULL_PAGES, _LIMIT))
 def limit_fills_a_first_page(s: Scenario) -> None:
     """A first page with limit 1, 7 or 100 holds exactly that many cases when the targets say the
-    project has more (never more is page_holds_at_most_limit's rule)."""
+    project has more, unless the page says it is the last (the list holds fewer now); never more is
+    page_holds_at_most_limit's rule."""
     project = s.project()
     for limit in (1, 7, 100):
         body = s.page(project, limit=limit)
@@ -320,7 +351,12 @@ def limit_fills_a_first_page(s: Scenario) -> None:
             raise Violation(
                 f"limit={limit} was not honoured", expected=f"<= {limit} cases", received=count
             )
-        if project.active_cases is not None and project.active_cases > limit and count != limit:
+        if (
+            project.active_cases is not None
+            and project.active_cases > limit
+            and count != limit
+            and not _whole_list(body, limit)
+        ):
             raise Violation(
                 f"limit={limit} on a project with {project.active_cases} active cases",
                 expected=f"{limit} cases",

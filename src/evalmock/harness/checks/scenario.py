@@ -81,6 +81,8 @@ class Scenario:
         self.observe = observe
         self.last: Exchange | None = None
         self._walks: dict[tuple[Any, ...], Walk] = {}
+        # what a check says beside its outcome (a list seen to move, a targets count it set aside)
+        self.notes: list[str] = []
 
     # -- raw requests
     # ---------------------------------------------------------------------------------
@@ -167,10 +169,13 @@ class Scenario:
         exchange = self.list_cases(project, **params)
         return expect_page(exchange)
 
-    def walk(self, project: ProjectTarget, *, limit: int | None, **params: Any) -> Walk:
-        """Follow nextCursor from the first page (memoised per project, limit and filters)."""
+    def walk(
+        self, project: ProjectTarget, *, limit: int | None, again: bool = False, **params: Any
+    ) -> Walk:
+        """Follow nextCursor from the first page (memoised per project, limit and filters; `again`
+        walks anew, as a later reading of the list, and remembers nothing)."""
         key = (project, limit, tuple(sorted(params.items())))
-        if key in self._walks:
+        if key in self._walks and not again:
             return self._walks[key]
         pages: list[dict[str, Any]] = []
         exchanges: list[Exchange] = []
@@ -191,7 +196,8 @@ class Scenario:
             if seen >= MAX_WALK_CASES:
                 break
         walk = Walk(tuple(pages), tuple(exchanges), complete)
-        self._walks[key] = walk
+        if not again:
+            self._walks[key] = walk
         return walk
 
     # -- the gradient API

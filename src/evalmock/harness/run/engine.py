@@ -252,6 +252,17 @@ def run_shard(
 
 
 def run_scenario_check(check: Check, scenario: Scenario, judge: ResponseJudge) -> None:
+    """Run one scenario check and record how it ended, and the notes it made on the way."""
+    try:
+        _run_scenario_check(check, scenario, judge)
+    finally:
+        for note in scenario.notes:
+            said = judge.redactor.text(note)
+            if said not in judge.results.notes:
+                judge.results.notes.append(said)
+
+
+def _run_scenario_check(check: Check, scenario: Scenario, judge: ResponseJudge) -> None:
     results, redactor = judge.results, judge.redactor
     try:
         check.func(scenario)  # type: ignore[misc]

@@ -1,0 +1,146 @@
+"""A list that moves while the audit reads it: what the walks and the comparisons of two requests
+still judge, what they set aside in a note, and what they say they could not judge (the list
+moved), never a failure."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import httpx
+
+from evalmock.contract.targets import ProjectTarget, Targets
+from evalmock.harness.checks import find_check
+from evalmock.harness.checks.outcomes import MOVED_PREFIX, SkipKind
+from evalmock.harness.checks.policy import FAILED, PASSED, Policy
+from evalmock.harness.checks.scenario import Scenario
+from evalmock.harness.results.audit_results import Results
+from evalmock.harness.run.engine import run_scenario_check
+from evalmock.harness.run.judge import ResponseJudge
+from evalmock.harness.run.transport import HttpSender
+from evalmock.harness.secrets.redactor import Redactor
+
+from .builders import hand_case
+
+AGENT, PROJECT_ID = "acme.drafting", "2489e9ad-2ee2-8e00-8ec9-32d5f69181c0"
+START = datetime(2026, 11, 20, tzinfo=UTC)
+
+
+class MovingList:
+    """`count` hand cases, newest first, one arriving at the top every `arrive_every` requests (0:
+    never) and the oldest active retired every `retire_every` (0: never); a cursor holds the id of a
+    page's last case. `full_has_more`: hasMore says whether the page is full."""
+
+    def __init__(
+        self,
+        count: int,
+        *,
+        arrive_every: int = 0,
+        retire_every: int = 0,
+        full_has_more: bool = False,
+    ) -> None:
+        self.numbers = list(range(count, 0, -1))
+        self.requests = 0
+        self.arrive_every, self.retire_every = arrive_every, retire_every
+        self.full_has_more = full_has_more
+
+    def __call__(self, request: httpx.Request) -> httpx.Response:
+        self.requests += 1
+        if self.arrive_every and self.requests % self.arrive_every == 0:
+            self.numbers.insert(0, self.numbers[0] + 1 if self.numbers else 1)
+        if self.retire_every and self.requests % self.retire_every == 0:
+            self.numbers.pop()
+        params = request.url.params
+        limit = int(params.get("limit") or 25)
+        numbers = [] if params.get("kind") == "correction" else self.numbers
+        cursor = params.get("cursor")
+        rest = numbers if cursor is None else [n for n in numbers if n < int(cursor)]
+        page = rest[:limit]
+        more = len(page) == limit if self.full_has_more else len(rest) > limit
+        body: dict[str, Any] = {"data": [_case(n) for n in page], "hasMore": more}
+        if more:
+            body["nextCursor"] = str(page[-1] if page else 0)
+        return httpx.Response(200, json=body, headers={"x-request-id": "r"})
+
+
+def _case(number: int) -> dict[str, Any]:
+    stamp = (START + timedelta(minutes=number)).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return hand_case(id=f"case-{number:05d}", addedAt=stamp, updatedAt=stamp)
+
+
+def audited(check: str, handler: MovingList, **facts: Any) -> Results:
+    found = find_check(check)
+    results = Results(Policy(), (found.api,))
+    targets = Targets(projects=(ProjectTarget(AGENT, PROJECT_ID, **facts),))
+    with httpx.Client(
+        base_url="http://target.invalid",
+        transport=httpx.MockTransport(handler),  # type: ignore[arg-type]
+    ) as client:
+        run_scenario_check(
+            found,
+            Scenario(HttpSender(client), targets, token="demo-user"),
+            ResponseJudge(found.api, results, Redactor("demo-user")),
+        )
+    return results
+
+
+def status(results: Results, check: str) -> str:
+    tally = next(t for t in results.rows() if t.check.name == check)
+    return tally.outcome
+
+
+def test_walks_of_a_list_in_use_pass_and_set_the_targets_count_aside() -> None:
+    # the issue's cases: arrivals every 7 requests, retirements, a targets count of another day
+    for handler in (
+        MovingList(60, arrive_every=7),
+        MovingList(60, retire_every=3),
+        MovingList(63, arrive_every=7, retire_every=5),
+    ):
+        results = audited("walk_yields_every_case_once", handler, active_cases=60)
+        assert status(results, "walk_yields_every_case_once") == PASSED, results.failures
+        [note] = results.notes
+        assert "moved during the audit" in note
+        assert "the targets' active_cases (60) was not compared" in note
+
+
+def test_a_still_list_is_still_held_to_the_targets_count() -> None:
+    results = audited("walk_yields_every_case_once", MovingList(63), active_cases=60)
+    assert status(results, "walk_yields_every_case_once") == FAILED
+    assert results.failures[0].title == "the walk did not list every active case"
+    assert not results.notes
+
+
+def test_first_pages_that_differ_on_a_moving_list_are_judged_by_whole_walks() -> None:
+    # a case on every request: every two first pages differ; whole walks list every case both the
+    # walk before and the walk after list
+    for check in ("kind_filter_selects_those_kinds", "project_id_is_case_insensitive"):
+        results = audited(check, MovingList(60, arrive_every=1), has_hand=True)
+        assert status(results, check) == PASSED, [f.examples[0].message for f in results.findings]
+
+
+def test_a_comparison_movement_leaves_unjudgeable_is_not_judged_with_that_reason() -> None:
+    # walks of more than 2000 cases stop at their bound: nothing is left to compare
+    results = audited(
+        "kind_filter_selects_those_kinds", MovingList(2100, arrive_every=1), has_hand=True
+    )
+    assert not results.failures and not results.warnings
+    [skip] = results.skips
+    assert skip.examples[0].skip is SkipKind.MOVED
+    assert skip.examples[0].message.startswith(MOVED_PREFIX)
+
+
+def test_has_more_on_an_exactly_full_last_page_is_seen() -> None:
+    # 60 cases: neither 25, the small limit (19) nor 100 divides 60; a walk at 30 ends full
+    results = audited(
+        "page_after_has_more_is_not_empty", MovingList(60, full_has_more=True), active_cases=60
+    )
+    assert [f.check.name for f in results.warnings] == ["page_after_has_more_is_not_empty"]
+    assert "limit=30" in results.warnings[0].examples[0].request.url  # type: ignore[union-attr]
+
+
+def test_a_first_page_that_ends_the_list_is_full_enough_whatever_the_targets_count() -> None:
+    # 30 cases were retired since the targets were written: the page of 100 holds the 90 left
+    for check in ("limit_fills_a_first_page", "default_limit_is_25"):
+        results = audited(check, MovingList(90, retire_every=1), active_cases=120)
+        assert status(results, check) == PASSED, [f.title for f in results.findings]
+    # a short first page that says more follow stays a breach: the mutation suite's default-limit-20
