@@ -144,3 +144,35 @@ def test_a_first_page_that_ends_the_list_is_full_enough_whatever_the_targets_cou
         results = audited(check, MovingList(90, retire_every=1), active_cases=120)
         assert status(results, check) == PASSED, [f.title for f in results.findings]
     # a short first page that says more follow stays a breach: the mutation suite's default-limit-20
+
+
+class OneArrival(MovingList):
+    """A still list but for one case arriving on request `on`; `union_drops` cases left out of
+    kind=correction,hand (a defect)."""
+
+    def __init__(self, count: int, *, on: int, union_drops: int = 0) -> None:
+        super().__init__(count)
+        self.on, self.union_drops = on, union_drops
+
+    def __call__(self, request: httpx.Request) -> httpx.Response:
+        if self.requests + 1 == self.on:
+            self.numbers.insert(0, self.numbers[0] + 1)
+        response = super().__call__(request)
+        if self.union_drops and request.url.params.get("kind") == "correction,hand":
+            body = response.json()
+            body["data"] = body["data"][self.union_drops :]
+            return httpx.Response(200, json=body, headers=response.headers)
+        return response
+
+
+def test_a_case_arriving_between_the_variant_and_the_plain_page_is_no_failure() -> None:
+    # kind=hand (1), kind=correction (2), kind=correction,hand (3), then the plain page (4) gets a
+    # case that arrived after the variant was read: the list moved, the filter did nothing wrong
+    results = audited("kind_filter_selects_those_kinds", OneArrival(60, on=4), has_hand=True)
+    assert status(results, "kind_filter_selects_those_kinds") == PASSED, [
+        f.examples[0].message for f in results.failures
+    ]
+    # the same arrival beside a union that leaves a case out still fails
+    defect = OneArrival(60, on=4, union_drops=1)
+    results = audited("kind_filter_selects_those_kinds", defect, has_hand=True)
+    assert status(results, "kind_filter_selects_those_kinds") == FAILED

@@ -149,15 +149,19 @@ def lists_other_cases(
 ) -> bool:
     """Whether first page `body`, asked with `variant` where the plain request (`plain_params`) gave
     `plain`, lists other cases than the list does. Pages that differ are told from a list that
-    moved between them by asking the plain page again: the same again, the list stood still and
-    they differ. Else whole walks judge (each case the plain walks before and after list must be in
-    the variant's walk); Moved when they cannot."""
+    moved between them by asking the variant again, then the plain page again: the plain page the
+    same on both sides of the variant's, the list stood still across it, which decides. Else whole
+    walks judge (each case the plain walks before and after list must be in the variant's walk);
+    Moved when they cannot."""
     if same_first_cases(body["data"], plain["data"]):
         return False
     params = plain_params or {}
+    # `body` may have been asked before `plain`: only a variant page between two equal plain pages
+    # was asked of a list that stood still
+    varied_again = s.page(project, limit=limit, **variant)
     again = s.page(project, limit=limit, **params)
     if same_first_cases(again["data"], plain["data"]):
-        return True
+        return not same_first_cases(varied_again["data"], plain["data"])
     first = s.walk(project, limit=100, **params)
     varied = s.walk(project, limit=100, **variant)
     readings = Readings(first, s.walk(project, limit=100, again=True, **params))
