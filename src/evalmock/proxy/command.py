@@ -7,6 +7,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import gc
+import logging
 import signal
 import sys
 from collections.abc import Iterator
@@ -67,6 +68,18 @@ UVICORN_OPTIONS: dict[str, Any] = {
     "proxy_headers": False,
     "http": HTTP_PROTOCOL,
 }
+
+
+# uvicorn's lines for an answer the proxy ends before its last byte: the upstream cut it short, or
+# the proxy stopped (Ctrl-C) with it still streaming. The proxy counts each with why in its summary.
+UVICORN_QUIETED = (
+    "ASGI callable returned without completing response.",
+    "Cancel %s running task(s), timeout graceful shutdown exceeded",
+)
+
+
+def _not_quieted(record: logging.LogRecord) -> bool:
+    return record.msg not in UVICORN_QUIETED
 
 
 def build_proxy(args: argparse.Namespace, stream: Any = None) -> tuple[Any, ProxyApp, ProxySession]:
@@ -149,6 +162,7 @@ def run_proxy(args: argparse.Namespace) -> int:
         **UVICORN_OPTIONS,
     )
     config.load()  # uvicorn's protocol modules, imported now so that they are frozen too
+    logging.getLogger("uvicorn.error").addFilter(_not_quieted)
     # the judges' documents and schemas out of the collector's way, and its pace
     collect_less_often()
     server = uvicorn.Server(config)

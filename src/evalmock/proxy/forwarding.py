@@ -52,6 +52,7 @@ MAX_JUDGED_BYTES = 4 * 2**20  # a larger body, as sent or once decoded, passes t
 KEPT_ASIDE_BYTES = 16 * 2**10
 NOT_AN_OPERATION = "not a request of an audited operation (streamed through unjudged)"
 CUT_SHORT = "cut short by the upstream while streaming"
+STOPPED = "cut short: the proxy was stopped while streaming it"
 # A request target sent as it came (the common case); any other is written as httpx writes it (dot
 # segments removed, characters outside these percent-encoded), so that the upstream gets what it
 # always got.
@@ -128,7 +129,12 @@ class ProxyApp:
         if scope["type"] == "lifespan":
             await self._lifespan(receive, send)
         elif scope["type"] == "http":
-            await self._forward(scope, receive, send)
+            try:
+                await self._forward(scope, receive, send)
+            except asyncio.CancelledError:
+                # The server stops (Ctrl-C) and cancels what is still open, an endless stream among
+                # them: the connection is closed, which is all there is left to tell its client.
+                return
         else:  # a websocket: neither API has one
             await send({"type": "websocket.close", "code": 1003})
 
@@ -255,18 +261,18 @@ class ProxyApp:
         too_large = f"larger than {size_text(self.max_judged_bytes)} (streamed through unjudged)"
         if api is None:
             await self._stream(
-                send, response.status, sent_back, chunks, forwarded, b"", started, NOT_AN_OPERATION
+                send, response.status, sent_back, chunks, forwarded, [], started, NOT_AN_OPERATION
             )
             return
         if declared_length(sent_back) > self.max_judged_bytes:
             await self._stream(
-                send, response.status, sent_back, chunks, forwarded, b"", started, too_large
+                send, response.status, sent_back, chunks, forwarded, [], started, too_large
             )
             return
         timer = asyncio.timeout_at(deadline)
         try:
             async with timer:
-                raw = await read_up_to(chunks, self.max_judged_bytes)
+                held = await read_up_to(chunks, self.max_judged_bytes)
         except TimeoutError as exc:  # nothing is sent yet, so the proxy can still say so
             await self._failed(
                 scope, receive, send, forwarded, 504, "gateway-timeout", self._late(timer, exc)
@@ -283,11 +289,14 @@ class ProxyApp:
                 unreachable(self._origin.shown, exc),
             )
             return
-        if len(raw) > self.max_judged_bytes:
+        if sum(map(len, held)) > self.max_judged_bytes:
+            # `held` is emptied as it is sent: a stream that never ends holds no more than a chunk
             await self._stream(
-                send, response.status, sent_back, chunks, forwarded, raw, started, too_large
+                send, response.status, sent_back, chunks, forwarded, held, started, too_large
             )
             return
+        raw = b"".join(held)
+        del held
         forwarded.elapsed_ms, forwarded.body_size = _since(started), len(raw)
         try:
             body = judgeable(sent_back, raw, self.max_judged_bytes)
@@ -306,20 +315,23 @@ class ProxyApp:
         sent_back: RawHeaders,
         chunks: AsyncIterator[bytes],
         forwarded: Forwarded,
-        first: bytes,
+        held: list[bytes],
         started: float,
         why: str,
     ) -> None:
-        """Send the answer on as it comes, one piece behind, so that it is counted before its last
-        piece is sent (a client that has its whole answer finds it counted)."""
+        """Send the answer on as it comes (the chunks `held` first, each let go once sent), one
+        piece behind, so that it is counted before its last piece is sent (a client that has its
+        whole answer finds it counted). What passes is kept aside only while it is small."""
         await send({"type": "http.response.start", "status": status, "headers": sent_back})
-        size, pending = len(first), first
-        aside = [first]
+        size, pending, aside = 0, b"", []
+        held.reverse()  # taken from the end, so that letting one go costs nothing
         try:
-            async for chunk in chunks:
+            while (chunk := held.pop() if held else await anext(chunks, None)) is not None:
                 size += len(chunk)
                 if size <= KEPT_ASIDE_BYTES:
                     aside.append(chunk)
+                else:
+                    aside.clear()
                 if pending:
                     await send({"type": "http.response.body", "body": pending, "more_body": True})
                 pending = chunk
@@ -329,6 +341,10 @@ class ProxyApp:
             forwarded.body_size, forwarded.elapsed_ms = size, _since(started)
             self.observer.passed(forwarded, f"{CUT_SHORT} ({type(exc).__name__})")
             return
+        except asyncio.CancelledError:  # the proxy is stopping (Ctrl-C) with the stream open
+            forwarded.body_size, forwarded.elapsed_ms = size, _since(started)
+            self.observer.passed(forwarded, STOPPED)
+            raise
         forwarded.body_size, forwarded.elapsed_ms = size, _since(started)
         if 0 < size <= KEPT_ASIDE_BYTES:
             # one the proxy does not read has its secrets unlearned
