@@ -100,8 +100,8 @@ class Guarded:
         self.containers += brackets.count(b"{") + brackets.count(b"[")
         if self.containers > MAX_CONTAINERS:
             raise Unreadable(
-                f"more than {MAX_CONTAINERS:,} objects and arrays in one entry (or other value of "
-                "its log), more than a HAR audit reads"
+                f"holds more than {MAX_CONTAINERS:,} objects and arrays in one entry (or other "
+                "value of its log), more than a HAR audit reads"
             )
 
 
