@@ -14,6 +14,8 @@ from typing import Any
 
 import pytest
 
+from evalmock.harness.traffic import har_stream
+from evalmock.harness.traffic.har import read_har
 from evalmock.harness.traffic.har_stream import MAX_CONTAINERS
 
 from .builders import page
@@ -113,3 +115,29 @@ def test_entries_within_the_bound_are_read(tmp_path: Path) -> None:
     code, _, said = peak_and_said(har)
     assert code not in (2, 70), said
     assert "traffic: 1 exchanges, 1 judged" in said
+
+
+@pytest.mark.parametrize("part", [1, 2, 3, 7, 64])
+def test_the_measure_reads_strings_as_json_does_wherever_a_part_ends(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, part: int
+) -> None:
+    # Brackets, quotes and backslashes inside strings are no structure, wherever a part of the file
+    # measured ends: in an escape, between a backslash and what it escapes, after a run of them.
+    monkeypatch.setattr(har_stream, "MEASURED_SIZE", part)
+    tricky = ['{"a": [1]}', '\\"[{', "\\\\", '\\\\\\"{{', "[[[[", "\\u005b", "}]" * 10]
+    entries = [{**entry(page()), "comment": text, "_note": [text, {"x": text}]} for text in tricky]
+    har = write_har(tmp_path / "tricky.har", entries)
+    with open(har, "rb") as file:
+        guarded = har_stream.Guarded(file, 2**20)
+        while guarded.read(2**20):
+            pass
+    assert (guarded.depth, guarded.in_string) == (0, False)
+    assert [recorded.entry for recorded in read_har(har)] == entries
+
+
+def test_brackets_inside_a_body_are_no_objects(tmp_path: Path) -> None:
+    nested = entry(page())
+    nested["response"]["content"]["text"] = "{[" * MAX_CONTAINERS
+    har = write_har(tmp_path / "text.har", [nested])
+    [recorded] = list(read_har(har))
+    assert recorded.entry == nested
