@@ -13,13 +13,14 @@ import sys
 import threading
 import time
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
 from evalmock.proxy.forwarding import MAX_JUDGED_BYTES, STOPPED
+from evalmock.server.http_server import granian_installed
 from shared import free_port, stop_process
 
 STREAMS = 80
@@ -29,7 +30,8 @@ READ_BYTES = MAX_JUDGED_BYTES + 2 * 2**20
 MAX_RSS = 300 * 2**20  # for the proxy's process; holding each stream's first 4 MiB took 526 MiB
 READY_S = 30.0
 READ_S = 90.0  # for every client to read READ_BYTES
-STOP_S = 30.0  # from Ctrl-C to the proxy's exit (uvicorn waits 5 s for open answers first)
+STOP_S = 30.0  # from Ctrl-C to the proxy's exit (uvicorn waits 5 s for open answers first;
+# Granian waited for ever)
 # A path of the test-set operation: its answer is held to be judged, up to MAX_JUDGED_BYTES.
 JUDGED = "/v1/agents/acme.drafting/test-set/cases?projectId=2489e9ad-2ee2-8e00-8ec9-32d5f69181c0"
 PIECE = b"[" + b" " * (2**16 - 1)
@@ -66,21 +68,24 @@ def endless_upstream() -> Iterator[str]:
 
 
 def read_stream(port: int, done: threading.Event, counted: list[int]) -> None:
-    """One client: asks for the endless answer, reads READ_BYTES of it, then holds the stream open
-    until `done`."""
+    """One client: asks for the endless answer, reads READ_BYTES of it, then reads on until `done`
+    or the proxy ends the stream."""
     with socket.create_connection(("127.0.0.1", port), timeout=READ_S) as client:
         client.sendall(f"GET {JUDGED} HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n".encode())
         size = 0
         while size < READ_BYTES and (piece := client.recv(2**20)):
             size += len(piece)
         counted.append(size)
-        done.wait(READ_S + STOP_S)
+        with suppress(OSError):
+            while not done.is_set() and client.recv(2**20):
+                pass
 
 
 @dataclass(frozen=True)
 class Stopped:
     """The proxy's peak memory while the streams ran, and what it said once Ctrl-C ended it."""
 
+    server: str
     peak_rss: int
     read: list[int]
     exit_code: int
@@ -93,12 +98,25 @@ def peak_rss(pid: int) -> int:
     return int(re.search(r"VmHWM:\s+(\d+) kB", status)[1]) * 1024  # type: ignore[index]
 
 
-@pytest.fixture(scope="module")
-def stopped(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stopped]:
+SERVERS = [
+    pytest.param("uvicorn", id="uvicorn"),
+    pytest.param(
+        "granian",
+        id="granian",
+        marks=pytest.mark.skipif(not granian_installed(), reason="Granian is not installed"),
+    ),
+]
+
+
+@pytest.fixture(scope="module", params=SERVERS)
+def stopped(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[Stopped]:
     folder = tmp_path_factory.mktemp("endless")
     port = free_port()
     with endless_upstream() as upstream:
         command = [sys.executable, "-m", "evalmock", "proxy", "--upstream", upstream]
+        command += ["--server", request.param]
         out, err = open(folder / "out", "w+"), open(folder / "err", "w+")  # noqa: SIM115
         process = subprocess.Popen([*command, "--port", str(port)], stdout=out, stderr=err)
         done, read = threading.Event(), []
@@ -123,7 +141,8 @@ def stopped(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stopped]:
             done.set()
             stop_process(process)
             out.close(), err.close()
-    yield Stopped(peak, read, exit_code, (folder / "out").read_text(), (folder / "err").read_text())
+    said = (folder / "out").read_text(), (folder / "err").read_text()
+    yield Stopped(request.param, peak, read, exit_code, *said)
 
 
 def listening(port: int) -> bool:
@@ -136,6 +155,8 @@ def listening(port: int) -> bool:
 
 
 def test_the_memory_of_80_endless_streams_is_bounded(stopped: Stopped) -> None:
+    if stopped.server == "granian":  # it buffers more of each connection: 273 MiB (hardening.md)
+        pytest.skip("measured under uvicorn, the proxy's server by default")
     assert len(stopped.read) == STREAMS and min(stopped.read) >= READ_BYTES
     assert stopped.peak_rss < MAX_RSS, f"peak {stopped.peak_rss / 2**20:.0f} MiB"
 

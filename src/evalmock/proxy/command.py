@@ -142,7 +142,7 @@ def run_proxy(args: argparse.Namespace) -> int:
     """Serve until stopped; the exit code is the verdict on the traffic seen (0, 1 or 4), or 2 for
     bad options."""
     try:
-        app, _, session = build_proxy(args)
+        app, forwarder, session = build_proxy(args)
         server_name = getattr(args, "server", None) or DEFAULT_PROXY_SERVER
         check_available(server_name)
         # port 0: the one chosen, for the banner and the server
@@ -151,7 +151,7 @@ def run_proxy(args: argparse.Namespace) -> int:
         print(f"evalmock proxy: {exc}", file=sys.stderr)
         return EXIT_USAGE
     if server_name == GRANIAN:
-        return _run_granian(args, app, session)
+        return _run_granian(args, app, forwarder, session)
     config = uvicorn.Config(
         app,
         host=args.host,
@@ -191,13 +191,18 @@ def collect_less_often() -> None:
     gc.set_threshold(*COLLECTOR_THRESHOLDS)
 
 
-def _run_granian(args: argparse.Namespace, app: Any, session: ProxySession) -> int:
+def _run_granian(
+    args: argparse.Namespace, app: Any, forwarder: ProxyApp, session: ProxySession
+) -> int:
     collect_less_often()
     print(banner(args, session), flush=True)
 
     async def main() -> int:
         with _outputs_on_demand(session):
-            return await serve_granian(app, ServeOptions(args.host, args.port))
+            # Granian waits for every open answer, and one that never ends would hold it forever:
+            # those still streaming are ended at once.
+            options = ServeOptions(args.host, args.port)
+            return await serve_granian(app, options, stopping=forwarder.end_streams)
 
     if run_in_loop(main) != 0:  # it could not listen, and has said why
         return EXIT_USAGE

@@ -92,6 +92,9 @@ class ProxyApp:
         self._origin = Origin.of(self.upstream)
         self._ssl = upstream_ssl_context()
         self._client: aiohttp.ClientSession | None = None
+        # answers being streamed through, and the task streaming each
+        self._streaming: dict[aiohttp.ClientResponse, asyncio.Task[object] | None] = {}
+        self.stopping = False
 
     @property
     def client(self) -> aiohttp.ClientSession:
@@ -119,6 +122,16 @@ class ProxyApp:
                 max_headers=MAX_HEADERS,
             )
         return self._client
+
+    def end_streams(self) -> None:
+        """End every answer still streaming through (the server is stopping, and one that never
+        ends would hold it open): each upstream connection closed, each answer counted as
+        STOPPED."""
+        self.stopping = True
+        for response, task in list(self._streaming.items()):
+            response.close()  # a stream waiting for the upstream ends
+            if task is not None:
+                task.cancel()  # and so does one waiting for a client that reads no more
 
     async def aclose(self) -> None:
         if self._client is not None:
@@ -261,13 +274,11 @@ class ProxyApp:
         too_large = f"larger than {size_text(self.max_judged_bytes)} (streamed through unjudged)"
         if api is None:
             await self._stream(
-                send, response.status, sent_back, chunks, forwarded, [], started, NOT_AN_OPERATION
+                send, response, sent_back, chunks, forwarded, [], started, NOT_AN_OPERATION
             )
             return
         if declared_length(sent_back) > self.max_judged_bytes:
-            await self._stream(
-                send, response.status, sent_back, chunks, forwarded, [], started, too_large
-            )
+            await self._stream(send, response, sent_back, chunks, forwarded, [], started, too_large)
             return
         timer = asyncio.timeout_at(deadline)
         try:
@@ -292,7 +303,7 @@ class ProxyApp:
         if sum(map(len, held)) > self.max_judged_bytes:
             # `held` is emptied as it is sent: a stream that never ends holds no more than a chunk
             await self._stream(
-                send, response.status, sent_back, chunks, forwarded, held, started, too_large
+                send, response, sent_back, chunks, forwarded, held, started, too_large
             )
             return
         raw = b"".join(held)
@@ -311,7 +322,7 @@ class ProxyApp:
     async def _stream(
         self,
         send: Send,
-        status: int,
+        response: aiohttp.ClientResponse,
         sent_back: RawHeaders,
         chunks: AsyncIterator[bytes],
         forwarded: Forwarded,
@@ -322,8 +333,9 @@ class ProxyApp:
         """Send the answer on as it comes (the chunks `held` first, each let go once sent), one
         piece behind, so that it is counted before its last piece is sent (a client that has its
         whole answer finds it counted). What passes is kept aside only while it is small."""
-        await send({"type": "http.response.start", "status": status, "headers": sent_back})
+        await send({"type": "http.response.start", "status": response.status, "headers": sent_back})
         size, pending, aside = 0, b"", []
+        self._streaming[response] = asyncio.current_task()
         held.reverse()  # taken from the end, so that letting one go costs nothing
         try:
             while (chunk := held.pop() if held else await anext(chunks, None)) is not None:
@@ -339,12 +351,15 @@ class ProxyApp:
             # The status line is gone: all that is left is to end the connection, which tells the
             # client.
             forwarded.body_size, forwarded.elapsed_ms = size, _since(started)
-            self.observer.passed(forwarded, f"{CUT_SHORT} ({type(exc).__name__})")
+            cut = STOPPED if self.stopping else f"{CUT_SHORT} ({type(exc).__name__})"
+            self.observer.passed(forwarded, cut)
             return
-        except asyncio.CancelledError:  # the proxy is stopping (Ctrl-C) with the stream open
+        except asyncio.CancelledError:  # the server cancels what is still open as it stops
             forwarded.body_size, forwarded.elapsed_ms = size, _since(started)
             self.observer.passed(forwarded, STOPPED)
             raise
+        finally:
+            self._streaming.pop(response, None)
         forwarded.body_size, forwarded.elapsed_ms = size, _since(started)
         if 0 < size <= KEPT_ASIDE_BYTES:
             # one the proxy does not read has its secrets unlearned
