@@ -29,6 +29,9 @@ MEASURED_SIZE = 2**16
 BOM = b"\xef\xbb\xbf"
 # A whole string, and the rest of one from inside it (up to its closing quote, not included).
 _STRING = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"', re.DOTALL)
+# Text outside strings and whole strings, from a part's start up to a string that does not end in
+# it: matched once from the start, never tried again at a quote inside a string (an escaped one).
+_WHOLE_STRINGS = re.compile(rb'[^"]*(?:"[^"\\]*(?:\\.[^"\\]*)*"[^"]*)*', re.DOTALL)
 _STRING_REST = re.compile(rb'[^"\\]*(?:\\.[^"\\]*)*', re.DOTALL)
 _NOT_BRACKETS = bytes(set(range(256)) - set(b"[]{}"))
 _TRAILING_BACKSLASHES = re.compile(rb"\\+\Z")
@@ -77,14 +80,12 @@ class Guarded:
                 self.escaped = end < len(piece)  # it stopped at a backslash, the piece's last byte
                 return b""
             start, self.in_string = end + 1, False
-        outside = _STRING.sub(b"", piece[start:])
-        opened = outside.find(b'"')  # a string begins and does not end in this piece
-        if opened >= 0:
-            trailing = _TRAILING_BACKSLASHES.search(outside, opened + 1)
+        whole = _WHOLE_STRINGS.match(piece, start).end()  # type: ignore[union-attr]
+        if whole < len(piece):  # a string begins there and does not end in this piece
+            trailing = _TRAILING_BACKSLASHES.search(piece, whole + 1)
             self.in_string = True
             self.escaped = trailing is not None and len(trailing.group()) % 2 == 1
-            outside = outside[:opened]
-        return outside
+        return _STRING.sub(b"", piece[start:whole])
 
     def _measure(self, brackets: bytes) -> None:
         """Nesting and containers of a piece's brackets. Pairs opened and closed within it are
