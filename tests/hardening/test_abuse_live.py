@@ -4,6 +4,7 @@ still answered promptly, and nothing smuggled reaches the app."""
 
 from __future__ import annotations
 
+import socket
 import statistics
 import subprocess
 import sys
@@ -232,6 +233,24 @@ def test_a_header_flood_is_refused_with_431_and_the_next_request_is_answered(
     _assert_still_answers(target)
 
 
+@pytest.mark.parametrize(
+    "flood",
+    [
+        pytest.param([b"X-Flood-%d: v" % i for i in range(20_000)], id="20000-headers"),
+        pytest.param([b"X-Flood: " + b"a" * 2**20], id="one-header-of-1-MB"),
+    ],
+)
+def test_a_header_flood_sent_whole_gets_its_431_and_an_orderly_close(
+    target: Target, flood: list[bytes]
+) -> None:
+    # Sent at once, and read a moment later: a server that closes with the rest of the head unread
+    # resets the connection, and the reset may reach the client before its 431.
+    answer, ending = sent_then_read(target.port, [_head(*flood)])
+    assert statuses(answer) == [431], f"{target.name}: {answer[:200]!r}"
+    assert ending == "closed", f"{target.name}: the connection ended {ending}"
+    _assert_still_answers(target)
+
+
 def test_headers_up_to_the_limits_pass(target: Target) -> None:
     # 97 of the flood's headers plus Host, Authorization and Connection: MAX_HEADERS in all.
     answer = exchange(target.port, _head(*[b"X-Many-%d: v" % i for i in range(MAX_HEADERS - 3)]))
@@ -270,6 +289,41 @@ def test_a_100_mb_body_is_refused_without_memory_growth(target: Target) -> None:
     growth = resident_mb(target.pid) - before
     assert growth < MEMORY_GROWTH_MB, f"{target.name}: resident memory grew {growth:.0f} MB"
     _assert_still_answers(target)
+
+
+def test_a_100_mb_body_refused_ends_the_connection_unread(target: Target) -> None:
+    # Answered from its headers, the body is not read to keep the connection alive: the connection
+    # ends, so the client cannot send it all.
+    head = _head(f"Content-Length: {BODY_BYTES}".encode(), close=False)
+    chunk = b"x" * 2**16
+    answer, ending = sent_then_read(target.port, [head] + [chunk] * (BODY_BYTES // len(chunk)))
+    assert statuses(answer)[:1] in ([400], [502]), f"{target.name}: {answer[:300]!r}"
+    assert ending != "kept open", f"{target.name}: the body was read whole, the connection kept"
+    _assert_still_answers(target)
+
+
+def sent_then_read(port: int, pieces: list[bytes]) -> tuple[bytes, str]:
+    """Send `pieces` on one connection (until the server stops reading), wait a moment, read what
+    it answered; and how the connection ended: "closed" (in order), "reset", "kept open" (every
+    piece sent, and the server still holding the connection a second after its answer)."""
+    with socket.create_connection(("127.0.0.1", port), timeout=REQUEST_CAP_S) as sock:
+        sent_all = True
+        try:
+            for piece in pieces:
+                sock.sendall(piece)
+        except (BrokenPipeError, ConnectionResetError):
+            sent_all = False
+        time.sleep(0.3)
+        answer = bytearray()
+        sock.settimeout(1.0)
+        try:
+            while chunk := sock.recv(65536):
+                answer += chunk
+        except ConnectionResetError:
+            return bytes(answer), "reset"
+        except TimeoutError:
+            return bytes(answer), "kept open" if sent_all else "closed late"
+        return bytes(answer), "closed"
 
 
 def _smuggled(marker: str) -> bytes:

@@ -7,6 +7,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import gc
+import logging
 import signal
 import sys
 from collections.abc import Iterator
@@ -69,6 +70,18 @@ UVICORN_OPTIONS: dict[str, Any] = {
 }
 
 
+# uvicorn's lines for an answer the proxy ends before its last byte: the upstream cut it short, or
+# the proxy stopped (Ctrl-C) with it still streaming. The proxy counts each with why in its summary.
+UVICORN_QUIETED = (
+    "ASGI callable returned without completing response.",
+    "Cancel %s running task(s), timeout graceful shutdown exceeded",
+)
+
+
+def _not_quieted(record: logging.LogRecord) -> bool:
+    return record.msg not in UVICORN_QUIETED
+
+
 def build_proxy(args: argparse.Namespace, stream: Any = None) -> tuple[Any, ProxyApp, ProxySession]:
     """The ASGI app to serve (CORS around the forwarder), the forwarder and its session; UsageError
     on bad options."""
@@ -129,7 +142,7 @@ def run_proxy(args: argparse.Namespace) -> int:
     """Serve until stopped; the exit code is the verdict on the traffic seen (0, 1 or 4), or 2 for
     bad options."""
     try:
-        app, _, session = build_proxy(args)
+        app, forwarder, session = build_proxy(args)
         server_name = getattr(args, "server", None) or DEFAULT_PROXY_SERVER
         check_available(server_name)
         # port 0: the one chosen, for the banner and the server
@@ -138,7 +151,7 @@ def run_proxy(args: argparse.Namespace) -> int:
         print(f"evalmock proxy: {exc}", file=sys.stderr)
         return EXIT_USAGE
     if server_name == GRANIAN:
-        return _run_granian(args, app, session)
+        return _run_granian(args, app, forwarder, session)
     config = uvicorn.Config(
         app,
         host=args.host,
@@ -149,6 +162,7 @@ def run_proxy(args: argparse.Namespace) -> int:
         **UVICORN_OPTIONS,
     )
     config.load()  # uvicorn's protocol modules, imported now so that they are frozen too
+    logging.getLogger("uvicorn.error").addFilter(_not_quieted)
     # the judges' documents and schemas out of the collector's way, and its pace
     collect_less_often()
     server = uvicorn.Server(config)
@@ -177,13 +191,18 @@ def collect_less_often() -> None:
     gc.set_threshold(*COLLECTOR_THRESHOLDS)
 
 
-def _run_granian(args: argparse.Namespace, app: Any, session: ProxySession) -> int:
+def _run_granian(
+    args: argparse.Namespace, app: Any, forwarder: ProxyApp, session: ProxySession
+) -> int:
     collect_less_often()
     print(banner(args, session), flush=True)
 
     async def main() -> int:
         with _outputs_on_demand(session):
-            return await serve_granian(app, ServeOptions(args.host, args.port))
+            # Granian waits for every open answer, and one that never ends would hold it forever:
+            # those still streaming are ended at once.
+            options = ServeOptions(args.host, args.port)
+            return await serve_granian(app, options, stopping=forwarder.end_streams)
 
     if run_in_loop(main) != 0:  # it could not listen, and has said why
         return EXIT_USAGE

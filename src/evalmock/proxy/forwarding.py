@@ -52,6 +52,7 @@ MAX_JUDGED_BYTES = 4 * 2**20  # a larger body, as sent or once decoded, passes t
 KEPT_ASIDE_BYTES = 16 * 2**10
 NOT_AN_OPERATION = "not a request of an audited operation (streamed through unjudged)"
 CUT_SHORT = "cut short by the upstream while streaming"
+STOPPED = "cut short: the proxy was stopped while streaming it"
 # A request target sent as it came (the common case); any other is written as httpx writes it (dot
 # segments removed, characters outside these percent-encoded), so that the upstream gets what it
 # always got.
@@ -91,6 +92,9 @@ class ProxyApp:
         self._origin = Origin.of(self.upstream)
         self._ssl = upstream_ssl_context()
         self._client: aiohttp.ClientSession | None = None
+        # answers being streamed through, and the task streaming each
+        self._streaming: dict[aiohttp.ClientResponse, asyncio.Task[object] | None] = {}
+        self.stopping = False
 
     @property
     def client(self) -> aiohttp.ClientSession:
@@ -119,6 +123,16 @@ class ProxyApp:
             )
         return self._client
 
+    def end_streams(self) -> None:
+        """End every answer still streaming through (the server is stopping, and one that never
+        ends would hold it open): each upstream connection closed, each answer counted as
+        STOPPED."""
+        self.stopping = True
+        for response, task in list(self._streaming.items()):
+            response.close()  # a stream waiting for the upstream ends
+            if task is not None:
+                task.cancel()  # and so does one waiting for a client that reads no more
+
     async def aclose(self) -> None:
         if self._client is not None:
             await self._client.close()
@@ -128,7 +142,12 @@ class ProxyApp:
         if scope["type"] == "lifespan":
             await self._lifespan(receive, send)
         elif scope["type"] == "http":
-            await self._forward(scope, receive, send)
+            try:
+                await self._forward(scope, receive, send)
+            except asyncio.CancelledError:
+                # The server stops (Ctrl-C) and cancels what is still open, an endless stream among
+                # them: the connection is closed, which is all there is left to tell its client.
+                return
         else:  # a websocket: neither API has one
             await send({"type": "websocket.close", "code": 1003})
 
@@ -255,18 +274,16 @@ class ProxyApp:
         too_large = f"larger than {size_text(self.max_judged_bytes)} (streamed through unjudged)"
         if api is None:
             await self._stream(
-                send, response.status, sent_back, chunks, forwarded, b"", started, NOT_AN_OPERATION
+                send, response, sent_back, chunks, forwarded, [], started, NOT_AN_OPERATION
             )
             return
         if declared_length(sent_back) > self.max_judged_bytes:
-            await self._stream(
-                send, response.status, sent_back, chunks, forwarded, b"", started, too_large
-            )
+            await self._stream(send, response, sent_back, chunks, forwarded, [], started, too_large)
             return
         timer = asyncio.timeout_at(deadline)
         try:
             async with timer:
-                raw = await read_up_to(chunks, self.max_judged_bytes)
+                held = await read_up_to(chunks, self.max_judged_bytes)
         except TimeoutError as exc:  # nothing is sent yet, so the proxy can still say so
             await self._failed(
                 scope, receive, send, forwarded, 504, "gateway-timeout", self._late(timer, exc)
@@ -283,11 +300,14 @@ class ProxyApp:
                 unreachable(self._origin.shown, exc),
             )
             return
-        if len(raw) > self.max_judged_bytes:
+        if sum(map(len, held)) > self.max_judged_bytes:
+            # `held` is emptied as it is sent: a stream that never ends holds no more than a chunk
             await self._stream(
-                send, response.status, sent_back, chunks, forwarded, raw, started, too_large
+                send, response, sent_back, chunks, forwarded, held, started, too_large
             )
             return
+        raw = b"".join(held)
+        del held
         forwarded.elapsed_ms, forwarded.body_size = _since(started), len(raw)
         try:
             body = judgeable(sent_back, raw, self.max_judged_bytes)
@@ -302,24 +322,28 @@ class ProxyApp:
     async def _stream(
         self,
         send: Send,
-        status: int,
+        response: aiohttp.ClientResponse,
         sent_back: RawHeaders,
         chunks: AsyncIterator[bytes],
         forwarded: Forwarded,
-        first: bytes,
+        held: list[bytes],
         started: float,
         why: str,
     ) -> None:
-        """Send the answer on as it comes, one piece behind, so that it is counted before its last
-        piece is sent (a client that has its whole answer finds it counted)."""
-        await send({"type": "http.response.start", "status": status, "headers": sent_back})
-        size, pending = len(first), first
-        aside = [first]
+        """Send the answer on as it comes (the chunks `held` first, each let go once sent), one
+        piece behind, so that it is counted before its last piece is sent (a client that has its
+        whole answer finds it counted). What passes is kept aside only while it is small."""
+        await send({"type": "http.response.start", "status": response.status, "headers": sent_back})
+        size, pending, aside = 0, b"", []
+        self._streaming[response] = asyncio.current_task()
+        held.reverse()  # taken from the end, so that letting one go costs nothing
         try:
-            async for chunk in chunks:
+            while (chunk := held.pop() if held else await anext(chunks, None)) is not None:
                 size += len(chunk)
                 if size <= KEPT_ASIDE_BYTES:
                     aside.append(chunk)
+                else:
+                    aside.clear()
                 if pending:
                     await send({"type": "http.response.body", "body": pending, "more_body": True})
                 pending = chunk
@@ -327,8 +351,15 @@ class ProxyApp:
             # The status line is gone: all that is left is to end the connection, which tells the
             # client.
             forwarded.body_size, forwarded.elapsed_ms = size, _since(started)
-            self.observer.passed(forwarded, f"{CUT_SHORT} ({type(exc).__name__})")
+            cut = STOPPED if self.stopping else f"{CUT_SHORT} ({type(exc).__name__})"
+            self.observer.passed(forwarded, cut)
             return
+        except asyncio.CancelledError:  # the server cancels what is still open as it stops
+            forwarded.body_size, forwarded.elapsed_ms = size, _since(started)
+            self.observer.passed(forwarded, STOPPED)
+            raise
+        finally:
+            self._streaming.pop(response, None)
         forwarded.body_size, forwarded.elapsed_ms = size, _since(started)
         if 0 < size <= KEPT_ASIDE_BYTES:
             # one the proxy does not read has its secrets unlearned

@@ -100,9 +100,9 @@ async def request_body(
             return
 
 
-async def read_up_to(chunks: AsyncIterator[bytes], limit: int) -> bytes:
-    """The whole raw body, or, when it is longer than `limit`, its first chunks past it (the rest
-    stays unread)."""
+async def read_up_to(chunks: AsyncIterator[bytes], limit: int) -> list[bytes]:
+    """The whole raw body's chunks, or, when it is longer than `limit`, its first chunks past it
+    (the rest stays unread). A list, so that whoever streams them on can let each go once sent."""
     held: list[bytes] = []
     size = 0
     async for chunk in chunks:
@@ -110,7 +110,7 @@ async def read_up_to(chunks: AsyncIterator[bytes], limit: int) -> bytes:
         size += len(chunk)
         if size > limit:
             break
-    return b"".join(held)
+    return held
 
 
 async def send_whole(

@@ -158,13 +158,20 @@ def run_in_loop(main: Callable[[], Awaitable[int]]) -> int:
     return uvloop.run(main())
 
 
-async def serve_granian(app: Any, options: ServeOptions, *, second_stop_exits: bool = False) -> int:
+async def serve_granian(
+    app: Any,
+    options: ServeOptions,
+    *,
+    second_stop_exits: bool = False,
+    stopping: Callable[[], None] | None = None,
+) -> int:
     """Serve `app` with Granian in the running loop until SIGINT or SIGTERM; 0, or 1 when it could
     not listen.
 
     A second signal exits the process at once when `second_stop_exits` (the mock: Ctrl-C twice, as
     under uvicorn); otherwise open requests are always waited for (the proxy, whose outputs are
-    written after the server stops).
+    written after the server stops). `stopping` is called at the first signal (the proxy ends the
+    answers it streams, which may never end on their own).
     """
     from granian.constants import Interfaces
     from granian.log import LogLevels
@@ -189,6 +196,8 @@ async def serve_granian(app: Any, options: ServeOptions, *, second_stop_exits: b
         nonlocal asked
         asked += 1
         if asked == 1 or not second_stop_exits:
+            if asked == 1 and stopping is not None:
+                stopping()
             server.stop()  # open requests finish first
             return
         # Ctrl-C twice stops at once, as under uvicorn. Cancelling Granian's tasks instead leaves a

@@ -18,6 +18,12 @@ MAX_HEADERS = 100  # Granian's (hyper's) limit on a request's header fields
 MAX_HEAD_BYTES = 8192 + 4096 * 100  # Granian's HTTP/1 buffer, HTTP1Settings.max_buffer_size
 TOO_LARGE = 431
 _REASON = b"Request header fields too large."
+# After an answer the connection ends on (a 431, or an answer given before its request's body was
+# read): what the client still sends is read and dropped, up to these, then the connection closed.
+# Closed at once with unread bytes, the kernel resets it, and a reset can reach the client before
+# the answer it was sent: the client saw "connection reset" and no 431.
+LINGER_S = 2.0
+LINGER_BYTES = 2**20
 
 
 class HeadTooLarge(Exception):
@@ -33,8 +39,14 @@ class LimitedHeadProtocol(HttpToolsProtocol):
         self._reading_head = True
         self._head_bytes = 0
         self._head_too_large = False
+        self._dropped: int | None = None  # bytes dropped since the connection began to end
 
     def data_received(self, data: bytes) -> None:
+        if self._dropped is not None:
+            self._dropped += len(data)
+            if self._dropped > LINGER_BYTES:
+                self.transport.close()
+            return
         if self._reading_head:
             # A read that ends one head may carry the start of a body too: the count errs on the
             # high side by less than one read, far below the limit for any head that fits in it.
@@ -59,6 +71,16 @@ class LimitedHeadProtocol(HttpToolsProtocol):
         self._reading_head = True
         self._head_bytes = 0
 
+    def on_response_complete(self) -> None:
+        cycle = self.cycle
+        if cycle is not None and cycle.more_body and not self.transport.is_closing():
+            # Answered before its body was all read (a GET's 100 MB refused from its headers):
+            # the connection ends, as under Granian, rather than read the rest to be kept alive.
+            self.server_state.total_requests += 1
+            self._end_lingering()
+            return
+        super().on_response_complete()
+
     def send_400_response(self, msg: str) -> None:
         if self._head_too_large:
             self._refuse_head()
@@ -80,4 +102,13 @@ class LimitedHeadProtocol(HttpToolsProtocol):
             ]
         )
         self.transport.write(b"".join(head))
-        self.transport.close()
+        self._end_lingering()
+
+    def _end_lingering(self) -> None:
+        """End the connection after what was written: its end sent now, and the connection closed
+        once the client has closed its side, sent LINGER_BYTES more, or after LINGER_S."""
+        self._dropped = 0
+        self.flow.resume_reading()
+        if self.transport.can_write_eof():
+            self.transport.write_eof()
+        self.loop.call_later(LINGER_S, self.transport.close)

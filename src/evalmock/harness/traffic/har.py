@@ -7,7 +7,8 @@ from __future__ import annotations
 
 import base64
 import binascii
-import json
+import os
+import pickle
 from collections import Counter
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
@@ -24,7 +25,8 @@ from evalmock.harness.results.findings import Gap
 from evalmock.harness.run.answer_limits import BYTES_REMEDY, size_text
 from evalmock.harness.secrets.har_entries import learn_har_entry
 from evalmock.harness.traffic.audit import TrafficAudit
-from evalmock.input_files import read_bounded
+from evalmock.harness.traffic.har_stream import Unreadable, har_entries
+from evalmock.input_files import open_regular, too_large
 
 NO_RESPONSE = "without a response (blocked, failed or cancelled in the browser)"
 OTHER_HOST = "of other hosts"
@@ -33,7 +35,9 @@ OTHER_OPERATION = "of other paths or methods"
 NO_BODY = "without their response body recorded"
 
 
-MAX_HAR_BYTES = 256 * 2**20  # a HAR file is read whole: 15,000 pages of 17 KB fit
+# A HAR file is read as a stream, each entry built on its own (har_stream); 15,000 pages of
+# 17 KB fit
+MAX_HAR_BYTES = 256 * 2**20
 
 
 class HarError(UsageError, ValueError):
@@ -55,28 +59,40 @@ class Recorded:
 
 
 def read_har(path: str | Path, max_body: int = DEFAULT_MAX_ANSWER_BYTES) -> Iterator[Recorded]:
-    """The entries of a HAR file, as the file lists them, a response body longer than `max_body`
-    bytes left unread (never decoded); HarError when the file is no HAR log or an entry lacks its
+    """The entries of a HAR file, as the file lists them, each built as it is read (never the whole
+    document), a response body longer than `max_body` bytes left unread (never decoded); HarError
+    when the file is no HAR log, past a bound of the stream's (har_stream), or an entry lacks its
     request."""
     try:
-        document = json.loads(read_bounded(path, MAX_HAR_BYTES).decode("utf-8-sig"))
+        file = open_regular(path)
     except OSError as exc:
         raise HarError(f"cannot read {path}: {exc.strerror or exc}") from None
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise HarError(f"{path} is not JSON: {exc}") from None
-    except RecursionError:
-        raise HarError(f"{path} nests JSON deeper than a HAR audit reads") from None
-    log = document.get("log") if isinstance(document, dict) else None
-    entries = log.get("entries") if isinstance(log, dict) else None
-    if not isinstance(entries, list):
-        raise HarError(f"{path} is not a HAR log: expected an object with log.entries, a list")
-    for number, entry in enumerate(entries, 1):
-        try:
-            yield _recorded(number, entry, max_body)
-        except (KeyError, TypeError, AttributeError, ValueError) as exc:
-            raise HarError(
-                f"{path}: entry {number}: not a HAR entry ({type(exc).__name__}: {exc})"
-            ) from None
+    with file:
+        if os.fstat(file.fileno()).st_size > MAX_HAR_BYTES:  # refused before a byte is parsed
+            raise HarError(f"cannot read {path}: {too_large(MAX_HAR_BYTES)}")
+        entries = har_entries(file, MAX_HAR_BYTES)
+        number = 0
+        while (entry := _next_entry(entries, path)) is not _END:
+            number += 1
+            try:
+                yield _recorded(number, entry, max_body)
+            except (KeyError, TypeError, AttributeError, ValueError) as exc:
+                raise HarError(
+                    f"{path}: entry {number}: not a HAR entry ({type(exc).__name__}: {exc})"
+                ) from None
+
+
+_END = object()
+
+
+def _next_entry(entries: Iterator[Any], path: str | Path) -> Any:
+    """The next entry as the stream builds it, or _END; HarError for a file it does not read."""
+    try:
+        return next(entries, _END)
+    except Unreadable as exc:
+        raise HarError(f"{path} {exc}") from None
+    except OSError as exc:
+        raise HarError(f"cannot read {path}: {exc.strerror or exc}") from None
 
 
 def _recorded(number: int, entry: Mapping[str, Any], max_body: int) -> Recorded:
@@ -119,14 +135,6 @@ def _started(value: Any) -> datetime | None:
     return started if started.tzinfo is not None else None
 
 
-def in_time_order(entries: list[Recorded]) -> list[Recorded]:
-    """The entries by startedDateTime (a page asked for with a cursor started after the page that
-    gave it), when every entry has one; else as the file lists them."""
-    if any(recorded.started is None for recorded in entries):
-        return entries
-    return sorted(entries, key=lambda recorded: recorded.started)  # type: ignore[arg-type,return-value]
-
-
 def _headers(records: list[Mapping[str, Any]]) -> dict[str, str]:
     """Lower-case names, the first value of each; HTTP/2 pseudo-headers (`:authority`, ...) left
     out."""
@@ -154,39 +162,33 @@ def audit_har(
     max_body: int | None = None,
 ) -> None:
     """Judge every entry of the HAR file into `audit`, in time order (walks are followed across
-    entries); with `base_url`, entries outside it are other hosts. Each entry is let go once judged:
-    a judged page keeps its parsed body, and a browser's HAR of thousands of pages held them all
-    until the last was judged. A response body longer than `max_body` bytes (default 16 MiB) is
-    not read: a gap of the audit."""
-    entries = in_time_order(list(read_har(path, max_body or DEFAULT_MAX_ANSWER_BYTES)))
-    entries.reverse()  # taken from the end, so that letting one go costs nothing
+    entries); with `base_url`, entries outside it are other hosts. The redactor learns every
+    entry's secrets as it is read; an entry of no audited operation is then counted and let go, and
+    one of an audited operation is kept packed (its exchange's bytes, nothing else) until all are
+    read and sorted: what the audit holds is what it judges. A response body longer than `max_body`
+    bytes (default 16 MiB) is not read: a gap of the audit."""
+    kept: list[tuple[datetime | None, int, bytes]] = []
     # the origins of audited operations' requests outside base_url
     elsewhere: Counter[str] = Counter()
-    while entries:
-        recorded = entries.pop()
+    for recorded in read_har(path, max_body or DEFAULT_MAX_ANSWER_BYTES):
         if recorded.entry is not None:
             learn_har_entry(audit.redactor, recorded.entry)
+        if _judged(recorded, audit, base_url, elsewhere):
+            kept.append((recorded.started, recorded.number, _packed(recorded)))
+    if all(started is not None for started, _, _ in kept):
+        kept.sort(key=lambda packed: packed[:2])  # type: ignore[arg-type,return-value]
+    kept.reverse()  # taken from the end, so that letting one go costs nothing
+    while kept:
+        recorded = _unpacked(kept.pop()[2])
         exchange = recorded.exchange
-        if exchange is None:
-            audit.skip(recorded.missing or NO_RESPONSE)
-        elif base_url is not None and not under(exchange.url, base_url):
-            audit.skip(OTHER_HOST)
-            if audit.api_of(exchange.method, exchange.path) is not None:
-                elsewhere[origin(exchange.url)] += 1
-        else:
-            api = audit.api_of(exchange.method, exchange.path)
-            if api is None:
-                audit.skip(OTHER_OPERATION)
-            elif recorded.missing:
-                audit.skip(recorded.missing)
-            elif recorded.unread:
-                what = f"{exchange.method} {audit.redactor.text(exchange.url)}"
-                why = not_read(
-                    f"{what} (entry {recorded.number})", exchange.status, recorded.unread
-                )
-                audit.results.gap(Gap(api, why, BYTES_REMEDY))
-            else:
-                audit.judge(api, exchange)
+        assert exchange is not None  # only exchanges of an audited operation are kept
+        api = audit.api_of(exchange.method, exchange.path)
+        if api is not None and recorded.unread:
+            what = f"{exchange.method} {audit.redactor.text(exchange.url)}"
+            why = not_read(f"{what} (entry {recorded.number})", exchange.status, recorded.unread)
+            audit.results.gap(Gap(api, why, BYTES_REMEDY))
+        elif api is not None:
+            audit.judge(api, exchange)
     if elsewhere:
         # Most often the app's base URL (a proxy's, a dev server's) given where the service's was
         # meant.
@@ -196,6 +198,46 @@ def audit_har(
             f"{origin(base_url or '')}: "
             f"{hosts}; pass one of them as --base-url to judge its answers"
         )
+
+
+def _judged(
+    recorded: Recorded, audit: TrafficAudit, base_url: str | None, elsewhere: Counter[str]
+) -> bool:
+    """Whether the entry is to be judged (or is a gap of the audit): an exchange of an audited
+    operation on the service. Any other is counted, with why, as not judged."""
+    exchange = recorded.exchange
+    if exchange is None:
+        audit.skip(recorded.missing or NO_RESPONSE)
+        return False
+    api = audit.api_of(exchange.method, exchange.path)
+    if base_url is not None and not under(exchange.url, base_url):
+        audit.skip(OTHER_HOST)
+        if api is not None:
+            elsewhere[origin(exchange.url)] += 1
+        return False
+    if api is None:
+        audit.skip(OTHER_OPERATION)
+        return False
+    if recorded.missing:
+        audit.skip(recorded.missing)
+        return False
+    return True
+
+
+def _packed(recorded: Recorded) -> bytes:
+    """An entry to be judged later, as bytes: a few hundred for a small page, where its objects
+    took thousands (460,000 of them held 1.4 GB)."""
+    exchange = recorded.exchange
+    assert exchange is not None
+    fields = (exchange.method, exchange.url, exchange.status, dict(exchange.headers))
+    fields += (exchange.body, dict(exchange.request_headers))
+    return pickle.dumps((recorded.number, recorded.started, recorded.unread, fields))
+
+
+def _unpacked(packed: bytes) -> Recorded:
+    # bytes this process packed itself (_packed), never a file's
+    number, started, unread, fields = pickle.loads(packed)
+    return Recorded(number, started, Exchange(*fields), unread=unread)
 
 
 def origin(url: str) -> str:
