@@ -21,7 +21,13 @@ from evalmock.harness.results.findings import Example, Gap
 from evalmock.harness.results.ledger import Ledger
 from evalmock.harness.run.answer_deadline import held_to_deadlines
 from evalmock.harness.run.document_judge import DocumentJudge
-from evalmock.harness.run.fuzzing import Shard, ThreadRace, run_schemathesis, shards
+from evalmock.harness.run.fuzzing import (
+    Shard,
+    ThreadRace,
+    cut_answer_gaps,
+    run_schemathesis,
+    shards,
+)
 from evalmock.harness.run.judge import ResponseJudge, violation_example
 from evalmock.harness.run.options import Audit, plan_audit
 from evalmock.harness.run.preflight import check_target, turned_away_targets
@@ -88,6 +94,7 @@ def run_audit(
         for api, tasks in plans.items():
             for task in tasks:
                 started[id(task)].result().replay(results)
+            name_cut_answers(api, audit, results)
             failed = sum(1 for f in results.failures if f.api == api)
             reporter.finish(f"{api}: {len(tasks)} tasks done, {failed} failed findings so far")
             results.skip_unexercised(api, unexercised_reason(audit.fuzz))
@@ -217,6 +224,7 @@ def run_shard(
                 shard=shard,
                 limits=audit.limits,
                 turned_away=turned_away,
+                cuts=audit.cut_answers,
             )
         except ThreadRace as race:
             error = race
@@ -233,6 +241,13 @@ def run_shard(
         )
     )
     return ledger
+
+
+def name_cut_answers(api: str, audit: Audit, results: Results) -> None:
+    """A gap for the answers to `api`'s Schemathesis requests cut at a limit, once every shard of
+    it is done (Schemathesis keeps some such errors to itself)."""
+    for gap in cut_answer_gaps(api, audit.base_url, audit.cut_answers, audit.redactor):
+        results.gap(gap)
 
 
 def run_scenario_check(check: Check, scenario: Scenario, judge: ResponseJudge) -> None:

@@ -12,7 +12,7 @@ from schemathesis.core.transport import Response
 from evalmock.harness.checks.exchange import first_header
 from evalmock.harness.checks.target_keys import TargetKey, target_key
 from evalmock.harness.run.answer_limits import AnswerLimits
-from evalmock.harness.run.bounded_requests import bounded_session
+from evalmock.harness.run.bounded_requests import CutAnswers, bounded_session
 from evalmock.harness.run.throttle import Throttle
 
 
@@ -21,9 +21,12 @@ class ThrottledRetry:
     same request, sent again, in its place (the hook's way of post-processing a response, in place),
     before any check sees it."""
 
-    def __init__(self, throttle: Throttle, limits: AnswerLimits | None = None) -> None:
+    def __init__(
+        self, throttle: Throttle, limits: AnswerLimits | None = None, cuts: CutAnswers | None = None
+    ) -> None:
         self.throttle = throttle
         self.limits = limits or AnswerLimits()
+        self.cuts = cuts
         # ids of the cases whose answer was still throttled: no check judges them
         self.unjudged: set[str] = set()
         # ids of throttled probes already counted (recorders may repeat them)
@@ -47,7 +50,7 @@ class ThrottledRetry:
     def _send_again(self, response: Response) -> Response:
         session = getattr(self._local, "session", None)
         if session is None:
-            session = self._local.session = bounded_session(self.limits)
+            session = self._local.session = bounded_session(self.limits, self.cuts)
         answer = session.send(response.request, timeout=self.limits.seconds, allow_redirects=False)
         return Response.from_requests(answer, verify=response.verify)
 
