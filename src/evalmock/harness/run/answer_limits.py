@@ -17,6 +17,7 @@ import urllib3
 
 from evalmock.defaults import DEFAULT_MAX_ANSWER_BYTES, DEFAULT_REQUEST_TIMEOUT
 from evalmock.harness.checks.exchange import Exchange, exchange_from_httpx
+from evalmock.harness.excerpts import clip
 from evalmock.harness.run.answer_deadline import reading_until
 
 # The header block: as many fields as Python's http.client (which reads Schemathesis's answers)
@@ -24,6 +25,11 @@ from evalmock.harness.run.answer_deadline import reading_until
 MAX_HEADER_FIELDS = 100
 MAX_HEADER_BYTES = 16 * 2**10
 READ_SIZE = 64 * 2**10  # decoded bytes asked for at a time: a bomb inflates no further per read
+
+# The longest value (a query parameter's, or the path) the audit sends in a request of its own
+# making: a cursor or an id a service hands back longer than this is not sent back, else a service
+# could have the audit send URLs of any size (httpx refuses one over 64 KiB outright).
+MAX_SENT_VALUE = 8 * 2**10
 
 BYTES_REMEDY = "A service that answers within the limit, or --max-answer-bytes N to raise it"
 TIME_REMEDY = "A slow service: --request-timeout SECONDS gives each whole answer longer"
@@ -70,6 +76,30 @@ def head_by_deadline(
             if not deadline.cut:
                 raise
             raise too_late(limits.seconds, **kwargs) from None
+
+
+SENT_VALUE_REMEDY = (
+    f"A service whose cursors and ids stay within {MAX_SENT_VALUE // 2**10} KiB, the most the "
+    "audit sends back"
+)
+
+
+def oversized_value(path: str, query: Iterable[tuple[str, str]]) -> str | None:
+    """Why a request with this path and query is not sent (a value longer than MAX_SENT_VALUE
+    bytes, said without it), else None."""
+    if len(path.encode()) > MAX_SENT_VALUE:
+        return (
+            f"its path is {len(path.encode()):,} bytes, more than the "
+            f"{MAX_SENT_VALUE // 2**10} KiB the audit sends"
+        )
+    for name, value in query:
+        if len(str(value).encode()) > MAX_SENT_VALUE:
+            size = len(str(value).encode())
+            return (
+                f"its {clip(str(name), 40)}= is {size:,} bytes, more than the "
+                f"{MAX_SENT_VALUE // 2**10} KiB the audit sends"
+            )
+    return None
 
 
 def size_text(count: int) -> str:

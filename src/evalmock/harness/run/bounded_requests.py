@@ -6,27 +6,33 @@ answer it cuts is counted, for the audit to name."""
 
 from __future__ import annotations
 
+import functools
 import io
 import threading
 import time
 from collections.abc import Iterator
 from typing import Any
-from urllib.parse import urlsplit
+from urllib.parse import parse_qsl, urlsplit
 
+import orjson
 import requests
 import urllib3
 from requests.adapters import HTTPAdapter
 from schemathesis.transport.requests import SameHostRedirectsSession
 
+from evalmock.contract.documents import APIS as DOCUMENTS
 from evalmock.harness.checks.exchange import json_beyond_reach
 from evalmock.harness.run.answer_deadline import DEADLINE_POOLS
 from evalmock.harness.run.answer_limits import (
+    MAX_SENT_VALUE,
     READ_SIZE,
+    SENT_VALUE_REMEDY,
     AnswerLimits,
     AnswerOverLimit,
     Budget,
     check_header_block,
     head_by_deadline,
+    oversized_value,
 )
 
 
@@ -38,25 +44,26 @@ class CutAnswers:
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
-        self._cut: list[tuple[str, str, str]] = []  # (why, remedy, "METHOD url")
+        # (sent, why, remedy, "METHOD url"): sent False for a request refused before it went
+        self._cut: list[tuple[bool, str, str, str]] = []
 
-    def add(self, request: requests.PreparedRequest, why: str, remedy: str) -> None:
-        sent = f"{request.method} {(request.url or '')[:MAX_URL_SHOWN]}"
+    def add(
+        self, request: requests.PreparedRequest, why: str, remedy: str, *, sent: bool = True
+    ) -> None:
+        shown = f"{request.method} {(request.url or '')[:MAX_URL_SHOWN]}"
         with self._lock:
-            self._cut.append((why, remedy, sent))
+            self._cut.append((sent, why, remedy, shown))
 
-    def take(self, path: str) -> list[tuple[str, str, int, str]]:
-        """The cuts of requests whose URL path starts with `path`, taken out: (why, remedy, how
-        many, the first request in order), one per why, in order of why."""
+    def take(self, path: str) -> list[tuple[bool, str, str, int, str]]:
+        """The cuts of requests whose URL path starts with `path`, taken out: (sent, why, remedy,
+        how many, the first request in order), one per why, in order of why."""
         with self._lock:
-            taken = [cut for cut in self._cut if _path(cut[2]).startswith(path)]
-            self._cut = [cut for cut in self._cut if not _path(cut[2]).startswith(path)]
-        grouped: dict[tuple[str, str], list[str]] = {}
-        for why, remedy, sent in taken:
-            grouped.setdefault((why, remedy), []).append(sent)
-        return [
-            (why, remedy, len(sent), min(sent)) for (why, remedy), sent in sorted(grouped.items())
-        ]
+            taken = [cut for cut in self._cut if _path(cut[3]).startswith(path)]
+            self._cut = [cut for cut in self._cut if not _path(cut[3]).startswith(path)]
+        grouped: dict[tuple[bool, str, str], list[str]] = {}
+        for sent, why, remedy, shown in taken:
+            grouped.setdefault((sent, why, remedy), []).append(shown)
+        return [(*key, len(shown), min(shown)) for key, shown in sorted(grouped.items())]
 
 
 MAX_URL_SHOWN = 2048  # characters of a cut request's URL kept to name it
@@ -88,6 +95,12 @@ class BoundedAdapter(HTTPAdapter):
         return manager
 
     def send(self, request: requests.PreparedRequest, *args: Any, **kwargs: Any) -> Any:
+        url = urlsplit(request.url or "")
+        if oversized := oversized_value(url.path, parse_qsl(url.query, keep_blank_values=True)):
+            # a value an answer handed back (a stateful link's cursor): never a URL of any size
+            if self.cuts is not None:
+                self.cuts.add(request, oversized, SENT_VALUE_REMEDY, sent=False)
+            raise AnswerOverLimit(oversized, SENT_VALUE_REMEDY, request=request)
         try:
             return self._read(request, *args, **kwargs)
         except AnswerOverLimit as exc:
@@ -113,10 +126,47 @@ class BoundedAdapter(HTTPAdapter):
             # Schemathesis parses JSON with the standard parser: its recursion error in a worker
             # thread would end the run, and a million keys take its time and memory
             raise AnswerOverLimit(beyond, "")
+        if "json" in content_type and (oversized := _oversized_link_value(body)):
+            # its stateful phase would send it back, in every step after
+            raise AnswerOverLimit(oversized, SENT_VALUE_REMEDY)
         response._content = body
         response._content_consumed = True
         response.raw = _Spent(response.raw, body)
         return response
+
+
+@functools.cache
+def _link_values() -> tuple[str, ...]:
+    """The members of an answer that the documents' links send back (`$response.body#/name`)."""
+    names = set()
+    for document in DOCUMENTS.values():
+        for item in document.spec.get("paths", {}).values():
+            for op in item.values():
+                for answer in (op.get("responses") or {}).values() if isinstance(op, dict) else ():
+                    for link in (answer.get("links") or {}).values():
+                        for value in (link.get("parameters") or {}).values():
+                            if str(value).startswith("$response.body#/"):
+                                names.add(str(value).removeprefix("$response.body#/"))
+    return tuple(sorted(names))
+
+
+def _oversized_link_value(body: bytes) -> str | None:
+    """Why an answer is not handed to Schemathesis: a value its links send back is longer than the
+    audit sends (answers.MAX_SENT_VALUE), else None."""
+    if len(body) <= MAX_SENT_VALUE:
+        return None
+    try:
+        value = orjson.loads(body)
+    except orjson.JSONDecodeError:
+        return None
+    for name in _link_values() if isinstance(value, dict) else ():
+        if len(str(value.get(name, "")).encode()) > MAX_SENT_VALUE:
+            size = len(str(value[name]).encode())
+            return (
+                f"its {name} is {size:,} bytes, more than the {MAX_SENT_VALUE // 2**10} KiB the "
+                "audit sends back"
+            )
+    return None
 
 
 def _body_within(raw: Any, budget: Budget) -> bytes:

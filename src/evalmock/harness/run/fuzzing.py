@@ -217,12 +217,13 @@ def cut_answer_gaps(api: str, base_url: str, cuts: CutAnswers, redactor: Redacto
         Gap(
             api,
             redactor.text(
-                f"Schemathesis could not test the operation: {why}, in {count} answer(s) to its "
-                f"requests, judged by no check (the first: {sent})"
+                f"Schemathesis could not test the operation: {count} of its requests "
+                + ("got an answer that was not read: " if sent else "were not sent: ")
+                + f"{why} (the first: {first})"
             ),
             remedy,
         )
-        for why, remedy, count, sent in cuts.take(root)
+        for sent, why, remedy, count, first in cuts.take(root)
     ]
 
 

@@ -9,8 +9,14 @@ from typing import Any
 import httpx
 
 from evalmock.harness.checks.exchange import Exchange
-from evalmock.harness.checks.outcomes import SLOW_SERVICE, NoAnswer, Unread
-from evalmock.harness.run.answer_limits import AnswerLimits, AnswerOverLimit, read_exchange
+from evalmock.harness.checks.outcomes import SLOW_SERVICE, NoAnswer, Undone, Unread
+from evalmock.harness.run.answer_limits import (
+    SENT_VALUE_REMEDY,
+    AnswerLimits,
+    AnswerOverLimit,
+    oversized_value,
+    read_exchange,
+)
 from evalmock.harness.run.throttle import Throttle, asked_status
 
 
@@ -31,6 +37,9 @@ class HttpSender:
     def __call__(
         self, path: str, query: Mapping[str, Any], headers: Mapping[str, str]
     ) -> tuple[Exchange, bool]:
+        if oversized := oversized_value(path, _pairs(query)):
+            # a value the service handed back (a cursor, an id): never a URL of any size
+            raise Undone(f"GET {path} was not sent: {oversized}", SENT_VALUE_REMEDY)
         try:
             return self.throttle.send(
                 lambda: read_exchange(self.client, path, query, headers, self.limits),
@@ -42,6 +51,15 @@ class HttpSender:
         except AnswerOverLimit as exc:
             url = httpx.URL(path, params=query)
             raise Unread(f"GET {url} was not read: {exc.why}", exc.remedy) from None
+
+
+def _pairs(query: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """The query's (name, value) pairs, a list's values each."""
+    return [
+        (name, str(each))
+        for name, value in query.items()
+        for each in (value if isinstance(value, list | tuple) else [value])
+    ]
 
 
 def no_answer(url: httpx.URL, exc: httpx.TransportError, timeout: float | None) -> NoAnswer:
