@@ -13,6 +13,7 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from typing import Any, TypeVar
 
+import h11
 import httpcore
 import httpx
 from urllib3.connection import HTTPConnection, HTTPSConnection
@@ -117,6 +118,23 @@ def held_to_deadlines(client: httpx.Client) -> httpx.Client:
         pool = transport._pool  # type: ignore[attr-defined]
         pool._network_backend = _DeadlineBackend(pool._network_backend)
     return client
+
+
+def close_unasked(client: httpx.Client) -> int:
+    """Close each idle connection of `client` that holds bytes no request asked for (an answer the
+    service queued behind the one read: a response desync), so that no later request reads them as
+    its answer; how many it closed. httpcore checks a kept connection's socket before it sends on
+    it again, but not what h11 already read into its buffer."""
+    closed = 0
+    for transport in (client._transport, *client._mounts.values()):
+        if transport is None:
+            continue
+        for connection in transport._pool.connections:  # type: ignore[attr-defined]
+            state = getattr(getattr(connection, "_connection", None), "_h11_state", None)
+            if state is not None and state.their_state is h11.IDLE and state.trailing_data[0]:
+                connection.close()
+                closed += 1
+    return closed
 
 
 # urllib3: http.client reads the head from a buffered file on the socket; under it, each receive

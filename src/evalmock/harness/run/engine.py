@@ -16,7 +16,7 @@ from evalmock.harness.checks.outcomes import Skip, Undone, Violation
 from evalmock.harness.checks.registry import Check, scenario_checks
 from evalmock.harness.checks.scenario import Scenario
 from evalmock.harness.checks.target_keys import TargetKey
-from evalmock.harness.results.audit_results import UNSEEN_SKIP, Results
+from evalmock.harness.results.audit_results import COUNT, UNSEEN_SKIP, Results
 from evalmock.harness.results.findings import Example, Gap
 from evalmock.harness.results.ledger import Ledger
 from evalmock.harness.run.answer_deadline import held_to_deadlines
@@ -188,8 +188,9 @@ def run_scenario(
     with held_to_deadlines(
         httpx.Client(base_url=audit.base_url.rstrip("/"), timeout=audit.request_timeout)
     ) as client:
+        sender = HttpSender(client, throttle, audit.limits)
         scenario = Scenario(
-            HttpSender(client, throttle, audit.limits),
+            sender,
             targets,
             token=audit.token,
             second_token=audit.second_token,
@@ -197,7 +198,16 @@ def run_scenario(
             turned_away=turned_away,
         )
         run_scenario_check(check, scenario, judge)
+    if sender.unasked:
+        ledger.count_note(UNASKED_NOTE.format(api=api, count=COUNT), sender.unasked)
     return ledger
+
+
+UNASKED_NOTE = (
+    "{api}: {count} answer(s) came with bytes behind them that no request asked for (an answer "
+    "queued unasked: a response desync, the service's fault); each connection was closed, so no "
+    "later request read them as its answer"
+)
 
 
 def run_shard(

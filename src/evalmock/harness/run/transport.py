@@ -10,6 +10,7 @@ import httpx
 
 from evalmock.harness.checks.exchange import Exchange
 from evalmock.harness.checks.outcomes import SLOW_SERVICE, NoAnswer, Undone, Unread
+from evalmock.harness.run.answer_deadline import close_unasked
 from evalmock.harness.run.answer_limits import (
     SENT_VALUE_REMEDY,
     AnswerLimits,
@@ -33,6 +34,7 @@ class HttpSender:
         self.client = client
         self.throttle = throttle or Throttle()
         self.limits = limits or AnswerLimits()
+        self.unasked = 0  # connections closed on bytes no request asked for (close_unasked)
 
     def __call__(
         self, path: str, query: Mapping[str, Any], headers: Mapping[str, str]
@@ -42,7 +44,7 @@ class HttpSender:
             raise Undone(f"GET {path} was not sent: {oversized}", SENT_VALUE_REMEDY)
         try:
             return self.throttle.send(
-                lambda: read_exchange(self.client, path, query, headers, self.limits),
+                lambda: self._read(path, query, headers),
                 lambda answer: (answer.status, answer.headers),
                 asked_for=asked_status(headers),  # a 503 asked for (Prefer: code=503) is the answer
             )
@@ -51,6 +53,12 @@ class HttpSender:
         except AnswerOverLimit as exc:
             url = httpx.URL(path, params=query)
             raise Unread(f"GET {url} was not read: {exc.why}", exc.remedy) from None
+
+    def _read(self, path: str, query: Mapping[str, Any], headers: Mapping[str, str]) -> Exchange:
+        try:
+            return read_exchange(self.client, path, query, headers, self.limits)
+        finally:
+            self.unasked += close_unasked(self.client)
 
 
 def _pairs(query: Mapping[str, Any]) -> list[tuple[str, str]]:
