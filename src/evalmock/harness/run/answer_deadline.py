@@ -127,9 +127,10 @@ def close_unasked(client: httpx.Client) -> int:
     it again, but not what h11 already read into its buffer."""
     closed = 0
     for transport in (client._transport, *client._mounts.values()):
-        if transport is None:
+        pool = getattr(transport, "_pool", None)  # none in a transport of a test's making
+        if pool is None:
             continue
-        for connection in transport._pool.connections:  # type: ignore[attr-defined]
+        for connection in pool.connections:
             state = getattr(getattr(connection, "_connection", None), "_h11_state", None)
             if state is not None and state.their_state is h11.IDLE and state.trailing_data[0]:
                 connection.close()
