@@ -230,6 +230,14 @@ def test_json_nested_too_deep_for_schemathesis_is_a_gap(mock: Mock) -> None:
     assert_named(report, "not read: its JSON is nested deeper than 254 levels")
 
 
+def test_ten_million_keys_in_answers_to_schemathesis_are_cut_at_the_size_limit(mock: Mock) -> None:
+    # 129 MB each, made as they are sent
+    with attacked(mock, answering([], many_keys(10_000_000)), every=9, most=10) as attacker:
+        report, _ = audit(attacker, mock)
+    assert attacker.attacked == 10
+    assert_named(report, "10 of its requests " + CUT)
+
+
 def test_a_million_keys_within_the_size_limit_are_not_read_and_memory_stays_flat(
     mock: Mock,
 ) -> None:
