@@ -177,16 +177,21 @@ def decoded_body(chunks: Iterator[bytes], content_encoding: str | None, budget: 
         preload_content=False,
         decode_content=True,
     )
-    parts, size = [], 0
+    parts: list[bytes] = []
+    size = 0
     try:
         for part in decoder.stream(READ_SIZE):
             size += len(part)
             budget.spend(size, "decoded")
             parts.append(part)
     except urllib3.exceptions.ProtocolError as exc:
+        parts.clear()  # nothing of a cut answer is kept by the error's frames
         # urllib3 wraps an OSError of the file it reads, as requests' errors are
         if isinstance(exc.__cause__, AnswerOverLimit):
             raise exc.__cause__ from None
+        raise
+    except BaseException:
+        parts.clear()
         raise
     return b"".join(parts)
 
@@ -195,27 +200,28 @@ def read_httpx(
     client: httpx.Client, request: httpx.Request, limits: AnswerLimits
 ) -> tuple[httpx.Response, bytes]:
     """Send `request` and read its answer within `limits`: the response (its body unread) and the
-    decoded body. AnswerOverLimit past a limit (the head's deadline kept by a client
-    `held_to_deadlines`); httpx's errors otherwise (DecodingError for a body that does
+    decoded body. AnswerOverLimit past a limit (the deadline of the head and the body kept by a
+    client `held_to_deadlines`); httpx's errors otherwise (DecodingError for a body that does
     not decode)."""
     started = time.monotonic()
+    # the body's reads too wait no longer than the time left: a silence mid-body ends there
     with head_by_deadline(started, limits, httpx.TimeoutException):
         response = client.send(request, stream=True)
-    try:
-        check_header_block(response.headers.raw)
-        budget = Budget(limits, started)
-        if response.is_stream_consumed:  # an answer made in memory (a test's transport): decoded
-            body = response.content
-            budget.spend(len(body), "decoded")
-        else:
-            encoding = response.headers.get("content-encoding")
-            body = decoded_body(response.iter_raw(), encoding, budget)
-    except urllib3.exceptions.DecodeError as exc:
-        raise httpx.DecodingError(str(exc), request=request) from None
-    except urllib3.exceptions.ProtocolError as exc:
-        raise httpx.ReadError(str(exc), request=request) from None
-    finally:
-        response.close()  # a cut answer's connection is not used again
+        try:
+            check_header_block(response.headers.raw)
+            budget = Budget(limits, started)
+            if response.is_stream_consumed:  # an answer made in memory (a test's transport)
+                body = response.content
+                budget.spend(len(body), "decoded")
+            else:
+                encoding = response.headers.get("content-encoding")
+                body = decoded_body(response.iter_raw(), encoding, budget)
+        except urllib3.exceptions.DecodeError as exc:
+            raise httpx.DecodingError(str(exc), request=request) from None
+        except urllib3.exceptions.ProtocolError as exc:
+            raise httpx.ReadError(str(exc), request=request) from None
+        finally:
+            response.close()  # a cut answer's connection is not used again
     return response, body
 
 
