@@ -28,7 +28,7 @@ from evalmock.contract.targets import dump_targets
 from evalmock.exits import INCOMPLETE
 from evalmock.harness.run.answer_deadline import held_to_deadlines
 from evalmock.harness.run.answer_limits import MAX_SENT_VALUE, AnswerLimits
-from evalmock.harness.run.bounded_requests import bounded_session
+from evalmock.harness.run.bounded_requests import CutAnswers, bounded_session
 from evalmock.harness.run.transport import HttpSender
 from evalmock.server.app import create_app
 from evalmock.server.settings import ServerSettings
@@ -343,18 +343,20 @@ async def answer_and_one_unasked(
 
 def test_an_answer_queued_unasked_is_never_read_as_the_next_requests_answer() -> None:
     """Three requests on one client, with httpx (the scenario checks') and with requests
-    (Schemathesis's): each gets a 200, none the unasked 401; httpx's connections are closed on the
-    unasked bytes and counted."""
+    (Schemathesis's): each gets a 200, none the unasked 401; the connections are ended on the
+    unasked bytes, and each is counted."""
     limits = AnswerLimits(seconds=5)
     with raw_service(answer_and_one_unasked) as base_url:
         with held_to_deadlines(httpx.Client(base_url=base_url, timeout=5)) as client:
             sender = HttpSender(client, limits=limits)
             statuses = [sender("/cases", {}, {})[0].status for _ in range(3)]
         assert (statuses, sender.unasked) == ([200, 200, 200], 3)
-        with bounded_session(limits) as session:
+        cuts = CutAnswers()
+        with bounded_session(limits, cuts) as session:
             answers = [session.get(base_url + "/cases", timeout=5) for _ in range(3)]
         assert [answer.status_code for answer in answers] == [200, 200, 200]
         assert all(b"unasked" not in answer.content for answer in answers)
+        assert cuts.take_unasked("/") == 3
 
 
 def test_the_limit_on_values_sent_back_is_documented() -> None:

@@ -46,6 +46,7 @@ class CutAnswers:
         self._lock = threading.Lock()
         # (sent, why, remedy, "METHOD url"): sent False for a request refused before it went
         self._cut: list[tuple[bool, str, str, str]] = []
+        self._unasked: list[str] = []  # the URL path of each answer with unasked bytes behind
 
     def add(
         self, request: requests.PreparedRequest, why: str, remedy: str, *, sent: bool = True
@@ -53,6 +54,19 @@ class CutAnswers:
         shown = f"{request.method} {(request.url or '')[:MAX_URL_SHOWN]}"
         with self._lock:
             self._cut.append((sent, why, remedy, shown))
+
+    def add_unasked(self, request: requests.PreparedRequest) -> None:
+        """An answer with bytes behind it that no request asked for (its connection ended)."""
+        with self._lock:
+            self._unasked.append(_path(f"{request.method} {request.url or ''}"))
+
+    def take_unasked(self, path: str) -> int:
+        """How many answers to requests whose URL path starts with `path` had bytes behind them
+        that no request asked for, taken out."""
+        with self._lock:
+            taken = sum(1 for each in self._unasked if each.startswith(path))
+            self._unasked = [each for each in self._unasked if not each.startswith(path)]
+        return taken
 
     def take(self, path: str) -> list[tuple[bool, str, str, int, str]]:
         """The cuts of requests whose URL path starts with `path`, taken out: (sent, why, remedy,
@@ -129,6 +143,8 @@ class BoundedAdapter(HTTPAdapter):
         if "json" in content_type and (oversized := _oversized_link_value(body)):
             # its stateful phase would send it back, in every step after
             raise AnswerOverLimit(oversized, SENT_VALUE_REMEDY)
+        if getattr(getattr(response.raw, "_fp", None), "unasked", False) and self.cuts is not None:
+            self.cuts.add_unasked(request)
         response._content = body
         response._content_consumed = True
         response.raw = _Spent(response.raw, body)

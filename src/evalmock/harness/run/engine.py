@@ -24,6 +24,7 @@ from evalmock.harness.run.document_judge import DocumentJudge
 from evalmock.harness.run.fuzzing import (
     Shard,
     ThreadRace,
+    api_root,
     cut_answer_gaps,
     run_schemathesis,
     shards,
@@ -258,6 +259,8 @@ def name_cut_answers(api: str, audit: Audit, results: Results) -> None:
     it is done (Schemathesis keeps some such errors to itself)."""
     for gap in cut_answer_gaps(api, audit.base_url, audit.cut_answers, audit.redactor):
         results.gap(gap)
+    if unasked := audit.cut_answers.take_unasked(api_root(api, audit.base_url)):
+        results.count_note(UNASKED_NOTE.format(api=api, count=COUNT), unasked)
 
 
 def run_scenario_check(check: Check, scenario: Scenario, judge: ResponseJudge) -> None:

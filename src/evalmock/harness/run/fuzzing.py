@@ -208,11 +208,16 @@ def _cut(error: BaseException | None) -> bool:
     return False
 
 
+def api_root(api: str, base_url: str) -> str:
+    """The URL path under which every request to `api` at `base_url` goes."""
+    return urlsplit(base_url.rstrip("/") + api_document(api).base_path + "/").path
+
+
 def cut_answer_gaps(api: str, base_url: str, cuts: CutAnswers, redactor: Redactor) -> list[Gap]:
     """The answers to Schemathesis's requests for `api` (at `base_url`) that were cut at a limit:
     one gap for each why, how many and the first request, whichever phase, probe or check sent
     them."""
-    root = urlsplit(base_url.rstrip("/") + api_document(api).base_path + "/").path
+    root = api_root(api, base_url)
     return [
         Gap(
             api,
