@@ -397,7 +397,9 @@ def test_schemathesis_never_parses_json_nested_too_deep(targets: str) -> None:
             base_url, targets, only=[], fuzz=True, phases=["examples"], max_examples=1
         )
     assert_a_gap_of_the_limit(
-        report, "Schemathesis could not test the operation: its JSON is nested deeper than 254"
+        report,
+        "Schemathesis could not test the operation",
+        "got an answer that was not read: its JSON is nested deeper than 254",
     )
 
 
@@ -431,7 +433,7 @@ def test_json_of_too_many_values_is_not_read_by_our_checks_or_schemathesis(targe
         )
     too_many = "its JSON holds more than 100,000 values"
     assert_a_gap_of_the_limit(report, "answered 404 and was not read: " + too_many)
-    assert_a_gap_of_the_limit(report, "Schemathesis could not test the operation: " + too_many)
+    assert_a_gap_of_the_limit(report, "Schemathesis could not test the operation", too_many)
 
 
 def test_a_header_flood_is_refused(targets: str) -> None:

@@ -77,7 +77,7 @@ class ApiRun:
     def finish_traffic(self) -> None:
         """Run Schemathesis (unless --evalmock-no-fuzz), then mark what met nothing as skipped;
         once."""
-        from evalmock.harness.run.engine import run_shard, unexercised_reason
+        from evalmock.harness.run.engine import name_cut_answers, run_shard, unexercised_reason
         from evalmock.harness.run.fuzzing import shards
         from evalmock.harness.run.workers import worker_pool
 
@@ -95,6 +95,7 @@ class ApiRun:
                 ]
                 for ledger in ledgers:
                     ledger.result().replay(self.results)
+            name_cut_answers(self.api, audit, self.results)
         self.results.skip_unexercised(self.api, unexercised_reason(audit.fuzz))
         self.results.throttling = self.throttle.report()
 

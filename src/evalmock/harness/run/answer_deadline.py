@@ -6,13 +6,15 @@ from __future__ import annotations
 
 import http.client
 import io
+import select
 import socket
 import time
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from contextvars import ContextVar
 from typing import Any, TypeVar
 
+import h11
 import httpcore
 import httpx
 from urllib3.connection import HTTPConnection, HTTPSConnection
@@ -119,6 +121,24 @@ def held_to_deadlines(client: httpx.Client) -> httpx.Client:
     return client
 
 
+def close_unasked(client: httpx.Client) -> int:
+    """Close each idle connection of `client` that holds bytes no request asked for (an answer the
+    service queued behind the one read: a response desync), so that no later request reads them as
+    its answer; how many it closed. httpcore checks a kept connection's socket before it sends on
+    it again, but not what h11 already read into its buffer."""
+    closed = 0
+    for transport in (client._transport, *client._mounts.values()):
+        pool = getattr(transport, "_pool", None)  # none in a transport of a test's making
+        if pool is None:
+            continue
+        for connection in pool.connections:
+            state = getattr(getattr(connection, "_connection", None), "_h11_state", None)
+            if state is not None and state.their_state is h11.IDLE and state.trailing_data[0]:
+                connection.close()
+                closed += 1
+    return closed
+
+
 # urllib3: http.client reads the head from a buffered file on the socket; under it, each receive
 # keeps to the deadline
 class _DeadlineSocketReader(io.RawIOBase):
@@ -133,8 +153,19 @@ class _DeadlineSocketReader(io.RawIOBase):
     def readable(self) -> bool:
         return True
 
-    def readinto(self, buffer: Any) -> int:
+    def readinto(self, buffer: Any) -> int | None:
+        if self.peeking:  # only what has come already: none (None) if nothing has
+            if not select.select([self._sock], [], [], 0)[0]:
+                return None
+            return self._receive(buffer, SHORTEST_WAIT)
         return _read(self._timeout, lambda wait: self._receive(buffer, wait))
+
+    peeking = False
+
+    def hang_up(self) -> None:
+        """End the connection both ways: urllib3 then never sends on it again."""
+        with suppress(OSError):  # already ended
+            self._sock.shutdown(socket.SHUT_RDWR)
 
     def close(self) -> None:
         self._file.close()
@@ -148,10 +179,34 @@ class _DeadlineSocketReader(io.RawIOBase):
 
 
 class _DeadlineResponse(http.client.HTTPResponse):
+    # bytes had come behind the whole answer that no request asked for (a response desync): the
+    # connection was ended, so that no later request reads them as its answer
+    unasked = False
+    _cut = False
+
     def __init__(self, sock: Any, *args: Any, **kwargs: Any) -> None:
         super().__init__(sock, *args, **kwargs)
         if isinstance(sock, socket.socket):  # not a TLS-in-TLS transport: that one as it is
             self.fp = io.BufferedReader(_DeadlineSocketReader(self.fp, sock))
+
+    def close(self) -> None:
+        self._cut = True  # closed by its reader, the answer maybe not over: no bytes are unasked
+        super().close()
+
+    def _close_conn(self) -> None:
+        fp = self.fp
+        reader = getattr(fp, "raw", None)
+        if not self._cut and not self.will_close and isinstance(reader, _DeadlineSocketReader):
+            reader.peeking = True
+            try:
+                self.unasked = bool(fp.peek(1))  # type: ignore[union-attr]
+            except OSError:
+                pass
+            finally:
+                reader.peeking = False
+            if self.unasked:
+                reader.hang_up()
+        super()._close_conn()
 
 
 class _DeadlineHTTPConnection(HTTPConnection):

@@ -17,6 +17,7 @@ import urllib3
 
 from evalmock.defaults import DEFAULT_MAX_ANSWER_BYTES, DEFAULT_REQUEST_TIMEOUT
 from evalmock.harness.checks.exchange import Exchange, exchange_from_httpx
+from evalmock.harness.excerpts import clip
 from evalmock.harness.run.answer_deadline import reading_until
 
 # The header block: as many fields as Python's http.client (which reads Schemathesis's answers)
@@ -24,6 +25,11 @@ from evalmock.harness.run.answer_deadline import reading_until
 MAX_HEADER_FIELDS = 100
 MAX_HEADER_BYTES = 16 * 2**10
 READ_SIZE = 64 * 2**10  # decoded bytes asked for at a time: a bomb inflates no further per read
+
+# The longest value (a query parameter's, or the path) the audit sends in a request of its own
+# making: a cursor or an id a service hands back longer than this is not sent back, else a service
+# could have the audit send URLs of any size (httpx refuses one over 64 KiB outright).
+MAX_SENT_VALUE = 8 * 2**10
 
 BYTES_REMEDY = "A service that answers within the limit, or --max-answer-bytes N to raise it"
 TIME_REMEDY = "A slow service: --request-timeout SECONDS gives each whole answer longer"
@@ -70,6 +76,30 @@ def head_by_deadline(
             if not deadline.cut:
                 raise
             raise too_late(limits.seconds, **kwargs) from None
+
+
+SENT_VALUE_REMEDY = (
+    f"A service whose cursors and ids stay within {MAX_SENT_VALUE // 2**10} KiB, the most the "
+    "audit sends back"
+)
+
+
+def oversized_value(path: str, query: Iterable[tuple[str, str]]) -> str | None:
+    """Why a request with this path and query is not sent (a value longer than MAX_SENT_VALUE
+    bytes, said without it), else None."""
+    if len(path.encode()) > MAX_SENT_VALUE:
+        return (
+            f"its path is {len(path.encode()):,} bytes, more than the "
+            f"{MAX_SENT_VALUE // 2**10} KiB the audit sends"
+        )
+    for name, value in query:
+        if len(str(value).encode()) > MAX_SENT_VALUE:
+            size = len(str(value).encode())
+            return (
+                f"its {clip(str(name), 40)}= is {size:,} bytes, more than the "
+                f"{MAX_SENT_VALUE // 2**10} KiB the audit sends"
+            )
+    return None
 
 
 def size_text(count: int) -> str:
@@ -147,16 +177,21 @@ def decoded_body(chunks: Iterator[bytes], content_encoding: str | None, budget: 
         preload_content=False,
         decode_content=True,
     )
-    parts, size = [], 0
+    parts: list[bytes] = []
+    size = 0
     try:
         for part in decoder.stream(READ_SIZE):
             size += len(part)
             budget.spend(size, "decoded")
             parts.append(part)
     except urllib3.exceptions.ProtocolError as exc:
+        parts.clear()  # nothing of a cut answer is kept by the error's frames
         # urllib3 wraps an OSError of the file it reads, as requests' errors are
         if isinstance(exc.__cause__, AnswerOverLimit):
             raise exc.__cause__ from None
+        raise
+    except BaseException:
+        parts.clear()
         raise
     return b"".join(parts)
 
@@ -165,27 +200,28 @@ def read_httpx(
     client: httpx.Client, request: httpx.Request, limits: AnswerLimits
 ) -> tuple[httpx.Response, bytes]:
     """Send `request` and read its answer within `limits`: the response (its body unread) and the
-    decoded body. AnswerOverLimit past a limit (the head's deadline kept by a client
-    `held_to_deadlines`); httpx's errors otherwise (DecodingError for a body that does
+    decoded body. AnswerOverLimit past a limit (the deadline of the head and the body kept by a
+    client `held_to_deadlines`); httpx's errors otherwise (DecodingError for a body that does
     not decode)."""
     started = time.monotonic()
+    # the body's reads too wait no longer than the time left: a silence mid-body ends there
     with head_by_deadline(started, limits, httpx.TimeoutException):
         response = client.send(request, stream=True)
-    try:
-        check_header_block(response.headers.raw)
-        budget = Budget(limits, started)
-        if response.is_stream_consumed:  # an answer made in memory (a test's transport): decoded
-            body = response.content
-            budget.spend(len(body), "decoded")
-        else:
-            encoding = response.headers.get("content-encoding")
-            body = decoded_body(response.iter_raw(), encoding, budget)
-    except urllib3.exceptions.DecodeError as exc:
-        raise httpx.DecodingError(str(exc), request=request) from None
-    except urllib3.exceptions.ProtocolError as exc:
-        raise httpx.ReadError(str(exc), request=request) from None
-    finally:
-        response.close()  # a cut answer's connection is not used again
+        try:
+            check_header_block(response.headers.raw)
+            budget = Budget(limits, started)
+            if response.is_stream_consumed:  # an answer made in memory (a test's transport)
+                body = response.content
+                budget.spend(len(body), "decoded")
+            else:
+                encoding = response.headers.get("content-encoding")
+                body = decoded_body(response.iter_raw(), encoding, budget)
+        except urllib3.exceptions.DecodeError as exc:
+            raise httpx.DecodingError(str(exc), request=request) from None
+        except urllib3.exceptions.ProtocolError as exc:
+            raise httpx.ReadError(str(exc), request=request) from None
+        finally:
+            response.close()  # a cut answer's connection is not used again
     return response, body
 
 

@@ -1,40 +1,102 @@
 """The audit's limits on every answer read with requests: Schemathesis's own requests (its engine's,
 its probes', those its checks send) and the throttled ones sent again. A requests transport adapter
-cuts each answer at the limits, and refuses JSON nested deeper, or larger, than the audit reads;
-every Schemathesis session takes it for the audited origin."""
+reads each answer whole within the limits before anyone sees it, and refuses JSON nested deeper, or
+larger, than the audit reads; every Schemathesis session takes it for the audited origin, and every
+answer it cuts is counted, for the audit to name."""
 
 from __future__ import annotations
 
+import functools
+import io
 import threading
 import time
 from collections.abc import Iterator
 from typing import Any
-from urllib.parse import urlsplit
+from urllib.parse import parse_qsl, urlsplit
 
+import orjson
 import requests
+import urllib3
 from requests.adapters import HTTPAdapter
 from schemathesis.transport.requests import SameHostRedirectsSession
 
+from evalmock.contract.documents import APIS as DOCUMENTS
 from evalmock.harness.checks.exchange import json_beyond_reach
 from evalmock.harness.run.answer_deadline import DEADLINE_POOLS
 from evalmock.harness.run.answer_limits import (
+    MAX_SENT_VALUE,
     READ_SIZE,
+    SENT_VALUE_REMEDY,
     AnswerLimits,
     AnswerOverLimit,
     Budget,
     check_header_block,
     head_by_deadline,
+    oversized_value,
 )
 
 
-class BoundedAdapter(HTTPAdapter):
-    """requests' adapter, each answer's head read by its deadline and its header block checked,
-    its body read within `limits` (requests then raises AnswerOverLimit where `response.content` is
-    read)."""
+class CutAnswers:
+    """Every answer to Schemathesis's requests cut at one of the audit's limits, whichever phase,
+    probe or check sent it: why, and the request as sent (its method and URL, nothing of the
+    answer). Schemathesis keeps some such errors to itself (a replay it could not repeat is no
+    error to it): the audit names them all from here."""
 
-    def __init__(self, limits: AnswerLimits) -> None:
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        # (sent, why, remedy, "METHOD url"): sent False for a request refused before it went
+        self._cut: list[tuple[bool, str, str, str]] = []
+        self._unasked: list[str] = []  # the URL path of each answer with unasked bytes behind
+
+    def add(
+        self, request: requests.PreparedRequest, why: str, remedy: str, *, sent: bool = True
+    ) -> None:
+        shown = f"{request.method} {(request.url or '')[:MAX_URL_SHOWN]}"
+        with self._lock:
+            self._cut.append((sent, why, remedy, shown))
+
+    def add_unasked(self, request: requests.PreparedRequest) -> None:
+        """An answer with bytes behind it that no request asked for (its connection ended)."""
+        with self._lock:
+            self._unasked.append(_path(f"{request.method} {request.url or ''}"))
+
+    def take_unasked(self, path: str) -> int:
+        """How many answers to requests whose URL path starts with `path` had bytes behind them
+        that no request asked for, taken out."""
+        with self._lock:
+            taken = sum(1 for each in self._unasked if each.startswith(path))
+            self._unasked = [each for each in self._unasked if not each.startswith(path)]
+        return taken
+
+    def take(self, path: str) -> list[tuple[bool, str, str, int, str]]:
+        """The cuts of requests whose URL path starts with `path`, taken out: (sent, why, remedy,
+        how many, the first request in order), one per why, in order of why."""
+        with self._lock:
+            taken = [cut for cut in self._cut if _path(cut[3]).startswith(path)]
+            self._cut = [cut for cut in self._cut if not _path(cut[3]).startswith(path)]
+        grouped: dict[tuple[bool, str, str], list[str]] = {}
+        for sent, why, remedy, shown in taken:
+            grouped.setdefault((sent, why, remedy), []).append(shown)
+        return [(*key, len(shown), min(shown)) for key, shown in sorted(grouped.items())]
+
+
+MAX_URL_SHOWN = 2048  # characters of a cut request's URL kept to name it
+
+
+def _path(sent: str) -> str:
+    return urlsplit(sent.partition(" ")[2]).path
+
+
+class BoundedAdapter(HTTPAdapter):
+    """requests' adapter that reads each answer whole within `limits` before it returns it: its
+    head by its deadline, its header block checked, its body by the same deadline and within the
+    size limits, JSON too deep or too large refused. A cut answer is counted in `cuts` and raised
+    as AnswerOverLimit, nothing of it kept (no frame of that error holds its bytes)."""
+
+    def __init__(self, limits: AnswerLimits, cuts: CutAnswers | None = None) -> None:
         super().__init__()
         self.limits = limits
+        self.cuts = cuts
 
     def init_poolmanager(self, *args: Any, **kwargs: Any) -> None:
         super().init_poolmanager(*args, **kwargs)
@@ -47,82 +109,137 @@ class BoundedAdapter(HTTPAdapter):
         return manager
 
     def send(self, request: requests.PreparedRequest, *args: Any, **kwargs: Any) -> Any:
-        started = time.monotonic()
-        with head_by_deadline(
-            started, self.limits, requests.exceptions.RequestException, request=request
-        ):
-            response = super().send(request, *args, **kwargs)
+        url = urlsplit(request.url or "")
+        if oversized := oversized_value(url.path, parse_qsl(url.query, keep_blank_values=True)):
+            # a value an answer handed back (a stateful link's cursor): never a URL of any size
+            if self.cuts is not None:
+                self.cuts.add(request, oversized, SENT_VALUE_REMEDY, sent=False)
+            raise AnswerOverLimit(oversized, SENT_VALUE_REMEDY, request=request)
         try:
-            check_header_block(response.raw.headers.items())
+            return self._read(request, *args, **kwargs)
         except AnswerOverLimit as exc:
-            response.close()
-            raise AnswerOverLimit(exc.why, exc.remedy, request=request) from None
-        response.raw = _BoundedBody(response.raw, Budget(self.limits, started), request)
+            why, remedy = exc.why, exc.remedy
+        if self.cuts is not None:
+            self.cuts.add(request, why, remedy)
+        # raised out of the handler: no context, and no frame below this one, holds the answer
+        raise AnswerOverLimit(why, remedy, request=request)
+
+    def _read(self, request: requests.PreparedRequest, *args: Any, **kwargs: Any) -> Any:
+        started = time.monotonic()
+        exceptions = requests.exceptions.RequestException
+        with head_by_deadline(started, self.limits, exceptions, request=request):
+            response = super().send(request, *args, **kwargs)
+            try:
+                check_header_block(response.raw.headers.items())
+                body = _body_within(response.raw, Budget(self.limits, started))
+            except BaseException:
+                response.close()  # the connection of a cut answer is not used again
+                raise
+        content_type = response.headers.get("content-type") or ""
+        if "json" in content_type and (beyond := json_beyond_reach(body)):
+            # Schemathesis parses JSON with the standard parser: its recursion error in a worker
+            # thread would end the run, and a million keys take its time and memory
+            raise AnswerOverLimit(beyond, "")
+        if "json" in content_type and (oversized := _oversized_link_value(body)):
+            # its stateful phase would send it back, in every step after
+            raise AnswerOverLimit(oversized, SENT_VALUE_REMEDY)
+        if getattr(getattr(response.raw, "_fp", None), "unasked", False) and self.cuts is not None:
+            self.cuts.add_unasked(request)
+        response._content = body
+        response._content_consumed = True
+        response.raw = _Spent(response.raw, body)
         return response
 
 
-class _BoundedBody:
-    """A urllib3 response whose reads stop at the budget: READ_SIZE decoded bytes at most a read
-    (urllib3 then inflates no further), every byte counted, decoded and on the wire."""
+@functools.cache
+def _link_values() -> tuple[str, ...]:
+    """The members of an answer that the documents' links send back (`$response.body#/name`)."""
+    names = set()
+    for document in DOCUMENTS.values():
+        for item in document.spec.get("paths", {}).values():
+            for op in item.values():
+                for answer in (op.get("responses") or {}).values() if isinstance(op, dict) else ():
+                    for link in (answer.get("links") or {}).values():
+                        for value in (link.get("parameters") or {}).values():
+                            if str(value).startswith("$response.body#/"):
+                                names.add(str(value).removeprefix("$response.body#/"))
+    return tuple(sorted(names))
 
-    def __init__(self, raw: Any, budget: Budget, request: requests.PreparedRequest) -> None:
+
+def _oversized_link_value(body: bytes) -> str | None:
+    """Why an answer is not handed to Schemathesis: a value its links send back is longer than the
+    audit sends (answers.MAX_SENT_VALUE), else None."""
+    if len(body) <= MAX_SENT_VALUE:
+        return None
+    try:
+        value = orjson.loads(body)
+    except orjson.JSONDecodeError:
+        return None
+    for name in _link_values() if isinstance(value, dict) else ():
+        if len(str(value.get(name, "")).encode()) > MAX_SENT_VALUE:
+            size = len(str(value[name]).encode())
+            return (
+                f"its {name} is {size:,} bytes, more than the {MAX_SENT_VALUE // 2**10} KiB the "
+                "audit sends back"
+            )
+    return None
+
+
+def _body_within(raw: Any, budget: Budget) -> bytes:
+    """The decoded body of urllib3's `raw`, read READ_SIZE decoded bytes at a time (a bomb inflates
+    no further per read), cut at the budget; urllib3's errors said as requests says them."""
+    body = bytearray()
+    try:
+        for part in raw.stream(READ_SIZE, decode_content=True):
+            body += part
+            budget.spend(len(body), "decoded")
+            budget.spend(raw.tell(), "on the wire")
+    except BaseException as exc:
+        body.clear()  # a cut answer's bytes go now, not with the error's frames
+        raise _as_requests_error(exc) from None
+    return bytes(body)
+
+
+def _as_requests_error(exc: BaseException) -> BaseException:
+    """urllib3's error while reading a body, as requests' Response.content raises it."""
+    if isinstance(exc, urllib3.exceptions.ProtocolError):
+        return requests.exceptions.ChunkedEncodingError(exc)
+    if isinstance(exc, urllib3.exceptions.DecodeError):
+        return requests.exceptions.ContentDecodingError(exc)
+    if isinstance(exc, urllib3.exceptions.ReadTimeoutError):
+        return requests.exceptions.ConnectionError(exc)
+    if isinstance(exc, urllib3.exceptions.SSLError):
+        return requests.exceptions.SSLError(exc)
+    return exc
+
+
+class _Spent:
+    """A urllib3 response already read: its head as it was, its body served again from memory
+    (Schemathesis reads an event stream's body from `raw` itself)."""
+
+    def __init__(self, raw: Any, body: bytes) -> None:
         self._raw = raw
-        self._budget = budget
-        self._request = request
-        self._decoded = 0
+        self._body = io.BytesIO(body)
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._raw, name)
 
-    def stream(self, amt: int | None = READ_SIZE, decode_content: bool | None = None) -> Iterator:
-        # Schemathesis parses a JSON body with the standard parser, whose recursion error in its
-        # worker thread would end the run, and in its time and memory a million keys
-        is_json = "json" in (self._raw.headers.get("content-type") or "")
-        parts = []
-        for part in self._raw.stream(_at_most(amt), decode_content=decode_content):
-            self._spent(part)
-            if is_json:
-                parts.append(part)
+    def read(self, amt: int | None = None, *args: Any, **kwargs: Any) -> bytes:
+        return self._body.read(amt)
+
+    def read1(self, amt: int | None = None, *args: Any, **kwargs: Any) -> bytes:
+        return self._body.read1(-1 if amt is None else amt)
+
+    def stream(self, amt: int | None = READ_SIZE, *args: Any, **kwargs: Any) -> Iterator[bytes]:
+        while part := self._body.read(amt or READ_SIZE):
             yield part
-        if is_json and (beyond := json_beyond_reach(b"".join(parts))):
-            raise AnswerOverLimit(beyond, "", request=self._request)
-
-    def read(
-        self, amt: int | None = None, decode_content: bool | None = None, **kwargs: Any
-    ) -> bytes:
-        if amt is None:
-            return b"".join(self.stream(READ_SIZE, decode_content))
-        parts, left = [], amt
-        while left > 0:  # as much as asked for, READ_SIZE at a time
-            part = self._raw.read(_at_most(left), decode_content=decode_content, **kwargs)
-            if not part:
-                break
-            parts.append(self._spent(part))
-            left -= len(part)
-        return b"".join(parts)
-
-    def read1(self, amt: int | None = None, decode_content: bool | None = None) -> bytes:
-        return self._spent(self._raw.read1(_at_most(amt), decode_content=decode_content))
-
-    def _spent(self, part: bytes) -> bytes:
-        self._decoded += len(part)
-        try:
-            self._budget.spend(self._decoded, "decoded")
-            self._budget.spend(self._raw.tell(), "on the wire")
-        except AnswerOverLimit as exc:
-            self._raw.close()
-            raise AnswerOverLimit(exc.why, exc.remedy, request=self._request) from None
-        return part
 
 
-def _at_most(amt: int | None) -> int:
-    return READ_SIZE if amt is None or amt <= 0 else min(amt, READ_SIZE)
-
-
-def bounded_session(limits: AnswerLimits) -> requests.Session:
-    """A requests session that reads every answer within `limits`."""
+def bounded_session(limits: AnswerLimits, cuts: CutAnswers | None = None) -> requests.Session:
+    """A requests session that reads every answer within `limits` (those it cuts counted in
+    `cuts`)."""
     session = requests.Session()
-    adapter = BoundedAdapter(limits)
+    adapter = BoundedAdapter(limits, cuts)
     session.mount("http://", adapter)
     session.mount("https://", adapter)
     return session
@@ -131,15 +248,17 @@ def bounded_session(limits: AnswerLimits) -> requests.Session:
 # Schemathesis makes its sessions in several places (its engine's, its probes', one without
 # credentials for a check) and has no hook that reaches them all; every one of them is a
 # SameHostRedirectsSession and finds its adapter by the URL, there.
-_LIMITS: dict[str, AnswerLimits] = {}  # the limits of each audited origin ("http://host:port/")
+# the limits of each audited origin ("http://host:port/"), and where its cut answers are counted
+_LIMITS: dict[str, tuple[AnswerLimits, CutAnswers | None]] = {}
 _LOCK = threading.Lock()
 
 
-def bound_schemathesis(base_url: str, limits: AnswerLimits) -> None:
+def bound_schemathesis(base_url: str, limits: AnswerLimits, cuts: CutAnswers | None = None) -> None:
     """Every Schemathesis request to `base_url`'s origin, from now on, has its answer read within
-    `limits` (an audit of the same origin later in the process sets its own)."""
+    `limits`, each one cut counted in `cuts` (an audit of the same origin later in the process sets
+    its own)."""
     with _LOCK:
-        _LIMITS[_origin(base_url)] = limits
+        _LIMITS[_origin(base_url)] = (limits, cuts)
         if SameHostRedirectsSession.get_adapter is not _bounded_get_adapter:
             SameHostRedirectsSession.get_adapter = _bounded_get_adapter  # type: ignore[method-assign]
 
@@ -149,11 +268,13 @@ _PLAIN_GET_ADAPTER = SameHostRedirectsSession.get_adapter
 
 def _bounded_get_adapter(session: requests.Session, url: str) -> Any:
     origin = _origin(url)
-    limits = _LIMITS.get(origin)
-    if limits is not None:
+    reading = _LIMITS.get(origin)
+    if reading is not None:
+        limits, cuts = reading
         mounted = session.adapters.get(origin)
-        if not isinstance(mounted, BoundedAdapter) or mounted.limits != limits:
-            session.mount(origin, BoundedAdapter(limits))
+        same = isinstance(mounted, BoundedAdapter) and (mounted.limits, mounted.cuts) == reading
+        if not same:
+            session.mount(origin, BoundedAdapter(limits, cuts))
     return _PLAIN_GET_ADAPTER(session, url)
 
 

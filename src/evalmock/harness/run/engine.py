@@ -16,12 +16,19 @@ from evalmock.harness.checks.outcomes import Skip, Undone, Violation
 from evalmock.harness.checks.registry import Check, scenario_checks
 from evalmock.harness.checks.scenario import Scenario
 from evalmock.harness.checks.target_keys import TargetKey
-from evalmock.harness.results.audit_results import UNSEEN_SKIP, Results
+from evalmock.harness.results.audit_results import COUNT, UNSEEN_SKIP, Results
 from evalmock.harness.results.findings import Example, Gap
 from evalmock.harness.results.ledger import Ledger
 from evalmock.harness.run.answer_deadline import held_to_deadlines
 from evalmock.harness.run.document_judge import DocumentJudge
-from evalmock.harness.run.fuzzing import Shard, ThreadRace, run_schemathesis, shards
+from evalmock.harness.run.fuzzing import (
+    Shard,
+    ThreadRace,
+    api_root,
+    cut_answer_gaps,
+    run_schemathesis,
+    shards,
+)
 from evalmock.harness.run.judge import ResponseJudge, violation_example
 from evalmock.harness.run.options import Audit, plan_audit
 from evalmock.harness.run.preflight import check_target, turned_away_targets
@@ -90,6 +97,7 @@ def run_audit(
         for api, tasks in plans.items():
             for task in tasks:
                 started[id(task)].result().replay(results)
+            name_cut_answers(api, audit, results)
             failed = sum(1 for f in results.failures if f.api == api)
             reporter.finish(f"{api}: {len(tasks)} tasks done, {failed} failed findings so far")
             results.skip_unexercised(api, unexercised_reason(audit.fuzz))
@@ -197,8 +205,9 @@ def run_scenario(
     with held_to_deadlines(
         httpx.Client(base_url=audit.base_url.rstrip("/"), timeout=audit.request_timeout)
     ) as client:
+        sender = HttpSender(client, throttle, audit.limits, judge.judge_met_by_chance)
         scenario = Scenario(
-            HttpSender(client, throttle, audit.limits, judge.judge_met_by_chance),
+            sender,
             targets,
             token=audit.token,
             second_token=audit.second_token,
@@ -206,7 +215,16 @@ def run_scenario(
             turned_away=turned_away,
         )
         run_scenario_check(check, scenario, judge)
+    if sender.unasked:
+        ledger.count_note(UNASKED_NOTE.format(api=api, count=COUNT), sender.unasked)
     return ledger
+
+
+UNASKED_NOTE = (
+    "{api}: {count} answer(s) came with bytes behind them that no request asked for (an answer "
+    "queued unasked: a response desync, the service's fault); each connection was closed, so no "
+    "later request read them as its answer"
+)
 
 
 def run_shard(
@@ -233,6 +251,7 @@ def run_shard(
                 shard=shard,
                 limits=audit.limits,
                 turned_away=turned_away,
+                cuts=audit.cut_answers,
             )
         except ThreadRace as race:
             error = race
@@ -249,6 +268,15 @@ def run_shard(
         )
     )
     return ledger
+
+
+def name_cut_answers(api: str, audit: Audit, results: Results) -> None:
+    """A gap for the answers to `api`'s Schemathesis requests cut at a limit, once every shard of
+    it is done (Schemathesis keeps some such errors to itself)."""
+    for gap in cut_answer_gaps(api, audit.base_url, audit.cut_answers, audit.redactor):
+        results.gap(gap)
+    if unasked := audit.cut_answers.take_unasked(api_root(api, audit.base_url)):
+        results.count_note(UNASKED_NOTE.format(api=api, count=COUNT), unasked)
 
 
 def run_scenario_check(check: Check, scenario: Scenario, judge: ResponseJudge) -> None:

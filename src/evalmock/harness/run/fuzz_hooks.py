@@ -12,7 +12,7 @@ from schemathesis.core.transport import Response
 from evalmock.harness.checks.exchange import Exchange, exchange_from_schemathesis, first_header
 from evalmock.harness.checks.target_keys import TargetKey, target_key
 from evalmock.harness.run.answer_limits import AnswerLimits
-from evalmock.harness.run.bounded_requests import bounded_session
+from evalmock.harness.run.bounded_requests import CutAnswers, bounded_session
 from evalmock.harness.run.throttle import Throttle
 
 
@@ -27,10 +27,12 @@ class ThrottledRetry:
         throttle: Throttle,
         limits: AnswerLimits | None = None,
         judge: Callable[[Exchange], object] | None = None,
+        cuts: CutAnswers | None = None,
     ) -> None:
         self.throttle = throttle
         self.limits = limits or AnswerLimits()
         self.judge = judge
+        self.cuts = cuts
         # ids of the cases whose answer was still throttled: no check judges them
         self.unjudged: set[str] = set()
         # ids of throttled probes already counted (recorders may repeat them)
@@ -69,7 +71,7 @@ class ThrottledRetry:
     def _send_again(self, response: Response) -> Response:
         session = getattr(self._local, "session", None)
         if session is None:
-            session = self._local.session = bounded_session(self.limits)
+            session = self._local.session = bounded_session(self.limits, self.cuts)
         # verified as the request it repeats was (by the audit's certificate authorities)
         answer = session.send(
             response.request,

@@ -12,10 +12,12 @@ import math
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
+from urllib.parse import urlsplit
 
 import requests
 from schemathesis.engine import events, from_schema
 
+from evalmock.contract.documents import api as api_document
 from evalmock.contract.operations import operation
 from evalmock.contract.targets import Targets
 from evalmock.harness.checks.exchange import Exchange, exchange_from_schemathesis
@@ -24,7 +26,7 @@ from evalmock.harness.checks.target_keys import TargetKey
 from evalmock.harness.results.findings import Gap
 from evalmock.harness.results.ledger import Recorder
 from evalmock.harness.run.answer_limits import AnswerLimits, AnswerOverLimit
-from evalmock.harness.run.bounded_requests import bound_schemathesis
+from evalmock.harness.run.bounded_requests import CutAnswers, bound_schemathesis
 from evalmock.harness.run.document_judge import DocumentJudge
 from evalmock.harness.run.fuzz_hooks import Refusal, ThrottledRetry
 from evalmock.harness.run.fuzz_outcomes import FuzzProgress, first_values, record_scenario
@@ -105,11 +107,12 @@ def run_schemathesis(
     shard: Shard | None = None,
     limits: AnswerLimits | None = None,
     turned_away: frozenset[TargetKey] = frozenset(),
+    cuts: CutAnswers | None = None,
 ) -> None:
     """Run Schemathesis on one API (every phase in one run, or one shard) and record every check
-    outcome into `results`, every answer read within `limits`; an answer that turns the audit's
-    token away from something in `turned_away` is judged by no check (a gap of the audit:
-    audit.turned_away_targets)."""
+    outcome into `results`, every answer read within `limits` (each one cut counted in `cuts`, for
+    `cut_answer_gaps`); an answer that turns the audit's token away from something in
+    `turned_away` is judged by no check (a gap of the audit: audit.turned_away_targets)."""
     if shard is not None:
         seed, max_examples, phases = shard.settings(seed, max_examples)
     schema = load_schema(
@@ -123,11 +126,11 @@ def run_schemathesis(
     )
     throttle = throttle or Throttle()
     limits = limits or AnswerLimits()
-    bound_schemathesis(base_url, limits)
+    bound_schemathesis(base_url, limits, cuts)
     _configure(schema, api, targets, throttle, shard, limits.seconds)
     # Schemathesis runs the document's checks
     ours = ResponseJudge(api, results, redactor, targets=targets)
-    retry = ThrottledRetry(throttle, limits, _met_by_chance(api, results, redactor, targets))
+    retry = ThrottledRetry(throttle, limits, _met_by_chance(api, results, redactor, targets), cuts)
     refusal = Refusal(api, token, turned_away)
 
     @schema.hook
@@ -202,11 +205,11 @@ def _record_event(
         event.value, requests.TooManyRedirects
     ):
         results.gap(Gap(api, redirect_loop(event.label)))
+    elif isinstance(event, events.NonFatalError) and _cut(event.value):
+        return  # counted where it was cut, said by cut_answer_gaps
     elif isinstance(event, events.NonFatalError):
         slow = isinstance(event.value, requests.Timeout)
         remedy = SLOW_SERVICE if slow else ""
-        if isinstance(event.value, AnswerOverLimit):
-            remedy = event.value.remedy
         results.gap(
             Gap(
                 api,
@@ -229,6 +232,41 @@ def redirect_loop(label: str) -> str:
         f"{label} answered with more than {MAX_REDIRECTS} redirects within the service's origin "
         "(a loop): not followed further"
     )
+
+
+def _cut(error: BaseException | None) -> bool:
+    """Whether an error Schemathesis reports is an answer cut at a limit (maybe wrapped, as a
+    hook's error)."""
+    seen = 0
+    while error is not None and seen < 5:
+        if isinstance(error, AnswerOverLimit):
+            return True
+        error, seen = error.__cause__ or error.__context__, seen + 1
+    return False
+
+
+def api_root(api: str, base_url: str) -> str:
+    """The URL path under which every request to `api` at `base_url` goes."""
+    return urlsplit(base_url.rstrip("/") + api_document(api).base_path + "/").path
+
+
+def cut_answer_gaps(api: str, base_url: str, cuts: CutAnswers, redactor: Redactor) -> list[Gap]:
+    """The answers to Schemathesis's requests for `api` (at `base_url`) that were cut at a limit:
+    one gap for each why, how many and the first request, whichever phase, probe or check sent
+    them."""
+    root = api_root(api, base_url)
+    return [
+        Gap(
+            api,
+            redactor.text(
+                f"Schemathesis could not test the operation: {count} of its requests "
+                + ("got an answer that was not read: " if sent else "were not sent: ")
+                + f"{why} (the first: {first})"
+            ),
+            remedy,
+        )
+        for sent, why, remedy, count, first in cuts.take(root)
+    ]
 
 
 def _has_links(api: str) -> bool:

@@ -16,6 +16,7 @@ from evalmock.exits import EvalmockError
 from evalmock.harness.checks.authentication import MADE_UP_CREDENTIALS
 from evalmock.harness.checks.policy import DEFAULT_PROFILE, Policy
 from evalmock.harness.run.answer_limits import AnswerLimits
+from evalmock.harness.run.bounded_requests import CutAnswers
 from evalmock.harness.run.schemathesis_schema import PHASES
 from evalmock.harness.run.throttle import ThrottleError, ThrottleOptions
 from evalmock.harness.secrets.redactor import Redactor
@@ -74,6 +75,12 @@ class Audit:
         if self.targets.no_read_token:
             redactor.learn(self.targets.no_read_token)
         return redactor
+
+    @cached_property
+    def cut_answers(self) -> CutAnswers:
+        """One for the whole audit: every answer to a Schemathesis request cut at a limit, for the
+        audit to name (fuzzing.cut_answer_gaps)."""
+        return CutAnswers()
 
 
 def plan_audit(

@@ -9,8 +9,15 @@ from typing import Any
 import httpx
 
 from evalmock.harness.checks.exchange import Exchange
-from evalmock.harness.checks.outcomes import SLOW_SERVICE, NoAnswer, Unread
-from evalmock.harness.run.answer_limits import AnswerLimits, AnswerOverLimit, read_exchange
+from evalmock.harness.checks.outcomes import SLOW_SERVICE, NoAnswer, Undone, Unread
+from evalmock.harness.run.answer_deadline import close_unasked
+from evalmock.harness.run.answer_limits import (
+    SENT_VALUE_REMEDY,
+    AnswerLimits,
+    AnswerOverLimit,
+    oversized_value,
+    read_exchange,
+)
 from evalmock.harness.run.throttle import Throttle, asked_status
 
 
@@ -30,13 +37,17 @@ class HttpSender:
         self.throttle = throttle or Throttle()
         self.limits = limits or AnswerLimits()
         self.judge = judge
+        self.unasked = 0  # connections closed on bytes no request asked for (close_unasked)
 
     def __call__(
         self, path: str, query: Mapping[str, Any], headers: Mapping[str, str]
     ) -> tuple[Exchange, bool]:
+        if oversized := oversized_value(path, _pairs(query)):
+            # a value the service handed back (a cursor, an id): never a URL of any size
+            raise Undone(f"GET {path} was not sent: {oversized}", SENT_VALUE_REMEDY)
         try:
             return self.throttle.send(
-                lambda: read_exchange(self.client, path, query, headers, self.limits),
+                lambda: self._read(path, query, headers),
                 lambda answer: (answer.status, answer.headers),
                 asked_for=asked_status(headers),  # a 503 asked for (Prefer: code=503) is the answer
                 judge=self.judge,
@@ -46,6 +57,21 @@ class HttpSender:
         except AnswerOverLimit as exc:
             url = httpx.URL(path, params=query)
             raise Unread(f"GET {url} was not read: {exc.why}", exc.remedy) from None
+
+    def _read(self, path: str, query: Mapping[str, Any], headers: Mapping[str, str]) -> Exchange:
+        try:
+            return read_exchange(self.client, path, query, headers, self.limits)
+        finally:
+            self.unasked += close_unasked(self.client)
+
+
+def _pairs(query: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """The query's (name, value) pairs, a list's values each."""
+    return [
+        (name, str(each))
+        for name, value in query.items()
+        for each in (value if isinstance(value, list | tuple) else [value])
+    ]
 
 
 def no_answer(url: httpx.URL, exc: httpx.TransportError, timeout: float | None) -> NoAnswer:
