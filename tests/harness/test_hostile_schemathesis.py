@@ -16,7 +16,7 @@ import resource
 import subprocess
 import sys
 import time
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -36,7 +36,8 @@ from evalmock.server.targets_file import targets_for
 from evalmock.world import World
 
 from .serving import serving
-from .test_hostile_answers import ADDRESS_SPACE, gzip_bomb, raw_service
+from .test_hostile_answers import ADDRESS_SPACE, gzip_bomb, many_keys, raw_service, repeated
+from .test_hostile_answers import sent_whole as whole
 
 MiB = 2**20
 PEAK_RSS = 300 * MiB  # the most the audit's process may hold, whatever is cut
@@ -102,35 +103,6 @@ def answering(headers: list[tuple[bytes, bytes]], chunks: Any) -> Any:
             pass  # the reader went
 
     return attack
-
-
-def whole(data: bytes, chunk: int = 64 * 2**10) -> Any:
-    async def chunks() -> AsyncIterator[bytes]:
-        for start in range(0, len(data), chunk):
-            yield data[start : start + chunk]
-            await asyncio.sleep(0)
-
-    return chunks
-
-
-def repeated(chunk: bytes, most: int, pause: float = 0.0) -> Any:
-    async def chunks() -> AsyncIterator[bytes]:
-        for _ in range(most):  # the test's own bound
-            yield chunk
-            await asyncio.sleep(pause)
-
-    return chunks
-
-
-def many_keys(count: int) -> Any:
-    async def chunks() -> AsyncIterator[bytes]:
-        yield b"{"
-        for start in range(0, count, 10_000):
-            yield b"".join(b'"k%d":0,' % key for key in range(start, min(start + 10_000, count)))
-            await asyncio.sleep(0)
-        yield b'"end":0}'
-
-    return chunks
 
 
 @dataclasses.dataclass(frozen=True)

@@ -14,7 +14,6 @@ import os
 import re
 import socketserver
 import struct
-import threading
 import time
 import zlib
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
@@ -37,6 +36,7 @@ from evalmock.proxy.session import PREFIX
 from harness.serving import serving
 
 from .conftest import ProxyFactory, RunningProxy
+from .upstreams import socket_upstream
 
 PATH = "/v1/agents/acme.drafting/test-set/cases?projectId=2489e9ad-2ee2-8e00-8ec9-32d5f69181c0"
 HOSTILE = "\x1b]0;CONFORMS\x07\x1b[2J\rOK \x9b"
@@ -302,18 +302,8 @@ def raw_upstream(head: bytes, pause: float = 0.0) -> Iterator[str]:
             else:
                 self.wfile.write(head + b"Content-Length: 2\r\nConnection: close\r\n\r\n{}")
 
-    class Server(socketserver.ThreadingTCPServer):
-        daemon_threads = True
-        allow_reuse_address = True
-
-    with Server(("127.0.0.1", 0), Answer) as server:
-        thread = threading.Thread(target=server.serve_forever, daemon=True)
-        thread.start()
-        try:
-            yield f"http://127.0.0.1:{server.server_address[1]}"
-        finally:
-            server.shutdown()
-            thread.join(timeout=10)
+    with socket_upstream(Answer) as base_url:
+        yield base_url
 
 
 OK_HEAD = b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"

@@ -7,6 +7,10 @@ from __future__ import annotations
 import asyncio
 import gzip
 import json
+import socketserver
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -129,3 +133,22 @@ def broken_upstream() -> Starlette:
             Route("/v2/gen-ai/evaluation_test_cases/{uuid}", _test_case),
         ]
     )
+
+
+@contextmanager
+def socket_upstream(handler: type[socketserver.BaseRequestHandler]) -> Iterator[str]:
+    """A service on 127.0.0.1 answering each connection with `handler`, a thread each: for answers
+    no HTTP server would send, as raw bytes on a socket. Yields its base URL."""
+
+    class Server(socketserver.ThreadingTCPServer):
+        daemon_threads = True
+        allow_reuse_address = True
+
+    with Server(("127.0.0.1", 0), handler) as server:
+        thread = threading.Thread(target=server.serve_forever, daemon=True)
+        thread.start()
+        try:
+            yield f"http://127.0.0.1:{server.server_address[1]}"
+        finally:
+            server.shutdown()
+            thread.join(timeout=10)
