@@ -85,7 +85,7 @@ from evalmock.harness.run.preflight import check_target
 
 options = json.loads(sys.argv[2])
 only, phases = options.pop("only"), options.pop("phases")
-audit = plan_audit(sys.argv[1], apis=("test-set",), token="hostile-test-token", **options)
+audit = plan_audit(sys.argv[1], apis=("test-set",), **options)
 audit = dataclasses.replace(audit, only=frozenset(only), phases=tuple(phases))
 check_target(audit)
 results = run_audit(audit)
@@ -112,18 +112,24 @@ def targets(tmp_path_factory: pytest.TempPathFactory) -> str:
 
 
 def audit_in_a_process(
-    base_url: str, targets: str, *, environ: dict[str, str] | None = None, **options: Any
+    base_url: str,
+    targets: str,
+    *,
+    environ: dict[str, str] | None = None,
+    timeout: float = AUDIT_TIMEOUT,
+    **options: Any,
 ) -> tuple[dict[str, Any], float]:
     """Audit `base_url`'s test-set API in a process of its own, held to ADDRESS_SPACE (one scenario
-    check and no Schemathesis, unless `options` say; `environ` added to its environment): what it
-    reports (its verdict's exit code, its gaps, its peak resident memory in bytes) and the seconds
-    it took. No traceback: it ends well."""
-    options = {"only": [ONE_REQUEST], "phases": [], "fuzz": False, "targets": targets, **options}
+    check and no Schemathesis, with a token of its own, unless `options` say; `environ` added to
+    its environment): what it reports (its verdict's exit code, its gaps, its own peak resident
+    memory in bytes) and the seconds it took. No traceback: it ends well."""
+    chosen = {"only": [ONE_REQUEST], "phases": [], "fuzz": False, "token": "hostile-test-token"}
+    options = {**chosen, "targets": targets, **options}
     started = time.monotonic()
     run = subprocess.run(
         [sys.executable, "-c", AUDIT, base_url, json.dumps(options)],
         capture_output=True,
-        timeout=AUDIT_TIMEOUT,
+        timeout=timeout,
         env={**os.environ, **(environ or {})},
         preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_AS, (ADDRESS_SPACE,) * 2),
         check=False,

@@ -11,11 +11,6 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import json
-import os
-import resource
-import subprocess
-import sys
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -36,32 +31,19 @@ from evalmock.server.targets_file import targets_for
 from evalmock.world import World
 
 from .serving import serving
-from .test_hostile_answers import ADDRESS_SPACE, gzip_bomb, many_keys, raw_service, repeated
+from .test_hostile_answers import (
+    audit_in_a_process,
+    gzip_bomb,
+    many_keys,
+    raw_service,
+    repeated,
+)
 from .test_hostile_answers import sent_whole as whole
 
 MiB = 2**20
 PEAK_RSS = 300 * MiB  # the most the audit's process may hold, whatever is cut
 AUDIT_TIMEOUT = 240.0  # seconds: no attack keeps an audit running longer
 CASES = 60  # per project of the mock behind the attacks: a few pages each
-
-AUDIT = """
-import dataclasses, json, resource, sys
-from evalmock.harness.run.engine import run_audit
-from evalmock.harness.run.options import plan_audit
-from evalmock.harness.run.preflight import check_target
-
-options = json.loads(sys.argv[2])
-only, phases = options.pop("only"), options.pop("phases")
-audit = plan_audit(sys.argv[1], apis=("test-set",), **options)
-audit = dataclasses.replace(audit, only=frozenset(only), phases=tuple(phases))
-check_target(audit)
-results = run_audit(audit)
-print(json.dumps({
-    "exit": results.verdict.exit_code,
-    "gaps": [gap.what + " | " + gap.remedy for gap in results.gaps],
-    "peak": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024,
-}))
-"""
 
 
 class Attacker:
@@ -134,21 +116,12 @@ def audit(
     """Audit the attacked mock's test-set API in a process of its own, held to ADDRESS_SPACE
     (Schemathesis only, unless `options` say): its verdict's exit code, its gaps and its own peak
     resident memory, and the seconds it took. It ends well: no traceback."""
-    chosen = {"only": [], "phases": ["examples", "coverage", "stateful"], "max_examples": 5}
-    options = {**chosen, "targets": mock.targets, **options}
-    started = time.monotonic()
-    run = subprocess.run(
-        [sys.executable, "-c", AUDIT, attacker.base_url, json.dumps(options)],
-        capture_output=True,
-        timeout=timeout,
-        env=dict(os.environ),
-        preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_AS, (ADDRESS_SPACE,) * 2),
-        check=False,
+    phases = ["examples", "coverage", "stateful"]
+    chosen = {"only": [], "phases": phases, "max_examples": 5, "fuzz": True}
+    # the targets' own token: Schemathesis's requests are the mock's to answer
+    return audit_in_a_process(
+        attacker.base_url, mock.targets, timeout=timeout, **{**chosen, "token": None, **options}
     )
-    said = run.stderr.decode("utf-8", "replace")
-    assert run.returncode == 0, said[-3000:]
-    assert "Traceback" not in said, said[-5000:]
-    return json.loads(run.stdout), time.monotonic() - started
 
 
 def assert_named(report: dict[str, Any], *words: str) -> None:

@@ -10,17 +10,12 @@ from typing import Any
 import httpx
 
 from evalmock.contract.targets import ProjectTarget, Targets
-from evalmock.harness.checks import find_check
 from evalmock.harness.checks.outcomes import MOVED_PREFIX, SkipKind
-from evalmock.harness.checks.policy import FAILED, PASSED, Policy
-from evalmock.harness.checks.scenario import Scenario
+from evalmock.harness.checks.policy import FAILED, PASSED
 from evalmock.harness.results.audit_results import Results
-from evalmock.harness.run.engine import run_scenario_check
-from evalmock.harness.run.judge import ResponseJudge
-from evalmock.harness.run.transport import HttpSender
-from evalmock.harness.secrets.redactor import Redactor
 
 from .builders import hand_case
+from .test_scenario_judgements import audited_with
 
 AGENT, PROJECT_ID = "acme.drafting", "2489e9ad-2ee2-8e00-8ec9-32d5f69181c0"
 START = datetime(2026, 11, 20, tzinfo=UTC)
@@ -69,19 +64,8 @@ def _case(number: int) -> dict[str, Any]:
 
 
 def audited(check: str, handler: MovingList, **facts: Any) -> Results:
-    found = find_check(check)
-    results = Results(Policy(), (found.api,))
     targets = Targets(projects=(ProjectTarget(AGENT, PROJECT_ID, **facts),))
-    with httpx.Client(
-        base_url="http://target.invalid",
-        transport=httpx.MockTransport(handler),  # type: ignore[arg-type]
-    ) as client:
-        run_scenario_check(
-            found,
-            Scenario(HttpSender(client), targets, token="demo-user"),
-            ResponseJudge(found.api, results, Redactor("demo-user")),
-        )
-    return results
+    return audited_with(check, targets, handler)
 
 
 def status(results: Results, check: str) -> str:

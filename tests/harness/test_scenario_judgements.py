@@ -145,7 +145,8 @@ def _load_more_gateway(
     return httpx.Response(200, json=body, headers={"x-request-id": "r"})
 
 
-def _audited(check: str, targets: Targets, handler: Any) -> Results:
+def audited_with(check: str, targets: Targets, handler: Any) -> Results:
+    """`check` run alone against `handler` (an httpx MockTransport's) over `targets`."""
     found = find_check(check)
     results = Results(Policy(), (found.api,))
     with httpx.Client(
@@ -160,7 +161,7 @@ def _audited(check: str, targets: Targets, handler: Any) -> Results:
 
 
 def _walk_finding(handler: Any) -> Any:
-    results = _audited("walk_yields_every_case_once", Targets(projects=(PROJECT,)), handler)
+    results = audited_with("walk_yields_every_case_once", Targets(projects=(PROJECT,)), handler)
     [finding] = [f for f in results.failures if f.check.name == "walk_yields_every_case_once"]
     return finding.examples[0]
 
@@ -274,7 +275,7 @@ def test_a_project_or_test_case_the_token_is_turned_away_from_is_unjudged_incomp
         ("walk_yields_every_case_once", Targets(projects=(PROJECT,))),
         ("no_version_is_the_latest", VERSIONS),
     ):
-        results = _audited(check, targets, answering(403, FORBIDDEN))
+        results = audited_with(check, targets, answering(403, FORBIDDEN))
         assert not results.failures, check
         [gap] = results.gaps
         assert "answered 403" in gap.what and "turned the audit's token away" in gap.what
@@ -344,7 +345,7 @@ def test_a_403_for_a_project_the_token_is_not_turned_away_from_is_judged() -> No
 
 
 def test_a_known_project_answered_404_still_fails_the_walk() -> None:
-    results = _audited(
+    results = audited_with(
         "walk_yields_every_case_once",
         Targets(projects=(PROJECT,)),
         answering(404, {"error": {"code": "agent-not-found", "message": "no", "requestId": "r"}}),
