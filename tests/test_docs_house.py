@@ -81,3 +81,14 @@ def test_a_link_to_a_missing_heading_is_found(tmp_path: Path) -> None:
     (tmp_path / "b.md").write_text("# B\n")
     assert anchors(tmp_path / "a.md") == {"a-page---flag"}
     assert broken_links(tmp_path / "a.md") == ["b.md#nothing: no such heading in b.md"]
+
+
+def test_the_targets_files_the_guide_shows_load(tmp_path: Path) -> None:
+    from evalmock.contract.targets import load_targets
+
+    text = (DOCS / "targets.md").read_text(encoding="utf-8")
+    blocks = re.findall(r"```toml\n(.*?)```", text, re.S)
+    assert len(blocks) >= 2, "expected the reference's file and the complete example"
+    for number, block in enumerate(blocks):
+        (tmp_path / f"shown-{number}.toml").write_text(block, encoding="utf-8")
+        assert load_targets(tmp_path / f"shown-{number}.toml").projects
