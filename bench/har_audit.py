@@ -8,8 +8,8 @@ setting two new ALB cookies.
     .venv/bin/python bench/har_audit.py --pages 1000 --src ../old/src
 
 The HAR is written once (bench/results/har-audit.har, about 17 KB a page) and audited by each code
-given, in alternating trials. Results go to bench/results/har_audit.json; docs/benchmarks.md
-explains the figures.
+given, in alternating trials. Results go to bench/results/har_audit.json;
+docs/maintainers/benchmarks.md explains the figures.
 """
 
 from __future__ import annotations

@@ -12,7 +12,7 @@ Set-Cookie values new on every answer, the bearer token, the Cookie the client s
 record it in the HAR spool, redacted (its headers and its body, a 25-case page, 14 KB of JSON). At
 the end the HAR file is written, as at the proxy's stop or SIGUSR1, every entry read again for the
 secrets learned after it. Times are process CPU; one process, nothing else of ours running. Results
-go to bench/results/redactor-LABEL.json; docs/benchmarks.md explains the figures.
+go to bench/results/redactor-LABEL.json; docs/maintainers/benchmarks.md explains the figures.
 """
 
 from __future__ import annotations

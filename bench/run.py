@@ -10,7 +10,7 @@ from npm into bench/.tools; evalmock runs from --python, else the project's .ven
 interpreter, else a .venv made by dev.py. Every server listens on 127.0.0.1 only and is pinned with
 taskset to CPU 0, the load generator to CPU 1; every run is bounded in time; every process started
 here is stopped on exit. Results go to bench/results/ (JSON per section plus summary.md);
-docs/benchmarks.md explains them.
+docs/maintainers/benchmarks.md explains them.
 """
 
 from __future__ import annotations

@@ -7,7 +7,7 @@ with another revision's proxy.
 
 The state is measured in this interpreter, so it runs with evalmock installed (the project's .venv).
 
-Results go to bench/results/walks.json; docs/benchmarks.md explains the figures.
+Results go to bench/results/walks.json; docs/maintainers/benchmarks.md explains the figures.
 """
 
 from __future__ import annotations

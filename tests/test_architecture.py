@@ -1,5 +1,6 @@
-"""The package is layered as docs/architecture.md says: a part imports only the parts below it, the
-harness's subpackages only those before them, and no module imports itself through a circle."""
+"""The package is layered as docs/maintainers/architecture.md says: a part imports only the parts
+below it, the harness's subpackages only those before them, and no module imports itself through a
+circle."""
 
 from __future__ import annotations
 

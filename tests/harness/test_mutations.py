@@ -1,6 +1,6 @@
 """The mutation suite: each realistic defect planted in our own server makes the harness fail, and
-the check that is meant to catch it is among the failures, at its level (docs/mutations.md maps each
-defect to its check).
+the check that is meant to catch it is among the failures, at its level
+(docs/maintainers/mutations.md maps each defect to its check).
 
 A defect that breaks only an inferred rule is a warning by default and a failure with --strict; one
 that breaks a live rule is caught only in the live profile."""
@@ -101,9 +101,9 @@ def test_the_harness_catches_the_planted_defect(
 
 
 def test_docs_map_every_mutation_to_its_check() -> None:
-    text = (Path(__file__).resolve().parents[2] / "docs" / "mutations.md").read_text(
-        encoding="utf-8"
-    )
+    text = (
+        Path(__file__).resolve().parents[2] / "docs" / "maintainers" / "mutations.md"
+    ).read_text(encoding="utf-8")
     for mutation in MUTATIONS:
         assert f"`{mutation.name}`" in text and f"`{mutation.caught_by}`" in text, mutation.name
 

@@ -1,6 +1,7 @@
 """Request targets as users send them, to a started `evalmock serve`: the README's paging loop,
 pasted as written, pages to the end; the banner's requests reach the app; the characters Granian
-refuses itself (docs/server.md, "Requests the HTTP server refuses") are refused as documented."""
+refuses itself (docs/server-reference.md, "The request targets each server refuses") are refused
+as documented."""
 
 from __future__ import annotations
 
@@ -111,7 +112,8 @@ def test_the_banner_s_requests_reach_the_app(live_server: LiveServer) -> None:
         assert status == 200 and headers.get(b"x-request-id"), (target, status, headers)
 
 
-# (the target's characters, where) as docs/server.md's table lists them: refused by Granian itself.
+# (the target's characters, where) as docs/server-reference.md's table lists them: refused by
+# Granian itself.
 GRANIAN_REFUSES = [
     (b"<nextCursor>", "query"),
     (b">", "path"),

@@ -54,8 +54,8 @@ from evalmock.server.runner import freeze_startup_objects
 # it into about a thousand containers, none of them in a cycle, and what the judge remembers (pages'
 # values, walk state) is long-lived: at the defaults each page set off several collections and every
 # few pages a full one walked all of it. Collected this much less often, the proxy spent 9% less CPU
-# on pages it had not seen and the p99 it added fell by half, side by side (docs/performance.md,
-# "The garbage collector"); cycles are still collected, later.
+# on pages it had not seen and the p99 it added fell by half, side by side
+# (docs/maintainers/performance.md, "The garbage collector"); cycles are still collected, later.
 COLLECTOR_THRESHOLDS = (50_000, 20, 100)
 # uvicorn adds no Server or Date header where the upstream sent none; Granian adds its own there
 # (and only there).

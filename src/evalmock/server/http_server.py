@@ -103,7 +103,8 @@ def default_server() -> str:
     """Granian where it is installed, else uvicorn: under evalmock's app Granian served the example
     page, the generated pages and the DigitalOcean call with 10-35% more requests a second, and the
     walks as fast; on a slower host uvicorn led on the generated pages by up to 14%
-    (docs/performance.md, "The HTTP server"). The proxy keeps uvicorn (proxy/command.py)."""
+    (docs/maintainers/performance.md, "The HTTP server"). The proxy keeps uvicorn
+    (proxy/command.py)."""
     return GRANIAN if granian_installed() else UVICORN
 
 

@@ -4,7 +4,7 @@ two.
 uvicorn writes the status line and headers when the app sends `http.response.start`, and the body
 when it sends `http.response.body`: two `send()` system calls, and on loopback two trips through the
 kernel's TCP stack, per response; on the 25-case page the second one cost about 8% of the CPU a
-request (docs/performance.md, "One write a response"). Here the
+request (docs/maintainers/performance.md, "One write a response"). Here the
 transport holds a write until the next one or the end of the event loop's turn, whichever comes
 first, and sends what it holds together with the next write. The bytes on the wire are the same;
 nothing waits longer than the turn in which it was written (a streamed body's head still leaves at

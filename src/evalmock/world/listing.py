@@ -34,8 +34,8 @@ from evalmock.world.timeline import first_rank_older_than, parse_rfc3339
 # Generated cases recently served, kept per list as compact JSON: composing a case costs ~20 µs, and
 # clients re-read the same pages, which the server sends as these very bytes. Bounded, so memory
 # stays flat whatever the world's size: a full cache costs about 0.6 MiB of resident memory per list
-# (0.5 KB a case, plus the dict's own overhead; docs/performance.md, "The case cache", has the
-# measured trade-off of speed against memory).
+# (0.5 KB a case, plus the dict's own overhead; docs/maintainers/performance.md, "The case cache",
+# has the measured trade-off of speed against memory).
 CACHED_CASES_PER_LIST = 1024
 ITER_PAGE = 1_000  # cases a page when `iter_cases` walks a whole list
 

@@ -24,8 +24,8 @@ _LONG_NUMBER = b"0" * 20
 # much), and the largest body remembered. A refetch, a poll or a second fetch comes soon after the
 # first, so a few pages' worth serves it. More costs every page that is not seen again (a walk's
 # pages carry cursors that differ each time): at 2 MiB, judging such a page took a third more CPU,
-# spent freeing the oldest page's values from memory no cache held any longer (docs/performance.md,
-# "The memory of parsed bodies").
+# spent freeing the oldest page's values from memory no cache held any longer
+# (docs/maintainers/performance.md, "The memory of parsed bodies").
 PLAIN_JSON_REMEMBERED = 256 * 2**10
 PLAIN_JSON_LARGEST = 64 * 2**10
 _PLAIN_JSON: BodyMemo[tuple[Any]] = BodyMemo(PLAIN_JSON_REMEMBERED, PLAIN_JSON_LARGEST)

@@ -25,8 +25,8 @@ from ahocorasick_rs import AhoCorasick, Implementation
 PENDING = 64
 TAIL = 12  # characters of a literal's end that index it
 # The most tails one automaton holds: merging beyond it would stop every search for the build (0.1 s
-# at this size on the machine of docs/benchmarks.md; docs/performance.md, "The redactor"), and a few
-# more automata to scan cost less.
+# at this size on the machine of docs/maintainers/benchmarks.md; docs/maintainers/performance.md,
+# "The redactor"), and a few more automata to scan cost less.
 LEVEL_MAX = 16_384
 
 
