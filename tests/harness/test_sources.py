@@ -22,7 +22,7 @@ from evalmock.contract.sources import (
     page,
 )
 from evalmock.harness.checks import CHECKS, find_check
-from evalmock.harness.report.page_coverage import counted, coverage_rows
+from evalmock.harness.report.page_coverage import BLOCKS, NOTES, counted, coverage_rows
 from evalmock.harness.report.rule_tables import (
     COVERAGE_BEGIN,
     COVERAGE_END,
@@ -133,6 +133,17 @@ def test_forty_lines_inserted_on_top_of_the_pages_move_their_coverage_by_forty(
         for row in coverage_rows(pages, CHECKS)
     ]
     assert [row for row in rows if row.first > 40] == shifted
+
+
+def test_every_coverage_note_names_words_its_page_still_says(pages: dict[str, list[str]]) -> None:
+    # A note keyed by words the page no longer has would explain nothing, silently.
+    said = {name: {normalise(line) for line in lines} for name, lines in pages.items()}
+    stale = [
+        f"{PAGE_TITLES[name]}: {words!r}"
+        for name, words in [*NOTES, *BLOCKS]
+        if normalise(words) not in said[name]
+    ]
+    assert not stale, stale
 
 
 def test_each_page_s_title_is_its_heading_line(pages: dict[str, list[str]]) -> None:
