@@ -35,7 +35,9 @@ What it leaves alone: [fairness.md](fairness.md).
 "What it checks" is in our words.
 The source quotes the page verbatim.
 It cites the page by its title and the line that holds the words,
-found in the page by those words.
+found in the page by those words
+(the pages in `EVALMOCK_PAGES_DIR`, or `../shared/seeds` beside the checkout;
+without them, by its title alone).
 Then it gives our reading, the inference or the live fact.
 Reports, JUnit files and `evalmock rules` cite the same way.
 What each level does to the verdict:
