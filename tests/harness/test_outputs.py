@@ -8,6 +8,9 @@ import shlex
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
+import pytest
+
+from evalmock.contract.pages import PAGES_DIR_VARIABLE, TEST_SET_PAGE
 from evalmock.contract.sources import Level
 from evalmock.harness.checks import find_check
 from evalmock.harness.checks.outcomes import Unjudged
@@ -529,3 +532,26 @@ def test_what_a_service_sent_cannot_break_out_of_the_markdown_report() -> None:
     html = MarkdownIt("commonmark").enable("table").render(render_markdown(results, base_url="h"))
     assert "<img" not in html and 'href="javascript' not in html
     assert html.count("&lt;img src=x onerror=alert(1)&gt;") >= 4  # shown as text, each time
+
+
+def test_every_output_cites_the_page_by_its_title_and_the_line_of_its_words(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A page of our own where the rule's words stand on line 3: the line is found, not written down.
+    (tmp_path / TEST_SET_PAGE).write_text(
+        "Skip to content\n\nWhen the case last changed: its addedAt until it’s retired.\n",
+        encoding="utf-8",
+    )
+    monkeypatch.setenv(PAGES_DIR_VARIABLE, str(tmp_path))
+    cited = "(List a project's cases of an agent's test set, line 3)"
+    junit = tmp_path / "junit.xml"
+    write_junit(results_with(1), junit, Redactor())
+    outputs = {
+        "markdown": render_markdown(results_with(1), base_url="http://h"),
+        "html": render_html(results_with(1), base_url="http://h").replace("<wbr>", ""),
+        "junit": junit.read_text(encoding="utf-8"),
+    }
+    for name, text in outputs.items():
+        plain = text.replace("&#x27;", "'").replace("&#39;", "'").replace("&apos;", "'")
+        assert cited in plain, name
+        assert TEST_SET_PAGE not in text and ".txt" not in text, name

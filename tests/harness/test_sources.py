@@ -1,18 +1,28 @@
 """Every rule says where it comes from, and says it truthfully: each quote is on its page, word for
-word, at its line; each line of both pages is enforced by a check or says why not; docs/rules.md
-shows exactly that."""
+word, and its line is found there by its words (lines inserted in a page move no source); each line
+of both pages is enforced by a check or says why not; docs/rules.md shows exactly that."""
 
 from __future__ import annotations
 
 import os
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
 from evalmock.contract import case_rules
-from evalmock.contract.sources import PAGES, Level, normalise
+from evalmock.contract.pages import PAGE_TITLES, PAGES_DIR_VARIABLE
+from evalmock.contract.sources import (
+    PAGES,
+    Level,
+    Source,
+    normalise,
+    on_digitalocean_page,
+    on_test_set_page,
+    page,
+)
 from evalmock.harness.checks import CHECKS, find_check
-from evalmock.harness.report.page_coverage import coverage_rows
+from evalmock.harness.report.page_coverage import BLOCKS, NOTES, counted, coverage_rows
 from evalmock.harness.report.rule_tables import (
     COVERAGE_BEGIN,
     COVERAGE_END,
@@ -48,16 +58,99 @@ def pages() -> dict[str, list[str]]:
     return read_pages(PAGES_DIR)
 
 
+def _not_on_the_page(name: str, source: Source) -> list[str]:
+    """What a rule quotes that its page (in EVALMOCK_PAGES_DIR or ../shared/seeds) no longer says,
+    naming the rule and the quote."""
+    return [
+        f"{name}: “{quote.text}” is not on {PAGE_TITLES[quote.page]} ({quote.page})"
+        for quote in source.quotes
+        if not quote.lines
+    ]
+
+
 @pytest.mark.parametrize(("name", "source"), SOURCES, ids=[name for name, _ in SOURCES])
 def test_every_quote_is_on_its_page_word_for_word(
-    pages: dict[str, list[str]], name: str, source
+    pages: dict[str, list[str]], name: str, source: Source
 ) -> None:
+    assert not _not_on_the_page(name, source)
     for quote in source.quotes:
-        for number in quote.lines:
-            line = pages[quote.page][number - 1]
-            assert normalise(quote.text) in normalise(line), (
-                f"{name}: {quote} is not on {quote.page}:{number}"
-            )
+        # the line a report cites holds the words
+        for number in quote.lines or ():
+            assert normalise(quote.text) in normalise(pages[quote.page][number - 1]), (name, quote)
+
+
+def test_a_quote_no_longer_on_the_page_fails_naming_its_rule_and_its_words(
+    pages: dict[str, list[str]],
+) -> None:
+    check = find_check("page_is_newest_first", "test-set")
+    [quote] = check.source.quotes
+    planted = replace(
+        check.source, quotes=(replace(quote, text="Cursor-paginated, oldest first."),)
+    )
+    assert not _not_on_the_page(check.name, check.source)
+    assert _not_on_the_page(check.name, planted) == [
+        "page_is_newest_first: “Cursor-paginated, oldest first.” is not on "
+        "List a project's cases of an agent's test set (000_f4434837f5b13534.txt)"
+    ]
+    assert "(List a project's cases of an agent's test set, not found on the page)" in str(
+        planted.quotes[0]
+    )
+
+
+def _with_forty_lines_on_top(tmp_path: Path) -> Path:
+    moved = tmp_path / "pages"
+    moved.mkdir()
+    block = "".join(f"A new section, line {n}: words no rule quotes.\n" for n in range(1, 41))
+    for name in PAGES:
+        text = (PAGES_DIR / name).read_text(encoding="utf-8")
+        (moved / name).write_text(block + text, encoding="utf-8")
+    return moved
+
+
+def test_forty_lines_inserted_on_top_of_the_pages_move_every_cited_line_by_forty(
+    pages: dict[str, list[str]], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    before = {(name, quote): quote.lines for name, source in SOURCES for quote in source.quotes}
+    monkeypatch.setenv(PAGES_DIR_VARIABLE, str(_with_forty_lines_on_top(tmp_path)))
+    after = {(name, quote): quote.lines for name, source in SOURCES for quote in source.quotes}
+    assert all(before.values()), "every quote is found on the pages as they are"
+    assert after == {key: tuple(n + 40 for n in lines) for key, lines in before.items()}
+    assert "line 412)" in render_rules()  # database-busy, on line 372 before
+
+
+def test_forty_lines_inserted_on_top_of_the_pages_move_their_coverage_by_forty(
+    pages: dict[str, list[str]], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    moved = _with_forty_lines_on_top(tmp_path)
+    monkeypatch.setenv(PAGES_DIR_VARIABLE, str(moved))
+    rows = coverage_rows(read_pages(moved), CHECKS)
+    # the new lines say something no check quotes and no note explains: the test above says so
+    assert [row.text for row in rows if row.first <= 40] == [
+        f"A new section, line {n}: words no rule quotes." for n in range(1, 41)
+    ] * len(PAGES)
+    shifted = [
+        replace(row, first=row.first + 40, last=row.last + 40)
+        for row in coverage_rows(pages, CHECKS)
+    ]
+    assert [row for row in rows if row.first > 40] == shifted
+
+
+def test_every_coverage_note_names_words_its_page_still_says(pages: dict[str, list[str]]) -> None:
+    # A note keyed by words the page no longer has would explain nothing, silently.
+    said = {name: {normalise(line) for line in lines} for name, lines in pages.items()}
+    stale = [
+        f"{PAGE_TITLES[name]}: {words!r}"
+        for name, words in [*NOTES, *BLOCKS]
+        if normalise(words) not in said[name]
+    ]
+    assert not stale, stale
+
+
+def test_each_page_s_title_is_its_heading_line(pages: dict[str, list[str]]) -> None:
+    # the first line that says something (the test-set page opens with its site's navigation)
+    for name, lines in pages.items():
+        heading = next(line.strip() for line in lines if counted(line))
+        assert heading == PAGE_TITLES[name], name
 
 
 def test_every_page_rule_quotes_and_every_other_rule_says_why() -> None:
@@ -84,7 +177,7 @@ def test_every_line_of_both_pages_is_enforced_or_says_why_not(pages: dict[str, l
     assert sum(bool(row.checks) for row in rows) >= 50
 
 
-def test_the_docs_show_every_rule_with_its_level_and_source() -> None:
+def test_the_docs_show_every_rule_with_its_level_and_source(pages: dict[str, list[str]]) -> None:
     text = RULES_DOC.read_text(encoding="utf-8")
     assert between(text, RULES_BEGIN, RULES_END) == render_rules(), (
         f"docs/rules.md is out of date: run `{RULES_DOC_COMMAND}`"
@@ -133,26 +226,34 @@ def test_the_coverage_says_which_quoting_checks_hold_a_line_only_as_an_inference
     )
 
 
-def test_a_quote_is_cited_by_its_page_s_title_and_line_then_the_file() -> None:
-    from evalmock.contract.sources import on_digitalocean_page, on_test_set_page, page
-
-    listing = str(on_test_set_page(372, "database-busy"))
-    assert listing == (
-        "“database-busy” (List a project's cases of an agent's test set, line 372; "
-        "000_f4434837f5b13534.txt)"
-    )
-    source = page(on_digitalocean_page(3, "get"))
+def test_a_quote_is_cited_by_its_page_s_title_and_the_line_its_words_stand_on(
+    pages: dict[str, list[str]],
+) -> None:
+    listing = str(on_test_set_page("database-busy"))
+    assert listing == "“database-busy” (List a project's cases of an agent's test set, line 372)"
+    source = page(on_digitalocean_page("get/v2/gen-ai"))
     assert (
-        "(Retrieve Information About an Existing Evaluation Test Case, line 3; "
-        "004_ad1dfd63bbdc293b.txt)" in (source.describe())
+        "(Retrieve Information About an Existing Evaluation Test Case, line 5)" in source.describe()
     )
     tables = render_rules()
     assert (
-        "txt:" not in tables and "(List a project's cases of an agent's test set, line " in tables
+        ".txt" not in tables and "(List a project's cases of an agent's test set, line " in tables
     )
 
 
-def test_words_the_page_repeats_in_each_errors_block_are_cited_at_every_line() -> None:
+def test_without_the_pages_a_quote_is_cited_by_its_page_s_title_alone(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv(PAGES_DIR_VARIABLE, str(tmp_path))
+    quote = on_test_set_page("database-busy")
+    assert quote.lines is None
+    assert str(quote) == "“database-busy” (List a project's cases of an agent's test set)"
+    assert ".txt" not in render_rules()
+
+
+def test_words_the_page_repeats_in_each_errors_block_are_cited_at_every_line(
+    pages: dict[str, list[str]],
+) -> None:
     # A 404's X-Request-Id rule stands on the 404 block's copy of the sentence as much as on the 400
     # block's.
     [quote] = find_check("request_id_header_is_the_envelope_s", "test-set").source.quotes

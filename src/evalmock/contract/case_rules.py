@@ -142,9 +142,7 @@ def _instant(value: str) -> datetime | None:
 
 @case_rule(
     page(
-        on_test_set_page(
-            60, "A correction’s case has the correction’s id; a hand case’s starts case-."
-        )
+        on_test_set_page("A correction’s case has the correction’s id; a hand case’s starts case-.")
     )
 )
 def hand_case_id_starts_with_case(case: Case) -> Iterator[Breach]:
@@ -158,9 +156,7 @@ def hand_case_id_starts_with_case(case: Case) -> Iterator[Breach]:
         )
 
 
-@case_rule(
-    page(on_test_set_page(178, "When the case last changed: its addedAt until it’s retired."))
-)
+@case_rule(page(on_test_set_page("When the case last changed: its addedAt until it’s retired.")))
 def updated_at_is_added_at_until_retired(case: Case) -> Iterator[Breach]:
     if "retired" in case:
         return
@@ -181,7 +177,7 @@ def updated_at_is_added_at_until_retired(case: Case) -> Iterator[Breach]:
         "(when the case "
         "last changed) is not before retired.at. The page gives retired.at and updatedAt but no "
         "order between them.",
-        on_test_set_page(178, "When the case last changed: its addedAt until it’s retired."),
+        on_test_set_page("When the case last changed: its addedAt until it’s retired."),
     )
 )
 def retirement_is_consistent(case: Case) -> Iterator[Breach]:
@@ -216,14 +212,13 @@ def retirement_is_consistent(case: Case) -> Iterator[Breach]:
 @case_rule(
     page(
         on_test_set_page(
-            210,
             "Present (true) on an expert’s case: a correction’s case when the correction was "
             "recorded "
             "while its group was restricted, and every hand case, since adding one needs publish "
             "on "
             "the agent, or write on its project when more than one project serves the agent.",
         ),
-        on_test_set_page(210, "Absent from older servers."),
+        on_test_set_page("Absent from older servers."),
         reading="Whether a whole page comes from an older server (no case carries expert) is for "
         "the caller to say.",
     )
@@ -240,11 +235,7 @@ def hand_case_is_expert(case: Case) -> Iterator[Breach]:
 
 
 @case_rule(
-    page(
-        on_test_set_page(
-            88, "One part for each part its correction gave a verdict on; at least one."
-        )
-    )
+    page(on_test_set_page("One part for each part its correction gave a verdict on; at least one."))
 )
 def expect_has_a_part(case: Case) -> Iterator[Breach]:
     """The schema states it as an `anyOf`, whose error names no part; this one says which parts
@@ -262,7 +253,7 @@ def expect_has_a_part(case: Case) -> Iterator[Breach]:
 
 @case_rule(
     page(
-        on_test_set_page(149, "The item’s position in the ranked list (0 = first)."),
+        on_test_set_page("The item’s position in the ranked list (0 = first)."),
         reading="A position is a whole number from 0, and two items cannot hold one position. The "
         "ranked list may be "
         "longer than the judged items, so ranks may have gaps (1, 3, 5).",
@@ -298,7 +289,7 @@ def item_ranks_are_distinct_positions(case: Case) -> Iterator[Breach]:
             seen[rank] = index
 
 
-@case_rule(page(on_test_set_page(110, "At most 4000 characters in canonical JSON.")))
+@case_rule(page(on_test_set_page("At most 4000 characters in canonical JSON.")))
 def should_call_args_fit(case: Case, *, ascii: bool = False) -> Iterator[Breach]:
     """Measured by default in the shorter reading of canonical JSON, so no conforming case fails
     it."""
@@ -326,9 +317,7 @@ _NOTHING_TO_DO = (
 )
 
 
-@case_rule(
-    inferred(_NOTHING_TO_DO, on_test_set_page(118, "wrong: it does what shouldSay or why asks."))
-)
+@case_rule(inferred(_NOTHING_TO_DO, on_test_set_page("wrong: it does what shouldSay or why asks.")))
 def wrong_answer_says_what_to_do(case: Case) -> Iterator[Breach]:
     expect = case.get("expect")
     answer = expect.get("answer") if isinstance(expect, MAPPING) else None
@@ -350,7 +339,6 @@ def wrong_answer_says_what_to_do(case: Case) -> Iterator[Breach]:
     inferred(
         _NOTHING_TO_DO,
         on_test_set_page(
-            93,
             "wrong: it calls every shouldCall tool (with its args where given) and none of "
             "mustNotCall, checked exactly, "
             "without a model.",

@@ -4,7 +4,8 @@ DigitalOcean's live service.
 Every rule the harness applies (and every per-case rule the world keeps) carries a Source. Its level
 decides what breaking the rule does to a verdict:
 
-- `page`: the page states it; `quotes` hold the page's words, verbatim, with the page file and line.
+- `page`: the page states it; `quotes` hold the page's words, verbatim; their line is found in the
+  page by those words (evalmock.contract.pages).
   An audit fails on it.
 - `inferred`: a convention the page implies but does not state; `reason` says from what and why. A
   warning, a failure only with `--strict`.
@@ -17,27 +18,22 @@ word.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from enum import StrEnum
 
-# The two reference pages, by their file names (the product's source of truth).
-TEST_SET_PAGE = "000_f4434837f5b13534.txt"  # GET /v1/agents/{agentId}/test-set/cases
-DIGITALOCEAN_PAGE = (
-    "004_ad1dfd63bbdc293b.txt"  # GET /v2/gen-ai/evaluation_test_cases/{test_case_uuid}
+from evalmock.contract.pages import (
+    DIGITALOCEAN_PAGE,
+    PAGE_TITLES,
+    PAGES,
+    TEST_SET_PAGE,
+    lines_holding,
 )
-PAGES = (TEST_SET_PAGE, DIGITALOCEAN_PAGE)
-# Each page's own title (its heading, word for word): what a reader without the page files can look
-# up.
-PAGE_TITLES = {
-    TEST_SET_PAGE: "List a project's cases of an agent's test set",
-    DIGITALOCEAN_PAGE: "Retrieve Information About an Existing Evaluation Test Case",
-}
+from evalmock.contract.pages import normalise as normalise  # where callers have found it
 
 
 def page_name(page: str) -> str:
-    """A page as a reader knows it: its title, then its file name."""
-    return f"{PAGE_TITLES[page]} ({page})"
+    """A page as a reader knows it: its title."""
+    return PAGE_TITLES[page]
 
 
 class Level(StrEnum):
@@ -48,48 +44,56 @@ class Level(StrEnum):
 
 @dataclass(frozen=True)
 class Quote:
-    """Words of a reference page, verbatim, and the line of the page file they stand on."""
+    """Words of a reference page, verbatim; the line they stand on is found in the page by them."""
 
     page: str
-    line: int
     text: str
-    also: tuple[
-        int, ...
-    ] = ()  # further lines where the page says the same words (each error's block repeats some)
+    # The page says the same words again further down (each error's block repeats some): cite every
+    # line that holds them, not only the first.
+    every: bool = False
 
     def __post_init__(self) -> None:
         if self.page not in PAGES:
             raise ValueError(f"unknown page {self.page!r}")
-        if not self.text.strip() or self.line < 1 or any(line < 1 for line in self.also):
-            raise ValueError("a quote needs words and a line number")
+        if not self.text.strip():
+            raise ValueError("a quote needs words")
 
     @property
-    def lines(self) -> tuple[int, ...]:
-        return (self.line, *self.also)
+    def lines(self) -> tuple[int, ...] | None:
+        """The lines that hold the words (the first only, unless `every`); None when the page is
+        not at hand, () when it no longer holds them."""
+        found = lines_holding(self.page, self.text)
+        return found if found is None or self.every else found[:1]
 
     @property
     def citation(self) -> str:
-        """Where the words stand: the page's title and line (or lines), then its file name."""
-        where = f"line {self.line}"
-        if self.also:
-            *rest, last = self.also
+        """Where the words stand: the page's title and line (or lines), when the page is at hand."""
+        lines = self.lines
+        if lines is None:
+            return PAGE_TITLES[self.page]
+        if not lines:
+            return f"{PAGE_TITLES[self.page]}, not found on the page"
+        first, *also = lines
+        where = f"line {first}"
+        if also:
+            *rest, last = also
             where += (
                 f" (again at lines {', '.join(map(str, rest))} and {last})"
                 if rest
                 else f" (again at line {last})"
             )
-        return f"{PAGE_TITLES[self.page]}, {where}; {self.page}"
+        return f"{PAGE_TITLES[self.page]}, {where}"
 
     def __str__(self) -> str:
         return f"“{self.text}” ({self.citation})"
 
 
-def on_test_set_page(line: int, text: str, *, also: tuple[int, ...] = ()) -> Quote:
-    return Quote(TEST_SET_PAGE, line, text, also)
+def on_test_set_page(text: str, *, every: bool = False) -> Quote:
+    return Quote(TEST_SET_PAGE, text, every)
 
 
-def on_digitalocean_page(line: int, text: str) -> Quote:
-    return Quote(DIGITALOCEAN_PAGE, line, text)
+def on_digitalocean_page(text: str) -> Quote:
+    return Quote(DIGITALOCEAN_PAGE, text)
 
 
 @dataclass(frozen=True)
@@ -138,11 +142,3 @@ def live(fact: str, *basis: Quote) -> Source:
     """A fact of DigitalOcean's running service or public spec that its reference page does not
     state."""
     return Source(Level.LIVE, basis, fact)
-
-
-def normalise(text: str) -> str:
-    """Text as quotes are compared with the pages: typographic quotes made plain, white space
-    collapsed."""
-    for fancy, plain in (("\u2019", "'"), ("\u2018", "'"), ("\u201c", '"'), ("\u201d", '"')):
-        text = text.replace(fancy, plain)
-    return re.sub(r"\s+", " ", text).strip()

@@ -15,8 +15,8 @@ MADE_UP_TOKEN = "evalmock-made-up-token-3b9f1c"  # well-formed (RFC 6750), issue
 # What Schemathesis's ignored_auth sends in place of a token (its private
 # _auth_retry.INVALID_CREDENTIAL; a test keeps the two equal).
 SCHEMATHESIS_INVALID_CREDENTIAL = "SCHEMATHESIS-INVALID-VALUE"
-_REFUSED_TOKENS = on_test_set_page(292, "Missing / malformed / expired / revoked bearer token.")
-_NEEDS_READ = on_test_set_page(12, "Needs read on the project.")
+_REFUSED_TOKENS = on_test_set_page("Missing / malformed / expired / revoked bearer token.")
+_NEEDS_READ = on_test_set_page("Needs read on the project.")
 
 MISSING_OR_MALFORMED: dict[str, dict[str, Any]] = {
     "no Authorization header": {"token": None},
@@ -47,7 +47,7 @@ MADE_UP_CREDENTIALS = (
 
 @scenario_check(
     "test-set",
-    page(on_test_set_page(10, "--header 'Authorization: Bearer <token>'"), _REFUSED_TOKENS),
+    page(on_test_set_page("--header 'Authorization: Bearer <token>'"), _REFUSED_TOKENS),
 )
 def missing_or_malformed_token_is_401(s: Scenario) -> None:
     """No Authorization, another scheme, an empty bearer token or a malformed one gets 401 in the

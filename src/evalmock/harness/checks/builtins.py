@@ -35,23 +35,20 @@ _NO_SERVER_ERRORS = inferred(
     "does. The test-set page documents a 503 (database-busy), which is allowed."
 )
 _TEST_SET_ANSWERS = (
-    on_test_set_page(49, "Page of cases."),
+    on_test_set_page("Page of cases."),
     on_test_set_page(
-        252,
         "projectId is missing or not a project id (a UUID), or include or kind names something "
         "else.",
     ),
-    on_test_set_page(292, "Missing / malformed / expired / revoked bearer token."),
-    on_test_set_page(332, "agent-not-found."),
+    on_test_set_page("Missing / malformed / expired / revoked bearer token."),
+    on_test_set_page("agent-not-found."),
     on_test_set_page(
-        372,
         "The database was too busy to answer in time (database-busy); Retry-After (whole seconds) "
         "says when to try again.",
     ),
 )
 
 _SEALED_CURSORS = on_test_set_page(
-    47,
     "A runtime that seals cursors takes one only for the same list, filters and "
     "caller, within a day; otherwise 400 bad-input, and the list starts again "
     "without it.",
@@ -84,7 +81,7 @@ BUILTINS: dict[str, dict[str, tuple[str, Source]]] = {
         ),
         "content_type_conformance": (
             "Every documented answer is application/json.",
-            page(on_test_set_page(51, "Media typeapplication/json")),
+            page(on_test_set_page("Media typeapplication/json")),
         ),
         "response_schema_conformance": (
             "Every body matches the document's schema for its status: the page's fields, their "
@@ -92,11 +89,10 @@ BUILTINS: dict[str, dict[str, tuple[str, Source]]] = {
             "required marks, allowed values and bounds (docs/contract.md maps each to its page "
             "line).",
             page(
-                on_test_set_page(69, "Allowed values: correction hand"),
-                on_test_set_page(106, ">= 1 characters <= 200 characters"),
-                on_test_set_page(113, "<= 100 properties"),
+                on_test_set_page("Allowed values: correction hand"),
+                on_test_set_page(">= 1 characters <= 200 characters"),
+                on_test_set_page("<= 100 properties"),
                 on_test_set_page(
-                    144,
                     "Where the item is in the run’s output, as a JSON Pointer (RFC 6901), e.g. "
                     "/matches/2.",
                 ),
@@ -109,10 +105,9 @@ BUILTINS: dict[str, dict[str, tuple[str, Source]]] = {
             "Errors carry X-Request-Id, and a 503 carries Retry-After in whole seconds.",
             page(
                 on_test_set_page(
-                    279, "Server-assigned request id; also echoed via X-Request-Id header."
+                    "Server-assigned request id; also echoed via X-Request-Id header."
                 ),
                 on_test_set_page(
-                    372,
                     "The database was too busy to answer in time (database-busy); Retry-After "
                     "(whole seconds) says when to try again.",
                 ),
@@ -125,7 +120,7 @@ BUILTINS: dict[str, dict[str, tuple[str, Source]]] = {
             "(the runtime may "
             "not take it), and for an agent or project the targets do not list a 400 or 404.",
             page(
-                on_test_set_page(49, "Page of cases."),
+                on_test_set_page("Page of cases."),
                 _SEALED_CURSORS,
                 *_TEST_SET_ANSWERS[2:],
             ),
@@ -141,7 +136,6 @@ BUILTINS: dict[str, dict[str, tuple[str, Source]]] = {
             "400).",
             page(
                 on_test_set_page(
-                    252,
                     "projectId is missing or not a project id (a UUID), or include or kind names "
                     "something else.",
                 ),
@@ -150,8 +144,8 @@ BUILTINS: dict[str, dict[str, tuple[str, Source]]] = {
         "ignored_auth": (
             "A request without a token, or with a made-up one, is refused (401), never served.",
             page(
-                on_test_set_page(12, "Needs read on the project."),
-                on_test_set_page(292, "Missing / malformed / expired / revoked bearer token."),
+                on_test_set_page("Needs read on the project."),
+                on_test_set_page("Missing / malformed / expired / revoked bearer token."),
             ),
         ),
         "unsupported_method": ("A method the path does not serve gets 405.", _HTTP_METHODS),
@@ -163,7 +157,7 @@ BUILTINS: dict[str, dict[str, tuple[str, Source]]] = {
             "A 200 is application/json.",
             inferred(
                 "The page shows the returned test case as JSON; it names no media type.",
-                on_digitalocean_page(267, "Returns Examples"),
+                on_digitalocean_page("Returns Examples"),
             ),
         ),
         "response_schema_conformance": (
@@ -172,11 +166,10 @@ BUILTINS: dict[str, dict[str, tuple[str, Source]]] = {
             "decimal strings, date-times) and the 0..100 of success_threshold_pct. The metrics' "
             "three enums are the metric_enum_values rules' (a value none lists is inferred).",
             page(
-                on_digitalocean_page(21, "type AgentEvaluationTestCaseGetResponse struct{…}"),
-                on_digitalocean_page(35, "CreatedByUserID stringoptional"),
-                on_digitalocean_page(37, "formatuint64"),
+                on_digitalocean_page("type AgentEvaluationTestCaseGetResponse struct{…}"),
+                on_digitalocean_page("CreatedByUserID stringoptional"),
+                on_digitalocean_page("formatuint64"),
                 on_digitalocean_page(
-                    165,
                     "The success threshold for the star metric. This is a percentage value "
                     "between 0 and 100.",
                 ),
@@ -191,7 +184,7 @@ BUILTINS: dict[str, dict[str, tuple[str, Source]]] = {
                 "The page types the version as int64 but says nothing of what a malformed one "
                 "gets; refusing it "
                 "is the usual reading.",
-                on_digitalocean_page(15, "EvaluationTestCaseVersion param.Field[int64]optional"),
+                on_digitalocean_page("EvaluationTestCaseVersion param.Field[int64]optional"),
             ),
         ),
         "positive_data_acceptance": (
@@ -209,7 +202,7 @@ BUILTINS: dict[str, dict[str, tuple[str, Source]]] = {
                 "DigitalOcean's API refuses a missing or invalid token with 401 unauthorized; the "
                 "page shows only "
                 "that the SDK is given an access token.",
-                on_digitalocean_page(203, 'option.WithAccessToken("My Access Token"),'),
+                on_digitalocean_page('option.WithAccessToken("My Access Token"),'),
             ),
         ),
         "unsupported_method": ("A method the path does not serve gets 405.", _HTTP_METHODS),

@@ -22,9 +22,8 @@ SEALED_REASON = (
     "in the targets "
     "when the target does"
 )
-_AS_IT_CAME = on_test_set_page(47, "Where the previous page ended: its nextCursor, as it came.")
+_AS_IT_CAME = on_test_set_page("Where the previous page ended: its nextCursor, as it came.")
 _SEALED = on_test_set_page(
-    47,
     "A runtime that seals cursors takes one only for the same list, filters and caller, "
     "within a day; otherwise 400 bad-input, and the list starts again without it.",
 )

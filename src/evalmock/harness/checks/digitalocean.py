@@ -31,8 +31,8 @@ UNKNOWN_TEST_CASE = "00000000-0000-4000-8000-00000000dead"
 MALFORMED_TEST_CASE = "not-a-uuid"
 
 _ASKED_FOR_A_VERSION = (
-    on_digitalocean_page(15, "EvaluationTestCaseVersion param.Field[int64]optional"),
-    on_digitalocean_page(17, "Version of the test case."),
+    on_digitalocean_page("EvaluationTestCaseVersion param.Field[int64]optional"),
+    on_digitalocean_page("Version of the test case."),
 )
 _VERSION = page(
     *_ASKED_FOR_A_VERSION,
@@ -135,11 +135,10 @@ def body_is_the_version_asked_by_the_spec_s_name(context: CheckContext) -> bool 
     "gradient",
     page(
         on_digitalocean_page(
-            7,
             "To retrive information about an existing evaluation test case, send a GET request to "
             "/v2/gen-ai/evaluation_test_case/{test_case_uuid}.",
         ),
-        on_digitalocean_page(11, "testCaseUuid string"),
+        on_digitalocean_page("testCaseUuid string"),
         reading="The answer is about the test case the path names; its test_case_uuid, when sent, "
         "is that id (in any "
         "letter case).",
@@ -168,8 +167,8 @@ def body_is_the_requested_test_case(context: CheckContext) -> bool | None:
     inferred(
         "A metric's range runs from its minimum to its maximum; the page gives both but no order "
         "between them.",
-        on_digitalocean_page(139, "The maximum value for the metric."),
-        on_digitalocean_page(145, "The minimum value for the metric."),
+        on_digitalocean_page("The maximum value for the metric."),
+        on_digitalocean_page("The minimum value for the metric."),
     ),
 )
 def metric_range_is_ordered(context: CheckContext) -> bool | None:
@@ -301,7 +300,7 @@ def unknown_test_case_is_404(s: Scenario) -> None:
 # -- the version's near misses
 # --------------------------------------------------------------------------------------------
 NOT_WHOLE_VERSIONS = {"a word": "x", "a fraction": "1.5"}
-_INT64_VERSION = on_digitalocean_page(15, "EvaluationTestCaseVersion param.Field[int64]optional")
+_INT64_VERSION = on_digitalocean_page("EvaluationTestCaseVersion param.Field[int64]optional")
 
 
 @scenario_check(

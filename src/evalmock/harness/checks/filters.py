@@ -21,12 +21,12 @@ KINDS = ("correction", "hand")
 OTHER_PAGE_SIZE = 47
 
 _PROJECT = on_test_set_page(
-    24, "The project whose cases to read: the agent’s set, narrowed to that project’s cases."
+    "The project whose cases to read: the agent’s set, narrowed to that project’s cases."
 )
-_UUID = on_test_set_page(22, "string format: uuid")
-_KIND = on_test_set_page(36, "Comma-separated correction and hand. Left out, both.")
-_RETIRED_ONLY_WITH = on_test_set_page(12, "A retired case comes back only with include=retired.")
-_INCLUDE = on_test_set_page(30, "retired: retired cases too. Left out, active ones only.")
+_UUID = on_test_set_page("string format: uuid")
+_KIND = on_test_set_page("Comma-separated correction and hand. Left out, both.")
+_RETIRED_ONLY_WITH = on_test_set_page("A retired case comes back only with include=retired.")
+_INCLUDE = on_test_set_page("retired: retired cases too. Left out, active ones only.")
 _UUID_READING = (
     "A UUID names the same project in either letter case (RFC 4122: its hex digits are "
     "case-insensitive "
@@ -41,7 +41,7 @@ def _requested_kinds(exchange: Exchange) -> set[str]:
 
 @response_check(
     "test-set",
-    page(_PROJECT, on_test_set_page(73, "The run’s project."), _UUID, reading=_UUID_READING),
+    page(_PROJECT, on_test_set_page("The run’s project."), _UUID, reading=_UUID_READING),
 )
 def cases_belong_to_the_project(context: CheckContext) -> bool | None:
     """Every case's projectId is the requested one, compared without regard to letter case."""
@@ -182,9 +182,7 @@ def lists_other_cases(
     page(
         _INCLUDE,
         _RETIRED_ONLY_WITH,
-        on_test_set_page(
-            183, "Present on a retired case: it stays listed, and no test run checks it."
-        ),
+        on_test_set_page("Present on a retired case: it stays listed, and no test run checks it."),
     ),
 )
 def include_retired_adds_the_retired_cases(s: Scenario) -> None:
@@ -272,7 +270,6 @@ def kind_filter_selects_those_kinds(s: Scenario) -> None:
 
 
 _PAGE_S_OWN_REQUEST = on_test_set_page(
-    9,
     "--url 'https://example.com/v1/agents/example/test-set/cases?"
     "projectId=2489E9AD-2EE2-8E00-8EC9-32D5F69181C0&include=retired&limit=25' \\",
 )

@@ -15,9 +15,9 @@ from evalmock.harness.checks.registry import response_check
 
 _METRIC = "apiEvaluationMetric"
 _ENUMS = (
-    on_digitalocean_page(83, "Category APIEvaluationMetricCategoryoptional"),
-    on_digitalocean_page(113, "MetricType APIEvaluationMetricMetricTypeoptional"),
-    on_digitalocean_page(125, "MetricValueType APIEvaluationMetricMetricValueTypeoptional"),
+    on_digitalocean_page("Category APIEvaluationMetricCategoryoptional"),
+    on_digitalocean_page("MetricType APIEvaluationMetricMetricTypeoptional"),
+    on_digitalocean_page("MetricValueType APIEvaluationMetricMetricValueTypeoptional"),
 )
 
 

@@ -29,10 +29,10 @@ MIN_SMALL_PAGES = (
 )
 SHORT_LIST = 10  # a list this short without a divisor is walked at limit 1 to end on a full page
 
-_NEWEST_FIRST = on_test_set_page(12, "Cursor-paginated, newest added first.")
-_AS_IT_CAME = on_test_set_page(47, "Where the previous page ended: its nextCursor, as it came.")
-_FIRST_PAGE = on_test_set_page(47, "Absent → first page.")
-_LIMIT = on_test_set_page(42, "1..100. Default 25.")
+_NEWEST_FIRST = on_test_set_page("Cursor-paginated, newest added first.")
+_AS_IT_CAME = on_test_set_page("Where the previous page ended: its nextCursor, as it came.")
+_FIRST_PAGE = on_test_set_page("Absent → first page.")
+_LIMIT = on_test_set_page("1..100. Default 25.")
 _LIMIT_READING = "limit bounds how many cases one page of this cursor-paginated list holds."
 
 
@@ -321,7 +321,7 @@ _FULL_PAGES = (
 
 
 @scenario_check(
-    "test-set", inferred(_FULL_PAGES, on_test_set_page(40, "default: 25 >= 1 <= 100"), _LIMIT)
+    "test-set", inferred(_FULL_PAGES, on_test_set_page("default: 25 >= 1 <= 100"), _LIMIT)
 )
 def default_limit_is_25(s: Scenario) -> None:
     """Without limit, a project with more than 25 active cases gives a first page of 25, unless

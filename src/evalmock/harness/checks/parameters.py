@@ -15,11 +15,9 @@ from evalmock.harness.checks.registry import scenario_check
 from evalmock.harness.checks.scenario import Scenario
 
 _THE_400 = on_test_set_page(
-    252,
     "projectId is missing or not a project id (a UUID), or include or kind names something else.",
 )
 _BAD_INPUT = on_test_set_page(
-    47,
     "A runtime that seals cursors takes one only for the same list, filters and caller, "
     "within a day; otherwise 400 bad-input, and the list starts again without it.",
 )
@@ -52,9 +50,9 @@ def _refused(s: Scenario, found: list[Probe], code: str | None) -> None:
     page(
         _THE_400,
         _BAD_INPUT,
-        on_test_set_page(22, "string format: uuid"),
-        on_test_set_page(28, "Allowed values: retired"),
-        on_test_set_page(34, "/^(correction|hand)(,(correction|hand))*$/"),
+        on_test_set_page("string format: uuid"),
+        on_test_set_page("Allowed values: retired"),
+        on_test_set_page("/^(correction|hand)(,(correction|hand))*$/"),
         reading="The page names this operation's 400; a value outside a parameter's stated form "
         "(its allowed values, "
         "its pattern, format uuid, required) is one that names something else, in the page's "
@@ -78,8 +76,8 @@ def malformed_project_include_or_kind_is_bad_input(s: Scenario) -> None:
         "The page bounds limit (1..100) but its 400 sentence names only projectId, include and "
         "kind; refusing a limit "
         "out of bounds, rather than clamping it, is the usual reading.",
-        on_test_set_page(40, "default: 25 >= 1 <= 100"),
-        on_test_set_page(42, "1..100. Default 25."),
+        on_test_set_page("default: 25 >= 1 <= 100"),
+        on_test_set_page("1..100. Default 25."),
     ),
 )
 def limit_outside_its_bounds_is_bad_input(s: Scenario) -> None:

@@ -14,7 +14,7 @@ import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
-from evalmock.contract.sources import DIGITALOCEAN_PAGE, TEST_SET_PAGE, normalise
+from evalmock.contract.sources import DIGITALOCEAN_PAGE, PAGE_TITLES, TEST_SET_PAGE, normalise
 from evalmock.harness.checks.registry import Check
 
 SCHEMA = "the document's schema (`response_schema_conformance`, on every response)"
@@ -43,95 +43,120 @@ _MARKUP = {
     "ReturnsExpand Collapse",
 }
 
-# Examples and sample code: (page, first line, last line) -> what they are to the audit.
-BLOCKS: dict[tuple[str, int, int], str] = {
-    (
-        _T,
-        222,
-        250,
-    ): "the page's 200 example: partial (it lacks required fields), so it is no rule; "
-    "docs/contract.md",
-    **{
-        (
-            _T,
-            first,
-            first + 7,
-        ): "the page's generated error example (code `example`): it shows the envelope's shape, "
-        "which the document carries; it names no code"
-        for first in (283, 323, 363, 403)
-    },
-    (
-        _D,
-        191,
-        216,
-    ): "the Go SDK's sample call: it passes an access token (ignored_auth, live) and no version",
-    (
-        _D,
-        218,
-        265,
-    ): "the page's example test case; the document's example is the same, but with "
-    "success_threshold_pct "
-    "80, since the page's 123 breaks its own 0..100 (line 165)",
-    (_D, 269, 316): "the same example again ('Returns Examples')",
+# Examples and sample code, found by their shape: a block opens on a line that is `{` or `package
+# main` and closes where its braces balance. Each is explained by the line heading it (the nearest
+# counted line above, outside any block): (page, heading) -> what the blocks under it are to the
+# audit, the first block first (the last note holds for any further ones).
+BLOCKS: dict[tuple[str, str], tuple[str, ...]] = {
+    (_T, "Example"): (
+        "the page's 200 example: partial (it lacks required fields), so it is no rule; "
+        "docs/contract.md",
+    ),
+    (_T, "Examplegenerated"): (
+        "the page's generated error example (code `example`): it shows the envelope's shape, "
+        "which the document carries; it names no code",
+    ),
+    (_D, PAGE_TITLES[_D]): (
+        "the Go SDK's sample call: it passes an access token (ignored_auth, live) and no version",
+        "the page's example test case; the document's example is the same, but with "
+        "success_threshold_pct 80, since the page's 123 breaks its own 0..100 "
+        "(success_threshold_pct)",
+    ),
+    (_D, "Returns Examples"): ("the same example again ('Returns Examples')",),
 }
+_BLOCK_OPENS = ("{", "package main")
 
 # What enforces a counted line that no check quotes, or why nothing can.
-NOTES: dict[tuple[str, int], str] = {
-    (_T, 3): "the operation's title (the document's summary); nothing to check",
-    (_T, 7): "the operation's path: the document's, requested by every check",
+NOTES: dict[tuple[str, str], str] = {
     (
         _T,
-        8,
+        "List a project's cases of an agent's test set",
+    ): "the operation's title (the document's summary); nothing to check",
+    (
+        _T,
+        "/v1/agents/{agentId}/test-set/cases",
+    ): "the operation's path: the document's, requested by every check",
+    (
+        _T,
+        "curl --request GET \\",
     ): "GET, the document's one operation; other methods are unsupported_method's (inferred, "
     "HTTP's rule)",
     (
         _T,
-        18,
+        "AgentId — dotted namespace (acme.drafting).",
     ): "the agent's id is the service's to choose; an unknown one is "
     "unknown_agent_is_agent_not_found's",
-    (_T, 66): f"what each kind means: {UNSEEN}; the allowed values (line 69) are the schema's",
-    (_T, 75): SCHEMA,
-    (_T, 82): f"which agent version ran: {UNSEEN} (any string)",
-    (_T, 99): SCHEMA,
-    (_T, 124): SCHEMA,
-    (_T, 131): f"how items are scored: {UNSEEN}",
     (
         _T,
-        138,
-    ): f"what a key stands for: {UNSEEN}; that it has a character is the schema's (line 141)",
-    (_T, 141): SCHEMA,
-    (_T, 155): SCHEMA,
-    (_T, 159): f"who acted: {UNSEEN}; the actor's shape is the schema's",
-    (_T, 165): SCHEMA,
-    (_T, 169): f"what an actor's id is: {UNSEEN}",
-    (_T, 174): SCHEMA + " (format date-time)",
-    (_T, 180): SCHEMA + " (format date-time)",
-    (_T, 192): f"that the retiring caller was authenticated: {UNSEEN}",
-    (_T, 198): SCHEMA,
-    (_T, 202): f"what an actor's id is: {UNSEEN}",
-    (_T, 207): SCHEMA + " (format date-time)",
-    (_T, 215): "a rule for clients (treat the cursor as opaque); nothing to check of the service",
-    (_T, 270): SCHEMA + " (details, when present, is an object)",
-    (_D, 1): "the call's title; nothing to check",
-    (_D, 3): "the Go SDK's signature; nothing to check over HTTP",
+        "correction: a correction of the run. hand: added by hand.",
+    ): f"what each kind means: {UNSEEN}; the allowed values (the next lines) are the schema's",
+    (_T, "string format: uuid"): SCHEMA,
+    (_T, "The agent version the run ran."): f"which agent version ran: {UNSEEN} (any string)",
+    (_T, "Allowed values: right wrong"): SCHEMA,
+    (
+        _T,
+        "A ranked answer’s items, scored as weightedPrecisionAtK.",
+    ): f"how items are scored: {UNSEEN}",
+    (
+        _T,
+        "The caller’s stable id for the item, such as a matched case’s id, "
+        "never the item’s own text.",
+    ): f"what a key stands for: {UNSEEN}; that it has a character is the schema's (its bounds)",
+    (_T, ">= 1 characters"): SCHEMA,
+    (
+        _T,
+        "Who made the correction, or added the case.",
+    ): f"who acted: {UNSEEN}; the actor's shape is the schema's",
+    (_T, "Allowed values: user service"): SCHEMA,
+    (
+        _T,
+        "A user id, or for a service token its token or session id.",
+    ): f"what an actor's id is: {UNSEEN}",
+    (_T, "string format: date-time"): SCHEMA + " (format date-time)",
+    (
+        _T,
+        "Who asserted a correction: the authenticated caller, never a typed name.",
+    ): f"that the retiring caller was authenticated: {UNSEEN}",
+    (
+        _T,
+        "Opaque cursor. Treat as opaque on the client.",
+    ): "a rule for clients (treat the cursor as opaque); nothing to check of the service",
+    (_T, "Optional, kind-specific."): SCHEMA + " (details, when present, is an object)",
     (
         _D,
-        5,
-    ): "the operation's path: the document's (line 7 spells it evaluation_test_case, singular: the "
-    "page "
-    "contradicts itself; the document follows line 5)",
-    (_D, 13): "the SDK's parameter type; the version in it is line 15's",
-    (_D, 23): SCHEMA,
-    (_D, 43): f"a field's meaning: {UNSEEN}",
-    (_D, 49): f"a field's meaning: {UNSEEN}",
-    (_D, 53): f"a field's meaning: {UNSEEN}",
-    (_D, 57): f"a field's meaning: {UNSEEN}",
-    (_D, 63): f"a field's meaning: {UNSEEN}",
-    (_D, 67): f"a field's meaning: {UNSEEN}",
-    (_D, 85): "the enum below",
-    (_D, 103): f"a field's meaning: {UNSEEN}",
-    (_D, 159): f"a field's meaning: {UNSEEN}",
-    (_D, 189): "the sample's title; nothing to check",
+        "Retrieve Information About an Existing Evaluation Test Case",
+    ): "the call's title (the SDK sample's too); nothing to check",
+    (
+        _D,
+        "client.Agents.EvaluationTestCases.Get(ctx, testCaseUuid, query) "
+        "(*AgentEvaluationTestCaseGetResponse, error)",
+    ): "the Go SDK's signature; nothing to check over HTTP",
+    (
+        _D,
+        "get/v2/gen-ai/evaluation_test_cases/{test_case_uuid}",
+    ): "the operation's path: the document's (the page's next sentence spells it "
+    "evaluation_test_case, singular: the page contradicts itself; the document follows this line)",
+    (
+        _D,
+        "query AgentEvaluationTestCaseGetParams",
+    ): "the SDK's parameter type; the version in it is the query's own line",
+    (_D, "EvaluationTestCase APIEvaluationTestCaseoptional"): SCHEMA,
+    (_D, "Time created at."): f"a field's meaning: {UNSEEN}",
+    (_D, "Name of the dataset."): f"a field's meaning: {UNSEEN}",
+    (_D, "UUID of the dataset."): f"a field's meaning: {UNSEEN}",
+    (_D, "The size of the dataset uploaded file in bytes."): f"a field's meaning: {UNSEEN}",
+    (_D, "Does the dataset have a ground truth column?"): f"a field's meaning: {UNSEEN}",
+    (_D, "Number of rows in the dataset."): f"a field's meaning: {UNSEEN}",
+    (_D, "Accepts one of the following:"): "the enum below",
+    (
+        _D,
+        "If true, the metric is inverted, meaning that a lower value is better.",
+    ): f"a field's meaning: {UNSEEN}",
+    (
+        _D,
+        "The success threshold for the star metric. This is a value that the metric must reach to "
+        "be considered successful.",
+    ): f"a field's meaning: {UNSEEN}",
 }
 # Field and format lines of the DigitalOcean page ("ArchivedAt Timeoptional", "formatdate-time", the
 # enum constants): the document's types, formats and enums.
@@ -176,18 +201,17 @@ def coverage_rows(pages: Mapping[str, list[str]], checks: Iterable[Check]) -> li
     ] = {}  # (page, normalised line text) -> checks quoting it
     for check in checks:
         for quote in check.source.quotes:
-            line = pages[quote.page][quote.line - 1]
-            names = quoting.setdefault((quote.page, normalise(line)), [])
-            if check.name not in names:
-                names.append(check.name)
+            for number in quoted_lines(pages[quote.page], quote.text):
+                line = pages[quote.page][number - 1]
+                names = quoting.setdefault((quote.page, normalise(line)), [])
+                if check.name not in names:
+                    names.append(check.name)
     # A note on a line also covers the same words repeated further down the page (the four error
     # responses).
-    noted = {
-        (page, normalise(pages[page][number - 1])): note for (page, number), note in NOTES.items()
-    }
+    noted = {(page, normalise(words)): note for (page, words), note in NOTES.items()}
     rows = []
     for page, lines in pages.items():
-        blocks = {first: (last, note) for (p, first, last), note in BLOCKS.items() if p == page}
+        blocks = example_blocks(page, lines)
         number = 1
         while number <= len(lines):
             if number in blocks:
@@ -202,6 +226,38 @@ def coverage_rows(pages: Mapping[str, list[str]], checks: Iterable[Check]) -> li
                 rows.append(CoverageRow(page, number, number, text, names, note))
             number += 1
     return rows
+
+
+def quoted_lines(lines: list[str], words: str, *, every: bool = False) -> tuple[int, ...]:
+    """The lines (from 1) that hold a quote's words, compared normalised: the first, or `every`
+    one."""
+    wanted = normalise(words)
+    found = tuple(n for n, line in enumerate(lines, 1) if wanted in normalise(line))
+    return found if every else found[:1]
+
+
+def example_blocks(page: str, lines: list[str]) -> dict[int, tuple[int, str]]:
+    """The page's examples and sample code: first line -> (last line, BLOCKS' note, or "" when
+    BLOCKS has none for its heading)."""
+    blocks: dict[int, tuple[int, str]] = {}
+    heading, under, number = "", 0, 1
+    while number <= len(lines):
+        text = lines[number - 1].strip()
+        if text not in _BLOCK_OPENS:
+            if counted(text) or text in _MARKUP:
+                heading, under = text, 0
+            number += 1
+            continue
+        last, depth = number, 0
+        for last in range(number, len(lines) + 1):
+            depth += lines[last - 1].count("{") - lines[last - 1].count("}")
+            if depth <= 0 and "}" in lines[last - 1]:
+                break
+        notes = BLOCKS.get((page, heading), ("",))
+        blocks[number] = (last, notes[min(under, len(notes) - 1)])
+        under += 1
+        number = last + 1
+    return blocks
 
 
 def _note(page: str, text: str, names: tuple[str, ...]) -> str:

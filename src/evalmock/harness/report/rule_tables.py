@@ -8,6 +8,7 @@ import sys
 from collections.abc import Iterable
 from pathlib import Path
 
+from evalmock.contract.pages import pages_at
 from evalmock.contract.sources import PAGES, Source, page_name
 from evalmock.exits import OK, USAGE
 from evalmock.harness.checks import CHECKS, Check
@@ -33,7 +34,10 @@ What it leaves alone: [fairness.md](fairness.md).
 `evalmock rules` prints these tables.
 "What it checks" is in our words.
 The source quotes the page verbatim.
-It cites the page by its title and line, then its file name.
+It cites the page by its title and the line that holds the words,
+found in the page by those words
+(the pages in `EVALMOCK_PAGES_DIR`, or `../shared/seeds` beside the checkout;
+without them, by its title alone).
 Then it gives our reading, the inference or the live fact.
 Reports, JUnit files and `evalmock rules` cite the same way.
 What each level does to the verdict:
@@ -61,8 +65,9 @@ def _cell(text: str) -> str:
 
 
 def source_cell(source: Source) -> str:
-    """The page's words in quotation marks (“…”), cited by the page's title and line, then its file
-    name; then, for a reading, an inference or a live fact, the reason in our words."""
+    """The page's words in quotation marks (“…”), cited by the page's title and line (the line found
+    by the words, when the pages are at hand); then, for a reading, an inference or a live fact,
+    the reason in our words."""
     # “words” (citation): curly marks pair unambiguously
     quotes = "; ".join(str(quote) for quote in source.quotes)
     reason = {"page": "reading", "inferred": "inferred", "live": "live"}[source.level.value]
@@ -158,7 +163,8 @@ def print_rules(pages_dir: str | None) -> int:
     except OSError as exc:
         print(f"evalmock rules: cannot read the reference pages: {exc}", file=sys.stderr)
         return USAGE
-    print(render_coverage(pages), end="")
+    with pages_at(pages_dir):
+        print(render_coverage(pages), end="")
     return OK
 
 
@@ -189,7 +195,9 @@ def write_rules_document(argv: list[str]) -> int:
             file=sys.stderr,
         )
         return USAGE
-    Path(output).write_text(rules_document(pages), encoding="utf-8")
+    with pages_at(pages_dir):
+        document = rules_document(pages)
+    Path(output).write_text(document, encoding="utf-8")
     print(f"{RULES_DOC_COMMAND}: wrote {output}", file=sys.stderr)
     return OK
 
