@@ -76,12 +76,25 @@ class Operation:
         """The query parameters, in the document's order, whose `x-evalmock-query` states `fact`
         with this value: `narrows` (a filter of the list), `cursor-binds` (a sealed cursor is bound
         to it), `bad-value` (`page` or `inferred`: the level of the 400 a malformed value gets),
-        `empty-value` (`open`: the pages leave an empty value open)."""
+        `empty-value` (`open`: the pages leave an empty value open); `set-of` is read by
+        `query_meaning`."""
         return tuple(
             name
             for name, parameter in self.query_parameters().items()
             if parameter.get(QUERY_FACTS, {}).get(fact) == value
         )
+
+    def query_meaning(self, name: str, sent: str | None) -> str | tuple[str, ...] | None:
+        """What a query parameter's value stands for, so that two spellings of one list compare
+        equal: a `set-of` parameter's members named, sorted and once each (left out, all of them);
+        an empty value the pages leave open, as left out (None); any other value as sent."""
+        facts = self.query_parameters()[name].get(QUERY_FACTS, {})
+        if not sent and facts.get("empty-value") == "open":
+            sent = None
+        members = facts.get("set-of")
+        if members is None:
+            return sent
+        return tuple(sorted(set(members if sent is None else sent.split(","))))
 
     def path_parameters(self, path: str) -> dict[str, str] | None:
         """The decoded path parameters of a request path to this operation (behind any prefix of the
