@@ -370,3 +370,12 @@ def test_two_spellings_are_one_walk_exactly_when_the_mock_binds_a_cursor_to_both
                 for filters in (one, other)
             ]
             assert same_walk == (bound[0] == bound[1]), (one, other)
+
+
+def test_a_kind_that_names_other_than_the_document_s_kinds_is_compared_as_sent() -> None:
+    """No set of the kinds (a service refuses it): held as sent, never split into a tuple as long as
+    the hostile value."""
+    hostile = ",".join(["hand", *(f"k{n}" for n in range(500))])
+    key = list_key(listed([], kind=hostile))
+    assert key is not None and key.filters[FILTERS.index("kind")] == hostile
+    assert list_key(listed([], kind="hand,bogus")) != list_key(listed([], kind="bogus,hand"))

@@ -117,22 +117,14 @@ def list_key(exchange: Exchange) -> ListKey | None:
     query = exchange.query
     if parameters is None or "projectId" not in query or exchange.ambiguous(*_ONCE):
         return None
-    # Interned: every walk of one list shares the strings.
+    # Interned: every walk of one list shares the strings (a set of kinds, the document's).
     sent = tuple(None if query.get(name) is None else sys.intern(query[name]) for name in FILTERS)
     return ListKey(
         sys.intern(parameters["agentId"]),
         sys.intern(query["projectId"].lower()),
-        tuple(map(_meaning, FILTERS, sent)),
+        tuple(map(operation("test-set").query_meaning, FILTERS, sent)),
         sent,
     )
-
-
-def _meaning(name: str, sent: str | None) -> str | tuple[str, ...] | None:
-    """A filter's value as the document reads it (a set of kinds sorted), its strings interned."""
-    meaning = operation("test-set").query_meaning(name, sent)
-    if isinstance(meaning, tuple):
-        return tuple(sys.intern(member) for member in meaning)
-    return meaning
 
 
 class TrafficWalks:
