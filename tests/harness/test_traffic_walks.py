@@ -9,12 +9,15 @@ import pickle
 from pathlib import Path
 from typing import Any
 
+from evalmock.contract.operations import operation
 from evalmock.contract.targets import ProjectTarget, Targets
 from evalmock.harness.checks.exchange import Exchange
 from evalmock.harness.checks.policy import FAILED, WARNED, Policy
 from evalmock.harness.traffic.audit import TrafficAudit
 from evalmock.harness.traffic.har import audit_har
-from evalmock.harness.traffic.walks import WalkBounds, caller_of
+from evalmock.harness.traffic.walks import FILTERS, WalkBounds, caller_of, list_key
+from evalmock.world import CaseQuery
+from evalmock.world.world import ALL_KINDS
 
 from .builders import PROJECT, error, hand_case, page
 from .test_har import entry, write_har
@@ -293,3 +296,86 @@ def test_a_sealed_cursor_sent_back_under_another_agent_is_judged_by_the_agent_s_
         empty, url=empty.url.replace(PROJECT, "e06f96fd-cb38-40c5-8773-0f81097202f6")
     )
     assert broken(traffic, elsewhere) == [("cursor_is_bound_to_the_list", FAILED)]
+
+
+def test_a_walk_continued_with_its_kinds_reordered_is_the_same_walk() -> None:
+    """A cursor binds the kinds as a set (the mock accepts the same kinds in any order): sent back
+    with them reordered or repeated, it continues its walk, and no binding rule is broken."""
+    traffic = audit(Targets(sealed_cursors=True))
+    walks = traffic.walks
+    assert walks is not None
+    traffic.judge("test-set", listed(range(3), next_cursor="s1", kind="correction,hand"))
+    assert (
+        broken(traffic, listed(range(3, 6), cursor="s1", next_cursor="s2", kind="hand,correction"))
+        == []
+    )
+    # judged as the walk's next page: a case of the first page again is a repeat
+    assert broken(traffic, listed([2, 6], cursor="s2", kind="hand,correction,hand")) == [
+        ("walk_yields_every_case_once", FAILED)
+    ]
+    tally = traffic.results.tally(walks.binding["filters"])
+    assert (tally.passed, tally.failed) == (0, 0)
+
+
+def test_kinds_left_out_empty_or_both_named_are_one_walk_of_every_active_case() -> None:
+    """ "Left out, both.": a walk without kind continued with both kinds named, or with an empty
+    kind (read as left out), is the same walk, and its end is weighed against the active cases."""
+    targets = Targets(
+        projects=(ProjectTarget("acme.drafting", PROJECT, active_cases=7),), sealed_cursors=True
+    )
+    for first, then in (
+        ({}, {"kind": "hand,correction"}),
+        ({"kind": "correction,hand"}, {"kind": ""}),
+    ):
+        traffic = audit(targets)
+        traffic.judge("test-set", listed(range(3), next_cursor="s1", **first))
+        assert broken(traffic, listed(range(3, 6), cursor="s1", **then)) == [
+            ("walk_yields_every_case_once", FAILED)  # 6 cases of 7: the whole walk is judged
+        ]
+
+
+def test_a_cursor_reused_with_truly_other_kinds_is_still_judged_by_the_filters_binding() -> None:
+    traffic = audit(Targets(sealed_cursors=True))
+    traffic.judge("test-set", listed(range(3), next_cursor="s1", kind="correction,hand"))
+    [breach] = traffic.judge("test-set", listed(range(3, 6), cursor="s1", kind="hand")).breaches
+    assert breach.check.name == "cursor_is_bound_to_the_filters"
+    # told as sent, not as the walks compare them
+    assert breach.example.message.startswith(
+        "a kind=correction,hand cursor reused with kind=hand was not refused with 400 bad-input"
+    )
+    refused = dataclasses.replace(
+        error(400, "bad-input"),
+        url=listed([], cursor="s1", kind="correction").url,
+        request_headers={"authorization": f"Bearer {TOKEN}"},
+    )
+    assert broken(traffic, refused) == []
+    tally = traffic.results.tally(traffic.walks.binding["filters"])  # type: ignore[union-attr]
+    assert (tally.passed, tally.failed) == (1, 1)
+
+
+def test_two_spellings_are_one_walk_exactly_when_the_mock_binds_a_cursor_to_both() -> None:
+    """The walks read the filters as the mock's cursor binding does: the kinds as a set, left out
+    all of those the document names."""
+    assert operation("test-set").query_meaning("kind", None) == tuple(sorted(ALL_KINDS))
+    spellings = [
+        {name: value for name, value in (("include", include), ("kind", kind)) if value is not None}
+        for include in (None, "", "retired")
+        for kind in (None, "", "hand", "correction", "hand,correction", "correction,hand,hand")
+    ]
+    for one in spellings:
+        for other in spellings:
+            same_walk = list_key(listed([], **one)) == list_key(listed([], **other))
+            bound = [
+                CaseQuery.asked("acme.drafting", PROJECT, filters).bound(FILTERS)
+                for filters in (one, other)
+            ]
+            assert same_walk == (bound[0] == bound[1]), (one, other)
+
+
+def test_a_kind_that_names_other_than_the_document_s_kinds_is_compared_as_sent() -> None:
+    """No set of the kinds (a service refuses it): held as sent, never split into a tuple as long as
+    the hostile value."""
+    hostile = ",".join(["hand", *(f"k{n}" for n in range(500))])
+    key = list_key(listed([], kind=hostile))
+    assert key is not None and key.filters[FILTERS.index("kind")] == hostile
+    assert list_key(listed([], kind="hand,bogus")) != list_key(listed([], kind="bogus,hand"))

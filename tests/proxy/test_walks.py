@@ -13,10 +13,12 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlencode
 
+import httpx
 import pytest
 
 from browser import launched_chromium
 from evalmock.cli import main
+from evalmock.contract.operations import operation
 from evalmock.contract.targets import ProjectTarget, Targets, dump_targets, load_targets
 from evalmock.harness.checks.policy import Policy
 from evalmock.harness.checks.registry import find_check
@@ -26,10 +28,11 @@ from evalmock.harness.run.engine import run_audit
 from evalmock.harness.run.options import Audit
 from evalmock.harness.traffic.audit import TrafficAudit
 from evalmock.harness.traffic.har import audit_har
+from evalmock.proxy.violations import HEADER
 from harness.builders import PROJECT
 from harness.serving import serving
 
-from .conftest import ProxyFactory, RunningProxy
+from .conftest import ProxyFactory, RecordedServe, RunningProxy
 from .walking import AGENTS, CASES, CORRECT, DEFECTS, browser_app, walking_upstream
 
 TOKEN = "w4lk-S3cret-Token-0017"
@@ -172,3 +175,40 @@ def test_evalmock_contract_against_the_service_finds_the_same_rule(agent: str) -
     failed = [f.check for f in results.failures]
     # the same check: its name, level and source
     assert failed == ([] if agent == CORRECT else [rule])
+
+
+def test_a_walk_continued_with_its_kinds_reordered_is_no_breach_and_other_kinds_are_refused(
+    recorded_serve: RecordedServe, proxy_for: ProxyFactory
+) -> None:
+    """The mock seals cursors and binds the kinds as a set: a cursor sent back with the same kinds
+    in another order continues the walk (no header), one sent back with other kinds is refused,
+    as the filters' binding rule wants."""
+    targets = load_targets(recorded_serve.targets_path)
+    project = next(p for p in targets.projects if (p.active_cases or 0) > 6)
+    path = operation("test-set").url_path(agentId=project.agent_id)
+    asked = {"projectId": project.project_id, "limit": 2}
+    with (
+        proxy_for(
+            recorded_serve.base_url,
+            "--api",
+            "test-set",
+            "--targets",
+            str(recorded_serve.targets_path),
+        ) as proxy,
+        httpx.Client(base_url=proxy.base_url, headers={"Authorization": "Bearer demo-user"}) as app,
+    ):
+        first = app.get(path, params={**asked, "kind": "correction,hand"})
+        reordered = app.get(
+            path, params={**asked, "kind": "hand,correction", "cursor": first.json()["nextCursor"]}
+        )
+        other = app.get(
+            path, params={**asked, "kind": "hand", "cursor": reordered.json()["nextCursor"]}
+        )
+    assert [first.status_code, reordered.status_code, other.status_code] == [200, 200, 400]
+    assert [HEADER in answer.headers for answer in (first, reordered, other)] == [False] * 3
+    results = proxy.session.results()
+    assert results.failures == []
+    filters = results.tally(find_check("cursor_is_bound_to_the_filters", "test-set"))
+    assert (filters.passed, filters.failed) == (1, 0)
+    walked = results.tally(find_check("walk_yields_every_case_once", "test-set"))
+    assert walked.passed == 1  # the reordered page, judged as the walk's second

@@ -10,7 +10,7 @@ import os
 import sys
 from collections import OrderedDict
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from evalmock.contract.operations import operation
@@ -31,6 +31,8 @@ from evalmock.harness.run.judge import Breach, ResponseJudge, violation_example
 
 # The list's filters, which a walk keeps from page to page (the document names them).
 FILTERS = operation("test-set").query_marked("narrows")
+# What each filter stands for when left out: a walk with these filters lists every active case.
+UNFILTERED = tuple(operation("test-set").query_meaning(name, None) for name in FILTERS)
 # A request that sends one of these twice is left alone: the page does not say which value wins.
 _ONCE = ("projectId", "cursor", "limit", *FILTERS)
 # per process: a caller's hash cannot be matched against a list of tokens
@@ -63,11 +65,14 @@ class WalkBounds:
 
 @dataclass(frozen=True, slots=True)
 class ListKey:
-    """The list a walk reads (agent and project, the project in lower case) and its filters."""
+    """The list a walk reads (agent and project, the project in lower case) and its filters, by
+    what they stand for: the same list however a request spells it (the kinds in any order)."""
 
     agent: str
     project: str
-    filters: tuple[str | None, ...]  # each of FILTERS as sent, None when left out
+    filters: tuple[str | tuple[str, ...] | None, ...]  # each of FILTERS, as the document reads it
+    # each of FILTERS as sent, None when left out: for the messages only
+    sent: tuple[str | None, ...] = field(default=(), compare=False)
 
 
 class OpenWalk:
@@ -112,11 +117,13 @@ def list_key(exchange: Exchange) -> ListKey | None:
     query = exchange.query
     if parameters is None or "projectId" not in query or exchange.ambiguous(*_ONCE):
         return None
-    # Interned: every walk of one list shares the strings.
+    # Interned: every walk of one list shares the strings (a set of kinds, the document's).
+    sent = tuple(None if query.get(name) is None else sys.intern(query[name]) for name in FILTERS)
     return ListKey(
         sys.intern(parameters["agentId"]),
         sys.intern(query["projectId"].lower()),
-        tuple(None if query.get(name) is None else sys.intern(query[name]) for name in FILTERS),
+        tuple(map(operation("test-set").query_meaning, FILTERS, sent)),
+        sent,
     )
 
 
@@ -260,9 +267,9 @@ class TrafficWalks:
         return hash(cursor) if self.sealed else hash((caller, cursor))
 
     def _active_cases(self, key: ListKey) -> int | None:
-        """What the targets say the project holds, for a walk without filters (the count is of
-        active cases)."""
-        if any(value is not None for value in key.filters):
+        """What the targets say the project holds, for a walk without filters, or with filters
+        that stand for none (the count is of active cases)."""
+        if key.filters != UNFILTERED:
             return None
         for project in self.targets.projects:
             if project.agent_id == key.agent and project.project_id.lower() == key.project:
@@ -289,9 +296,9 @@ class TrafficWalks:
             what = "a cursor reused for the same project under another agent"
             self._refused(broken, "agent", exchange, what)
         changed = [
-            _filter_change(name, before, now)
-            for name, before, now in zip(FILTERS, given.filters, key.filters, strict=True)
-            if before != now
+            _filter_change(name, given.sent[index], key.sent[index])
+            for index, name in enumerate(FILTERS)
+            if given.filters[index] != key.filters[index]
         ]
         if changed:
             self._refused(broken, "filters", exchange, " and ".join(changed))
