@@ -6,7 +6,9 @@ An upstream that cannot be reached, or whose answer's head cannot be passed on, 
 than the timeout, or than the deadline for an answer to be judged, a 504; each in the API's own
 error body (the envelope on /v1, DigitalOcean's body on /v2) with a request id, as `evalmock serve`
 sends its errors. What the proxy reads of an answer is bounded (`bounds`): an answer it cannot read
-within those bounds is passed on as it came, unjudged, and said.
+within those bounds is passed on as it came, unjudged, and said. The client of the upstream is
+`upstream_client`; an answer streamed through unjudged, `streaming`; the proxy's own error answer,
+`error_answers`.
 """
 
 from __future__ import annotations
@@ -111,9 +113,7 @@ class ProxyApp:
                 return
 
     async def _forward(self, scope: Scope, receive: Receive, send: Send) -> None:
-        raw_path = scope.get("raw_path") or quote(scope["path"]).encode("ascii")
-        query = scope.get("query_string", b"")
-        target = (raw_path + (b"?" + query if query else b"")).decode("latin-1")
+        target = _request_target(scope)
         url = self.upstream + target
         wire = outgoing(scope["headers"])
         request_headers = [
@@ -138,10 +138,11 @@ class ProxyApp:
             with suppress(RuntimeError):  # the answer came before the body was all sent
                 timer.reschedule(loop.time() + self.deadline)
 
+        sent_body = then(body, body_sent) if uploading else body
         try:
             async with timer:
-                response = await self._send(
-                    forwarded, target, wire, then(body, body_sent) if uploading else body
+                response = await send_upstream(
+                    self.client, self._origin, forwarded.method, target, wire, sent_body
                 )
         except TimeoutError as exc:  # aiohttp's connect and read timeouts are TimeoutErrors
             await fail(504, "gateway-timeout", self._late(timer, exc, whole=api is not None))
@@ -153,12 +154,7 @@ class ProxyApp:
             await fail(502, "bad-gateway", unreachable(self._origin.shown, exc))
             return
         try:
-            forwarded.status, forwarded.reason = response.status, response.reason or ""
-            forwarded.http_version = f"HTTP/{response.version.major}.{response.version.minor}"
-            kept = outgoing(response.raw_headers)
-            forwarded.response_headers = [
-                (name.decode("latin-1"), value.decode("latin-1")) for name, value in kept
-            ]
+            kept = _record_head(forwarded, response)
             refused = refused_header(kept)
             if refused is not None:  # no client may be sent it, and the server would refuse to
                 await fail(502, "bad-gateway", unreadable(self._origin.shown, refused))
@@ -178,17 +174,6 @@ class ProxyApp:
             return too_slow(self.timeout, exc)
         return too_late(self.deadline, "its whole answer" if whole else "its answer's head")
 
-    async def _send(
-        self,
-        forwarded: Forwarded,
-        target: str,
-        headers: RawHeaders,
-        body: AsyncIterator[bytes] | None,
-    ) -> aiohttp.ClientResponse:
-        return await send_upstream(
-            self.client, self._origin, forwarded.method, target, headers, body
-        )
-
     async def _answer(
         self,
         scope: Scope,
@@ -205,19 +190,19 @@ class ProxyApp:
         stream any other through."""
         chunks = aiter(response.content.iter_any())  # one iterator: held first, then the rest
         too_large = f"larger than {size_text(self.max_judged_bytes)} (streamed through unjudged)"
-        stream = partial(self._stream, send, response, sent_back, chunks, forwarded)
+        stream = partial(self.streams.send_through, send, response, sent_back, chunks, forwarded)
         if api is None:
-            await stream([], started, NOT_AN_OPERATION)
+            await stream([], started, NOT_AN_OPERATION, self.max_judged_bytes)
             return
         if declared_length(sent_back) > self.max_judged_bytes:
-            await stream([], started, too_large)
+            await stream([], started, too_large, self.max_judged_bytes)
             return
         held = await self._hold(scope, receive, send, forwarded, chunks, deadline)
         if held is None:  # answered by the proxy itself
             return
         if sum(map(len, held)) > self.max_judged_bytes:
             # `held` is emptied as it is sent: a stream that never ends holds no more than a chunk
-            await stream(held, started, too_large)
+            await stream(held, started, too_large, self.max_judged_bytes)
             return
         await self._judge(send, response.status, sent_back, forwarded, held, started, api)
 
@@ -269,21 +254,6 @@ class ProxyApp:
         extra = self.observer.judge(api, forwarded)
         await send_whole(send, status, sent_back, raw, extra)
 
-    async def _stream(
-        self,
-        send: Send,
-        response: aiohttp.ClientResponse,
-        sent_back: RawHeaders,
-        chunks: AsyncIterator[bytes],
-        forwarded: Forwarded,
-        held: list[bytes],
-        started: float,
-        why: str,
-    ) -> None:
-        await self.streams.send_through(
-            send, response, sent_back, chunks, forwarded, held, started, why, self.max_judged_bytes
-        )
-
     async def _failed(
         self,
         scope: Scope,
@@ -298,3 +268,21 @@ class ProxyApp:
         id."""
         self.observer.failed(forwarded, status, message)
         await send_error(scope, receive, send, status, code, message)
+
+
+def _request_target(scope: Scope) -> str:
+    """The request's target as it came: its raw path (else its path, quoted) and query."""
+    raw_path = scope.get("raw_path") or quote(scope["path"]).encode("ascii")
+    query = scope.get("query_string", b"")
+    return (raw_path + (b"?" + query if query else b"")).decode("latin-1")
+
+
+def _record_head(forwarded: Forwarded, response: aiohttp.ClientResponse) -> RawHeaders:
+    """The answer's head written into `forwarded`; its headers that are passed on."""
+    forwarded.status, forwarded.reason = response.status, response.reason or ""
+    forwarded.http_version = f"HTTP/{response.version.major}.{response.version.minor}"
+    kept = outgoing(response.raw_headers)
+    forwarded.response_headers = [
+        (name.decode("latin-1"), value.decode("latin-1")) for name, value in kept
+    ]
+    return kept
