@@ -89,7 +89,11 @@ def compile_package(src: Path) -> bool:
 
 
 def _install(fingerprint: str) -> None:
-    print("installing evalmock and its pinned dependencies into .venv ...", flush=True)
+    print(
+        "installing evalmock and its pinned dependencies into .venv "
+        "(the first time takes a few minutes; pip's steps follow) ...",
+        flush=True,
+    )
     # DigitalOcean's SDKs (the sdk extra) serve only tests/sdk, which skip without them: where they
     # cannot be installed, evalmock still is.
     if _pip_install("dev,sdk").returncode != 0:
@@ -100,24 +104,47 @@ def _install(fingerprint: str) -> None:
             flush=True,
         )
         _pip_install("dev").check_returncode()
+    print("installed", flush=True)
     STAMP.write_text(fingerprint)
 
 
-def _pip_install(extras: str) -> subprocess.CompletedProcess[bytes]:
-    return subprocess.run(
-        [
-            str(BIN / "python"),
-            "-m",
-            "pip",
-            "install",
-            "--quiet",
-            "--disable-pip-version-check",
-            "-c",
-            str(ROOT / "constraints.txt"),
-            "-e",
-            f"{ROOT}[{extras}]",
-        ]
-    )
+# pip's lines that say where it is; the rest ("Requirement already satisfied", downloads' sizes,
+# the wheel's hash) only scroll the screen. Its errors go to stderr, shown whole.
+PIP_STEPS = ("Collecting ", "Building ", "Installing collected packages", "Successfully installed")
+
+
+def pip_step(line: str) -> str | None:
+    """The line to print for one line of pip's output, or None: a step, without the requirement
+    that pulled it in, cut to a line's width."""
+    line = line.strip()
+    if not line.startswith(PIP_STEPS):
+        return None
+    line = line.split(" (from ", 1)[0]
+    return "  " + (line if len(line) <= 100 else line[:97] + "...")
+
+
+def _pip_install(extras: str) -> subprocess.CompletedProcess[str]:
+    """pip install, printing a line for each of its steps as it takes it."""
+    command = [
+        str(BIN / "python"),
+        "-m",
+        "pip",
+        "install",
+        "--disable-pip-version-check",
+        "--progress-bar",
+        "off",
+        "-c",
+        str(ROOT / "constraints.txt"),
+        "-e",
+        f"{ROOT}[{extras}]",
+    ]
+    with subprocess.Popen(command, stdout=subprocess.PIPE, text=True, errors="replace") as pip:
+        assert pip.stdout is not None
+        for line in pip.stdout:
+            step = pip_step(line)
+            if step is not None:
+                print(step, flush=True)
+    return subprocess.CompletedProcess(command, pip.returncode)
 
 
 def main(argv: list[str]) -> int:

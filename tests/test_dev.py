@@ -52,26 +52,72 @@ def _dev_module():
     return dev
 
 
+PIP_SAYS = [
+    "Obtaining file:///clone\n",
+    "Collecting aiohttp==3.12.15 (from evalmock==0.1.0)\n",
+    "  Using cached aiohttp-3.12.15-cp311-cp311-manylinux_2_17_x86_64.whl (1.7 MB)\n",
+    "Requirement already satisfied: idna>=2.0 in ./.venv/lib/python3.11/site-packages\n",
+    "Building wheels for collected packages: evalmock\n",
+    "Installing collected packages: aiohttp, evalmock\n",
+    "Successfully installed aiohttp-3.12.15 evalmock-0.1.0\n",
+]
+
+
+def fake_pip(monkeypatch, dev, failing: str = "") -> list[list[str]]:
+    """subprocess.Popen, as dev.py runs pip, replaced: each run says PIP_SAYS, then exits with 1 for
+    the extras `failing`, else 0. The commands run are listed in the list returned."""
+    commands: list[list[str]] = []
+
+    class Pip:
+        def __init__(self, command: list[str], **_: object) -> None:
+            commands.append(command)
+            self.stdout = iter(PIP_SAYS)
+            self.returncode = 1 if failing and command[-1].endswith(f"[{failing}]") else 0
+
+        def __enter__(self) -> Pip:
+            return self
+
+        def __exit__(self, *_: object) -> None:
+            pass
+
+    monkeypatch.setattr(dev.subprocess, "Popen", Pip)
+    return commands
+
+
 def test_the_install_takes_the_sdk_extra_and_does_without_it_where_it_fails(
     monkeypatch, tmp_path: Path, capsys
 ) -> None:
     dev = _dev_module()
     monkeypatch.setattr(dev, "STAMP", tmp_path / "stamp")
-    installed: list[str] = []
-
-    def pip(command: list[str], **_: object) -> subprocess.CompletedProcess[bytes]:
-        installed.append(command[-1])
-        failed = command[-1].endswith("[dev,sdk]") and sdk_fails
-        return subprocess.CompletedProcess(command, 1 if failed else 0)
-
-    monkeypatch.setattr(dev.subprocess, "run", pip)
-    sdk_fails = False
+    commands = fake_pip(monkeypatch, dev)
     dev._install("fingerprint")
-    assert installed == [f"{ROOT}[dev,sdk]"]
+    assert [command[-1] for command in commands] == [f"{ROOT}[dev,sdk]"]
     assert (tmp_path / "stamp").read_text() == "fingerprint"
 
-    installed.clear()
-    sdk_fails = True
+    commands = fake_pip(monkeypatch, dev, failing="dev,sdk")
     dev._install("fingerprint")
-    assert installed == [f"{ROOT}[dev,sdk]", f"{ROOT}[dev]"]
+    assert [command[-1] for command in commands] == [f"{ROOT}[dev,sdk]", f"{ROOT}[dev]"]
     assert "sdk extra" in capsys.readouterr().err
+
+
+def test_the_first_install_prints_a_line_for_each_of_pip_s_steps(
+    monkeypatch, tmp_path: Path, capsys
+) -> None:
+    dev = _dev_module()
+    monkeypatch.setattr(dev, "STAMP", tmp_path / "stamp")
+    commands = fake_pip(monkeypatch, dev)
+    dev._install("fingerprint")
+    assert "--quiet" not in commands[0]
+    assert capsys.readouterr().out.splitlines()[1:] == [
+        "  Collecting aiohttp==3.12.15",
+        "  Building wheels for collected packages: evalmock",
+        "  Installing collected packages: aiohttp, evalmock",
+        "  Successfully installed aiohttp-3.12.15 evalmock-0.1.0",
+        "installed",
+    ]
+
+
+def test_a_step_longer_than_a_line_is_cut() -> None:
+    dev = _dev_module()
+    step = dev.pip_step("Installing collected packages: " + "a, " * 60)
+    assert step is not None and len(step) == 102 and step.endswith("...")

@@ -19,7 +19,8 @@ from pathlib import Path
 
 import pytest
 
-from evalmock.proxy.forwarding import MAX_JUDGED_BYTES, STOPPED
+from evalmock.proxy.forwarding import MAX_JUDGED_BYTES
+from evalmock.proxy.streaming import STOPPED
 from evalmock.server.http_server import granian_installed
 from shared import free_port, stop_process
 

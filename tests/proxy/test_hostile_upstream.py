@@ -31,8 +31,8 @@ from starlette.routing import Route
 from evalmock.harness.checks.exchange import MAX_JSON_DEPTH as MAX_DEPTH
 from evalmock.harness.checks.exchange import TOO_DEEP, too_many
 from evalmock.proxy.bounds import MAX_VALUES
-from evalmock.proxy.forwarding import MAX_HEADER_LINE, MAX_HEADERS
 from evalmock.proxy.session import PREFIX
+from evalmock.proxy.upstream_client import MAX_HEADER_LINE, MAX_HEADERS
 from harness.serving import serving
 
 from .conftest import ProxyFactory, RunningProxy

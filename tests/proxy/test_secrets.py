@@ -16,7 +16,8 @@ import pytest
 
 from evalmock.cli import main
 from evalmock.harness.report.terminal import print_summary
-from evalmock.proxy.forwarding import KEPT_ASIDE_BYTES, MAX_JUDGED_BYTES
+from evalmock.proxy.forwarding import MAX_JUDGED_BYTES
+from evalmock.proxy.streaming import KEPT_ASIDE_BYTES
 from harness.secret_traffic import (
     BREACH,
     VARIABLES,

@@ -132,17 +132,7 @@ def run_schemathesis(
     ours = ResponseJudge(api, results, redactor, targets=targets)
     retry = ThrottledRetry(throttle, limits, _met_by_chance(api, results, redactor, targets), cuts)
     refusal = Refusal(api, token, turned_away)
-
-    @schema.hook
-    def after_call(context: Any, case: Any, response: Any) -> None:
-        if retry.wait_out(case, response) and not refusal.of(
-            response.status_code,
-            first_values(response.request.headers),
-            case.query,
-            case.path_parameters,
-        ):
-            ours.judge(exchange_from_schemathesis(response))
-
+    _judge_each_answer(schema, ours, retry, refusal)
     progress = FuzzProgress()
     for event in from_schema(schema).execute():
         if isinstance(event, events.ScenarioFinished):
@@ -155,6 +145,23 @@ def run_schemathesis(
         raise ThreadRace(
             "its stateful phase sent no request, though the document links the operation to itself"
         )
+
+
+def _judge_each_answer(
+    schema: Any, ours: ResponseJudge, retry: ThrottledRetry, refusal: Refusal
+) -> None:
+    """Hook our per-response checks in after each call: a throttled answer waited out first, an
+    answer that turns the audit's token away judged by none."""
+
+    @schema.hook
+    def after_call(context: Any, case: Any, response: Any) -> None:
+        if retry.wait_out(case, response) and not refusal.of(
+            response.status_code,
+            first_values(response.request.headers),
+            case.query,
+            case.path_parameters,
+        ):
+            ours.judge(exchange_from_schemathesis(response))
 
 
 def _met_by_chance(

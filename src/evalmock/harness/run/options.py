@@ -106,28 +106,11 @@ def plan_audit(
     """The audit that `evalmock contract`, the pytest plugin and `audit_url` run for the same
     options: the targets file read, and each token taken from the option, else the environment
     (EVALMOCK_TOKEN, EVALMOCK_SECOND_TOKEN), else the targets' [auth]."""
-    problem = base_url_problem(base_url)
-    if problem:
-        raise AuditError(problem)
-    if workers < 1:
-        raise AuditError(f"--workers must be 1 or more, got {workers}")
-    if request_timeout is not None and not 0 < request_timeout <= MAX_SECONDS:
-        raise AuditError(
-            f"--request-timeout must be more than 0 and at most {MAX_SECONDS:g} seconds, got "
-            f"{request_timeout:g}"
-        )
-    if max_answer_bytes is not None and max_answer_bytes < 1:
-        raise AuditError(f"--max-answer-bytes must be 1 or more, got {max_answer_bytes}")
+    _refuse_out_of_bounds(base_url, workers, request_timeout, max_answer_bytes)
     try:
         known = load_targets(targets) if targets else Targets()
         policy = Policy(strict=strict, profile=profile)
-        defaults = ThrottleOptions()
-        throttle = ThrottleOptions(
-            retries=defaults.retries if retries is None else retries,
-            max_wait=defaults.max_wait if max_wait is None else max_wait,
-            budget=defaults.budget if wait_budget is None else wait_budget,
-            rate=rate_limit,
-        )
+        throttle = _throttle_options(rate_limit, retries, max_wait, wait_budget)
     except (TargetsError, ThrottleError, ValueError) as exc:
         raise AuditError(str(exc)) from None
     return Audit(
@@ -146,4 +129,36 @@ def plan_audit(
         max_answer_bytes=(
             DEFAULT_MAX_ANSWER_BYTES if max_answer_bytes is None else max_answer_bytes
         ),
+    )
+
+
+def _refuse_out_of_bounds(
+    base_url: str, workers: int, request_timeout: float | None, max_answer_bytes: int | None
+) -> None:
+    """An AuditError naming the first option out of its bounds, if one is."""
+    problem = base_url_problem(base_url)
+    if problem:
+        raise AuditError(problem)
+    if workers < 1:
+        raise AuditError(f"--workers must be 1 or more, got {workers}")
+    if request_timeout is not None and not 0 < request_timeout <= MAX_SECONDS:
+        raise AuditError(
+            f"--request-timeout must be more than 0 and at most {MAX_SECONDS:g} seconds, got "
+            f"{request_timeout:g}"
+        )
+    if max_answer_bytes is not None and max_answer_bytes < 1:
+        raise AuditError(f"--max-answer-bytes must be 1 or more, got {max_answer_bytes}")
+
+
+def _throttle_options(
+    rate_limit: str | None, retries: int | None, max_wait: float | None, wait_budget: float | None
+) -> ThrottleOptions:
+    """How throttling is waited out: each option given, else its default (a bad rate raises
+    ThrottleError)."""
+    defaults = ThrottleOptions()
+    return ThrottleOptions(
+        retries=defaults.retries if retries is None else retries,
+        max_wait=defaults.max_wait if max_wait is None else max_wait,
+        budget=defaults.budget if wait_budget is None else wait_budget,
+        rate=rate_limit,
     )
