@@ -24,14 +24,15 @@ from evalmock.defaults import (
     DEFAULT_HOST,
     DEFAULT_PORT,
     DEFAULT_PROXY_PORT,
+    DEFAULT_SEED,
 )
 from evalmock.importing import long_lived
+from evalmock.record_options import import_command, record_options
 from evalmock.server.deferred_imports import defer_unused
 from evalmock.server.http_server import SERVERS
 
 DEFAULT_PROXY_TIMEOUT = 30.0  # seconds
 DEFAULT_PROXY_DEADLINE = 60.0  # seconds
-DEFAULT_SEED = 42
 DEFAULT_CASES = 1000
 
 
@@ -210,13 +211,7 @@ def _proxy_command(commands: argparse._SubParsersAction[argparse.ArgumentParser]
         f"then 504 (default {DEFAULT_PROXY_DEADLINE:g})",
     )
     proxy.add_argument("--har", metavar="PATH", help="record the traffic as a HAR 1.2 file")
-    proxy.add_argument(
-        "--record",
-        metavar="DATA",
-        help="record what the APIs answered as a data file for `evalmock serve --data` (YAML, or "
-        "JSON for a .json path)",
-    )
-    _anonymize_options(proxy, "--record")
+    record_options(proxy)
     walk_options(proxy, "the traffic")
     _server_option(proxy, "uvicorn, which adds no header of its own")
 
@@ -330,22 +325,7 @@ def _fixtures_command(commands: argparse._SubParsersAction[argparse.ArgumentPars
     export.add_argument(
         "--output", "-o", default="-", help="file to write (default: standard output)"
     )
-    importing = fixture_commands.add_parser(
-        "import",
-        help="make the answers of recorded traffic (HAR files) a data file for `evalmock serve "
-        "--data`",
-    )
-    importing.add_argument(
-        "--har", required=True, nargs="+", metavar="FILE", help="HAR 1.2 files, read in order"
-    )
-    importing.add_argument(
-        "--output",
-        "-o",
-        required=True,
-        metavar="DATA",
-        help="the data file to write (YAML, or JSON for a .json path)",
-    )
-    _anonymize_options(importing, "the data file")
+    import_command(fixture_commands)
     listing = fixture_commands.add_parser("list", help="list the curated fixture cases")
     listing.add_argument(
         "--seed", type=int, default=DEFAULT_SEED, help=f"world seed (default {DEFAULT_SEED})"
@@ -355,21 +335,6 @@ def _fixtures_command(commands: argparse._SubParsersAction[argparse.ArgumentPars
     )
     schema.add_argument(
         "--output", "-o", default="-", help="file to write (default: standard output)"
-    )
-
-
-def _anonymize_options(parser: argparse.ArgumentParser, written: str) -> None:
-    parser.add_argument(
-        "--anonymize",
-        action="store_true",
-        help=f"people's ids, e-mails and names in {written} replaced by made-up ones, the same "
-        "person the same everywhere",
-    )
-    parser.add_argument(
-        "--seed",
-        type=int,
-        default=DEFAULT_SEED,
-        help=f"the seed of --anonymize's made-up people (default {DEFAULT_SEED})",
     )
 
 
