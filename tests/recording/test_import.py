@@ -209,3 +209,15 @@ def test_anonymize_twice_with_the_same_seed_writes_the_same_bytes(
         written.append(out.read_bytes())
     assert written[0] == written[1]
     assert b"ada@example.com" not in written[0]
+
+
+def test_a_version_numbered_past_any_range_is_counted_not_listed(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    huge = 10**18
+    summary = imported(
+        tmp_path,
+        [entry(evaluation_url(TEST_CASE), 200, {"evaluation_test_case": version(huge)})],
+        capsys,
+    )
+    assert f"partial: {huge - 1} versions below {huge} not seen" in summary

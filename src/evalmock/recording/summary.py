@@ -23,10 +23,13 @@ def _table(header: tuple[str, ...], rows: Iterable[tuple[str, ...]]) -> list[str
 def summary(recording: Recording, written: Written, path: str, redactor: Redactor) -> str:
     """What was written to `path` and what the recording lacks, every value redacted and printable
     (a recorded id or URL is the service's, and hostile)."""
-    lines = [
-        f"wrote {path}: {len(written.lists)} lists, {sum(written.lists.values())} cases, "
-        f"{len(written.versions)} test cases"
-    ]
+    counts = (
+        (len(written.lists), "list"),
+        (sum(written.lists.values()), "case"),
+        (len(written.versions), "test case"),
+    )
+    said = ", ".join(f"{count} {noun}{'' if count == 1 else 's'}" for count, noun in counts)
+    lines = [f"wrote {path}: {said}"]
     if recording.lists:
         lines += _table(
             ("agent", "project", "cases", "list"),

@@ -8,6 +8,8 @@ from typing import Any
 
 from evalmock.recording.answers import Source
 
+MAX_LISTED = 10  # versions not seen named one by one; more are counted
+
 
 @dataclass
 class RecordedTestCase:
@@ -29,11 +31,14 @@ class RecordedTestCase:
     def completeness(self) -> str:
         """`complete`, or `partial: ...` naming the versions not seen and whether the latest is
         known."""
-        seen = sorted(self.versions)
-        top = self.latest if self.latest is not None else max(seen, default=0)
-        unseen = [n for n in range(1, top + 1) if n not in self.versions and n not in self.absent]
+        top = self.latest if self.latest is not None else max(self.versions, default=0)
+        known = {n for n in (*self.versions, *self.absent) if 1 <= n <= top}
         said = []
-        if unseen:
+        # a hostile service may number a version 10**18: the numbers are listed only when few
+        if top - len(known) > MAX_LISTED:
+            said.append(f"{top - len(known)} versions below {top} not seen")
+        elif top > len(known):
+            unseen = [n for n in range(1, top + 1) if n not in known]
             said.append(f"version{'' if len(unseen) == 1 else 's'} {_numbers(unseen)} not seen")
         if self.latest is None:
             said.append("the latest version unknown (never asked for without a version)")
