@@ -221,3 +221,24 @@ def test_a_version_numbered_past_any_range_is_counted_not_listed(
         capsys,
     )
     assert f"partial: {huge - 1} versions below {huge} not seen" in summary
+
+
+def test_a_har_file_that_is_no_har_exits_2_saying_why(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "broken.har"
+    path.write_text("{not json", encoding="utf-8")
+    out = tmp_path / "data.yaml"
+    assert main(["fixtures", "import", "--har", str(path), "-o", str(out)]) == 2
+    assert capsys.readouterr().err.startswith(f"evalmock fixtures import: {path} is not JSON: ")
+    assert not out.exists()
+
+
+def test_answers_left_out_past_twenty_are_counted(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    entries = [entry(list_url(AGENT, PROJECT), 200, "not json") for _ in range(25)]
+    summary = imported(tmp_path, entries, capsys)
+    assert "left out (25):" in summary
+    assert summary.count("the answer's body is not JSON") == 20
+    assert summary.endswith("  and 5 more\n")

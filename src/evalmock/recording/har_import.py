@@ -27,7 +27,7 @@ def read_har(path: Path, recording: Recording, redactor: Redactor) -> None:
     Unreadable when the file cannot be read whole."""
     with path.open("rb") as file:
         if os.fstat(file.fileno()).st_size > MAX_HAR_BYTES:
-            raise Unreadable(too_large(MAX_HAR_BYTES))
+            raise Unreadable(f"is {too_large(MAX_HAR_BYTES)}")
         for index, entry in enumerate(har_entries(file, MAX_HAR_BYTES)):
             if isinstance(entry, dict):
                 learn_har_entry(redactor, entry)

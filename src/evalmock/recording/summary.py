@@ -10,6 +10,8 @@ from evalmock.harness.secrets.redactor import Redactor
 from evalmock.recording.accumulator import Recording
 from evalmock.recording.output import Written
 
+MAX_SHOWN = 20  # answers left out, named one by one; more are counted
+
 
 def _table(header: tuple[str, ...], rows: Iterable[tuple[str, ...]]) -> list[str]:
     rows = [header, *rows]
@@ -64,5 +66,7 @@ def summary(recording: Recording, written: Written, path: str, redactor: Redacto
     refused = [*recording.refused, *written.refused]
     if refused:
         lines.append(f"left out ({len(refused)}):")
-        lines += [f"  {item.source}: {item.reason}" for item in refused]
+        lines += [f"  {item.source}: {item.reason}" for item in refused[:MAX_SHOWN]]
+        if len(refused) > MAX_SHOWN:
+            lines.append(f"  and {len(refused) - MAX_SHOWN} more")
     return "\n".join(printable(redactor.text(line)) for line in lines)
