@@ -17,7 +17,7 @@ from harness.fairness.service_data import DRAFTING, MAIN_PROJECT
 from harness.serving import serving
 from shared import free_port
 
-from .walking import LIST, browser
+from .walking import LIST, browser, proxying
 
 READY_S = 30.0  # bound on start-up and on each wait below
 TOKEN = "fair-user"
@@ -78,3 +78,13 @@ def test_the_data_file_is_written_on_usr1_and_on_ctrl_c_covering_all_traffic(
     assert _cases(data) == [case["id"] for case in first["data"] + second["data"]]
     assert f"wrote {data}: 1 list, 10 cases, 0 test cases" in out
     assert "partial: a walk (no filter) stopped after 2 pages with hasMore true" in out
+
+
+def test_proxy_record_anonymizes_with_the_seed_asked_for(tmp_path: Path) -> None:
+    data = str(tmp_path / "staging.yaml")
+    with proxying("http://127.0.0.1:9", "--record", data, "--anonymize", "--seed", "7") as proxy:
+        assert proxy.session.data is not None
+        assert proxy.session.data.options.anonymize_seed == 7
+    with proxying("http://127.0.0.1:9", "--record", data, "--seed", "7") as proxy:
+        assert proxy.session.data is not None
+        assert proxy.session.data.options.anonymize_seed is None
