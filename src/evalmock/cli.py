@@ -386,11 +386,12 @@ def command(name: str) -> Callable[[argparse.Namespace], int]:
     raise AssertionError(name)  # argparse rejects unknown commands
 
 
-if __name__ == "__main__":
-    sys.exit(main())
-
-
 def _run_import(args: argparse.Namespace) -> int:
+    """`evalmock fixtures import`, imported only now, as each command is."""
     from evalmock.recording.har_import import run_import
 
     return run_import(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -16,7 +16,7 @@ def record_options(proxy: argparse.ArgumentParser) -> None:
         help="record what the APIs answered as a data file for `evalmock serve --data` (YAML, or "
         "JSON for a .json path)",
     )
-    anonymize_options(proxy, "--record")
+    anonymize_options(proxy, "the --record file")
 
 
 def import_command(fixture_commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

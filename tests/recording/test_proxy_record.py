@@ -10,8 +10,10 @@ import time
 from pathlib import Path
 
 import httpx
+import pytest
 import yaml
 
+from evalmock.cli import main
 from harness.fairness.independent_service import Service
 from harness.fairness.service_data import DRAFTING, MAIN_PROJECT
 from harness.serving import serving
@@ -88,3 +90,12 @@ def test_proxy_record_anonymizes_with_the_seed_asked_for(tmp_path: Path) -> None
     with proxying("http://127.0.0.1:9", "--record", data, "--seed", "7") as proxy:
         assert proxy.session.data is not None
         assert proxy.session.data.options.anonymize_seed is None
+
+
+def test_proxy_anonymize_without_record_exits_2_saying_so(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    assert main(["proxy", "--upstream", "http://127.0.0.1:9", "--anonymize", "--port", "0"]) == 2
+    assert "--anonymize makes up the people of the --record file: name one" in (
+        capsys.readouterr().err
+    )

@@ -92,6 +92,8 @@ def build_proxy(args: argparse.Namespace, stream: Any = None) -> tuple[Any, Prox
     if args.report and report_format(args.report) is None:
         raise UsageError(f"--report must end in .md or .html, got {args.report!r}")
     record = getattr(args, "record", None)
+    if getattr(args, "anonymize", False) and not record:
+        raise UsageError("--anonymize makes up the people of the --record file: name one")
     unwritable = outputs_problem(
         {"--report": args.report, "--junit": args.junit, "--har": args.har, "--record": record}
     )
