@@ -240,7 +240,7 @@ def _html_finding(finding: Finding) -> str:
     parts = [
         f'<div class="finding finding-{finding.outcome}"><h3><code>{name_html(check.name)}</code> '
         f'<span class="level">{e(check.api)} · {check.level}</span></h3>',
-        f"<p>Rule: {e(check.rule)}</p>",
+        f"<p>Rule: {prose(check.rule)}</p>",
         f'<p class="source">Source: {source_html(check.source)}</p>',
     ]
     if finding.shape:
