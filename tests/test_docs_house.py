@@ -166,7 +166,9 @@ def lead(item: str) -> str:
 
 
 def names(words: frozenset[str], block: str) -> frozenset[str]:
-    return frozenset(w for w in words if re.search(rf"(?<![\w.,-]){w}(?![\w-]|[.,]\d)", block))
+    return frozenset(
+        w for w in words if re.search(rf"(?<![\w.,-]){re.escape(w)}(?![\w-]|[.,]\d)", block)
+    )
 
 
 def keyed_by(members: frozenset[str], leads: list[str]) -> frozenset[str]:
