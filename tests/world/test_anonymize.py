@@ -18,6 +18,7 @@ import yaml
 from data_builders import AGENT, PROJECT, TEST_CASE, case, data, version, write
 from evalmock.cli import main
 from evalmock.world import CaseQuery, World
+from evalmock.world import anonymize as anonymizing
 from evalmock.world.anonymize import anonymize
 from evalmock.world.data_files import load_data
 
@@ -216,10 +217,30 @@ def test_data_without_people_is_unchanged() -> None:
     assert anonymize(document, seed=7) == document
 
 
-def test_the_input_is_left_as_it_was() -> None:
+def test_the_input_is_left_as_it_was_and_shares_nothing_with_the_output() -> None:
+    document = {**recorded(), "filters": {"kinds": ["hand"]}}
+    after = anonymize(document, seed=7)
+    assert document == {**recorded(), "filters": {"kinds": ["hand"]}}
+    after["filters"]["kinds"].append("correction")
+    after["testSet"][0]["cases"][1]["expect"]["answer"]["shouldSay"] = "edited"
+    after["testSet"][0]["cases"][3]["addedBy"]["id"] = "edited"
+    after["gradient"][0]["versions"][0]["name"] = "edited"
+    assert document == {**recorded(), "filters": {"kinds": ["hand"]}}
+
+
+def test_an_e_mail_nested_deeper_than_python_s_stack_is_replaced() -> None:
+    """A recording is hostile: args may nest as deep as its JSON does."""
     document = recorded()
-    anonymize(document, seed=7)
-    assert document == recorded()
+    args = document["testSet"][0]["cases"][0]["expect"]["decisions"]["shouldCall"][0]["args"]
+    inner = args
+    for _ in range(5_000):
+        inner["next"] = inner = {}
+    inner["to"] = ADA["email"]
+    after = anonymize(document, seed=7)
+    inner = after["testSet"][0]["cases"][0]["expect"]["decisions"]["shouldCall"][0]["args"]
+    for _ in range(5_000):
+        inner = inner["next"]
+    assert inner == {"to": pairs(after)[0][1]}
 
 
 # -- seeded
@@ -229,6 +250,43 @@ def test_the_same_seed_gives_the_same_bytes() -> None:
     assert once == again
     assert bytes_of(once) == bytes_of(again)
     assert yaml.safe_dump(once, sort_keys=False) == yaml.safe_dump(again, sort_keys=False)
+
+
+def test_a_replacement_is_never_another_person_s_original() -> None:
+    taken = actors(anonymize(recorded(), seed=7))[0][1]  # Ada's, who added the first case
+    document = recorded()
+    document["testSet"][1]["cases"][0]["addedBy"]["id"] = taken  # someone already called so
+    after = anonymize(document, seed=7)
+    assert taken not in {new for _, new in actors(after)}
+    assert len({new for _, new in actors(after)}) == 4  # Ada, Grace, the service, the other
+
+
+def test_two_people_whose_draws_collide_get_two_replacements(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    drawn: set[str] = set()
+
+    def colliding(fake: Any, original: str) -> str:
+        """Everyone's first draw is the same; a redraw is their own."""
+        first = original not in drawn
+        drawn.add(original)
+        return "user-same" if first else f"user-redrawn-{len(drawn)}"
+
+    monkeypatch.setattr(anonymizing, "_id", colliding)
+    document = data(
+        [
+            (
+                AGENT,
+                PROJECT,
+                [
+                    case("case-a", "2026-10-01T12:00:00Z", addedBy=user(ADA)),
+                    case("case-b", "2026-10-02T12:00:00Z", addedBy=user(GRACE)),
+                ],
+            )
+        ]
+    )
+    replaced = {new for _, new in actors(anonymize(document, seed=7))}
+    assert len(replaced) == 2 and "user-same" in replaced
 
 
 def test_another_seed_gives_other_people() -> None:
