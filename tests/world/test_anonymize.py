@@ -9,6 +9,7 @@ import os
 import re
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -250,6 +251,17 @@ def test_the_same_seed_gives_the_same_bytes() -> None:
     assert once == again
     assert bytes_of(once) == bytes_of(again)
     assert yaml.safe_dump(once, sort_keys=False) == yaml.safe_dump(again, sort_keys=False)
+
+
+def test_a_hostile_text_costs_time_in_proportion_to_its_length() -> None:
+    """Text that makes a backtracking e-mail pattern take its length squared (tens of seconds)."""
+    document = recorded()
+    hostile = "a" * 16_000 + "@" + "a." * 16_000 + "1"
+    document["testSet"][0]["cases"][0]["expect"]["answer"]["why"] = hostile
+    started = time.perf_counter()
+    after = anonymize(document, seed=7)
+    assert time.perf_counter() - started < 3
+    assert after["testSet"][0]["cases"][0]["expect"]["answer"]["why"] == hostile
 
 
 def test_a_replacement_is_never_another_person_s_original() -> None:

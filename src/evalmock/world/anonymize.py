@@ -40,9 +40,11 @@ Identity = tuple[str, str]
 # Gives the replacement of one personal value: (the field's kind, "id" or "email", the value).
 Person = Callable[[str, str], str]
 
-_EMAIL = re.compile(
-    r"[A-Za-z0-9._%+-]+@(?:[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?\.)+[A-Za-z]{2,63}"
-)
+# What may be an e-mail: a whole run of a local part's characters, an @ and a domain's characters.
+# Possessive and anchored to a run's start, so a hostile text costs time in proportion to its length
+# (a backtracking pattern of labels costs its square); `_domain_length` says how much is a domain.
+_CANDIDATE = re.compile(r"(?<![A-Za-z0-9._%+-])[A-Za-z0-9._%+-]++@[A-Za-z0-9.-]++")
+_TOP_LEVEL = re.compile(r"[A-Za-z]{2,63}")
 _DECIMAL = re.compile(r"[0-9]{1,20}")
 _UUID = re.compile(r"[0-9A-Fa-f]{8}-(?:[0-9A-Fa-f]{4}-){3}[0-9A-Fa-f]{12}")
 # The apiEvaluationTestCase fields that name a person, each with what it holds.
@@ -77,9 +79,40 @@ def anonymize(data: Mapping[str, Any], *, seed: int) -> dict[str, Any]:
 
 def _identity(kind: str, value: str) -> Identity:
     """Who a value names: an e-mail (in any letter case) wherever it is written, else the id."""
-    if kind == "email" or _EMAIL.fullmatch(value):
+    if kind == "email" or _is_email(value):
         return ("email", value.casefold())
     return ("id", value)
+
+
+def _is_email(text: str) -> bool:
+    domain = text.partition("@")[2]
+    return _CANDIDATE.fullmatch(text) is not None and _domain_length(domain) == len(domain)
+
+
+def _emails_replaced(text: str, person: Person) -> str:
+    """`text` with each e-mail address in it given to `person` and replaced by what it returns."""
+
+    def one(found: re.Match[str]) -> str:
+        local, _, domain = found[0].partition("@")
+        length = _domain_length(domain)
+        return (
+            person("email", f"{local}@{domain[:length]}") + domain[length:] if length else found[0]
+        )
+
+    return _CANDIDATE.sub(one, text)
+
+
+def _domain_length(text: str) -> int:
+    """How much of `text` (what follows an @) is an e-mail's domain: whole labels (letters, digits,
+    inner hyphens) up to the last one of 2 to 63 letters after the first; 0 when none is."""
+    length, end = 0, 0
+    for index, label in enumerate(text.split(".")):
+        if not label or "-" in (label[0], label[-1]):  # the candidate holds no other character
+            break
+        end += len(label) + (1 if index else 0)
+        if index and _TOP_LEVEL.fullmatch(label):
+            length = end
+    return length
 
 
 # -- the walk: where people are
@@ -170,7 +203,7 @@ def _personal(value: Any, kind: str, person: Person) -> Any:
 
 def _scrubbed(value: Any, person: Person) -> Any:
     """`value` copied, with every e-mail address in its text (keys too) replaced."""
-    return _mapped(value, lambda text: _EMAIL.sub(lambda found: person("email", found[0]), text))
+    return _mapped(value, lambda text: _emails_replaced(text, person))
 
 
 def _copied(value: Any) -> Any:
