@@ -92,3 +92,147 @@ def test_the_targets_files_the_guide_shows_load(tmp_path: Path) -> None:
     for number, block in enumerate(blocks):
         (tmp_path / f"shown-{number}.toml").write_text(block, encoding="utf-8")
         assert load_targets(tmp_path / f"shown-{number}.toml").projects
+
+
+# Facts stated once. A new filter of the list or a new documented status is a change to the contract
+# reference and to the page a user reads about it: no other page lists them, it links there.
+FACT_HOMES = ("docs/contract.md", "docs/server.md")
+# Pages that name the members for another reason than to state them.
+NOT_STATEMENTS = {
+    # generated from the rules' own texts (`dev.py rules-doc`): it changes with the code
+    "docs/rules.md",
+    # a run's record: the answers it measured, by status, not the documented ones
+    "docs/maintainers/benchmarks.md",
+}
+DOCUMENTS = {"test-set": "agent-test-set.yaml", "gradient": "gradient-evaluation-test-cases.yaml"}
+# A block that names this many of a list's members lists them (a stale list missing a new member
+# still names the others).
+LISTS_FROM = 3
+URL = re.compile(r"\S*\?\S*=\S*")  # a request's target: an example, not a list
+SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z`\"(*\[])")
+
+
+def operation(api: str) -> dict:
+    import yaml
+
+    document = yaml.safe_load((ROOT / "openapi" / DOCUMENTS[api]).read_text(encoding="utf-8"))
+    [path_item] = document["paths"].values()
+    return path_item["get"]
+
+
+def documented_error_statuses(api: str) -> frozenset[str]:
+    """The error statuses the API's document gives its GET (its `default` aside)."""
+    codes = (str(code) for code in operation(api)["responses"])
+    return frozenset(code for code in codes if code.isdigit() and int(code) >= 400)
+
+
+def filters() -> frozenset[str]:
+    """The list's filters: the query parameters a sealed cursor binds (their `x-evalmock-query`)."""
+    return frozenset(
+        parameter["name"]
+        for parameter in operation("test-set")["parameters"]
+        if (parameter.get("x-evalmock-query") or {}).get("cursor-binds")
+    )
+
+
+def blocks(text: str) -> list[tuple[str, list[str]]]:
+    """A page's statements, each with the leads of its table or list: each table row and list
+    item, each sentence of prose; code blocks and request targets left out (an example of a
+    request is not a list)."""
+    found: list[tuple[str, list[str]]] = []
+    for paragraph in re.split(r"\n\s*\n", FENCE.sub("", text)):
+        items = [
+            URL.sub("", item.replace("\n", " "))
+            for item in re.split(r"\n(?=\s*(?:\||[-*] |\d+\. ))", paragraph)
+        ]
+        leads = [lead(item) for item in items if re.match(r"\s*(?:\||[-*] |\d+\. )", item)]
+        for item in items:
+            found += [
+                (sentence, leads)
+                for sentence in (
+                    [item] if item.lstrip().startswith("|") else SENTENCE_END.split(item)
+                )
+            ]
+    return found
+
+
+def lead(item: str) -> str:
+    """What a table row or a list item is keyed by: its first cell, or its words before a colon."""
+    item = item.strip()
+    if item.startswith("|"):
+        return item.split("|")[1]
+    words = re.sub(r"^(?:[-*]|\d+\.) ", "", item)
+    return words.split(":")[0] if ":" in words[:40] else ""
+
+
+def names(words: frozenset[str], block: str) -> frozenset[str]:
+    return frozenset(
+        w for w in words if re.search(rf"(?<![\w.,-]){re.escape(w)}(?![\w-]|[.,]\d)", block)
+    )
+
+
+def keyed_by(members: frozenset[str], leads: list[str]) -> frozenset[str]:
+    """The members a table or list is keyed by: rows or items whose lead is members alone (a
+    table of one status a row lists the statuses as surely as a sentence does)."""
+    pure = [
+        cell
+        for cell in leads
+        if cell.strip()
+        and all(w in members for w in re.split(r"[\s,;/`*]+|\band\b|\bor\b", cell) if w)
+    ]
+    return names(members, " ; ".join(pure))
+
+
+def lists_of(members: frozenset[str], text: str) -> list[str]:
+    """The statements of a page that list `members`: naming at least LISTS_FROM of them, or
+    standing in a table or list keyed by that many."""
+    enough = min(LISTS_FROM, len(members))
+    return [
+        block.strip()
+        for block, leads in blocks(text)
+        if len(names(members, block)) >= enough or len(keyed_by(members, leads)) >= enough
+    ]
+
+
+def facts() -> dict[str, frozenset[str]]:
+    return {
+        "the filters": filters(),
+        **{f"the {api} API's statuses": documented_error_statuses(api) for api in DOCUMENTS},
+    }
+
+
+def pages_listing(members: frozenset[str]) -> dict[str, list[str]]:
+    found = {}
+    for page in pages():
+        name = page.relative_to(ROOT).as_posix()
+        if name not in NOT_STATEMENTS and (listed := lists_of(members, page.read_text("utf-8"))):
+            found[name] = listed
+    return found
+
+
+@pytest.mark.parametrize("fact", sorted(facts()))
+def test_a_list_of_the_filters_or_statuses_is_stated_only_in_its_two_homes(fact: str) -> None:
+    members = facts()[fact]
+    assert members, f"expected {fact} in the OpenAPI documents, received none"
+    elsewhere = {
+        page: listed[0][:200]
+        for page, listed in pages_listing(members).items()
+        if page not in FACT_HOMES
+    }
+    listed = ", ".join(sorted(members))
+    assert elsewhere == {}, (
+        f"expected {fact} ({listed}) listed only in {' and '.join(FACT_HOMES)}; received lists "
+        f"in {sorted(elsewhere)}: link there instead. First of each: {elsewhere}"
+    )
+
+
+def test_a_pasted_list_is_found_and_a_request_example_is_not() -> None:
+    statuses = documented_error_statuses("test-set")
+    assert lists_of(statuses, "Errors: 400 `bad-input`, 401, 404 and 503.\n")
+    assert lists_of(filters(), "| `projectId`, `include`, `kind` | the filters |\n")
+    assert lists_of(filters(), "- The filters are projectId,\n  include and kind.\n")
+    example = "Send `?projectId=2489E9AD-2EE2-8E00-8EC9-32D5F69181C0&include=retired&kind=hand`.\n"
+    assert lists_of(filters(), example + "```\nprojectId include kind\n```\n") == []
+    table = "| status | code |\n|---|---|\n| 400 | `bad-input` |\n| 401 | x |\n| 503 | y |\n"
+    assert lists_of(statuses, table)  # one status a row, the table lists them
+    assert lists_of(statuses, "A 400-digit limit, 401 of 404 pages, 4000 chars.\n") == []

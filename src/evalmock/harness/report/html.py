@@ -7,6 +7,7 @@ import html
 import re
 from importlib import resources
 
+from evalmock.contract.sources import Source
 from evalmock.harness.checks.policy import PASSED, SKIPPED
 from evalmock.harness.excerpts import clip
 from evalmock.harness.report.run_info import RunInfo
@@ -44,6 +45,18 @@ def name_html(name: str) -> str:
     """A check's name, escaped, that may break after each underscore (a table of long names then
     fits a tablet's width) and is copied as written: <wbr> adds no character."""
     return html.escape(name).replace("_", "_<wbr>")
+
+
+def source_html(source: Source) -> str:
+    """A rule's source for the page: its level, then each quote and the reason on a line of its
+    own (run together in one paragraph, a reader cannot tell where one quote ends and the next
+    begins)."""
+    e = html.escape
+    lines = [f'<span class="quote">{e(str(quote))}</span>' for quote in source.quotes]
+    if source.reason:
+        dash = "— " if source.quotes else ""
+        lines.append(f'<span class="reason">{dash}{e(source.reason)}</span>')
+    return f"{e(str(source.level))}: {''.join(lines)}"
 
 
 _OPTION = re.compile(r"(?<![\w-])(--[a-z][a-z0-9-]*[a-z0-9])")
@@ -194,7 +207,7 @@ def _passed(results: Results) -> str:
             str(t.check.level),
             KIND_WORDS[t.check.kind],
             str(t.passed),
-            f'<span class="source">{e(t.check.source.describe())}</span>',
+            f'<span class="source">{source_html(t.check.source)}</span>',
         )
         for api in results.apis
         for t in ordered_rows(results, api)
@@ -227,8 +240,8 @@ def _html_finding(finding: Finding) -> str:
     parts = [
         f'<div class="finding finding-{finding.outcome}"><h3><code>{name_html(check.name)}</code> '
         f'<span class="level">{e(check.api)} · {check.level}</span></h3>',
-        f"<p>Rule: {e(check.rule)}</p>",
-        f'<p class="source">Source: {e(check.source.describe())}</p>',
+        f"<p>Rule: {prose(check.rule)}</p>",
+        f'<p class="source">Source: {source_html(check.source)}</p>',
     ]
     if finding.shape:
         code = f", Schemathesis {e(finding.code)}" if finding.code else ""
