@@ -43,8 +43,8 @@ def anonymize_options(parser: argparse.ArgumentParser, written: str) -> None:
     parser.add_argument(
         "--anonymize",
         action="store_true",
-        help=f"people's ids, e-mails and names in {written} replaced by made-up ones, the same "
-        "person the same everywhere",
+        help=f"people's ids and e-mails in {written} replaced by made-up ones, the same person "
+        "the same everywhere",
     )
     parser.add_argument(
         "--seed",
