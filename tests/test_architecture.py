@@ -24,7 +24,8 @@ PARTS = {
     "world": {"world", "contract"},
     "server": {"server", "world", "contract"},
     "harness": {"harness", "contract"},
-    "proxy": {"proxy", "harness", "server", "contract"},
+    "recording": {"recording", "harness", "world", "contract"},
+    "proxy": {"proxy", "recording", "harness", "server", "contract"},
 }
 # The harness's own layers, lowest first: each imports only those before it (and itself).
 HARNESS_LAYERS = ["excerpts", "secrets", "checks", "results", "run", "traffic", "report"]

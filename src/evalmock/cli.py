@@ -24,14 +24,15 @@ from evalmock.defaults import (
     DEFAULT_HOST,
     DEFAULT_PORT,
     DEFAULT_PROXY_PORT,
+    DEFAULT_SEED,
 )
 from evalmock.importing import long_lived
+from evalmock.record_options import import_command, record_options
 from evalmock.server.deferred_imports import defer_unused
 from evalmock.server.http_server import SERVERS
 
 DEFAULT_PROXY_TIMEOUT = 30.0  # seconds
 DEFAULT_PROXY_DEADLINE = 60.0  # seconds
-DEFAULT_SEED = 42
 DEFAULT_CASES = 1000
 
 
@@ -210,6 +211,7 @@ def _proxy_command(commands: argparse._SubParsersAction[argparse.ArgumentParser]
         f"then 504 (default {DEFAULT_PROXY_DEADLINE:g})",
     )
     proxy.add_argument("--har", metavar="PATH", help="record the traffic as a HAR 1.2 file")
+    record_options(proxy)
     walk_options(proxy, "the traffic")
     _server_option(proxy, "uvicorn, which adds no header of its own")
 
@@ -323,6 +325,7 @@ def _fixtures_command(commands: argparse._SubParsersAction[argparse.ArgumentPars
     export.add_argument(
         "--output", "-o", default="-", help="file to write (default: standard output)"
     )
+    import_command(fixture_commands)
     listing = fixture_commands.add_parser("list", help="list the curated fixture cases")
     listing.add_argument(
         "--seed", type=int, default=DEFAULT_SEED, help=f"world seed (default {DEFAULT_SEED})"
@@ -377,8 +380,17 @@ def command(name: str) -> Callable[[argparse.Namespace], int]:
     if name == "fixtures":
         from evalmock.world.export import run_fixtures
 
-        return run_fixtures
+        return lambda args: (
+            _run_import(args) if args.fixtures_command == "import" else run_fixtures(args)
+        )
     raise AssertionError(name)  # argparse rejects unknown commands
+
+
+def _run_import(args: argparse.Namespace) -> int:
+    """`evalmock fixtures import`, imported only now, as each command is."""
+    from evalmock.recording.har_import import run_import
+
+    return run_import(args)
 
 
 if __name__ == "__main__":

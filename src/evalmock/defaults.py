@@ -3,6 +3,7 @@ that building the command line (for `evalmock serve` too) never loads the harnes
 with it, and the container's health check reads where a server listens without importing anything
 else."""
 
+DEFAULT_SEED = 42  # of the world, and of `--anonymize`'s made-up people
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8080  # evalmock serve
 DEFAULT_PROXY_PORT = 8081  # evalmock proxy

@@ -70,18 +70,17 @@ def test_a_bad_data_file_is_refused_at_start_with_every_problem_and_exit_code_2(
 ) -> None:
     bad = shop()
     bad["testSet"][0]["cases"][0]["kind"] = "robot"
-    bad["gradient"][0]["versions"][1]["version"] = 7
+    bad["gradient"][0]["versions"][1]["version"] = 1
     path = write(tmp_path / "shop.json", bad)
     assert main(["serve", "--data", str(path), "--port", "1"]) == 2
     err = capsys.readouterr().err.splitlines()
-    kind_line, version_line = _line(path, '"robot"'), _line(path, '"version": 7')
+    kind_line, version_line = _line(path, '"robot"'), _line(path, '"version": 1', 2)
     assert err == [
         "evalmock serve: the data files have 2 problems; nothing is served:",
         f'{path}:{kind_line}: /testSet/0/cases/0/kind: expected one of "correction", "hand", got '
         '"robot"',
-        f"{path}:{version_line}: /gradient/0/versions/1/version: expected 2 (versions are listed "
-        "oldest first, "
-        "from 1), got 7",
+        f"{path}:{version_line}: /gradient/0/versions/1/version: expected a version number above "
+        "1 (versions are listed oldest first, from 1), got 1",
     ]
 
 
@@ -258,7 +257,8 @@ def test_a_changed_file_that_breaks_a_rule_is_refused_and_the_old_data_served(
     with client_for(settings_for(path, data_only=True)) as client:
         before = shop_cases(client)
         broken = shop()
-        broken["testSet"][0]["cases"][2]["addedAt"] = broken["testSet"][0]["cases"][0]["addedAt"]
+        broken["testSet"][0]["cases"][2]["id"] = broken["testSet"][0]["cases"][0]["id"]
+        broken["testSet"][0]["cases"][2]["kind"] = "robot"
         write(path, broken)
 
         def refused() -> bool:
@@ -271,16 +271,13 @@ def test_a_changed_file_that_breaks_a_rule_is_refused_and_the_old_data_served(
     start = said.index(
         "evalmock serve: refused the changed data, 2 problem(s); still serving the previous data:"
     )
+    taken = broken["testSet"][0]["cases"][0]["id"]
     assert said[start + 1 : start + 3] == [
-        f"{path}:{_line(path, 'addedAt', 3)}: /testSet/0/cases/2/addedAt: addedAt "
-        '"2026-10-01T12:00:00Z" is also '
-        f"the addedAt of {path}#/testSet/0/cases/0; a list is ordered by addedAt, so no two of its "
-        "cases may "
-        "share one",
-        f"{path}:{_line(path, 'updatedAt', 3)}: /testSet/0/cases/2/updatedAt: an active case's "
-        "updatedAt is its "
-        'addedAt, "2026-10-01T12:00:00Z", got "2026-10-03T12:00:00Z"; write '
-        '"2026-10-01T12:00:00Z", or retire the case',
+        f"{path}:{_line(path, '- id:', 3)}: /testSet/0/cases/2/id: id "
+        f'"{taken}" is already in this list, at {path}#/testSet/0/cases/0; give one of them '
+        "another id",
+        f"{path}:{_line(path, 'kind: robot')}: /testSet/0/cases/2/kind: expected one of "
+        '"correction", "hand", got "robot"',
     ]
 
 

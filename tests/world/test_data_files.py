@@ -713,28 +713,23 @@ def test_the_same_id_in_two_lists_is_fine(data_only: World, tmp_path: Path) -> N
     ]
 
 
-def test_an_added_at_twice_in_one_list_is_refused(data_only: World, tmp_path: Path) -> None:
-    path = write(
-        tmp_path / "a.json",
-        data(
-            [
-                (
-                    AGENT,
-                    PROJECT,
-                    [
-                        case("case-1", "2026-10-01T12:00:00Z"),
-                        case("case-2", "2026-10-01T12:00:00Z"),
-                    ],
-                )
-            ]
-        ),
-    )
-    assert refusals(data_only, path) == [
-        (
-            "/testSet/0/cases/1/addedAt",
-            f'addedAt "2026-10-01T12:00:00Z" is also the addedAt of {path}#/testSet/0/'
-            "cases/0; a list is ordered by addedAt, so no two of its cases may share one",
-        )
+def test_cases_sharing_an_added_at_are_served_in_the_file_s_order(
+    data_only: World, tmp_path: Path
+) -> None:
+    tied = [
+        case("corr-b", "2026-10-01T12:00:00Z"),
+        case("case-older", "2026-09-30T12:00:00Z"),
+        case("corr-a", "2026-10-01T12:00:00Z"),
+        case("corr-c", "2026-10-01T12:00:00Z"),
+    ]
+    path = write(tmp_path / "a.json", data([(AGENT, PROJECT, tied)]))
+    world = data_only.with_data(load_data([path], data_only))
+    served = world.iter_cases(CaseQuery(AGENT, PROJECT))
+    assert [served_case["id"] for served_case in served] == [
+        "corr-b",
+        "corr-a",
+        "corr-c",
+        "case-older",
     ]
 
 
@@ -830,11 +825,23 @@ def test_a_uint64_given_as_a_number_says_to_write_a_string(
 
 
 def test_versions_out_of_order_are_refused(data_only: World, tmp_path: Path) -> None:
-    document = data(test_cases={TEST_CASE: [version(1), version(3)]})
+    document = data(test_cases={TEST_CASE: [version(3), version(2)]})
     assert the_refusal(data_only, tmp_path, document) == (
         "/gradient/0/versions/1/version",
-        "expected 2 (versions are listed oldest first, from 1), got 3",
+        "expected a version number above 3 (versions are listed oldest first, from 1), got 2",
     )
+
+
+def test_versions_with_a_number_missing_answer_each_as_written(
+    data_only: World, tmp_path: Path
+) -> None:
+    path = write(tmp_path / "gaps.json", data(test_cases={TEST_CASE: [version(2), version(5)]}))
+    world = data_only.with_data(load_data([path], data_only))
+    assert world.evaluation_test_case_versions() == {TEST_CASE: (2, 5)}
+    assert [world.evaluation_test_case(TEST_CASE, n) for n in (1, 3, 6)] == [None, None, None]
+    assert world.evaluation_test_case(TEST_CASE, 2)["total_runs"] == 4  # type: ignore[index]
+    assert world.evaluation_test_case(TEST_CASE, 5)["total_runs"] == 10  # type: ignore[index]
+    assert world.evaluation_test_case(TEST_CASE, None)["version"] == 5  # type: ignore[index]
 
 
 def test_a_version_without_its_number_is_refused(data_only: World, tmp_path: Path) -> None:
@@ -842,7 +849,7 @@ def test_a_version_without_its_number_is_refused(data_only: World, tmp_path: Pat
     del unnumbered["version"]
     assert the_refusal(data_only, tmp_path, data(test_cases={TEST_CASE: [unnumbered]})) == (
         "/gradient/0/versions/0/version",
-        "expected 1 (versions are listed oldest first, from 1), got nothing",
+        "expected a version number above 0 (versions are listed oldest first, from 1), got nothing",
     )
 
 
@@ -900,7 +907,8 @@ def test_every_problem_is_listed_with_its_file_and_line_in_yaml(
         "gradient:\n"
         f"  - test_case_uuid: {TEST_CASE}\n"
         "    versions:\n"
-        "      - {version: 2}\n",
+        "      - {version: 1}\n"
+        "      - {version: 1}\n",
         encoding="utf-8",
     )
     with pytest.raises(DataFileError) as raised:
@@ -914,10 +922,8 @@ def test_every_problem_is_listed_with_its_file_and_line_in_yaml(
         f"{path}:13: /testSet/0/cases/0/updatedAt: an active case's updatedAt is its addedAt"
     )
     assert (
-        lines[2]
-        == f"{path}:17: /gradient/0/versions/0/version: expected 1 (versions are listed oldest "
-        "first, "
-        "from 1), got 2"
+        lines[2] == f"{path}:18: /gradient/0/versions/1/version: expected a version number above 1 "
+        "(versions are listed oldest first, from 1), got 1"
     )
     assert len(lines) == 3
 

@@ -91,8 +91,11 @@ def build_proxy(args: argparse.Namespace, stream: Any = None) -> tuple[Any, Prox
         raise UsageError(problem.replace("the base URL", "--upstream"))
     if args.report and report_format(args.report) is None:
         raise UsageError(f"--report must end in .md or .html, got {args.report!r}")
+    record = getattr(args, "record", None)
+    if getattr(args, "anonymize", False) and not record:
+        raise UsageError("--anonymize makes up the people of the --record file: name one")
     unwritable = outputs_problem(
-        {"--report": args.report, "--junit": args.junit, "--har": args.har}
+        {"--report": args.report, "--junit": args.junit, "--har": args.har, "--record": record}
     )
     if unwritable:
         raise UsageError(unwritable)
@@ -112,7 +115,13 @@ def build_proxy(args: argparse.Namespace, stream: Any = None) -> tuple[Any, Prox
     session = ProxySession(
         audit,
         upstream,
-        Outputs(args.report, args.junit, args.har),
+        Outputs(
+            args.report,
+            args.junit,
+            args.har,
+            record,
+            args.seed if getattr(args, "anonymize", False) else None,
+        ),
         stream,
         RunInfo.of(upstream, target_kind="upstream", targets=args.targets),
     )
@@ -213,6 +222,8 @@ def _finish(session: ProxySession) -> int:
     results = session.write_outputs()
     session.close()
     print_summary(results, session.redactor, sys.stdout)
+    if session.data is not None:
+        print(session.data.summary(), flush=True)
     return results.verdict.exit_code
 
 

@@ -29,6 +29,8 @@ from evalmock.proxy.violations import (
     throttled_line,
     unjudged_line,
 )
+from evalmock.recording.live import LiveRecording
+from evalmock.recording.output import WriteOptions
 
 PREFIX = "evalmock proxy: "  # of every console line
 
@@ -41,10 +43,12 @@ class Outputs:
     report: str | None = None
     junit: str | None = None
     har: str | None = None
+    record: str | None = None  # a data file of what the APIs answered
+    anonymize_seed: int | None = None  # the data file's people made up, from this seed
 
     @property
     def paths(self) -> list[str]:
-        return [path for path in (self.report, self.junit, self.har) if path]
+        return [path for path in (self.report, self.junit, self.har, self.record) if path]
 
 
 class ProxySession:
@@ -65,6 +69,11 @@ class ProxySession:
         self.outputs = outputs
         self.stream = stream or sys.stderr
         self.recorder = HarRecorder(audit.redactor) if outputs.har else None
+        self.data = (
+            LiveRecording(outputs.record, audit.redactor, WriteOptions(outputs.anonymize_seed))
+            if outputs.record
+            else None
+        )
 
     @property
     def redactor(self) -> Redactor:
@@ -150,6 +159,7 @@ class ProxySession:
             ),
             (self.outputs.junit, lambda p: write_junit(results, p, self.redactor)),
             (self.outputs.har, lambda p: self.recorder.write(p) if self.recorder else None),
+            (self.outputs.record, lambda p: self.data.write() if self.data else None),
         ):
             if not path:
                 continue
@@ -180,6 +190,8 @@ class ProxySession:
     def _record(self, forwarded: Forwarded) -> None:
         if self.recorder is not None:
             self.recorder.record(forwarded)
+        if self.data is not None:
+            self.data.feed(forwarded.method, forwarded.url, forwarded.status, forwarded.body)
 
     def _say(self, line: str) -> None:
         # what the upstream sent is in the line: never a raw escape sequence on the console

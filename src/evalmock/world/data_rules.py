@@ -2,9 +2,10 @@
 function.
 
 A case keeps every rule of the world's own cases (the document's schema, the pages' rules and the
-world's stricter readings, `evalmock.world.rules`); a list has unique ids and a total order by
-`addedAt`, with the world's own cases too when it joins one of the world's lists; an evaluation test
-case has its document's schema, versions numbered 1..n, and a uuid no other test case has.
+world's stricter readings, `evalmock.world.rules`); a list has unique ids, and no `addedAt` of the
+world's own cases when it joins one of the world's lists (cases of the file that share an `addedAt`
+are served in the file's order, as a recorded service listed them); an evaluation test case has its
+document's schema, versions numbered upwards from 1, and a uuid no other test case has.
 """
 
 from __future__ import annotations
@@ -181,19 +182,6 @@ def case_ids_are_unique_in_a_list(data: ReadData, world: World) -> Iterator[Prob
             )
 
 
-def added_ats_are_unique_in_a_list(data: ReadData, world: World) -> Iterator[Problem]:
-    """A list is ordered by addedAt, newest first, and the order must be total: no two cases share
-    one."""
-    for cases in data.lists().values():
-        for read, earlier in _repeats(cases, _seconds):
-            yield Problem(
-                read.path,
-                read.at("/addedAt"),
-                f"addedAt {shown(read.case['addedAt'])} is also the addedAt of {earlier.where}; "
-                "a list is ordered by addedAt, so no two of its cases may share one",
-            )
-
-
 def _joining_the_world(data: ReadData, world: World) -> Iterator[tuple[CaseList, list[ReadCase]]]:
     """(the world's list, the user's cases of it) for each user list that joins one of the world's
     own."""
@@ -282,20 +270,25 @@ def versions_hold_only_known_keys(data: ReadData, world: World) -> Iterator[Prob
             )
 
 
-def versions_are_numbered_from_1(data: ReadData, world: World) -> Iterator[Problem]:
-    """Versions are listed oldest first, and each says its number: versions[n - 1] has `version:
-    n`."""
+def versions_are_numbered_oldest_first(data: ReadData, world: World) -> Iterator[Problem]:
+    """Versions are listed oldest first, each saying its number: 1 or more, each above the one
+    before. A number may be missing (a recording that never saw it; the mock answers it 404)."""
     for test_case in data.test_cases:
-        for number, version in enumerate(test_case.versions, start=1):
+        before = 0
+        for index, version in enumerate(test_case.versions):
             if not isinstance(version, dict):
                 continue
-            given = shown(version["version"]) if "version" in version else "nothing"
-            if version.get("version") != number or isinstance(version.get("version"), bool):
+            number = version.get("version")
+            if isinstance(number, bool) or not isinstance(number, int) or number <= before:
+                given = shown(number) if "version" in version else "nothing"
                 yield Problem(
                     test_case.path,
-                    f"{test_case.pointer}/versions/{number - 1}/version",
-                    f"expected {number} (versions are listed oldest first, from 1), got {given}",
+                    f"{test_case.pointer}/versions/{index}/version",
+                    f"expected a version number above {before} (versions are listed oldest "
+                    f"first, from 1), got {given}",
                 )
+            else:
+                before = number
 
 
 def versions_are_of_their_test_case(data: ReadData, world: World) -> Iterator[Problem]:
@@ -342,12 +335,11 @@ RULES: tuple[DataRule, ...] = (
     cases_hold_only_known_keys,
     cases_are_of_their_list_project,
     case_ids_are_unique_in_a_list,
-    added_ats_are_unique_in_a_list,
     case_ids_are_not_the_world_s,
     added_ats_do_not_tie_with_the_world_s,
     versions_keep_the_document_schema,
     versions_hold_only_known_keys,
-    versions_are_numbered_from_1,
+    versions_are_numbered_oldest_first,
     versions_are_of_their_test_case,
     test_case_uuids_are_unique,
     test_case_uuids_are_not_the_world_s,

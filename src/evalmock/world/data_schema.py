@@ -183,9 +183,8 @@ def _test_set_list() -> dict[str, Any]:
             "note": {"type": "string", "description": "Anything you want to remember; not served."},
             "cases": {
                 "type": "array",
-                "description": "TestSetCase objects, in any order (served newest addedAt first); "
-                "each case's "
-                "projectId is the list's.",
+                "description": "TestSetCase objects, in any order (served newest addedAt first; "
+                "cases sharing an addedAt in this order); each case's projectId is the list's.",
                 "items": {"$ref": f"#/definitions/{TEST_SET_CASE[1]}"},
             },
         },
@@ -211,8 +210,8 @@ def _evaluation_test_case() -> dict[str, Any]:
             "versions": {
                 "type": "array",
                 "minItems": 1,
-                "description": "Oldest first: versions[0] is version 1, and each body's `version` "
-                "says so.",
+                "description": "Oldest first, each body's `version` saying its number: from 1 "
+                "up, a number missing where no such version is served.",
                 "items": {"$ref": f"#/definitions/{EVALUATION_TEST_CASE[1]}"},
             },
         },

@@ -285,17 +285,20 @@ class World:
             return None
         if version is None:
             return test_case_uuid, len(versions) - 1
-        if (
-            isinstance(version, bool)
-            or not isinstance(version, int)
-            or not 1 <= version <= len(versions)
-        ):
+        if isinstance(version, bool) or not isinstance(version, int):
             return None
-        return test_case_uuid, version - 1
+        # a data file's versions may skip a number (a recording that never saw it)
+        index = version - 1 if 1 <= version <= len(versions) else len(versions) - 1
+        while index >= 0 and versions[index].get("version", index + 1) > version:
+            index -= 1
+        if index < 0 or versions[index].get("version", index + 1) != version:
+            return None
+        return test_case_uuid, index
 
     def evaluation_test_case_versions(self) -> dict[str, tuple[int, ...]]:
         return {
-            uuid: tuple(range(1, len(versions) + 1)) for uuid, versions in self._test_cases.items()
+            uuid: tuple(v.get("version", n) for n, v in enumerate(versions, start=1))
+            for uuid, versions in self._test_cases.items()
         }
 
 

@@ -1,0 +1,148 @@
+"""The one accumulator of a recording: fed answer by answer (by a HAR file's reader or by the proxy
+as traffic passes), it keeps the lists, cases and test case versions seen, and what it did not read
+and why."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any
+
+from evalmock.recording.answers import Answer, Source
+from evalmock.recording.lists import KINDS, Filters, RecordedList
+from evalmock.recording.test_cases import RecordedTestCase
+
+MAX_DEPTH = 64  # a recorded body nested deeper is no page of the APIs
+
+
+@dataclass(frozen=True)
+class Refused:
+    """An answer (or a case or version of one) left out of the data file, and why."""
+
+    source: Source
+    reason: str
+
+
+@dataclass
+class Recording:
+    """Everything the answers fed so far showed."""
+
+    lists: dict[tuple[str, str], RecordedList] = field(default_factory=dict)
+    test_cases: dict[str, RecordedTestCase] = field(default_factory=dict)
+    other: Counter[str] = field(default_factory=Counter)  # host -> entries of other paths
+    not_success: int = 0  # answers of the APIs that were not 2xx
+    refused: list[Refused] = field(default_factory=list)
+    fed: int = 0
+
+    def feed(self, answer: Answer) -> None:
+        self.fed += 1
+        agent, uuid = answer.list_agent(), answer.test_case_uuid()
+        if agent is None and uuid is None:
+            self.other[answer.host] += 1
+            return
+        if uuid is not None and answer.status == 404:
+            self._absent(uuid.lower(), answer)
+        if not 200 <= answer.status < 300:
+            self.not_success += 1
+            return
+        body = _json_object(answer.body)
+        if isinstance(body, str):
+            self.refused.append(Refused(answer.source, body))
+        elif agent is not None:
+            self._list_page(agent, answer, body)
+        elif uuid is not None:
+            self._test_case(uuid.lower(), answer, body)
+
+    def _list_page(self, agent: str, answer: Answer, body: dict[str, Any]) -> None:
+        query = _first_values(answer.query())
+        problem = _page_problem(body) or (
+            None if query.get("projectId") else "the request names no projectId"
+        )
+        if problem:
+            self.refused.append(Refused(answer.source, problem))
+            return
+        project = query["projectId"].lower()
+        kinds = tuple(sorted({k for k in query.get("kind", "").split(",") if k} or KINDS))
+        filters = Filters(kinds, query.get("include") == "retired")
+        recorded = self.lists.setdefault((agent, project), RecordedList(agent, project))
+        recorded.page(filters, query.get("cursor"), body, answer.source, self.fed)
+
+    def _test_case(self, uuid: str, answer: Answer, body: dict[str, Any]) -> None:
+        version = body.get("evaluation_test_case")
+        number = version.get("version") if isinstance(version, dict) else None
+        if not isinstance(version, dict):
+            problem = "expected an object with evaluation_test_case, an object"
+        elif isinstance(number, bool) or not isinstance(number, int):
+            problem = f"expected the test case's version, an integer, got {number!r}"
+        else:
+            problem = None
+        if problem:
+            self.refused.append(Refused(answer.source, problem))
+            return
+        asked = _asked_version(answer)
+        if asked == "malformed":
+            self.refused.append(Refused(answer.source, "the version asked for is no integer"))
+            return
+        recorded = self.test_cases.setdefault(uuid, RecordedTestCase(uuid))
+        recorded.version(version, answer.source, asked if isinstance(asked, int) else None)
+
+    def _absent(self, uuid: str, answer: Answer) -> None:
+        asked = _asked_version(answer)
+        if isinstance(asked, int) and uuid in self.test_cases:
+            self.test_cases[uuid].absent.add(asked)
+
+
+def _first_values(pairs: list[tuple[str, str]]) -> dict[str, str]:
+    found: dict[str, str] = {}
+    for name, value in pairs:
+        found.setdefault(name, value)
+    return found
+
+
+def _asked_version(answer: Answer) -> int | str | None:
+    raw = _first_values(answer.query()).get("evaluation_test_case_version")
+    if raw is None:
+        return None
+    try:
+        return int(raw)
+    except ValueError:
+        return "malformed"
+
+
+def _json_object(body: bytes | None) -> dict[str, Any] | str:
+    """The body as a JSON object, or why it is not read (a string)."""
+    if body is None:
+        return "the answer's body was not recorded"
+    try:
+        value = json.loads(body)
+    except (ValueError, RecursionError):
+        return "the answer's body is not JSON"
+    if not isinstance(value, dict):
+        return "expected a JSON object, got another JSON value"
+    if _depth(value) > MAX_DEPTH:
+        return f"the answer nests deeper than {MAX_DEPTH} levels"
+    return value
+
+
+def _depth(value: Any) -> int:
+    deepest, stack = 0, [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        deepest = max(deepest, depth)
+        if depth > MAX_DEPTH:
+            break
+        if isinstance(item, dict | list):
+            children = item.values() if isinstance(item, dict) else item
+            stack += [(child, depth + 1) for child in children]
+    return deepest
+
+
+def _page_problem(body: dict[str, Any]) -> str | None:
+    """Why a 2xx list answer is no page to read, or None."""
+    data = body.get("data")
+    if not isinstance(data, list):
+        return "expected a page: an object with data, a list"
+    if not all(isinstance(case, dict) and isinstance(case.get("id"), str) for case in data):
+        return "expected every case of the page to be an object with an id, a string"
+    return None

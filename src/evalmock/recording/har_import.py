@@ -1,0 +1,63 @@
+"""`evalmock fixtures import --har FILE… -o DATA`: the answers of recorded traffic made into a data
+file for `evalmock serve --data`, with a summary of what it holds and what the recording lacks."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+
+from evalmock.exits import FAILED, OK, USAGE
+from evalmock.harness.secrets.har_entries import learn_har_entry
+from evalmock.harness.secrets.redactor import Redactor
+from evalmock.harness.traffic.har import MAX_HAR_BYTES
+from evalmock.harness.traffic.har_stream import Unreadable, har_entries
+from evalmock.input_files import too_large
+from evalmock.recording.accumulator import Recording, Refused
+from evalmock.recording.answers import Source, har_answer
+from evalmock.recording.output import WriteOptions, write_recording
+from evalmock.recording.summary import summary
+
+PREFIX = "evalmock fixtures import: "
+
+
+def read_har(path: Path, recording: Recording, redactor: Redactor) -> None:
+    """Feed every entry of a HAR file to the recording, each one's secrets learned first; OSError or
+    Unreadable when the file cannot be read whole."""
+    with path.open("rb") as file:
+        if os.fstat(file.fileno()).st_size > MAX_HAR_BYTES:
+            raise Unreadable(f"is {too_large(MAX_HAR_BYTES)}")
+        for index, entry in enumerate(har_entries(file, MAX_HAR_BYTES)):
+            if isinstance(entry, dict):
+                learn_har_entry(redactor, entry)
+            request = entry.get("request") if isinstance(entry, dict) else None
+            method = str(request.get("method", "")) if isinstance(request, dict) else ""
+            url = str(request.get("url", "")) if isinstance(request, dict) else ""
+            source = Source(f"{path.name} entry {index}", method, redactor.url(url))
+            answer = har_answer(entry, source)
+            if answer is None:
+                recording.refused.append(Refused(source, "no request URL and status to read"))
+            else:
+                recording.feed(answer)
+
+
+def run_import(args: argparse.Namespace) -> int:
+    recording, redactor = Recording(), Redactor()
+    for name in args.har:
+        try:
+            read_har(Path(name), recording, redactor)
+        except OSError as exc:
+            print(f"{PREFIX}cannot read {name}: {exc.strerror or exc}", file=sys.stderr)
+            return USAGE
+        except Unreadable as exc:
+            print(f"{PREFIX}{name} {exc}", file=sys.stderr)
+            return USAGE
+    seed = args.seed if args.anonymize else None
+    try:
+        written = write_recording(recording, args.output, redactor, WriteOptions(seed))
+    except OSError as exc:
+        print(f"{PREFIX}cannot write {args.output}: {exc.strerror or exc}", file=sys.stderr)
+        return FAILED
+    print(summary(recording, written, args.output, redactor))
+    return OK
