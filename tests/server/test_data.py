@@ -307,3 +307,9 @@ def _line(path: Path, text: str, occurrence: int = 1) -> int:
         if text in line
     ]
     return found[occurrence - 1]
+
+
+def test_the_banner_names_recorded_versions_by_their_numbers(tmp_path: Path) -> None:
+    path = write(tmp_path / "seen.json", data(test_cases={TEST_CASE: [version(2), version(5)]}))
+    shown = banner(ServerSettings(), build_world(settings_for(path, data_only=True)))
+    assert f"  {TEST_CASE}: versions 2, 5" in shown

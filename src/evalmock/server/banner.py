@@ -104,7 +104,7 @@ def _your_data(world: World) -> list[str]:
     for test_case in data.test_cases[:MAX_USER_LISTED]:
         lines.append(
             f"  {test_case.uuid}: versions "
-            f"{', '.join(str(n) for n in range(1, len(test_case.versions) + 1))}"
+            f"{', '.join(str(version['version']) for version in test_case.versions)}"
         )
     hidden = max(0, len(data.lists) - MAX_USER_LISTED) + max(
         0, len(data.test_cases) - MAX_USER_LISTED
