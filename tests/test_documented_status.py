@@ -1,0 +1,119 @@
+"""A response added to the OpenAPI document is the whole change that documents a status: the server
+answers it when asked with Prefer, the harness's rules name and judge it, the proxy judges it."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from evalmock.paths import openapi_dir
+
+SCRIPT = Path(__file__).with_name("documented_status.py")
+DOCUMENT = "agent-test-set.yaml"
+RUN_TIMEOUT_S = 120
+
+# What a maintainer writes when the page gains a 403 block: the status under the operation's
+# responses, and the response with its code in its example (as the other error responses state
+# theirs).
+STATUS_AFTER = "        '401':\n          $ref: '#/components/responses/Unauthorized'\n"
+STATUS = "        '403':\n          $ref: '#/components/responses/Forbidden'\n"
+RESPONSE_BEFORE = "    AgentNotFound:\n"
+RESPONSE = """    Forbidden:
+      description: '`project-forbidden`: the caller may not read this project.'
+      headers:
+        X-Request-Id:
+          $ref: '#/components/headers/X-Request-Id'
+      content:
+        application/json:
+          schema:
+            $ref: '#/components/schemas/ErrorEnvelope'
+          examples:
+            project-forbidden:
+              value:
+                error:
+                  code: project-forbidden
+                  message: The caller may not read this project.
+                  details: {}
+                  requestId: 3b4c5d6e7f8049a1b2c3d4e5f6a7b8c9
+"""
+
+
+def with_a_403(folder: Path) -> Path:
+    """A copy of the documents in `folder`, the test-set document with a 403 response added."""
+    copy = folder / "openapi"
+    shutil.copytree(openapi_dir(), copy)
+    document = copy / DOCUMENT
+    text = document.read_text(encoding="utf-8")
+    assert text.count(STATUS_AFTER) == 1 and text.count(RESPONSE_BEFORE) == 1
+    text = text.replace(STATUS_AFTER, STATUS_AFTER + STATUS)
+    document.write_text(text.replace(RESPONSE_BEFORE, RESPONSE + RESPONSE_BEFORE), encoding="utf-8")
+    return copy
+
+
+def what_evalmock_makes_of_a_403(documents: Path) -> dict[str, Any]:
+    env = {**os.environ, "EVALMOCK_OPENAPI_DIR": str(documents)}
+    done = subprocess.run(
+        [sys.executable, str(SCRIPT)],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=RUN_TIMEOUT_S,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    return json.loads(done.stdout)
+
+
+@pytest.fixture(scope="module")
+def shipped() -> dict[str, Any]:
+    return what_evalmock_makes_of_a_403(openapi_dir())
+
+
+@pytest.fixture(scope="module")
+def documented(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    return what_evalmock_makes_of_a_403(with_a_403(tmp_path_factory.mktemp("documents")))
+
+
+def test_the_server_answers_a_documented_403_with_the_document_s_code(
+    shipped: dict[str, Any], documented: dict[str, Any]
+) -> None:
+    assert shipped["server"]["forced"][0] == 400  # not a response of the shipped document
+    status, body, request_id = documented["server"]["forced"]
+    assert status == 403
+    assert body["error"]["code"] == "project-forbidden"
+    assert body["error"]["message"] == "The caller may not read this project."
+    assert body["error"]["requestId"] == request_id
+    assert "choose from 200, 400, 401, 403, 404, 503." in documented["server"]["refused"][1]
+
+
+def test_the_harness_s_rules_name_a_documented_403(
+    shipped: dict[str, Any], documented: dict[str, Any]
+) -> None:
+    before, after = shipped["harness"]["rules"], documented["harness"]["rules"]
+    assert "(200, 400, 401, 404, 503)" in before["status_code_conformance"]
+    assert "(200, 400, 401, 403, 404, 503)" in after["status_code_conformance"]
+    # no longer named as a status the page does not list
+    assert "403 for a caller without read" not in after["status_code_conformance"]
+    assert "a 403 project-forbidden" in after["error_code_is_the_page_s"]
+    assert "403" not in before["error_code_is_the_page_s"]
+    assert "(or 401, or 403 project-forbidden, or 503" in after["positive_data_acceptance"]
+    assert "403" in documented["harness"]["valid_request_answers"]
+    assert "403" not in shipped["harness"]["valid_request_answers"]
+
+
+def test_the_proxy_judges_a_documented_403_s_code(
+    shipped: dict[str, Any], documented: dict[str, Any]
+) -> None:
+    # undocumented, a 403 is left open, whatever its code
+    assert shipped["proxy"] == {"project-forbidden": "", "nope": ""}
+    assert documented["proxy"]["project-forbidden"] == ""
+    assert documented["proxy"]["nope"].startswith(
+        "error_code_is_the_page_s;level=page;outcome=failed"
+    )
