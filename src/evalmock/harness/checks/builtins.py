@@ -22,108 +22,18 @@ from evalmock.contract.sources import (
     on_test_set_page,
     page,
 )
-from evalmock.contract.statuses import documented, error_statuses, retry_after_statuses, spoken
-from evalmock.contract.statuses import statuses as documented_statuses
+from evalmock.contract.statuses import spoken
 from evalmock.harness.checks.registry import SCHEMATHESIS, Check, register
-
-# The statuses the documents list are read from them (contract/statuses.py), and so are the texts
-# below that name them: a response added to a document is named here without an edit.
-
-# The statuses that refuse a request, which a request the document allows never gets: 400 for a
-# malformed one; on the test-set, 404 agent-not-found too, since the targets' agents exist
-# (run/fuzzing.py lets through the 400 and 404 the pages leave open).
-REFUSALS = {"test-set": (400, 404), "gradient": (400,)}
-# Statuses no page lists, named (when no document lists them either) as examples of what is not
-# judged.
-_UNLISTED = {403: "403 for a caller without read", 413: "413", 429: "429"}
-_NUMBERS = ("no", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten")
-
-
-def _server_errors(api: str) -> list[int]:
-    """The 5xx statuses the page documents: answers, not failures."""
-    return [status for status in documented_statuses(api) if status >= 500]
-
-
-def _valid_request_answers(api: str, *, live: bool) -> list[str]:
-    """What a request the document allows may get: a 2xx, or an error status the document lists
-    other than a refusal; a documented 500, HTTP's generic server error (RFC 9110, 15.6.1), stands
-    for every 5xx."""
-    errors = [s for s in error_statuses(api, live=live) if s not in REFUSALS[api]]
-    if 500 in errors:
-        return ["2xx", *(str(s) for s in errors if s < 500), "5xx"]
-    return ["2xx", *map(str, errors)]
-
-
-# What the pages allow a request to get, per built-in check with expected statuses (Schemathesis's
-# configuration: run/schemathesis_schema.py). DigitalOcean's positive_data_acceptance is the live
-# service's rule, so it reads the statuses of the live service too.
-EXPECTED_STATUSES: dict[str, dict[str, list[str]]] = {
-    "test-set": {
-        "positive_data_acceptance": _valid_request_answers("test-set", live=False),
-        "negative_data_rejection": ["400", "401"],
-        "not_a_server_error": ["2xx", "3xx", "4xx", *map(str, _server_errors("test-set"))],
-    },
-    "gradient": {
-        "positive_data_acceptance": _valid_request_answers("gradient", live=True),
-        "negative_data_rejection": ["4xx"],
-        "not_a_server_error": ["2xx", "3xx", "4xx", *map(str, _server_errors("gradient"))],
-    },
-}
-
-
-def _named(api: str, status: int, form: str = "{status} {code}") -> str:
-    """`503 database-busy`, or the status alone when its code is left open."""
-    code = documented(api)[status].code
-    return form.format(status=status, code=code) if code else str(status)
-
-
-def _allowed_server_errors() -> str:
-    """Which 5xx the test-set page documents, for not_a_server_error's reading."""
-    named = [_named("test-set", s, "a {status} ({code})") for s in _server_errors("test-set")]
-    if not named:
-        return ""
-    verb = "is" if len(named) == 1 else "are"
-    return f" The test-set page documents {spoken(named)}, which {verb} allowed."
-
-
-def _other_than_documented(api: str) -> str:
-    named = [str(s) for s in _server_errors(api)]
-    return f", other than the documented {spoken(named)}" if named else ""
-
-
-def _retry_after_rule(api: str) -> str:
-    named = [f"a {status}" for status in retry_after_statuses(api)]
-    verb = "carries" if len(named) == 1 else "carry"
-    return f", and {spoken(named)} {verb} Retry-After in whole seconds" if named else ""
-
-
-def _answers_count(api: str) -> str:
-    count = len(documented_statuses(api))
-    return _NUMBERS[count] if count < len(_NUMBERS) else str(count)
-
-
-def _status_rule() -> str:
-    """status_code_conformance's rule on the test-set API, naming the statuses its page lists."""
-    listed = documented_statuses("test-set", live=True)
-    unlisted = ", ".join(text for status, text in _UNLISTED.items() if status not in listed)
-    return (
-        "A request for which the page names the answer gets a status the page documents "
-        f"({', '.join(map(str, documented_statuses('test-set')))}): no bearer token, or an "
-        "expired or revoked one; a projectId, include or kind outside its stated form; a cursor "
-        "(not sent empty), when the runtime seals them. Other requests may get a status the page "
-        f"does not list ({unlisted + ', ' if unlisted else ''}...): those are not judged."
-    )
-
-
-def _valid_request_errors(api: str) -> str:
-    """`401, or 503 database-busy`: the error statuses a request the document allows may get."""
-    statuses = EXPECTED_STATUSES[api]["positive_data_acceptance"][1:]
-    return ", or ".join(_named(api, int(s)) if s.isdigit() else s for s in statuses)
-
-
-def _refusals(api: str) -> str:
-    return spoken([str(status) for status in REFUSALS[api]], "or")
-
+from evalmock.harness.checks.status_rules import (
+    EXPECTED_STATUSES,
+    allowed_server_errors,
+    answers_count,
+    other_than_documented,
+    refusals,
+    retry_after_rule,
+    status_rule,
+    valid_request_errors,
+)
 
 _HTTP_METHODS = inferred(
     "HTTP's rule (RFC 9110, 15.5.6), not the page's: a path answers a method it does not serve "
@@ -133,7 +43,7 @@ _HTTP_METHODS = inferred(
 _NO_SERVER_ERRORS = inferred(
     "A 5xx says the server failed, so it is never a conforming answer to a request; the pages do "
     "not say so, HTTP "
-    "does." + _allowed_server_errors()
+    "does." + allowed_server_errors()
 )
 _TEST_SET_ANSWERS = (
     on_test_set_page("Page of cases."),
@@ -155,18 +65,19 @@ _SEALED_CURSORS = on_test_set_page(
     "without it.",
 )
 
+# The words that name statuses are read from the documents (status_rules.py).
 BUILTINS: dict[str, dict[str, tuple[str, Source]]] = {
     "test-set": {
         "not_a_server_error": (
-            f"No answer is a server error{_other_than_documented('test-set')}.",
+            f"No answer is a server error{other_than_documented('test-set')}.",
             _NO_SERVER_ERRORS,
         ),
         "status_code_conformance": (
-            _status_rule(),
+            status_rule(),
             page(
                 *_TEST_SET_ANSWERS,
                 _SEALED_CURSORS,
-                reading=f"The page lists {_answers_count('test-set')} answers and the situations "
+                reading=f"The page lists {answers_count('test-set')} answers and the situations "
                 "they are for; it never says no other status may come. So another status breaks it "
                 "only where the page names what must come instead.",
             ),
@@ -194,7 +105,7 @@ BUILTINS: dict[str, dict[str, tuple[str, Source]]] = {
             ),
         ),
         "response_headers_conformance": (
-            f"Errors carry X-Request-Id{_retry_after_rule('test-set')}.",
+            f"Errors carry X-Request-Id{retry_after_rule('test-set')}.",
             page(
                 on_test_set_page(
                     "Server-assigned request id; also echoed via X-Request-Id header."
@@ -207,8 +118,8 @@ BUILTINS: dict[str, dict[str, tuple[str, Source]]] = {
         ),
         "positive_data_acceptance": (
             "A request the document allows that names a project the targets list and carries no "
-            f"cursor gets its page (or {_valid_request_errors('test-set')}), never "
-            f"{_refusals('test-set')}; with a cursor a 400 is allowed (the runtime may not take "
+            f"cursor gets its page (or {valid_request_errors('test-set')}), never "
+            f"{refusals('test-set')}; with a cursor a 400 is allowed (the runtime may not take "
             "it), and for an agent or project the targets do not list a 400 or 404.",
             page(
                 on_test_set_page("Page of cases."),
@@ -281,7 +192,7 @@ BUILTINS: dict[str, dict[str, tuple[str, Source]]] = {
         "positive_data_acceptance": (
             "A request the document allows is answered "
             f"{spoken(EXPECTED_STATUSES['gradient']['positive_data_acceptance'], 'or')}, never "
-            f"{_refusals('gradient')}: the path parameter "
+            f"{refusals('gradient')}: the path parameter "
             "is a plain string, so an id that names nothing is a 404.",
             live(
                 "DigitalOcean's service answers an unknown or malformed test case id with 404 "

@@ -26,9 +26,9 @@ from evalmock.contract.documents import api as api_document
 from evalmock.contract.operations import operation
 from evalmock.contract.targets import Targets
 from evalmock.harness.checks.attribution import builtin_check_names
-from evalmock.harness.checks.builtins import EXPECTED_STATUSES
 from evalmock.harness.checks.exchange import NotJson, loads
 from evalmock.harness.checks.policy import Policy
+from evalmock.harness.checks.status_rules import EXPECTED_STATUSES
 from evalmock.paths import cache_dir
 
 PHASES = ("examples", "coverage", "fuzzing", "stateful")
@@ -38,9 +38,9 @@ PHASES = ("examples", "coverage", "fuzzing", "stateful")
 MAX_REDIRECTS = 5
 
 # What the pages allow a request to get, per check with expected statuses: EXPECTED_STATUSES, read
-# from the documents beside the rules that name them (checks/builtins.py). The 400 for a cursor the
-# runtime did not take, and the 400 or 404 for an agent or project the targets do not list, are let
-# pass in run/fuzzing.py.
+# from the documents beside the words that name them (checks/status_rules.py). The 400 for a
+# cursor the runtime did not take, and the 400 or 404 for an agent or project the targets do not
+# list, are let pass in run/fuzzing.py.
 
 
 def config_dict(
