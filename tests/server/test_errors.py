@@ -523,6 +523,8 @@ def test_the_ratelimit_window_starts_again_each_hour_with_its_own_reset() -> Non
 
 def test_the_server_s_own_errors_name_the_codes_the_document_names() -> None:
     """The handlers' refusals, for a bad parameter, an unknown agent and a busy database, name the
-    code the document gives their status (a code changed in the document is changed here)."""
+    code the document gives their status (a code the document changes fails here first)."""
     answers = (bad_input("projectId", "m"), agent_not_found("acme.x"), database_busy(1))
-    assert {error.status: error.code for error in answers} == error_codes("test-set")
+    assert {error.status: error.code for error in answers} == {
+        status: error_codes("test-set")[status] for status in (400, 404, 503)
+    }
