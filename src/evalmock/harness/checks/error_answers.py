@@ -42,16 +42,26 @@ def _codes_reading() -> str:
         f"{status} {code}" + (" for a cursor a sealing runtime does not take" * (status == 400))
         for status, code in CODE_OF_STATUS.items()
     ]
-    left_open = (
-        f"The {OPEN_CODES[0]}'s code is left open, and the"
-        if len(OPEN_CODES) == 1
-        else f"The codes of {spoken([f'the {s}' for s in OPEN_CODES])} are left open, and the"
-        if OPEN_CODES
-        else "The"
-    )
+    if len(OPEN_CODES) == 1:
+        left_open = f"The {OPEN_CODES[0]}'s code is left open, and the"
+    elif OPEN_CODES:
+        left_open = (
+            f"The codes of {spoken([f'the {s}' for s in OPEN_CODES])} are left open, and the"
+        )
+    else:
+        left_open = "The"
     return (
         f"The page names a code for these answers: {', '.join(named)}. {left_open} code of a 400 "
         "for another reason is inferred (bad_input_is_every_400_s_code)."
+    )
+
+
+def _codes_rule() -> str:
+    """error_code_is_the_page_s's rule: the code of each status the document names one for."""
+    others = [f"a {status} {code}" for status, code in CODE_OF_STATUS.items() if status != 400]
+    return (
+        "A 400 refusing a cursor (of a runtime that seals them, as the targets say; the request's "
+        f"other parameters are valid) says {spoken([CODE_OF_STATUS[400], *others])} in error.code."
     )
 
 
@@ -135,15 +145,7 @@ def refused_cursor(exchange: Exchange, targets: Targets | None) -> bool:
         reading=_codes_reading(),
     ),
 )
-@stating(
-    "A 400 refusing a cursor (of a runtime that seals them, as the targets say; the request's "
-    "other parameters are valid) says "
-    + spoken(
-        [CODE_OF_STATUS[400]]
-        + [f"a {status} {code}" for status, code in CODE_OF_STATUS.items() if status != 400]
-    )
-    + " in error.code."
-)
+@stating(_codes_rule())  # its docstring, naming each code the document gives
 def error_code_is_the_page_s(context: CheckContext) -> bool | None:
     exchange = context.exchange
     targets = context.targets
