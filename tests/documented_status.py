@@ -47,19 +47,22 @@ def harness_rules() -> dict[str, Any]:
     }
 
 
-def proxy_verdicts() -> dict[str, Any]:
-    """The evalmock-violations header the proxy gives a 403 naming the document's code, and one
-    naming another code."""
+def proxy_verdicts() -> dict[str, str]:
+    """The evalmock-violations header the proxy gives a 403 naming the document's code, one naming
+    another code, and one whose body is no error envelope (without its request id)."""
     session = ProxySession(
         TrafficAudit(Policy(), apis=("test-set",)),
         "http://upstream.invalid",
         Outputs(),
         stream=io.StringIO(),
     )
+    answers = {
+        code: {"error": {"code": code, "message": "m", "details": {}, "requestId": "r-1"}}
+        for code in ("project-forbidden", "nope")
+    }
+    answers["no envelope"] = {"error": {"code": "project-forbidden", "message": "m"}}
     verdicts = {}
-    for code in ("project-forbidden", "nope"):
-        request_id = f"req-{code}"
-        body = {"error": {"code": code, "message": "m", "details": {}, "requestId": request_id}}
+    for name, body in answers.items():
         forwarded = Forwarded(
             started=datetime.now(UTC),
             method="GET",
@@ -67,10 +70,10 @@ def proxy_verdicts() -> dict[str, Any]:
             path=PATH,
             request_headers=list(AUTH.items()),
             status=FORBIDDEN,
-            response_headers=[("content-type", "application/json"), ("x-request-id", request_id)],
+            response_headers=[("content-type", "application/json"), ("x-request-id", "r-1")],
             body=json.dumps(body).encode(),
         )
-        verdicts[code] = dict(session.judge("test-set", forwarded)).get("evalmock-violations", "")
+        verdicts[name] = dict(session.judge("test-set", forwarded)).get("evalmock-violations", "")
     return verdicts
 
 

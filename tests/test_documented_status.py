@@ -108,12 +108,16 @@ def test_the_harness_s_rules_name_a_documented_403(
     assert "403" not in shipped["harness"]["valid_request_answers"]
 
 
-def test_the_proxy_judges_a_documented_403_s_code(
+def test_the_proxy_judges_a_documented_403_s_code_and_body(
     shipped: dict[str, Any], documented: dict[str, Any]
 ) -> None:
-    # undocumented, a 403 is left open, whatever its code
-    assert shipped["proxy"] == {"project-forbidden": "", "nope": ""}
+    # undocumented, a 403 is left open, whatever its body
+    assert shipped["proxy"] == {"project-forbidden": "", "nope": "", "no envelope": ""}
     assert documented["proxy"]["project-forbidden"] == ""
     assert documented["proxy"]["nope"].startswith(
         "error_code_is_the_page_s;level=page;outcome=failed"
+    )
+    # its body is held to the document's schema for a 403 (the envelope's requestId is required)
+    assert documented["proxy"]["no envelope"].startswith(
+        "response_schema_conformance;level=page;outcome=failed"
     )
