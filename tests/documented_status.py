@@ -23,17 +23,22 @@ FORBIDDEN = 403
 AGENT, PROJECT = "example", "2489e9ad-2ee2-8e00-8ec9-32d5f69181c0"
 PATH = f"/v1/agents/{AGENT}/test-set/cases?projectId={PROJECT}"
 AUTH = {"Authorization": "Bearer demo-user"}
+TEST_CASE_PATH = "/v2/gen-ai/evaluation_test_cases/123e4567-e89b-12d3-a456-426614174000"
 
 
 def server_answers() -> dict[str, Any]:
-    """A request that asks for a 403 with Prefer, and one that asks for a status none declares."""
+    """A request of each API that asks for a 403 with Prefer, and one that asks for a status no
+    response of the test-set document declares."""
     settings = ServerSettings(seed=42, cases=40, validate_responses=True)
+    forced_403 = {**AUTH, "Prefer": f"code={FORBIDDEN}"}
     with create_app(settings, World(seed=42, cases=40)).test_client() as client:
-        forced = client.get(PATH, headers={**AUTH, "Prefer": f"code={FORBIDDEN}"})
+        forced = client.get(PATH, headers=forced_403)
         refused = client.get(PATH, headers={**AUTH, "Prefer": "code=418"})
+        digitalocean = client.get(TEST_CASE_PATH, headers=forced_403)
     return {
         "forced": [forced.status_code, forced.json(), forced.headers.get("x-request-id")],
         "refused": [refused.status_code, refused.json()["error"]["message"]],
+        "digitalocean": [digitalocean.status_code, digitalocean.json()],
     }
 
 
@@ -43,6 +48,7 @@ def harness_rules() -> dict[str, Any]:
     checks = config_dict("test-set", Policy())["checks"]
     return {
         "rules": {name: find_check(name, "test-set").rule for name in names},
+        "digitalocean": find_check("positive_data_acceptance", "gradient").rule,
         "valid_request_answers": checks["positive_data_acceptance"]["expected-statuses"],
     }
 

@@ -17,6 +17,7 @@ from evalmock.paths import openapi_dir
 
 SCRIPT = Path(__file__).with_name("documented_status.py")
 DOCUMENT = "agent-test-set.yaml"
+DIGITALOCEAN = "gradient-evaluation-test-cases.yaml"
 RUN_TIMEOUT_S = 120
 
 # What a maintainer writes when the page gains a 403 block: the status under the operation's
@@ -45,15 +46,39 @@ RESPONSE = """    Forbidden:
 """
 
 
+# ... and when DigitalOcean's live service is seen to answer a 403: its response, with its example
+# body, as its other error responses state theirs.
+DO_STATUS_AFTER = "        '401':\n          $ref: '#/components/responses/unauthorized'\n"
+DO_STATUS = "        '403':\n          $ref: '#/components/responses/forbidden'\n"
+DO_RESPONSE_BEFORE = "    not_found:\n"
+DO_RESPONSE = """    forbidden:
+      description: The token lacks a scope the request needs.
+      x-evalmock-level: live
+      content:
+        application/json:
+          schema:
+            $ref: '#/components/schemas/error'
+          example:
+            id: scope_missing
+            message: The token lacks the genai:read scope.
+"""
+
+
+def add(document: Path, status: tuple[str, str], response: tuple[str, str]) -> None:
+    """Add `status` (its line after the first) and `response` (before the second) to `document`."""
+    text = document.read_text(encoding="utf-8")
+    (after, line), (before, block) = status, response
+    assert text.count(after) == 1 and text.count(before) == 1
+    text = text.replace(after, after + line).replace(before, block + before)
+    document.write_text(text, encoding="utf-8")
+
+
 def with_a_403(folder: Path) -> Path:
-    """A copy of the documents in `folder`, the test-set document with a 403 response added."""
+    """A copy of the documents in `folder`, each with a 403 response added."""
     copy = folder / "openapi"
     shutil.copytree(openapi_dir(), copy)
-    document = copy / DOCUMENT
-    text = document.read_text(encoding="utf-8")
-    assert text.count(STATUS_AFTER) == 1 and text.count(RESPONSE_BEFORE) == 1
-    text = text.replace(STATUS_AFTER, STATUS_AFTER + STATUS)
-    document.write_text(text.replace(RESPONSE_BEFORE, RESPONSE + RESPONSE_BEFORE), encoding="utf-8")
+    add(copy / DOCUMENT, (STATUS_AFTER, STATUS), (RESPONSE_BEFORE, RESPONSE))
+    add(copy / DIGITALOCEAN, (DO_STATUS_AFTER, DO_STATUS), (DO_RESPONSE_BEFORE, DO_RESPONSE))
     return copy
 
 
@@ -93,6 +118,19 @@ def test_the_server_answers_a_documented_403_with_the_document_s_code(
     assert "choose from 200, 400, 401, 403, 404, 503." in documented["server"]["refused"][1]
 
 
+def test_the_server_answers_a_documented_digitalocean_403_with_the_document_s_body(
+    shipped: dict[str, Any], documented: dict[str, Any]
+) -> None:
+    # under the `default` response before: a generic body
+    assert shipped["server"]["digitalocean"][1]["id"] == "forbidden"
+    status, body = documented["server"]["digitalocean"]
+    assert status == 403
+    assert (body["id"], body["message"]) == (
+        "scope_missing",
+        "The token lacks the genai:read scope.",
+    )
+
+
 def test_the_harness_s_rules_name_a_documented_403(
     shipped: dict[str, Any], documented: dict[str, Any]
 ) -> None:
@@ -104,6 +142,8 @@ def test_the_harness_s_rules_name_a_documented_403(
     assert "a 403 project-forbidden" in after["error_code_is_the_page_s"]
     assert "403" not in before["error_code_is_the_page_s"]
     assert "(or 401, or 403 project-forbidden, or 503" in after["positive_data_acceptance"]
+    assert "answered 2xx, 401, 404, 429 or 5xx," in shipped["harness"]["digitalocean"]
+    assert "answered 2xx, 401, 403, 404, 429 or 5xx," in documented["harness"]["digitalocean"]
     assert "403" in documented["harness"]["valid_request_answers"]
     assert "403" not in shipped["harness"]["valid_request_answers"]
 
