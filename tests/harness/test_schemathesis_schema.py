@@ -13,6 +13,7 @@ import schemathesis
 from hypothesis.configuration import set_hypothesis_home_dir, storage_directory
 
 from evalmock.contract.sources import Level
+from evalmock.contract.statuses import statuses
 from evalmock.contract.targets import ProjectTarget, Targets
 from evalmock.harness.checks import find_check
 from evalmock.harness.checks.attribution import attribute
@@ -36,14 +37,16 @@ LISTED = Targets(
     projects=(ProjectTarget("acme.drafting", PROJECT),), expired_token="old", sealed_cursors=True
 )
 AGENT = {"agentId": "acme.drafting"}
+# Statuses the pages leave open for a request, those the documents do not list (a 403 for a caller
+# without read, until a page documents it).
+UNDOCUMENTED = [s for s in (403, 405, 413, 429) if s not in statuses("test-set", live=True)]
 
 
 def test_a_valid_request_for_a_listed_project_without_a_cursor_must_get_its_page() -> None:
-    assert set(enabled("test-set", PAGES)["positive_data_acceptance"]["expected-statuses"]) == {
-        "2xx",
-        "401",
-        "503",
-    }
+    accepted = set(enabled("test-set", PAGES)["positive_data_acceptance"]["expected-statuses"])
+    # its page, or an error status the page documents other than a refusal (400, 404)
+    assert {"2xx", "401", "503"} <= accepted
+    assert accepted - {"2xx"} <= {str(s) for s in statuses("test-set")} - {"400", "404"}
     for status in (400, 404):
         assert not refusal_left_open(
             "test-set",
@@ -95,7 +98,7 @@ def test_an_undocumented_status_breaks_the_page_where_it_names_the_answer(status
         ), query
 
 
-@pytest.mark.parametrize("status", [403, 405, 413, 429])
+@pytest.mark.parametrize("status", UNDOCUMENTED)
 def test_an_undocumented_status_the_pages_leave_open_is_not_judged(status: int) -> None:
     bearer = {"authorization": "Bearer someone"}
     open_requests = [

@@ -14,8 +14,16 @@ from connexion.middleware.exceptions import ExceptionMiddleware
 from starlette.exceptions import HTTPException
 from starlette.testclient import TestClient
 
+from evalmock.contract.statuses import error_codes
 from evalmock.server.app import create_app
-from evalmock.server.errors import ERROR_HANDLERS, ApiError, ErrorHandlersMiddleware
+from evalmock.server.errors import (
+    ERROR_HANDLERS,
+    ApiError,
+    ErrorHandlersMiddleware,
+    agent_not_found,
+    bad_input,
+    database_busy,
+)
 from evalmock.server.ratelimit import RateLimitCounter
 from evalmock.server.request_id import RequestIdMiddleware
 from evalmock.server.settings import ServerSettings
@@ -511,3 +519,12 @@ def test_the_ratelimit_window_starts_again_each_hour_with_its_own_reset() -> Non
         b"ratelimit-reset": b"43200",
     }
     assert dict(counter.count(counted=False))[b"ratelimit-remaining"] == b"2"
+
+
+def test_the_server_s_own_errors_name_the_codes_the_document_names() -> None:
+    """The handlers' refusals, for a bad parameter, an unknown agent and a busy database, name the
+    code the document gives their status (a code the document changes fails here first)."""
+    answers = (bad_input("projectId", "m"), agent_not_found("acme.x"), database_busy(1))
+    assert {error.status: error.code for error in answers} == {
+        status: error_codes("test-set")[status] for status in (400, 404, 503)
+    }

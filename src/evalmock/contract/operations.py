@@ -39,6 +39,7 @@ class Response:
     # what the document says of it is a fact of DigitalOcean's live service, not of the page
     live: bool
     schema: Any = None  # its JSON body's schema, as the document writes it (a $ref, often)
+    headers: tuple[str, ...] = ()  # the names of the headers it declares, in lower case
 
 
 @dataclass(frozen=True)
@@ -144,6 +145,7 @@ def _response(spec: dict[str, Any], status: str, node: Any) -> Response:
         example=body.get("example"),
         live=is_live(response),
         schema=body.get("schema"),
+        headers=tuple(str(name).lower() for name in response.get("headers", {})),
     )
 
 

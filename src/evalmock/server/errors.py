@@ -19,6 +19,7 @@ from starlette.types import Message, Receive, Scope, Send
 
 from evalmock.contract.documents import GRADIENT, TEST_SET
 from evalmock.contract.operations import operations
+from evalmock.contract.statuses import documented
 from evalmock.server.request_id import current_request_id
 from evalmock.world.data_schema import CONTROL_CHARACTERS
 
@@ -140,15 +141,11 @@ def is_gradient_path(path: str) -> bool:
 @functools.cache
 def digitalocean_errors() -> dict[int, tuple[str, str]]:
     """status -> (id, message), from the examples of the DigitalOcean document's error responses."""
-    found: dict[int, tuple[str, str]] = {}
-    for operation in operations().values():
-        if operation.document is not GRADIENT:
-            continue
-        for status, response in operation.responses.items():
-            example = response.example
-            if status.isdigit() and isinstance(example, dict) and "id" in example:
-                found.setdefault(int(status), (example["id"], example.get("message", "")))
-    return found
+    return {
+        status: (found.code, found.message or "")
+        for status, found in documented(GRADIENT.name).items()
+        if found.code is not None
+    }
 
 
 def digitalocean_body(error: ApiError, request_id: str) -> dict[str, Any]:

@@ -20,6 +20,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from evalmock.contract.documents import GRADIENT
 from evalmock.contract.operations import Operation, operations
+from evalmock.contract.statuses import RETRY_AFTER, documented
 from evalmock.server.auth import unauthorized
 from evalmock.server.errors import (
     MESSAGES,
@@ -169,7 +170,7 @@ def forced_error(
         details = inner.get("details") if isinstance(inner.get("details"), dict) else {}
         headers = (
             {"Retry-After": str(details.get("retryAfterSeconds", RETRY_AFTER_SECONDS))}
-            if status == 503
+            if RETRY_AFTER in response.headers
             else {}
         )
         code = str(inner.get("code") or for_status(status).code)
@@ -178,12 +179,27 @@ def forced_error(
         gradient = operation.document is GRADIENT
         return unauthorized(digitalocean_errors()[401][1] if gradient else MESSAGES["unauthorized"])
     if operation.document is GRADIENT:
-        return too_many_requests() if status == 429 else for_status(status)
+        return documented_error(operation, status)
     if status == 404 and "agentId" in path_params:
         return agent_not_found(str(path_params["agentId"]))
     if status == 503:
         return database_busy(RETRY_AFTER_SECONDS)
-    return for_status(status)
+    return documented_error(operation, status)
+
+
+def documented_error(operation: Operation, status: int) -> ApiError:
+    """A declared error status's answer as the document states it: the code its examples name, with
+    their message (or ours, for a code we know), and Retry-After when it declares one. The generic
+    error of the status when the document names no code (a `default` response), and on
+    DigitalOcean's API, whose body takes its id and message from the status (errors.py)."""
+    found = documented(operation.api).get(status)
+    if found is None or found.code is None or operation.document is GRADIENT:
+        error = for_status(status)
+    else:
+        error = ApiError(status, found.code, None if found.code in MESSAGES else found.message)
+    if found is not None and found.retry_after:
+        error.headers = {**error.headers, "Retry-After": str(RETRY_AFTER_SECONDS)}
+    return error
 
 
 @functools.cache

@@ -22,7 +22,18 @@ from evalmock.contract.sources import (
     on_test_set_page,
     page,
 )
+from evalmock.contract.statuses import spoken
 from evalmock.harness.checks.registry import SCHEMATHESIS, Check, register
+from evalmock.harness.checks.status_rules import (
+    EXPECTED_STATUSES,
+    allowed_server_errors,
+    answers_count,
+    other_than_documented,
+    refusals,
+    retry_after_rule,
+    status_rule,
+    valid_request_errors,
+)
 
 _HTTP_METHODS = inferred(
     "HTTP's rule (RFC 9110, 15.5.6), not the page's: a path answers a method it does not serve "
@@ -32,7 +43,7 @@ _HTTP_METHODS = inferred(
 _NO_SERVER_ERRORS = inferred(
     "A 5xx says the server failed, so it is never a conforming answer to a request; the pages do "
     "not say so, HTTP "
-    "does. The test-set page documents a 503 (database-busy), which is allowed."
+    "does." + allowed_server_errors()
 )
 _TEST_SET_ANSWERS = (
     on_test_set_page("Page of cases."),
@@ -54,29 +65,21 @@ _SEALED_CURSORS = on_test_set_page(
     "without it.",
 )
 
+# The words that name statuses are read from the documents (status_rules.py).
 BUILTINS: dict[str, dict[str, tuple[str, Source]]] = {
     "test-set": {
         "not_a_server_error": (
-            "No answer is a server error, other than the documented 503.",
+            f"No answer is a server error{other_than_documented('test-set')}.",
             _NO_SERVER_ERRORS,
         ),
         "status_code_conformance": (
-            "A request for which the page names the answer gets a status the page documents (200, "
-            "400, 401, 404, "
-            "503): no bearer token, or an expired or revoked one; a projectId, include or kind "
-            "outside its "
-            "stated form; a cursor (not sent empty), when the runtime seals them. Other requests "
-            "may get a status "
-            "the page does not list (403 for a caller without read, 413, 429, ...): those are not "
-            "judged.",
+            status_rule(),
             page(
                 *_TEST_SET_ANSWERS,
                 _SEALED_CURSORS,
-                reading="The page lists five answers and the situations they are for; it never "
-                "says no other "
-                "status may come. So another status breaks it only where the page names what must "
-                "come "
-                "instead.",
+                reading=f"The page lists {answers_count('test-set')} answers and the situations "
+                "they are for; it never says no other status may come. So another status breaks it "
+                "only where the page names what must come instead.",
             ),
         ),
         "content_type_conformance": (
@@ -102,7 +105,7 @@ BUILTINS: dict[str, dict[str, tuple[str, Source]]] = {
             ),
         ),
         "response_headers_conformance": (
-            "Errors carry X-Request-Id, and a 503 carries Retry-After in whole seconds.",
+            f"Errors carry X-Request-Id{retry_after_rule('test-set')}.",
             page(
                 on_test_set_page(
                     "Server-assigned request id; also echoed via X-Request-Id header."
@@ -115,10 +118,9 @@ BUILTINS: dict[str, dict[str, tuple[str, Source]]] = {
         ),
         "positive_data_acceptance": (
             "A request the document allows that names a project the targets list and carries no "
-            "cursor gets its "
-            "page (or 401, or 503 database-busy), never 400 or 404; with a cursor a 400 is allowed "
-            "(the runtime may "
-            "not take it), and for an agent or project the targets do not list a 400 or 404.",
+            f"cursor gets its page (or {valid_request_errors('test-set')}), never "
+            f"{refusals('test-set')}; with a cursor a 400 is allowed (the runtime may not take "
+            "it), and for an agent or project the targets do not list a 400 or 404.",
             page(
                 on_test_set_page("Page of cases."),
                 _SEALED_CURSORS,
@@ -188,8 +190,9 @@ BUILTINS: dict[str, dict[str, tuple[str, Source]]] = {
             ),
         ),
         "positive_data_acceptance": (
-            "A request the document allows is answered 2xx, 401, 404, 429 or 5xx, never 400: the "
-            "path parameter "
+            "A request the document allows is answered "
+            f"{spoken(EXPECTED_STATUSES['gradient']['positive_data_acceptance'], 'or')}, never "
+            f"{refusals('gradient')}: the path parameter "
             "is a plain string, so an id that names nothing is a 404.",
             live(
                 "DigitalOcean's service answers an unknown or malformed test case id with 404 "

@@ -8,20 +8,23 @@ from typing import Any
 
 from evalmock.contract.operations import operation
 from evalmock.contract.sources import inferred, on_test_set_page, page
+from evalmock.contract.statuses import error_codes, error_statuses, spoken
 from evalmock.contract.targets import Targets
 from evalmock.harness.checks.context import CheckContext
 from evalmock.harness.checks.exchange import Exchange
 from evalmock.harness.checks.outcomes import Skip, Violation
-from evalmock.harness.checks.registry import response_check, scenario_check
+from evalmock.harness.checks.registry import response_check, scenario_check, stating
 from evalmock.harness.checks.scenario import Scenario
 
 UNKNOWN_AGENT = "evalmock.no-such-agent"
 # The statuses the page documents for errors, and the code it names for each (the 401's is left
-# open).
-DOCUMENTED_ERRORS = (400, 401, 404, 503)
-CODE_OF_STATUS = {400: "bad-input", 404: "agent-not-found", 503: "database-busy"}
+# open): as the document states them.
+DOCUMENTED_ERRORS = error_statuses("test-set")
+CODE_OF_STATUS = error_codes("test-set")
+# The statuses whose code the page leaves to the service.
+OPEN_CODES = tuple(status for status in DOCUMENTED_ERRORS if status not in CODE_OF_STATUS)
 
-# In the 400 block, and again in the 401, 404 and 503 blocks: an answer of any of them is judged by
+# In the 400 block, and again in every other error block: an answer of any of them is judged by
 # these words.
 _REQUEST_ID = on_test_set_page(
     "Server-assigned request id; also echoed via X-Request-Id header.", every=True
@@ -30,6 +33,36 @@ _BUSY = on_test_set_page(
     "The database was too busy to answer in time (database-busy); Retry-After (whole "
     "seconds) says when to try again.",
 )
+
+
+def _codes_reading() -> str:
+    """Which codes the page names, as the document states them (error_code_is_the_page_s's
+    reading)."""
+    named = [
+        f"{status} {code}" + (" for a cursor a sealing runtime does not take" * (status == 400))
+        for status, code in CODE_OF_STATUS.items()
+    ]
+    if len(OPEN_CODES) == 1:
+        left_open = f"The {OPEN_CODES[0]}'s code is left open, and the"
+    elif OPEN_CODES:
+        left_open = (
+            f"The codes of {spoken([f'the {s}' for s in OPEN_CODES])} are left open, and the"
+        )
+    else:
+        left_open = "The"
+    return (
+        f"The page names a code for these answers: {', '.join(named)}. {left_open} code of a 400 "
+        "for another reason is inferred (bad_input_is_every_400_s_code)."
+    )
+
+
+def _codes_rule() -> str:
+    """error_code_is_the_page_s's rule: the code of each status the document names one for."""
+    others = [f"a {status} {code}" for status, code in CODE_OF_STATUS.items() if status != 400]
+    return (
+        "A 400 refusing a cursor (of a runtime that seals them, as the targets say; the request's "
+        f"other parameters are valid) says {spoken([CODE_OF_STATUS[400], *others])} in error.code."
+    )
 
 
 def envelope_error(exchange: Exchange) -> dict[str, Any] | None:
@@ -109,17 +142,11 @@ def refused_cursor(exchange: Exchange, targets: Targets | None) -> bool:
             "a day; otherwise 400 bad-input, and the list starts again without it.",
         ),
         on_test_set_page("Stable machine-readable discriminant."),
-        reading="The page names a code for three answers: 400 bad-input for a cursor a sealing "
-        "runtime does not take, 404 "
-        "agent-not-found, 503 database-busy. The 401's code is left open, and the code of a 400 "
-        "for another "
-        "reason is inferred (bad_input_is_every_400_s_code).",
+        reading=_codes_reading(),
     ),
 )
+@stating(_codes_rule())  # its docstring, naming each code the document gives
 def error_code_is_the_page_s(context: CheckContext) -> bool | None:
-    """A 400 refusing a cursor (of a runtime that seals them, as the targets say; the request's
-    other parameters are valid) says bad-input, a 404 agent-not-found and a 503 database-busy in
-    error.code."""
     exchange = context.exchange
     targets = context.targets
     expected = CODE_OF_STATUS.get(exchange.status)
@@ -205,7 +232,7 @@ def unknown_agent_is_agent_not_found(s: Scenario) -> None:
     """An agent id that names no agent gets 404 agent-not-found, never a page."""
     project = s.project()
     exchange = s.list_cases(project, agent_id=UNKNOWN_AGENT)
-    expect_error(exchange, 404, "agent-not-found", f"agent {UNKNOWN_AGENT!r} is unknown")
+    expect_error(exchange, 404, CODE_OF_STATUS[404], f"agent {UNKNOWN_AGENT!r} is unknown")
 
 
 @scenario_check("test-set", page(_BUSY))
@@ -224,7 +251,7 @@ def busy_answer_says_when_to_retry(s: Scenario) -> None:
             "here, and a 503 "
             f"met by chance is judged by response_headers_conformance"
         )
-    expect_error(exchange, 503, "database-busy", "the 503 answer")
+    expect_error(exchange, 503, CODE_OF_STATUS[503], "the 503 answer")
     value = exchange.header("retry-after")
     if value is None or not re.fullmatch(r"[0-9]+", value.strip()):
         raise Violation(

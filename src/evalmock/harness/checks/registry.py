@@ -82,6 +82,17 @@ def _decorator(
     return decorate
 
 
+def stating(rule: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """Give a check the rule it states when the rule's words are read from a document (written under
+    the registering decorator): its docstring is then made, not written."""
+
+    def decorate(func: Callable[..., Any]) -> Callable[..., Any]:
+        func.__doc__ = rule
+        return func
+
+    return decorate
+
+
 def response_check(
     api: str, source: Source
 ) -> Callable[[Callable[[CheckContext], bool | str | None]], Callable[..., Any]]:

@@ -12,10 +12,10 @@ import httpx
 from evalmock import environment
 from evalmock.contract.operations import Operation, operation
 from evalmock.contract.schemas import schema_errors
+from evalmock.contract.statuses import body_code, error_codes
 from evalmock.contract.targets import Targets
 from evalmock.defaults import DEFAULT_REQUEST_TIMEOUT
 from evalmock.exits import UNREACHABLE, USAGE
-from evalmock.harness.checks.error_answers import CODE_OF_STATUS
 from evalmock.harness.checks.exchange import Exchange
 from evalmock.harness.checks.target_keys import TargetKey, target_key
 from evalmock.harness.run.answer_deadline import held_to_deadlines, reading_until
@@ -238,10 +238,8 @@ def _is_the_apis_404(api: str, response: Exchange) -> bool:
     declared = op.responses.get("404")
     if declared is None or not _is_documented_body(op, declared.schema, response):
         return False
-    if api != "test-set":
-        return True
-    error = response.json_or_none().get("error")  # a documented body: the envelope
-    return isinstance(error, dict) and error.get("code") == CODE_OF_STATUS[404]
+    code = error_codes(api).get(404)  # the code its page names for it, if one
+    return code is None or body_code(api, response.json_or_none()) == code
 
 
 def _is_documented_body(op: Operation, schema: object, response: Exchange) -> bool:

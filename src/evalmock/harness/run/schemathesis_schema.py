@@ -28,6 +28,7 @@ from evalmock.contract.targets import Targets
 from evalmock.harness.checks.attribution import builtin_check_names
 from evalmock.harness.checks.exchange import NotJson, loads
 from evalmock.harness.checks.policy import Policy
+from evalmock.harness.checks.status_rules import EXPECTED_STATUSES
 from evalmock.paths import cache_dir
 
 PHASES = ("examples", "coverage", "fuzzing", "stateful")
@@ -36,22 +37,10 @@ PHASES = ("examples", "coverage", "fuzzing", "stateful")
 # once per operation (run/fuzzing.py). requests would follow 30.
 MAX_REDIRECTS = 5
 
-# What the pages allow a request to get, per check with expected statuses (see checks/builtins.py).
-EXPECTED_STATUSES: dict[str, dict[str, list[str]]] = {
-    "test-set": {
-        # A valid request gets its page (or 401, or 503 database-busy); the 400 for a cursor the
-        # runtime did not take, and the 400 or 404 for an agent or project the targets do not list,
-        # are let pass in run/fuzzing.py.
-        "positive_data_acceptance": ["2xx", "401", "503"],
-        "negative_data_rejection": ["400", "401"],
-        "not_a_server_error": ["2xx", "3xx", "4xx", "503"],
-    },
-    "gradient": {
-        "positive_data_acceptance": ["2xx", "401", "404", "429", "5xx"],
-        "negative_data_rejection": ["4xx"],
-        "not_a_server_error": ["2xx", "3xx", "4xx"],
-    },
-}
+# What the pages allow a request to get, per check with expected statuses: EXPECTED_STATUSES, read
+# from the documents beside the words that name them (checks/status_rules.py). The 400 for a
+# cursor the runtime did not take, and the 400 or 404 for an agent or project the targets do not
+# list, are let pass in run/fuzzing.py.
 
 
 def config_dict(
