@@ -135,9 +135,9 @@ def _narrowed(declared: Filter, cases: list[dict[str, Any]]) -> str | None:
 
 @scenario_check("test-set", _BINDING)
 def cursor_is_bound_to_the_filters(s: Scenario) -> None:
-    """A sealed cursor reused with other filters gets 400 bad-input: with each filter the cursor is
-    bound to (include=retired, kind=hand), and a kind=correction cursor without kind, each the only
-    change."""
+    """A sealed cursor reused with other filters gets 400 bad-input: with include=retired, with
+    kind=hand, and a kind=correction cursor without kind, each the only change."""
+    # Each filter the document says a cursor binds is probed, with the value `_narrowed` picks.
     _require_sealed(s)
     project = s.project()
     cursor, cases = _first_page(s, project)
