@@ -123,3 +123,13 @@ def test_a_churning_list_applies_a_declared_filter_to_its_arrivals_too(
     assert [orjson.loads(c)["id"] for c in page.cases] == [arrived["id"]]
     assert churning.count_cases(query) == 1
     assert category_filter(query).accepted  # the categories still apply beside it
+
+
+@pytest.mark.parametrize("name", ["runId", "projectId", "kind", "madeOn", "retired"])
+def test_a_field_drawn_alone_is_the_whole_case_s(name: str) -> None:
+    """What an index reads of a generated case is what the case says, field by field."""
+    world = World(seed=7, cases=300)
+    project = world.project_ids(AGENT)[0]
+    factory = world.case_list(CaseQuery(AGENT, project)).factory  # type: ignore[union-attr]
+    for rank in range(300):
+        assert factory.field(rank, name) == factory.case(rank).get(name)

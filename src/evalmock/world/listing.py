@@ -195,9 +195,11 @@ class CaseList:
     def field_values(self, source: int, fields: tuple[str, ...]) -> tuple[tuple[Any, ...], int]:
         """A case's values of `fields` (None where it has none; a value that is no JSON scalar, as
         its JSON) and its category."""
-        case = self.factory.case(source) if source >= 0 else self._curated_cases[-source - 1]
-        values = tuple(_hashable(case.get(name)) for name in fields)
-        return values, curated_category(case)
+        if source >= 0:
+            values = tuple(_hashable(self.factory.field(source, name)) for name in fields)
+            return values, self.factory.category(source)
+        case = self._curated_cases[-source - 1]
+        return tuple(_hashable(case.get(name)) for name in fields), curated_category(case)
 
     def source_at(self, position: int) -> int:
         """The source (see `_encode`) at a position of the merged list."""
