@@ -14,6 +14,7 @@ from urllib.parse import parse_qsl, urlencode
 
 import pytest
 
+from evalmock.contract.filters import list_key
 from evalmock.harness.checks.policy import LIVE_PROFILE, Policy
 from evalmock.server import cursors
 from evalmock.server.cursors import Binding, CursorError, CursorSealer
@@ -172,7 +173,8 @@ def patch_binding(drop: str) -> Patch:
 
     def bind(agent_id: str, values: tuple[Any, ...], caller: str, *rest: Any) -> Binding:
         if drop == "filters":  # the list's project alone: every filter bound as if left out
-            values = CaseQuery(agent_id, values[0]).bound(test_set.BOUND)
+            project = values[test_set.BOUND.index(list_key().name)]
+            values = CaseQuery.asked(agent_id, project, {}).bound(test_set.BOUND)
         elif drop == "agent":  # the project, filters and caller still bound
             agent_id = "any-agent"
         else:

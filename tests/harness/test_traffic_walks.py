@@ -9,7 +9,7 @@ import pickle
 from pathlib import Path
 from typing import Any
 
-from evalmock.contract.operations import operation
+from evalmock.contract.filters import filters
 from evalmock.contract.targets import ProjectTarget, Targets
 from evalmock.harness.checks.exchange import Exchange
 from evalmock.harness.checks.policy import FAILED, WARNED, Policy
@@ -356,7 +356,7 @@ def test_a_cursor_reused_with_truly_other_kinds_is_still_judged_by_the_filters_b
 def test_two_spellings_are_one_walk_exactly_when_the_mock_binds_a_cursor_to_both() -> None:
     """The walks read the filters as the mock's cursor binding does: the kinds as a set, left out
     all of those the document names."""
-    assert operation("test-set").query_meaning("kind", None) == tuple(sorted(ALL_KINDS))
+    assert filters()["kind"].read(None) == tuple(sorted(ALL_KINDS))
     spellings = [
         {name: value for name, value in (("include", include), ("kind", kind)) if value is not None}
         for include in (None, "", "retired")

@@ -7,6 +7,7 @@ import hashlib
 import json
 from typing import Any
 
+from evalmock.contract.filters import narrowing
 from evalmock.world import CaseQuery, World
 from evalmock.world.cases import CaseFactory
 from evalmock.world.catalog import AGENTS_BY_ID
@@ -21,7 +22,8 @@ def every_case(world: World, agent_id: str, project_id: str) -> list[dict[str, A
 
 
 def matches(case: dict[str, Any], query: CaseQuery) -> bool:
-    return case["kind"] in query.kinds and (query.include_retired or "retired" not in case)
+    """Whether a case passes every filter of `query`, each as the document declares it."""
+    return all(f.admits(case, query.value(f.name)) for f in narrowing())
 
 
 def walk(world: World, query: CaseQuery, limits: list[int]) -> list[dict[str, Any]]:

@@ -77,30 +77,22 @@ class Operation:
         """The query parameters, in the document's order, whose `x-evalmock-query` states `fact`
         with this value: `narrows` (a filter of the list), `cursor-binds` (a sealed cursor is bound
         to it), `bad-value` (`page` or `inferred`: the level of the 400 a malformed value gets),
-        `empty-value` (`open`: the pages leave an empty value open); `set-of` is read by
-        `query_meaning`."""
+        `empty-value` (`open`: the pages leave an empty value open); `set-of`, `case-field` and
+        the rest of a filter's facts are read by contract/filters.py."""
         return tuple(
             name
             for name, parameter in self.query_parameters().items()
             if parameter.get(QUERY_FACTS, {}).get(fact) == value
         )
 
-    def query_meaning(self, name: str, sent: str | None) -> str | tuple[str, ...] | None:
-        """What a query parameter's value stands for, so that two spellings of one list compare
-        equal: a `set-of` parameter's members named, sorted and once each (left out, all of them);
-        an empty value the pages leave open, as left out (None); any other value as sent (one that
-        names other than the members too: it is no such set)."""
-        facts = self.query_parameters()[name].get(QUERY_FACTS, {})
-        if not sent and facts.get("empty-value") == "open":
-            sent = None
-        members = facts.get("set-of")
-        if members is None:
-            return sent
-        named = set(members) if sent is None else set(sent.split(","))
-        if not named <= set(members):
-            return sent
-        # the document's own strings, in order: as many as it names, whatever a request sent
-        return tuple(member for member in sorted(members) if member in named)
+    def bad_value_rule(self, names: set[str]) -> str | None:
+        """The rule a 400 to a malformed value of one of `names` counts for, when its parameter's
+        `x-evalmock-query` names one (`bad-value-rule`); else None: the check that saw it judges."""
+        for name, parameter in self.query_parameters().items():
+            rule = parameter.get(QUERY_FACTS, {}).get("bad-value-rule")
+            if name in names and rule:
+                return str(rule)
+        return None
 
     def path_parameters(self, path: str) -> dict[str, str] | None:
         """The decoded path parameters of a request path to this operation (behind any prefix of the

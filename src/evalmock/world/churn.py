@@ -109,22 +109,32 @@ class MovingList:
             self._retired[chosen.position] = (category, encode(case))
             self._moved[_ACTIVE_OF[category], category] += 1
 
-    def entries(self, accepted: frozenset[int], after: int | None, count: int) -> list[Entry]:
-        """Up to `count` accepted cases below position `after` (None: from the top), newest first;
-        O(count + retirements among them)."""
+    def entries(
+        self,
+        accepted: frozenset[int],
+        after: int | None,
+        count: int,
+        query: CaseQuery | None = None,
+    ) -> list[Entry]:
+        """Up to `count` accepted cases below position `after` (None: from the top), newest first,
+        of those `query`'s other filters admit too; O(count + retirements among them) beside the
+        arrivals such filters leave out."""
         found: list[Entry] = []
         start = 0
+        equal = () if query is None else query.equal()
         if after is None or after < 0:
             number = len(self._arrivals) - 1 if after is None else -2 - after
             while number >= 0 and len(found) < count:
-                if self._arrival_categories[number] in accepted:
+                if self._arrival_categories[number] in accepted and (
+                    not equal or query is None or query.admits(orjson.loads(self._arrivals[number]))
+                ):
                     found.append(Entry(-1 - number, self._arrivals[number]))
                 number -= 1
         else:
             start = self.base.start_after(after)
         while len(found) < count and start < self.base.total:
             asked = count - len(found)
-            sources = self.base.sources(accepted, start, asked)
+            sources = self.base.sources(accepted, start, asked, equal)
             texts = self.base.encoded_cases(sources)
             for source, text in zip(sources, texts, strict=True):
                 position = self.base.position_of(source)
@@ -138,14 +148,31 @@ class MovingList:
             start = self.base.position_of(sources[-1]) + 1
         return found
 
-    def count(self, accepted: frozenset[int]) -> int:
-        """How many cases `accepted` matches now, in O(1) beside the world's own count."""
+    def count(self, accepted: frozenset[int], query: CaseQuery | None = None) -> int:
+        """How many cases `accepted` (and `query`'s other filters) match now, in O(1) beside the
+        world's own count (O(arrivals + retirements) with other filters)."""
+        equal = () if query is None else query.equal()
+        if equal and query is not None:
+            return self._count_admitted(accepted, query)
         arrived = sum(1 for category in self._arrival_categories if category in accepted)
         moved = sum(
             times * ((now in accepted) - (was in accepted))
             for (was, now), times in self._moved.items()
         )
         return self.base.count(CategoryFilter(accepted)) + arrived + moved
+
+    def _count_admitted(self, accepted: frozenset[int], query: CaseQuery) -> int:
+        arrived = sum(
+            1
+            for category, text in zip(self._arrival_categories, self._arrivals, strict=True)
+            if category in accepted and query.admits(orjson.loads(text))
+        )
+        moved = sum(
+            (now in accepted) - (_ACTIVE_OF[now] in accepted)
+            for now, text in self._retired.values()
+            if query.admits(orjson.loads(text))
+        )
+        return self.base.count(CategoryFilter(accepted), query.equal()) + arrived + moved
 
 
 class ChurningWorld:
@@ -183,7 +210,7 @@ class ChurningWorld:
             raise ValueError(f"limit must be at least 1, got {limit}")
         moving.check(after)
         moving.requested()
-        entries = moving.entries(category_filter(query).accepted, after, limit + 1)
+        entries = moving.entries(category_filter(query).accepted, after, limit + 1, query)
         next_position = entries[limit - 1].position if len(entries) > limit else None
         return EncodedPage([entry.text for entry in entries[:limit]], next_position)
 
@@ -192,4 +219,4 @@ class ChurningWorld:
         moving = self.moving(query)
         if moving is None:
             return self.world.count_cases(query)
-        return moving.count(category_filter(query).accepted)
+        return moving.count(category_filter(query).accepted, query)

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import copy
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import orjson
 
+from evalmock.contract.filters import filters, narrowing
 from evalmock.paths import fixtures_dir as default_fixtures_dir
 from evalmock.world.cases import CaseFactory
 from evalmock.world.catalog import AGENTS, AGENTS_BY_ID, Agent, project_ids
@@ -25,35 +26,59 @@ ALL_KINDS = frozenset({"correction", "hand"})
 
 @dataclass(frozen=True)
 class CaseQuery:
+    """One request of a list: its agent and project, and the value read of each filter the document
+    declares (contract/filters.py)."""
+
     agent_id: str
     project_id: str  # any case; the world compares lower-cased
+    # The filters on the fields the generator lays out by category (CATEGORY_FIELDS)
     include_retired: bool = False
     kinds: frozenset[str] = field(default=ALL_KINDS)
+    # Every other declared filter given, as (parameter, value read), in the document's order: the
+    # world pages these by an index of their case field (listing.CaseList.indexed_sources).
+    others: tuple[tuple[str, Any], ...] = ()
 
     @classmethod
     def asked(cls, agent_id: str, project_id: str, filters: Mapping[str, str]) -> CaseQuery:
-        """The query a request of the list makes: its project, in lower case, and each filter
-        given, by its parameter's name (values as sent, which the document has validated)."""
-        kind = filters.get("kind")
+        """The query a request of the list makes: its project, in lower case, and each declared
+        filter, by its parameter's name (values as sent, which the document has validated)."""
+        read = {f.field: (f.name, f.read(filters.get(f.name))) for f in narrowing()}
+        kinds = read.pop("kind", ("", ALL_KINDS))[1]
+        include_retired = read.pop("retired", ("", False))[1]
         return cls(
             agent_id,
             project_id.lower(),
-            include_retired=filters.get("include") == "retired",
-            kinds=frozenset(kind.split(",")) if kind else ALL_KINDS,
+            include_retired=bool(include_retired),
+            kinds=frozenset(kinds),
+            others=tuple((name, value) for name, value in read.values() if value is not None),
         )
+
+    def value(self, name: str) -> Any:
+        """A declared filter's value read (JSON-ready): the list's key, lower-cased; the kinds,
+        sorted; whether retired cases are in; another's as asked (None when left out)."""
+        declared = filters()[name]
+        if declared.list_key:
+            return self.project_id.lower()
+        if declared.field == "kind":
+            return tuple(sorted(self.kinds))
+        if declared.field == "retired":
+            return self.include_retired
+        return dict(self.others).get(name)
 
     def bound(self, names: Iterable[str]) -> tuple[Any, ...]:
         """What a cursor of this list is bound to, per parameter named: the same list and filters
         however a request spells them (a project in either letter case, kinds in any order)."""
-        return tuple(_BOUND[name](self) for name in names)
+        return tuple(self.value(name) for name in names)
 
+    def admits(self, case: Mapping[str, Any]) -> bool:
+        """Whether a case of the list matches every filter (each as its declaration says)."""
+        return all(f.admits(case, self.value(f.name)) for f in narrowing())
 
-# Per parameter a cursor binds, its value as the binding holds it (JSON-ready).
-_BOUND: dict[str, Callable[[CaseQuery], Any]] = {
-    "projectId": lambda query: query.project_id.lower(),
-    "include": lambda query: query.include_retired,
-    "kind": lambda query: tuple(sorted(query.kinds)),
-}
+    def equal(self) -> tuple[tuple[str, Any], ...]:
+        """The filters beside the categories, as (case field, value): what the list's index
+        pages."""
+        declared = filters()
+        return tuple((declared[name].field, value) for name, value in self.others)
 
 
 @dataclass(frozen=True)
@@ -223,19 +248,19 @@ class World:
             if after is not None:
                 raise ValueError(f"position {after!r} is not in this list (it is empty)")
             return EncodedPage([], None)
-        page = case_list.page(category_filter(query), after, limit)
+        page = case_list.page(category_filter(query), after, limit, query.equal())
         return EncodedPage(page.cases, page.next_position)
 
     def iter_cases(self, query: CaseQuery) -> Iterator[dict[str, Any]]:
         """Every matching case, newest added first (lazily: a large world is long)."""
         case_list = self.case_list(query)
         if case_list is not None:
-            yield from case_list.iter_cases(category_filter(query))
+            yield from case_list.iter_cases(category_filter(query), query.equal())
 
     def count_cases(self, query: CaseQuery) -> int:
         """How many cases match, exactly and cheaply."""
         case_list = self.case_list(query)
-        return 0 if case_list is None else case_list.count(category_filter(query))
+        return 0 if case_list is None else case_list.count(category_filter(query), query.equal())
 
     def project_facts(self) -> list[ProjectFacts]:
         facts = []

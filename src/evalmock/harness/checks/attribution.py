@@ -30,9 +30,6 @@ from evalmock.harness.checks.open_answers import (
 from evalmock.harness.checks.policy import Policy
 from evalmock.harness.checks.registry import SCHEMATHESIS, Check, checks, find_check
 
-# The inferred check a generated limit out of bounds counts for (checks/parameters.py).
-LIMIT_CHECK = "limit_outside_its_bounds_is_bad_input"
-
 # The built-in checks that judge a response against the document (and so may meet DigitalOcean's
 # live parts).
 DOCUMENT_CHECKS = (
@@ -139,13 +136,14 @@ def _implemented_method(outcome: BuiltinOutcome) -> Check | None:
 
 def _rejected_parameter(outcome: BuiltinOutcome) -> Check | None:
     """A negative request counts for the rule of the parameter it breaks: a page 400, an inferred
-    one, or none."""
+    one (the rule its parameter's `bad-value-rule` names, else the built-in's own), or none."""
     api = outcome.api
     broken = broken_parameters(api, outcome.query) - empty_and_open(api, outcome.query)
     if broken & set(page_400(api)):
         return find_check(outcome.name, api)
-    if broken & set(inferred_400(api)):
-        return find_check(LIMIT_CHECK if api == "test-set" else outcome.name, api)
+    inferred = broken & set(inferred_400(api))
+    if inferred:
+        return find_check(operation(api).bad_value_rule(inferred) or outcome.name, api)
     return None
 
 

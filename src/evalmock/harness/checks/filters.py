@@ -5,17 +5,16 @@ from __future__ import annotations
 
 from typing import Any
 
+from evalmock.contract.filters import Filter, filters, narrowing
 from evalmock.contract.sources import inferred, on_test_set_page, page
 from evalmock.contract.targets import ProjectTarget
 from evalmock.harness.checks.case_invariants import page_cases
 from evalmock.harness.checks.context import CheckContext
-from evalmock.harness.checks.exchange import Exchange
 from evalmock.harness.checks.moving import Readings
 from evalmock.harness.checks.outcomes import Moved, Skip, Violation
 from evalmock.harness.checks.registry import response_check, scenario_check
 from evalmock.harness.checks.scenario import Scenario, expect_page
 
-KINDS = ("correction", "hand")
 # The page size of a second walk, whose page boundaries fall elsewhere than at limit=100's for any
 # list of fewer than 4,700 cases (47 and 100 share no factor).
 OTHER_PAGE_SIZE = 47
@@ -34,9 +33,21 @@ _UUID_READING = (
 )
 
 
-def _requested_kinds(exchange: Exchange) -> set[str]:
-    raw = exchange.query.get("kind")
-    return set(raw.split(",")) if raw else set(KINDS)
+def unmatched(context: CheckContext, declared: Filter) -> tuple[int, dict[str, Any]] | bool | None:
+    """The first case on a page that a declared filter does not let through, as (its index, the
+    case); True when every case matches; None when there is nothing to judge: no page, the parameter
+    sent twice, or a value that lets every case through (left out, empty, or `include=retired`)."""
+    exchange = context.exchange
+    cases = page_cases(exchange)
+    if cases is None or exchange.ambiguous(declared.name):
+        return None
+    value = declared.read(exchange.query.get(declared.name))
+    if value is None or value is True or value == "":
+        return None
+    for index, case in enumerate(cases):
+        if not declared.admits(case, value):
+            return index, case
+    return True
 
 
 @response_check(
@@ -45,58 +56,87 @@ def _requested_kinds(exchange: Exchange) -> set[str]:
 )
 def cases_belong_to_the_project(context: CheckContext) -> bool | None:
     """Every case's projectId is the requested one, compared without regard to letter case."""
-    exchange = context.exchange
-    cases = page_cases(exchange)
-    requested = exchange.query.get("projectId")
-    if cases is None or not requested or exchange.ambiguous("projectId"):
-        return None
-    project = requested.lower()
-    for index, case in enumerate(cases):
-        if str(case.get("projectId", "")).lower() != project:
-            raise Violation(
-                f"case {case.get('id')!r} belongs to another project",
-                expected=requested,
-                received=case.get("projectId"),
-                pointer=f"/data/{index}/projectId",
-            )
-    return True
+    found = unmatched(context, filters()["projectId"])
+    if not isinstance(found, tuple):
+        return found
+    index, case = found
+    raise Violation(
+        f"case {case.get('id')!r} belongs to another project",
+        expected=context.exchange.query.get("projectId"),
+        received=case.get("projectId"),
+        pointer=f"/data/{index}/projectId",
+    )
 
 
 @response_check("test-set", page(_KIND))
 def cases_have_the_requested_kinds(context: CheckContext) -> bool | None:
     """Every case is of a kind the request named (both kinds when kind is left out)."""
-    exchange = context.exchange
-    cases = page_cases(exchange)
-    if cases is None or exchange.ambiguous("kind"):
-        return None
-    kinds = _requested_kinds(exchange)
-    for index, case in enumerate(cases):
-        if case.get("kind") not in kinds:
-            raise Violation(
-                f"case {case.get('id')!r} is of a kind not asked for",
-                expected=sorted(kinds),
-                received=case.get("kind"),
-                pointer=f"/data/{index}/kind",
-            )
-    return True
+    declared = filters()["kind"]
+    found = unmatched(context, declared)
+    if not isinstance(found, tuple):
+        return found
+    index, case = found
+    raise Violation(
+        f"case {case.get('id')!r} is of a kind not asked for",
+        expected=sorted(declared.read(context.exchange.query.get("kind"))),
+        received=case.get("kind"),
+        pointer=f"/data/{index}/kind",
+    )
 
 
 @response_check("test-set", page(_RETIRED_ONLY_WITH, _INCLUDE))
 def retired_cases_only_with_include_retired(context: CheckContext) -> bool | None:
     """Without include=retired, no case on the page carries `retired`."""
-    exchange = context.exchange
-    cases = page_cases(exchange)
-    if cases is None or exchange.ambiguous("include") or exchange.query.get("include") == "retired":
-        return None
-    for index, case in enumerate(cases):
-        if "retired" in case:
+    found = unmatched(context, filters()["include"])
+    if not isinstance(found, tuple):
+        return found
+    index, case = found
+    raise Violation(
+        f"retired case {case.get('id')!r} listed without include=retired",
+        expected="active cases only",
+        received=case.get("retired"),
+        pointer=f"/data/{index}/retired",
+    )
+
+
+def judge_unruled(context: CheckContext, declared: tuple[Filter, ...]) -> bool | None:
+    """Each case on the page matches each of `declared` (the filters no rule of their own
+    judges)."""
+    judged = [unmatched(context, one) for one in declared]
+    for one, found in zip(declared, judged, strict=True):
+        if isinstance(found, tuple):
+            index, case = found
             raise Violation(
-                f"retired case {case.get('id')!r} listed without include=retired",
-                expected="active cases only",
-                received=case.get("retired"),
-                pointer=f"/data/{index}/retired",
+                f"case {case.get('id')!r} does not match {one.name}",
+                expected=f"{one.field}: {one.read(context.exchange.query.get(one.name))!r}",
+                received=case.get(one.field),
+                pointer=f"/data/{index}/{one.field}",
             )
-    return True
+    return True if any(found is True for found in judged) else None
+
+
+# A filter the document declares without naming a rule of its own (`case-rule`) is judged by this
+# one rule, registered only while there is such a filter.
+UNRULED = tuple(one for one in narrowing() if one.case_rule is None)
+if UNRULED:
+
+    @response_check(
+        "test-set",
+        inferred(
+            "The document declares the case field each filter compares (x-evalmock-query "
+            "`case-field`); a filter narrows the list, so a listed case holds the value asked "
+            "for. The page names the filters a cursor is bound to.",
+            on_test_set_page(
+                "A runtime that seals cursors takes one only for the same list, filters and "
+                "caller, within a day; otherwise 400 bad-input, and the list starts again "
+                "without it.",
+            ),
+        ),
+    )
+    def cases_match_the_other_filters(context: CheckContext) -> bool | None:
+        """Every case on a page matches each filter of the request that no rule of its own
+        judges, as the document declares the filter."""
+        return judge_unruled(context, UNRULED)
 
 
 # -- scenarios

@@ -13,6 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from evalmock.contract.filters import narrowing
 from evalmock.contract.operations import operation
 from evalmock.contract.targets import Targets
 from evalmock.defaults import DEFAULT_MAX_PAGES, DEFAULT_MAX_WALKS
@@ -29,10 +30,11 @@ from evalmock.harness.checks.walk_rules import (
 )
 from evalmock.harness.run.judge import Breach, ResponseJudge, violation_example
 
-# The list's filters, which a walk keeps from page to page (the document names them).
-FILTERS = operation("test-set").query_marked("narrows")
+# The list's filters, which a walk keeps from page to page, as the document declares them.
+_DECLARED = narrowing()
+FILTERS = tuple(declared.name for declared in _DECLARED)
 # What each filter stands for when left out: a walk with these filters lists every active case.
-UNFILTERED = tuple(operation("test-set").query_meaning(name, None) for name in FILTERS)
+UNFILTERED = tuple(declared.read(None) for declared in _DECLARED)
 # A request that sends one of these twice is left alone: the page does not say which value wins.
 _ONCE = ("projectId", "cursor", "limit", *FILTERS)
 # per process: a caller's hash cannot be matched against a list of tokens
@@ -70,7 +72,7 @@ class ListKey:
 
     agent: str
     project: str
-    filters: tuple[str | tuple[str, ...] | None, ...]  # each of FILTERS, as the document reads it
+    filters: tuple[Any, ...]  # each of FILTERS, as the document reads it (contract/filters.py)
     # each of FILTERS as sent, None when left out: for the messages only
     sent: tuple[str | None, ...] = field(default=(), compare=False)
 
@@ -122,7 +124,7 @@ def list_key(exchange: Exchange) -> ListKey | None:
     return ListKey(
         sys.intern(parameters["agentId"]),
         sys.intern(query["projectId"].lower()),
-        tuple(map(operation("test-set").query_meaning, FILTERS, sent)),
+        tuple(declared.read(value) for declared, value in zip(_DECLARED, sent, strict=True)),
         sent,
     )
 

@@ -6,8 +6,10 @@ from __future__ import annotations
 from typing import Any
 
 import orjson
+from connexion.decorators.parameter import pythonic
 from starlette.responses import Response
 
+from evalmock.contract.filters import narrowing
 from evalmock.contract.operations import operation
 from evalmock.server.cursors import Binding, CursorError, CursorSealer, DataChanged
 from evalmock.server.errors import agent_not_found, bad_input, unknown_agent
@@ -24,6 +26,9 @@ DATA_CHANGED = (
 
 # The parameters a sealed cursor is bound to (the document says), in its order.
 BOUND = operation("test-set").query_marked("cursor-binds")
+# Each filter's name in the document, by the handler argument Connexion passes it as (`runId` comes
+# as `run_id`).
+FILTER_OF_ARGUMENT = {pythonic(declared.name): declared.name for declared in narrowing()}
 
 
 def page_body(cases: list[bytes], next_cursor: str | None) -> bytes:
@@ -90,7 +95,8 @@ class TestSetCases:
             # "Needs read on the project.": a caller without it learns nothing, not even that the
             # agent exists
             raise agent_not_found(agent_id)
-        query = CaseQuery.asked(agent_id, project_id, filters)
+        asked = {FILTER_OF_ARGUMENT.get(name, name): value for name, value in filters.items()}
+        query = CaseQuery.asked(agent_id, project_id, asked)
         caller = (token_info or {}).get("sub", "")
         binding = Binding(agent_id, query.bound(BOUND), caller, world.data.generation)
         after = None
