@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from evalmock.recording.answers import Answer, Source
-from evalmock.recording.lists import KINDS, Filters, RecordedList
+from evalmock.recording.lists import Filters, RecordedList
 from evalmock.recording.test_cases import RecordedTestCase
 
 MAX_DEPTH = 64  # a recorded body nested deeper is no page of the APIs
@@ -63,8 +63,7 @@ class Recording:
             self.refused.append(Refused(answer.source, problem))
             return
         project = query["projectId"].lower()
-        kinds = tuple(sorted({k for k in query.get("kind", "").split(",") if k} or KINDS))
-        filters = Filters(kinds, query.get("include") == "retired")
+        filters = Filters.of(query)
         recorded = self.lists.setdefault((agent, project), RecordedList(agent, project))
         recorded.page(filters, query.get("cursor"), body, answer.source, self.fed)
 

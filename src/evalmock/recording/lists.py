@@ -9,13 +9,13 @@ from __future__ import annotations
 
 import heapq
 import itertools
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+from evalmock.contract.filters import narrowing
 from evalmock.recording.answers import Source
-
-KINDS = ("correction", "hand")
 
 
 def moment(text: Any) -> datetime | None:
@@ -31,18 +31,67 @@ def moment(text: Any) -> datetime | None:
 
 @dataclass(frozen=True)
 class Filters:
-    """A walk's filters: which kinds, and whether retired cases come too."""
+    """A walk's filters, each narrowing filter the document declares with its value as read."""
 
-    kinds: tuple[str, ...]
-    retired: bool
+    values: tuple[Any, ...]  # in the order of `narrowing()`
 
-    def covers(self) -> set[tuple[str, bool]]:
-        """(kind, retired) of every case the filters let through."""
-        return {(kind, state) for kind in self.kinds for state in {False, self.retired}}
+    @classmethod
+    def of(cls, query: Mapping[str, str]) -> Filters:
+        return cls(tuple(f.read(query.get(f.name)) for f in narrowing()))
+
+    def covers(self) -> set[tuple[Any, ...]]:
+        """The categories of case the walk lets through (see `categories`); none when it names a
+        value to match (it sees part of every category) or a set no member of which is known."""
+        axes: list[tuple[Any, ...]] = []
+        for declared, value in zip(narrowing(), self.values, strict=True):
+            if declared.members is not None:
+                if not isinstance(value, tuple):
+                    return set()
+                axes.append(value)
+            elif declared.present_only_with is not None:
+                axes.append((False, True) if value else (False,))
+            elif value is not None:
+                return set()
+        return set(itertools.product(*axes))
 
     def __str__(self) -> str:
-        said = [] if set(self.kinds) == set(KINDS) else [f"kind={','.join(self.kinds)}"]
-        return " ".join(said + (["include=retired"] if self.retired else [])) or "no filter"
+        said = []
+        for declared, value in zip(narrowing(), self.values, strict=True):
+            if declared.members is not None:
+                if value != tuple(sorted(declared.members)):
+                    said.append(
+                        f"{declared.name}={','.join(value) if isinstance(value, tuple) else value}"
+                    )
+            elif declared.present_only_with is not None:
+                if value:
+                    said.append(f"{declared.name}={declared.present_only_with}")
+            elif value is not None:
+                said.append(f"{declared.name}={value}")
+        return " ".join(said) or "no filter"
+
+
+def categories(held_too: bool) -> set[tuple[Any, ...]]:
+    """Every category of case a list holds: one member of each set filter (a case's kind) and,
+    for each filter listing a case only when asked (`include=retired`), whether the case holds
+    its field; `held_too` False leaves out the cases such a filter must be asked for."""
+    axes = [
+        tuple(f.members) if f.members is not None else ((False, True) if held_too else (False,))
+        for f in narrowing()
+        if f.members is not None or f.present_only_with is not None
+    ]
+    return set(itertools.product(*axes))
+
+
+def _members(found: set[tuple[Any, ...]]) -> list[str]:
+    """The set filters' members the categories name (the kinds of case they are)."""
+    sets = [
+        f.members is not None
+        for f in narrowing()
+        if f.members is not None or f.present_only_with is not None
+    ]
+    return sorted(
+        {str(v) for category in found for v, is_set in zip(category, sets, strict=True) if is_set}
+    )
 
 
 @dataclass
@@ -141,14 +190,14 @@ class RecordedList:
 
     def completeness(self) -> str:
         """`complete`, or `partial: ...` saying what the walks did not see."""
-        covered: set[tuple[str, bool]] = set()
+        covered: set[tuple[Any, ...]] = set()
         for walk in self.walks:
             if walk.finished and walk.from_start:
                 covered |= walk.filters.covers()
         stopped = [walk for walk in self.walks if walk.next_cursor is not None]
-        missing = [kind for kind in KINDS if (kind, False) not in covered]
+        missing = categories(held_too=False) - covered
         if not missing:
-            retired = [kind for kind in KINDS if (kind, True) not in covered]
+            retired = categories(held_too=True) - covered
             return "complete" + (" (retired cases not walked)" if retired else "")
         said = [
             f"a walk ({walk.filters}) stopped after {walk.pages} page"
@@ -156,5 +205,5 @@ class RecordedList:
             for walk in stopped
         ]
         if not said:
-            said = [f"no walk of its {' and '.join(missing)} cases reached the end"]
+            said = [f"no walk of its {' and '.join(_members(missing))} cases reached the end"]
         return "partial: " + "; ".join(said)
