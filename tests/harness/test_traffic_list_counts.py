@@ -13,6 +13,7 @@ from evalmock.harness.results.audit_results import Results
 from evalmock.harness.results.verdict import Verdict
 from evalmock.harness.traffic.audit import TrafficAudit
 from evalmock.harness.traffic.har import audit_har
+from evalmock.harness.traffic.walks import WalkBounds
 
 from .builders import PROJECT
 from .test_har import entry, write_har
@@ -146,3 +147,20 @@ def test_a_har_judges_the_count_as_the_proxy_does(tmp_path: Path) -> None:
     audit_har(_har(tmp_path, "skipping", walk(skipping, "a"), walk(skipping, "b")), broken)
     [failure] = broken.snapshot().failures
     assert failure.check.name == RULE and failure.title == "the walk did not list every active case"
+
+
+def test_a_walk_that_forgot_its_first_pages_gives_no_reading_of_the_list() -> None:
+    """A walk longer than the page bound is judged without its first pages: it says nothing of how
+    many cases the list holds, however often it agrees with itself."""
+    traffic = audit(
+        Targets(projects=(ProjectTarget("acme.drafting", PROJECT, active_cases=9),)),
+        WalkBounds(pages=1),
+    )
+    for name in ("a", "b"):
+        pages = [
+            listed(range(3), next_cursor=f"{name}-1"),
+            listed(range(3, 6), cursor=f"{name}-1", next_cursor=f"{name}-2"),
+            listed(range(6, 9), cursor=f"{name}-2"),
+        ]
+        assert judged(traffic, pages) == []
+    assert traffic.walks.counts.lists == {}  # type: ignore[union-attr]
