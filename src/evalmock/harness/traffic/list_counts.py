@@ -76,7 +76,7 @@ class ListCounts:
         if held is None:
             self.lists[key] = ListCount(where, active, fingerprint, fingerprint)
             return False
-        held.latest, held.walks, held.active = fingerprint, held.walks + 1, active
+        held.latest, held.walks = fingerprint, held.walks + 1
         if held.judged or fingerprint != held.first:
             return False
         held.judged = True
