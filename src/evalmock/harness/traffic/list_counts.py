@@ -19,7 +19,7 @@ NOT_JUDGED = "not judged: "
 
 @dataclass(frozen=True, slots=True)
 class Fingerprint:
-    """One whole walk, in 24 bytes: how many different cases it listed and a digest of their ids
+    """One whole walk, small: how many different cases it listed and a 16-byte digest of their ids
     (the ledger's id hashes, sorted: the same cases in any order give the same digest)."""
 
     distinct: int
