@@ -63,10 +63,12 @@ def broken(traffic: TrafficAudit, exchange: Exchange) -> list[tuple[str, str]]:
 
 def test_a_walk_that_continues_right_breaks_nothing_and_counts_as_checked() -> None:
     traffic = audit(Targets(projects=(ProjectTarget("acme.drafting", PROJECT, active_cases=6),)))
-    assert broken(traffic, listed(range(3), next_cursor="c1")) == []
-    assert broken(traffic, listed(range(3, 6), cursor="c1")) == []
+    for again in ("c1", "c2"):
+        assert broken(traffic, listed(range(3), next_cursor=again)) == []
+        assert broken(traffic, listed(range(3, 6), cursor=again)) == []
     tally = traffic.results.tally(traffic.walks.once)  # type: ignore[union-attr]
-    assert (tally.passed, tally.failed) == (2, 0)  # the second page, and the whole walk at its end
+    # each second page, and the count at the second whole walk, which lists the same cases
+    assert (tally.passed, tally.failed) == (3, 0)
     assert not traffic.walks.walks  # type: ignore[union-attr]  # an ended walk is let go
 
 
@@ -114,9 +116,13 @@ def test_a_newer_case_after_the_boundary_breaks_the_walk_s_order() -> None:
 
 
 def test_a_walk_that_lists_fewer_than_the_active_cases_is_told_at_its_end() -> None:
+    """Two whole walks that list the same cases: the list stood still, and its count is judged at
+    the end of the second."""
     traffic = audit(Targets(projects=(ProjectTarget("acme.drafting", PROJECT, active_cases=7),)))
     traffic.judge("test-set", listed(range(3), next_cursor="c1"))
-    [breach] = traffic.judge("test-set", listed(range(4, 7), cursor="c1")).breaches
+    assert broken(traffic, listed(range(4, 7), cursor="c1")) == []  # one walk: not judged yet
+    traffic.judge("test-set", listed(range(3), next_cursor="c2"))
+    [breach] = traffic.judge("test-set", listed(range(4, 7), cursor="c2")).breaches
     assert breach.example.message.splitlines() == [
         "the walk did not list every active case",
         "expected: 7 cases",
@@ -130,8 +136,10 @@ def test_a_walk_that_lists_fewer_than_the_active_cases_is_told_at_its_end() -> N
 def test_a_case_listed_twice_does_not_stand_in_for_one_the_walk_left_out() -> None:
     traffic = audit(Targets(projects=(ProjectTarget("acme.drafting", PROJECT, active_cases=6),)))
     traffic.judge("test-set", listed(range(3), next_cursor="c1"))
+    traffic.judge("test-set", listed([2, 4, 5], cursor="c1"))  # the same walk, twice
+    traffic.judge("test-set", listed(range(3), next_cursor="c2"))
     # six positions, as many as the active cases, but case 2 again where case 3 should be
-    breaches = traffic.judge("test-set", listed([2, 4, 5], cursor="c1")).breaches
+    breaches = traffic.judge("test-set", listed([2, 4, 5], cursor="c2")).breaches
     assert [b.example.message.splitlines()[0] for b in breaches] == [
         "walking with limit=25, case 'case-002' came back twice, at positions 2 (page 1) and 3 "
         "(page 2)",
@@ -329,7 +337,10 @@ def test_kinds_left_out_empty_or_both_named_are_one_walk_of_every_active_case() 
     ):
         traffic = audit(targets)
         traffic.judge("test-set", listed(range(3), next_cursor="s1", **first))
-        assert broken(traffic, listed(range(3, 6), cursor="s1", **then)) == [
+        traffic.judge("test-set", listed(range(3, 6), cursor="s1", **then))
+        # walked again, spelled the other way round: the same list, which stood still
+        traffic.judge("test-set", listed(range(3), next_cursor="s2", **then))
+        assert broken(traffic, listed(range(3, 6), cursor="s2", **first)) == [
             ("walk_yields_every_case_once", FAILED)  # 6 cases of 7: the whole walk is judged
         ]
 

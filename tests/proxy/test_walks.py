@@ -1,7 +1,9 @@
 """A browser app's "Load more" walk through the proxy: a service that repeats, skips, restarts or
 reorders across pages gets the evalmock-violations header on the page that shows it, and the proxy's
-verdict is 1; a correct one gets none. The proxy's HAR audited offline, and `evalmock contract`
-against the same service, find the same rule."""
+verdict is 1; a correct one gets none. A skip shows only in the count, judged when a second walk
+lists the same cases; a list that moves between walks leaves the targets' count not judged. The
+proxy's HAR audited offline, and `evalmock contract` against the same service, find the same
+rule."""
 
 from __future__ import annotations
 
@@ -20,6 +22,7 @@ from browser import launched_chromium
 from evalmock.cli import main
 from evalmock.contract.operations import operation
 from evalmock.contract.targets import ProjectTarget, Targets, dump_targets, load_targets
+from evalmock.harness.checks.outcomes import MOVED_PREFIX, SkipKind
 from evalmock.harness.checks.policy import Policy
 from evalmock.harness.checks.registry import find_check
 from evalmock.harness.results.audit_results import Results
@@ -33,21 +36,27 @@ from harness.builders import PROJECT
 from harness.serving import serving
 
 from .conftest import ProxyFactory, RecordedServe, RunningProxy
-from .walking import AGENTS, CASES, CORRECT, DEFECTS, browser_app, walking_upstream
+from .walking import AGENTS, CASES, CORRECT, DEFECTS, MOVING, browser_app, walking_upstream
 
 TOKEN = "w4lk-S3cret-Token-0017"
 LIMIT = 25
 WALK_RULE = "walk_yields_every_case_once;level=page;outcome=failed"
 # The page (from 0) of a 25-case walk that shows each defect: the second page repeats or reorders,
 # the third is the first again, and a skip is known when the walk ends with fewer cases than the
-# targets say the project has.
+# targets say the project has: at the end of the second walk, which lists the same cases as the
+# first (one walk cannot tell a skip from a list that moved since the targets were written).
 OFFENDING_PAGE = {"repeats-last": 1, "reorders": 1, "restarts": 2, "skips-one": 3}
+COUNTED = "skips-one"  # the defect only the count shows
+WALKS = 2  # the app walks each list twice, as a user who opens the page again
 
 
 @dataclass(frozen=True)
 class Walked:
     proxy: RunningProxy
-    pages: dict[str, list[dict[str, Any]]]  # per agent, what the app saw of each page
+    walks: dict[
+        str, list[list[dict[str, Any]]]
+    ]  # per agent, per walk, what the app saw of each page
+    after_one_walk: Results  # the proxy's results when each list was walked once
     folder: Path
 
 
@@ -94,32 +103,113 @@ def walked(proxy_for: ProxyFactory, tmp_path_factory: pytest.TempPathFactory) ->
         ) as proxy,
         launched_chromium() as chromium,
     ):
-        pages = {agent: _walk(chromium, app, proxy.base_url, agent) for agent in AGENTS}
+        walks: dict[str, list[list[dict[str, Any]]]] = {agent: [] for agent in AGENTS}
+        after_one_walk = None
+        for _ in range(WALKS):
+            for agent in AGENTS:
+                walks[agent].append(_walk(chromium, app, proxy.base_url, agent))
+            after_one_walk = after_one_walk or proxy.session.results()
         proxy.session.write_outputs()
-        yield Walked(proxy, pages, folder)
+        assert after_one_walk is not None
+        yield Walked(proxy, walks, after_one_walk, folder)
 
 
 def test_a_correct_service_walked_by_the_app_gets_no_header(walked: Walked) -> None:
-    pages = walked.pages[CORRECT]
-    assert [len(page["ids"]) for page in pages] == [25, 25, 25, 15]
-    assert [page["violations"] for page in pages] == [None] * len(pages)
+    for pages in walked.walks[CORRECT]:
+        assert [len(page["ids"]) for page in pages] == [25, 25, 25, 15]
+        assert [page["violations"] for page in pages] == [None] * len(pages)
 
 
 @pytest.mark.parametrize("defect", DEFECTS)
 def test_each_walk_defect_gets_the_header_on_the_page_that_shows_it(
     walked: Walked, defect: str
 ) -> None:
-    pages = walked.pages[defect]
     offending = OFFENDING_PAGE[defect]
-    assert all(page["status"] == 200 for page in pages)
-    assert [page["violations"] is not None for page in pages[: offending + 1]] == [
-        False
-    ] * offending + [True]
-    assert WALK_RULE in pages[offending]["violations"]
+    for number, pages in enumerate(walked.walks[defect]):
+        assert all(page["status"] == 200 for page in pages)
+        if defect == COUNTED and number == 0:
+            assert [page["violations"] for page in pages] == [None] * len(pages)
+            continue
+        assert [page["violations"] is not None for page in pages[: offending + 1]] == [
+            False
+        ] * offending + [True]
+        assert WALK_RULE in pages[offending]["violations"]
     [line] = [
         line for line in walked.proxy.lines() if f"/agents/{defect}/" in line and "FAILED" in line
     ][:1]
     assert "FAILED walk_yields_every_case_once [page]" in line
+
+
+def _count_skips(results: Results) -> dict[str, tuple[str, SkipKind | None]]:
+    """The not-judged counts of the walk rule, by the agent of the list."""
+    return {
+        agent: (example.message, example.skip)
+        for finding in results.skips
+        if finding.check.name == "walk_yields_every_case_once"
+        for example in finding.examples
+        for agent in (*AGENTS, MOVING)
+        if f" {agent}/" in example.message
+    }
+
+
+def test_after_one_walk_the_skip_is_not_judged_and_said_and_two_walks_that_agree_fail_it(
+    walked: Walked,
+) -> None:
+    """One walk of each list: the count is not judged (a skip, not a failure, not a pass), and the
+    reason says so; the second walks list the same cases, so every count is judged, and the
+    skipping service's fails."""
+    early = walked.after_one_walk
+    assert "the walk did not list every active case" not in {f.title for f in early.failures}
+    said = _count_skips(early)
+    for agent, cases in ((CORRECT, CASES), (COUNTED, CASES - 3)):  # a case skipped at each boundary
+        message, kind = said[agent]
+        assert kind is SkipKind.MISSING
+        assert message.startswith(
+            f"not judged: {agent}/{PROJECT.lower()} was walked whole once ({cases} cases): whether "
+            "the list moved since the targets were written cannot be told"
+        )
+    results = walked.proxy.session.results()
+    assert _count_skips(results) == {}
+    counted = [
+        example.request.url if example.request else ""
+        for finding in results.failures
+        for example in finding.examples
+        if example.message.startswith("the walk did not list every active case")
+    ]
+    assert len(counted) == 1 and f"/agents/{COUNTED}/" in counted[0]
+
+
+def test_a_list_that_moves_between_walks_is_no_failure_and_its_count_is_not_judged(
+    proxy_for: ProxyFactory, tmp_path: Path
+) -> None:
+    """A case arrives as each walk begins (a list in use), and the targets' count is stale: walked
+    twice, right, through the proxy, no page gets the header and the count is said not judged."""
+    targets = tmp_path / "targets.toml"
+    dump_targets(Targets(projects=(ProjectTarget(MOVING, PROJECT, active_cases=CASES),)), targets)
+    path = operation("test-set").url_path(agentId=MOVING)
+    with (
+        serving(walking_upstream()) as upstream,
+        proxy_for(upstream, "--api", "test-set", "--targets", str(targets)) as proxy,
+        httpx.Client(base_url=proxy.base_url, headers={"Authorization": f"Bearer {TOKEN}"}) as app,
+    ):
+        listed = []
+        for _ in range(WALKS):
+            query: dict[str, Any] = {"projectId": PROJECT, "limit": LIMIT}
+            ids: list[str] = []
+            for _page in range(10):
+                answer = app.get(path, params=query)
+                assert answer.status_code == 200 and HEADER not in answer.headers
+                ids += [case["id"] for case in answer.json()["data"]]
+                if not answer.json()["hasMore"]:
+                    break
+                query["cursor"] = answer.json()["nextCursor"]
+            listed.append(len(set(ids)))
+    assert listed == [CASES + 1, CASES + 2]
+    results = proxy.session.results()
+    assert results.failures == [] and results.verdict is not Verdict.VIOLATIONS
+    [(message, kind)] = _count_skips(results).values()
+    assert kind is SkipKind.MOVED and message.startswith(MOVED_PREFIX)
+    assert f"whole walks of {MOVING}/{PROJECT.lower()} listed 91 cases and the latest 92" in message
 
 
 def test_the_proxy_exits_1_on_the_walks_and_keeps_the_token_out(walked: Walked) -> None:

@@ -19,6 +19,7 @@ CASES = 90  # enough for three pages of the harness's limit=37 walk
 DEFECTS = ("repeats-last", "skips-one", "restarts", "reorders")
 CORRECT = "correct"
 AGENTS = (CORRECT, *DEFECTS)
+MOVING = "moving"  # a list in use, walked right: each walk begun finds one case more than the last
 
 
 def _case(number: int) -> dict[str, Any]:
@@ -49,9 +50,18 @@ def _order(limit: int, defect: str) -> list[dict[str, Any]]:
     return order
 
 
+def _arrived(request: Request) -> list[dict[str, Any]]:
+    """The moving list: a case newer than all arrives as each walk begins (a request without a
+    cursor)."""
+    state = request.app.state
+    if not request.query_params.get("cursor"):
+        state.arrived = getattr(state, "arrived", 0) + 1
+    return [_case(CASES - 1 + n) for n in range(state.arrived, 0, -1)] + LIST
+
+
 async def _cases(request: Request) -> Response:
     defect = request.path_params["agent"]
-    if defect not in AGENTS:
+    if defect not in (*AGENTS, MOVING):
         body = {
             "error": {
                 "code": "agent-not-found",
@@ -66,8 +76,9 @@ async def _cases(request: Request) -> Response:
     if defect == "restarts" and number == 3:
         offset = 0  # the third request of a walk gets the first page again
     step = {"repeats-last": limit - 1, "skips-one": limit + 1}.get(defect, limit)
-    cases = _order(limit, defect)[offset : offset + limit]
-    has_more = offset + limit < CASES
+    order = _arrived(request) if defect == MOVING else _order(limit, defect)
+    cases = order[offset : offset + limit]
+    has_more = offset + limit < len(order)
     body: dict[str, Any] = {"data": cases, "hasMore": has_more}
     if has_more:
         body["nextCursor"] = _cursor(offset + step, number + 1)
@@ -78,7 +89,8 @@ def walking_upstream() -> Starlette:
     """GET /v1/agents/{agent}/test-set/cases: CASES hand cases of harness.builders.PROJECT: agent
     `correct` walks them right; `repeats-last` starts each page with the last case of the one
     before, `skips-one` leaves one case out between pages, `restarts` answers the third request of a
-    walk with the first page, `reorders` swaps the cases on either side of every page boundary."""
+    walk with the first page, `reorders` swaps the cases on either side of every page boundary;
+    `moving` walks right, and a case arrives as each walk begins."""
     return Starlette(routes=[Route("/v1/agents/{agent}/test-set/cases", _cases)])
 
 

@@ -192,7 +192,8 @@ def walk_yields_every_case_once(s: Scenario) -> None:
     early (hasMore: false before the last case) is caught. On a list seen to move (cases arrived or
     left between the first walk and the last), every walk lists each case both of those list, and
     the targets' count is set aside in a note. Walks followed in traffic (the proxy, --har) are
-    judged page by page by the same rules."""
+    judged page by page by the same rules; their count only at a later whole walk that lists the
+    same cases as the first, else it is not judged."""
     s.project()
     for project in s.targets.projects:
         full_what = f"limit={FULL_LIMIT}"

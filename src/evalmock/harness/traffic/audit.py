@@ -121,6 +121,11 @@ class TrafficAudit:
         """The results so far, finished: every check that never ran skipped with why, and what was
         not judged."""
         results = self.results.copy()
+        if self.walks is not None:
+            # said at each snapshot: a later whole walk may still judge the count
+            for why, kind in self.walks.counts.unjudged():
+                results.skipped(self.walks.once, why, kind)
+                results.notes.append(f"{self.walks.once.name}: {why}")
         sealed = self.targets is not None and self.targets.sealed_cursors is True
         for api in results.apis:
             results.skip_unexercised(

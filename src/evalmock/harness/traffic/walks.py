@@ -29,6 +29,7 @@ from evalmock.harness.checks.walk_rules import (
     assert_page_continues,
 )
 from evalmock.harness.run.judge import Breach, ResponseJudge, violation_example
+from evalmock.harness.traffic.list_counts import ListCounts
 
 # The list's filters, which a walk keeps from page to page, as the document declares them.
 _DECLARED = narrowing()
@@ -147,6 +148,7 @@ class TrafficWalks:
         self.cursors: dict[int, tuple[int, PageMark]] = {}
         self.sealed = self.targets.sealed_cursors is True
         self.pages = 0  # held over all open walks
+        self.counts = ListCounts()  # the first and latest whole walk of each list the targets count
         self._next_id = 0
         self.once = find_check("walk_yields_every_case_once", "test-set")
         self.not_empty = find_check("page_after_has_more_is_not_empty", "test-set")
@@ -227,8 +229,8 @@ class TrafficWalks:
         *,
         first: bool = False,
     ) -> list[Breach]:
-        """Hold the page in its walk; at the walk's last page, judge the whole walk and let it
-        go."""
+        """Hold the page in its walk; at the walk's last page, judge the whole walk (its count
+        against the targets' when the list stood still: see ListCounts) and let it go."""
         cursor = body.get("nextCursor")
         has_more = body.get("hasMore") is True and isinstance(cursor, str) and bool(cursor)
         mark = PageMark(
@@ -256,7 +258,15 @@ class TrafficWalks:
             self._close(walk_id)
         walk.ledger.add(mark)
         active = self._active_cases(walk.key)
-        if active is not None:
+        # The targets' count is judged only once a later whole walk lists the same cases as the
+        # first: a list in use moves, and the count was written at another moment.
+        if (
+            active is not None
+            and walk.ledger.whole
+            and self.counts.whole_walk(
+                walk.key, f"{walk.key.agent}/{walk.key.project}", active, walk.ledger
+            )
+        ):
             self._apply(
                 broken,
                 self.once,
