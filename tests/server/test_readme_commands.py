@@ -9,8 +9,10 @@ README's own ```yaml block, written to a file. The paging loop runs in
 tests/server/test_request_targets.py. Skipped, with why:
 - `python3.11 dev.py serve --data my-data.yaml` and `... --data-only`: each starts a server that
   runs until stopped (the mock the curl meets is started as they start it, by the fixture);
-- the proxy's block (`python3.11 dev.py evalmock proxy --upstream https://staging.example.com`):
-  a server that runs until stopped, in front of a made-up upstream;
+- the proxy's blocks (`python3.11 dev.py evalmock proxy --upstream https://staging.example.com`,
+  with or without `--record staging.yaml`) and the replay of that recording
+  (`python3.11 dev.py serve --data staging.yaml --data-only`): servers that run until stopped, in
+  front of a made-up upstream; the record and replay flow runs in tests/recording/;
 - the `fetch()` the banner prints and the SDK lines: not shell; the banner's requests run in
   tests/server/test_request_targets.py.
 """
@@ -117,10 +119,16 @@ def test_every_shell_block_of_the_section_is_run_or_named_as_skipped() -> None:
     assert skipped == [
         "python3.11 dev.py serve --data my-data.yaml",
         "python3.11 dev.py serve --data my-data.yaml --data-only",
+        "python3.11 dev.py serve --data staging.yaml --data-only",
     ]
     paging = {line for line in shell if "NEXT_CURSOR" in line or line.startswith(("CASES=", "  "))}
     paging |= {"while :; do", "done"}
     setup = {line for line in shell if line.startswith(("TOKEN=", "BASE="))}
+    proxied = [line for line in shell if line.startswith("python3.11 dev.py evalmock proxy")]
+    assert proxied == [
+        "python3.11 dev.py evalmock proxy --upstream https://staging.example.com"
+        " --record staging.yaml"
+    ]
     run = [line for line in shell if line.startswith("curl ")]
-    assert sorted(set(shell) - set(skipped) - paging - setup - set(run)) == []
+    assert sorted(set(shell) - set(skipped) - set(proxied) - paging - setup - set(run)) == []
     assert len(run) == len(INTENDED) + len(INTENDED_WITH_DATA)
