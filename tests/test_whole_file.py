@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from evalmock.whole_file import staged, write_whole
+from evalmock.whole_file import _is_device_or_pipe, staged, write_whole
 
 
 def test_the_new_content_replaces_the_old_and_nothing_else_is_left(tmp_path: Path) -> None:
@@ -59,3 +59,32 @@ def test_a_new_file_gets_the_mode_open_would_give_and_a_rewritten_one_keeps_its_
     kept.chmod(0o640)
     write_whole(kept, "new")
     assert kept.stat().st_mode & 0o777 == 0o640
+
+
+def test_a_device_is_told_from_a_file_so_it_is_written_in_place() -> None:
+    # renaming a staged file over /dev/null would replace the device with a file (as root); the
+    # writing itself is proved on a pipe below, which a failing test cannot break for the machine
+    assert _is_device_or_pipe(Path("/dev/null"))
+    assert not _is_device_or_pipe(Path(__file__))
+
+
+def test_a_pipe_is_written_in_place(tmp_path: Path) -> None:
+    pipe = tmp_path / "report.fifo"
+    os.mkfifo(pipe)
+    reader = os.open(pipe, os.O_RDONLY | os.O_NONBLOCK)
+    try:
+        write_whole(pipe, "through the pipe\n")
+        assert os.read(reader, 100) == b"through the pipe\n"
+    finally:
+        os.close(reader)
+    assert pipe.is_fifo() and [entry.name for entry in tmp_path.iterdir()] == ["report.fifo"]
+
+
+def test_a_link_stays_a_link_and_its_target_gets_the_new_content(tmp_path: Path) -> None:
+    target = tmp_path / "reports" / "latest.html"
+    target.parent.mkdir()
+    target.write_text("old\n", encoding="utf-8")
+    link = tmp_path / "report.html"
+    link.symlink_to(target)
+    write_whole(link, "new\n")
+    assert link.is_symlink() and target.read_text(encoding="utf-8") == "new\n"

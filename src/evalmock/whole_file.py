@@ -4,12 +4,17 @@ sees half of one.
 A targets file is rewritten by a running server while a harness may be reading it; an export may go
 over a data file the server watches; a report or a HAR file may be cut off by Ctrl-C. In each case
 the old file stays whole until the new one is, and a write that fails leaves no part file behind.
+
+A device or a pipe (`--junit /dev/null`, `--report /dev/stdout`, a FIFO) is written in place:
+renaming over it would replace the device with a file (as root, /dev/null itself). A symbolic link
+stays a link: its target gets the new content.
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
+import stat
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -26,6 +31,12 @@ def staged(path: str | Path) -> Iterator[IO[str]]:
     """A text file to write `path`'s new content into; it becomes `path` when the block ends without
     an exception."""
     path = Path(path)
+    if _is_device_or_pipe(path):
+        with path.open("w", encoding="utf-8") as special:
+            yield special
+        return
+    if path.is_symlink():
+        path = path.resolve()
     handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".part")
     try:
         # mkstemp makes the file 0600: the file keeps the mode it had, or gets the one open() would
@@ -38,6 +49,14 @@ def staged(path: str | Path) -> Iterator[IO[str]]:
     except BaseException:
         Path(temporary).unlink(missing_ok=True)
         raise
+
+
+def _is_device_or_pipe(path: Path) -> bool:
+    try:
+        mode = path.stat().st_mode
+    except OSError:
+        return False
+    return stat.S_ISCHR(mode) or stat.S_ISBLK(mode) or stat.S_ISFIFO(mode)
 
 
 def _mode_of(path: Path) -> int:
