@@ -24,23 +24,33 @@ from shared import SERVER_CASES, SERVER_SEED, free_port, stop_process
 
 READY_TIMEOUT_S = 30.0
 TESTS = Path(__file__).resolve().parent
-# Spread over processes (`dev.py test`), these start first: the modules that take longest, so that
-# none is left running alone at the end (as measured with --durations; the order changes only how
-# soon a spread run ends).
-FIRST = ()
+# Spread over processes (`dev.py test`), a module's tests run in one process, but for these: long
+# modules of tests that each start their own audit or pytest, sharing nothing costly, spread one by
+# one.
+SPREAD = (
+    "harness/test_hostile_schemathesis.py",
+    "harness/test_pytest_plugin.py",
+    "harness/test_hostile_answers.py",
+    "harness/test_contract_cli.py",
+)
+# These start first, the longest first, so that none is left running alone at the end (as measured
+# with --durations; the order changes only how soon a spread run ends).
+FIRST = (*SPREAD,)
 
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """In a run spread over processes by pytest-xdist (--dist loadgroup), a module's tests run in
-    one process, sharing its module-scoped fixtures and never overlapping, and the container tests
-    all in one, sharing the image they build; the modules in FIRST start first."""
+    one process, sharing its module-scoped fixtures and never overlapping (but SPREAD's), and the
+    container tests all in one, sharing the image they build; FIRST's start first."""
     if not os.environ.get("PYTEST_XDIST_WORKER"):
         return
     for item in items:
-        if item.get_closest_marker("xdist_group") is None:
-            item.add_marker(pytest.mark.xdist_group(_process_group(item)))
-    items.sort(key=lambda item: _process_group(item) not in FIRST)  # stable: else as collected
+        group = _process_group(item)
+        if item.get_closest_marker("xdist_group") is None and group not in SPREAD:
+            item.add_marker(pytest.mark.xdist_group(group))
+    order = {module: place for place, module in enumerate(FIRST)}
+    items.sort(key=lambda item: order.get(_process_group(item), len(FIRST)))  # stable
 
 
 def _process_group(item: pytest.Item) -> str:
