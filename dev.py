@@ -148,7 +148,7 @@ def _pip_install(extras: str) -> subprocess.CompletedProcess[str]:
 
 
 # The suite mostly waits (servers starting, subprocesses, sleeps), so it runs in twice as many
-# processes as there are cores; tests/conftest.py keeps together what must share one process.
+# processes as there are cores; tests/process_groups.py keeps together what must share one process.
 PROCESSES_PER_CORE = 2
 MAX_PROCESSES = 8  # past this, each process's own servers and worlds cost more than they save
 # pytest options by which the caller chose how the tests are spread, or asked for one process.
@@ -159,7 +159,7 @@ ONE_PROCESS = ("--pdb", "--trace", "-pno:xdist", "-p no:xdist")
 def parallel_options(rest: list[str]) -> list[str]:
     """pytest-xdist's options that `dev.py test` adds to the caller's: none where the caller chose
     how to spread the tests (or asked for one process); else PROCESSES_PER_CORE processes a core,
-    grouped by tests/conftest.py's xdist_group marks."""
+    grouped as tests/process_groups.py says."""
     said = " ".join(rest)
     if any(arg.startswith(SPREAD) for arg in rest) or any(x in said for x in ONE_PROCESS):
         return []

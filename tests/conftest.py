@@ -23,39 +23,32 @@ from evalmock.world import World
 from shared import SERVER_CASES, SERVER_SEED, free_port, stop_process
 
 READY_TIMEOUT_S = 30.0
-TESTS = Path(__file__).resolve().parent
-# Spread over processes (`dev.py test`), a module's tests run in one process, but for these: long
-# modules of tests that each start their own audit or pytest, sharing nothing costly, spread one by
-# one.
-SPREAD = (
-    "harness/test_hostile_schemathesis.py",
-    "harness/test_pytest_plugin.py",
-    "harness/test_hostile_answers.py",
-    "harness/test_contract_cli.py",
+# Spread over processes (`dev.py test`), these start first: long modules of tests that each start
+# their own audit or pytest, so that none is left running alone at the end (as measured with
+# --durations; the order changes only how soon a spread run ends).
+FIRST = (
+    "tests/harness/test_hostile_schemathesis.py",
+    "tests/harness/test_pytest_plugin.py",
+    "tests/harness/test_hostile_answers.py",
+    "tests/harness/test_contract_cli.py",
 )
-# These start first, the longest first, so that none is left running alone at the end (as measured
-# with --durations; the order changes only how soon a spread run ends).
-FIRST = (*SPREAD,)
 
 
-@pytest.hookimpl(tryfirst=True)
+@pytest.hookimpl(optionalhook=True)  # pytest-xdist's hook: unknown where xdist is off
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
+    """`--dist loadgroup` (as `dev.py test` runs): process_groups.GroupScheduling's groups."""
+    if config.getoption("dist") != "loadgroup":
+        return None
+    from process_groups import GroupScheduling  # only where pytest-xdist is
+
+    return GroupScheduling(config, log)
+
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """In a run spread over processes by pytest-xdist (--dist loadgroup), a module's tests run in
-    one process, sharing its module-scoped fixtures and never overlapping (but SPREAD's), and the
-    container tests all in one, sharing the image they build; FIRST's start first."""
-    if not os.environ.get("PYTEST_XDIST_WORKER"):
-        return
-    for item in items:
-        group = _process_group(item)
-        if item.get_closest_marker("xdist_group") is None and group not in SPREAD:
-            item.add_marker(pytest.mark.xdist_group(group))
-    order = {module: place for place, module in enumerate(FIRST)}
-    items.sort(key=lambda item: order.get(_process_group(item), len(FIRST)))  # stable
-
-
-def _process_group(item: pytest.Item) -> str:
-    module = item.path.resolve().relative_to(TESTS).as_posix()
-    return "containers" if module.startswith("containers/") else module
+    """Spread over processes, FIRST's modules start first."""
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        order = {module: place for place, module in enumerate(FIRST)}
+        items.sort(key=lambda item: order.get(item.nodeid.split("::")[0], len(FIRST)))  # stable
 
 
 @pytest.fixture(scope="session", autouse=True)
