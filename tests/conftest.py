@@ -121,7 +121,11 @@ def _ignore_sigint() -> None:
 
 
 def start_server(
-    tmp_dir: Path, *extra: str, sigint_ignored: bool = False, env: dict[str, str] | None = None
+    tmp_dir: Path,
+    *extra: str,
+    sigint_ignored: bool = False,
+    env: dict[str, str] | None = None,
+    attempts: int = 3,
 ) -> LiveServer:
     """Start `python -m evalmock serve` on a free port and wait (bounded) until it answers.
     `sigint_ignored`: as a script's `evalmock serve &` starts it (without job control, a background
@@ -158,6 +162,12 @@ def start_server(
     deadline = time.monotonic() + READY_TIMEOUT_S
     while time.monotonic() < deadline:
         if process.poll() is not None:
+            if "already in use" in server.log() and attempts > 1:
+                # taken, since free_port found it free, by another process (a test in another
+                # process of a spread run): started again on another port
+                return start_server(
+                    tmp_dir, *extra, sigint_ignored=sigint_ignored, env=env, attempts=attempts - 1
+                )
             raise RuntimeError(f"evalmock serve exited with {process.returncode}:\n{server.log()}")
         try:
             if httpx.get(f"{server.base_url}/v1/openapi.json", timeout=1.0).status_code == 200:
