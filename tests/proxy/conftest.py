@@ -1,6 +1,6 @@
-"""Proxy fixtures: `evalmock proxy` built from its command line and served in this process (or, where
-its memory is measured, run in a process of its own), in front of `evalmock serve`'s app (recorded)
-or of a deliberately broken service, each on a free 127.0.0.1 port."""
+"""Proxy fixtures: `evalmock proxy` built from its command line and served in this process (or,
+where its memory is measured, run in a process of its own), in front of `evalmock serve`'s app
+(recorded) or of a deliberately broken service, each on a free 127.0.0.1 port."""
 
 from __future__ import annotations
 
