@@ -147,6 +147,27 @@ def _pip_install(extras: str) -> subprocess.CompletedProcess[str]:
     return subprocess.CompletedProcess(command, pip.returncode)
 
 
+# The suite mostly waits (servers starting, subprocesses, sleeps), so it runs in twice as many
+# processes as there are cores; tests/process_groups.py keeps together what must share one process.
+PROCESSES_PER_CORE = 2
+MAX_PROCESSES = 8  # past this, each process's own servers and worlds cost more than they save
+# pytest options by which the caller chose how the tests are spread, or asked for one process.
+SPREAD = ("-n", "--numprocesses", "--dist", "--maxprocesses")
+ONE_PROCESS = ("--pdb", "--trace", "-pno:xdist", "-p no:xdist")
+
+
+def parallel_options(rest: list[str]) -> list[str]:
+    """pytest-xdist's options that `dev.py test` adds to the caller's: none where the caller chose
+    how to spread the tests (or asked for one process); else PROCESSES_PER_CORE processes a core,
+    grouped as tests/process_groups.py says."""
+    said = " ".join(rest)
+    if any(arg.startswith(SPREAD) for arg in rest) or any(x in said for x in ONE_PROCESS):
+        return []
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    processes = min(MAX_PROCESSES, PROCESSES_PER_CORE * (cores or 1))
+    return ["-n", str(processes), "--dist", "loadgroup"]
+
+
 def main(argv: list[str]) -> int:
     if argv[:1] in (["engine"], ["image"]):
         sys.path.insert(0, str(ROOT / "deploy"))
@@ -164,7 +185,7 @@ def main(argv: list[str]) -> int:
         lint = subprocess.run([str(BIN / "ruff"), "check", "."], cwd=ROOT)
         if lint.returncode != 0:
             return lint.returncode
-        args = [str(BIN / "python"), "-m", "pytest", *rest]
+        args = [str(BIN / "python"), "-m", "pytest", *parallel_options(rest), *rest]
         # the suite's own configuration and paths; a command's paths stay the caller's
         os.chdir(ROOT)
     elif command == "rules-doc":

@@ -121,3 +121,34 @@ def test_a_step_longer_than_a_line_is_cut() -> None:
     dev = _dev_module()
     step = dev.pip_step("Installing collected packages: " + "a, " * 60)
     assert step is not None and len(step) == 102 and step.endswith("...")
+
+
+def test_the_suite_runs_in_two_processes_a_core_unless_the_caller_chose(monkeypatch) -> None:
+    dev = _dev_module()
+    monkeypatch.setattr(dev.os, "sched_getaffinity", lambda _: {0, 1}, raising=False)
+    assert dev.parallel_options([]) == ["-n", "4", "--dist", "loadgroup"]
+    assert dev.parallel_options(["tests/world", "-x"]) == ["-n", "4", "--dist", "loadgroup"]
+    for chosen in (["-n", "1"], ["-n0"], ["--numprocesses=2"], ["--dist", "load"]):
+        assert dev.parallel_options(["tests/world", *chosen]) == [], chosen
+    for one_process in (["-p", "no:xdist"], ["-pno:xdist"], ["--pdb"], ["--trace"]):
+        assert dev.parallel_options(["tests/world", *one_process]) == [], one_process
+    monkeypatch.setattr(dev.os, "sched_getaffinity", lambda _: set(range(64)), raising=False)
+    assert dev.parallel_options([])[:2] == ["-n", str(dev.MAX_PROCESSES)]
+
+
+def test_dev_py_test_runs_ruff_then_pytest_spread_over_processes(monkeypatch) -> None:
+    dev = _dev_module()
+    calls: list[list[str]] = []
+    monkeypatch.setattr(dev, "ensure_environment", lambda: None)
+    monkeypatch.setattr(dev.os, "chdir", lambda path: None)
+    monkeypatch.setattr(dev, "parallel_options", lambda rest: ["-n", "4", "--dist", "loadgroup"])
+    monkeypatch.setattr(
+        dev.subprocess, "run", lambda command, **_: subprocess.CompletedProcess(command, 0)
+    )
+    monkeypatch.setattr(dev.os, "execv", lambda path, args: calls.append(args))
+    dev.main(["test", "tests/world", "-x"])
+    [args] = calls
+    assert args == [
+        str(dev.BIN / "python"),
+        *("-m", "pytest", "-n", "4", "--dist", "loadgroup", "tests/world", "-x"),
+    ]

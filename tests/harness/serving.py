@@ -17,29 +17,47 @@ from shared import free_port
 START_TIMEOUT = 20.0  # seconds
 
 
+# A port found free may be taken by another process (a test in another process of a spread run)
+# before the server binds it: the server is then started again on another.
+START_ATTEMPTS = 3
+
+
 @contextmanager
 def serving(app: Any, **options: Any) -> Iterator[str]:
-    """Yield the base URL of `app` served by uvicorn as evalmock serves (with these further uvicorn
-    options; no lifespan unless asked for); stop it on exit."""
-    port = free_port()
-    config = uvicorn.Config(
-        app,
-        host="127.0.0.1",
-        port=port,
-        log_level="warning",
-        **{"lifespan": "off", "http": HTTP_PROTOCOL, **options},
-    )
-    server = uvicorn.Server(config)
-    thread = threading.Thread(target=server.run, name=f"uvicorn-{port}", daemon=True)
-    thread.start()
-    deadline = time.monotonic() + START_TIMEOUT
-    while not server.started:
-        if not thread.is_alive() or time.monotonic() > deadline:
-            server.should_exit = True
-            raise RuntimeError(f"the test server on port {port} did not start")
-        time.sleep(0.02)
+    """Yield the base URL of `app` served by uvicorn as evalmock serve serves (with these further
+    uvicorn options; no lifespan unless asked for); stop it on exit."""
+    for _ in range(START_ATTEMPTS):
+        port = free_port()
+        config = uvicorn.Config(
+            app,
+            host="127.0.0.1",
+            port=port,
+            log_level="warning",
+            **{"lifespan": "off", "http": HTTP_PROTOCOL, **options},
+        )
+        server = uvicorn.Server(config)
+        thread = threading.Thread(target=server.run, name=f"uvicorn-{port}", daemon=True)
+        thread.start()
+        if _started(server, thread):
+            break
+    else:
+        raise RuntimeError(f"the test server did not start in {START_ATTEMPTS} attempts")
     try:
         yield f"http://127.0.0.1:{port}"
     finally:
         server.should_exit = True
         thread.join(timeout=10)
+
+
+def _started(server: uvicorn.Server, thread: threading.Thread) -> bool:
+    """Whether the server listens; False if it could not (its thread ended), and an error if it
+    neither listens nor ends within START_TIMEOUT."""
+    deadline = time.monotonic() + START_TIMEOUT
+    while not server.started:
+        if not thread.is_alive():
+            return False
+        if time.monotonic() > deadline:
+            server.should_exit = True
+            raise RuntimeError(f"the test server on port {server.config.port} did not start")
+        time.sleep(0.02)
+    return True

@@ -235,6 +235,9 @@ def test_a_slow_drip_is_cut_at_the_answers_deadline(targets: str) -> None:
 HEADER_DRIP_PAUSE = 0.2  # seconds between two bytes of the header block
 HEADER_DRIP_BYTES = 300  # the most dripped on one connection: a minute at most
 DRIPPER_LIFETIME = 90.0  # seconds: the dripping service stops by itself after this
+# One head dripped whole: an audit that read one to its end took at least this. Its bound, not a few
+# deadlines' worth, is what the tests hold an audit to, so that a busy machine never fails them.
+ONE_HEAD_DRIPPED = HEADER_DRIP_BYTES * HEADER_DRIP_PAUSE
 
 
 async def drip_a_header_block(
@@ -300,7 +303,7 @@ def test_a_header_block_dripped_is_cut_at_the_answers_deadline(targets: str) -> 
         report, took = audit_in_a_process(base_url, targets, request_timeout=2)
     assert_a_gap_of_the_limit(report, "was not over within 2 s", "--request-timeout")
     # four answers (three before the audit, one of the check's), each cut at about 2 s
-    assert took < 20
+    assert took < ONE_HEAD_DRIPPED
 
 
 def test_schemathesis_cuts_a_header_block_dripped_at_the_deadline(targets: str) -> None:
@@ -317,7 +320,7 @@ def test_schemathesis_cuts_a_header_block_dripped_at_the_deadline(targets: str) 
     assert_a_gap_of_the_limit(
         report, "Schemathesis could not test the operation", "was not over within 2 s"
     )
-    assert took < 20
+    assert took < ONE_HEAD_DRIPPED
 
 
 ONE_FUZZED_EXAMPLE: dict[str, Any] = {
@@ -347,7 +350,7 @@ def test_an_audit_behind_the_environments_proxy_goes_through_it_and_keeps_the_de
     assert_a_gap_of_the_limit(report, "was not over within 2 s", "--request-timeout")
     assert asked, "the proxy was never asked"
     assert all(line.startswith(b"GET http://audited.invalid:8080/") for line in asked), asked
-    assert took < 30
+    assert took < ONE_HEAD_DRIPPED
 
 
 def test_answers_read_by_their_deadline_keep_their_connection_alive() -> None:

@@ -150,7 +150,9 @@ def test_a_second_ctrl_c_cuts_off_an_open_request_with_one_line_and_no_traceback
         assert "Traceback" not in log and "CancelledError" not in log, log
         # cut off: uvicorn's own 500, or the connection closed
         assert answered and answered[0] != 200
-        assert time.monotonic() - asked < 4  # not after the request's 5 s delay
+        # not after the request's 5 s delay: the answer it would have had came no sooner (a bound
+        # that a busy machine does not race)
+        assert time.monotonic() - asked < 5
     finally:
         stop_server(server)
 
@@ -167,7 +169,8 @@ def test_a_granian_worker_still_answering_5_s_after_ctrl_c_is_stopped_and_the_lo
         server.process.send_signal(signal.SIGINT)
         assert server.process.wait(timeout=20) == 0
         client.join(timeout=20)
-        assert answered and answered[0] != 200 and time.monotonic() - asked < 8.5
+        # cut off before the request's 9 s delay: its answer would have come no sooner
+        assert answered and answered[0] != 200 and time.monotonic() - asked < 9
         log = server.log()
         assert WORKER_CUT_OFF.format(seconds="5") in log, log
         assert "Traceback" not in log and "refused to gracefully stop" not in log, log
