@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from evalmock.contract.filters import narrowing
+from evalmock.contract.filters import Filter, narrowing
 from evalmock.recording.answers import Source
 
 
@@ -76,19 +76,19 @@ def categories(held_too: bool) -> set[tuple[Any, ...]]:
     its field; `held_too` False leaves out the cases such a filter must be asked for."""
     axes = [
         tuple(f.members) if f.members is not None else ((False, True) if held_too else (False,))
-        for f in narrowing()
-        if f.members is not None or f.present_only_with is not None
+        for f in _categorical()
     ]
     return set(itertools.product(*axes))
 
 
+def _categorical() -> list[Filter]:
+    """The filters a category has an axis for, in the order of a category's values."""
+    return [f for f in narrowing() if f.members is not None or f.present_only_with is not None]
+
+
 def _members(found: set[tuple[Any, ...]]) -> list[str]:
     """The set filters' members the categories name (the kinds of case they are)."""
-    sets = [
-        f.members is not None
-        for f in narrowing()
-        if f.members is not None or f.present_only_with is not None
-    ]
+    sets = [f.members is not None for f in _categorical()]
     return sorted(
         {str(v) for category in found for v, is_set in zip(category, sets, strict=True) if is_set}
     )

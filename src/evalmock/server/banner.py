@@ -101,11 +101,9 @@ def _your_data(world: World) -> list[str]:
             f"  {user_list.agent_id:<22} {user_list.project_id} ({count} "
             f"case{'s' if count != 1 else ''})"
         )
+    numbers = world.evaluation_test_case_versions()
     for test_case in data.test_cases[:MAX_USER_LISTED]:
-        lines.append(
-            f"  {test_case.uuid}: versions "
-            f"{', '.join(str(version['version']) for version in test_case.versions)}"
-        )
+        lines.append(f"  {test_case.uuid}: versions {', '.join(map(str, numbers[test_case.uuid]))}")
     hidden = max(0, len(data.lists) - MAX_USER_LISTED) + max(
         0, len(data.test_cases) - MAX_USER_LISTED
     )
