@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Iterator
+from contextlib import AbstractContextManager
 from typing import Any
 
 import httpx
@@ -29,11 +30,15 @@ CORS_SET = {
 ADDED_BY_THE_SERVER = {b"date", b"server"}  # by the uvicorn that serves the recorded app
 
 
+def _proxy_before(
+    recorded_serve: RecordedServe, proxy_for: ProxyFactory
+) -> AbstractContextManager[RunningProxy]:
+    return proxy_for(recorded_serve.base_url, "--targets", str(recorded_serve.targets_path))
+
+
 @pytest.fixture(scope="module")
 def proxy(recorded_serve: RecordedServe, proxy_for: ProxyFactory) -> Iterator[RunningProxy]:
-    with proxy_for(
-        recorded_serve.base_url, "--targets", str(recorded_serve.targets_path)
-    ) as running:
+    with _proxy_before(recorded_serve, proxy_for) as running:
         yield running
 
 
@@ -80,8 +85,14 @@ def _without(headers: list[tuple[bytes, bytes]], names: set[bytes]) -> list[tupl
 
 
 def test_a_browser_session_passes_through_byte_for_byte_and_breaks_no_rule(
-    proxy: RunningProxy, recorded_serve: RecordedServe
+    recorded_serve: RecordedServe, proxy_for: ProxyFactory
 ) -> None:
+    # a proxy of its own: what it judged is this session's traffic, whichever tests ran before
+    with _proxy_before(recorded_serve, proxy_for) as proxy:
+        _browse_and_judge(proxy, recorded_serve)
+
+
+def _browse_and_judge(proxy: RunningProxy, recorded_serve: RecordedServe) -> None:
     targets = load_targets(recorded_serve.targets_path)
     project = next(p for p in targets.projects if p.has_retired and p.has_hand)
     test_case = targets.test_cases[0]
