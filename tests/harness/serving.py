@@ -15,6 +15,7 @@ from evalmock.server.one_write import HTTP_PROTOCOL
 from shared import free_port
 
 START_TIMEOUT = 20.0  # seconds
+STOP_TIMEOUT = 10.0  # seconds, for the answers being sent to end, then again once they are cut
 
 
 # A port found free may be taken by another process (a test in another process of a spread run)
@@ -46,7 +47,13 @@ def serving(app: Any, **options: Any) -> Iterator[str]:
         yield f"http://127.0.0.1:{port}"
     finally:
         server.should_exit = True
-        thread.join(timeout=10)
+        thread.join(timeout=STOP_TIMEOUT)
+        if thread.is_alive():  # an answer still being sent (a drip, an endless stream): cut it
+            server.force_exit = True
+            thread.join(timeout=STOP_TIMEOUT)
+        if thread.is_alive():
+            # a server thread running on as the interpreter ends can crash it at exit
+            raise RuntimeError(f"the test server on port {port} did not stop")
 
 
 def _started(server: uvicorn.Server, thread: threading.Thread) -> bool:

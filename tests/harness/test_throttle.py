@@ -4,6 +4,7 @@ of failing a rule."""
 
 from __future__ import annotations
 
+import threading
 from datetime import UTC, datetime, timedelta
 from email.utils import format_datetime
 
@@ -27,6 +28,9 @@ from evalmock.harness.run.throttle import (
 )
 from evalmock.harness.run.transport import HttpSender
 from shared import Waits
+
+LEAKER = "PyrateLimiter's Leaker"  # the thread's name
+LEAK_INTERVAL_S = 10  # how long it sleeps between leaks, at most, before it sees it was closed
 
 
 def answers(*statuses: tuple[int, str | None]) -> tuple[list[tuple[int, str | None]], object]:
@@ -164,11 +168,24 @@ def test_waits_one_after_another_spend_the_budget_in_full() -> None:
 
 
 def test_bad_options_are_refused_clearly() -> None:
-    with pytest.raises(ThrottleError, match="N/s"):
-        ThrottleOptions(rate="ten per second")
+    for rate in ("ten per second", "0/s", "1.5/s"):
+        with pytest.raises(ThrottleError, match="N/s"):
+            ThrottleOptions(rate=rate)
     with pytest.raises(ThrottleError):
         ThrottleOptions(budget=-1)
-    assert Throttle(ThrottleOptions(rate="100/s")).limiter is not None
+
+
+def test_a_closed_throttle_leaves_no_rate_limiter_thread_running() -> None:
+    """pyrate-limiter leaks its bucket in a thread; one left running as the interpreter ends may
+    crash it."""
+    before = set(threading.enumerate())
+    options = ThrottleOptions(rate="100/s")
+    assert not [t for t in set(threading.enumerate()) - before if t.name == LEAKER]  # parsed only
+    with Throttle(options) as throttle:
+        throttle.pace()
+        [leaker] = [t for t in set(threading.enumerate()) - before if t.name == LEAKER]
+    leaker.join(timeout=LEAK_INTERVAL_S + 5)
+    assert not leaker.is_alive()
 
 
 def test_a_scenario_that_meets_an_answer_still_throttled_cannot_judge_it() -> None:

@@ -4,7 +4,6 @@ where its memory is measured, run in a process of its own), in front of `evalmoc
 
 from __future__ import annotations
 
-import io
 import re
 import signal
 import socket
@@ -18,11 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from evalmock.cli import build_parser
 from evalmock.contract.targets import dump_targets
-from evalmock.proxy.command import UVICORN_OPTIONS, build_proxy
-from evalmock.proxy.forwarding import ProxyApp
-from evalmock.proxy.session import ProxySession
 from evalmock.server.app import create_app
 from evalmock.server.settings import ServerSettings
 from evalmock.server.targets_file import targets_for
@@ -30,20 +25,8 @@ from evalmock.world import World
 from harness.serving import serving
 from shared import SERVER_CASES, SERVER_SEED, free_port, stop_process
 
+from .running import RunningProxy, proxying
 from .upstreams import Recording, broken_upstream
-
-
-@dataclass
-class RunningProxy:
-    base_url: str
-    forwarder: ProxyApp
-    session: ProxySession
-    stream: io.StringIO
-
-    def lines(self) -> list[str]:
-        """What the proxy said on its console (stderr), one entry per line."""
-        return self.stream.getvalue().splitlines()
-
 
 ProxyFactory = Callable[..., AbstractContextManager[RunningProxy]]
 
@@ -53,20 +36,7 @@ def proxy_for() -> ProxyFactory:
     """`with proxy_for(upstream_url, "--strict", ...) as proxy:` serves `evalmock proxy` with those
     options."""
 
-    @contextmanager
-    def run(upstream: str, *options: str) -> Iterator[RunningProxy]:
-        args = build_parser().parse_args(["proxy", "--upstream", upstream, *options])
-        stream = io.StringIO()
-        app, forwarder, session = build_proxy(args, stream)
-        try:
-            # The lifespan runs as `evalmock proxy` runs it: its shutdown closes the connections to
-            # the upstream.
-            with serving(app, lifespan="on", **UVICORN_OPTIONS) as base_url:
-                yield RunningProxy(base_url, forwarder, session, stream)
-        finally:
-            session.close()
-
-    return run
+    return proxying
 
 
 @dataclass(frozen=True)

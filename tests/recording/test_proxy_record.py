@@ -17,9 +17,10 @@ from evalmock.cli import main
 from harness.fairness.independent_service import Service
 from harness.fairness.service_data import DRAFTING, MAIN_PROJECT
 from harness.serving import serving
+from proxy.running import proxying
 from shared import free_port
 
-from .walking import LIST, browser, proxying
+from .walking import LIST, browser
 
 READY_S = 30.0  # bound on start-up and on each wait below
 TOKEN = "fair-user"

@@ -19,8 +19,9 @@ from evalmock.cli import main
 from harness.fairness.independent_service import Service
 from harness.fairness.service_data import PROJECTS, TEST_CASES
 from harness.serving import serving
+from proxy.running import proxying
 
-from .walking import MOCK_TOKEN, browser, fetch_test_case, proxying, replaying, walk
+from .walking import MOCK_TOKEN, browser, fetch_test_case, replaying, walk
 
 TOKEN = "fair-user"  # a caller of the independent service
 FULL = {"include": "retired", "limit": 25}

@@ -1,20 +1,15 @@
 """A browser-like client of both APIs (a bearer token, a cookie, an Origin), the walks a list page
-makes through `nextCursor`, and the proxy and the replay served on free 127.0.0.1 ports."""
+makes through `nextCursor`, and the replay served on a free 127.0.0.1 port."""
 
 from __future__ import annotations
 
-import io
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import httpx
 
-from evalmock.cli import build_parser
-from evalmock.proxy.command import UVICORN_OPTIONS, build_proxy
-from evalmock.proxy.session import ProxySession
 from evalmock.server.app import create_app
 from evalmock.server.settings import ServerSettings
 from harness.serving import serving
@@ -58,26 +53,6 @@ def walk(
 def fetch_test_case(client: httpx.Client, uuid: str, version: int | None = None) -> httpx.Response:
     params = {} if version is None else {"evaluation_test_case_version": version}
     return client.get(TEST_CASE.format(uuid=uuid), params=params)
-
-
-@dataclass
-class Proxy:
-    base_url: str
-    session: ProxySession
-    stream: io.StringIO
-
-
-@contextmanager
-def proxying(upstream: str, *options: str) -> Iterator[Proxy]:
-    """`evalmock proxy --upstream URL OPTIONS`, served in this process as the command serves it."""
-    args = build_parser().parse_args(["proxy", "--upstream", upstream, *options])
-    stream = io.StringIO()
-    app, _, session = build_proxy(args, stream)
-    try:
-        with serving(app, lifespan="on", **UVICORN_OPTIONS) as base_url:
-            yield Proxy(base_url, session, stream)
-    finally:
-        session.close()
 
 
 @contextmanager

@@ -110,8 +110,8 @@ class AuditSession:
         self.audit = audit
         self.results = Results(audit.policy, audit.apis)
         # one for the session: its budget and rate limit span every test
-        throttle = Throttle(audit.throttle)
-        self.runs = {api: ApiRun(api, audit, self.results, throttle) for api in audit.apis}
+        self.throttle = Throttle(audit.throttle)
+        self.runs = {api: ApiRun(api, audit, self.results, self.throttle) for api in audit.apis}
 
     def choose(self, items: Iterable[pytest.Item]) -> None:
         """Record which scenario checks were selected (by node id, -k, --lf): completeness judges
@@ -148,6 +148,12 @@ def pytest_configure(config: pytest.Config) -> None:
     config.stash[_ASKED] = [a for a in config.args if _ours(a)] if audit is not None else []
     if config.stash[_ASKED]:
         config.args[:] = [a for a in config.args if not _ours(a)]
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    audit_session = config.stash.get(_SESSION, None)
+    if audit_session is not None:
+        audit_session.throttle.close()
 
 
 def pytest_sessionstart(session: pytest.Session) -> None:

@@ -70,8 +70,10 @@ def run_audit(
     a time, each recording apart, their outcomes then taken in one fixed order: the same verdict and
     findings for any number of workers. `throttle` (else one made from `audit.throttle`) is shared
     by every request."""
+    if throttle is None:
+        with Throttle(audit.throttle) as owned:
+            return run_audit(audit, reporter, throttle=owned)
     reporter = reporter or Reporter()
-    throttle = throttle or Throttle(audit.throttle)
     preflight = Ledger(audit.policy)
     turned_away = turned_away_targets(audit, throttle, preflight_judge(audit, preflight))
     results = Results(audit.policy, audit.apis)

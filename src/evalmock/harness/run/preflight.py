@@ -161,8 +161,10 @@ def turned_away_targets(
     (given the API and the answer) has judged it, as every throttled answer met by chance is."""
     if not audit.token:
         return frozenset()
+    if throttle is None:
+        with Throttle(audit.throttle) as owned:
+            return turned_away_targets(audit, owned, judge)
     timeout = httpx.Timeout(audit.request_timeout, connect=REACHABILITY_TIMEOUT)
-    throttle = throttle or Throttle(audit.throttle)
     refused = set()
     for api, (key, path, query) in (
         (name, asked) for name in audit.apis for asked in _target_requests(name, audit.targets)

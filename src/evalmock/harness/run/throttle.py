@@ -58,9 +58,14 @@ class ThrottleOptions:
         if self.retries < 0 or self.max_wait < 0 or self.budget < 0:
             raise ThrottleError("retries, the longest wait and the wait budget cannot be negative")
         if self.rate is not None:
+            # parsed, not built: a built limiter starts a thread of its own
+            from schemathesis.core.rate_limit import parse_units
+
             try:
-                limiter(self.rate)
+                count, _ = parse_units(self.rate)
             except Exception:
+                count = 0
+            if count < 1:
                 raise ThrottleError(
                     f"a rate is N/s, N/m or N/h (such as 10/s), got {self.rate!r}"
                 ) from None
@@ -68,11 +73,9 @@ class ThrottleOptions:
 
 def limiter(rate: str) -> Any:
     """Schemathesis's own rate limiter (pyrate-limiter) for a rate such as "10/s": it blocks until a
-    request fits."""
+    request fits, and leaks its bucket in a thread of its own until closed."""
     # Schemathesis loads slowly: only when a rate is set
-    from schemathesis.core.rate_limit import (
-        build_limiter,
-    )
+    from schemathesis.core.rate_limit import build_limiter
 
     return build_limiter(rate)
 
@@ -141,6 +144,17 @@ class Throttle:
         self._answered = 0
         self._advertised: Rate | None = None
         self._waiting_until = float("-inf")  # when the last wait granted so far ends
+
+    def __enter__(self) -> Throttle:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Stop the rate limiter's thread: nothing of an audit runs on once it is over."""
+        if self.limiter is not None:
+            self.limiter.close()
 
     def pace(self) -> None:
         """Wait, if need be, until one more request keeps the audit under its rate."""
