@@ -8,6 +8,7 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -23,6 +24,7 @@ from evalmock.world import World
 from shared import SERVER_CASES, SERVER_SEED, free_port, stop_process
 
 READY_TIMEOUT_S = 30.0
+THREADS_END_TIMEOUT_S = 15.0  # for the threads the tests started to end, once they are over
 # Spread over processes (`dev.py test`), these start first: long modules of tests that each start
 # their own audit or pytest, so that none is left running alone at the end (as measured with
 # --durations; the order changes only how soon a spread run ends).
@@ -44,11 +46,36 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
     return GroupScheduling(config, log)
 
 
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Spread over processes, FIRST's modules start first."""
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        "--reverse-order",
+        action="store_true",
+        help="run the tests last first: a test that passes only after another has run fails",
+    )
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Spread over processes, FIRST's modules start first; with --reverse-order, the tests run last
+    first (within a module too, where a shared fixture may carry what one test did to the next)."""
+    if config.getoption("reverse_order"):
+        items.reverse()
     if os.environ.get("PYTEST_XDIST_WORKER"):
         order = {module: place for place, module in enumerate(FIRST)}
         items.sort(key=lambda item: order.get(item.nodeid.split("::")[0], len(FIRST)))  # stable
+
+
+@pytest.fixture(scope="session", autouse=True)
+def no_thread_outlives_the_tests() -> Iterator[None]:
+    """Every thread the tests start has ended when they are over: one still running Python as the
+    interpreter ends (an in-process server, a rate limiter's) can crash it at exit. Set up first,
+    this is checked last, once every other fixture has stopped what it started."""
+    before = set(threading.enumerate())
+    yield
+    deadline = time.monotonic() + THREADS_END_TIMEOUT_S
+    for thread in set(threading.enumerate()) - before:
+        thread.join(timeout=max(0.0, deadline - time.monotonic()))
+    left = sorted(t.name for t in set(threading.enumerate()) - before if t.is_alive())
+    assert not left, f"threads still running after the tests: {', '.join(left)}"
 
 
 @pytest.fixture(scope="session", autouse=True)
