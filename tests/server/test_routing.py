@@ -63,12 +63,16 @@ def routed(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[dict[str, Any]]]:
 
 def _client() -> httpx.Client:
     app = create_app(ServerSettings(seed=42, cases=60), clock=FrozenClock())
-    client = app.test_client(raise_server_exceptions=False)
-    client.__enter__()
-    return client
+    return app.test_client(raise_server_exceptions=False)  # its lifespan runs within `with`
 
 
-def _answers(client: httpx.Client) -> list[tuple[int, list[tuple[str, str]], bytes]]:
+def _answers() -> list[tuple[int, list[tuple[str, str]], bytes]]:
+    """What a fresh app answers to REQUESTS; its client is closed after."""
+    with _client() as client:
+        return _answers_of(client)
+
+
+def _answers_of(client: httpx.Client) -> list[tuple[int, list[tuple[str, str]], bytes]]:
     answers = []
     for method, path, query in REQUESTS:
         response = client.request(
@@ -84,8 +88,7 @@ def _answers(client: httpx.Client) -> list[tuple[int, list[tuple[str, str]], byt
 
 
 def test_the_route_table_holds_every_operation_of_both_documents() -> None:
-    client = _client()
-    try:
+    with _client() as client:
         stack = client.app.middleware.middleware_stack  # type: ignore[attr-defined]
         routing = next(app for app in stack if isinstance(app, DocumentRoutingMiddleware))
         table = route_table(routing.router)
@@ -96,14 +99,12 @@ def test_the_route_table_holds_every_operation_of_both_documents() -> None:
         assert {op.operation_id for document in table for op in document.operations} == set(
             operations()
         )
-    finally:
-        client.__exit__(None, None, None)
 
 
 def test_each_request_is_answered_and_handed_on_as_by_connexions_router(
     routed: list[dict[str, Any]], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    fast = _answers(_client())
+    fast = _answers()
     fast_scopes = list(routed)
     routed.clear()
 
@@ -113,7 +114,7 @@ def test_each_request_is_answered_and_handed_on_as_by_connexions_router(
 
     with monkeypatch.context() as patch:
         patch.setattr(DocumentRoutingMiddleware, "add_api", connexions_add_api)
-        connexions = _answers(_client())
+        connexions = _answers()
     assert fast == connexions
     assert fast_scopes == routed
     routing = {"api_base_path": "/v1", "operation_id": "listTestSetCases"}
@@ -140,7 +141,6 @@ def test_each_request_is_answered_and_handed_on_as_by_connexions_router(
 def test_a_request_for_an_operation_does_not_go_through_connexions_router(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    client = _client()
     calls: list[str] = []
     original = RoutingMiddleware.__call__
 
@@ -148,8 +148,8 @@ def test_a_request_for_an_operation_does_not_go_through_connexions_router(
         calls.append(scope["path"])
         await original(self, scope, receive, send)
 
-    monkeypatch.setattr(RoutingMiddleware, "__call__", counted)
-    try:
+    with _client() as client:  # its lifespan run first, uncounted
+        monkeypatch.setattr(RoutingMiddleware, "__call__", counted)
         assert client.get(cases_path(), params=example_params(), headers=AUTH).status_code == 200
         assert client.get(evaluation_path(), headers=AUTH).status_code == 200
         assert calls == []
@@ -158,5 +158,3 @@ def test_a_request_for_an_operation_does_not_go_through_connexions_router(
         )
         assert slash_added.status_code == 404
         assert calls == [cases_path() + "/"]
-    finally:
-        client.__exit__(None, None, None)
