@@ -87,7 +87,7 @@ def test_a_log_comment_of_40_mib_of_braces_costs_no_memory(tmp_path: Path, one_e
     )
     code, peak, said = peak_and_said(har)
     assert code not in (2, 70), said
-    assert "traffic: 1 exchanges, 1 judged" in said
+    assert "traffic: 1 exchange, 1 judged" in said
     assert peak - one_entry < GROWTH, f"{peak / MIB:.0f} MiB, one entry {one_entry / MIB:.0f} MiB"
 
 
@@ -115,7 +115,7 @@ def test_entries_within_the_bound_are_read(tmp_path: Path) -> None:
     har = write_har(tmp_path / "within.har", [nested])
     code, _, said = peak_and_said(har)
     assert code not in (2, 70), said
-    assert "traffic: 1 exchanges, 1 judged" in said
+    assert "traffic: 1 exchange, 1 judged" in said
 
 
 @pytest.mark.parametrize("part", [1, 2, 3, 7, 64])

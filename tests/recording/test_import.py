@@ -147,8 +147,26 @@ def test_a_list_and_a_test_case_seen_in_part_are_named_in_the_summary(
     )
     assert f"{AGENT}  {other_project}  1      complete (retired cases not walked)" in summary
     assert (
-        f"{TEST_CASE}  2, 3      partial: version 1 not seen; the latest version unknown" in summary
+        f"{TEST_CASE}  2, 3      partial: version 1 not seen; the latest version unknown"
+        " (never asked for without a version)" in summary
     )
+
+
+def test_the_same_walk_in_two_har_files_is_said_once(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    entries = [
+        entry(
+            list_url(AGENT, PROJECT, "&limit=1"),
+            200,
+            page([case("case-2", "2026-10-02T12:00:00Z")], "next-1"),
+        )
+    ]
+    monday, tuesday = har(tmp_path / "monday.har", entries), har(tmp_path / "tuesday.har", entries)
+    out = tmp_path / "data.yaml"
+    assert main(["fixtures", "import", "--har", str(monday), str(tuesday), "-o", str(out)]) == 0
+    said = capsys.readouterr().out
+    assert said.count("stopped after 1 page with hasMore true") == 1, said
 
 
 def test_a_list_walked_to_its_end_and_the_latest_version_known_are_complete(

@@ -199,11 +199,14 @@ class RecordedList:
         if not missing:
             retired = categories(held_too=True) - covered
             return "complete" + (" (retired cases not walked)" if retired else "")
-        said = [
-            f"a walk ({walk.filters}) stopped after {walk.pages} page"
-            f"{'' if walk.pages == 1 else 's'} with hasMore true"
-            for walk in stopped
-        ]
+        # the same walk in two recordings (two HAR files of one session) is said once
+        said = list(
+            dict.fromkeys(
+                f"a walk ({walk.filters}) stopped after {walk.pages} page"
+                f"{'' if walk.pages == 1 else 's'} with hasMore true"
+                for walk in stopped
+            )
+        )
         if not said:
             said = [f"no walk of its {' and '.join(_members(missing))} cases reached the end"]
         return "partial: " + "; ".join(said)

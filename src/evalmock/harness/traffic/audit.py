@@ -137,9 +137,8 @@ class TrafficAudit:
     def notes(self) -> list[str]:
         seen = self.judged + sum(self.not_judged.values())
         notes = [
-            f"traffic: {seen} exchanges, {self.judged} judged (a request of an audited API's "
-            "operation, with "
-            "its response)"
+            f"traffic: {seen} exchange{'' if seen == 1 else 's'}, {self.judged} judged (a request"
+            " of an audited API's operation, with its response)"
         ]
         if self.not_judged:
             notes.append(
