@@ -60,6 +60,15 @@ def free_port() -> int:
         return sock.getsockname()[1]
 
 
+def listening(port: int) -> bool:
+    """Whether something accepts connections on 127.0.0.1:`port` (no request is sent)."""
+    try:
+        socket.create_connection(("127.0.0.1", port), timeout=1.0).close()
+    except OSError:
+        return False
+    return True
+
+
 class Waits:
     """A sleep that records how long it was asked to wait and moves its own clock (`clock`) on by as
     much, so the tests honour Retry-After, and spend a wait budget, without waiting."""

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import re
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -23,7 +22,7 @@ from evalmock.server.settings import ServerSettings
 from evalmock.server.targets_file import targets_for
 from evalmock.world import World
 from harness.serving import serving
-from shared import SERVER_CASES, SERVER_SEED, free_port, stop_process
+from shared import SERVER_CASES, SERVER_SEED, free_port, listening, stop_process
 
 from .running import RunningProxy, proxying
 from .upstreams import Recording, broken_upstream
@@ -82,6 +81,10 @@ class ProxyProcess:
         held = self._status_kib("VmRSS")
         return lambda: (self._status_kib("VmHWM") - held) * 1024
 
+    def peak_rss(self) -> int:
+        """The proxy's peak resident memory so far, in bytes."""
+        return self._status_kib("VmHWM") * 1024
+
     def _status_kib(self, field: str) -> int:
         status = Path(f"/proc/{self.process.pid}/status").read_text()
         return int(re.search(rf"{field}:\s+(\d+) kB", status)[1])  # type: ignore[index]
@@ -94,7 +97,8 @@ class ProxyProcess:
 
 
 PROXY_READY_S = 30.0
-STOP_S = 30.0  # from Ctrl-C to its exit
+# from Ctrl-C to its exit (uvicorn waits 5 s for open answers first; Granian once waited for ever)
+STOP_S = 30.0
 
 
 @contextmanager
@@ -106,18 +110,10 @@ def proxy_process(upstream: str, folder: Path, *options: str) -> Iterator[ProxyP
         process = subprocess.Popen([*command, "--port", str(port)], stdout=out, stderr=err)
     try:
         deadline = time.monotonic() + PROXY_READY_S
-        while not _listening(port):
+        while not listening(port):
             assert process.poll() is None, (folder / "err").read_text()
             assert time.monotonic() < deadline, f"the proxy did not start in {PROXY_READY_S} s"
             time.sleep(0.1)
         yield ProxyProcess(f"http://127.0.0.1:{port}", process, folder)
     finally:
         stop_process(process)
-
-
-def _listening(port: int) -> bool:
-    try:
-        socket.create_connection(("127.0.0.1", port), timeout=1.0).close()
-    except OSError:
-        return False
-    return True

@@ -4,26 +4,22 @@ with every stream still open ends them all without a traceback."""
 
 from __future__ import annotations
 
-import re
-import signal
 import socket
 import socketserver
-import subprocess
-import sys
 import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass
-from pathlib import Path
+from urllib.parse import urlsplit
 
 import pytest
 
 from evalmock.proxy.forwarding import MAX_JUDGED_BYTES
 from evalmock.proxy.streaming import STOPPED
 from evalmock.server.http_server import granian_installed
-from shared import free_port, stop_process
 
+from .conftest import proxy_process
 from .upstreams import socket_upstream
 
 STREAMS = 80
@@ -33,10 +29,7 @@ READ_BYTES = MAX_JUDGED_BYTES + 2 * 2**20
 # for the proxy's process; holding each stream's first 4 MiB took 526 MiB under uvicorn. Granian
 # buffers more of each connection (273 MiB measured, hardening.md): its bound has more room.
 MAX_RSS = {"uvicorn": 300 * 2**20, "granian": 450 * 2**20}
-READY_S = 30.0
 READ_S = 90.0  # for every client to read READ_BYTES
-STOP_S = 30.0  # from Ctrl-C to the proxy's exit (uvicorn waits 5 s for open answers first;
-# Granian waited for ever)
 # A path of the test-set operation: its answer is held to be judged, up to MAX_JUDGED_BYTES.
 JUDGED = "/v1/agents/acme.drafting/test-set/cases?projectId=2489e9ad-2ee2-8e00-8ec9-32d5f69181c0"
 PIECE = b"[" + b" " * (2**16 - 1)
@@ -88,11 +81,6 @@ class Stopped:
     err: str
 
 
-def peak_rss(pid: int) -> int:
-    status = Path(f"/proc/{pid}/status").read_text()
-    return int(re.search(r"VmHWM:\s+(\d+) kB", status)[1]) * 1024  # type: ignore[index]
-
-
 SERVERS = [
     pytest.param("uvicorn", id="uvicorn"),
     pytest.param(
@@ -108,18 +96,13 @@ def stopped(
     request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[Stopped]:
     folder = tmp_path_factory.mktemp("endless")
-    port = free_port()
-    with endless_upstream() as upstream:
-        command = [sys.executable, "-m", "evalmock", "proxy", "--upstream", upstream]
-        command += ["--server", request.param]
-        out, err = open(folder / "out", "w+"), open(folder / "err", "w+")  # noqa: SIM115
-        process = subprocess.Popen([*command, "--port", str(port)], stdout=out, stderr=err)
+    with (
+        endless_upstream() as upstream,
+        proxy_process(upstream, folder, "--server", request.param) as proxy,
+    ):
+        port = urlsplit(proxy.base_url).port
         done, read = threading.Event(), []
         try:
-            deadline = time.monotonic() + READY_S
-            while not listening(port):
-                assert process.poll() is None and time.monotonic() < deadline, "did not start"
-                time.sleep(0.1)
             clients = [
                 threading.Thread(target=read_stream, args=(port, done, read), daemon=True)
                 for _ in range(STREAMS)
@@ -129,24 +112,11 @@ def stopped(
             deadline = time.monotonic() + READ_S
             while len(read) < STREAMS and time.monotonic() < deadline:
                 time.sleep(0.2)
-            peak = peak_rss(process.pid)
-            process.send_signal(signal.SIGINT)  # Ctrl-C, every stream still open
-            exit_code = process.wait(timeout=STOP_S)
+            peak = proxy.peak_rss()
+            err, out = proxy.stopped()  # Ctrl-C, every stream still open
         finally:
             done.set()
-            stop_process(process)
-            out.close(), err.close()
-    said = (folder / "out").read_text(), (folder / "err").read_text()
-    yield Stopped(request.param, peak, read, exit_code, *said)
-
-
-def listening(port: int) -> bool:
-    """The proxy accepts connections (any request would be answered by the endless upstream)."""
-    try:
-        socket.create_connection(("127.0.0.1", port), timeout=1.0).close()
-    except OSError:
-        return False
-    return True
+    yield Stopped(request.param, peak, read, proxy.process.returncode, out, err)
 
 
 def test_the_memory_of_80_endless_streams_is_bounded(stopped: Stopped) -> None:
@@ -157,7 +127,8 @@ def test_the_memory_of_80_endless_streams_is_bounded(stopped: Stopped) -> None:
 
 
 def test_ctrl_c_with_endless_streams_open_ends_them_without_a_traceback(stopped: Stopped) -> None:
-    assert "Traceback" not in stopped.err and "Traceback" not in stopped.out
-    assert stopped.err == "", stopped.err[-2000:]
-    assert stopped.exit_code in (0, 1, 4)  # the verdict on the traffic, no crash
-    assert f"{STREAMS} {STOPPED}" in stopped.out
+    said = f"stderr: {stopped.err[-2000:]}\nstdout: {stopped.out[-2000:]}"
+    assert "Traceback" not in stopped.err and "Traceback" not in stopped.out, said
+    assert stopped.err == "", said
+    assert stopped.exit_code in (0, 1, 4), said  # the verdict on the traffic, no crash
+    assert f"{STREAMS} {STOPPED}" in stopped.out, said
