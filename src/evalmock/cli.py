@@ -16,6 +16,8 @@ from evalmock.arguments import (
     port,
     positive,
     seconds,
+    seed,
+    workers,
 )
 from evalmock.audit_options import judging_options, pace_options, walk_options
 from evalmock.defaults import (
@@ -73,7 +75,7 @@ def _serve_command(commands: argparse._SubParsersAction[argparse.ArgumentParser]
         help=f"port (default {DEFAULT_PORT}; 0: any free one, which the banner shows)",
     )
     serve.add_argument(
-        "--seed", type=int, default=DEFAULT_SEED, help=f"world seed (default {DEFAULT_SEED})"
+        "--seed", type=seed, default=DEFAULT_SEED, help=f"world seed (default {DEFAULT_SEED})"
     )
     serve.add_argument(
         "--cases",
@@ -81,7 +83,7 @@ def _serve_command(commands: argparse._SubParsersAction[argparse.ArgumentParser]
         default=DEFAULT_CASES,
         help=f"generated cases per agent and project (default {DEFAULT_CASES})",
     )
-    serve.add_argument("--workers", type=positive, default=1, help="server processes (default 1)")
+    serve.add_argument("--workers", type=workers, default=1, help="server processes (default 1)")
     _server_option(serve, "granian where installed, else uvicorn")
     serve.add_argument(
         "--write-targets",
@@ -251,7 +253,7 @@ def _contract_command(commands: argparse._SubParsersAction[argparse.ArgumentPars
         help="examples per Schemathesis phase (default 25)",
     )
     contract.add_argument(
-        "--seed", type=int, default=DEFAULT_SEED, help="generation seed (default 42)"
+        "--seed", type=seed, default=DEFAULT_SEED, help="generation seed (default 42)"
     )
     contract.add_argument(
         "--no-fuzz", action="store_true", help="run only our semantic checks, not Schemathesis"
@@ -259,7 +261,7 @@ def _contract_command(commands: argparse._SubParsersAction[argparse.ArgumentPars
     contract.add_argument("--quiet", action="store_true", help="no live progress, only the summary")
     contract.add_argument(
         "--workers",
-        type=positive,
+        type=workers,
         default=1,
         help="requests in flight at once: scenario checks and Schemathesis shards side by side; "
         "the verdict and "
@@ -300,7 +302,7 @@ def _fixtures_command(commands: argparse._SubParsersAction[argparse.ArgumentPars
         help="write a world, or a slice of it, as a JSON data file (for `evalmock serve --data`)",
     )
     export.add_argument(
-        "--seed", type=int, default=DEFAULT_SEED, help=f"world seed (default {DEFAULT_SEED})"
+        "--seed", type=seed, default=DEFAULT_SEED, help=f"world seed (default {DEFAULT_SEED})"
     )
     export.add_argument(
         "--cases",
@@ -328,7 +330,7 @@ def _fixtures_command(commands: argparse._SubParsersAction[argparse.ArgumentPars
     import_command(fixture_commands)
     listing = fixture_commands.add_parser("list", help="list the curated fixture cases")
     listing.add_argument(
-        "--seed", type=int, default=DEFAULT_SEED, help=f"world seed (default {DEFAULT_SEED})"
+        "--seed", type=seed, default=DEFAULT_SEED, help=f"world seed (default {DEFAULT_SEED})"
     )
     schema = fixture_commands.add_parser(
         "schema", help="write the JSON Schema of a data file, for editors"
