@@ -233,7 +233,7 @@ def _outputs_on_demand(session: ProxySession) -> Iterator[None]:
     loop = asyncio.get_running_loop()
     on_demand = getattr(signal, "SIGUSR1", None)  # not on Windows
     if on_demand is not None:
-        loop.add_signal_handler(on_demand, session.write_outputs)
+        loop.add_signal_handler(on_demand, lambda: session.write_outputs(behind=True))
     try:
         yield
     finally:

@@ -7,10 +7,11 @@ from collections.abc import Iterable
 
 from evalmock.harness.excerpts import printable
 from evalmock.harness.secrets.redactor import Redactor
-from evalmock.recording.accumulator import Recording
+from evalmock.recording.accumulator import MAX_NAMED, Recording
 from evalmock.recording.output import Written
 
-MAX_SHOWN = 20  # answers left out, named one by one; more are counted
+MAX_SHOWN = MAX_NAMED  # answers left out, named one by one; more are counted
+MAX_URL = 400  # characters of an answer's URL the summary names
 
 
 def _table(header: tuple[str, ...], rows: Iterable[tuple[str, ...]]) -> list[str]:
@@ -20,6 +21,11 @@ def _table(header: tuple[str, ...], rows: Iterable[tuple[str, ...]]) -> list[str
         "  " + "  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip()
         for row in rows
     ]
+
+
+def _shortened(text: str) -> str:
+    """A recorded URL as the summary names it: a hostile one may be a megabyte long."""
+    return text if len(text) <= MAX_URL else text[: MAX_URL - 1] + "…"
 
 
 def summary(recording: Recording, written: Written, path: str, redactor: Redactor) -> str:
@@ -63,10 +69,11 @@ def summary(recording: Recording, written: Written, path: str, redactor: Redacto
         lines.append(f"entries of other hosts and paths, counted, not read: {other} ({hosts})")
     if recording.not_success:
         lines.append(f"answers of the APIs that were not 2xx, not read: {recording.not_success}")
-    refused = [*recording.refused, *written.refused]
-    if refused:
-        lines.append(f"left out ({len(refused)}):")
-        lines += [f"  {item.source}: {item.reason}" for item in refused[:MAX_SHOWN]]
-        if len(refused) > MAX_SHOWN:
-            lines.append(f"  and {len(refused) - MAX_SHOWN} more")
+    refused = [*recording.refused, *written.refused][:MAX_SHOWN]
+    count = len(recording.refused) + len(written.refused)
+    if count:
+        lines.append(f"left out ({count}):")
+        lines += [f"  {_shortened(str(item.source))}: {item.reason}" for item in refused]
+        if count > len(refused):
+            lines.append(f"  and {count - len(refused)} more")
     return "\n".join(printable(redactor.text(line)) for line in lines)

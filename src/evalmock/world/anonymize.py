@@ -66,6 +66,11 @@ _DECIMAL_WIDTH = (8, 19)  # digits of a replacement id: enough to spread, and wi
 def anonymize(data: Mapping[str, Any], *, seed: int) -> dict[str, Any]:
     """A copy of the data file's mapping `data` in which every person is replaced (see the module's
     docstring); `data` is left as it was."""
+    return replaced(data, replacements(people(data), seed))
+
+
+def people(data: Mapping[str, Any]) -> set[Identity]:
+    """Every person a data file's mapping (or a part of one, in the same shape) names."""
     found: set[Identity] = set()
 
     def collect(kind: str, value: str) -> str:
@@ -73,7 +78,12 @@ def anonymize(data: Mapping[str, Any], *, seed: int) -> dict[str, Any]:
         return value
 
     _rewritten(data, collect)
-    table = _replacements(found, seed)
+    return found
+
+
+def replaced(data: Mapping[str, Any], table: Mapping[Identity, str]) -> dict[str, Any]:
+    """A copy of `data` with each person replaced by the table's (`replacements`) stand-in; every
+    person in `data` must be in the table."""
     return _rewritten(data, lambda kind, value: table[_identity(kind, value)])
 
 
@@ -234,7 +244,7 @@ def _mapped(value: Any, text: Callable[[str], str]) -> Any:
 
 # -- the replacements: who becomes whom
 # --------------------------------------------------------------------------------------------------
-def _replacements(found: set[Identity], seed: int) -> dict[Identity, str]:
+def replacements(found: set[Identity], seed: int) -> dict[Identity, str]:
     """Each person's replacement, drawn from (seed, the original); one that is taken already (by an
     original or an earlier replacement) is drawn again, in sorted order, so the table never
     depends on where people appear."""
