@@ -141,7 +141,7 @@ def test_a_base64_body_over_the_bound_is_left_out_never_decoded(
     assert main(["fixtures", "import", "--har", str(path), "-o", str(out)]) == 0
     said = capsys.readouterr().out
     assert (
-        f"staging.har entry 0 (GET {list_url(AGENT, PROJECT)}): the answer's body is "
+        f"bomb.har entry 0 (GET {list_url(AGENT, PROJECT)}): the answer's body is "
         f"{MAX_BODY_BYTES + 3:,} bytes, more than the {MAX_BODY_BYTES:,} a recording reads" in said
     )
 

@@ -21,6 +21,7 @@ from evalmock.recording.accumulator import Recording, Refusals, Refused
 from evalmock.recording.screening import (
     Draft,
     Item,
+    Secrets,
     rule_problems,
     within_the_rules,
     without_secrets,
@@ -42,6 +43,7 @@ class Written:
     refused: Refusals = field(default_factory=Refusals)
     lists: dict[tuple[str, str], int] = field(default_factory=dict)  # cases written per list
     versions: dict[str, list[int]] = field(default_factory=dict)  # versions written per uuid
+    hidden: set[Any] = field(default_factory=set)  # lists and test cases whose ids hold a secret
 
 
 class DataFile:
@@ -175,6 +177,7 @@ def write_recording(
     suffix = path.suffix.lower() or ".yaml"
     is_json = suffix == ".json"
     written = Written()
+    secrets = Secrets(redactor)
     people = (
         None
         if options.anonymize_seed is None
@@ -202,6 +205,11 @@ def write_recording(
             file.section("testSet")
             for recorded in recording.lists.values():
                 key = (recorded.agent_id, recorded.project_id)
+                if secrets.held(list(key)):
+                    written.hidden.add(key)
+                    why = "its list's ids hold a secret of the traffic"
+                    _refuse_all(recorded.ordered(), written.refused, why)
+                    continue
                 problems = rule_problems(render(Draft([(*key, [])], []), is_json), suffix)
                 if problems:
                     why = "the list: " + "; ".join(f"{at}: {message}" for at, message in problems)
@@ -222,6 +230,8 @@ def write_recording(
             file.section("gradient")
             for recorded in recording.test_cases.values():
                 numbers: list[int] = []
+                if secrets.held(recorded.uuid):
+                    written.hidden.add(recorded.uuid)
                 for chunk in _chunks(recorded.ordered()):
                     for _, items in checked(Draft([], [(recorded.uuid, chunk)])).test_cases:
                         for value, _ in items:

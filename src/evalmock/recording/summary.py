@@ -4,11 +4,14 @@ what other hosts and paths were counted, and each answer left out with why."""
 from __future__ import annotations
 
 from collections.abc import Iterable
+from urllib.parse import urlsplit
 
 from evalmock.harness.excerpts import printable
 from evalmock.harness.secrets.redactor import Redactor
 from evalmock.recording.accumulator import MAX_NAMED, Recording
+from evalmock.recording.answers import Source
 from evalmock.recording.output import Written
+from evalmock.recording.screening import Secrets
 
 MAX_SHOWN = MAX_NAMED  # answers left out, named one by one; more are counted
 MAX_URL = 400  # characters of an answer's URL the summary names
@@ -23,9 +26,23 @@ def _table(header: tuple[str, ...], rows: Iterable[tuple[str, ...]]) -> list[str
     ]
 
 
-def _shortened(text: str) -> str:
-    """A recorded URL as the summary names it: a hostile one may be a megabyte long."""
-    return text if len(text) <= MAX_URL else text[: MAX_URL - 1] + "…"
+def _named(source: Source, secrets: Secrets) -> str:
+    """An answer as the summary names it: its URL cut short (a hostile one may be a megabyte long),
+    and its path and query left out when they hold a secret in a form the redactor does not replace
+    (the token upper-cased as an agent id)."""
+    url = source.url
+    if secrets.held(url):
+        parts = urlsplit(url)
+        url = f"{parts.scheme}://{parts.netloc}/(a path or query that holds a secret)"
+    if len(url) > MAX_URL:
+        url = url[: MAX_URL - 1] + "…"
+    return str(Source(source.where, source.method, url))
+
+
+def _ids(ids: tuple[str, ...], written: Written) -> tuple[str, ...]:
+    """A list's or test case's ids as the summary shows them: never ids that hold a secret."""
+    key = ids if len(ids) > 1 else ids[0]
+    return tuple("(holds a secret)" for _ in ids) if key in written.hidden else ids
 
 
 def summary(recording: Recording, written: Written, path: str, redactor: Redactor) -> str:
@@ -43,8 +60,7 @@ def summary(recording: Recording, written: Written, path: str, redactor: Redacto
             ("agent", "project", "cases", "list"),
             (
                 (
-                    recorded.agent_id,
-                    recorded.project_id,
+                    *_ids((recorded.agent_id, recorded.project_id), written),
                     str(written.lists.get((recorded.agent_id, recorded.project_id), 0)),
                     recorded.completeness(),
                 )
@@ -56,7 +72,7 @@ def summary(recording: Recording, written: Written, path: str, redactor: Redacto
             ("test case", "versions", "versions seen"),
             (
                 (
-                    uuid,
+                    *_ids((uuid,), written),
                     ", ".join(map(str, written.versions.get(uuid, []))) or "none",
                     recorded.completeness(),
                 )
@@ -73,7 +89,8 @@ def summary(recording: Recording, written: Written, path: str, redactor: Redacto
     count = len(recording.refused) + len(written.refused)
     if count:
         lines.append(f"left out ({count}):")
-        lines += [f"  {_shortened(str(item.source))}: {item.reason}" for item in refused]
+        secrets = Secrets(redactor)
+        lines += [f"  {_named(item.source, secrets)}: {item.reason}" for item in refused]
         if count > len(refused):
             lines.append(f"  and {count - len(refused)} more")
     return "\n".join(printable(redactor.text(line)) for line in lines)
