@@ -6,8 +6,10 @@ RSS measured, as tests/harness/test_har_memory.py does)."""
 from __future__ import annotations
 
 import base64
+import io
 import json
 import os
+import random
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -17,6 +19,7 @@ import pytest
 
 from data_builders import AGENT, PROJECT, TEST_CASE, case, version
 from evalmock.cli import main
+from evalmock.harness.traffic.har_stream import CUT, har_entries
 from evalmock.recording.accumulator import MAX_BODY_BYTES, MAX_ITEM_BYTES
 from evalmock.world import World
 from evalmock.world.data_files import load_data
@@ -144,6 +147,54 @@ def test_a_base64_body_over_the_bound_is_left_out_never_decoded(
         f"bomb.har entry 0 (GET {list_url(AGENT, PROJECT)}): the answer's body is "
         f"{MAX_BODY_BYTES + 3:,} bytes, more than the {MAX_BODY_BYTES:,} a recording reads" in said
     )
+
+
+def test_a_base64_body_of_150_mib_is_cut_as_it_is_parsed_never_held(tmp_path: Path) -> None:
+    # held whole while parsed, then decoded, the import peaked at 812 MiB
+    size = 150 * MIB
+    one = entry(list_url(AGENT, PROJECT), 200, "")
+    one["response"]["content"]["encoding"] = "base64"
+    head, tail = json.dumps(one).split('"text": ""')
+    path = tmp_path / "bomb.har"
+    with path.open("w", encoding="ascii") as file:
+        file.write('{"log": {"version": "1.2", "creator": {"name": "t", "version": "1"}, ')
+        file.write('"entries": [' + head + '"text": "')
+        block = base64.b64encode(b"{" * 3 * MIB).decode()
+        for _ in range(size // (3 * MIB)):
+            file.write(block)
+        file.write('"' + tail + "]}}")
+    code, peak, said = import_peak(path, tmp_path / "data.yaml")
+    assert code == 0, said
+    assert f"the answer's body is more than the {MAX_BODY_BYTES:,} bytes a recording reads" in said
+    assert peak < BOUND, f"{peak / MIB:.0f} MiB"
+
+
+ALPHABET = ["a", "é", "€", "𝄞", "\\", '"', "\n", "\x01", "\\\\\\\\"]
+
+
+def test_a_string_cut_as_it_is_parsed_is_its_start_and_the_mark_never_broken_json() -> None:
+    """Cut anywhere (inside an escape, a \\u escape, a surrogate pair, a UTF-8 character, a piece
+    read), a string is its own start followed by CUT; one within the bound is whole."""
+    chance = random.Random(7)
+    for _ in range(2_000):
+        texts = [
+            "".join(chance.choice(ALPHABET) for _ in range(chance.randint(0, 60))) for _ in range(3)
+        ]
+        document = {"log": {"entries": [{"t": text} for text in texts]}}
+        raw = json.dumps(document, ensure_ascii=chance.random() < 0.5).encode()
+
+        class Pieces(io.BytesIO):
+            def read(self, size: int | None = -1) -> bytes:
+                return super().read(chance.randint(1, 9))
+
+        bound = chance.randint(8, 40)
+        read = [e["t"] for e in har_entries(Pieces(raw), 2**30, max_string=bound)]
+        assert len(read) == 3
+        for text, got in zip(texts, read, strict=True):
+            assert got == text or (got.endswith(CUT) and text.startswith(got[: -len(CUT)]))
+    whole = {"log": {"entries": [{"t": "a" * 8}, {"t": "b" * 9}]}}
+    read = list(har_entries(io.BytesIO(json.dumps(whole).encode()), 2**30, max_string=8))
+    assert read == [{"t": "a" * 8}, {"t": "b" * 8 + CUT}]
 
 
 def test_many_distinct_valid_cases_are_kept_on_disk_not_in_memory(tmp_path: Path) -> None:

@@ -11,6 +11,8 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import parse_qsl, unquote, urlsplit
 
+from evalmock.harness.traffic.har_stream import CUT
+
 LIST_PATH = re.compile(r"(?:^|/)v1/agents/([^/]+)/test-set/cases/?$")
 TEST_CASE_PATH = re.compile(r"(?:^|/)v2/gen-ai/evaluation_test_cases/([^/]+)/?$")
 
@@ -74,6 +76,9 @@ def har_answer(entry: Any, source: Source, max_body: int) -> Answer | None:
     method = str(request.get("method")).upper()
     content = response.get("content")
     size = _text_size(content)
+    if isinstance(content, Mapping) and str(content.get("text", "")).endswith(CUT):
+        why = f"the answer's body is more than the {max_body:,} bytes a recording reads"
+        return Answer(source, method, url, status, None, why)
     if size > max_body:
         why = f"the answer's body is {size:,} bytes, more than the {max_body:,} a recording reads"
         return Answer(source, method, url, status, None, why)

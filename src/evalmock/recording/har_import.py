@@ -28,7 +28,9 @@ def read_har(path: Path, recording: Recording, redactor: Redactor) -> None:
     with open_regular(path) as file:
         if os.fstat(file.fileno()).st_size > MAX_HAR_BYTES:
             raise Unreadable(f"is {too_large(MAX_HAR_BYTES)}")
-        for index, entry in enumerate(har_entries(file, MAX_HAR_BYTES)):
+        # a string longer than any body read is cut as it is parsed, never held whole
+        entries = har_entries(file, MAX_HAR_BYTES, max_string=4 * -(-MAX_BODY_BYTES // 3) + 4)
+        for index, entry in enumerate(entries):
             if isinstance(entry, dict):
                 learn_har_entry(redactor, entry)
             request = entry.get("request") if isinstance(entry, dict) else None
