@@ -18,6 +18,7 @@ LEAVES = {
     "whole_file",
     "input_files",
     "importing",
+    "option_numbers",
 }
 PARTS = {
     "contract": {"contract"},

@@ -3,17 +3,26 @@
 from __future__ import annotations
 
 import argparse
-import re
 from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
-from evalmock.defaults import MAX_COUNT, MAX_RETRIES, MAX_SECONDS, MAX_SEED, MAX_WORKERS
+from evalmock.defaults import MAX_SECONDS
+from evalmock.option_numbers import (  # noqa: F401  (the command line's types, in one place)
+    DECIMAL,
+    port,
+    positive,
+    retries,
+    seed,
+    shown,
+    whole_number,
+    workers,
+)
 
 
 def latency_ms(text: str) -> tuple[int, int]:
     """`200` or `50-400` (milliseconds) -> (low, high)."""
     low, _, high = text.partition("-")
-    if not all(_DECIMAL.fullmatch(part) for part in (low, high or low)):
+    if not all(DECIMAL.fullmatch(part) for part in (low, high or low)):
         raise argparse.ArgumentTypeError(
             f"expected MS or MIN-MAX in milliseconds, got {shown(text)}"
         )
@@ -38,57 +47,6 @@ def error_rate(text: str) -> float:
     if not 0.0 <= rate <= 1.0:
         raise argparse.ArgumentTypeError("the error rate must be between 0 and 1")
     return rate
-
-
-# A number on the command line is plain ASCII decimal: `int()` would also take " 3", "1_000" and a
-# full-width "３", and any number of digits.
-_DECIMAL = re.compile(r"-?[0-9]{1,30}")
-SHOWN = 40  # characters of a refused value quoted in the error; the rest counted
-
-
-def shown(text: str) -> str:
-    """A refused value as an error quotes it: whole when short, else its start and its length."""
-    if len(text) <= SHOWN:
-        return repr(text)
-    return f"{text[:SHOWN]!r}... ({len(text):,} characters)"
-
-
-def whole_number(text: str, low: int, high: int, expected: str = "a whole number") -> int:
-    """`text` as an integer from `low` to `high`: plain decimal digits (a leading `-` where `low`
-    allows one), nothing else; ArgumentTypeError saying which bound it breaks."""
-    if _DECIMAL.fullmatch(text) is None:
-        raise argparse.ArgumentTypeError(f"expected {expected}, got {shown(text)}")
-    value = int(text)
-    if value < low:
-        raise argparse.ArgumentTypeError(
-            "must be at least 1" if low == 1 else f"must be at least {low:,}"
-        )
-    if value > high:
-        raise argparse.ArgumentTypeError(f"must be at most {high:,}")
-    return value
-
-
-def positive(text: str) -> int:
-    return whole_number(text, 1, MAX_COUNT)
-
-
-def seed(text: str) -> int:
-    return whole_number(text, 0, MAX_SEED, "a seed, a whole number")
-
-
-def workers(text: str) -> int:
-    return whole_number(text, 1, MAX_WORKERS)
-
-
-def retries(text: str) -> int:
-    return whole_number(text, 0, MAX_RETRIES)
-
-
-def port(text: str) -> int:
-    value = whole_number(text, -(2**31), 2**31, "a port number")
-    if not 0 <= value <= 65535:
-        raise argparse.ArgumentTypeError(f"a port is 0..65535 (0: any free one), got {value}")
-    return value
 
 
 def seconds(text: str) -> float:

@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from evalmock.arguments import positive, retries, seed, workers
+from evalmock.option_numbers import positive, retries, seed, workers
 
 if TYPE_CHECKING:  # the audit's imports are heavy; they load only when an audit is asked for
     from evalmock.harness.run.options import Audit

@@ -18,6 +18,7 @@ import yaml
 
 from evalmock.harness.secrets.redactor import Redactor
 from evalmock.recording.accumulator import Recording, Refusals, Refused
+from evalmock.recording.lists import RecordedList
 from evalmock.recording.screening import (
     Draft,
     Item,
@@ -26,6 +27,7 @@ from evalmock.recording.screening import (
     within_the_rules,
     without_secrets,
 )
+from evalmock.recording.test_cases import RecordedTestCase
 from evalmock.whole_file import staged
 
 CHUNK = 200  # cases or versions checked by the data-file rules at once
@@ -174,77 +176,86 @@ def write_recording(
 ) -> Written:
     """Write what the recording saw to `path`; every case or version left out is in `refused`."""
     path = Path(path)
-    suffix = path.suffix.lower() or ".yaml"
-    is_json = suffix == ".json"
-    written = Written()
-    secrets = Secrets(redactor)
-    people = (
-        None
-        if options.anonymize_seed is None
-        else _People(recording, redactor, options.anonymize_seed)
-    )
-
-    def checked(draft: Draft) -> Draft:
-        """The draft as written: without secrets, its people replaced, what the rules refuse left
-        out."""
-        kept = without_secrets(draft, redactor, written.refused)
-        result = [kept]
-
-        def text_of(draft: Draft) -> str:
-            if people is not None:
-                draft = _anonymized(draft, people)
-            result[0] = draft
-            return render(draft, is_json)
-
-        within_the_rules(kept, text_of, suffix, written.refused)
-        return result[0]
-
+    writer = _Writer(recording, redactor, options, path.suffix.lower() or ".yaml")
     with staged(path) as out:
-        file = DataFile(out, is_json)
+        file = DataFile(out, writer.is_json)
         if recording.lists:
             file.section("testSet")
             for recorded in recording.lists.values():
-                key = (recorded.agent_id, recorded.project_id)
-                if secrets.held(list(key)):
-                    written.hidden.add(key)
-                    why = "its list's ids hold a secret of the traffic"
-                    _refuse_all(recorded.ordered(), written.refused, why)
-                    continue
-                problems = rule_problems(render(Draft([(*key, [])], []), is_json), suffix)
-                if problems:
-                    why = "the list: " + "; ".join(f"{at}: {message}" for at, message in problems)
-                    _refuse_all(recorded.ordered(), written.refused, why)
-                    continue
-                file.entry({"agentId": key[0], "projectId": key[1]}, "cases")
-                count = 0
-                seen = ((s.case, s.source) for s in recorded.ordered())
-                for chunk in _chunks(seen):
-                    for _, _, items in checked(Draft([(*key, chunk)], [])).lists:
-                        for value, _ in items:
-                            file.item(value)
-                            count += 1
-                file.entry_end()
-                written.lists[key] = count
+                writer.a_list(recorded, file)
             file.section_end()
         if recording.test_cases:
             file.section("gradient")
-            for recorded in recording.test_cases.values():
-                numbers: list[int] = []
-                if secrets.held(recorded.uuid):
-                    written.hidden.add(recorded.uuid)
-                for chunk in _chunks(recorded.ordered()):
-                    for _, items in checked(Draft([], [(recorded.uuid, chunk)])).test_cases:
-                        for value, _ in items:
-                            if not numbers:
-                                file.entry({"test_case_uuid": recorded.uuid}, "versions")
-                            file.item(value)
-                            numbers.append(value["version"])
-                if numbers:
-                    file.entry_end()
-                    written.versions[recorded.uuid] = numbers
+            for test_case in recording.test_cases.values():
+                writer.a_test_case(test_case, file)
             file.section_end()
         file.end()
-    return written
+    return writer.written
+
+
+class _Writer:
+    """One write of a recording: each list and test case checked a part at a time, then written."""
+
+    def __init__(
+        self, recording: Recording, redactor: Redactor, options: WriteOptions, suffix: str
+    ) -> None:
+        self.redactor, self.suffix, self.is_json = redactor, suffix, suffix == ".json"
+        self.written = Written()
+        self.secrets = Secrets(redactor)
+        seed = options.anonymize_seed
+        self.people = None if seed is None else _People(recording, redactor, seed)
+
+    def checked(self, draft: Draft) -> Draft:
+        """The draft as written: without secrets, its people replaced, what the rules refuse left
+        out."""
+        kept = without_secrets(draft, self.redactor, self.written.refused)
+        result = [kept]
+
+        def text_of(draft: Draft) -> str:
+            if self.people is not None:
+                draft = _anonymized(draft, self.people)
+            result[0] = draft
+            return render(draft, self.is_json)
+
+        within_the_rules(kept, text_of, self.suffix, self.written.refused)
+        return result[0]
+
+    def a_list(self, recorded: RecordedList, file: DataFile) -> None:
+        key = (recorded.agent_id, recorded.project_id)
+        if self.secrets.held(list(key)):
+            self.written.hidden.add(key)
+            why = "its list's ids hold a secret of the traffic"
+            _refuse_all(recorded.ordered(), self.written.refused, why)
+            return
+        problems = rule_problems(render(Draft([(*key, [])], []), self.is_json), self.suffix)
+        if problems:
+            why = "the list: " + "; ".join(f"{at}: {message}" for at, message in problems)
+            _refuse_all(recorded.ordered(), self.written.refused, why)
+            return
+        file.entry({"agentId": key[0], "projectId": key[1]}, "cases")
+        count = 0
+        for chunk in _chunks((s.case, s.source) for s in recorded.ordered()):
+            for _, _, items in self.checked(Draft([(*key, chunk)], [])).lists:
+                for value, _ in items:
+                    file.item(value)
+                    count += 1
+        file.entry_end()
+        self.written.lists[key] = count
+
+    def a_test_case(self, recorded: RecordedTestCase, file: DataFile) -> None:
+        numbers: list[int] = []
+        if self.secrets.held(recorded.uuid):
+            self.written.hidden.add(recorded.uuid)
+        for chunk in _chunks(recorded.ordered()):
+            for _, items in self.checked(Draft([], [(recorded.uuid, chunk)])).test_cases:
+                for value, _ in items:
+                    if not numbers:
+                        file.entry({"test_case_uuid": recorded.uuid}, "versions")
+                    file.item(value)
+                    numbers.append(value["version"])
+        if numbers:
+            file.entry_end()
+            self.written.versions[recorded.uuid] = numbers
 
 
 def _anonymized(draft: Draft, people: _People) -> Draft:
