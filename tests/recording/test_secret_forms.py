@@ -101,3 +101,15 @@ def test_the_token_as_the_agent_id_of_the_path_leaves_the_list_out_unnamed(
     assert agent not in summary and TOKEN not in summary
     assert "its list's ids hold a secret of the traffic" in summary
     assert "(holds a secret)" in summary
+
+
+def test_a_secret_in_the_place_a_refusal_names_is_not_said(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    shown = TOKEN.upper()
+    text = '{"data": [{"id": "case-echo", "expect": {"' + shown + '": NaN}}], "hasMore": false}'
+    written, summary = imported(
+        tmp_path, [entry(list_url(AGENT, PROJECT), 200, text, headers=CREDENTIALS)], capsys
+    )
+    assert shown not in summary and shown.encode() not in written
+    assert "left out; why quotes a secret of the traffic" in summary

@@ -39,6 +39,12 @@ def _named(source: Source, secrets: Secrets) -> str:
     return str(Source(source.where, source.method, url))
 
 
+def _reason(reason: str, secrets: Secrets) -> str:
+    """Why an answer was left out, unless it quotes a secret in a form the redactor does not
+    replace (a key of the case that is the token, upper-cased): then only that it does."""
+    return "left out; why quotes a secret of the traffic" if secrets.held(reason) else reason
+
+
 def _ids(ids: tuple[str, ...], written: Written) -> tuple[str, ...]:
     """A list's or test case's ids as the summary shows them: never ids that hold a secret."""
     key = ids if len(ids) > 1 else ids[0]
@@ -90,7 +96,9 @@ def summary(recording: Recording, written: Written, path: str, redactor: Redacto
     if count:
         lines.append(f"left out ({count}):")
         secrets = Secrets(redactor)
-        lines += [f"  {_named(item.source, secrets)}: {item.reason}" for item in refused]
+        lines += [
+            f"  {_named(item.source, secrets)}: {_reason(item.reason, secrets)}" for item in refused
+        ]
         if count > len(refused):
             lines.append(f"  and {count - len(refused)} more")
     return "\n".join(printable(redactor.text(line)) for line in lines)
