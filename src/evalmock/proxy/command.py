@@ -214,6 +214,7 @@ def _run_granian(
             return await serve_granian(app, options, stopping=forwarder.end_streams)
 
     if run_in_loop(main) != 0:  # it could not listen, and has said why
+        session.close()
         return EXIT_USAGE
     return _finish(session)
 
