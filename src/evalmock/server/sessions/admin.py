@@ -66,9 +66,17 @@ def not_found(session_id: str) -> ApiError:
     )
 
 
+def _index_or_key(token: str) -> int | str:
+    # a data file's lists are the only things numbered in it
+    return int(token) if token.isdigit() else token
+
+
 def _data_mistakes(exc: DataFileError) -> list[dict[str, str]]:
     return [
-        {"path": json_path(["data", *pointer_tokens(p.pointer)]), "message": p.message}
+        {
+            "path": json_path(["data", *map(_index_or_key, pointer_tokens(p.pointer))]),
+            "message": p.message,
+        }
         for p in exc.problems
     ]
 
