@@ -26,6 +26,7 @@ from evalmock.server.auth import (
     security_map,
     with_demo_tokens,
 )
+from evalmock.server.body_validation import bounded_json_body
 from evalmock.server.cors_options import CORS_OPTIONS, ServerCORSMiddleware
 from evalmock.server.cursors import CursorSealer
 from evalmock.server.data_watcher import DataWatcher
@@ -45,7 +46,7 @@ from evalmock.server.sessions.worlds import SessionWorlds
 from evalmock.server.settings import ServerSettings
 from evalmock.server.swagger_ui import SwaggerUIAfterRouting
 from evalmock.server.targets_file import rewrite_targets
-from evalmock.server.validation import VALIDATOR_MAP, ValidationMiddleware, bounded_json_body
+from evalmock.server.validation import VALIDATOR_MAP, ValidationMiddleware
 from evalmock.world import World
 
 

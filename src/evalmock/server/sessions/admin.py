@@ -10,6 +10,7 @@ from typing import Any
 from starlette.responses import Response
 
 from evalmock.contract.schemas import pointer_tokens
+from evalmock.server.body_validation import json_path
 from evalmock.server.errors import ApiError, admin_base_path
 from evalmock.server.responses import json_response
 from evalmock.server.sessions.faults import new_fault
@@ -31,7 +32,6 @@ from evalmock.server.sessions.store import (
 )
 from evalmock.server.sessions.tokens import new_session_id, new_token, token_digest
 from evalmock.server.sessions.worlds import SessionWorlds
-from evalmock.server.validation import json_path
 from evalmock.world.data_files import DataFileError
 
 Judge = Callable[[list[JournalEntry]], dict[str, Any]]
