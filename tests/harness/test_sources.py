@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from evalmock.contract import case_rules
+from evalmock.contract import case_rules, client_rules
 from evalmock.contract.pages import PAGE_TITLES, PAGES_DIR_VARIABLE
 from evalmock.contract.sources import (
     PAGES,
@@ -42,9 +42,11 @@ ROOT = Path(__file__).resolve().parents[2]
 # elsewhere.
 PAGES_DIR = Path(os.environ.get("EVALMOCK_PAGES_DIR", ROOT.parent / "shared" / "seeds"))
 RULES_DOC = ROOT / "docs" / "rules.md"
-SOURCES = [(check.name, check.source) for check in CHECKS] + [
-    (rule.name, rule.source) for rule in case_rules.RULES
-]
+SOURCES = (
+    [(check.name, check.source) for check in CHECKS]
+    + [(rule.name, rule.source) for rule in case_rules.RULES]
+    + [(rule.name, rule.source) for rule in client_rules.RULES]
+)
 
 
 @pytest.fixture(scope="module")
