@@ -20,6 +20,8 @@ No finding holds a credential: a journal keeps none (whether a token came is all
 
 from __future__ import annotations
 
+import bisect
+import functools
 import re
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -41,6 +43,7 @@ from evalmock.contract.sources import (
 )
 
 CONFORMS, VIOLATIONS, INCOMPLETE = "CONFORMS", "VIOLATIONS", "INCOMPLETE"
+FAILED, WARNED = "failed", "warned"  # a finding's outcome: it fails the verdict, or only warns
 CURSOR = "cursor"  # the test-set list's cursor parameter (the document's)
 _SHOWN = 120  # characters of a value a finding quotes; the rest is cut, saying how much
 
@@ -88,6 +91,15 @@ class Journal:
         for index, exchange in enumerate(self.exchanges):
             if _operation_of(exchange) is not None:
                 yield index, exchange
+
+    @functools.cached_property
+    def issued(self) -> dict[str, list[int]]:
+        """Each nextCursor the answers gave, and the indexes of the requests they answered."""
+        found: dict[str, list[int]] = {}
+        for index, exchange in enumerate(self.exchanges):
+            if exchange.next_cursor is not None:
+                found.setdefault(exchange.next_cursor, []).append(index)
+        return found
 
     def unread_before(self, index: int, api: str) -> bool:
         """Whether an answer of `api` before `index` may have given a nextCursor the journal does
@@ -394,25 +406,42 @@ def judge(
     strict: bool = False,
     rules: Sequence[ClientRule] = RULES,
 ) -> ClientVerdict:
-    """Judge a caller's requests (oldest first; `dropped`: how many older ones a bounded journal
+    """Judge one caller's requests (oldest first; `dropped`: how many older ones a bounded journal
     no longer holds) by every client rule. `strict`: an inferred rule's finding fails the verdict
     too, as a page rule's does."""
-    journal = Journal(tuple(exchanges), max(0, dropped))
+    return judge_callers([(exchanges, dropped)], strict=strict, rules=rules)
+
+
+def judge_callers(
+    callers: Sequence[tuple[Sequence[ClientExchange], int]],
+    *,
+    strict: bool = False,
+    rules: Sequence[ClientRule] = RULES,
+) -> ClientVerdict:
+    """Judge several callers' journals, each (requests, dropped) and each apart (a cursor is one
+    caller's, a wait is one app's), into one verdict; with more than one, each finding names its
+    caller by number (1 = the first seen), never by its token."""
+    journals = [Journal(tuple(exchanges), max(0, dropped)) for exchanges, dropped in callers]
     findings: list[dict[str, Any]] = []
     not_judged: list[dict[str, Any]] = []
     tallies: list[dict[str, Any]] = []
     failing = False
     for rule in rules:
         kept, breaches, unjudged = 0, 0, []
-        for outcome in rule(journal):
-            if isinstance(outcome, Kept):
-                kept += 1
-            elif isinstance(outcome, Unjudged):
-                unjudged.append(outcome)
-            else:
-                breaches += 1
-                findings.append(_finding(rule, outcome, journal.exchanges[outcome.index]))
-        failing |= breaches > 0 and (rule.level is Level.PAGE or strict)
+        outcome_word = FAILED if rule.level is Level.PAGE or strict else WARNED
+        for number, journal in enumerate(journals, 1):
+            for outcome in rule(journal):
+                if isinstance(outcome, Kept):
+                    kept += 1
+                elif isinstance(outcome, Unjudged):
+                    unjudged.append(outcome)
+                else:
+                    breaches += 1
+                    found = _finding(rule, outcome, journal.exchanges[outcome.index], outcome_word)
+                    if len(journals) > 1:
+                        found["request"]["caller"] = number
+                    findings.append(found)
+        failing |= breaches > 0 and outcome_word == FAILED
         tallies.append(
             {"rule": rule.name, "level": str(rule.level), "kept": kept, "broken": breaches}
         )
@@ -426,39 +455,35 @@ def judge(
             )
         elif not kept and not breaches:
             not_judged.append({"rule": rule.name, "level": str(rule.level), "why": rule.needs})
-    judged = sum(1 for _ in journal.judged())
+    requests = sum(len(journal.exchanges) for journal in journals)
+    judged = sum(1 for journal in journals for _ in journal.judged())
+    dropped = sum(journal.dropped for journal in journals)
     notes = []
-    if journal.dropped:
+    if dropped:
         notes.append(
-            f"the journal dropped its {journal.dropped} oldest entries (it is bounded): what they "
-            "held is not judged, and a cursor they may have given is not judged either"
+            f"the journal dropped its {dropped} oldest entries (it is bounded): what they held is "
+            "not judged, and a cursor they may have given is not judged either"
         )
-    if not journal.exchanges:
+    if not requests:
         notes.append("the journal is empty: the app sent nothing, so nothing was judged")
     elif not judged:
         notes.append("no request of the journal is one of the APIs' operations: nothing was judged")
     if failing:
         verdict = VIOLATIONS
-    elif not judged or journal.dropped:
+    elif not judged or dropped:
         verdict = INCOMPLETE
     else:
         verdict = CONFORMS
-    return ClientVerdict(
-        verdict,
-        findings,
-        not_judged,
-        tallies,
-        judged,
-        len(journal.exchanges),
-        journal.dropped,
-        notes,
-    )
+    return ClientVerdict(verdict, findings, not_judged, tallies, judged, requests, dropped, notes)
 
 
-def _finding(rule: ClientRule, breach: ClientBreach, exchange: ClientExchange) -> dict[str, Any]:
+def _finding(
+    rule: ClientRule, breach: ClientBreach, exchange: ClientExchange, outcome: str
+) -> dict[str, Any]:
     return {
         "rule": rule.name,
         "level": str(rule.level),
+        "outcome": outcome,
         "request": {
             "index": breach.index,
             "at": _rfc3339(exchange.at),
@@ -502,10 +527,9 @@ def _cursors(exchange: ClientExchange) -> list[str]:
 
 def _issuer(journal: Journal, index: int, cursor: str) -> int | None:
     """The latest request before `index` whose answer gave `cursor`, byte for byte."""
-    for earlier in range(index - 1, -1, -1):
-        if journal.exchanges[earlier].next_cursor == cursor:
-            return earlier
-    return None
+    given = journal.issued.get(cursor, [])
+    before = bisect.bisect_left(given, index)
+    return given[before - 1] if before else None
 
 
 def _near_miss(journal: Journal, index: int, cursor: str) -> str:
