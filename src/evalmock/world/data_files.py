@@ -33,6 +33,7 @@ from evalmock.exits import UsageError
 from evalmock.input_files import read_bounded
 from evalmock.world.data_rules import RULES, ReadCase, ReadData, ReadTestCase
 from evalmock.world.data_schema import PATH_SEGMENT, frame_validator
+from evalmock.world.short_form import fill_short_forms
 from evalmock.world.user_data import UserData, UserList, UserTestCase
 from evalmock.world.wording import described, shown
 from evalmock.world.world import World
@@ -138,6 +139,7 @@ def _checked(files: list[_File], world: World) -> UserData:
                 read,
                 {tuple(error.absolute_path)[:2] for error in frame if _breaks_entry(error)},
             )
+    fill_short_forms(read, world)
     problems += [problem for rule in RULES for problem in rule(read, world)]
     if problems:
         # Two keywords may say one thing (a UUID's format and pattern; OpenAPI's nullable and type):
