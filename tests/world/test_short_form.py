@@ -11,6 +11,7 @@ import orjson
 import pytest
 
 from data_builders import AGENT, PROJECT, data, write
+from evalmock.cli import main
 from evalmock.contract import case_rules
 from evalmock.contract.documents import TEST_SET
 from evalmock.world import CaseQuery, World
@@ -177,3 +178,35 @@ def test_a_short_form_case_is_still_refused_for_what_it_says(data_only: World) -
         'such as "case-refund-crash", or make it kind: correction',
         '/testSet/0/cases/2/retierd: unknown key "retierd"; did you mean "retired"?',
     ]
+
+
+def test_a_short_export_serves_the_very_bytes_of_a_whole_one(tmp_path: Path) -> None:
+    paths = {}
+    for form, extra in (("whole", []), ("short", ["--short"])):
+        paths[form] = tmp_path / f"{form}.json"
+        command = ["fixtures", "export", "--cases", "40", "--include-retired", *extra]
+        assert main([*command, "-o", str(paths[form])]) == 0
+    assert paths["short"].stat().st_size < paths["whole"].stat().st_size * 0.9
+    short_cases = [
+        case
+        for entry in json.loads(paths["short"].read_text(encoding="utf-8"))["testSet"]
+        for case in entry["cases"]
+    ]
+    # the generated cases are short; a curated one whose keys are in another order stays whole
+    whole = [case["id"] for case in short_cases if "projectId" in case or "updatedAt" in case]
+    assert whole and all("-fixture-" in case_id for case_id in whole)
+    assert len(whole) < len(short_cases) / 10
+    served = []
+    for form in ("whole", "short"):
+        world = World(cases=1, generated=False)
+        loaded = world.with_data(load_data([paths[form]], world))
+        served.append(
+            [
+                orjson.dumps(case)
+                for agent in loaded.agent_ids()
+                for project in loaded.project_ids(agent)
+                for case in loaded.iter_cases(CaseQuery(agent, project, **EVERYTHING))
+            ]
+        )
+    assert served[0] == served[1]
+    assert len(served[0]) > 100

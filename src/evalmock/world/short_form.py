@@ -39,6 +39,7 @@ from evalmock.world.world import World
 # What a case may leave out, in the document's order (and so the order a filled case is served in).
 FILLED = ("id", "kind", "projectId", "runId", "madeOn", "expect", "addedBy", "addedAt", "updatedAt")
 RETIREMENT = ("reason", "by", "at")
+_ORDER = (*FILLED, "retired", "expert")
 _DAY = 86_400
 _TOP = NEWEST + _DAY // 2  # before the world's "now", a day after its newest case (churn.py)
 _CATEGORY = {"hand": HAND_ACTIVE, "correction": CORRECTION_ACTIVE}
@@ -52,6 +53,24 @@ def is_short(case: dict[str, Any]) -> bool:
         or (isinstance(retired, dict) and any(key not in retired for key in RETIREMENT))
         or (_kind(case) == "hand" and "expert" not in case)
     )
+
+
+def shortened(case: dict[str, Any], project_id: str) -> dict[str, Any]:
+    """`case` of the list of `project_id` without what loading fills back exactly as it is: its
+    projectId, a kind its id implies, an updatedAt that is its addedAt or its retired.at, and a hand
+    case's expert (`evalmock fixtures export --short`). A case whose keys are not in the document's
+    order stays whole, since a filled case is served in that order."""
+    if list(case) != sorted(case, key=lambda key: _ORDER.index(key) if key in _ORDER else 99):
+        return case
+    retired = case.get("retired")
+    implied = {
+        "projectId": case.get("projectId") == project_id.lower(),
+        "kind": "id" in case and _kind({"id": case["id"]}) == case.get("kind"),
+        "updatedAt": case.get("updatedAt")
+        == (retired.get("at") if isinstance(retired, dict) else case.get("addedAt")),
+        "expert": case.get("kind") == "hand" and case.get("expert") is True,
+    }
+    return {key: value for key, value in case.items() if not implied.get(key, False)}
 
 
 def fill_short_forms(data: ReadData, world: World) -> None:
