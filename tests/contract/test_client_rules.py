@@ -8,18 +8,11 @@ from dataclasses import replace
 
 import pytest
 
-from evalmock.contract import client_rules
+from evalmock.contract import client_rules, client_verdict
 from evalmock.contract.client_exchange import ClientExchange
-from evalmock.contract.client_rules import (
-    CONFORMS,
-    INCOMPLETE,
-    RULES,
-    VIOLATIONS,
-    ClientBreach,
-    ClientRule,
-    Journal,
-    judge,
-)
+from evalmock.contract.client_outcomes import ClientBreach, ClientRule, Journal
+from evalmock.contract.client_rules import RULES
+from evalmock.contract.client_verdict import CONFORMS, INCOMPLETE, VIOLATIONS, judge
 from evalmock.contract.sources import Level
 
 LIST = "/v1/agents/acme.drafting/test-set/cases"
@@ -346,11 +339,11 @@ def test_every_rule_states_its_rule_and_what_it_needs() -> None:
 def test_callers_are_judged_apart_and_named_by_number() -> None:
     first = [sent(0.0, status=503, retry_after=5), sent(6.0, ("cursor", "theirs"))]
     second = [sent(1.0, next_cursor="theirs")]  # at once, but another app's request
-    verdict = client_rules.judge_callers([(first, 0), (second, 0)])
+    verdict = client_verdict.judge_callers([(first, 0), (second, 0)])
     [finding] = verdict.findings
     assert finding["rule"] == "client_sends_the_cursor_as_it_came"
     assert (finding["request"]["caller"], finding["request"]["index"]) == (1, 1)
-    assert finding["outcome"] == client_rules.FAILED
+    assert finding["outcome"] == client_verdict.FAILED
     assert "caller" not in judge(first).findings[0]["request"]  # one caller: no number
 
 

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from urllib.parse import parse_qsl, urlsplit
 
 from evalmock.contract.client_exchange import ClientExchange
-from evalmock.contract.client_rules import ClientVerdict, judge_callers
+from evalmock.contract.client_verdict import ClientVerdict, judge_callers
 
 # Journals kept: an app and a few testers, not a crowd. A request of a caller past the bound is not
 # journaled (counted, and said).
