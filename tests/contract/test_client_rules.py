@@ -11,8 +11,8 @@ import pytest
 from evalmock.contract import client_rules, client_verdict
 from evalmock.contract.client_exchange import ClientExchange
 from evalmock.contract.client_outcomes import ClientBreach, ClientRule, Journal
-from evalmock.contract.client_rules import RULES
-from evalmock.contract.client_verdict import CONFORMS, INCOMPLETE, VIOLATIONS, judge
+from evalmock.contract.client_rules import RULES, judge
+from evalmock.contract.client_verdict import CONFORMS, INCOMPLETE, VIOLATIONS
 from evalmock.contract.sources import Level
 
 LIST = "/v1/agents/acme.drafting/test-set/cases"
@@ -339,7 +339,7 @@ def test_every_rule_states_its_rule_and_what_it_needs() -> None:
 def test_callers_are_judged_apart_and_named_by_number() -> None:
     first = [sent(0.0, status=503, retry_after=5), sent(6.0, ("cursor", "theirs"))]
     second = [sent(1.0, next_cursor="theirs")]  # at once, but another app's request
-    verdict = client_verdict.judge_callers([(first, 0), (second, 0)])
+    verdict = client_verdict.judge_callers([(first, 0), (second, 0)], RULES)
     [finding] = verdict.findings
     assert finding["rule"] == "client_sends_the_cursor_as_it_came"
     assert (finding["request"]["caller"], finding["request"]["index"]) == (1, 1)

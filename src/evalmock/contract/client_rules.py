@@ -3,12 +3,12 @@ named function with its Source (`evalmock rules` lists them after the checks).
 
 A rule reads one caller's journal (`client_outcomes.Journal`) and yields, for each occasion, a
 `ClientBreach`, `Kept`, or `Unjudged` when the journal cannot tell (a cursor whose issuing answer a
-bounded journal dropped). `client_verdict.judge` gives the verdict over them all.
+bounded journal dropped). `judge` gives the verdict of them all (`client_verdict`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 from evalmock.contract.client_exchange import ClientExchange
@@ -23,6 +23,7 @@ from evalmock.contract.client_outcomes import (
     operation_of,
     shown,
 )
+from evalmock.contract.client_verdict import ClientVerdict, judge_callers
 from evalmock.contract.filters import LIST_API, filters, list_key
 from evalmock.contract.query_form import form_problems
 from evalmock.contract.sources import inferred, on_digitalocean_page, on_test_set_page, page
@@ -253,6 +254,15 @@ RULES: tuple[ClientRule, ...] = (
     client_sends_the_list_s_parameters_as_the_page_states,
     client_sends_an_integer_version,
 )
+
+
+def judge(
+    exchanges: Sequence[ClientExchange], *, dropped: int = 0, strict: bool = False
+) -> ClientVerdict:
+    """The verdict of every rule on one caller's requests, oldest first (a mock session's journal);
+    `dropped`: how many older ones a bounded journal no longer holds. `strict`: an inferred rule's
+    finding fails the verdict too, as a page rule's does."""
+    return judge_callers([(exchanges, dropped)], RULES, strict=strict)
 
 
 # -- helpers

@@ -1,5 +1,5 @@
-"""The verdict of the client rules over what an app sent: JSON-ready, for a mock session's verdict
-route and the proxy's outputs.
+"""The verdict of client rules over what an app sent: JSON-ready, for a mock session's verdict
+route and the proxy's outputs (`client_rules.judge` applies the pages' rules).
 
 - `VIOLATIONS`: a page rule is broken (or an inferred one, with `strict`);
 - `INCOMPLETE`: nothing is broken, but the journal cannot speak for the app's traffic: it judged
@@ -28,7 +28,6 @@ from evalmock.contract.client_outcomes import (
     Unjudged,
     clipped,
 )
-from evalmock.contract.client_rules import RULES
 from evalmock.contract.sources import Level
 
 CONFORMS, VIOLATIONS, INCOMPLETE = "CONFORMS", "VIOLATIONS", "INCOMPLETE"
@@ -66,19 +65,6 @@ class ClientVerdict:
         }
 
 
-def judge(
-    exchanges: Sequence[ClientExchange],
-    *,
-    dropped: int = 0,
-    strict: bool = False,
-    rules: Sequence[ClientRule] = RULES,
-) -> ClientVerdict:
-    """Judge one caller's requests (oldest first; `dropped`: how many older ones a bounded journal
-    no longer holds) by every client rule. `strict`: an inferred rule's finding fails the verdict
-    too, as a page rule's does."""
-    return judge_callers([(exchanges, dropped)], strict=strict, rules=rules)
-
-
 @dataclass
 class _Judging:
     """The verdict as it is gathered, rule by rule."""
@@ -91,13 +77,14 @@ class _Judging:
 
 def judge_callers(
     callers: Sequence[tuple[Sequence[ClientExchange], int]],
+    rules: Sequence[ClientRule],
     *,
     strict: bool = False,
-    rules: Sequence[ClientRule] = RULES,
 ) -> ClientVerdict:
     """Judge several callers' journals, each (requests, dropped) and each apart (a cursor is one
-    caller's, a wait is one app's), into one verdict; with more than one, each finding names its
-    caller by number (1 = the first seen), never by its token."""
+    caller's, a wait is one app's), by `rules` into one verdict; with more than one caller, each
+    finding names its caller by number (1 = the first seen), never by its token. `strict`: an
+    inferred rule's finding fails the verdict too, as a page rule's does."""
     journals = [Journal(tuple(exchanges), max(0, dropped)) for exchanges, dropped in callers]
     judging = _Judging()
     for rule in rules:

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from urllib.parse import parse_qsl, urlsplit
 
 from evalmock.contract.client_exchange import ClientExchange
+from evalmock.contract.client_rules import RULES
 from evalmock.contract.client_verdict import ClientVerdict, judge_callers
 
 # Journals kept: an app and a few testers, not a crowd. A request of a caller past the bound is not
@@ -84,9 +85,8 @@ class ClientJournals:
 
     def verdict(self, *, strict: bool = False) -> ClientVerdict:
         """The client rules' verdict over every caller, each judged apart."""
-        found = judge_callers(
-            [(tuple(c.entries), c.dropped) for c in self._callers.values()], strict=strict
-        )
+        journals = [(tuple(c.entries), c.dropped) for c in self._callers.values()]
+        found = judge_callers(journals, RULES, strict=strict)
         if self.unjournaled:
             found.notes.append(
                 f"{self.unjournaled} request(s) of callers past the first {self.max_callers} were "
