@@ -23,9 +23,11 @@ from evalmock.contract.client_verdict import ClientVerdict, judge_callers
 
 # Journals kept: an app and a few testers, not a crowd. A request of a caller past the bound is not
 # journaled (counted, and said).
-MAX_CALLERS = 64
-# Requests kept per caller; older ones are dropped first (counted, and the verdict says so).
-MAX_ENTRIES = 5_000
+MAX_CALLERS = 16
+# Requests kept per caller; older ones are dropped first (counted, and the verdict says so). An
+# entry holds about 1.1 KiB (a page's request with its cursor, measured with tracemalloc): 2.2 MiB
+# a caller, 36 MiB at most in all.
+MAX_ENTRIES = 2_000
 
 
 @dataclass

@@ -141,6 +141,7 @@ def banner(args: argparse.Namespace, session: ProxySession) -> str:
         f"{args.timeout:g} s)",
         f"  judging {apis}; {policy_line(session.audit.results)}",
         f"  each broken rule: a line here, and the {HEADER} header on its response",
+        "  the app's requests: judged by the client rules (`evalmock rules`) in the summary",
     ]
     if session.outputs.paths:
         lines.append(
