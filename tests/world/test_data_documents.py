@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from data_builders import AGENT, PROJECT, case, data, shop, version, write
-from evalmock.world import World, data_files
+from evalmock.world import CaseQuery, World, data_files
 from evalmock.world.data_files import DataFileError, load_data, load_document
 
 
@@ -152,3 +152,43 @@ def test_a_document_with_too_many_values_is_refused(data_only: World) -> None:
     )
     assert refused(data_only, document, max_values=100) == ["/: holds more than 100 values"]
     assert load_document(document, data_only, max_values=10_000).case_count == 9
+
+
+def test_each_list_s_generation_follows_its_own_content_only(world: World) -> None:
+    def generations(served: World) -> dict[tuple[str, str], int]:
+        return {
+            (agent, project): served.list_generation(CaseQuery(agent, project))
+            for agent in served.agent_ids()
+            for project in served.project_ids(agent)
+        }
+
+    first = world.with_data(load_document(two_lists(["case-a"], ["case-b"]), world))
+    second = world.with_data(load_document(two_lists(["case-a", "case-c"], ["case-b"]), world))
+    assert second.lists_changed_since(first) == [(AGENT, PROJECT)]
+    before, after = generations(first), generations(second)
+    assert [key for key in after if after[key] != before[key]] == [(AGENT, PROJECT)]
+    assert 0 not in before.values()
+    # the same content in another world object (a session's) has the same generations; another
+    # seed's world another
+    again = world.with_data(load_document(two_lists(["case-a"], ["case-b"]), world))
+    assert generations(again) == before
+    seeded = World(seed=world.seed + 1, cases=world.cases)
+    assert set(generations(seeded).values()).isdisjoint(generations(world).values())
+    assert world.list_generation(CaseQuery(AGENT, PROJECT)) == 0  # a list the world lacks
+
+
+def two_lists(first: list[str], second: list[str]) -> dict[str, Any]:
+    other = "7c1d2e3f-4a5b-4c6d-8e7f-9a0b1c2d3e4f"
+    return data(
+        [
+            (AGENT, PROJECT, [case(i, f"2026-10-0{n + 1}T00:00:00Z") for n, i in enumerate(first)]),
+            (
+                AGENT,
+                other,
+                [
+                    case(i, f"2026-10-0{n + 1}T00:00:00Z", project=other)
+                    for n, i in enumerate(second)
+                ],
+            ),
+        ]
+    )

@@ -124,6 +124,7 @@ class DataWatcher:
         what was meant.
         """
         files = ", ".join(self.live.data_files)
+        before = self.live.world
         try:
             changed = self.live.reload()
         except DataFileError as error:
@@ -143,9 +144,11 @@ class DataWatcher:
         self._refused = None
         if changed:
             world = self.live.world
+            lists = world.lists_changed_since(before)
             self._say(
                 f"evalmock serve: reloaded {files}: {world.data.summary()}; "
-                "cursors issued before now start their list again."
+                f"{len(lists)} list{'' if len(lists) == 1 else 's'} changed, whose cursors issued "
+                "before now start their list again (other lists' cursors go on)."
             )
             if self.on_reload is not None:
                 self.on_reload(world)

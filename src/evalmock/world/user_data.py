@@ -15,6 +15,7 @@ class UserList:
     agent_id: str
     project_id: str  # lower-case
     cases: tuple[dict[str, Any], ...]
+    generation: int = 0  # a hash of the cases as served, in order: it changes when they do
 
 
 @dataclass(frozen=True)
@@ -27,8 +28,8 @@ class UserTestCase:
 
 @dataclass(frozen=True)
 class UserData:
-    """Everything the data files hold, checked; `generation` identifies their content (0: no
-    files)."""
+    """Everything the data files hold, checked; `generation` identifies their whole content (0: no
+    files), each list's `generation` its own."""
 
     files: tuple[str, ...] = ()
     lists: tuple[UserList, ...] = ()
