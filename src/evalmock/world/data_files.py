@@ -34,7 +34,7 @@ from evalmock.input_files import read_bounded
 from evalmock.world.data_rules import RULES, ReadCase, ReadData, ReadTestCase
 from evalmock.world.data_schema import PATH_SEGMENT, frame_validator
 from evalmock.world.short_form import fill_short_forms
-from evalmock.world.user_data import UserData, UserList, UserTestCase
+from evalmock.world.user_data import UserData, UserList, UserTestCase, list_generation
 from evalmock.world.wording import described, shown
 from evalmock.world.world import World
 
@@ -376,15 +376,6 @@ def _served_version(version: dict[str, Any], uuid: str) -> dict[str, Any]:
     return version if "test_case_uuid" in version else {"test_case_uuid": uuid, **version}
 
 
-def _list_generation(cases: list[dict[str, Any]]) -> int:
-    """A hash of a list's cases as they are served (their JSON, key order included), in order."""
-    digest = hashlib.blake2b(digest_size=8)
-    for case in cases:
-        encoded = orjson.dumps(case)
-        digest.update(len(encoded).to_bytes(8, "big") + encoded)
-    return int.from_bytes(digest.digest(), "big")
-
-
 def _user_data(files: list[_File], read: ReadData) -> UserData:
     lists: dict[tuple[str, str], list[dict[str, Any]]] = {key: [] for key in read.list_keys}
     for case in read.cases:
@@ -395,7 +386,7 @@ def _user_data(files: list[_File], read: ReadData) -> UserData:
     return UserData(
         files=tuple(str(file.path) for file in files if file.path is not None),
         lists=tuple(
-            UserList(agent_id, project_id, tuple(cases), _list_generation(cases))
+            UserList(agent_id, project_id, tuple(cases), list_generation(cases))
             for (agent_id, project_id), cases in lists.items()
         ),
         test_cases=tuple(

@@ -3,8 +3,12 @@ cases, as read."""
 
 from __future__ import annotations
 
+import hashlib
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
+
+import orjson
 
 
 @dataclass(frozen=True)
@@ -53,3 +57,12 @@ class UserData:
 
 
 NO_DATA = UserData()
+
+
+def list_generation(cases: Iterable[dict[str, Any]]) -> int:
+    """A hash of a list's cases as they are served (their JSON, key order included), in order."""
+    digest = hashlib.blake2b(digest_size=8)
+    for case in cases:
+        encoded = orjson.dumps(case)
+        digest.update(len(encoded).to_bytes(8, "big") + encoded)
+    return int.from_bytes(digest.digest(), "big")
