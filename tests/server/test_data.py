@@ -226,8 +226,8 @@ def test_a_changed_file_is_served_without_a_restart_and_the_targets_follow(
         )
     assert (
         f"evalmock serve: reloaded {path}: 1 agent, 1 project, 7 cases, 1 evaluation test case; "
-        "1 list changed, whose cursors issued before now start their list again (other lists' "
-        "cursors go on)." in capsys.readouterr().err
+        "1 list changed: their cursors issued before now start the list again; other lists' "
+        "cursors go on." in capsys.readouterr().err
     )
 
 

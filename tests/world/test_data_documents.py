@@ -74,12 +74,10 @@ def test_a_valid_document_loads_what_its_file_would(world: World, tmp_path: Path
     assert from_memory.summary() == "1 agent, 1 project, 6 cases, 1 evaluation test case"
 
 
-def test_a_document_s_generation_follows_its_content_not_its_key_order(data_only: World) -> None:
-    document = shop()
-    reordered = json.loads(json.dumps(document, sort_keys=True))
+def test_a_document_s_generation_follows_its_content(data_only: World) -> None:
     changed = shop()
     changed["testSet"][0]["cases"][0]["runId"] = "run-other"
-    generations = [load_document(d, data_only).generation for d in (document, reordered, changed)]
+    generations = [load_document(d, data_only).generation for d in (shop(), shop(), changed)]
     assert generations[0] == generations[1] != generations[2]
     assert generations[0] != 0
 

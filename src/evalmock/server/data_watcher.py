@@ -144,12 +144,14 @@ class DataWatcher:
         self._refused = None
         if changed:
             world = self.live.world
-            lists = world.lists_changed_since(before)
-            self._say(
-                f"evalmock serve: reloaded {files}: {world.data.summary()}; "
-                f"{len(lists)} list{'' if len(lists) == 1 else 's'} changed, whose cursors issued "
-                "before now start their list again (other lists' cursors go on)."
+            count = len(world.lists_changed_since(before))
+            cursors = (
+                f"{count} list{'' if count == 1 else 's'} changed: their cursors issued before "
+                "now start the list again; other lists' cursors go on."
+                if count
+                else "no list changed, so every cursor goes on."
             )
+            self._say(f"evalmock serve: reloaded {files}: {world.data.summary()}; {cursors}")
             if self.on_reload is not None:
                 self.on_reload(world)
 

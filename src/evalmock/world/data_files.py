@@ -119,8 +119,8 @@ def load_document(document: Any, world: World, *, max_values: int | None = None)
     ]
     raw = b""
     if not problems:
-        try:  # what identifies the content, as a file's bytes do
-            raw = orjson.dumps(document, option=orjson.OPT_SORT_KEYS)
+        try:  # what identifies the content, key order included, as a file's bytes do
+            raw = orjson.dumps(document)
         except orjson.JSONEncodeError as exc:
             problems.append(Problem(None, "", f"not a JSON value: {exc}"))
     return _checked([_File(None, raw, "", document, problems)], world)
