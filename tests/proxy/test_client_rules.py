@@ -152,8 +152,6 @@ def test_what_an_app_sent_cannot_break_out_of_the_report_s_markup() -> None:
     verdict = journals.verdict()
     assert verdict.verdict == VIOLATIONS
     markdown = "\n".join(client_section.markdown_section(verdict))
-    assert (
-        "- `` FAILED client_sends_a_token [page] request #0 GET /v1/agents/a`b<img" in markdown
-    )
+    assert "- `` FAILED client_sends_a_token [page] request #0 GET /v1/agents/a`b<img" in markdown
     page = client_section.html_section(verdict)
     assert "<img" not in page and "&lt;img src=x onerror=alert(1)&gt;" in page
