@@ -83,7 +83,9 @@ def client_sends_the_cursor_as_it_came(journal: Journal) -> Iterator[Outcome]:
         "projectId, in either letter case) and the same filters (the query parameters the "
         "document marks cursor-binds, each compared as the list reads it: kind as a set) as the "
         "request whose answer gave it. limit is not among them: the page binds a cursor to its "
-        "list, filters and caller only, so the page size may change. The caller is one journal's.",
+        "list, filters and caller only, so the page size may change. The caller is one journal's. "
+        "A cursor two answers gave alike (a runtime whose cursors are offsets) may go back with "
+        "either's.",
     ),
     needs="no request sent a cursor an earlier answer in the journal gave",
 )
@@ -156,8 +158,8 @@ def client_waits_retry_after(journal: Journal) -> Iterator[Outcome]:
         _SEALED,
         reading="After a 400 to a request whose cursor was its only fault (its other parameters "
         "are of the page's form), the app does not send that cursor again: the list starts "
-        "again without it. A 400 to a request with another malformed parameter may be that "
-        "parameter's, so it is not read as refusing the cursor.",
+        "again without it, unless a later answer gives it anew. A 400 to a request with another "
+        "malformed parameter may be that parameter's, so it is not read as refusing the cursor.",
     ),
     needs="no request with a cursor (and no other fault) was answered 400",
 )
