@@ -61,7 +61,7 @@ def test_the_admin_api_is_on_only_on_loopback_or_with_a_token(host, token, on):
     reason = admin_api_off_reason(host, token)
     assert (reason is None) == on
     if not on:
-        assert "--admin-token" in reason and host in reason
+        assert "--admin-token" in reason and "loopback" in reason
 
 
 def test_a_mock_on_every_interface_without_a_token_answers_admin_paths_404(server_world):
