@@ -8,6 +8,7 @@ import sys
 from collections.abc import Callable, Sequence
 
 from evalmock import environment
+from evalmock.admin_options import admin_options
 from evalmock.arguments import (
     Parser,
     bearer_token,
@@ -21,6 +22,7 @@ from evalmock.audit_options import judging_options, pace_options, walk_options
 from evalmock.defaults import (
     ACCEPT_TOKENS_ENV,
     CHURN_RETIRE_EVERY,
+    DEFAULT_CASES,
     DEFAULT_HOST,
     DEFAULT_PORT,
     DEFAULT_PROXY_PORT,
@@ -33,7 +35,6 @@ from evalmock.server.http_server import SERVERS
 
 DEFAULT_PROXY_TIMEOUT = 30.0  # seconds
 DEFAULT_PROXY_DEADLINE = 60.0  # seconds
-DEFAULT_CASES = 1000
 
 
 def _server_option(command: argparse.ArgumentParser, default: str) -> None:
@@ -93,9 +94,9 @@ def _serve_command(commands: argparse._SubParsersAction[argparse.ArgumentParser]
         "--cursor-key",
         default=environment.read(environment.CURSOR_KEY),
         help="secret that seals cursors, shared by every process (default: env "
-        "EVALMOCK_CURSOR_KEY, "
-        "else derived from the seed)",
+        "EVALMOCK_CURSOR_KEY, else derived from the seed)",
     )
+    admin_options(serve)
     _answer_options(serve)
     _caller_and_data_options(serve)
 
@@ -322,6 +323,8 @@ def _fixtures_command(commands: argparse._SubParsersAction[argparse.ArgumentPars
         help="this evaluation test case, with every version (repeatable; without --agent or "
         "--project, no cases)",
     )
+    short = "short-form cases: each without what loading fills back as it was (default: whole)"
+    export.add_argument("--short", action="store_true", help=short)
     export.add_argument(
         "--output", "-o", default="-", help="file to write (default: standard output)"
     )
