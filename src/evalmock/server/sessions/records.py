@@ -20,9 +20,8 @@ from typing import Any
 import orjson
 
 from evalmock.contract.client_exchange import ClientExchange
-from evalmock.defaults import DEFAULT_SEED
+from evalmock.defaults import DEFAULT_CASES, DEFAULT_SEED
 
-DEFAULT_CASES = 1000  # the world's cases per project, as `evalmock serve` builds it
 ANY_VALUE = "*"  # in a fault's `match.query`: the parameter is present, whatever its value
 
 
