@@ -10,6 +10,9 @@ TOKEN = "EVALMOCK_TOKEN"
 SECOND_TOKEN = "EVALMOCK_SECOND_TOKEN"
 # the secret that seals cursors (`evalmock serve`, and each of its worker processes)
 CURSOR_KEY = "EVALMOCK_CURSOR_KEY"
+# where `evalmock serve` keeps sessions (`--store`), out of the process list: a Redis URL may hold a
+# password
+STORE = "EVALMOCK_STORE"
 # the URL the banner shows, for a server behind a proxy or in a container
 PUBLIC_URL = "EVALMOCK_PUBLIC_URL"
 # where the documents' parsed forms are cached

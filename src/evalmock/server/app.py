@@ -37,9 +37,10 @@ from evalmock.server.prefer import LatencyMiddleware, ScenarioMiddleware
 from evalmock.server.ratelimit import RateLimitCounter, RateLimitHeadersMiddleware
 from evalmock.server.request_id import RequestIdMiddleware
 from evalmock.server.routing import DocumentRoutingMiddleware
-from evalmock.server.sessions import DEFAULT_LIMITS, MemoryStore, SessionSpec, SessionStore
+from evalmock.server.sessions import SessionSpec, SessionStore
 from evalmock.server.sessions.admin import AdminApi, Judge, admin_api_off_reason
 from evalmock.server.sessions.middleware import FaultMiddleware, SessionMiddleware
+from evalmock.server.sessions.store_choice import open_store
 from evalmock.server.sessions.worlds import SessionWorlds
 from evalmock.server.settings import ServerSettings
 from evalmock.server.swagger_ui import SwaggerUIAfterRouting
@@ -131,12 +132,12 @@ def create_app(
 
     Without `world`, the settings' world (DataFileError when a data file has a problem). With data
     files, the app reloads them while it runs (from its lifespan's start to its end). The admin API
-    (/__evalmock) keeps sessions in `store` (default: in this process), judged by `judge`; it is
-    on only where `admin_api_off_reason` finds nothing against it.
+    (/__evalmock) keeps sessions in `store` (default: the one `settings.store` names), judged by
+    `judge`; it is on only where `admin_api_off_reason` finds nothing against it.
     """
     settings = settings or ServerSettings()
     live = LiveWorld(world if world is not None else build_world(settings), settings.data_files)
-    sessions = _sessions(settings, live, store or MemoryStore(DEFAULT_LIMITS), session_clock)
+    sessions = _sessions(settings, live, store or open_store(settings.store), session_clock)
     handlers = build_handlers(
         live, CursorSealer(settings.cursor_key_bytes, clock=clock), settings.churn
     )

@@ -13,16 +13,18 @@ A query string is refused: redis-py would read timeouts from it, and the store's
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from urllib.parse import SplitResult, unquote, urlsplit
 
+from evalmock.defaults import DEFAULT_STORE
 from evalmock.server.sessions.limits import DEFAULT_LIMITS, SessionLimits
 from evalmock.server.sessions.memory import MemoryStore
 from evalmock.server.sessions.store import SessionStore
 
-MEMORY = "memory"
+MEMORY = DEFAULT_STORE
 SCHEMES = ("redis", "rediss")
 DEFAULT_REDIS_PORT = 6379
 MAX_URL_CHARS = 2048
@@ -122,3 +124,23 @@ def open_store(
     from evalmock.server.sessions.redis_store import RedisStore
 
     return RedisStore(location, limits, clock)
+
+
+def check_store(location: RedisLocation) -> bool:
+    """Ask Redis once, at start: whether it answers. When it does not, the store says so on stderr
+    (the mock serves anyway: the default world needs no store, and sessions answer once it does)."""
+    from evalmock.server.sessions.redis_store import RedisStore
+    from evalmock.server.sessions.store import StoreUnavailable
+
+    store = RedisStore(location)
+
+    async def ping() -> bool:
+        try:
+            await store.ping()
+        except StoreUnavailable:
+            return False
+        finally:
+            await store.close()
+        return True
+
+    return asyncio.run(ping())
