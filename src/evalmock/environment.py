@@ -13,6 +13,9 @@ CURSOR_KEY = "EVALMOCK_CURSOR_KEY"
 # where `evalmock serve` keeps sessions (`--store`), out of the process list: a Redis URL may hold a
 # password
 STORE = "EVALMOCK_STORE"
+# the token every request to the admin API (/__evalmock) must carry; with it, the admin API is on
+# for a mock on any address (`evalmock serve`)
+ADMIN_TOKEN = "EVALMOCK_ADMIN_TOKEN"
 # the URL the banner shows, for a server behind a proxy or in a container
 PUBLIC_URL = "EVALMOCK_PUBLIC_URL"
 # where the documents' parsed forms are cached
