@@ -25,27 +25,39 @@ READY_TIMEOUT_S = 10.0
 
 
 def answers(port: int) -> bool:
-    """Whether a Redis on 127.0.0.1:`port` answers PING."""
+    """Whether a Redis on 127.0.0.1:`port` answers PING (with PONG, or asking for a password)."""
     try:
         with socket.create_connection(("127.0.0.1", port), timeout=0.5) as sock:
             sock.settimeout(0.5)
             sock.sendall(b"PING\r\n")
-            return sock.recv(16).startswith(b"+PONG")
+            return sock.recv(16).startswith((b"+PONG", b"-NOAUTH"))
     except OSError:
         return False
 
 
 class RedisServer:
-    """One redis-server process; `url` names its database 0."""
+    """One redis-server process, which asks for `password` when given one; `url` names its
+    database 0 (with the password)."""
 
-    def __init__(self, folder: Path) -> None:
+    def __init__(self, folder: Path, password: str | None = None) -> None:
         self.folder = folder
+        self.password = password
         self.port = free_port()
         self.process: subprocess.Popen[bytes] | None = None
 
     @property
     def url(self) -> str:
-        return f"redis://127.0.0.1:{self.port}/0"
+        secret = f":{self.password}@" if self.password else ""
+        return f"redis://{secret}127.0.0.1:{self.port}/0"
+
+    def _ask(self, command: bytes) -> bytes:
+        """One command's first answer line, on a connection of its own (AUTH first)."""
+        with socket.create_connection(("127.0.0.1", self.port), timeout=2) as sock:
+            if self.password:
+                sock.sendall(f"AUTH {self.password}\r\n".encode())
+                assert sock.recv(16).startswith(b"+OK")
+            sock.sendall(command + b"\r\n")
+            return sock.recv(64)
 
     def start(self, attempts: int = 3) -> None:
         assert REDIS_SERVER, "redis-server is not installed"
@@ -55,6 +67,7 @@ class RedisServer:
             *("--bind", "127.0.0.1", "--port", str(self.port)),
             *("--save", "", "--appendonly", "no", "--dir", str(self.folder)),
             *("--logfile", str(log), "--daemonize", "no"),
+            *(("--requirepass", self.password) if self.password else ()),
         ]
         self.process = subprocess.Popen(
             command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
@@ -92,15 +105,13 @@ class RedisServer:
 
     def flush(self) -> None:
         """Every key of every database removed."""
-        with socket.create_connection(("127.0.0.1", self.port), timeout=2) as sock:
-            sock.sendall(b"FLUSHALL\r\n")
-            assert sock.recv(16).startswith(b"+OK")
+        assert self._ask(b"FLUSHALL").startswith(b"+OK")
 
 
 @contextlib.contextmanager
-def running_redis(folder: Path) -> Iterator[RedisServer]:
+def running_redis(folder: Path, password: str | None = None) -> Iterator[RedisServer]:
     """A started redis-server, killed when the block ends."""
-    server = RedisServer(folder)
+    server = RedisServer(folder, password)
     server.start()
     try:
         yield server

@@ -292,8 +292,7 @@ def test_redis_failing_says_so_once_and_again_once_it_answers(server, capsys):
 
 
 def test_a_wrong_password_is_store_unavailable_and_the_password_is_never_said(tmp_path):
-    with running_redis(tmp_path) as secured:
-        raw(secured).config_set("requirepass", "right-one")
+    with running_redis(tmp_path, password="right-one") as secured:
         location = parse_store(f"redis://:wrong-one@127.0.0.1:{secured.port}/0")
         assert location is not None
         store = RedisStore(location)

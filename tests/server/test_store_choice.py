@@ -3,8 +3,14 @@ and never the password; a Redis URL shown anywhere shows `***` for its password.
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+
 import pytest
 
+from evalmock.exits import USAGE
+from evalmock.server.app import create_app
 from evalmock.server.sessions import MemoryStore
 from evalmock.server.sessions.store_choice import (
     RedisLocation,
@@ -13,6 +19,7 @@ from evalmock.server.sessions.store_choice import (
     parse_store,
     shown,
 )
+from evalmock.server.settings import ServerSettings
 
 
 def test_memory_is_the_in_process_store():
@@ -85,3 +92,39 @@ def test_a_store_url_that_cannot_be_used_is_refused_saying_why_without_the_passw
 )
 def test_a_store_is_shown_without_its_password(url, seen):
     assert shown(url) == seen
+
+
+@pytest.mark.parametrize(
+    ("how", "env"),
+    [
+        (["--store", "redis://u:hunter2@h/zero"], {}),
+        ([], {"EVALMOCK_STORE": "redis://u:hunter2@h/zero"}),
+    ],
+    ids=["flag", "environment"],
+)
+def test_serve_refuses_a_store_it_cannot_use_before_it_listens(how, env):
+    run = subprocess.run(
+        [sys.executable, "-m", "evalmock", "serve", "--port", "0", *how],
+        env={**os.environ, **env},
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert run.returncode == USAGE, run.stderr
+    assert "evalmock serve: --store takes" in run.stderr and "a database number" in run.stderr
+    assert "hunter2" not in run.stdout + run.stderr and "listening" not in run.stdout.lower()
+
+
+@pytest.mark.parametrize(("store", "status"), [("memory", 404), ("redis://127.0.0.1:1/0", 503)])
+def test_several_workers_have_the_admin_api_only_over_a_shared_store(server_world, store, status):
+    """With --workers 2, each process's own store would know only its own sessions: the admin API
+    is off (404) over `memory`, and on over Redis (here a Redis that is not there: 503)."""
+    settings = ServerSettings(
+        seed=server_world.seed, cases=server_world.cases, workers=2, store=store
+    )
+    with create_app(settings, server_world).test_client(raise_server_exceptions=False) as client:
+        answer = client.post("/__evalmock/sessions", json={})
+    assert answer.status_code == status, answer.text
+    if status == 503:
+        assert answer.json()["error"]["code"] == "store-unavailable"

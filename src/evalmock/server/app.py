@@ -18,6 +18,7 @@ from connexion.middleware.server_error import ServerErrorMiddleware
 from connexion.options import SwaggerUIOptions
 
 from evalmock.contract.documents import ADMIN, APIS
+from evalmock.defaults import DEFAULT_STORE
 from evalmock.server import errors
 from evalmock.server.auth import (
     AuthMiddleware,
@@ -167,7 +168,7 @@ def create_app(
         settings.host,
         settings.admin_token,
         workers=settings.workers,
-        shared_store=store is not None,
+        shared_store=store is not None or settings.store != DEFAULT_STORE,
     )
     if off is None:
         _add_admin_api(app, settings, sessions, judge)

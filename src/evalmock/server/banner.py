@@ -166,7 +166,12 @@ def banner(settings: ServerSettings, world: World, server: str | None = None) ->
 def _admin_api(settings: ServerSettings, root: str) -> list[str]:
     """Where the admin API lives (sessions: a world per test, faults, the journal), or why it is
     off."""
-    off = admin_api_off_reason(settings.host, settings.admin_token, workers=settings.workers)
+    off = admin_api_off_reason(
+        settings.host,
+        settings.admin_token,
+        workers=settings.workers,
+        shared_store=settings.store != DEFAULT_STORE,
+    )
     if off is not None:
         return [f"  {ADMIN.title}: {off}"]
     base = f"{root}{ADMIN.base_path}"
