@@ -8,6 +8,7 @@ import sys
 from collections.abc import Callable, Sequence
 
 from evalmock import environment
+from evalmock.admin_options import admin_options
 from evalmock.arguments import (
     Parser,
     bearer_token,
@@ -106,14 +107,7 @@ def _serve_command(commands: argparse._SubParsersAction[argparse.ArgumentParser]
         "(redis://[[USER]:PASSWORD@]HOST[:PORT][/DB], rediss:// for TLS; also env EVALMOCK_STORE, "
         "which keeps a password out of the process list)",
     )
-    serve.add_argument(
-        "--admin-token",
-        default=environment.read(environment.ADMIN_TOKEN),
-        metavar="TOKEN",
-        help="every request to the admin API (/__evalmock: sessions, faults, the journal) must "
-        f"carry this bearer token; with it the admin API is on for any --host (default: env "
-        f"{environment.ADMIN_TOKEN}, else the admin API is on only for a loopback --host)",
-    )
+    admin_options(serve)
     _answer_options(serve)
     _caller_and_data_options(serve)
 
@@ -339,6 +333,12 @@ def _fixtures_command(commands: argparse._SubParsersAction[argparse.ArgumentPars
         metavar="UUID",
         help="this evaluation test case, with every version (repeatable; without --agent or "
         "--project, no cases)",
+    )
+    export.add_argument(
+        "--short",
+        action="store_true",
+        help="leave out of each case what loading fills back as it is (projectId, a kind its id "
+        "implies, updatedAt, a hand case's expert); default: cases as the API sends them",
     )
     export.add_argument(
         "--output", "-o", default="-", help="file to write (default: standard output)"
