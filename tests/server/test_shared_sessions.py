@@ -25,6 +25,7 @@ PASSWORD = "s3cret-of-this-redis"
 # a world other than the mock's own, which each replica builds from the session's spec
 SESSION = {"seed": 7, "cases": 40}
 LIST = {"projectId": EXAMPLE_PROJECT, "limit": 5}
+AS_IT_CAME = "client_sends_the_cursor_as_it_came"
 
 
 @pytest.fixture(scope="module")
@@ -146,18 +147,28 @@ def test_the_journal_and_the_session_read_the_same_through_either(clients):
     assert two.get(f"{ADMIN}/sessions/{session_id}").json()["requests"] == 3
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="`evalmock serve` gives the admin API no judge yet (503 not-judged); this passes, and "
-    "fails as strict, once it does",
-)
-def test_the_verdict_reads_the_same_through_either(clients):
+def test_the_verdict_judges_the_traffic_of_both_replicas_the_same_through_either(clients):
     one, two = clients
     session_id = walked(one, two)
     url = f"{ADMIN}/sessions/{session_id}/verdict"
     through_one, through_two = one.get(url), two.get(url)
     assert through_one.status_code == through_two.status_code == 200, through_one.text
     assert through_one.json() == through_two.json()
+    verdict = through_one.json()
+    assert verdict["judged"] == 3
+    # the cursor replica one gave and replica two took is one the session gave: kept, not broken
+    [cursors] = [rule for rule in verdict["rules"] if rule["rule"] == AS_IT_CAME]
+    assert (cursors["kept"], cursors["broken"]) == (1, 0), cursors
+
+
+def test_a_cursor_no_replica_gave_is_a_violation_whichever_replica_took_it(clients):
+    one, two = clients
+    session_id, token = create(one)
+    given = cases(one, token).json()["nextCursor"]
+    cases(two, token, cursor=given[:-2] + ("AA" if not given.endswith("AA") else "BB"))
+    verdict = two.get(f"{ADMIN}/sessions/{session_id}/verdict").json()
+    assert verdict["verdict"] == "VIOLATIONS", verdict
+    assert AS_IT_CAME in {finding["rule"] for finding in verdict["findings"]}
 
 
 def test_a_session_deleted_through_one_replica_is_gone_through_the_other(clients):
