@@ -52,11 +52,12 @@ def redis_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RedisServ
 @pytest.fixture
 def server(redis_server: RedisServer) -> Iterator[RedisServer]:
     """The module's redis-server, empty, and running again after a test that stopped it."""
-    if redis_server.process is None:
-        redis_server.start()
     redis_server.flush()
     yield redis_server
-    if redis_server.process is not None:
+    # running again for the next test, whatever this one did to it
+    if redis_server.process is None:
+        redis_server.start()
+    else:
         redis_server.resume()
 
 
@@ -185,15 +186,15 @@ def test_every_key_of_a_session_expires_in_redis_after_the_idle_time(server):
 
 
 def test_an_idle_session_leaves_redis_and_a_used_one_stays(server):
-    store = redis_store(server, idle_seconds=0.5)
+    store = redis_store(server, idle_seconds=1.0)
     kept, kept_token = record()
     idle, _ = record()
 
     async def walk() -> None:
         await store.create(kept)
         await store.create(idle)
-        for _ in range(3):
-            await asyncio.sleep(0.25)
+        for _ in range(4):  # 1.2 s in all, kept used every 0.3 s
+            await asyncio.sleep(0.3)
             assert await store.find(token_digest(kept_token)) is not None
         assert await store.get(idle.id) is None
         assert await store.get(kept.id) is not None

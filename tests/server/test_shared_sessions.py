@@ -54,14 +54,16 @@ def replicas(
 def clients(
     replicas: tuple[LiveServer, LiveServer], redis_server: RedisServer
 ) -> Iterator[tuple[httpx.Client, httpx.Client]]:
-    if redis_server.process is None:
-        redis_server.start()
     with (
         httpx.Client(base_url=replicas[0].base_url, timeout=10) as one,
         httpx.Client(base_url=replicas[1].base_url, timeout=10) as two,
     ):
         yield one, two
-    redis_server.resume()
+    # running again for the next test, whatever this one did to it
+    if redis_server.process is None:
+        redis_server.start()
+    else:
+        redis_server.resume()
 
 
 def bearer(token: str) -> dict[str, str]:
