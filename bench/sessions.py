@@ -5,6 +5,7 @@ sessions.
     .venv/bin/python bench/sessions.py                    # against `main` as the baseline
     .venv/bin/python bench/sessions.py --baseline 9b7e98c --rounds 7 --requests 5000
     .venv/bin/python bench/sessions.py --json             # one JSON object, as run.py records it
+    .venv/bin/python bench/sessions.py --http             # and over HTTP, with wrk, under Granian
 
 In process (the ASGI app called directly, as inprocess.py does), timed by process CPU time. Each
 round is a child process of its own, this revision's and the baseline's in turn, so that neither
@@ -26,6 +27,8 @@ import subprocess
 import sys
 import time
 import tracemalloc
+import urllib.request
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -129,11 +132,79 @@ async def _memory(sessions: int) -> dict[str, Any]:
     }
 
 
+# -- over HTTP: one server under Granian, wrk, the two tokens in turn
+# ------------------------------------------------------------------------
+
+
+def _session_token_over_http(base: str) -> str:
+    request = urllib.request.Request(
+        base + "/__evalmock/sessions",
+        data=b"{}",
+        headers={"Content-Type": "application/json"},
+        method="POST",
+    )
+    with urllib.request.urlopen(request, timeout=30) as answer:
+        return json.loads(answer.read())["token"]
+
+
+def measure_http(
+    python: str, wrk: str, rounds: int, seconds: int, connections: int, warmup: int
+) -> dict[str, Any]:
+    """The reference page with `demo-user` and with a default session's token, on one server,
+    alternating runs of wrk; CPU per request from the server's process tree. The session's token
+    lives only as long as the server, and its request file is removed with it."""
+    server = lib.start_evalmock(python, "evalmock-sessions", extra=["--server", "granian"])
+    path = "/v1" + lib.EXAMPLE_TEST_SET_PATH
+    files = {"demo": lib.write_request_file("sessions-demo", [(path, lib.TOKEN)])}
+    runs: dict[str, list[lib.LoadResult]] = {"demo": [], "session": []}
+    try:
+        token = _session_token_over_http(server.base)
+        files["session"] = lib.write_request_file("sessions-session", [(path, token)])
+        for label in runs:
+            lib.run_wrk(wrk, server.base, files[label], connections, warmup)
+        for number in range(rounds):
+            for label in ("demo", "session") if number % 2 == 0 else ("session", "demo"):
+                before = lib.tree_cpu_seconds(server.proc.pid)
+                result = lib.run_wrk(wrk, server.base, files[label], connections, seconds)
+                cpu = (lib.tree_cpu_seconds(server.proc.pid) - before) / max(result.requests, 1)
+                runs[label].append(replace(result, cpu_us_per_request=round(cpu * 1e6, 1)))
+                lib.log(
+                    f"  round {number + 1} {label}: {result.rps} req/s, "
+                    f"{runs[label][-1].cpu_us_per_request} µs CPU a request, errors "
+                    f"{result.error_count}, steal {result.steal_pct}%"
+                )
+    finally:
+        lib.stop(server.proc)
+        files.get("session", Path()).unlink(missing_ok=True)
+    pairs = list(zip(runs["session"], runs["demo"], strict=True))
+    return {
+        "request": "GET " + path,
+        "rounds": rounds,
+        "seconds": seconds,
+        "connections": connections,
+        "servers": {label: lib.median_result(results) for label, results in runs.items()},
+        "cpu_us_per_request": {
+            label: round(statistics.median(r.cpu_us_per_request for r in results), 1)
+            for label, results in runs.items()
+        },
+        # what a session's request costs beside a demo token's: CPU, then throughput (medians of
+        # the per-round ratios)
+        "session_x_demo_cpu": round(
+            statistics.median(s.cpu_us_per_request / d.cpu_us_per_request for s, d in pairs), 3
+        ),
+        "demo_x_session_rps": round(statistics.median(d.rps / s.rps for s, d in pairs), 3),
+        "errors": sum(r.error_count for results in runs.values() for r in results),
+        "target_session_x_demo": TARGET_SESSION_RATIO,
+    }
+
+
 # -- the parent: rounds in turn, medians and ratios
 # ------------------------------------------------------------------------
 
 
 def _child(python: str, source: Path | None, *args: str) -> dict[str, Any]:
+    """One round in a child process of `python`, over `source`'s evalmock (None: the installed
+    one)."""
     environment = {**os.environ, **({"PYTHONPATH": str(source / "src")} if source else {})}
     done = subprocess.run(
         [python, __file__, "--child", *args],
@@ -204,6 +275,10 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--requests", type=int, default=3000, help="per kind and round")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
+    parser.add_argument(
+        "--http", action="store_true", help="also over HTTP, under Granian with wrk (needs wrk)"
+    )
+    parser.add_argument("--seconds", type=int, default=10, help="of each wrk run")
     parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--kinds", default=",".join(KINDS), help=argparse.SUPPRESS)
     parser.add_argument("--memory", type=int, help=argparse.SUPPRESS)
@@ -215,6 +290,11 @@ def main(argv: list[str]) -> int:
             print(json.dumps(asyncio.run(_round(args.requests, args.kinds.split(",")))))
         return 0
     result = measure(sys.executable, args.baseline, args.rounds, args.requests)
+    if args.http:
+        wrk = lib.ensure_wrk()
+        if wrk is None:
+            raise SystemExit("wrk is not available (apt-get install wrk)")
+        result["http"] = measure_http(sys.executable, wrk, args.rounds, args.seconds, 32, 3)
     if args.json:
         print(json.dumps(result))
         return 0

@@ -94,8 +94,7 @@ def _serve_command(commands: argparse._SubParsersAction[argparse.ArgumentParser]
         "--cursor-key",
         default=environment.read(environment.CURSOR_KEY),
         help="secret that seals cursors, shared by every process (default: env "
-        "EVALMOCK_CURSOR_KEY, "
-        "else derived from the seed)",
+        "EVALMOCK_CURSOR_KEY, else derived from the seed)",
     )
     admin_options(serve)
     _answer_options(serve)
@@ -324,12 +323,8 @@ def _fixtures_command(commands: argparse._SubParsersAction[argparse.ArgumentPars
         help="this evaluation test case, with every version (repeatable; without --agent or "
         "--project, no cases)",
     )
-    export.add_argument(
-        "--short",
-        action="store_true",
-        help="leave out of each case what loading fills back as it is (projectId, a kind its id "
-        "implies, updatedAt, a hand case's expert); default: cases as the API sends them",
-    )
+    short = "short-form cases: each without what loading fills back as it was (default: whole)"
+    export.add_argument("--short", action="store_true", help=short)
     export.add_argument(
         "--output", "-o", default="-", help="file to write (default: standard output)"
     )
