@@ -25,6 +25,7 @@ from evalmock.server.http_server import (
     serve_workers,
 )
 from evalmock.server.live_world import build_world
+from evalmock.server.sessions.store_choice import StoreURLError, check_store, parse_store
 from evalmock.server.settings import ServerSettings
 from evalmock.server.targets_file import targets_for
 from evalmock.world.data_files import DataFileError
@@ -61,6 +62,11 @@ def serve(args: argparse.Namespace) -> int:
         return USAGE
     settings = ServerSettings.from_args(args)
     settings = dataclasses.replace(settings, tokens=(*settings.tokens, *from_env))
+    try:
+        store = parse_store(settings.store)
+    except StoreURLError as exc:
+        print(f"evalmock serve: {exc}", file=sys.stderr)
+        return USAGE
     server = getattr(args, "server", None) or default_server()
     try:
         check_available(server)
@@ -89,6 +95,8 @@ def serve(args: argparse.Namespace) -> int:
             )
             return USAGE
     print(banner(settings, world, server), flush=True)
+    if store is not None:
+        check_store(store)
     options = ServeOptions(settings.host, settings.port, settings.access_log)
     if settings.workers > 1:
         # Each worker imports ASGI_APP and rebuilds the same settings (and cursor key) from the
