@@ -507,7 +507,10 @@ def test_control_characters_a_service_sent_are_escaped_so_the_junit_file_stays_x
     write_junit(results, path, Redactor())
     failure = ET.parse(path).find(".//failure")  # a control character would make this raise
     assert failure is not None
-    assert failure.get("message") == "a title \\x1b]0;CONFORMS\\x07 with \\x1b[2J and \\x00 in it"
+    assert failure.get("message") == (
+        "a title \\x1b]0;CONFORMS\\x07 with \\x1b[2J and \\x00 in it: expected none, received "
+        "\\x08x at /nextCursor"
+    )
     assert "\\x08x" in (failure.text or "")
     assert not any(ord(char) < 32 and char not in "\t\n\r" for char in path.read_text())
 

@@ -56,7 +56,7 @@ def print_summary(results: Results, redactor: Redactor, stream: TextIO) -> None:
         console.print(
             f"{word} {finding.check.name} [{finding.check.level}] ({finding.count}× "
             f"{finding.shape}): "
-            f"{printable(redactor.text(finding.title))}",
+            f"{printable(redactor.text(finding.stated))}",
             markup=False,
         )
     for reason in results.incomplete_reasons():
@@ -90,6 +90,6 @@ def summary_text(results: Results) -> str:
         lines.append(
             f"{word} {finding.check.name} [{finding.check.level}] ({finding.count}× "
             f"{finding.shape}): "
-            f"{finding.title}"
+            f"{finding.stated}"
         )
     return "\n".join(printable(line) for line in lines)

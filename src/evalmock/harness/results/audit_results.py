@@ -11,7 +11,14 @@ from collections.abc import Callable, Iterable, Iterator
 from evalmock.harness.checks.outcomes import NO_TOKEN, SkipKind
 from evalmock.harness.checks.policy import FAILED, PASSED, SKIPPED, WARNED, Policy
 from evalmock.harness.checks.registry import SCENARIO, Check, checks
-from evalmock.harness.results.findings import Example, Finding, Gap, RequestRecord, breach_kind
+from evalmock.harness.results.findings import (
+    Example,
+    Finding,
+    Gap,
+    RequestRecord,
+    breach_kind,
+    plainness,
+)
 from evalmock.harness.results.incomplete import Incomplete, Shortfall
 from evalmock.harness.results.tally import OFF, Tally
 from evalmock.harness.results.throttling import ThrottleReport
@@ -169,6 +176,15 @@ class Results:
         # once.
         said = outcome == SKIPPED and any(e.message == example.message for e in finding.examples)
         if said:
+            return
+        # The first example is the one the outputs lead with and give a curl command for: the
+        # plainest request that shows the breach, not the first met (a scenario's `Prefer: code=503`
+        # to a service that ignores it, when a plain request shows the same).
+        first = finding.examples[0] if finding.examples else None
+        if outcome != SKIPPED and first is not None and plainness(example) < plainness(first):
+            finding.examples.insert(0, example)
+            del finding.examples[MAX_EXAMPLES:]
+            finding.title = example.message.split("\n", 1)[0]
             return
         if len(finding.examples) < MAX_EXAMPLES:
             finding.examples.append(example)

@@ -157,7 +157,7 @@ def _record_node(scene: _Scene, recorder: Any, case_id: str, sent: _Sent, node: 
         shape = request_shape(record.method if record else "GET", _operation_path(api), sent.status)
         results.breach(
             check,
-            failure_example(failure, record, redactor),
+            failure_example(failure, record, redactor, api=api, check=node.name),
             shape=shape,
             code=getattr(failure, "code", None),
         )
