@@ -197,7 +197,9 @@ class Results:
         }
         other.selected = {api: set(names) for api, names in self.selected.items()}
         other.throttling = dataclasses.replace(
-            self.throttling, reasons=self.throttling.reasons.copy()
+            self.throttling,
+            reasons=self.throttling.reasons.copy(),
+            shares=self.throttling.shares.copy(),
         )
         other.gaps = list(self.gaps)
         return other
