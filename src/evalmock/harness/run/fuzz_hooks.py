@@ -51,6 +51,7 @@ class ThrottledRetry:
             what=request_kind(
                 response.request.method or "GET", urlsplit(response.request.url or "").path
             ),
+            took=response.elapsed,
         )
         if final is not response:
             _replace(response, final)

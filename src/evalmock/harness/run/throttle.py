@@ -142,6 +142,8 @@ class Throttle:
         self.options = options or ThrottleOptions()
         self.sleep = sleep
         self.clock = clock
+        # Told how long each answer took (the audit's progress display reads the pace from it).
+        self.timed: Callable[[float], None] | None = None
         self.limiter: Any = limiter(self.options.rate) if self.options.rate else None
         self._report = ThrottleReport()
         self._lock = threading.Lock()
@@ -178,20 +180,25 @@ class Throttle:
         first: T | None = None,
         judge: Callable[[T], object] | None = None,
         what: str = "",
+        took: float | None = None,
     ) -> tuple[T, bool]:
         """The answer to `call()` after waiting out throttled ones, and whether it is still
         throttled (then no check may judge it). `answer` gives a response's status and headers
         (names in lower case; a value may be a list); `first`, an answer already received to the
         same request (sent within the rate); `judge` is given every throttled answer before it is
         waited out (a 503 met by chance is held to its rules like any other answer); `what` names
-        the request in the report (request_kind)."""
+        the request in the report (request_kind); `took`, how long `first` took to come."""
         tries = 0
         while True:
             if first is None:
                 self.pace()
+                sent = time.perf_counter()
                 response = call()
+                took = time.perf_counter() - sent
             else:
                 response, first = first, None
+            if self.timed is not None and took is not None:
+                self.timed(took)
             status, headers = answer(response)
             asked = throttle_wait(status, first_header(headers, "retry-after"), asked_for=asked_for)
             self._count(asked is not None, headers, tries, what)
