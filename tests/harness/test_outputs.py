@@ -323,6 +323,22 @@ def test_the_summary_prints_each_check_its_level_and_the_verdict() -> None:
     assert "VIOLATIONS: 1 checks failed (1 finding), 1 warned (1 finding)" in text
 
 
+def test_the_summary_folds_the_checks_not_checked_into_one_line_per_reason() -> None:
+    # A proxy's summary, where no scenario runs: one line says why, not a table row for each.
+    results = Results(Policy(), ("test-set",))
+    results.passed(find_check("page_is_newest_first", "test-set"))
+    results.skip_unexercised("test-set", lambda check: "not run on traffic")
+    stream = io.StringIO()
+    print_summary(results, Redactor(), stream)
+    text = stream.getvalue()
+    skipped = sum(t.outcome == "skipped" for t in results.rows("test-set"))
+    assert skipped > 10
+    [line] = [ln for ln in text.splitlines() if "check(s) skipped" in ln]
+    assert line.startswith(f"test-set: {skipped} check(s) skipped: not run on traffic (")
+    assert "default_limit_is_25" in line
+    assert not [ln for ln in text.splitlines() if ln.startswith("│") and "skipped │" in ln]
+
+
 def test_the_headline_counts_what_the_sections_count() -> None:
     """One check broken on two kinds of request: one failed check, two findings, in the headline and
     the section."""
