@@ -92,7 +92,7 @@ def compile_package(src: Path) -> bool:
 def _install(fingerprint: str) -> None:
     print(
         "installing evalmock and its pinned dependencies into .venv "
-        "(the first time takes a few minutes; pip's steps follow) ...",
+        "(once; README.md's 'What you wait for' says how long; pip's steps follow) ...",
         flush=True,
     )
     # DigitalOcean's SDKs (the sdk extra) serve only tests/sdk, which skip without them: where they

@@ -101,3 +101,14 @@ def test_churn_with_several_workers_is_refused_as_their_lists_would_move_apart(
 def test_churn_is_off_unless_asked_for() -> None:
     assert build_parser().parse_args(["serve"]).churn is None
     assert build_parser().parse_args(["serve", "--churn", "7"]).churn == 7
+
+
+def test_version_prints_the_installed_version_without_a_command(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    from importlib.metadata import version
+
+    with pytest.raises(SystemExit) as exited:
+        main(["--version"])
+    assert exited.value.code == 0
+    assert capsys.readouterr().out == f"evalmock {version('evalmock')}\n"

@@ -7,7 +7,7 @@ import argparse
 import sys
 from collections.abc import Callable, Sequence
 
-from evalmock import environment
+from evalmock import __version__, environment
 from evalmock.admin_options import admin_options
 from evalmock.arguments import (
     Parser,
@@ -51,6 +51,7 @@ def build_parser() -> argparse.ArgumentParser:
         prog="evalmock",
         description="Mock server and contract-test harness for agent-evaluation test-case APIs.",
     )
+    parser.add_argument("--version", action="version", version=f"evalmock {__version__}")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     _serve_command(commands)
     _proxy_command(commands)

@@ -323,6 +323,22 @@ def test_the_summary_prints_each_check_its_level_and_the_verdict() -> None:
     assert "VIOLATIONS: 1 checks failed (1 finding), 1 warned (1 finding)" in text
 
 
+def test_the_summary_folds_the_checks_not_checked_into_one_line_per_reason() -> None:
+    # A proxy's summary, where no scenario runs: one line says why, not a table row for each.
+    results = Results(Policy(), ("test-set",))
+    results.passed(find_check("page_is_newest_first", "test-set"))
+    results.skip_unexercised("test-set", lambda check: "not run on traffic")
+    stream = io.StringIO()
+    print_summary(results, Redactor(), stream)
+    text = stream.getvalue()
+    skipped = sum(t.outcome == "skipped" for t in results.rows("test-set"))
+    assert skipped > 10
+    [line] = [ln for ln in text.splitlines() if "check(s) skipped" in ln]
+    assert line.startswith(f"test-set: {skipped} check(s) skipped: not run on traffic (")
+    assert "default_limit_is_25" in line
+    assert not [ln for ln in text.splitlines() if ln.startswith("│") and "skipped │" in ln]
+
+
 def test_the_headline_counts_what_the_sections_count() -> None:
     """One check broken on two kinds of request: one failed check, two findings, in the headline and
     the section."""
@@ -507,7 +523,10 @@ def test_control_characters_a_service_sent_are_escaped_so_the_junit_file_stays_x
     write_junit(results, path, Redactor())
     failure = ET.parse(path).find(".//failure")  # a control character would make this raise
     assert failure is not None
-    assert failure.get("message") == "a title \\x1b]0;CONFORMS\\x07 with \\x1b[2J and \\x00 in it"
+    assert failure.get("message") == (
+        "a title \\x1b]0;CONFORMS\\x07 with \\x1b[2J and \\x00 in it: expected none, received "
+        "\\x08x at /nextCursor"
+    )
     assert "\\x08x" in (failure.text or "")
     assert not any(ord(char) < 32 and char not in "\t\n\r" for char in path.read_text())
 

@@ -22,6 +22,7 @@ from evalmock.contract.sources import (
     page,
 )
 from evalmock.harness.checks import CHECKS, find_check
+from evalmock.harness.checks.schema_parts import schema_part_source
 from evalmock.harness.report.page_coverage import BLOCKS, NOTES, counted, coverage_rows
 from evalmock.harness.report.rule_tables import (
     CLIENT_BEGIN,
@@ -51,6 +52,33 @@ SOURCES = (
     + [(rule.name, rule.source) for rule in case_rules.RULES]
     + [(rule.name, rule.source) for rule in client_rules.RULES]
 )
+# The words a schema finding quotes for the part of the schema it broke (schema_parts.py).
+PART_SOURCES = dict.fromkeys(
+    source
+    for api in ("test-set", "gradient")
+    for keyword in (
+        "required",
+        "enum",
+        "minLength",
+        "maxProperties",
+        "pattern",
+        "format",
+        "minimum",
+    )
+    for place in (
+        ["data", 0, "kind"],
+        ["data", 0, "addedBy", "kind"],
+        ["data", 0, "expect", "answer", "verdict"],
+        ["data", 0, "expect", "decisions", "shouldCall", 0, "tool"],
+        ["data", 0, "expect", "items", 0, "key"],
+        ["data", 0, "expect", "items", 0, "pointer"],
+        ["data", 0, "projectId"],
+        ["star_metric", "success_threshold_pct"],
+    )
+    for status in (200, 400)
+    if (source := schema_part_source(api, [keyword], place, status)) is not None
+)
+SOURCES += [(f"schema part {number}", source) for number, source in enumerate(PART_SOURCES)]
 
 
 @pytest.fixture(scope="module")

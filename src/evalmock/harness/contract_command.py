@@ -21,7 +21,12 @@ from evalmock.harness.report.junit import (
     write_junit_unfinished,
 )
 from evalmock.harness.report.output_paths import outputs_problem
-from evalmock.harness.report.progress import LiveReporter, make_reporter
+from evalmock.harness.report.progress import (
+    LiveReporter,
+    Pace,
+    expected_answers,
+    make_reporter,
+)
 from evalmock.harness.report.run_info import RunInfo
 from evalmock.harness.report.terminal import print_summary
 from evalmock.harness.report.view import replay_notes
@@ -145,7 +150,8 @@ def _run_live(args: argparse.Namespace, audit: Audit) -> int:
         max_examples=audit.max_examples,
         fuzz=audit.fuzz,
     )
-    reporter = make_reporter(redactor, quiet=args.quiet)
+    pace = Pace(audit.workers, expected_answers(audit.apis, fuzz=audit.fuzz))
+    reporter = make_reporter(redactor, quiet=args.quiet, pace=pace)
     place_hypothesis_files()  # only the live audit runs Hypothesis
     try:
         results = run_audit(audit, reporter)

@@ -25,7 +25,7 @@ from evalmock.harness.report.view import (
     incomplete_intro,
     ordered_rows,
     section_count,
-    shown_url,
+    shown_request,
     throttling_text,
 )
 from evalmock.harness.results.audit_results import Results
@@ -251,9 +251,10 @@ def _html_finding(finding: Finding) -> str:
     check = finding.check
     parts = [
         f'<div class="finding finding-{finding.outcome}"><h3><code>{name_html(check.name)}</code> '
-        f'<span class="level">{e(check.api)} · {check.level}</span></h3>',
+        f'<span class="level">{e(check.api)} · {check.level}</span>'
+        f'<span class="stated">{e(finding.stated)}</span></h3>',
         f"<p>Rule: {prose(check.rule)}</p>",
-        f'<p class="source">Source: {source_html(check.source)}</p>',
+        f'<p class="source">Source: {source_html(finding.source)}</p>',
     ]
     if finding.shape:
         code = f", Schemathesis {e(finding.code)}" if finding.code else ""
@@ -271,10 +272,9 @@ def _html_finding(finding: Finding) -> str:
                 "</code></p>"
             )
         if example.request is not None:
+            shown = shown_request(example.request, with_curl=number == 1)
             parts.append(
-                f"<p>Request: <code>{e(example.request.method)} "
-                f"{e(shown_url(example.request.url))}</code> "
-                f"answered {example.request.status}.</p>"
+                f"<p>Request: <code>{e(shown)}</code> answered {example.request.status}.</p>"
             )
             if number == 1:
                 parts.append(f"<pre>{e(example.request.curl)}</pre>")

@@ -12,7 +12,12 @@ from evalmock.exits import CRASHED
 from evalmock.harness.checks.policy import FAILED, SKIPPED, WARNED
 from evalmock.harness.excerpts import clip, escaped, printable
 from evalmock.harness.report import client_section
-from evalmock.harness.report.view import MAX_EXAMPLE_TEXT, MAX_JUNIT_TEXT, throttling_text
+from evalmock.harness.report.view import (
+    MAX_EXAMPLE_TEXT,
+    MAX_JUNIT_TEXT,
+    shown_request,
+    throttling_text,
+)
 from evalmock.harness.results.audit_results import Results
 from evalmock.harness.results.findings import Finding
 from evalmock.harness.results.tally import OFF, Tally
@@ -25,7 +30,11 @@ def finding_text(finding: Finding, limit: int = MAX_JUNIT_TEXT) -> str:
     """A finding in plain text, at most `limit` characters: rule, source, count, examples, a curl
     for the first."""
     check = finding.check
-    lines = [f"rule: {check.rule}", f"source: {check.source.describe()}"]
+    lines = [
+        f"{finding.stated}",
+        f"rule: {check.rule}",
+        f"source: {finding.source.describe()}",
+    ]
     if finding.code:
         lines.append(f"Schemathesis code: {finding.code}")
     if finding.shape:
@@ -36,7 +45,7 @@ def finding_text(finding: Finding, limit: int = MAX_JUNIT_TEXT) -> str:
             lines.append(f"at {example.pointer or '(the body)'}: {clip(example.value or '', 200)}")
         if example.request is not None:
             lines.append(
-                f"request: {example.request.method} {example.request.url} -> "
+                f"request: {shown_request(example.request, with_curl=number == 1)} -> "
                 f"{example.request.status}"
             )
             if number == 1:
@@ -101,7 +110,7 @@ def _testcase(suite: ET.Element, t: Tally, results: Results, redactor: Redactor)
         element = ET.SubElement(
             case,
             "failure",
-            message=redactor.text(failed[0].title),
+            message=redactor.text(failed[0].stated),
             type=failed[0].code or t.check.level.value,
         )
         element.text = redactor.text(

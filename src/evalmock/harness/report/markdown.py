@@ -22,7 +22,7 @@ from evalmock.harness.report.view import (
     incomplete_intro,
     ordered_rows,
     section_count,
-    shown_url,
+    shown_request,
     throttling_text,
 )
 from evalmock.harness.results.audit_results import Results
@@ -107,11 +107,11 @@ def render_unfinished_markdown(crash: str) -> str:
 def _markdown_finding(finding: Finding) -> list[str]:
     check = finding.check
     lines = [
-        f"### `{check.name}` ({check.api}, {check.level})",
+        f"### `{check.name}` ({check.api}, {check.level}): {_prose(finding.stated)}",
         "",
         f"Rule: {check.rule}",
         "",
-        f"Source: {check.source.describe()}",
+        f"Source: {finding.source.describe()}",
         "",
     ]
     if finding.shape:
@@ -133,7 +133,7 @@ def _markdown_finding(finding: Finding) -> list[str]:
             lines += [f"At {at}: {value}", ""]
         if example.request is not None:
             lines += [
-                f"Request: {_code(f'{example.request.method} {shown_url(example.request.url)}')} "
+                f"Request: {_code(shown_request(example.request, with_curl=number == 1))} "
                 f"answered "
                 f"{example.request.status}.",
                 "",
