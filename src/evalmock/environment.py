@@ -12,6 +12,10 @@ SECOND_TOKEN = "EVALMOCK_SECOND_TOKEN"
 CURSOR_KEY = "EVALMOCK_CURSOR_KEY"
 # the URL the banner shows, for a server behind a proxy or in a container
 PUBLIC_URL = "EVALMOCK_PUBLIC_URL"
+# a running mock the pytest fixtures use instead of starting one (evalmock.testing)
+MOCK_URL = "EVALMOCK_MOCK_URL"
+# the token the admin API of sessions asks for, where the mock was started with one
+ADMIN_TOKEN = "EVALMOCK_ADMIN_TOKEN"
 # where the documents' parsed forms are cached
 CACHE_DIR = "EVALMOCK_CACHE_DIR"
 # the certificate authorities an https service is verified by (a file of PEM certificates, else a
@@ -38,3 +42,11 @@ def audit_token() -> str | None:
 
 def second_token() -> str | None:
     return read(SECOND_TOKEN)
+
+
+def mock_url() -> str | None:
+    return read(MOCK_URL)
+
+
+def admin_token() -> str | None:
+    return read(ADMIN_TOKEN)
