@@ -21,6 +21,7 @@ from evalmock.audit_options import judging_options, pace_options, walk_options
 from evalmock.defaults import (
     ACCEPT_TOKENS_ENV,
     CHURN_RETIRE_EVERY,
+    DEFAULT_CASES,
     DEFAULT_HOST,
     DEFAULT_PORT,
     DEFAULT_PROXY_PORT,
@@ -33,7 +34,6 @@ from evalmock.server.http_server import SERVERS
 
 DEFAULT_PROXY_TIMEOUT = 30.0  # seconds
 DEFAULT_PROXY_DEADLINE = 60.0  # seconds
-DEFAULT_CASES = 1000
 
 
 def _server_option(command: argparse.ArgumentParser, default: str) -> None:

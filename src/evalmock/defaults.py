@@ -4,6 +4,7 @@ with it, and the container's health check reads where a server listens without i
 else."""
 
 DEFAULT_SEED = 42  # of the world, and of `--anonymize`'s made-up people
+DEFAULT_CASES = 1000  # the world's generated cases per agent and project
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8080  # evalmock serve
 DEFAULT_PROXY_PORT = 8081  # evalmock proxy

@@ -49,6 +49,8 @@ class ServerSettings:
     ] = ()  # the user's data files, served with (or, data_only, without) the world's
     data_only: bool = False
     churn: int = 0  # a case arrives in a list every `churn` requests of it (0: lists stand still)
+    # what every admin API request must carry; empty: the admin API is on only on loopback
+    admin_token: str = ""
 
     def __post_init__(self) -> None:
         if not self.cursor_key:
@@ -83,6 +85,7 @@ class ServerSettings:
             data_files=tuple(args.data_files or ()),
             data_only=args.data_only,
             churn=args.churn or 0,
+            admin_token=args.admin_token or "",
         )
 
     def to_env(self) -> dict[str, str]:
