@@ -81,13 +81,16 @@ def launch(args: Sequence[str] = (), *, ready_s: float = READY_S) -> Mock:
         pass
     if found:
         return Mock(process, found[0], output)
-    exited = process.poll()
-    if exited is None:
+    if ready.is_set():  # its output ended: it exited, or is exiting
+        try:
+            why = f"exited with {process.wait(timeout=STOP_S)}"
+        except subprocess.TimeoutExpired:
+            why = "closed its output"
+    else:
+        why = f"was not listening within {ready_s:g} s"
+    if process.poll() is None:
         process.kill()
         process.wait(timeout=STOP_S)
-        why = f"was not listening within {ready_s:g} s"
-    else:
-        why = f"exited with {exited}"
     raise MockError(f"evalmock serve {why}; its last output:\n{''.join(output)}")
 
 
