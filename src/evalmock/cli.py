@@ -96,6 +96,14 @@ def _serve_command(commands: argparse._SubParsersAction[argparse.ArgumentParser]
         "EVALMOCK_CURSOR_KEY, "
         "else derived from the seed)",
     )
+    serve.add_argument(
+        "--admin-token",
+        default=environment.read(environment.ADMIN_TOKEN),
+        metavar="TOKEN",
+        help="every request to the admin API (/__evalmock: sessions, faults, the journal) must "
+        f"carry this bearer token; with it the admin API is on for any --host (default: env "
+        f"{environment.ADMIN_TOKEN}, else the admin API is on only for a loopback --host)",
+    )
     _answer_options(serve)
     _caller_and_data_options(serve)
 

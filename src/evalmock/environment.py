@@ -10,6 +10,9 @@ TOKEN = "EVALMOCK_TOKEN"
 SECOND_TOKEN = "EVALMOCK_SECOND_TOKEN"
 # the secret that seals cursors (`evalmock serve`, and each of its worker processes)
 CURSOR_KEY = "EVALMOCK_CURSOR_KEY"
+# the token every request to the admin API (/__evalmock) must carry; with it, the admin API is on
+# for a mock on any address (`evalmock serve`)
+ADMIN_TOKEN = "EVALMOCK_ADMIN_TOKEN"
 # the URL the banner shows, for a server behind a proxy or in a container
 PUBLIC_URL = "EVALMOCK_PUBLIC_URL"
 # a running mock the pytest fixtures use instead of starting one (evalmock.testing)

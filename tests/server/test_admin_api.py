@@ -9,7 +9,7 @@ from evalmock.contract.documents import ADMIN as ADMIN_DOCUMENT
 from evalmock.contract.documents import APIS
 from evalmock.contract.validate import validate_document
 from evalmock.server.sessions import SessionLimits
-from evalmock.server.sessions.admin import admin_api_off_reason
+from evalmock.server.sessions.admission import admin_api_off_reason
 
 from .session_helpers import ADMIN, mock
 

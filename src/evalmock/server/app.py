@@ -39,7 +39,8 @@ from evalmock.server.ratelimit import RateLimitCounter, RateLimitHeadersMiddlewa
 from evalmock.server.request_id import RequestIdMiddleware
 from evalmock.server.routing import DocumentRoutingMiddleware
 from evalmock.server.sessions import DEFAULT_LIMITS, MemoryStore, SessionSpec, SessionStore
-from evalmock.server.sessions.admin import AdminApi, Judge, admin_api_off_reason
+from evalmock.server.sessions.admin import AdminApi, Judge
+from evalmock.server.sessions.admission import admin_api_off_reason
 from evalmock.server.sessions.middleware import FaultMiddleware, SessionMiddleware
 from evalmock.server.sessions.worlds import SessionWorlds
 from evalmock.server.settings import ServerSettings
@@ -170,7 +171,13 @@ def create_app(
         # The document as parsed once for the whole process (Connexion would parse its file again);
         # Connexion edits what it is given, so it gets a copy.
         app.add_api(with_demo_tokens(api.served_spec()), base_path=api.base_path, name=api.name)
-    if admin_api_off_reason(settings.host, settings.admin_token) is None:
+    off = admin_api_off_reason(
+        settings.host,
+        settings.admin_token,
+        workers=settings.workers,
+        shared_store=store is not None,
+    )
+    if off is None:
         _add_admin_api(app, settings, sessions, judge)
     errors.install(app)
     return app

@@ -4,10 +4,11 @@ a fetch()."""
 from __future__ import annotations
 
 from evalmock import environment
-from evalmock.contract.documents import GRADIENT, TEST_SET
+from evalmock.contract.documents import ADMIN, GRADIENT, TEST_SET
 from evalmock.defaults import CHURN_RETIRE_EVERY, LOOPBACK_OF
 from evalmock.server.auth import DEMO_TOKENS
 from evalmock.server.http_server import SERVER_NAMES
+from evalmock.server.sessions.admission import admin_api_off_reason
 from evalmock.server.settings import ServerSettings
 from evalmock.world import World
 from evalmock.world.catalog import EXAMPLE_AGENT, EXAMPLE_PROJECT
@@ -144,6 +145,7 @@ def banner(settings: ServerSettings, world: World, server: str | None = None) ->
         f"    {root}{GRADIENT.base_path}/gen-ai/evaluation_test_cases/{{test_case_uuid}}",
         f"    Swagger UI {root}{GRADIENT.base_path}/ui/   document "
         f"{root}{GRADIENT.base_path}/openapi.json",
+        *_admin_api(settings, root),
         "",
         "Demo tokens (Authorization: Bearer <token>):",
         *(f"  {token:<14} {meaning}" for token, meaning in DEMO_TOKENS.items()),
@@ -158,6 +160,20 @@ def banner(settings: ServerSettings, world: World, server: str | None = None) ->
     lines += ["", "Try:"]
     lines += _tries(settings, world, root)
     return "\n".join(lines)
+
+
+def _admin_api(settings: ServerSettings, root: str) -> list[str]:
+    """Where the admin API lives (sessions: a world per test, faults, the journal), or why it is
+    off."""
+    off = admin_api_off_reason(settings.host, settings.admin_token, workers=settings.workers)
+    if off is not None:
+        return [f"  {ADMIN.title}: {off}"]
+    base = f"{root}{ADMIN.base_path}"
+    guard = "Bearer <--admin-token>" if settings.admin_token else "on loopback only"
+    return [
+        f"  {ADMIN.title}: sessions, a world per test ({guard})",
+        f"    POST {base}/sessions   Swagger UI {base}/ui/",
+    ]
 
 
 def _generated(world: World) -> list[str]:

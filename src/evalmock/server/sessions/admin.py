@@ -1,9 +1,8 @@
 """The admin API's handlers (openapi/evalmock-admin.yaml, under /__evalmock): sessions, their
-faults, their journal; and when the admin API is on at all."""
+faults, their journal."""
 
 from __future__ import annotations
 
-import ipaddress
 import time
 from collections.abc import Awaitable, Callable
 from typing import Any
@@ -36,24 +35,6 @@ from evalmock.server.validation import json_path
 from evalmock.world.data_files import DataFileError
 
 Judge = Callable[[list[JournalEntry]], dict[str, Any]]
-LOOPBACK_NAMES = frozenset({"localhost"})
-
-
-def admin_api_off_reason(host: str, admin_token: str | None) -> str | None:
-    """Why the admin API is off for a mock bound to `host`, or None when it is on: it is on for a
-    loopback address, or anywhere with an admin token."""
-    if admin_token:
-        return None
-    try:
-        loopback = ipaddress.ip_address(host.strip("[]")).is_loopback
-    except ValueError:
-        loopback = host.lower() in LOOPBACK_NAMES
-    if loopback:
-        return None
-    return (
-        f"the admin API ({admin_base_path()}/) is off: the mock listens on {host}, not a loopback "
-        "address, and was started without --admin-token (EVALMOCK_ADMIN_TOKEN)"
-    )
 
 
 def not_found(session_id: str) -> ApiError:
