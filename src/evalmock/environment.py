@@ -15,10 +15,9 @@ CURSOR_KEY = "EVALMOCK_CURSOR_KEY"
 ADMIN_TOKEN = "EVALMOCK_ADMIN_TOKEN"
 # the URL the banner shows, for a server behind a proxy or in a container
 PUBLIC_URL = "EVALMOCK_PUBLIC_URL"
-# a running mock the pytest fixtures use instead of starting one (evalmock.testing)
+# a running mock the pytest fixtures use instead of starting one (evalmock.testing); its admin
+# token, where it has one, is ADMIN_TOKEN
 MOCK_URL = "EVALMOCK_MOCK_URL"
-# the token the admin API of sessions asks for, where the mock was started with one
-ADMIN_TOKEN = "EVALMOCK_ADMIN_TOKEN"
 # where the documents' parsed forms are cached
 CACHE_DIR = "EVALMOCK_CACHE_DIR"
 # the certificate authorities an https service is verified by (a file of PEM certificates, else a
