@@ -3,7 +3,8 @@
 // service is busy and the app waits Retry-After seconds before it tries again; a refused cursor
 // starts the list again; no case at all is an empty state, not an empty list.
 
-const settings = new URLSearchParams(location.search);
+// Its settings come in the URL's fragment, which no server sees: #base=URL&token=T&agent=A&project=P&limit=N
+const settings = new URLSearchParams(location.hash.slice(1));
 const base = (settings.get('base') ?? 'http://127.0.0.1:8080').replace(/\/+$/, '');
 const token = settings.get('token') ?? 'demo-user';
 const agent = settings.get('agent') ?? 'example';
@@ -89,7 +90,8 @@ async function load(cursor) {
   nextCursor = page.hasMore ? page.nextCursor : null;
   more.hidden = !nextCursor;
   more.disabled = false;
-  say(`${list.children.length} case${list.children.length === 1 ? '' : 's'}`);
+  const count = list.children.length;
+  say(count ? `${count} case${count === 1 ? '' : 's'}` : ''); // the empty state says it
 }
 
 more.addEventListener('click', () => load(nextCursor));
