@@ -8,6 +8,7 @@ import sys
 from collections.abc import Callable, Sequence
 
 from evalmock import environment
+from evalmock.admin_options import admin_options
 from evalmock.arguments import (
     Parser,
     bearer_token,
@@ -96,14 +97,7 @@ def _serve_command(commands: argparse._SubParsersAction[argparse.ArgumentParser]
         "EVALMOCK_CURSOR_KEY, "
         "else derived from the seed)",
     )
-    serve.add_argument(
-        "--admin-token",
-        default=environment.read(environment.ADMIN_TOKEN),
-        metavar="TOKEN",
-        help="every request to the admin API (/__evalmock: sessions, faults, the journal) must "
-        f"carry this bearer token; with it the admin API is on for any --host (default: env "
-        f"{environment.ADMIN_TOKEN}, else the admin API is on only for a loopback --host)",
-    )
+    admin_options(serve)
     _answer_options(serve)
     _caller_and_data_options(serve)
 

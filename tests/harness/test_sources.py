@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from evalmock.contract import case_rules
+from evalmock.contract import case_rules, client_rules
 from evalmock.contract.pages import PAGE_TITLES, PAGES_DIR_VARIABLE
 from evalmock.contract.sources import (
     PAGES,
@@ -24,13 +24,17 @@ from evalmock.contract.sources import (
 from evalmock.harness.checks import CHECKS, find_check
 from evalmock.harness.report.page_coverage import BLOCKS, NOTES, counted, coverage_rows
 from evalmock.harness.report.rule_tables import (
+    CLIENT_BEGIN,
+    CLIENT_END,
     COVERAGE_BEGIN,
     COVERAGE_END,
     RULES_BEGIN,
     RULES_DOC_COMMAND,
     RULES_END,
     between,
+    print_rules,
     read_pages,
+    render_client_rules,
     render_coverage,
     render_rules,
     rules_document,
@@ -42,9 +46,11 @@ ROOT = Path(__file__).resolve().parents[2]
 # elsewhere.
 PAGES_DIR = Path(os.environ.get("EVALMOCK_PAGES_DIR", ROOT.parent / "shared" / "seeds"))
 RULES_DOC = ROOT / "docs" / "rules.md"
-SOURCES = [(check.name, check.source) for check in CHECKS] + [
-    (rule.name, rule.source) for rule in case_rules.RULES
-]
+SOURCES = (
+    [(check.name, check.source) for check in CHECKS]
+    + [(rule.name, rule.source) for rule in case_rules.RULES]
+    + [(rule.name, rule.source) for rule in client_rules.RULES]
+)
 
 
 @pytest.fixture(scope="module")
@@ -182,6 +188,23 @@ def test_the_docs_show_every_rule_with_its_level_and_source(pages: dict[str, lis
     assert between(text, RULES_BEGIN, RULES_END) == render_rules(), (
         f"docs/rules.md is out of date: run `{RULES_DOC_COMMAND}`"
     )
+
+
+def test_the_docs_and_the_command_show_every_client_rule_with_its_level_and_source(
+    pages: dict[str, list[str]], capsys: pytest.CaptureFixture[str]
+) -> None:
+    text = RULES_DOC.read_text(encoding="utf-8")
+    table = between(text, CLIENT_BEGIN, CLIENT_END)
+    assert table == render_client_rules(), (
+        f"docs/rules.md is out of date: run `{RULES_DOC_COMMAND}`"
+    )
+    for rule in client_rules.RULES:
+        assert f"| `{rule.name}` | {rule.level} | {rule.rule} |" in table
+    assert "“Treat as opaque on the client.”" not in table  # a quote is the page's whole sentence
+    assert "“Opaque cursor. Treat as opaque on the client.” (List a project's cases" in table
+    assert print_rules(None) == 0
+    printed = capsys.readouterr().out
+    assert render_rules() in printed and printed.endswith(render_client_rules())
 
 
 def test_the_docs_walk_both_pages_line_by_line(pages: dict[str, list[str]]) -> None:

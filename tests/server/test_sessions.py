@@ -328,3 +328,51 @@ def test_a_store_gone_answers_session_requests_503_and_leaves_the_default_world(
         assert client.get(path, params=params, headers=AUTH).status_code == 200
         admin = client.get(f"{ADMIN}/sessions/{created['id']}")
         assert admin.status_code == 503 and admin.json()["error"]["code"] == "store-unavailable"
+
+
+def verdict(m, session_id: str) -> dict:
+    answer = m.client.get(f"{ADMIN}/sessions/{session_id}/verdict")
+    assert answer.status_code == 200, answer.text
+    return answer.json()
+
+
+def broken_rules(found: dict) -> set[str]:
+    return {finding["rule"] for finding in found["findings"]}
+
+
+def test_the_verdict_of_an_app_that_walks_the_pages_as_asked_conforms(server_world):
+    with mock(server_world) as m:
+        session_id, token = m.create()
+        first = m.cases(token, limit=2)
+        m.cases(token, limit=2, cursor=first.json()["nextCursor"])
+        found = verdict(m, session_id)
+        assert found["verdict"] == "CONFORMS", found
+        assert found["judged"] == 2
+
+
+def test_the_verdict_names_a_cursor_the_app_changed(server_world):
+    with mock(server_world) as m:
+        session_id, token = m.create()
+        first = m.cases(token, limit=2)
+        m.cases(token, limit=2, cursor=first.json()["nextCursor"][:-2])
+        found = verdict(m, session_id)
+        assert found["verdict"] == "VIOLATIONS"
+        assert "client_sends_the_cursor_as_it_came" in broken_rules(found)
+
+
+@pytest.mark.parametrize(("waited", "kept"), [(1, False), (5, True)])
+def test_the_verdict_judges_the_wait_after_a_busy_answer(server_world, waited, kept):
+    with mock(server_world) as m:
+        session_id, token = m.create()
+        m.fault(session_id, api="test-set", status=503, retryAfter=5)
+        assert m.cases(token).status_code == 503
+        m.clock.advance(waited)
+        assert m.cases(token).status_code == 200
+        found = verdict(m, session_id)
+        assert ("client_waits_retry_after" not in broken_rules(found)) == kept, found
+
+
+def test_the_verdict_of_a_session_nobody_used_is_incomplete(server_world):
+    with mock(server_world) as m:
+        session_id, _ = m.create()
+        assert verdict(m, session_id)["verdict"] == "INCOMPLETE"

@@ -23,11 +23,13 @@ from evalmock.contract.targets import TargetsError, load_targets
 from evalmock.exits import USAGE as EXIT_USAGE
 from evalmock.exits import UsageError
 from evalmock.harness.checks.policy import Policy
+from evalmock.harness.report import client_verdict
 from evalmock.harness.report.files import report_format
 from evalmock.harness.report.output_paths import outputs_problem
 from evalmock.harness.report.run_info import RunInfo
 from evalmock.harness.report.terminal import print_summary
 from evalmock.harness.report.view import policy_line
+from evalmock.harness.results.verdict import Verdict
 from evalmock.harness.traffic.audit import TrafficAudit, traffic_redactor
 from evalmock.harness.traffic.walks import WalkBounds
 from evalmock.proxy.cors import ProxyCORSMiddleware
@@ -222,9 +224,12 @@ def _finish(session: ProxySession) -> int:
     results = session.write_outputs()
     session.close()
     print_summary(results, session.redactor, sys.stdout)
+    client = session.client_verdict()
+    client_verdict.print_summary(client, session.redactor, sys.stdout)
     if session.data is not None:
         print(session.data.summary(), flush=True)
-    return results.verdict.exit_code
+    # The service's verdict, unless the app broke a page rule: then VIOLATIONS (docs/proxy.md)
+    return Verdict.VIOLATIONS.exit_code if client.failed else results.verdict.exit_code
 
 
 @contextmanager

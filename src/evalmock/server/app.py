@@ -26,6 +26,7 @@ from evalmock.server.auth import (
     security_map,
     with_demo_tokens,
 )
+from evalmock.server.body_validation import bounded_json_body
 from evalmock.server.cors_options import CORS_OPTIONS, ServerCORSMiddleware
 from evalmock.server.cursors import CursorSealer
 from evalmock.server.data_watcher import DataWatcher
@@ -39,14 +40,14 @@ from evalmock.server.ratelimit import RateLimitCounter, RateLimitHeadersMiddlewa
 from evalmock.server.request_id import RequestIdMiddleware
 from evalmock.server.routing import DocumentRoutingMiddleware
 from evalmock.server.sessions import DEFAULT_LIMITS, MemoryStore, SessionSpec, SessionStore
-from evalmock.server.sessions.admin import AdminApi, Judge
+from evalmock.server.sessions.admin import AdminApi
 from evalmock.server.sessions.admission import admin_api_off_reason
 from evalmock.server.sessions.middleware import FaultMiddleware, SessionMiddleware
 from evalmock.server.sessions.worlds import SessionWorlds
 from evalmock.server.settings import ServerSettings
 from evalmock.server.swagger_ui import SwaggerUIAfterRouting
 from evalmock.server.targets_file import rewrite_targets
-from evalmock.server.validation import VALIDATOR_MAP, ValidationMiddleware, bounded_json_body
+from evalmock.server.validation import VALIDATOR_MAP, ValidationMiddleware
 from evalmock.world import World
 
 
@@ -126,15 +127,14 @@ def create_app(
     *,
     clock: Callable[[], float] = time.time,
     store: SessionStore | None = None,
-    judge: Judge | None = None,
     session_clock: Callable[[], float] = time.time,
 ) -> AsyncApp:
     """Both APIs (/v1 and /v2) with Swagger UI at {base}/ui/; `clock` is the cursors' time source.
 
     Without `world`, the settings' world (DataFileError when a data file has a problem). With data
     files, the app reloads them while it runs (from its lifespan's start to its end). The admin API
-    (/__evalmock) keeps sessions in `store` (default: in this process), judged by `judge`; it is
-    on only where `admin_api_off_reason` finds nothing against it.
+    (/__evalmock) keeps sessions in `store` (default: in this process); it is on only where
+    `admin_api_off_reason` finds nothing against it.
     """
     settings = settings or ServerSettings()
     live = LiveWorld(world if world is not None else build_world(settings), settings.data_files)
@@ -178,16 +178,14 @@ def create_app(
         shared_store=store is not None,
     )
     if off is None:
-        _add_admin_api(app, settings, sessions, judge)
+        _add_admin_api(app, settings, sessions)
     errors.install(app)
     return app
 
 
-def _add_admin_api(
-    app: AsyncApp, settings: ServerSettings, sessions: Sessions, judge: Judge | None
-) -> None:
+def _add_admin_api(app: AsyncApp, settings: ServerSettings, sessions: Sessions) -> None:
     limits = sessions.store.limits
-    admin = AdminApi(sessions.store, sessions.worlds, limits, judge, sessions.clock)
+    admin = AdminApi(sessions.store, sessions.worlds, limits, sessions.clock)
     body = MediaTypeDict({"*/*json": bounded_json_body(limits.max_body_bytes)})
     app.add_api(
         ADMIN.served_spec(),

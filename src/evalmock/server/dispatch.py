@@ -26,7 +26,8 @@ from connexion.utils import inspect_function_arguments
 from starlette.responses import Response
 from starlette.types import Receive, Scope, Send
 
-from evalmock.server.validation import BODY_SCOPE_KEY, PARAMETERS_SCOPE_KEY
+from evalmock.server.body_validation import BODY_SCOPE_KEY
+from evalmock.server.validation import PARAMETERS_SCOPE_KEY
 
 Handler = Callable[..., Awaitable[Response]]
 _NO_DEFAULT = object()

@@ -14,12 +14,10 @@ from __future__ import annotations
 import functools
 import re
 import uuid
-from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import parse_qsl
 
-import orjson
 from connexion.middleware.request_validation import (
     RequestValidationAPI,
     RequestValidationMiddleware,
@@ -27,7 +25,6 @@ from connexion.middleware.request_validation import (
 )
 from connexion.operations import AbstractOperation
 from connexion.validators import VALIDATOR_MAP as CONNEXION_VALIDATOR_MAP
-from connexion.validators.json import JSONRequestBodyValidator
 from jsonschema import Draft4Validator, FormatChecker, ValidationError, validators
 from starlette.types import ASGIApp, Receive, Scope, Send
 
@@ -38,9 +35,6 @@ MAX_QUERY_FIELDS = 64
 VALID_VALUES_KEPT = 1024  # per parameter of each operation; a parameter's schema never changes
 # Where a validated request's parameter values wait for its handler: document name -> coerced value.
 PARAMETERS_SCOPE_KEY = "evalmock.parameters"
-# Where a validated request's JSON body waits for its handler (None: no body).
-BODY_SCOPE_KEY = "evalmock.body"
-MAX_BODY_MISTAKES = 50  # listed in one 400
 _INTEGER = re.compile(r"-?[0-9]{1,32}")
 _NUMBER = re.compile(r"-?[0-9]{1,32}(\.[0-9]{1,32})?([eE][-+]?[0-9]{1,3})?")
 _BOOLEANS = {"true": True, "false": False}
@@ -66,7 +60,7 @@ def _is_uuid(value: object) -> bool:
 SchemaValidator = validators.extend(Draft4Validator, {"pattern": ecma_pattern})
 
 
-def _describe(error: ValidationError, schema: dict[str, Any]) -> str:
+def describe(error: ValidationError, schema: dict[str, Any]) -> str:
     """What the value must be, in words, from the failing keyword."""
     keyword, value = error.validator, error.validator_value
     if keyword == "type":
@@ -145,7 +139,7 @@ class _Rule:
                     _PRIORITY.index(e.validator) if e.validator in _PRIORITY else len(_PRIORITY)
                 )
             )
-            raise self.error(_describe(errors[0], self.schema))
+            raise self.error(describe(errors[0], self.schema))
         return value
 
 
@@ -268,107 +262,6 @@ class ParameterValidator:
 # Connexion's map with our parameter validator; request bodies and responses keep Connexion's
 # validators.
 VALIDATOR_MAP = {**CONNEXION_VALIDATOR_MAP, "parameter": ParameterValidator}
-
-
-def json_path(parts: Any) -> str:
-    """A place in a JSON body as a JSONPath (`$.data.testSet[0].id`)."""
-    path = "$"
-    for part in parts:
-        if isinstance(part, int):
-            path += f"[{part}]"
-        elif re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", str(part)):
-            path += f".{part}"
-        else:
-            path += f"[{orjson.dumps(str(part)[:MAX_ECHO]).decode()}]"
-    return path
-
-
-def _body_mistake(error: ValidationError) -> dict[str, str]:
-    path = json_path(error.absolute_path)
-    if error.validator == "additionalProperties":
-        allowed = ", ".join(error.schema.get("properties", {})) or "none"
-        extra = sorted(set(error.instance) - set(error.schema.get("properties", {})))
-        names = ", ".join(echo(str(name)) for name in extra[:10])
-        return {"path": path, "message": f"unknown field {names}; this object takes: {allowed}"}
-    if error.validator == "required":
-        missing = str(error.message).split("'")[1] if "'" in error.message else "a field"
-        return {"path": json_path([*error.absolute_path, missing]), "message": "is required"}
-    if error.validator == "maxProperties":
-        return {"path": path, "message": f"must have at most {error.validator_value} fields"}
-    return {"path": path, "message": _describe(error, error.schema)}
-
-
-def bounded_json_body(max_bytes: int) -> type[JSONRequestBodyValidator]:
-    """Connexion's JSON body validator, reading at most `max_bytes` (413 too-large), refusing with
-    every mistake at its JSON path (400 bad-input), and leaving the body in the scope for the
-    handler (BODY_SCOPE_KEY). An empty body is no body."""
-
-    def too_large() -> ApiError:
-        return ApiError(
-            413, "too-large", f"The body is larger than {max_bytes} bytes, the most this API takes."
-        )
-
-    class BoundedJSONBodyValidator(JSONRequestBodyValidator):
-        async def wrap_receive(self, receive: Receive, *, scope: Scope) -> tuple[Receive, Scope]:
-            for name, value in scope["headers"]:
-                if name == b"content-length":
-                    if not value.strip().isdigit():
-                        raise bad_input("Content-Length", "Content-Length must be a whole number.")
-                    if int(value) > max_bytes:
-                        raise too_large()
-            scope[BODY_SCOPE_KEY] = None
-            return await super().wrap_receive(receive, scope=scope)
-
-        async def _parse(self, stream: AsyncIterator[bytes], scope: Scope) -> Any:
-            chunks, size = [], 0
-            async for chunk in stream:
-                size += len(chunk)
-                if size > max_bytes:
-                    raise too_large()
-                chunks.append(chunk)
-            raw = b"".join(chunks)
-            if not raw.strip():
-                return None
-            try:
-                body = orjson.loads(raw)
-            except orjson.JSONDecodeError as exc:
-                reason = str(exc).split(":")[0]
-                raise ApiError(
-                    400,
-                    "bad-input",
-                    f"The body is not JSON: {reason}.",
-                    [{"path": "$", "message": f"not JSON: {reason}"}],
-                ) from None
-            scope[BODY_SCOPE_KEY] = body
-            return body
-
-        def _validate(self, body: Any) -> None:
-            if body is None:
-                if self._required:
-                    raise ApiError(
-                        400,
-                        "bad-input",
-                        "This request needs a JSON body.",
-                        [{"path": "$", "message": "is required"}],
-                    )
-                return
-            validator = SchemaValidator(self._schema, format_checker=FORMAT_CHECKER)
-            errors = sorted(
-                validator.iter_errors(body), key=lambda e: list(map(str, e.absolute_path))
-            )
-            if errors:
-                mistakes = [_body_mistake(error) for error in errors[:MAX_BODY_MISTAKES]]
-                more = len(errors) - len(mistakes)
-                summary = "; ".join(f"{m['path']}: {m['message']}" for m in mistakes[:3])
-                raise ApiError(
-                    400,
-                    "bad-input",
-                    f"The body is not valid ({len(errors)} mistake{'s' * (len(errors) > 1)}"
-                    f"{f', {more} not listed' if more else ''}): {summary}.",
-                    mistakes,
-                )
-
-    return BoundedJSONBodyValidator
 
 
 class _ValidationOperation(RequestValidationOperation):

@@ -7,9 +7,11 @@ import html
 import re
 from importlib import resources
 
+from evalmock.contract.client_rules import ClientVerdict
 from evalmock.contract.sources import Source
 from evalmock.harness.checks.policy import PASSED, SKIPPED
 from evalmock.harness.excerpts import clip
+from evalmock.harness.report import client_verdict
 from evalmock.harness.report.run_info import RunInfo
 from evalmock.harness.report.view import (
     KIND_WORDS,
@@ -91,12 +93,22 @@ def html_header(results: Results, run: RunInfo) -> str:
     )
 
 
-def render_html(results: Results, *, base_url: str, run: RunInfo | None = None) -> str:
+def render_html(
+    results: Results,
+    *,
+    base_url: str,
+    run: RunInfo | None = None,
+    client: ClientVerdict | None = None,
+) -> str:
+    """The report; `client`: the client rules' verdict on what the app sent (the proxy's), as its
+    own section."""
     run = run or RunInfo(base_url)
     parts = _page_top(results, run)
     parts += _finding_sections(results)
     parts.append(_not_checked(results))
     parts.append(_passed(results))
+    if client is not None:
+        parts.append(client_verdict.html_section(client))
     if notes := results.remarks():
         parts.append(
             "<h2>Notes</h2><ul>" + "".join(f"<li>{prose(n)}</li>" for n in notes) + "</ul>"

@@ -7,9 +7,11 @@ import re
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
+from evalmock.contract.client_rules import ClientVerdict
 from evalmock.exits import CRASHED
 from evalmock.harness.checks.policy import FAILED, SKIPPED, WARNED
 from evalmock.harness.excerpts import clip, escaped, printable
+from evalmock.harness.report import client_verdict
 from evalmock.harness.report.view import MAX_EXAMPLE_TEXT, MAX_JUNIT_TEXT, throttling_text
 from evalmock.harness.results.audit_results import Results
 from evalmock.harness.results.findings import Finding
@@ -44,7 +46,9 @@ def finding_text(finding: Finding, limit: int = MAX_JUNIT_TEXT) -> str:
     return clip("\n".join(lines), limit)
 
 
-def write_junit(results: Results, path: str | Path, redactor: Redactor) -> None:
+def write_junit(
+    results: Results, path: str | Path, redactor: Redactor, client: ClientVerdict | None = None
+) -> None:
     """One <testsuite> per API, one <testcase> per check; a warning passes, with its text in
     <system-out>. The verdict is a property of <testsuites>; an INCOMPLETE audit is also an error of
     its own suite (`evalmock`), because a test report that counts only failures would show it green
@@ -78,6 +82,9 @@ def write_junit(results: Results, path: str | Path, redactor: Redactor) -> None:
         )
         for t in rows:
             _testcase(suite, t, results, redactor)
+    if client is not None:  # the client rules, on what the app sent: a suite of their own
+        ET.SubElement(props, "property", name="client_verdict", value=client.verdict)
+        client_verdict.junit_suite(root, client, redactor)
     _write_xml(root, path, redactor)
 
 

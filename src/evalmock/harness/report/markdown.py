@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import re
 
+from evalmock.contract.client_rules import ClientVerdict
 from evalmock.harness.checks.policy import PASSED, SKIPPED
 from evalmock.harness.excerpts import clip
+from evalmock.harness.report import client_verdict
 from evalmock.harness.report.run_info import RunInfo
 from evalmock.harness.report.view import (
     KIND_WORDS,
@@ -35,7 +37,15 @@ def markdown_header(results: Results, run: RunInfo) -> list[str]:
     return [*lines, ""]
 
 
-def render_markdown(results: Results, *, base_url: str, run: RunInfo | None = None) -> str:
+def render_markdown(
+    results: Results,
+    *,
+    base_url: str,
+    run: RunInfo | None = None,
+    client: ClientVerdict | None = None,
+) -> str:
+    """The report; `client`: the client rules' verdict on what the app sent (the proxy's), as its
+    own section."""
     run = run or RunInfo(base_url)
     lines = [
         "# evalmock contract report",
@@ -82,6 +92,8 @@ def render_markdown(results: Results, *, base_url: str, run: RunInfo | None = No
                     f"{t.passed} "
                     f"| {t.check.source.describe()} |"
                 )
+    if client is not None:
+        lines += ["", *client_verdict.markdown_section(client)]
     if notes := results.remarks():
         lines += ["", "## Notes", ""] + [f"- {_prose(note)}" for note in notes]
     return "\n".join(lines) + "\n"

@@ -9,7 +9,9 @@ from typing import Any
 
 from starlette.responses import Response
 
+from evalmock.contract.client_rules import judge
 from evalmock.contract.schemas import pointer_tokens
+from evalmock.server.body_validation import json_path
 from evalmock.server.errors import ApiError, admin_base_path
 from evalmock.server.responses import json_response
 from evalmock.server.sessions.faults import new_fault
@@ -31,10 +33,7 @@ from evalmock.server.sessions.store import (
 )
 from evalmock.server.sessions.tokens import new_session_id, new_token, token_digest
 from evalmock.server.sessions.worlds import SessionWorlds
-from evalmock.server.validation import json_path
 from evalmock.world.data_files import DataFileError
-
-Judge = Callable[[list[JournalEntry]], dict[str, Any]]
 
 
 def not_found(session_id: str) -> ApiError:
@@ -96,13 +95,11 @@ class AdminApi:
         store: SessionStore,
         worlds: SessionWorlds,
         limits: SessionLimits,
-        judge: Judge | None = None,
         clock: Callable[[], float] = time.time,
     ) -> None:
         self.store = store
         self.worlds = worlds
         self.limits = limits
-        self.judge = judge
         self.clock = clock
 
     def handlers(self) -> dict[str, Callable[..., Awaitable[Response]]]:
@@ -268,13 +265,9 @@ class AdminApi:
         await self._call(self.store.clear_journal(session_id), session_id)
         return Response(status_code=204)
 
-    async def judge_session(self, session_id: str) -> Response:
+    async def judge_session(self, session_id: str, strict: bool = False) -> Response:
+        """The client rules over the journal, oldest first; what the bound dropped is not judged,
+        and says so."""
         journal = await self._call(self.store.journal(session_id), session_id)
-        if self.judge is None:
-            raise ApiError(
-                503,
-                "not-judged",
-                "This mock was built without the client rules; the journal is at "
-                f"{admin_base_path()}/sessions/{session_id}/requests.",
-            )
-        return json_response(self.judge(list(journal.entries)))
+        exchanges = [entry.exchange() for entry in journal.entries]
+        return json_response(judge(exchanges, dropped=journal.dropped, strict=strict).to_json())
