@@ -325,6 +325,12 @@ def _fixtures_command(commands: argparse._SubParsersAction[argparse.ArgumentPars
         "--project, no cases)",
     )
     export.add_argument(
+        "--short",
+        action="store_true",
+        help="leave out of each case what loading fills back as it is (projectId, a kind its id "
+        "implies, updatedAt, a hand case's expert); default: cases as the API sends them",
+    )
+    export.add_argument(
         "--output", "-o", default="-", help="file to write (default: standard output)"
     )
     import_command(fixture_commands)

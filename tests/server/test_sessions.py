@@ -376,3 +376,14 @@ def test_the_verdict_of_a_session_nobody_used_is_incomplete(server_world):
     with mock(server_world) as m:
         session_id, _ = m.create()
         assert verdict(m, session_id)["verdict"] == "INCOMPLETE"
+
+
+def test_a_session_of_short_form_cases_serves_them_filled_in(server_world):
+    short = {"testSet": [{"agentId": AGENT, "projectId": PROJECT, "cases": [{}, {"retired": {}}]}]}
+    with mock(server_world) as m:
+        _, token = m.create(data=short, dataOnly=True)
+        answer = m.cases(token, AGENT, include="retired", **SHOP)
+        assert answer.status_code == 200, answer.text
+        served = answer.json()["data"]
+        assert len(served) == 2 and all(c["projectId"] == PROJECT for c in served)
+        assert sum("retired" in c for c in served) == 1

@@ -14,6 +14,7 @@ from typing import IO, Any
 from evalmock.exits import FAILED, OK, USAGE, UsageError
 from evalmock.whole_file import staged
 from evalmock.world.data_schema import data_file_schema, render
+from evalmock.world.short_form import shortened
 from evalmock.world.world import ALL_KINDS, CaseQuery, World
 
 
@@ -49,7 +50,16 @@ def export(args: argparse.Namespace) -> int:
             list(world.evaluation_test_case_versions()),
         )
     with _open_output(args.output) as out:
-        write_export(world, out, lists, kinds, args.include_retired, args.limit, test_cases or [])
+        write_export(
+            world,
+            out,
+            lists,
+            kinds,
+            args.include_retired,
+            args.limit,
+            test_cases or [],
+            short=args.short,
+        )
     return OK
 
 
@@ -100,9 +110,11 @@ def write_export(
     include_retired: bool,
     limit: int | None,
     test_cases: list[str],
+    *,
+    short: bool = False,
 ) -> None:
     """Stream the data file case by case, so a large world never sits in memory (`evalmock serve
-    --data` reads it)."""
+    --data` reads it); `short`: each case without what loading fills back as it is."""
     out.write("{\n")
     out.write(f'  "seed": {world.seed},\n  "casesPerProject": {world.cases},\n')
     out.write(
@@ -115,7 +127,8 @@ def write_export(
         head = _dumps({"agentId": agent_id, "projectId": project_id})[:-1]
         out.write(f'{"," if number else ""}\n    {head}, "cases": [')
         for index, case in enumerate(_limited(world.iter_cases(query), limit)):
-            out.write(f"{',' if index else ''}\n      {_dumps(case)}")
+            written = shortened(case, project_id) if short else case
+            out.write(f"{',' if index else ''}\n      {_dumps(written)}")
         out.write("\n    ]}")
     out.write("\n  ]")
     if test_cases:

@@ -4,29 +4,15 @@ sessions cost no world at all."""
 
 from __future__ import annotations
 
-import json
-import tempfile
 from collections import OrderedDict
 from collections.abc import Callable
-from pathlib import Path
-from typing import Any
 
 from evalmock.server.live_world import build_world
 from evalmock.server.sessions.records import SessionSpec
 from evalmock.server.settings import ServerSettings
 from evalmock.world import World
 from evalmock.world.churn import ChurningWorld
-from evalmock.world.data_files import load_data
-from evalmock.world.user_data import UserData
-
-
-def load_session_data(content: dict[str, Any], world: World) -> UserData:
-    """A session's `data` checked by the data files' rules against `world`; DataFileError lists
-    every problem, each at its JSON pointer into `content`."""
-    with tempfile.TemporaryDirectory(prefix="evalmock-session-") as folder:
-        path = Path(folder) / "data.json"
-        path.write_text(json.dumps(content), encoding="utf-8")
-        return load_data([path], world)
+from evalmock.world.data_files import load_document
 
 
 def build_session_world(spec: SessionSpec) -> World:
@@ -35,7 +21,7 @@ def build_session_world(spec: SessionSpec) -> World:
     world = build_world(ServerSettings(seed=spec.seed, cases=spec.cases, data_only=spec.data_only))
     if spec.data is None:
         return world
-    return world.with_data(load_session_data(spec.data, world))
+    return world.with_data(load_document(spec.data, world))
 
 
 class SessionWorlds:
