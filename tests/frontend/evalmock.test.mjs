@@ -9,24 +9,9 @@ const BASE = process.env.EVALMOCK_MOCK_URL;
 const AGENT = 'shop.checkout';
 const PROJECT = '0b5e6c1a-7d2f-4e8b-9a31-5c4d3e2f1a0b';
 
-function handCase(id, day) {
-  const at = `2026-11-${String(day).padStart(2, '0')}T12:00:00Z`;
-  return {
-    id,
-    kind: 'hand',
-    projectId: PROJECT,
-    runId: `run-${id}`,
-    madeOn: `${AGENT}@2026.11.1`,
-    expect: { answer: { verdict: 'wrong', shouldSay: `Answer for ${id}.` } },
-    addedBy: { kind: 'user', id: 'user-0001' },
-    addedAt: at,
-    updatedAt: at,
-    expert: true,
-  };
-}
-
+// A data-only world of one list, these cases newest first, in the short form (the rest is filled in).
 function worldOf(...ids) {
-  const cases = ids.map((id, i) => handCase(id, 10 + i));
+  const cases = ids.map((id) => ({ id }));
   return { data: { testSet: [{ agentId: AGENT, projectId: PROJECT, cases }] }, dataOnly: true };
 }
 
@@ -41,7 +26,7 @@ function cases(session, params = {}) {
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
 test('two sessions serve their own data under the same agent and project', async () => {
-  const first = await createSession(BASE, worldOf('case-one-a', 'case-one-b'));
+  const first = await createSession(BASE, worldOf('case-one-b', 'case-one-a'));
   const second = await createSession(BASE, worldOf('case-two'));
   try {
     const ids = async (session) => (await (await cases(session)).json()).data.map((c) => c.id);

@@ -17,7 +17,7 @@ from urllib.parse import urlencode
 import pytest
 
 from browser import launched_chromium
-from data_builders import AGENT, PROJECT, case
+from data_builders import AGENT, PROJECT
 from evalmock.testing import Mock, Session, start_mock
 
 APP = Path(__file__).resolve().parents[2] / "examples" / "frontend" / "app"
@@ -52,7 +52,8 @@ def mock() -> Iterator[Mock]:
 
 
 def world_of(*case_ids: str) -> dict:
-    cases = [case(case_id, f"2026-11-{10 + i:02d}T12:00:00Z") for i, case_id in enumerate(case_ids)]
+    """A data-only world of one list, these cases newest first (short form)."""
+    cases = [{"id": case_id} for case_id in case_ids]
     return {
         "data": {"testSet": [{"agentId": AGENT, "projectId": PROJECT, "cases": cases}]},
         "data_only": True,
@@ -73,7 +74,7 @@ def test_two_sessions_at_once_show_their_own_list_busy_and_empty_states(
 ) -> None:
     from playwright.sync_api import expect
 
-    listed = mock.create_session(**world_of("case-a", "case-b", "case-c"))
+    listed = mock.create_session(**world_of("case-c", "case-b", "case-a"))
     empty = mock.create_session(**world_of())
     try:
         listed.fault("test-set", status=503, retry_after=1, page=2)
@@ -117,7 +118,7 @@ def test_a_copy_that_retries_a_503_at_once_gets_violations(mock: Mock, tmp_path:
     source = script.read_text()
     assert WAIT_LINE in source  # else the defect is planted nowhere
     script.write_text(source.replace(WAIT_LINE, "// retried at once"))
-    session = mock.create_session(**world_of("case-a", "case-b", "case-c"))
+    session = mock.create_session(**world_of("case-c", "case-b", "case-a"))
     try:
         session.fault("test-set", status=503, retry_after=2, page=2)
         with serving(planted) as root, launched_chromium() as chromium:
