@@ -75,6 +75,7 @@ export function findingWords(finding) {
   const head = [finding.rule, finding.level && `[${finding.level}]`].filter(Boolean).join(' ');
   const said =
     finding.message ??
+    finding.why ??
     ['expected', 'received'].filter((key) => finding[key]).map((key) => `${key} ${finding[key]}`).join('; ');
   const source = finding.source ? `(source: ${finding.source})` : '';
   const words = [head && said ? `${head}:` : head, said, source].filter(Boolean).join(' ');
@@ -167,7 +168,9 @@ export class Session {
     if (verdict.verdict !== 'CONFORMS') {
       const lines = [
         ...verdict.findings.map((finding) => `  - ${findingWords(finding)}`),
-        ...verdict.notJudged.map((item) => `  not judged: ${findingWords(item)}`),
+        ...(verdict.notes ?? []).map((note) => `  note: ${note}`),
+        // INCOMPLETE: what was not judged is the story
+        ...(verdict.findings.length ? [] : verdict.notJudged.map((item) => `  not judged: ${findingWords(item)}`)),
       ];
       throw new Error(
         [`client verdict: ${verdict.verdict} (${verdict.judged} requests judged)`, ...lines].join('\n'),

@@ -35,6 +35,7 @@ class Verdict:
     findings: list[dict[str, Any]]
     not_judged: list[Any]
     judged: int
+    notes: list[str] = field(default_factory=list)
 
     @property
     def conforms(self) -> bool:
@@ -45,13 +46,15 @@ class Verdict:
         judged."""
         lines = [f"client verdict: {self.verdict} ({self.judged} requests judged)"]
         lines += [f"  - {finding_words(finding)}" for finding in self.findings]
-        lines += [f"  not judged: {finding_words(item)}" for item in self.not_judged]
+        lines += [f"  note: {note}" for note in self.notes]
+        if not self.findings:  # INCOMPLETE: what was not judged is the story
+            lines += [f"  not judged: {finding_words(item)}" for item in self.not_judged]
         return "\n".join(lines)
 
 
 def finding_words(finding: Any) -> str:
-    """One finding as a line: its rule and level, what the app sent against what the page asks,
-    and the page's words."""
+    """One finding (or rule not judged) as a line: its rule and level, what the app sent against
+    what the page asks (or why it was not judged), and the page's words."""
     if not isinstance(finding, Mapping):
         return str(finding)
     head = " ".join(
@@ -59,8 +62,12 @@ def finding_words(finding: Any) -> str:
         for key in ("rule", "level")
         if finding.get(key)
     )
-    said = finding.get("message") or "; ".join(
-        f"{key} {finding[key]}" for key in ("expected", "received") if finding.get(key)
+    said = (
+        finding.get("message")
+        or finding.get("why")
+        or "; ".join(
+            f"{key} {finding[key]}" for key in ("expected", "received") if finding.get(key)
+        )
     )
     source = f"(source: {finding['source']})" if finding.get("source") else ""
     words = " ".join(filter(None, [f"{head}:" if head and said else head, said, source]))
@@ -158,6 +165,7 @@ class Session:
             findings=list(answer.get("findings", [])),
             not_judged=list(answer.get("notJudged", [])),
             judged=int(answer.get("judged", 0)),
+            notes=[str(note) for note in answer.get("notes", [])],
         )
 
     def assert_conforms(self) -> Verdict:
