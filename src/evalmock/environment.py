@@ -10,6 +10,9 @@ TOKEN = "EVALMOCK_TOKEN"
 SECOND_TOKEN = "EVALMOCK_SECOND_TOKEN"
 # the secret that seals cursors (`evalmock serve`, and each of its worker processes)
 CURSOR_KEY = "EVALMOCK_CURSOR_KEY"
+# where `evalmock serve` keeps sessions (`--store`), out of the process list: a Redis URL may hold a
+# password
+STORE = "EVALMOCK_STORE"
 # the token every request to the admin API (/__evalmock) must carry; with it, the admin API is on
 # for a mock on any address (`evalmock serve`)
 ADMIN_TOKEN = "EVALMOCK_ADMIN_TOKEN"

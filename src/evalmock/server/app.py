@@ -18,6 +18,7 @@ from connexion.middleware.server_error import ServerErrorMiddleware
 from connexion.options import SwaggerUIOptions
 
 from evalmock.contract.documents import ADMIN, APIS
+from evalmock.defaults import DEFAULT_STORE
 from evalmock.server import errors
 from evalmock.server.auth import (
     AuthMiddleware,
@@ -39,10 +40,11 @@ from evalmock.server.prefer import LatencyMiddleware, ScenarioMiddleware
 from evalmock.server.ratelimit import RateLimitCounter, RateLimitHeadersMiddleware
 from evalmock.server.request_id import RequestIdMiddleware
 from evalmock.server.routing import DocumentRoutingMiddleware
-from evalmock.server.sessions import DEFAULT_LIMITS, MemoryStore, SessionSpec, SessionStore
+from evalmock.server.sessions import SessionSpec, SessionStore
 from evalmock.server.sessions.admin import AdminApi
 from evalmock.server.sessions.admission import admin_api_off_reason
 from evalmock.server.sessions.middleware import FaultMiddleware, SessionMiddleware
+from evalmock.server.sessions.store_choice import open_store
 from evalmock.server.sessions.worlds import SessionWorlds
 from evalmock.server.settings import ServerSettings
 from evalmock.server.swagger_ui import SwaggerUIAfterRouting
@@ -133,12 +135,12 @@ def create_app(
 
     Without `world`, the settings' world (DataFileError when a data file has a problem). With data
     files, the app reloads them while it runs (from its lifespan's start to its end). The admin API
-    (/__evalmock) keeps sessions in `store` (default: in this process); it is on only where
-    `admin_api_off_reason` finds nothing against it.
+    (/__evalmock) keeps sessions in `store` (default: the one `settings.store` names); it is on
+    only where `admin_api_off_reason` finds nothing against it.
     """
     settings = settings or ServerSettings()
     live = LiveWorld(world if world is not None else build_world(settings), settings.data_files)
-    sessions = _sessions(settings, live, store or MemoryStore(DEFAULT_LIMITS), session_clock)
+    sessions = _sessions(settings, live, store or open_store(settings.store), session_clock)
     handlers = build_handlers(
         live, CursorSealer(settings.cursor_key_bytes, clock=clock), settings.churn
     )
@@ -175,7 +177,7 @@ def create_app(
         settings.host,
         settings.admin_token,
         workers=settings.workers,
-        shared_store=store is not None,
+        shared_store=store is not None or settings.store != DEFAULT_STORE,
     )
     if off is None:
         _add_admin_api(app, settings, sessions)

@@ -5,10 +5,11 @@ from __future__ import annotations
 
 from evalmock import environment
 from evalmock.contract.documents import ADMIN, GRADIENT, TEST_SET
-from evalmock.defaults import CHURN_RETIRE_EVERY, LOOPBACK_OF
+from evalmock.defaults import CHURN_RETIRE_EVERY, DEFAULT_STORE, LOOPBACK_OF
 from evalmock.server.auth import DEMO_TOKENS
 from evalmock.server.http_server import SERVER_NAMES
 from evalmock.server.sessions.admission import admin_api_off_reason
+from evalmock.server.sessions.store_choice import shown as shown_store
 from evalmock.server.settings import ServerSettings
 from evalmock.world import World
 from evalmock.world.catalog import EXAMPLE_AGENT, EXAMPLE_PROJECT
@@ -165,7 +166,12 @@ def banner(settings: ServerSettings, world: World, server: str | None = None) ->
 def _admin_api(settings: ServerSettings, root: str) -> list[str]:
     """Where the admin API lives (sessions: a world per test, faults, the journal), or why it is
     off."""
-    off = admin_api_off_reason(settings.host, settings.admin_token, workers=settings.workers)
+    off = admin_api_off_reason(
+        settings.host,
+        settings.admin_token,
+        workers=settings.workers,
+        shared_store=settings.store != DEFAULT_STORE,
+    )
     if off is not None:
         return [f"  {ADMIN.title}: {off}"]
     base = f"{root}{ADMIN.base_path}"
@@ -215,6 +221,11 @@ def _tries(settings: ServerSettings, world: World, root: str) -> list[str]:
         "Force an answer with a Prefer header: 'Prefer: code=503', 'Prefer: example=retired', "
         "'Prefer: delay=800'."
     )
+    if settings.store != DEFAULT_STORE:
+        lines.append(
+            f"Sessions are kept in {shown_store(settings.store)}, shared by every replica started "
+            "with the same --store."
+        )
     low, high = settings.latency_ms
     if high or settings.error_rate:
         latency = f"{low} ms" if low == high else f"{low}-{high} ms"

@@ -26,6 +26,7 @@ from evalmock.server.http_server import (
 )
 from evalmock.server.listening import announce_when_listening, listening_url
 from evalmock.server.live_world import build_world
+from evalmock.server.sessions.store_choice import StoreURLError, check_store, parse_store
 from evalmock.server.settings import ServerSettings
 from evalmock.server.targets_file import targets_for
 from evalmock.world.data_files import DataFileError
@@ -62,6 +63,11 @@ def serve(args: argparse.Namespace) -> int:
         return USAGE
     settings = ServerSettings.from_args(args)
     settings = dataclasses.replace(settings, tokens=(*settings.tokens, *from_env))
+    try:
+        store = parse_store(settings.store)
+    except StoreURLError as exc:
+        print(f"evalmock serve: {exc}", file=sys.stderr)
+        return USAGE
     server = getattr(args, "server", None) or default_server()
     try:
         check_available(server)
@@ -93,6 +99,8 @@ def serve(args: argparse.Namespace) -> int:
             )
             return USAGE
     print(banner(settings, world, server), flush=True)
+    if store is not None:
+        check_store(store)
     announce_when_listening(settings.host, settings.port)
     options = ServeOptions(settings.host, settings.port, settings.access_log)
     if settings.workers > 1:

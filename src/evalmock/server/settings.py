@@ -11,6 +11,7 @@ import os
 from dataclasses import dataclass
 
 from evalmock import environment
+from evalmock.defaults import DEFAULT_STORE
 
 # Every worker process of `--workers N` rebuilds its settings from this variable (see asgi.py).
 SETTINGS_ENV = "EVALMOCK_SERVE_SETTINGS"
@@ -51,6 +52,7 @@ class ServerSettings:
     churn: int = 0  # a case arrives in a list every `churn` requests of it (0: lists stand still)
     # what every admin API request must carry; empty: the admin API is on only on loopback
     admin_token: str = ""
+    store: str = DEFAULT_STORE  # `memory`, or the Redis URL every replica shares sessions through
 
     def __post_init__(self) -> None:
         if not self.cursor_key:
@@ -86,6 +88,7 @@ class ServerSettings:
             data_only=args.data_only,
             churn=args.churn or 0,
             admin_token=args.admin_token or "",
+            store=args.store or DEFAULT_STORE,
         )
 
     def to_env(self) -> dict[str, str]:
