@@ -334,12 +334,8 @@ def _fixtures_command(commands: argparse._SubParsersAction[argparse.ArgumentPars
         help="this evaluation test case, with every version (repeatable; without --agent or "
         "--project, no cases)",
     )
-    export.add_argument(
-        "--short",
-        action="store_true",
-        help="leave out of each case what loading fills back as it is (projectId, a kind its id "
-        "implies, updatedAt, a hand case's expert); default: cases as the API sends them",
-    )
+    short = "short-form cases: each without what loading fills back as it was (default: whole)"
+    export.add_argument("--short", action="store_true", help=short)
     export.add_argument(
         "--output", "-o", default="-", help="file to write (default: standard output)"
     )

@@ -8,18 +8,11 @@ from dataclasses import replace
 
 import pytest
 
-from evalmock.contract import client_rules
+from evalmock.contract import client_rules, client_verdict
 from evalmock.contract.client_exchange import ClientExchange
-from evalmock.contract.client_rules import (
-    CONFORMS,
-    INCOMPLETE,
-    RULES,
-    VIOLATIONS,
-    ClientBreach,
-    ClientRule,
-    Journal,
-    judge,
-)
+from evalmock.contract.client_outcomes import ClientBreach, ClientRule, Journal
+from evalmock.contract.client_rules import RULES, judge
+from evalmock.contract.client_verdict import CONFORMS, INCOMPLETE, VIOLATIONS
 from evalmock.contract.sources import Level
 
 LIST = "/v1/agents/acme.drafting/test-set/cases"
@@ -341,3 +334,24 @@ def test_every_rule_states_its_rule_and_what_it_needs() -> None:
         assert (
             '"' not in rule.rule and "“" not in rule.rule
         )  # our words, never passed off as the page's
+
+
+def test_callers_are_judged_apart_and_named_by_number() -> None:
+    first = [sent(0.0, status=503, retry_after=5), sent(6.0, ("cursor", "theirs"))]
+    second = [sent(1.0, next_cursor="theirs")]  # at once, but another app's request
+    verdict = client_verdict.judge_callers([(first, 0), (second, 0)], RULES)
+    [finding] = verdict.findings
+    assert finding["rule"] == "client_sends_the_cursor_as_it_came"
+    assert (finding["request"]["caller"], finding["request"]["index"]) == (1, 1)
+    assert finding["outcome"] == client_verdict.FAILED
+    assert "caller" not in judge(first).findings[0]["request"]  # one caller: no number
+
+
+def test_a_long_or_hostile_value_is_quoted_bounded_and_escaped() -> None:
+    cursor = "\x1b[31m" + "x" * 10_000
+    path = LIST.replace("acme.drafting", "a" * 5_000)
+    [finding] = judge([sent(0.0, ("cursor", cursor), path=path)]).findings
+    assert len(finding["received"]) < 200 and "(10005 characters)" in finding["received"]
+    assert "\x1b" not in finding["received"] and "\\x1b" in finding["received"]
+    assert len(finding["request"]["path"]) < 200
+    json.dumps(finding)

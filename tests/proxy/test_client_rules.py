@@ -12,10 +12,10 @@ from pathlib import Path
 import httpx
 import pytest
 
-from evalmock.contract.client_rules import CONFORMS, INCOMPLETE, VIOLATIONS
+from evalmock.contract.client_verdict import CONFORMS, INCOMPLETE, VIOLATIONS
 from evalmock.contract.operations import operation
 from evalmock.contract.targets import ProjectTarget
-from evalmock.harness.report import client_verdict
+from evalmock.harness.report import client_section
 from evalmock.proxy.client_journal import ClientJournals
 from evalmock.proxy.command import _finish
 from evalmock.server.targets_file import targets_for
@@ -136,7 +136,7 @@ def test_a_journal_keeps_no_token_and_drops_its_oldest_entries_saying_so() -> No
     assert "1 request(s) of callers past the first 1 were not journaled" in verdict.notes[-1]
     assert "s3cr3t" not in repr(journals.__dict__) and "s3cr3t" not in str(verdict.to_json())
     lines = io.StringIO()
-    client_verdict.print_summary(verdict, _NoRedactor(), lines)
+    client_section.print_summary(verdict, _NoRedactor(), lines)
     assert "the app: INCOMPLETE" in lines.getvalue()
 
 

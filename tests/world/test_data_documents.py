@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from data_builders import AGENT, PROJECT, case, data, shop, version, write
-from evalmock.world import World, data_files
+from evalmock.world import CaseQuery, World, data_files
 from evalmock.world.data_files import DataFileError, load_data, load_document
 
 
@@ -74,12 +74,10 @@ def test_a_valid_document_loads_what_its_file_would(world: World, tmp_path: Path
     assert from_memory.summary() == "1 agent, 1 project, 6 cases, 1 evaluation test case"
 
 
-def test_a_document_s_generation_follows_its_content_not_its_key_order(data_only: World) -> None:
-    document = shop()
-    reordered = json.loads(json.dumps(document, sort_keys=True))
+def test_a_document_s_generation_follows_its_content(data_only: World) -> None:
     changed = shop()
     changed["testSet"][0]["cases"][0]["runId"] = "run-other"
-    generations = [load_document(d, data_only).generation for d in (document, reordered, changed)]
+    generations = [load_document(d, data_only).generation for d in (shop(), shop(), changed)]
     assert generations[0] == generations[1] != generations[2]
     assert generations[0] != 0
 
@@ -152,3 +150,43 @@ def test_a_document_with_too_many_values_is_refused(data_only: World) -> None:
     )
     assert refused(data_only, document, max_values=100) == ["/: holds more than 100 values"]
     assert load_document(document, data_only, max_values=10_000).case_count == 9
+
+
+def test_each_list_s_generation_follows_its_own_content_only(world: World) -> None:
+    def generations(served: World) -> dict[tuple[str, str], int]:
+        return {
+            (agent, project): served.list_generation(CaseQuery(agent, project))
+            for agent in served.agent_ids()
+            for project in served.project_ids(agent)
+        }
+
+    first = world.with_data(load_document(two_lists(["case-a"], ["case-b"]), world))
+    second = world.with_data(load_document(two_lists(["case-a", "case-c"], ["case-b"]), world))
+    assert second.lists_changed_since(first) == [(AGENT, PROJECT)]
+    before, after = generations(first), generations(second)
+    assert [key for key in after if after[key] != before[key]] == [(AGENT, PROJECT)]
+    assert 0 not in before.values()
+    # the same content in another world object (a session's) has the same generations; another
+    # seed's world another
+    again = world.with_data(load_document(two_lists(["case-a"], ["case-b"]), world))
+    assert generations(again) == before
+    seeded = World(seed=world.seed + 1, cases=world.cases)
+    assert set(generations(seeded).values()).isdisjoint(generations(world).values())
+    assert world.list_generation(CaseQuery(AGENT, PROJECT)) == 0  # a list the world lacks
+
+
+def two_lists(first: list[str], second: list[str]) -> dict[str, Any]:
+    other = "7c1d2e3f-4a5b-4c6d-8e7f-9a0b1c2d3e4f"
+    return data(
+        [
+            (AGENT, PROJECT, [case(i, f"2026-10-0{n + 1}T00:00:00Z") for n, i in enumerate(first)]),
+            (
+                AGENT,
+                other,
+                [
+                    case(i, f"2026-10-0{n + 1}T00:00:00Z", project=other)
+                    for n, i in enumerate(second)
+                ],
+            ),
+        ]
+    )

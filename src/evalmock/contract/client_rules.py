@@ -1,143 +1,34 @@
 """The pages' rules for a client: what an app must send, judged over the requests it sent, each a
-named function.
+named function with its Source (`evalmock rules` lists them after the checks).
 
-A rule reads a journal: the exchanges of one caller in arrival order (`ClientExchange`: a mock
-session's journal, or what the proxy forwarded). It yields a `ClientBreach` for each request that
-breaks it, `Kept` for each occasion it judged and found kept, and `Unjudged` for an occasion it
-cannot judge from what the journal holds (a cursor whose issuing answer was dropped from a bounded
-journal). Only requests of an API's operation (its method, its path) are judged; a CORS preflight
-or a path no API has is none of the pages' business.
-
-`judge` gives the verdict over every rule, JSON-ready for the admin API and the proxy:
-
-- `VIOLATIONS`: a page rule is broken (or an inferred one, with `strict`);
-- `INCOMPLETE`: nothing is broken, but the journal cannot speak for the whole traffic: it is
-  empty (the app sent nothing, so nothing was judged), or its oldest entries were dropped;
-- `CONFORMS`: otherwise. Inferred findings are then warnings, listed with their level.
-
-No finding holds a credential: a journal keeps none (whether a token came is all it knows).
+A rule reads one caller's journal (`client_outcomes.Journal`) and yields, for each occasion, a
+`ClientBreach`, `Kept`, or `Unjudged` when the journal cannot tell (a cursor whose issuing answer a
+bounded journal dropped). `judge` gives the verdict of them all (`client_verdict`).
 """
 
 from __future__ import annotations
 
-import bisect
-import functools
-import re
-from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from collections.abc import Iterator, Sequence
 from typing import Any
-from urllib.parse import quote, unquote
 
 from evalmock.contract.client_exchange import ClientExchange
-from evalmock.contract.documents import QUERY_FACTS
-from evalmock.contract.filters import LIST_API, filters, list_key
-from evalmock.contract.operations import Operation, operation
-from evalmock.contract.sources import (
-    Level,
-    Source,
-    inferred,
-    on_digitalocean_page,
-    on_test_set_page,
-    page,
+from evalmock.contract.client_outcomes import (
+    ClientBreach,
+    ClientRule,
+    Journal,
+    Kept,
+    Outcome,
+    Unjudged,
+    client_rule,
+    operation_of,
+    shown,
 )
+from evalmock.contract.client_verdict import ClientVerdict, judge_callers
+from evalmock.contract.filters import LIST_API, filters, list_key
+from evalmock.contract.query_form import form_problems
+from evalmock.contract.sources import inferred, on_digitalocean_page, on_test_set_page, page
 
-CONFORMS, VIOLATIONS, INCOMPLETE = "CONFORMS", "VIOLATIONS", "INCOMPLETE"
-FAILED, WARNED = "failed", "warned"  # a finding's outcome: it fails the verdict, or only warns
 CURSOR = "cursor"  # the test-set list's cursor parameter (the document's)
-_SHOWN = 120  # characters of a value a finding quotes; the rest is cut, saying how much
-
-
-@dataclass(frozen=True)
-class ClientBreach:
-    """A request that breaks a rule: which request (its index in the journal as judged, its time,
-    method and path), what is wrong, what the page asks and what the app sent."""
-
-    rule: str
-    index: int
-    problem: str
-    expected: str
-    received: str
-
-
-@dataclass(frozen=True)
-class Kept:
-    """An occasion a rule judged (a request, or a request and the answer before it) and found
-    kept."""
-
-    index: int
-
-
-@dataclass(frozen=True)
-class Unjudged:
-    """An occasion a rule cannot judge from the journal, and why."""
-
-    index: int
-    why: str
-
-
-Outcome = ClientBreach | Kept | Unjudged
-
-
-@dataclass(frozen=True)
-class Journal:
-    """What a caller sent, oldest first, and how many older entries a bounded journal dropped."""
-
-    exchanges: Sequence[ClientExchange]
-    dropped: int = 0
-
-    def judged(self) -> Iterator[tuple[int, ClientExchange]]:
-        """The requests of an API's operation (its method and path), with their index."""
-        for index, exchange in enumerate(self.exchanges):
-            if _operation_of(exchange) is not None:
-                yield index, exchange
-
-    @functools.cached_property
-    def issued(self) -> dict[str, list[int]]:
-        """Each nextCursor the answers gave, and the indexes of the requests they answered."""
-        found: dict[str, list[int]] = {}
-        for index, exchange in enumerate(self.exchanges):
-            if exchange.next_cursor is not None:
-                found.setdefault(exchange.next_cursor, []).append(index)
-        return found
-
-    def unread_before(self, index: int, api: str) -> bool:
-        """Whether an answer of `api` before `index` may have given a nextCursor the journal does
-        not hold: entries were dropped, or an answer's body was not read."""
-        return self.dropped > 0 or any(
-            e.api == api and not e.answer_read for e in self.exchanges[:index]
-        )
-
-
-@dataclass(frozen=True)
-class ClientRule:
-    """A named client rule with its source, the rule in our words, and what traffic it needs (said
-    when the journal held none)."""
-
-    name: str
-    source: Source
-    rule: str
-    needs: str
-    check: Callable[[Journal], Iterator[Outcome]]
-
-    @property
-    def level(self) -> Level:
-        return self.source.level
-
-    def __call__(self, journal: Journal) -> Iterator[Outcome]:
-        return self.check(journal)
-
-
-def client_rule(source: Source, *, needs: str) -> Callable[[Callable[..., Any]], ClientRule]:
-    """Make a function a ClientRule: its docstring states the rule, `needs` says what it judges."""
-
-    def decorate(func: Callable[..., Any]) -> ClientRule:
-        rule = " ".join((func.__doc__ or "").split())
-        if not rule:
-            raise ValueError(f"client rule {func.__name__} must state its rule")
-        return ClientRule(func.__name__, source, rule, needs, func)
-
-    return decorate
 
 
 # -- the rules
@@ -170,7 +61,7 @@ def client_sends_the_cursor_as_it_came(journal: Journal) -> Iterator[Outcome]:
     """Every cursor the app sends is a nextCursor an earlier answer gave it, byte for byte."""
     for index, exchange in journal.judged():
         for cursor in _cursors(exchange):
-            if _issuer(journal, index, cursor) is not None:
+            if journal.issuer(index, cursor) is not None:
                 yield Kept(index)
             elif journal.unread_before(index, exchange.api):
                 yield Unjudged(index, _UNREAD)
@@ -179,9 +70,9 @@ def client_sends_the_cursor_as_it_came(journal: Journal) -> Iterator[Outcome]:
                     client_sends_the_cursor_as_it_came.name,
                     index,
                     "the app sent a cursor no earlier answer gave it"
-                    + _near_miss(journal, index, cursor),
+                    + journal.near_miss(index, cursor),
                     expected="a nextCursor an earlier answer gave, as it came",
-                    received=_shown(cursor),
+                    received=shown(cursor),
                 )
 
 
@@ -201,7 +92,7 @@ def client_keeps_the_filters_of_its_cursor(journal: Journal) -> Iterator[Outcome
     page size may change)."""
     for index, exchange in journal.judged():
         for cursor in _cursors(exchange):
-            issuer = _issuer(journal, index, cursor)
+            issuer = journal.issuer(index, cursor)
             if issuer is None:
                 continue  # not a cursor it was given: client_sends_the_cursor_as_it_came's
             was, now = _list_and_filters(journal.exchanges[issuer]), _list_and_filters(exchange)
@@ -284,7 +175,7 @@ def client_starts_again_after_a_refused_cursor(journal: Journal) -> Iterator[Out
                     later,
                     f"the app sent again the cursor refused with 400 at request #{index}",
                     expected="the list started again without the refused cursor",
-                    received=_shown(cursor),
+                    received=shown(cursor),
                 )
 
 
@@ -365,138 +256,13 @@ RULES: tuple[ClientRule, ...] = (
 )
 
 
-# -- the verdict
-# ------------------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class ClientVerdict:
-    """The verdict over a journal: each breach as a finding, the rules not judged and why."""
-
-    verdict: str
-    findings: list[dict[str, Any]]
-    not_judged: list[dict[str, Any]]
-    rules: list[dict[str, Any]]
-    judged: int  # requests of an API's operation the rules read
-    requests: int  # entries of the journal
-    dropped: int
-    notes: list[str] = field(default_factory=list)
-
-    @property
-    def failed(self) -> bool:
-        return self.verdict == VIOLATIONS
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "verdict": self.verdict,
-            "findings": self.findings,
-            "notJudged": self.not_judged,
-            "judged": self.judged,
-            "requests": self.requests,
-            "dropped": self.dropped,
-            "rules": self.rules,
-            "notes": self.notes,
-        }
-
-
 def judge(
-    exchanges: Sequence[ClientExchange],
-    *,
-    dropped: int = 0,
-    strict: bool = False,
-    rules: Sequence[ClientRule] = RULES,
+    exchanges: Sequence[ClientExchange], *, dropped: int = 0, strict: bool = False
 ) -> ClientVerdict:
-    """Judge one caller's requests (oldest first; `dropped`: how many older ones a bounded journal
-    no longer holds) by every client rule. `strict`: an inferred rule's finding fails the verdict
-    too, as a page rule's does."""
-    return judge_callers([(exchanges, dropped)], strict=strict, rules=rules)
-
-
-def judge_callers(
-    callers: Sequence[tuple[Sequence[ClientExchange], int]],
-    *,
-    strict: bool = False,
-    rules: Sequence[ClientRule] = RULES,
-) -> ClientVerdict:
-    """Judge several callers' journals, each (requests, dropped) and each apart (a cursor is one
-    caller's, a wait is one app's), into one verdict; with more than one, each finding names its
-    caller by number (1 = the first seen), never by its token."""
-    journals = [Journal(tuple(exchanges), max(0, dropped)) for exchanges, dropped in callers]
-    findings: list[dict[str, Any]] = []
-    not_judged: list[dict[str, Any]] = []
-    tallies: list[dict[str, Any]] = []
-    failing = False
-    for rule in rules:
-        kept, breaches, unjudged = 0, 0, []
-        outcome_word = FAILED if rule.level is Level.PAGE or strict else WARNED
-        for number, journal in enumerate(journals, 1):
-            for outcome in rule(journal):
-                if isinstance(outcome, Kept):
-                    kept += 1
-                elif isinstance(outcome, Unjudged):
-                    unjudged.append(outcome)
-                else:
-                    breaches += 1
-                    found = _finding(rule, outcome, journal.exchanges[outcome.index], outcome_word)
-                    if len(journals) > 1:
-                        found["request"]["caller"] = number
-                    findings.append(found)
-        failing |= breaches > 0 and outcome_word == FAILED
-        tallies.append(
-            {"rule": rule.name, "level": str(rule.level), "kept": kept, "broken": breaches}
-        )
-        if unjudged:
-            not_judged.append(
-                {
-                    "rule": rule.name,
-                    "level": str(rule.level),
-                    "why": f"{len(unjudged)} occasion(s) not judged: {unjudged[0].why}",
-                }
-            )
-        elif not kept and not breaches:
-            not_judged.append({"rule": rule.name, "level": str(rule.level), "why": rule.needs})
-    requests = sum(len(journal.exchanges) for journal in journals)
-    judged = sum(1 for journal in journals for _ in journal.judged())
-    dropped = sum(journal.dropped for journal in journals)
-    notes = []
-    if dropped:
-        notes.append(
-            f"the journal dropped its {dropped} oldest entries (it is bounded): what they held is "
-            "not judged, and a cursor they may have given is not judged either"
-        )
-    if not requests:
-        notes.append("the journal is empty: the app sent nothing, so nothing was judged")
-    elif not judged:
-        notes.append("no request of the journal is one of the APIs' operations: nothing was judged")
-    if failing:
-        verdict = VIOLATIONS
-    elif not judged or dropped:
-        verdict = INCOMPLETE
-    else:
-        verdict = CONFORMS
-    return ClientVerdict(verdict, findings, not_judged, tallies, judged, requests, dropped, notes)
-
-
-def _finding(
-    rule: ClientRule, breach: ClientBreach, exchange: ClientExchange, outcome: str
-) -> dict[str, Any]:
-    return {
-        "rule": rule.name,
-        "level": str(rule.level),
-        "outcome": outcome,
-        "request": {
-            "index": breach.index,
-            "at": _rfc3339(exchange.at),
-            "method": exchange.method,
-            "path": _clipped(exchange.path),
-            "status": exchange.status,
-        },
-        "problem": breach.problem,
-        "expected": breach.expected,
-        "received": breach.received,
-        "message": f"{breach.problem}: expected {breach.expected}, received {breach.received}",
-        "source": rule.source.describe(),
-    }
+    """The verdict of every rule on one caller's requests, oldest first (a mock session's journal);
+    `dropped`: how many older ones a bounded journal no longer holds. `strict`: an inferred rule's
+    finding fails the verdict too, as a page rule's does."""
+    return judge_callers([(exchanges, dropped)], RULES, strict=strict)
 
 
 # -- helpers
@@ -508,16 +274,6 @@ _UNREAD = (
 )
 
 
-def _operation_of(exchange: ClientExchange) -> Operation | None:
-    try:
-        found = operation(exchange.api)
-    except (KeyError, ValueError):
-        return None  # "" or a name no document has
-    if exchange.method.upper() != found.method or found.path_parameters(exchange.path) is None:
-        return None
-    return found
-
-
 def _cursors(exchange: ClientExchange) -> list[str]:
     """The non-empty cursors a request of the list sent (an empty one is left open)."""
     if exchange.api != LIST_API:
@@ -525,37 +281,8 @@ def _cursors(exchange: ClientExchange) -> list[str]:
     return [value for name, value in exchange.query if name == CURSOR and value]
 
 
-def _issuer(journal: Journal, index: int, cursor: str) -> int | None:
-    """The latest request before `index` whose answer gave `cursor`, byte for byte."""
-    given = journal.issued.get(cursor, [])
-    before = bisect.bisect_left(given, index)
-    return given[before - 1] if before else None
-
-
-def _near_miss(journal: Journal, index: int, cursor: str) -> str:
-    """What the app did to a cursor it was given, when the one it sent is recognisably that one."""
-    for earlier in range(index - 1, -1, -1):
-        given = journal.exchanges[earlier].next_cursor
-        if not given:
-            continue
-        if cursor.strip() == given:
-            how = "with white space added"
-        elif unquote(cursor) == given or quote(cursor, safe="") == given:
-            how = "percent-encoded differently"
-        elif given.startswith(cursor):
-            how = "cut short"
-        elif cursor.startswith(given):
-            how = "with characters added"
-        elif cursor.lower() == given.lower():
-            how = "in another letter case"
-        else:
-            continue
-        return f" (it is request #{earlier}'s nextCursor {how})"
-    return ""
-
-
 def _path_parameters(exchange: ClientExchange) -> dict[str, str]:
-    found = _operation_of(exchange)
+    found = operation_of(exchange)
     return (found.path_parameters(exchange.path) if found else None) or {"path": exchange.path}
 
 
@@ -571,7 +298,7 @@ def _list_and_filters(exchange: ClientExchange) -> dict[str, Any]:
 def _bound(exchange: ClientExchange, names: list[str]) -> str:
     path = _path_parameters(exchange)
     parts = [
-        f"{name} {_shown(path[name])}" if name in path else f"{name}={_sent(exchange, name)}"
+        f"{name} {shown(path[name])}" if name in path else f"{name}={_sent(exchange, name)}"
         for name in names
     ]
     return ", ".join(parts)
@@ -579,7 +306,7 @@ def _bound(exchange: ClientExchange, names: list[str]) -> str:
 
 def _sent(exchange: ClientExchange, name: str) -> str:
     value = exchange.param(name)
-    return "(left out)" if value is None else _shown(value)
+    return "(left out)" if value is None else shown(value)
 
 
 def _same_list(busy: ClientExchange, other: ClientExchange) -> bool:
@@ -620,74 +347,10 @@ def _form_outcomes(journal: Journal, api: str, rule: str) -> Iterator[Outcome]:
                 index,
                 f"the app sent {name} of another form than the page's",
                 expected=f"{name} {expected}",
-                received=received,
+                received="(left out)" if received is None else shown(received),
             )
 
 
-_INT64 = (-(2**63), 2**63 - 1)
-_INT32 = (-(2**31), 2**31 - 1)
-_WHOLE = re.compile(r"-?[0-9]+")
-
-
-def _form_breaches(exchange: ClientExchange) -> list[tuple[str, str, str]]:
-    """Each query parameter of the request's operation that is missing (when required) or not of
-    its schema's form: (name, what the schema asks, what was sent)."""
-    found = _operation_of(exchange)
-    if found is None:
-        return []
-    problems = []
-    for name, parameter in found.query_parameters().items():
-        open_empty = parameter.get(QUERY_FACTS, {}).get("empty-value") == "open"
-        values = [value for key, value in exchange.query if key == name]
-        if not values and parameter.get("required"):
-            problems.append((name, "sent (it is required)", "(left out)"))
-        for value in values:
-            if value == "" and open_empty:
-                continue
-            asked = _form_problem(parameter.get("schema") or {}, value)
-            if asked is not None:
-                problems.append((name, asked, _shown(value)))
-    return problems
-
-
-def _form_problem(schema: dict[str, Any], value: str) -> str | None:
-    """What the schema asks that `value` (as sent in a query) is not, or None."""
-    if schema.get("type") == "integer":
-        low, high = _INT32 if schema.get("format") == "int32" else _INT64
-        if not _WHOLE.fullmatch(value):
-            return f"a whole number ({schema.get('format', 'integer')})"
-        low = max(low, schema.get("minimum", low))
-        high = min(high, schema.get("maximum", high))
-        if not low <= int(value) <= high:
-            return f"a whole number {low}..{high}"
-        return None
-    if "enum" in schema and value not in schema["enum"]:
-        return "one of " + ", ".join(str(member) for member in schema["enum"])
-    if "pattern" in schema and not re.search(schema["pattern"], value):
-        what = "a UUID" if schema.get("format") == "uuid" else f"matching {schema['pattern']}"
-        return what
-    return None
-
-
-def _shown(value: str) -> str:
-    """A value as a finding quotes it: in quotes, its control characters escaped, cut to a
-    bound."""
-    if len(value) <= _SHOWN:
-        return repr(value)
-    return f"{value[:_SHOWN]!r}… ({len(value)} characters)"
-
-
-def _clipped(text: str) -> str:
-    """A path as a finding names it, cut to a bound (JSON escapes the rest)."""
-    return text if len(text) <= _SHOWN else f"{text[:_SHOWN]}… ({len(text)} characters)"
-
-
-def _rfc3339(at: float) -> str:
-    try:
-        return (
-            datetime.fromtimestamp(at, UTC)
-            .isoformat(timespec="milliseconds")
-            .replace("+00:00", "Z")
-        )
-    except (OverflowError, OSError, ValueError):
-        return str(at)
+def _form_breaches(exchange: ClientExchange) -> list[tuple[str, str, str | None]]:
+    found = operation_of(exchange)
+    return [] if found is None else form_problems(found, exchange.query)

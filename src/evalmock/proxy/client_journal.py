@@ -18,13 +18,16 @@ from dataclasses import dataclass, field
 from urllib.parse import parse_qsl, urlsplit
 
 from evalmock.contract.client_exchange import ClientExchange
-from evalmock.contract.client_rules import ClientVerdict, judge_callers
+from evalmock.contract.client_rules import RULES
+from evalmock.contract.client_verdict import ClientVerdict, judge_callers
 
 # Journals kept: an app and a few testers, not a crowd. A request of a caller past the bound is not
 # journaled (counted, and said).
-MAX_CALLERS = 64
-# Requests kept per caller; older ones are dropped first (counted, and the verdict says so).
-MAX_ENTRIES = 5_000
+MAX_CALLERS = 16
+# Requests kept per caller; older ones are dropped first (counted, and the verdict says so). An
+# entry holds about 1.1 KiB (a page's request with its cursor, measured with tracemalloc): 2.2 MiB
+# a caller, 36 MiB at most in all.
+MAX_ENTRIES = 2_000
 
 
 @dataclass
@@ -84,9 +87,8 @@ class ClientJournals:
 
     def verdict(self, *, strict: bool = False) -> ClientVerdict:
         """The client rules' verdict over every caller, each judged apart."""
-        found = judge_callers(
-            [(tuple(c.entries), c.dropped) for c in self._callers.values()], strict=strict
-        )
+        journals = [(tuple(c.entries), c.dropped) for c in self._callers.values()]
+        found = judge_callers(journals, RULES, strict=strict)
         if self.unjournaled:
             found.notes.append(
                 f"{self.unjournaled} request(s) of callers past the first {self.max_callers} were "

@@ -23,7 +23,7 @@ from evalmock.contract.targets import TargetsError, load_targets
 from evalmock.exits import USAGE as EXIT_USAGE
 from evalmock.exits import UsageError
 from evalmock.harness.checks.policy import Policy
-from evalmock.harness.report import client_verdict
+from evalmock.harness.report import client_section
 from evalmock.harness.report.files import report_format
 from evalmock.harness.report.output_paths import outputs_problem
 from evalmock.harness.report.run_info import RunInfo
@@ -141,6 +141,7 @@ def banner(args: argparse.Namespace, session: ProxySession) -> str:
         f"{args.timeout:g} s)",
         f"  judging {apis}; {policy_line(session.audit.results)}",
         f"  each broken rule: a line here, and the {HEADER} header on its response",
+        "  the app's requests: judged by the client rules (`evalmock rules`) in the summary",
     ]
     if session.outputs.paths:
         lines.append(
@@ -225,7 +226,7 @@ def _finish(session: ProxySession) -> int:
     session.close()
     print_summary(results, session.redactor, sys.stdout)
     client = session.client_verdict()
-    client_verdict.print_summary(client, session.redactor, sys.stdout)
+    client_section.print_summary(client, session.redactor, sys.stdout)
     if session.data is not None:
         print(session.data.summary(), flush=True)
     # The service's verdict, unless the app broke a page rule: then VIOLATIONS (docs/proxy.md)

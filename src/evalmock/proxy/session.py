@@ -10,7 +10,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from typing import TextIO
 
-from evalmock.contract.client_rules import ClientVerdict
+from evalmock.contract.client_verdict import ClientVerdict
 from evalmock.harness.checks.exchange import Exchange
 from evalmock.harness.excerpts import printable
 from evalmock.harness.report.files import write_report

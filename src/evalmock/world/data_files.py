@@ -34,7 +34,7 @@ from evalmock.input_files import read_bounded
 from evalmock.world.data_rules import RULES, ReadCase, ReadData, ReadTestCase
 from evalmock.world.data_schema import PATH_SEGMENT, frame_validator
 from evalmock.world.short_form import fill_short_forms
-from evalmock.world.user_data import UserData, UserList, UserTestCase
+from evalmock.world.user_data import UserData, UserList, UserTestCase, list_generation
 from evalmock.world.wording import described, shown
 from evalmock.world.world import World
 
@@ -119,8 +119,8 @@ def load_document(document: Any, world: World, *, max_values: int | None = None)
     ]
     raw = b""
     if not problems:
-        try:  # what identifies the content, as a file's bytes do
-            raw = orjson.dumps(document, option=orjson.OPT_SORT_KEYS)
+        try:  # what identifies the content, key order included, as a file's bytes do
+            raw = orjson.dumps(document)
         except orjson.JSONEncodeError as exc:
             problems.append(Problem(None, "", f"not a JSON value: {exc}"))
     return _checked([_File(None, raw, "", document, problems)], world)
@@ -386,7 +386,7 @@ def _user_data(files: list[_File], read: ReadData) -> UserData:
     return UserData(
         files=tuple(str(file.path) for file in files if file.path is not None),
         lists=tuple(
-            UserList(agent_id, project_id, tuple(cases))
+            UserList(agent_id, project_id, tuple(cases), list_generation(cases))
             for (agent_id, project_id), cases in lists.items()
         ),
         test_cases=tuple(

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from evalmock.contract.client_rules import ClientVerdict
+from evalmock.contract.client_verdict import ClientVerdict
 from evalmock.harness.excerpts import printable
 from evalmock.harness.report.html import render_html, render_unfinished_html
 from evalmock.harness.report.markdown import render_markdown, render_unfinished_markdown

@@ -7,11 +7,11 @@ import html
 import re
 from importlib import resources
 
-from evalmock.contract.client_rules import ClientVerdict
+from evalmock.contract.client_verdict import ClientVerdict
 from evalmock.contract.sources import Source
 from evalmock.harness.checks.policy import PASSED, SKIPPED
 from evalmock.harness.excerpts import clip
-from evalmock.harness.report import client_verdict
+from evalmock.harness.report import client_section
 from evalmock.harness.report.run_info import RunInfo
 from evalmock.harness.report.view import (
     KIND_WORDS,
@@ -108,7 +108,7 @@ def render_html(
     parts.append(_not_checked(results))
     parts.append(_passed(results))
     if client is not None:
-        parts.append(client_verdict.html_section(client))
+        parts.append(client_section.html_section(client))
     if notes := results.remarks():
         parts.append(
             "<h2>Notes</h2><ul>" + "".join(f"<li>{prose(n)}</li>" for n in notes) + "</ul>"

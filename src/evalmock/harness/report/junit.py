@@ -7,11 +7,11 @@ import re
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
-from evalmock.contract.client_rules import ClientVerdict
+from evalmock.contract.client_verdict import ClientVerdict
 from evalmock.exits import CRASHED
 from evalmock.harness.checks.policy import FAILED, SKIPPED, WARNED
 from evalmock.harness.excerpts import clip, escaped, printable
-from evalmock.harness.report import client_verdict
+from evalmock.harness.report import client_section
 from evalmock.harness.report.view import MAX_EXAMPLE_TEXT, MAX_JUNIT_TEXT, throttling_text
 from evalmock.harness.results.audit_results import Results
 from evalmock.harness.results.findings import Finding
@@ -84,7 +84,7 @@ def write_junit(
             _testcase(suite, t, results, redactor)
     if client is not None:  # the client rules, on what the app sent: a suite of their own
         ET.SubElement(props, "property", name="client_verdict", value=client.verdict)
-        client_verdict.junit_suite(root, client, redactor)
+        client_section.junit_suite(root, client, redactor)
     _write_xml(root, path, redactor)
 
 

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import re
 
-from evalmock.contract.client_rules import ClientVerdict
+from evalmock.contract.client_verdict import ClientVerdict
 from evalmock.harness.checks.policy import PASSED, SKIPPED
 from evalmock.harness.excerpts import clip
-from evalmock.harness.report import client_verdict
+from evalmock.harness.report import client_section
 from evalmock.harness.report.run_info import RunInfo
 from evalmock.harness.report.view import (
     KIND_WORDS,
@@ -93,7 +93,7 @@ def render_markdown(
                     f"| {t.check.source.describe()} |"
                 )
     if client is not None:
-        lines += ["", *client_verdict.markdown_section(client)]
+        lines += ["", *client_section.markdown_section(client)]
     if notes := results.remarks():
         lines += ["", "## Notes", ""] + [f"- {_prose(note)}" for note in notes]
     return "\n".join(lines) + "\n"

@@ -9,8 +9,8 @@ import sys
 from collections.abc import Iterable
 from pathlib import Path
 
+from evalmock.contract.client_outcomes import ClientRule
 from evalmock.contract.client_rules import RULES as CLIENT_RULES
-from evalmock.contract.client_rules import ClientRule
 from evalmock.contract.pages import pages_at
 from evalmock.contract.sources import PAGES, Source, page_name
 from evalmock.exits import OK, USAGE

@@ -111,7 +111,7 @@ class TestSetCases:
         asked = {FILTER_OF_ARGUMENT.get(name, name): value for name, value in filters.items()}
         query = CaseQuery.asked(agent_id, project_id, asked)
         caller = (token_info or {}).get("sub", "")
-        binding = Binding(agent_id, query.bound(BOUND), caller, world.data.generation)
+        binding = Binding(agent_id, query.bound(BOUND), caller, world.list_generation(query))
         after = None
         if cursor is not None:
             try:

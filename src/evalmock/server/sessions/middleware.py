@@ -3,11 +3,11 @@ journal records the answer), and after validation (its queued faults answer)."""
 
 from __future__ import annotations
 
+import functools
 import logging
 import time
 from collections.abc import Callable
 from typing import Any
-from urllib.parse import parse_qsl
 
 from starlette.responses import Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
@@ -22,12 +22,12 @@ from evalmock.server.sessions.records import FaultRequest, JournalEntry
 from evalmock.server.sessions.store import SessionStore, StoreUnavailable
 from evalmock.server.sessions.tokens import TOKEN_PREFIX, token_digest
 from evalmock.server.sessions.worlds import SessionWorlds
+from evalmock.server.validation import query_pairs
 
 logger = logging.getLogger("evalmock.server")
 
 _BEARER_SESSION = b"bearer " + TOKEN_PREFIX.encode()
 _PREFIX_LENGTH = len(_BEARER_SESSION)
-MAX_JOURNALED_QUERY = 64  # query pairs a journal entry keeps (validation refuses more anyway)
 MAX_JOURNALED_TEXT = 4096  # characters of a path, name or value a journal entry keeps
 CURSOR = "cursor"
 
@@ -43,11 +43,16 @@ def session_token(scope: Scope) -> str | None:
     return None
 
 
+@functools.cache
+def _bases() -> tuple[tuple[str, str, str], ...]:
+    """(base path, base path and slash, API name) of each API, read once."""
+    return tuple((api.base_path, api.base_path + "/", api.name) for api in APIS.values())
+
+
 def _api_of(path: str) -> str | None:
-    for api in APIS.values():
-        base = api.base_path
-        if path == base or path.startswith(base + "/"):
-            return api.name
+    for base, below, name in _bases():
+        if path.startswith(below) or path == base:
+            return name
     return None
 
 
@@ -72,13 +77,14 @@ def _gone() -> ApiError:
 
 
 def _query(scope: Scope) -> tuple[tuple[str, str], ...]:
+    """The query as validation reads it (decoded, in order, repeats kept), each text bounded."""
     text = scope.get("query_string", b"").decode("latin-1")
     if not text:
         return ()
     try:
-        pairs = parse_qsl(text, keep_blank_values=True, max_num_fields=MAX_JOURNALED_QUERY)
+        pairs = query_pairs(text)
     except ValueError:
-        return ()  # over the bound: validation refuses the request
+        return ()  # over MAX_QUERY_FIELDS: validation refuses the request
     return tuple((k[:MAX_JOURNALED_TEXT], v[:MAX_JOURNALED_TEXT]) for k, v in pairs)
 
 

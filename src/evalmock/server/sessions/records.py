@@ -14,8 +14,9 @@ Wire shapes (the admin document's schemas, `openapi/evalmock-admin.yaml`):
 from __future__ import annotations
 
 import datetime as dt
+import functools
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, NamedTuple
 
 import orjson
 
@@ -55,9 +56,10 @@ class SessionSpec:
             churn=value.get("churn", 0),
         )
 
+    @functools.cached_property
     def world_key(self) -> bytes:
         """What identifies the world this spec builds (churn is the lists' motion, not the
-        world)."""
+        world); worked out once per spec, as every request of a session asks."""
         return orjson.dumps(
             [self.seed, self.cases, self.data, self.data_only], option=orjson.OPT_SORT_KEYS
         )
@@ -190,10 +192,10 @@ def from_rfc3339(text: str) -> float:
     return dt.datetime.fromisoformat(text.replace("Z", "+00:00")).timestamp()
 
 
-@dataclass(frozen=True)
-class JournalEntry:
+class JournalEntry(NamedTuple):
     """One request a session's caller sent and what it got; never a credential, cookie or header
-    value."""
+    value. (A named tuple: one is made on every request of a session, and it is the cheapest
+    immutable record to make.)"""
 
     at: float
     api: str

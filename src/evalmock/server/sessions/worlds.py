@@ -35,7 +35,7 @@ class SessionWorlds:
         build: Callable[[SessionSpec], World] = build_session_world,
     ) -> None:
         self.default_spec = default_spec
-        self._default_key = default_spec.world_key()
+        self._default_key = default_spec.world_key
         self._default_world = default_world
         self._limit = limit
         self._build = build
@@ -45,7 +45,7 @@ class SessionWorlds:
     def world(self, spec: SessionSpec) -> World:
         """The spec's world: the mock's own for the default spec, else one built once and kept
         among the `limit` most recently used."""
-        key = spec.world_key()
+        key = spec.world_key
         if key == self._default_key:
             return self._default_world()
         world = self._worlds.get(key)

@@ -1,5 +1,5 @@
 """The client rules' verdict in each output: lines for the summary, a Markdown or HTML section for
-the report, a JUnit test suite. The texts are the verdict's own (`contract/client_rules.py`); each
+the report, a JUnit test suite. The texts are the verdict's own (`contract/client_verdict.py`); each
 output redacts and escapes them as it does the audit's."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ import html
 import xml.etree.ElementTree as ET
 from typing import Any, TextIO
 
-from evalmock.contract.client_rules import FAILED, ClientVerdict
+from evalmock.contract.client_verdict import FAILED, ClientVerdict
 from evalmock.harness.excerpts import clip, printable
 from evalmock.harness.secrets.redactor import Redactor
 
