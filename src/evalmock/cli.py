@@ -27,7 +27,6 @@ from evalmock.defaults import (
     DEFAULT_PORT,
     DEFAULT_PROXY_PORT,
     DEFAULT_SEED,
-    DEFAULT_STORE,
 )
 from evalmock.importing import long_lived
 from evalmock.record_options import import_command, record_options
@@ -97,15 +96,6 @@ def _serve_command(commands: argparse._SubParsersAction[argparse.ArgumentParser]
         help="secret that seals cursors, shared by every process (default: env "
         "EVALMOCK_CURSOR_KEY, "
         "else derived from the seed)",
-    )
-    serve.add_argument(
-        "--store",
-        metavar="STORE",
-        default=environment.read(environment.STORE) or DEFAULT_STORE,
-        help="where sessions, their faults and journals are kept: in this process (memory, the "
-        "default), or in Redis, shared by every replica started with the same URL "
-        "(redis://[[USER]:PASSWORD@]HOST[:PORT][/DB], rediss:// for TLS; also env EVALMOCK_STORE, "
-        "which keeps a password out of the process list)",
     )
     admin_options(serve)
     _answer_options(serve)

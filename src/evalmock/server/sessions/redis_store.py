@@ -1,18 +1,6 @@
 """The Redis session store (`evalmock serve --store redis://...`): sessions, fault queues and
-journals that every replica reads and writes, so a session created through one is served by all.
-
-Keys, for session S whose token has digest D (all under `evalmock:`):
-
-| key | type | holds |
-|---|---|---|
-| `session:S` | hash | `record` (its JSON), `digest`, `lastUsedAt`, `requests`, `dropped` |
-| `token:D` | string | S |
-| `fault-order:S` | list | the queued faults' ids, in order |
-| `fault:S` | hash | each fault's JSON by id (as queued) |
-| `fault-left:S` | hash | each fault's remaining uses by id |
-| `journal:S` | list | the entries' JSON, oldest first, at most `max_journal` (RPUSH, LTRIM) |
-| `pages:S`, `page-order:S` | hash, list | the page each cursor leads to; the oldest go first |
-| `sessions:live` | sorted set | every session's id, scored by its last use (the count, its bound) |
+journals that every replica reads and writes, so a session created through one is served by all
+(its keys and scripts: redis_scripts.py).
 
 A session is live while `lastUsedAt` (the store's clock) is less than `idle_seconds` ago; each key
 also expires in Redis that long after the session's last use, so what nobody uses leaves memory.
@@ -50,6 +38,7 @@ from evalmock.server.sessions.records import (
     SessionRecord,
     SessionState,
 )
+from evalmock.server.sessions.redis_scripts import INDEX, SCRIPTS, key, session_keys
 from evalmock.server.sessions.store import (
     FaultQueueFull,
     SessionNotFound,
@@ -58,7 +47,6 @@ from evalmock.server.sessions.store import (
 )
 from evalmock.server.sessions.store_choice import RedisLocation
 
-PREFIX = "evalmock:"
 CONNECT_TIMEOUT_S = 0.5  # to open a connection
 SOCKET_TIMEOUT_S = 0.5  # for one command's answer
 POOL_WAIT_S = 0.5  # for a free connection when all POOL_SIZE are busy
@@ -68,144 +56,6 @@ OPERATION_TIMEOUT_S = 1.5
 
 T = TypeVar("T")
 V = TypeVar("V")
-
-# Every script that reads a session first asks whether it is live by the store's clock.
-_LIVE = """
-local last = redis.call('HGET', KEYS[1], 'lastUsedAt')
-if not last or tonumber(ARGV[1]) - tonumber(last) >= tonumber(ARGV[2]) then return -1 end
-"""
-
-# KEYS: session, token, index; ARGV: now, idle, id, record, digest, cutoff, max_sessions, ttl_ms
-_CREATE = """
-redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', ARGV[6])
-if redis.call('ZCARD', KEYS[3]) >= tonumber(ARGV[7]) then return 0 end
-redis.call('DEL', KEYS[1])
-redis.call('HSET', KEYS[1], 'record', ARGV[4], 'digest', ARGV[5], 'lastUsedAt', ARGV[1],
-    'requests', 0, 'dropped', 0)
-redis.call('PEXPIRE', KEYS[1], ARGV[8])
-redis.call('SET', KEYS[2], ARGV[3], 'PX', ARGV[8])
-redis.call('ZADD', KEYS[3], ARGV[1], ARGV[3])
-return 1
-"""
-
-# KEYS: the session's 8 keys (session first, token second), index; ARGV: now, idle, id, ttl_ms,
-# whether to answer the record
-_USE = (
-    _LIVE
-    + """
-redis.call('HSET', KEYS[1], 'lastUsedAt', ARGV[1])
-for i = 1, 8 do redis.call('PEXPIRE', KEYS[i], ARGV[4]) end
-redis.call('ZADD', KEYS[9], ARGV[1], ARGV[3])
-if ARGV[5] == '1' then return redis.call('HGET', KEYS[1], 'record') end
-return 1
-"""
-)
-
-# KEYS: the session's 8 keys, index; ARGV: now, idle, id
-_DELETE = """
-local last = redis.call('HGET', KEYS[1], 'lastUsedAt')
-local live = last and tonumber(ARGV[1]) - tonumber(last) < tonumber(ARGV[2])
-redis.call('DEL', unpack(KEYS, 1, 8))
-redis.call('ZREM', KEYS[9], ARGV[3])
-if live then return 1 end
-return 0
-"""
-
-# KEYS: session, fault-order, fault, fault-left; ARGV: now, idle, fault id, JSON, remaining, max
-_PUSH_FAULT = (
-    _LIVE
-    + """
-if redis.call('LLEN', KEYS[2]) >= tonumber(ARGV[6]) then return 0 end
-local ttl = redis.call('PTTL', KEYS[1])
-redis.call('RPUSH', KEYS[2], ARGV[3])
-redis.call('HSET', KEYS[3], ARGV[3], ARGV[4])
-redis.call('HSET', KEYS[4], ARGV[3], ARGV[5])
-if ttl > 0 then for i = 2, 4 do redis.call('PEXPIRE', KEYS[i], ttl) end end
-return 1
-"""
-)
-
-# KEYS: fault-order, fault, fault-left; ARGV: fault id. One use of the fault if it has one left
-# (its remaining uses before this one), else 0: another replica took the last.
-_CLAIM = """
-local left = tonumber(redis.call('HGET', KEYS[3], ARGV[1]) or '0')
-if left <= 0 then return 0 end
-left = redis.call('HINCRBY', KEYS[3], ARGV[1], -1)
-if left <= 0 then
-    redis.call('LREM', KEYS[1], 1, ARGV[1])
-    redis.call('HDEL', KEYS[2], ARGV[1])
-    redis.call('HDEL', KEYS[3], ARGV[1])
-end
-return left + 1
-"""
-
-# KEYS: session, then the keys to delete; ARGV: now, idle, then the session field to zero (or '')
-_CLEAR = (
-    _LIVE
-    + """
-redis.call('DEL', unpack(KEYS, 2))
-if ARGV[3] ~= '' then redis.call('HSET', KEYS[1], ARGV[3], 0) end
-return 1
-"""
-)
-
-# KEYS: session, journal, pages, page-order; ARGV: now, idle, entry, max_journal, cursor (or ''),
-# its page, max_cursor_pages
-_APPEND = (
-    _LIVE
-    + """
-local ttl = redis.call('PTTL', KEYS[1])
-local length = redis.call('RPUSH', KEYS[2], ARGV[3])
-local bound = tonumber(ARGV[4])
-if length > bound then
-    redis.call('LTRIM', KEYS[2], length - bound, -1)
-    redis.call('HINCRBY', KEYS[1], 'dropped', length - bound)
-end
-redis.call('HINCRBY', KEYS[1], 'requests', 1)
-if ttl > 0 then redis.call('PEXPIRE', KEYS[2], ttl) end
-if ARGV[5] ~= '' then
-    if redis.call('HSET', KEYS[3], ARGV[5], ARGV[6]) == 1 then
-        if redis.call('RPUSH', KEYS[4], ARGV[5]) > tonumber(ARGV[7]) then
-            redis.call('HDEL', KEYS[3], redis.call('LPOP', KEYS[4]))
-        end
-    end
-    if ttl > 0 then
-        redis.call('PEXPIRE', KEYS[3], ttl)
-        redis.call('PEXPIRE', KEYS[4], ttl)
-    end
-end
-return 1
-"""
-)
-
-_SCRIPTS = {
-    "create": _CREATE,
-    "use": _USE,
-    "delete": _DELETE,
-    "push_fault": _PUSH_FAULT,
-    "claim": _CLAIM,
-    "clear": _CLEAR,
-    "append": _APPEND,
-}
-
-
-def _key(kind: str, name: str) -> str:
-    return f"{PREFIX}{kind}:{name}"
-
-
-def _session_keys(session_id: str, digest: str) -> list[str]:
-    """Every key of a session, the session's hash first and its token second."""
-    return [
-        _key("session", session_id),
-        _key("token", digest),
-        *(
-            _key(kind, session_id)
-            for kind in ("fault-order", "fault", "fault-left", "journal", "pages", "page-order")
-        ),
-    ]
-
-
-INDEX = _key("sessions", "live")
 
 
 def _text(value: bytes | str | None) -> str | None:
@@ -242,7 +92,7 @@ class _Connection:
         )
         self.redis = Redis(connection_pool=pool)
         self.scripts: dict[str, AsyncScript] = {
-            name: self.redis.register_script(text) for name, text in _SCRIPTS.items()
+            name: self.redis.register_script(text) for name, text in SCRIPTS.items()
         }
 
 
@@ -324,14 +174,12 @@ class RedisStore:
     async def _digest(self, session_id: str) -> str | None:
         if (record := self._records.get(session_id)) is not None:
             return record.token_digest
-        return _text(
-            await self._call(lambda c: c.redis.hget(_key("session", session_id), "digest"))
-        )
+        return _text(await self._call(lambda c: c.redis.hget(key("session", session_id), "digest")))
 
     async def _use(self, session_id: str, digest: str, want_record: bool) -> Any:
         answer = await self._script(
             "use",
-            [*_session_keys(session_id, digest), INDEX],
+            [*session_keys(session_id, digest), INDEX],
             [*self._now_idle(), session_id, self._ttl_ms(), "1" if want_record else "0"],
         )
         return None if answer == -1 else answer
@@ -342,7 +190,7 @@ class RedisStore:
         now = self._clock()
         created = await self._script(
             "create",
-            [_key("session", record.id), _key("token", record.token_digest), INDEX],
+            [key("session", record.id), key("token", record.token_digest), INDEX],
             [
                 *self._now_idle(),
                 record.id,
@@ -360,8 +208,8 @@ class RedisStore:
     async def get(self, session_id: str) -> SessionState | None:
         async def read(c: _Connection) -> list[Any]:
             pipe = c.redis.pipeline(transaction=True)
-            pipe.hmget(_key("session", session_id), "record", "lastUsedAt", "requests")
-            pipe.hvals(_key("fault-left", session_id))
+            pipe.hmget(key("session", session_id), "record", "lastUsedAt", "requests")
+            pipe.hvals(key("fault-left", session_id))
             return await pipe.execute()
 
         (raw, last, requests), left = await self._call(read)
@@ -373,7 +221,7 @@ class RedisStore:
     async def find(self, token_digest: str) -> SessionRecord | None:
         session_id = self._ids.get(token_digest)
         if session_id is None:
-            found = await self._call(lambda c: c.redis.get(_key("token", token_digest)))
+            found = await self._call(lambda c: c.redis.get(key("token", token_digest)))
             if found is None:
                 return None
             session_id = found.decode()
@@ -395,7 +243,7 @@ class RedisStore:
         digest = await self._digest(session_id) or ""
         self._records.pop(session_id, None)
         deleted = await self._script(
-            "delete", [*_session_keys(session_id, digest), INDEX], [*self._now_idle(), session_id]
+            "delete", [*session_keys(session_id, digest), INDEX], [*self._now_idle(), session_id]
         )
         return bool(deleted)
 
@@ -413,12 +261,12 @@ class RedisStore:
     # -- faults
 
     def _fault_keys(self, session_id: str) -> list[str]:
-        return [_key(kind, session_id) for kind in ("fault-order", "fault", "fault-left")]
+        return [key(kind, session_id) for kind in ("fault-order", "fault", "fault-left")]
 
     async def push_fault(self, session_id: str, fault: Fault) -> None:
         pushed = await self._script(
             "push_fault",
-            [_key("session", session_id), *self._fault_keys(session_id)],
+            [key("session", session_id), *self._fault_keys(session_id)],
             [
                 *self._now_idle(),
                 fault.id,
@@ -437,7 +285,7 @@ class RedisStore:
 
         async def read(c: _Connection) -> list[Any]:
             pipe = c.redis.pipeline(transaction=True)
-            pipe.hget(_key("session", session_id), "lastUsedAt")
+            pipe.hget(key("session", session_id), "lastUsedAt")
             order, bodies, left = self._fault_keys(session_id)
             pipe.lrange(order, 0, -1)
             pipe.hgetall(bodies)
@@ -476,7 +324,7 @@ class RedisStore:
     async def clear_faults(self, session_id: str) -> None:
         cleared = await self._script(
             "clear",
-            [_key("session", session_id), *self._fault_keys(session_id)],
+            [key("session", session_id), *self._fault_keys(session_id)],
             [*self._now_idle(), ""],
         )
         if cleared == -1:
@@ -488,7 +336,7 @@ class RedisStore:
         page_known = entry.next_cursor is not None and entry.page is not None
         await self._script(
             "append",
-            [_key(kind, session_id) for kind in ("session", "journal", "pages", "page-order")],
+            [key(kind, session_id) for kind in ("session", "journal", "pages", "page-order")],
             [
                 *self._now_idle(),
                 orjson.dumps(entry.to_json()),
@@ -502,8 +350,8 @@ class RedisStore:
     async def journal(self, session_id: str) -> Journal:
         async def read(c: _Connection) -> list[Any]:
             pipe = c.redis.pipeline(transaction=True)
-            pipe.hmget(_key("session", session_id), "lastUsedAt", "dropped")
-            pipe.lrange(_key("journal", session_id), 0, -1)
+            pipe.hmget(key("session", session_id), "lastUsedAt", "dropped")
+            pipe.lrange(key("journal", session_id), 0, -1)
             return await pipe.execute()
 
         (last, dropped), entries = await self._call(read)
@@ -516,7 +364,7 @@ class RedisStore:
     async def clear_journal(self, session_id: str) -> None:
         cleared = await self._script(
             "clear",
-            [_key("session", session_id), _key("journal", session_id)],
+            [key("session", session_id), key("journal", session_id)],
             [*self._now_idle(), "dropped"],
         )
         if cleared == -1:
@@ -525,8 +373,8 @@ class RedisStore:
     async def cursor_page(self, session_id: str, cursor: str) -> int | None:
         async def read(c: _Connection) -> list[Any]:
             pipe = c.redis.pipeline(transaction=True)
-            pipe.hget(_key("session", session_id), "lastUsedAt")
-            pipe.hget(_key("pages", session_id), cursor)
+            pipe.hget(key("session", session_id), "lastUsedAt")
+            pipe.hget(key("pages", session_id), cursor)
             return await pipe.execute()
 
         last, page = await self._call(read)
