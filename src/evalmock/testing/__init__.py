@@ -10,10 +10,10 @@ the journal and the client verdict (docs/sessions.md).
         session.assert_conforms()  # fails with the findings' words
         session.delete()
 
-From pytest, the fixtures `evalmock_mock` and `evalmock_session` do the same (pytest_plugin.py).
+From pytest, the fixtures `evalmock_mock` and `evalmock_session` do the same (pytest_fixtures.py).
 """
 
-from evalmock.testing.admin import Admin, AdminError, Session, Verdict
+from evalmock.testing.admin_client import Admin, AdminError, Session, Verdict
 from evalmock.testing.mock import Mock, MockError, start_mock
 
 __all__ = ["Admin", "AdminError", "Mock", "MockError", "Session", "Verdict", "start_mock"]

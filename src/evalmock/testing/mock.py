@@ -12,7 +12,7 @@ from contextlib import contextmanager
 
 from evalmock.exits import EvalmockError
 from evalmock.ready_line import url_of
-from evalmock.testing.admin import Admin
+from evalmock.testing.admin_client import Admin
 
 READY_S = 60.0  # a first start compiles the documents' cache: seconds on a slow machine
 STOP_S = 10.0

@@ -24,7 +24,7 @@ import pytest
 from evalmock import environment
 
 if TYPE_CHECKING:
-    from evalmock.testing.admin import Admin, Session
+    from evalmock.testing.admin_client import Admin, Session
 
 MARKER = "evalmock_world"
 
@@ -55,7 +55,7 @@ def pytest_configure(config: pytest.Config) -> None:
 def evalmock_mock(request: pytest.FixtureRequest) -> Iterator[Admin]:
     """The mock the tests' sessions live in: started once on a free port, or the one at
     --evalmock-mock-url (with EVALMOCK_ADMIN_TOKEN where it asks for an admin token)."""
-    from evalmock.testing.admin import Admin
+    from evalmock.testing.admin_client import Admin
     from evalmock.testing.mock import start_mock
 
     url = request.config.getoption("--evalmock-mock-url") or environment.mock_url()
