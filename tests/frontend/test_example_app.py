@@ -69,8 +69,19 @@ def shown_ids(page) -> list[str]:
     return page.locator("#cases li").evaluate_all("items => items.map(item => item.dataset.id)")
 
 
+@pytest.fixture
+def screenshots(request: pytest.FixtureRequest, tmp_path: Path) -> Path:
+    """Where the screenshots stay for a person to look at: pytest's cache folder of the checkout
+    (`.pytest_cache/d/example-app-screenshots`, kept across runs, where pytest's temporary folders
+    are soon removed), else the test's temporary folder; named in the JUnit report."""
+    cache = getattr(request.config, "cache", None)
+    folder = cache.mkdir("example-app-screenshots") if cache is not None else tmp_path
+    request.node.user_properties.append(("screenshots", str(folder)))
+    return Path(folder)
+
+
 def test_two_sessions_at_once_show_their_own_list_busy_and_empty_states(
-    mock: Mock, tmp_path: Path
+    mock: Mock, screenshots: Path
 ) -> None:
     from playwright.sync_api import expect
 
@@ -90,15 +101,15 @@ def test_two_sessions_at_once_show_their_own_list_busy_and_empty_states(
             first.locator("#more").click()
             busy = first.locator("#status")
             expect(busy).to_have_text("The service is busy; trying again in 1 s.", timeout=SHOWN_S)
-            first.screenshot(path=str(tmp_path / "busy.png"))
+            first.screenshot(path=str(screenshots / "busy.png"))
             expect(first.locator("#status")).to_have_text("3 cases", timeout=SHOWN_S)
             expect(second.locator("#empty")).to_be_visible(timeout=SHOWN_S)
             assert shown_ids(first) == ["case-c", "case-b", "case-a"]
             assert first.locator("#more").is_hidden() and first.locator("#empty").is_hidden()
             assert shown_ids(second) == []
             expect(second.locator("#empty")).to_have_text("No test cases yet.")
-            first.screenshot(path=str(tmp_path / "listed.png"))
-            second.screenshot(path=str(tmp_path / "empty.png"))
+            first.screenshot(path=str(screenshots / "listed.png"))
+            second.screenshot(path=str(screenshots / "empty.png"))
         assert [e["status"] for e in listed.requests("test-set", method="GET")] == [200, 503, 200]
         assert [e["status"] for e in empty.requests("test-set", method="GET")] == [200]
         listed.assert_conforms()
@@ -106,10 +117,11 @@ def test_two_sessions_at_once_show_their_own_list_busy_and_empty_states(
     finally:
         listed.delete()
         empty.delete()
-    print(f"screenshots: {tmp_path}")
 
 
-def test_a_copy_that_retries_a_503_at_once_gets_violations(mock: Mock, tmp_path: Path) -> None:
+def test_a_copy_that_retries_a_503_at_once_gets_violations(
+    mock: Mock, tmp_path: Path, screenshots: Path
+) -> None:
     from playwright.sync_api import expect
 
     planted = tmp_path / "app"
@@ -127,7 +139,7 @@ def test_a_copy_that_retries_a_503_at_once_gets_violations(mock: Mock, tmp_path:
             page.locator("#more").click()
             # the page looks right: only the verdict tells
             expect(page.locator("#status")).to_have_text("3 cases", timeout=SHOWN_S)
-            page.screenshot(path=str(tmp_path / "retried-at-once.png"))
+            page.screenshot(path=str(screenshots / "retried-at-once.png"))
         verdict = session.verdict()
         assert verdict.verdict == "VIOLATIONS", verdict.explain()
         assert [f["rule"] for f in verdict.findings] == ["client_waits_retry_after"]
