@@ -94,8 +94,7 @@ def _serve_command(commands: argparse._SubParsersAction[argparse.ArgumentParser]
         "--cursor-key",
         default=environment.read(environment.CURSOR_KEY),
         help="secret that seals cursors, shared by every process (default: env "
-        "EVALMOCK_CURSOR_KEY, "
-        "else derived from the seed)",
+        "EVALMOCK_CURSOR_KEY, else derived from the seed)",
     )
     admin_options(serve)
     _answer_options(serve)

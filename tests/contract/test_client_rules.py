@@ -355,3 +355,24 @@ def test_a_long_or_hostile_value_is_quoted_bounded_and_escaped() -> None:
     assert "\x1b" not in finding["received"] and "\\x1b" in finding["received"]
     assert len(finding["request"]["path"]) < 200
     json.dumps(finding)
+
+
+def test_a_cursor_two_lists_were_given_alike_goes_back_with_either_s_filters() -> None:
+    # a runtime whose cursors are offsets gives "25" to every list: no false failure
+    rule = client_rules.client_keeps_the_filters_of_its_cursor
+    hand = sent(0.0, ("kind", "hand"), next_cursor="25")
+    every = sent(1.0, next_cursor="25")
+    assert outcomes(rule, hand, every, sent(2.0, ("kind", "hand"), ("cursor", "25"))) == ["Kept"]
+    assert breaches(rule, hand, every, sent(2.0, ("kind", "correction"), ("cursor", "25")))
+    # with older answers dropped, another one may have given it for these filters
+    assert outcomes(rule, every, sent(2.0, ("kind", "hand"), ("cursor", "25")), dropped=1) == [
+        "Unjudged"
+    ]
+
+
+def test_a_refused_cursor_given_anew_by_a_later_answer_may_go_back() -> None:
+    rule = client_rules.client_starts_again_after_a_refused_cursor
+    refused = sent(1.0, ("cursor", "25"), status=400)
+    again = [sent(0.0, next_cursor="25"), refused, sent(2.0, next_cursor="25")]
+    assert breaches(rule, *again, sent(3.0, ("cursor", "25"))) == []
+    assert breaches(rule, *again[:2], sent(3.0, ("cursor", "25")))

@@ -176,7 +176,8 @@ def patch_binding(drop: str) -> Patch:
             project = values[test_set.BOUND.index(list_key().name)]
             values = CaseQuery.asked(agent_id, project, {}).bound(test_set.BOUND)
         elif drop == "agent":  # the project, filters and caller still bound
-            agent_id = "any-agent"
+            # the list's generation names the agent too (a hash of its list): dropped with it
+            agent_id, rest = "any-agent", ()
         else:
             caller = "anyone"
         return Binding(agent_id, values, caller, *rest)

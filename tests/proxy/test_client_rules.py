@@ -85,7 +85,7 @@ def test_a_misbehaving_client_is_a_client_finding_in_the_summary_and_fails_the_e
     assert "the app: VIOLATIONS (6 of 6 request(s) judged; 5 failed, 0 warned;" in out
     report = (tmp_path / "report.md").read_text()
     assert "## The app, judged by the page" in report
-    assert "FAILED client\\_keeps\\_the\\_filters\\_of\\_its\\_cursor" in report
+    assert "- `FAILED client_keeps_the_filters_of_its_cursor [page] request #3 GET" in report
     junit = (tmp_path / "junit.xml").read_text()
     assert (
         '<testsuite name="client"' in junit and 'name="client_verdict" value="VIOLATIONS"' in junit
@@ -143,3 +143,15 @@ def test_a_journal_keeps_no_token_and_drops_its_oldest_entries_saying_so() -> No
 class _NoRedactor:
     def text(self, text: str) -> str:
         return text
+
+
+def test_what_an_app_sent_cannot_break_out_of_the_report_s_markup() -> None:
+    journals = ClientJournals()
+    hostile = "/v1/agents/a`b<img src=x onerror=alert(1)>/test-set/cases?projectId=not-a-uuid"
+    journals.add("test-set", "GET", "http://upstream" + hostile, 0.0, 400, [])
+    verdict = journals.verdict()
+    assert verdict.verdict == VIOLATIONS
+    markdown = "\n".join(client_section.markdown_section(verdict))
+    assert "- `` FAILED client_sends_a_token [page] request #0 GET /v1/agents/a`b<img" in markdown
+    page = client_section.html_section(verdict)
+    assert "<img" not in page and "&lt;img src=x onerror=alert(1)&gt;" in page

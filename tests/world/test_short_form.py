@@ -210,3 +210,16 @@ def test_a_short_export_serves_the_very_bytes_of_a_whole_one(tmp_path: Path) -> 
         )
     assert served[0] == served[1]
     assert len(served[0]) > 100
+
+
+def test_without_the_short_form_a_case_that_leaves_a_field_out_is_refused(
+    data_only: World, tmp_path: Path
+) -> None:
+    path = write(tmp_path / "recorded.json", data([(AGENT, PROJECT, [{"kind": "hand"}])]))
+    assert load_data([path], data_only).case_count == 1
+    with pytest.raises(DataFileError) as raised:
+        load_data([path], data_only, short_form=False)  # a recording: nothing is made up
+    assert next((p.pointer, p.message) for p in raised.value.problems) == (
+        "/testSet/0/cases/0",
+        '"id" is missing; add it, it is required here',
+    )

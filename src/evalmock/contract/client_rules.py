@@ -83,7 +83,9 @@ def client_sends_the_cursor_as_it_came(journal: Journal) -> Iterator[Outcome]:
         "projectId, in either letter case) and the same filters (the query parameters the "
         "document marks cursor-binds, each compared as the list reads it: kind as a set) as the "
         "request whose answer gave it. limit is not among them: the page binds a cursor to its "
-        "list, filters and caller only, so the page size may change. The caller is one journal's.",
+        "list, filters and caller only, so the page size may change. The caller is one journal's. "
+        "A cursor two answers gave alike (a runtime whose cursors are offsets) may go back with "
+        "either's.",
     ),
     needs="no request sent a cursor an earlier answer in the journal gave",
 )
@@ -92,13 +94,20 @@ def client_keeps_the_filters_of_its_cursor(journal: Journal) -> Iterator[Outcome
     page size may change)."""
     for index, exchange in journal.judged():
         for cursor in _cursors(exchange):
-            issuer = journal.issuer(index, cursor)
-            if issuer is None:
+            # a cursor written the same by two answers (a runtime whose cursors are offsets) is
+            # kept when it goes back with the list and filters of either
+            issuers = [i for i in journal.issued.get(cursor, ()) if i < index]
+            if not issuers:
                 continue  # not a cursor it was given: client_sends_the_cursor_as_it_came's
-            was, now = _list_and_filters(journal.exchanges[issuer]), _list_and_filters(exchange)
-            if was == now:
+            now = _list_and_filters(exchange)
+            if any(_list_and_filters(journal.exchanges[i]) == now for i in issuers):
                 yield Kept(index)
                 continue
+            if journal.unread_before(index, exchange.api):
+                yield Unjudged(index, _UNREAD)
+                continue
+            issuer = issuers[-1]
+            was = _list_and_filters(journal.exchanges[issuer])
             changed = [name for name in now if was.get(name) != now.get(name)]
             yield ClientBreach(
                 client_keeps_the_filters_of_its_cursor.name,
@@ -149,8 +158,8 @@ def client_waits_retry_after(journal: Journal) -> Iterator[Outcome]:
         _SEALED,
         reading="After a 400 to a request whose cursor was its only fault (its other parameters "
         "are of the page's form), the app does not send that cursor again: the list starts "
-        "again without it. A 400 to a request with another malformed parameter may be that "
-        "parameter's, so it is not read as refusing the cursor.",
+        "again without it, unless a later answer gives it anew. A 400 to a request with another "
+        "malformed parameter may be that parameter's, so it is not read as refusing the cursor.",
     ),
     needs="no request with a cursor (and no other fault) was answered 400",
 )
@@ -163,7 +172,12 @@ def client_starts_again_after_a_refused_cursor(journal: Journal) -> Iterator[Out
         if refused.status != 400 or _form_breaches(refused):
             continue
         for cursor in _cursors(refused):
-            again = [i for i, e in judged[position + 1 :] if cursor in _cursors(e)]
+            # sent again, unless an answer since gave it anew (a runtime whose cursors are offsets)
+            again = [
+                i
+                for i, e in judged[position + 1 :]
+                if cursor in _cursors(e) and not _given_since(journal, index, i, cursor)
+            ]
             if not again:
                 yield Kept(index)
             for later in again:
@@ -279,6 +293,12 @@ def _cursors(exchange: ClientExchange) -> list[str]:
     if exchange.api != LIST_API:
         return []
     return [value for name, value in exchange.query if name == CURSOR and value]
+
+
+def _given_since(journal: Journal, refused: int, index: int, cursor: str) -> bool:
+    """Whether an answer between the refusal and `index` gave `cursor` anew."""
+    issuer = journal.issuer(index, cursor)
+    return issuer is not None and issuer > refused
 
 
 def _path_parameters(exchange: ClientExchange) -> dict[str, str]:

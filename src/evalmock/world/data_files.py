@@ -4,9 +4,8 @@ JSON: all of it checked, or all refused with every problem.
 A file is read (JSON when it ends in `.json`, else YAML), checked to hold only what JSON can (so
 that every value can be served), checked against the frame of `evalmock.world.data_schema`, and then
 by the rules of `evalmock.world.data_rules`. Problems come out as `FILE:LINE: /json/pointer:
-message`, lines found only when there are problems (composing a large file is slow). A document
-given in memory (`load_document`, a session's `data`) goes through the same checks; its problems
-are `/json/pointer: message`, as there is no file.
+message`, lines found only when there are problems (composing a large file is slow); those of a
+document given in memory (`load_document`, a session's `data`) as `/json/pointer: message`.
 """
 
 from __future__ import annotations
@@ -95,13 +94,13 @@ def _is_json(path: Path) -> bool:
     return path.suffix.lower() == ".json"
 
 
-def load_data(paths: Sequence[str | Path], world: World) -> UserData:
+def load_data(paths: Sequence[str | Path], world: World, *, short_form: bool = True) -> UserData:
     """The data of every file, checked against the rules and against `world` (which it will be added
-    to).
+    to); without `short_form`, a case must give every field (a recording: nothing is made up).
 
     DataFileError lists every problem of every file; nothing of a file with a problem is ever used.
     """
-    return _checked([_read(Path(path)) for path in paths], world)
+    return _checked([_read(Path(path)) for path in paths], world, short_form=short_form)
 
 
 def load_document(document: Any, world: World, *, max_values: int | None = None) -> UserData:
@@ -113,11 +112,8 @@ def load_document(document: Any, world: World, *, max_values: int | None = None)
     `MAX_DEPTH` deep, and nothing JSON cannot hold; a document of any shape is refused, never a
     crash. Its size in bytes is the caller's to bound, before parsing it.
     """
-    problems = [
-        Problem(None, where, message)
-        for where, message in _unservable(document, max_values, from_text=False)
-    ]
-    raw = b""
+    found = _unservable(document, max_values, from_text=False)
+    problems, raw = [Problem(None, where, message) for where, message in found], b""
     if not problems:
         try:  # what identifies the content, key order included, as a file's bytes do
             raw = orjson.dumps(document)
@@ -126,7 +122,7 @@ def load_document(document: Any, world: World, *, max_values: int | None = None)
     return _checked([_File(None, raw, "", document, problems)], world)
 
 
-def _checked(files: list[_File], world: World) -> UserData:
+def _checked(files: list[_File], world: World, *, short_form: bool = True) -> UserData:
     """The data of read `files`, or DataFileError with every problem of every one."""
     problems = [problem for file in files for problem in file.problems]
     read = ReadData()
@@ -139,7 +135,8 @@ def _checked(files: list[_File], world: World) -> UserData:
                 read,
                 {tuple(error.absolute_path)[:2] for error in frame if _breaks_entry(error)},
             )
-    fill_short_forms(read, world)
+    if short_form:
+        fill_short_forms(read, world)
     problems += [problem for rule in RULES for problem in rule(read, world)]
     if problems:
         # Two keywords may say one thing (a UUID's format and pattern; OpenAPI's nullable and type):

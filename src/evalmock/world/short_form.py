@@ -141,7 +141,9 @@ class _ListFiller:
             at = retired.get("at", case.get("updatedAt"))
             if "at" not in retired and "updatedAt" not in case:
                 at = rfc3339(added + 600 + splitmix64(self.salt ^ ~place) % _DAY)
-            served["retired"] = {**self.factory.retirement(place), "at": at, **retired}
+            if any(key not in retired for key in RETIREMENT):  # else served as written
+                retired = {**self.factory.retirement(place), "at": at, **retired}
+            served["retired"] = retired
         elif "retired" in case:
             served["retired"] = retired  # not an object: its schema says so
         if "updatedAt" not in case:

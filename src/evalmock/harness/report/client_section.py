@@ -5,6 +5,7 @@ output redacts and escapes them as it does the audit's."""
 from __future__ import annotations
 
 import html
+import re
 import xml.etree.ElementTree as ET
 from typing import Any, TextIO
 
@@ -59,7 +60,7 @@ def print_summary(verdict: ClientVerdict, redactor: Redactor, stream: TextIO) ->
 
 def markdown_section(verdict: ClientVerdict) -> list[str]:
     lines = [f"## {TITLE}", "", INTRO, "", f"**{headline(verdict)}**", ""]
-    lines += [f"- {_md(finding_line(finding))}" for finding in verdict.findings]
+    lines += [f"- {_code(finding_line(finding))}" for finding in verdict.findings]
     if verdict.not_judged:
         lines += ["", "| rule not judged | level | why |", "|---|---|---|"]
         lines += [f"| `{n['rule']}` | {n['level']} | {_md(n['why'])} |" for n in verdict.not_judged]
@@ -117,6 +118,14 @@ def junit_suite(root: ET.Element, verdict: ClientVerdict, redactor: Redactor) ->
             ET.SubElement(case, "system-out").text = text
         elif name in not_judged:
             ET.SubElement(case, "skipped", message=redactor.text(not_judged[name]))
+
+
+def _code(text: str) -> str:
+    """An inline code span on one line that the text cannot close (CommonMark 6.1)."""
+    text = " ".join(text.splitlines())
+    run = max((len(r) for r in re.findall("`+", text)), default=0)
+    ticks = "`" * (run + 1)
+    return f"{ticks} {text} {ticks}" if run else f"`{text}`"
 
 
 def _md(text: str) -> str:

@@ -29,7 +29,7 @@ class ActiveSession:
     def caller_id(self) -> str:
         """Whom the session's token stands for: a user of its own, so that no other caller's
         cursor (and no other session's) opens in it."""
-        return "user-" + self.record.id
+        return CALLER_PREFIX + self.record.id
 
     @property
     def churn(self) -> int:
@@ -39,6 +39,7 @@ class ActiveSession:
         return self.worlds.churning(self.record.id, self.world, self.churn)
 
 
+CALLER_PREFIX = "user-"
 ACTIVE: ContextVar[ActiveSession | None] = ContextVar("evalmock_session", default=None)
 
 

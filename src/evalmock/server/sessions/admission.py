@@ -28,7 +28,8 @@ def admin_api_off_reason(
         loopback = host.lower() in LOOPBACK_NAMES
     if loopback:
         return None
+    # the address is not named: the banner shows a server on every interface at its loopback one
     return (
-        f"the admin API ({ADMIN.base_path}/) is off: the mock listens on {host}, not a loopback "
-        "address, and was started without --admin-token (EVALMOCK_ADMIN_TOKEN)"
+        f"the admin API ({ADMIN.base_path}/) is off: the mock listens beyond a loopback address "
+        "and was started without --admin-token (EVALMOCK_ADMIN_TOKEN)"
     )

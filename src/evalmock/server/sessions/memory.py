@@ -87,10 +87,14 @@ class MemoryStore:
 
     async def find(self, token_digest: str) -> SessionRecord | None:
         session_id = self._by_digest.get(token_digest)
-        live = None if session_id is None else self._live(session_id)
+        live = None if session_id is None else self._sessions.get(session_id)
         if live is None:
             return None
-        live.last_used_at = self._clock()
+        now = self._clock()
+        if now - live.last_used_at >= self.limits.idle_seconds:
+            self._drop(session_id)  # type: ignore[arg-type]
+            return None
+        live.last_used_at = now
         return live.record
 
     async def touch(self, session_id: str) -> bool:

@@ -7,7 +7,6 @@ import functools
 import logging
 import time
 from collections.abc import Callable
-from typing import Any
 
 from starlette.responses import Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
@@ -76,6 +75,20 @@ def _gone() -> ApiError:
     )
 
 
+_DIGESTS: dict[str, str] = {}
+MAX_DIGESTS_KEPT = 4096
+
+
+def _digest(token: str) -> str:
+    """The token's digest, worked out once per token while it is among the last few thousand."""
+    digest = _DIGESTS.get(token)
+    if digest is None:
+        if len(_DIGESTS) >= MAX_DIGESTS_KEPT:
+            _DIGESTS.clear()
+        digest = _DIGESTS[token] = token_digest(token)
+    return digest
+
+
 def _query(scope: Scope) -> tuple[tuple[str, str], ...]:
     """The query as validation reads it (decoded, in order, repeats kept), each text bounded."""
     text = scope.get("query_string", b"").decode("latin-1")
@@ -85,6 +98,8 @@ def _query(scope: Scope) -> tuple[tuple[str, str], ...]:
         pairs = query_pairs(text)
     except ValueError:
         return ()  # over MAX_QUERY_FIELDS: validation refuses the request
+    if len(text) <= MAX_JOURNALED_TEXT:
+        return tuple(pairs)  # no part of it is longer than the whole
     return tuple((k[:MAX_JOURNALED_TEXT], v[:MAX_JOURNALED_TEXT]) for k, v in pairs)
 
 
@@ -115,7 +130,7 @@ class SessionMiddleware:
             return
         arrived = self.clock()
         try:
-            record = await self.store.find(token_digest(token))
+            record = await self.store.find(_digest(token))
             if record is None:
                 raise _gone()
             query = _query(scope)
@@ -139,45 +154,42 @@ class SessionMiddleware:
             ACTIVE.reset(reset)
 
     def _journaling(self, session: ActiveSession, scope: Scope, arrived: float, send: Send) -> Send:
-        started: dict[str, Any] = {}
-
         async def send_and_journal(message: Message) -> None:
             if message["type"] == "http.response.start":
-                started["status"] = message["status"]
-                for name, value in message.get("headers", []):
-                    if name.lower() == b"retry-after" and value.isdigit():
-                        started["retry_after"] = int(value)
-            elif message["type"] == "http.response.body" and not message.get("more_body"):
-                # written before the answer ends, so a test that reads the journal next sees it
-                await self._journal(session, scope, arrived, started)
+                # written before the answer's body is sent, so a test that reads the journal once
+                # it has its answer finds the entry
+                await self._journal(session, scope, arrived, message)
             await send(message)
 
         return send_and_journal
 
     async def _journal(
-        self, session: ActiveSession, scope: Scope, arrived: float, started: dict[str, Any]
+        self, session: ActiveSession, scope: Scope, arrived: float, start: Message
     ) -> None:
-        status = started.get("status", 500)
+        status = start["status"]
+        retry_after = None
+        if status >= 400:  # Retry-After comes only with an error (a 503, DigitalOcean's 429)
+            for name, value in start.get("headers", ()):
+                if name.lower() == b"retry-after" and value.isdigit():
+                    retry_after = int(value)
         entry = JournalEntry(
-            at=arrived,
-            api=session.api,
-            method=scope["method"],
-            path=scope["path"][:MAX_JOURNALED_TEXT],
-            query=session.query,
-            status=status,
-            authorized=True,
-            request_id=current_request_id(),
-            page=session.page,
-            retry_after=started.get("retry_after"),
-            next_cursor=session.next_cursor if status == 200 else None,
-            shaped_by=session.shaped_by,
+            arrived,
+            session.api,
+            scope["method"],
+            scope["path"][:MAX_JOURNALED_TEXT],
+            session.query,
+            status,
+            True,
+            current_request_id(),
+            session.page,
+            retry_after,
+            session.next_cursor if status == 200 else None,
+            session.shaped_by,
         )
         try:
             await self.store.append(session.record.id, entry)
         except StoreUnavailable:
-            logger.warning(
-                "the session store did not take a journal entry of %s", session.record.id
-            )
+            logger.warning("the session store did not journal a request of %s", session.record.id)
 
 
 async def _answer(error: ApiError, scope: Scope, receive: Receive, send: Send) -> None:
