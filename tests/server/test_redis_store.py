@@ -22,7 +22,8 @@ from evalmock.server.sessions import (
     SessionStore,
     StoreUnavailable,
 )
-from evalmock.server.sessions.redis_store import OPERATION_TIMEOUT_S, RedisStore
+from evalmock.server.sessions.redis_link import OPERATION_TIMEOUT_S
+from evalmock.server.sessions.redis_store import RedisStore
 from evalmock.server.sessions.store_choice import parse_store
 from evalmock.server.sessions.tokens import token_digest
 from redis_server import RedisServer, needs_redis, running_redis
@@ -52,11 +53,12 @@ def redis_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RedisServ
 @pytest.fixture
 def server(redis_server: RedisServer) -> Iterator[RedisServer]:
     """The module's redis-server, empty, and running again after a test that stopped it."""
-    if redis_server.process is None:
-        redis_server.start()
     redis_server.flush()
     yield redis_server
-    if redis_server.process is not None:
+    # running again for the next test, whatever this one did to it
+    if redis_server.process is None:
+        redis_server.start()
+    else:
         redis_server.resume()
 
 
@@ -185,15 +187,15 @@ def test_every_key_of_a_session_expires_in_redis_after_the_idle_time(server):
 
 
 def test_an_idle_session_leaves_redis_and_a_used_one_stays(server):
-    store = redis_store(server, idle_seconds=0.5)
+    store = redis_store(server, idle_seconds=1.0)
     kept, kept_token = record()
     idle, _ = record()
 
     async def walk() -> None:
         await store.create(kept)
         await store.create(idle)
-        for _ in range(3):
-            await asyncio.sleep(0.25)
+        for _ in range(4):  # 1.2 s in all, kept used every 0.3 s
+            await asyncio.sleep(0.3)
             assert await store.find(token_digest(kept_token)) is not None
         assert await store.get(idle.id) is None
         assert await store.get(kept.id) is not None
@@ -317,3 +319,70 @@ def test_an_unknown_session_is_not_found_on_redis_too(server):
 
     run(walk())
     assert list(raw(server).scan_iter("evalmock:*ses_unknown*")) == []
+
+
+def commands(keys: redis.Redis) -> dict[str, int]:
+    """How many times Redis ran each command since its stats were reset."""
+    return {
+        name.removeprefix("cmdstat_"): stats["calls"]
+        for name, stats in keys.info("commandstats").items()
+    }
+
+
+def test_a_session_request_with_no_fault_queued_costs_two_redis_calls(server):
+    """find (one script, which also reads the fault queue), take_fault (nothing more to ask), and
+    append (one script): a session's request without faults asks Redis twice."""
+    store = redis_store(server)
+    session, token = record()
+    keys = raw(server)
+
+    async def request() -> None:
+        assert await store.find(token_digest(token)) is not None
+        assert await store.take_fault(session.id, LIST) is None
+        await store.append(session.id, entry())
+
+    async def walk() -> None:
+        await store.create(session)
+        await request()  # loads the scripts
+        keys.config_resetstat()
+        await request()
+
+    run(walk())
+    ran = commands(keys)  # a script's own commands count too, but no other call was made
+    assert ran["evalsha"] == 2 and not {"multi", "exec", "get"} & ran.keys(), ran
+
+
+def test_the_fault_queue_find_saw_serves_that_request_and_the_next_sees_later_faults(server):
+    one, two = redis_store(server), redis_store(server)
+    session, token = record()
+
+    async def walk() -> list[str | None]:
+        await one.create(session)
+        taken: list[str | None] = []
+        assert await one.find(token_digest(token)) is not None
+        await two.push_fault(session.id, fault(1))  # another replica, after this request came
+        taken.append(getattr(await one.take_fault(session.id, LIST), "id", None))
+        assert await one.find(token_digest(token)) is not None  # the next request
+        taken.append(getattr(await one.take_fault(session.id, LIST), "id", None))
+        assert await one.find(token_digest(token)) is not None
+        await one.push_fault(session.id, fault(2))  # through this replica, in this task
+        taken.append(getattr(await one.take_fault(session.id, LIST), "id", None))
+        return taken
+
+    assert run(walk()) == [None, "f1", "f2"]
+
+
+def test_a_fault_a_request_saw_that_another_took_meanwhile_is_not_served_twice(server):
+    one, two = redis_store(server), redis_store(server)
+    session, token = record()
+
+    async def walk() -> list[str | None]:
+        await one.create(session)
+        await one.push_fault(session.id, fault(1))
+        await one.push_fault(session.id, fault(2))
+        assert await one.find(token_digest(token)) is not None  # saw f1 and f2
+        first = await two.take_fault(session.id, LIST)  # another replica's request takes f1
+        second = await one.take_fault(session.id, LIST)  # this one's claim of f1 fails: f2
+        return [getattr(first, "id", None), getattr(second, "id", None)]
+
+    assert run(walk()) == ["f1", "f2"]

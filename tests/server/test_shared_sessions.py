@@ -54,14 +54,16 @@ def replicas(
 def clients(
     replicas: tuple[LiveServer, LiveServer], redis_server: RedisServer
 ) -> Iterator[tuple[httpx.Client, httpx.Client]]:
-    if redis_server.process is None:
-        redis_server.start()
     with (
         httpx.Client(base_url=replicas[0].base_url, timeout=10) as one,
         httpx.Client(base_url=replicas[1].base_url, timeout=10) as two,
     ):
         yield one, two
-    redis_server.resume()
+    # running again for the next test, whatever this one did to it
+    if redis_server.process is None:
+        redis_server.start()
+    else:
+        redis_server.resume()
 
 
 def bearer(token: str) -> dict[str, str]:
@@ -214,3 +216,26 @@ def test_redis_away_answers_sessions_503_serves_the_default_world_and_recovers(
     logs = [server.log() for server in replicas]
     assert all("does not answer" in log and "answers again" in log for log in logs), logs
     assert all(PASSWORD not in log and ":***@127.0.0.1" in log for log in logs)
+
+
+def test_a_replica_started_before_redis_serves_and_takes_sessions_once_redis_is_up(tmp_path):
+    """As compose or Kubernetes may start them: the mock starts, says Redis does not answer, serves
+    the default world, answers sessions 503 until Redis is up, then takes them."""
+    (tmp_path / "redis").mkdir()
+    (tmp_path / "replica").mkdir()
+    later = RedisServer(tmp_path / "redis")
+    env = {**os.environ, "EVALMOCK_STORE": later.url}
+    replica = start_server(tmp_path / "replica", env=env)
+    try:
+        with httpx.Client(base_url=replica.base_url, timeout=10) as client:
+            assert client.post(f"{ADMIN}/sessions", json={}).status_code == 503
+            assert cases(client, "demo-user").status_code == 200
+            later.start()
+            try:
+                _, token = create(client)
+                assert cases(client, token).status_code == 200
+            finally:
+                later.kill()
+        assert "does not answer" in replica.log() and "answers again" in replica.log()
+    finally:
+        stop_server(replica)

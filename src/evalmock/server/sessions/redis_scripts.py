@@ -40,15 +40,18 @@ return 1
 """
 
 # KEYS: the session's 8 keys (session first, token second), index; ARGV: now, idle, id, ttl_ms,
-# whether to answer the record
+# whether to answer the record. Answers the record (or nil) and the fault queue as it is now: its
+# ids in order, then the fault hash's and the fault-left hash's fields and values.
 _USE = (
     LIVE_CHECK
     + """
 redis.call('HSET', KEYS[1], 'lastUsedAt', ARGV[1])
 for i = 1, 8 do redis.call('PEXPIRE', KEYS[i], ARGV[4]) end
 redis.call('ZADD', KEYS[9], ARGV[1], ARGV[3])
-if ARGV[5] == '1' then return redis.call('HGET', KEYS[1], 'record') end
-return 1
+local record = false
+if ARGV[5] == '1' then record = redis.call('HGET', KEYS[1], 'record') end
+return {record, redis.call('LRANGE', KEYS[3], 0, -1), redis.call('HGETALL', KEYS[4]),
+    redis.call('HGETALL', KEYS[5])}
 """
 )
 

@@ -5,29 +5,21 @@ journals that every replica reads and writes, so a session created through one i
 A session is live while `lastUsedAt` (the store's clock) is less than `idle_seconds` ago; each key
 also expires in Redis that long after the session's last use, so what nobody uses leaves memory.
 Every write is one Lua script, atomic across replicas: a fault serves exactly `times` requests in
-all. Each call is bounded (OPERATION_TIMEOUT_S); a Redis that does not answer is StoreUnavailable,
+all. Each call is bounded (redis_link.py); a Redis that does not answer is StoreUnavailable,
 and the next call tries again, so the store recovers when Redis is back.
 """
 
 from __future__ import annotations
 
-import asyncio
 import math
-import sys
 import time
 from collections import OrderedDict
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
+from contextvars import ContextVar
 from dataclasses import replace
 from typing import Any, TypeVar
 
 import orjson
-from redis.asyncio import BlockingConnectionPool, Redis
-from redis.asyncio.connection import SSLConnection
-from redis.asyncio.retry import Retry
-from redis.backoff import NoBackoff
-from redis.commands.core import AsyncScript
-from redis.exceptions import ConnectionError as RedisConnectionError
-from redis.exceptions import RedisError
 
 from evalmock.server.sessions.limits import DEFAULT_LIMITS, SessionLimits
 from evalmock.server.sessions.records import (
@@ -38,62 +30,49 @@ from evalmock.server.sessions.records import (
     SessionRecord,
     SessionState,
 )
-from evalmock.server.sessions.redis_scripts import INDEX, SCRIPTS, key, session_keys
+from evalmock.server.sessions.redis_link import Connection, RedisLink
+from evalmock.server.sessions.redis_scripts import INDEX, key, session_keys
 from evalmock.server.sessions.store import (
     FaultQueueFull,
     SessionNotFound,
-    StoreUnavailable,
     TooManySessions,
 )
 from evalmock.server.sessions.store_choice import RedisLocation
 
-CONNECT_TIMEOUT_S = 0.5  # to open a connection
-SOCKET_TIMEOUT_S = 0.5  # for one command's answer
-POOL_WAIT_S = 0.5  # for a free connection when all POOL_SIZE are busy
-POOL_SIZE = 32
-# The whole of one store call, retry included: a request never waits longer on a Redis gone away.
-OPERATION_TIMEOUT_S = 1.5
-
-T = TypeVar("T")
 V = TypeVar("V")
+# The fault queue as the current request's find() read it: (store, session id, queue), used once by
+# its take_fault. A context variable, so each request (each task) sees only its own.
+_SEEN_QUEUE: ContextVar[tuple[RedisStore, str, list[Fault]] | None] = ContextVar(
+    "evalmock_redis_seen_queue", default=None
+)
 
 
 def _text(value: bytes | str | None) -> str | None:
     return value.decode() if isinstance(value, bytes) else value
 
 
-def _keep(cache: OrderedDict[str, V], key: str, value: V, bound: int) -> None:
+def _pairs(flat: list[bytes]) -> dict[bytes, bytes]:
+    """A hash as a Lua script answers it (field, value, field, value, ...) as a dict."""
+    return dict(zip(flat[::2], flat[1::2], strict=True))
+
+
+def _queue_of(
+    order: list[bytes], bodies: dict[bytes, bytes], left: dict[bytes, bytes]
+) -> list[Fault]:
+    """The queued faults in order, each with its remaining uses."""
+    return [
+        replace(Fault.from_json(orjson.loads(bodies[fault_id])), remaining=int(left[fault_id]))
+        for fault_id in order
+        if fault_id in bodies and fault_id in left
+    ]
+
+
+def _keep(cache: OrderedDict[str, V], name: str, value: V, bound: int) -> None:
     """Keep `value` as the newest of `cache`, which holds at most `bound`."""
-    cache[key] = value
-    cache.move_to_end(key)
+    cache[name] = value
+    cache.move_to_end(name)
     while len(cache) > bound:
         cache.popitem(last=False)
-
-
-class _Connection:
-    """One event loop's client and scripts (redis-py's asyncio connections belong to the loop that
-    opened them)."""
-
-    def __init__(self, location: RedisLocation) -> None:
-        self.loop = asyncio.get_running_loop()
-        pool = BlockingConnectionPool(
-            max_connections=POOL_SIZE,
-            timeout=POOL_WAIT_S,
-            host=location.host,
-            port=location.port,
-            db=location.db,
-            username=location.username,
-            password=location.password,
-            socket_connect_timeout=CONNECT_TIMEOUT_S,
-            socket_timeout=SOCKET_TIMEOUT_S,
-            # Once, on a broken connection: a pooled one that Redis closed when it restarted.
-            retry=Retry(NoBackoff(), 1, supported_errors=(RedisConnectionError,)),
-            **({"connection_class": SSLConnection} if location.tls else {}),
-        )
-        self.redis = Redis(connection_pool=pool)
-        self.scripts: dict[str, AsyncScript] = {
-            name: self.redis.register_script(text) for name, text in SCRIPTS.items()
-        }
 
 
 class RedisStore:
@@ -108,50 +87,13 @@ class RedisStore:
         self.limits = limits
         self.location = location
         self._clock = clock
-        self._connection: _Connection | None = None
-        self._answering = True
+        self._link = RedisLink(location)
         # A session's record never changes: each replica keeps the latest it used, so that a
         # request fetches no spec (its data may be megabytes) from Redis, only asks if it is live.
         self._records: OrderedDict[str, SessionRecord] = OrderedDict()
         self._ids: OrderedDict[str, str] = OrderedDict()  # token digest -> session id
 
     # -- plumbing
-
-    def _connected(self) -> _Connection:
-        connection = self._connection
-        if connection is None or connection.loop is not asyncio.get_running_loop():
-            connection = self._connection = _Connection(self.location)
-        return connection
-
-    async def _call(self, operation: Callable[[_Connection], Awaitable[T]]) -> T:
-        """`operation` within OPERATION_TIMEOUT_S; Redis gone or failing is StoreUnavailable."""
-        try:
-            async with asyncio.timeout(OPERATION_TIMEOUT_S):
-                answer = await operation(self._connected())
-        except (RedisError, OSError, TimeoutError) as error:
-            reason = f"{type(error).__name__}: {error}" if str(error) else type(error).__name__
-            if self._answering:
-                self._answering = False
-                print(
-                    f"evalmock: the session store {self.location.shown()} does not answer "
-                    f"({reason}); session requests answer 503 until it does",
-                    file=sys.stderr,
-                    flush=True,
-                )
-            raise StoreUnavailable(
-                f"the session store {self.location.shown()} does not answer ({reason})"
-            ) from None
-        if not self._answering:
-            self._answering = True
-            print(
-                f"evalmock: the session store {self.location.shown()} answers again",
-                file=sys.stderr,
-                flush=True,
-            )
-        return answer
-
-    async def _script(self, name: str, keys: list[str], args: list[Any]) -> Any:
-        return await self._call(lambda c: c.scripts[name](keys=keys, args=args))
 
     def _now_idle(self) -> list[Any]:
         return [repr(self._clock()), repr(float(self.limits.idle_seconds))]
@@ -174,10 +116,12 @@ class RedisStore:
     async def _digest(self, session_id: str) -> str | None:
         if (record := self._records.get(session_id)) is not None:
             return record.token_digest
-        return _text(await self._call(lambda c: c.redis.hget(key("session", session_id), "digest")))
+        return _text(
+            await self._link.call(lambda c: c.redis.hget(key("session", session_id), "digest"))
+        )
 
     async def _use(self, session_id: str, digest: str, want_record: bool) -> Any:
-        answer = await self._script(
+        answer = await self._link.script(
             "use",
             [*session_keys(session_id, digest), INDEX],
             [*self._now_idle(), session_id, self._ttl_ms(), "1" if want_record else "0"],
@@ -188,7 +132,7 @@ class RedisStore:
 
     async def create(self, record: SessionRecord) -> None:
         now = self._clock()
-        created = await self._script(
+        created = await self._link.script(
             "create",
             [key("session", record.id), key("token", record.token_digest), INDEX],
             [
@@ -206,13 +150,13 @@ class RedisStore:
         self._remember(record)
 
     async def get(self, session_id: str) -> SessionState | None:
-        async def read(c: _Connection) -> list[Any]:
+        async def read(c: Connection) -> list[Any]:
             pipe = c.redis.pipeline(transaction=True)
             pipe.hmget(key("session", session_id), "record", "lastUsedAt", "requests")
             pipe.hvals(key("fault-left", session_id))
             return await pipe.execute()
 
-        (raw, last, requests), left = await self._call(read)
+        (raw, last, requests), left = await self._link.call(read)
         if (last_used := self._live(last)) is None or raw is None:
             return None
         record = SessionRecord.from_json(orjson.loads(raw))
@@ -221,7 +165,7 @@ class RedisStore:
     async def find(self, token_digest: str) -> SessionRecord | None:
         session_id = self._ids.get(token_digest)
         if session_id is None:
-            found = await self._call(lambda c: c.redis.get(key("token", token_digest)))
+            found = await self._link.call(lambda c: c.redis.get(key("token", token_digest)))
             if found is None:
                 return None
             session_id = found.decode()
@@ -229,10 +173,12 @@ class RedisStore:
         answer = await self._use(session_id, token_digest, want_record=known is None)
         if answer is None:
             return None
-        record = known or SessionRecord.from_json(orjson.loads(answer))
+        raw, order, bodies, left = answer
+        record = known or SessionRecord.from_json(orjson.loads(raw))
         if record.token_digest != token_digest:
             return None
         self._remember(record)
+        _SEEN_QUEUE.set((self, session_id, _queue_of(order, _pairs(bodies), _pairs(left))))
         return record
 
     async def touch(self, session_id: str) -> bool:
@@ -242,7 +188,7 @@ class RedisStore:
     async def delete(self, session_id: str) -> bool:
         digest = await self._digest(session_id) or ""
         self._records.pop(session_id, None)
-        deleted = await self._script(
+        deleted = await self._link.script(
             "delete", [*session_keys(session_id, digest), INDEX], [*self._now_idle(), session_id]
         )
         return bool(deleted)
@@ -250,21 +196,28 @@ class RedisStore:
     async def count(self) -> int:
         cutoff = repr(self._clock() - self.limits.idle_seconds)
 
-        async def read(c: _Connection) -> list[Any]:
+        async def read(c: Connection) -> list[Any]:
             pipe = c.redis.pipeline(transaction=True)
             pipe.zremrangebyscore(INDEX, "-inf", cutoff)
             pipe.zcard(INDEX)
             return await pipe.execute()
 
-        return int((await self._call(read))[1])
+        return int((await self._link.call(read))[1])
 
     # -- faults
 
     def _fault_keys(self, session_id: str) -> list[str]:
         return [key(kind, session_id) for kind in ("fault-order", "fault", "fault-left")]
 
+    def _forget_seen_queue(self, session_id: str) -> None:
+        """After this store changed the queue, this task's take_fault reads it again."""
+        seen = _SEEN_QUEUE.get()
+        if seen is not None and seen[0] is self and seen[1] == session_id:
+            _SEEN_QUEUE.set(None)
+
     async def push_fault(self, session_id: str, fault: Fault) -> None:
-        pushed = await self._script(
+        self._forget_seen_queue(session_id)
+        pushed = await self._link.script(
             "push_fault",
             [key("session", session_id), *self._fault_keys(session_id)],
             [
@@ -283,7 +236,7 @@ class RedisStore:
     async def _queue(self, session_id: str) -> list[Fault] | None:
         """The queue with each fault's remaining uses, read at one moment; None: no live session."""
 
-        async def read(c: _Connection) -> list[Any]:
+        async def read(c: Connection) -> list[Any]:
             pipe = c.redis.pipeline(transaction=True)
             pipe.hget(key("session", session_id), "lastUsedAt")
             order, bodies, left = self._fault_keys(session_id)
@@ -292,14 +245,10 @@ class RedisStore:
             pipe.hgetall(left)
             return await pipe.execute()
 
-        last, order, bodies, left = await self._call(read)
+        last, order, bodies, left = await self._link.call(read)
         if self._live(last) is None:
             return None
-        return [
-            replace(Fault.from_json(orjson.loads(bodies[fault_id])), remaining=int(left[fault_id]))
-            for fault_id in order
-            if fault_id in bodies and fault_id in left
-        ]
+        return _queue_of(order, bodies, left)
 
     async def faults(self, session_id: str) -> list[Fault]:
         queue = await self._queue(session_id)
@@ -311,18 +260,27 @@ class RedisStore:
         # Which fault fits is decided here (Fault.fits, the one home of that rule); taking it is
         # atomic in Redis. A claim lost to another replica means that fault is used up: the queue
         # is read again, so each try that fails has seen a fault end, and the tries are bounded.
+        # The first try reads the queue as this request's find() saw it, which costs no round
+        # trip: the request is answered as if it had come before any fault queued since.
+        seen, queue = _SEEN_QUEUE.get(), None
+        if seen is not None and seen[0] is self and seen[1] == session_id:
+            _SEEN_QUEUE.set(None)
+            queue = seen[2]
         for _ in range(self.limits.max_faults + 1):
-            queue = await self._queue(session_id)
+            if queue is None:
+                queue = await self._queue(session_id)
             fitting = next((f for f in queue or () if f.remaining > 0 and f.fits(request)), None)
             if fitting is None:
                 return None
-            before = await self._script("claim", self._fault_keys(session_id), [fitting.id])
+            before = await self._link.script("claim", self._fault_keys(session_id), [fitting.id])
             if before:
                 return replace(fitting, remaining=int(before))
+            queue = None
         return None
 
     async def clear_faults(self, session_id: str) -> None:
-        cleared = await self._script(
+        self._forget_seen_queue(session_id)
+        cleared = await self._link.script(
             "clear",
             [key("session", session_id), *self._fault_keys(session_id)],
             [*self._now_idle(), ""],
@@ -334,7 +292,7 @@ class RedisStore:
 
     async def append(self, session_id: str, entry: JournalEntry) -> None:
         page_known = entry.next_cursor is not None and entry.page is not None
-        await self._script(
+        await self._link.script(
             "append",
             [key(kind, session_id) for kind in ("session", "journal", "pages", "page-order")],
             [
@@ -348,13 +306,13 @@ class RedisStore:
         )
 
     async def journal(self, session_id: str) -> Journal:
-        async def read(c: _Connection) -> list[Any]:
+        async def read(c: Connection) -> list[Any]:
             pipe = c.redis.pipeline(transaction=True)
             pipe.hmget(key("session", session_id), "lastUsedAt", "dropped")
             pipe.lrange(key("journal", session_id), 0, -1)
             return await pipe.execute()
 
-        (last, dropped), entries = await self._call(read)
+        (last, dropped), entries = await self._link.call(read)
         if self._live(last) is None:
             raise SessionNotFound(session_id)
         return Journal(
@@ -362,7 +320,7 @@ class RedisStore:
         )
 
     async def clear_journal(self, session_id: str) -> None:
-        cleared = await self._script(
+        cleared = await self._link.script(
             "clear",
             [key("session", session_id), key("journal", session_id)],
             [*self._now_idle(), "dropped"],
@@ -371,20 +329,18 @@ class RedisStore:
             raise SessionNotFound(session_id)
 
     async def cursor_page(self, session_id: str, cursor: str) -> int | None:
-        async def read(c: _Connection) -> list[Any]:
+        async def read(c: Connection) -> list[Any]:
             pipe = c.redis.pipeline(transaction=True)
             pipe.hget(key("session", session_id), "lastUsedAt")
             pipe.hget(key("pages", session_id), cursor)
             return await pipe.execute()
 
-        last, page = await self._call(read)
+        last, page = await self._link.call(read)
         return None if self._live(last) is None or page is None else int(page)
 
     async def close(self) -> None:
-        connection, self._connection = self._connection, None
-        if connection is not None and connection.loop is asyncio.get_running_loop():
-            await connection.redis.aclose()
+        await self._link.close()
 
     async def ping(self) -> None:
         """Whether Redis answers now (StoreUnavailable if not)."""
-        await self._call(lambda c: c.redis.ping())
+        await self._link.ping()
