@@ -10,6 +10,7 @@ import pytest
 
 from data_builders import AGENT, PROJECT
 from evalmock.testing import AdminError, Mock, MockError, Session, Verdict, start_mock
+from evalmock.testing import mock as mock_module
 
 CASES = f"/v1/agents/{AGENT}/test-set/cases"
 
@@ -134,3 +135,21 @@ def test_a_verdict_with_findings_explains_each_in_the_mock_s_words() -> None:
     assert not verdict.conforms
     assert "client_waits_retry_after [page]: retried at once: expected 2 s or more" in text
     assert "Retry-After (whole seconds)" in text
+
+
+def test_a_mock_whose_port_is_taken_meanwhile_is_started_again(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    tries: list[int] = []
+    real = mock_module._launch_once
+
+    def taken_once(args, ready_s):
+        tries.append(1)
+        if len(tries) == 1:
+            raise MockError("evalmock serve exited with 1; error: cannot listen on 127.0.0.1:1")
+        return real(args, ready_s)
+
+    monkeypatch.setattr(mock_module, "_launch_once", taken_once)
+    with start_mock(["--cases", "5"]) as started:
+        assert httpx.get(f"{started.base_url}/healthz", timeout=30).status_code == 200
+    assert len(tries) == 2

@@ -17,6 +17,7 @@ from evalmock.testing.admin_client import Admin
 READY_S = 60.0  # a first start compiles the documents' cache: seconds on a slow machine
 STOP_S = 10.0
 TAIL_LINES = 40  # of the mock's output, quoted when it does not start
+CANNOT_LISTEN = "cannot listen on"  # what `evalmock serve` says when its port was taken
 
 
 class MockError(EvalmockError):
@@ -48,10 +49,24 @@ class Mock(Admin):
             self.process.wait(timeout=STOP_S)
 
 
-def launch(args: Sequence[str] = (), *, ready_s: float = READY_S) -> Mock:
+def launch(args: Sequence[str] = (), *, ready_s: float = READY_S, attempts: int = 3) -> Mock:
     """Start `evalmock serve --host 127.0.0.1 --port 0 ARGS...` with this Python and wait for its
     ready line; MockError (with the mock's last output) when it exits or is not ready in `ready_s`.
-    The caller stops it (`Mock.stop`), or uses `start_mock`."""
+    The caller stops it (`Mock.stop`), or uses `start_mock`.
+
+    `--port 0` has the system pick a free port, which the mock lets go and binds again to serve:
+    another process may take it in between, and the mock then says it cannot listen. It is started
+    again then, on another port, up to `attempts` times."""
+    for _ in range(attempts - 1):
+        try:
+            return _launch_once(args, ready_s)
+        except MockError as exc:
+            if CANNOT_LISTEN not in str(exc):
+                raise
+    return _launch_once(args, ready_s)
+
+
+def _launch_once(args: Sequence[str], ready_s: float) -> Mock:
     command = [sys.executable, "-m", "evalmock", "serve", "--host", "127.0.0.1", "--port", "0"]
     process = subprocess.Popen(
         [*command, *args],
