@@ -257,3 +257,13 @@ def test_the_banner_says_where_the_admin_api_is_or_why_it_is_off(server_world):
     off = banner(ServerSettings(host="0.0.0.0"), server_world)
     assert "/__evalmock/sessions" not in off
     assert "is off" in off and "--admin-token" in off
+
+
+def test_a_web_page_of_another_origin_cannot_drive_the_admin_api(server_world):
+    with mock(server_world) as m:
+        other = {"Origin": "http://evil.example"}
+        answer = m.client.post(f"{ADMIN}/sessions", headers=other)
+        assert_admin_error(answer, 403, "forbidden")
+        same = {"Origin": "http://testserver"}  # the test client's own host: Swagger UI's case
+        assert m.client.post(f"{ADMIN}/sessions", headers=same).status_code == 201
+        assert m.client.post(f"{ADMIN}/sessions").status_code == 201  # a test runner sends none
