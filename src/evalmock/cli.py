@@ -223,8 +223,8 @@ def _contract_command(commands: argparse._SubParsersAction[argparse.ArgumentPars
     contract = commands.add_parser("contract", help="audit an implementation against the contract")
     contract.add_argument(
         "--base-url",
-        help="the implementation's root URL, e.g. http://127.0.0.1:8080 (with --har: only entries "
-        "of that service)",
+        help="the implementation's root URL, e.g. http://127.0.0.1:8080 (default: the --targets "
+        "file's base_url; with --har: only entries of that service)",
     )
     contract.add_argument(
         "--har",

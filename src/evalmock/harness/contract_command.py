@@ -63,10 +63,16 @@ def _audit(args: argparse.Namespace, redactor: Redactor) -> int:
     """The live or recorded audit the options ask for, with its outputs."""
     if args.har:
         return run_har_audit(args, redactor)
+    if not args.base_url and args.targets:  # `evalmock serve --write-targets` names its URL
+        try:
+            args.base_url = load_targets(args.targets).base_url
+        except TargetsError as exc:
+            return _fail(redactor, str(exc), EXIT_USAGE)
     if not args.base_url:
         return _fail(
             redactor,
-            "--base-url is required (or --har FILE, to audit recorded traffic)",
+            "--base-url is required (or a --targets file with base_url, or --har FILE, to audit "
+            "recorded traffic)",
             EXIT_USAGE,
         )
     try:

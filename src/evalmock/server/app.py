@@ -34,6 +34,7 @@ from evalmock.server.data_watcher import DataWatcher
 from evalmock.server.dispatch import PreparedApp
 from evalmock.server.handlers import build_handlers, resolver
 from evalmock.server.health import HealthMiddleware
+from evalmock.server.listening import listening_url
 from evalmock.server.live_world import LiveWorld, build_world
 from evalmock.server.prefer import LatencyMiddleware, ScenarioMiddleware
 from evalmock.server.ratelimit import RateLimitCounter, RateLimitHeadersMiddleware
@@ -143,7 +144,15 @@ def create_app(
     handlers = build_handlers(
         live, CursorSealer(settings.cursor_key_bytes, clock=clock), settings.churn
     )
-    on_reload = partial(rewrite_targets, settings.write_targets) if settings.write_targets else None
+    on_reload = (
+        partial(
+            rewrite_targets,
+            settings.write_targets,
+            base_url=listening_url(settings.host, settings.port),
+        )
+        if settings.write_targets
+        else None
+    )
     watcher = DataWatcher(live, on_reload) if settings.data_files else None
     app = PreparedApp(
         __name__,

@@ -24,6 +24,7 @@ from evalmock.server.http_server import (
     serve_app,
     serve_workers,
 )
+from evalmock.server.listening import announce_when_listening, listening_url
 from evalmock.server.live_world import build_world
 from evalmock.server.sessions.store_choice import StoreURLError, check_store, parse_store
 from evalmock.server.settings import ServerSettings
@@ -87,7 +88,10 @@ def serve(args: argparse.Namespace) -> int:
         return FAILED
     if settings.write_targets:
         try:
-            dump_targets(targets_for(world), settings.write_targets)
+            dump_targets(
+                targets_for(world, listening_url(settings.host, settings.port)),
+                settings.write_targets,
+            )
         except OSError as exc:
             print(
                 f"evalmock serve: cannot write {settings.write_targets}: {exc.strerror or exc}",
@@ -97,6 +101,7 @@ def serve(args: argparse.Namespace) -> int:
     print(banner(settings, world, server), flush=True)
     if store is not None:
         check_store(store)
+    announce_when_listening(settings.host, settings.port)
     options = ServeOptions(settings.host, settings.port, settings.access_log)
     if settings.workers > 1:
         # Each worker imports ASGI_APP and rebuilds the same settings (and cursor key) from the
