@@ -12,12 +12,13 @@ from evalmock.harness.checks.case_invariants import page_cases
 from evalmock.harness.checks.context import CheckContext
 from evalmock.harness.checks.moving import Readings
 from evalmock.harness.checks.outcomes import Moved, Skip, Violation
+from evalmock.harness.checks.pagination import FULL_LIMIT
 from evalmock.harness.checks.registry import response_check, scenario_check
 from evalmock.harness.checks.scenario import Scenario, expect_page
 
-# The page size of a second walk, whose page boundaries fall elsewhere than at limit=100's for any
-# list of fewer than 4,700 cases (47 and 100 share no factor).
-OTHER_PAGE_SIZE = 47
+# The page size of a second walk, whose page boundaries fall elsewhere than the largest limit's for
+# any list of fewer than 47 times that limit (47, a prime, divides no page size below it).
+OTHER_PAGE_SIZE = min(47, FULL_LIMIT - 1)
 
 _PROJECT = on_test_set_page(
     "The project whose cases to read: the agent’s set, narrowed to that project’s cases."
@@ -202,9 +203,9 @@ def lists_other_cases(
     again = s.page(project, limit=limit, **params)
     if same_first_cases(again["data"], plain["data"]):
         return not same_first_cases(varied_again["data"], plain["data"])
-    first = s.walk(project, limit=100, **params)
-    varied = s.walk(project, limit=100, **variant)
-    readings = Readings(first, s.walk(project, limit=100, again=True, **params))
+    first = s.walk(project, limit=FULL_LIMIT, **params)
+    varied = s.walk(project, limit=FULL_LIMIT, **variant)
+    readings = Readings(first, s.walk(project, limit=FULL_LIMIT, again=True, **params))
     if not (readings.judgeable and varied.complete):
         raise Moved("two first pages differ, and its walks stopped before the end")
     if readings.moved:
@@ -233,8 +234,8 @@ def include_retired_adds_the_retired_cases(s: Scenario) -> None:
     filter's; and it must still be listed in a last walk without include: one gone from the list
     meanwhile proves nothing."""
     project = s.project("has_retired", "needed to see retired cases come back")
-    active = s.walk(project, limit=100)
-    everything = s.walk(project, limit=100, include="retired")
+    active = s.walk(project, limit=FULL_LIMIT)
+    everything = s.walk(project, limit=FULL_LIMIT, include="retired")
     leaked = [case.get("id") for case in active.cases if "retired" in case]
     if leaked:
         raise Violation(
@@ -261,14 +262,13 @@ def include_retired_adds_the_retired_cases(s: Scenario) -> None:
             missing -= set(again.ids)
         if missing:
             # On a list in use, only a case still listed after those walks was listed throughout.
-            missing &= set(s.walk(project, limit=100, again=True).ids)
+            missing &= set(s.walk(project, limit=FULL_LIMIT, again=True).ids)
         if missing:
             raise Violation(
                 "include=retired dropped active cases",
                 expected="every active case too",
-                received=f"missing {sorted(map(str, missing))[:5]} (from its walks at limit=100 "
-                "and "
-                f"limit={OTHER_PAGE_SIZE})",
+                received=f"missing {sorted(map(str, missing))[:5]} (from its walks at "
+                f"limit={FULL_LIMIT} and limit={OTHER_PAGE_SIZE})",
                 exchange=everything.exchanges[-1],
             )
     empty_is_left_out_or_refused(s, project, "include")
@@ -286,7 +286,7 @@ def kind_filter_selects_those_kinds(s: Scenario) -> None:
         project = s.project("has_hand", "needed to see the kind filter select cases")
         facts = {"hand": project.has_hand, "correction": project.has_corrections}
     for kind, present in facts.items():
-        body = s.page(project, kind=kind, limit=100)
+        body = s.page(project, kind=kind, limit=FULL_LIMIT)
         wrong = [case.get("id") for case in body["data"] if case.get("kind") != kind]
         if wrong:
             raise Violation(
