@@ -29,7 +29,7 @@ from .builders import correction_case, hand_case, page
 RUN_ID = declared_filter("runId", {"narrows": True, "case-field": "runId", "cursor-binds": True})
 
 
-GENERIC = "cases_match_the_other_filters"
+GENERIC, WALKED = "cases_match_the_other_filters", "other_filters_narrow_the_walk"
 SCRIPT = Path(__file__).with_name("declared_filters_revised.py")
 KIND_RULE = "case-rule: cases_have_the_requested_kinds, "
 # What a maintainer writes when the page gains a runId filter: its declaration, after kind's.
@@ -44,9 +44,9 @@ RUN_ID_PARAMETER = """        - name: runId
 """
 
 
-def what_the_harness_reads(documents: Path) -> dict[str, Any]:
+def what_the_harness_reads(documents: Path, *audit: str) -> dict[str, Any]:
     done = subprocess.run(
-        [sys.executable, str(SCRIPT)],
+        [sys.executable, str(SCRIPT), *audit],
         env={**os.environ, "EVALMOCK_OPENAPI_DIR": str(documents)},
         capture_output=True,
         text=True,
@@ -63,7 +63,7 @@ def shipped() -> dict[str, Any]:
 
 
 @pytest.fixture(scope="module")
-def revised(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+def revised_documents(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The documents with a runId filter added (no rule of its own) and kind's rule taken away."""
     documents = tmp_path_factory.mktemp("documents") / "openapi"
     shutil.copytree(openapi_dir(), documents)
@@ -72,7 +72,30 @@ def revised(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     assert text.count(KIND_RULE) == 1 and text.count(RUN_ID_AFTER) == 1
     text = text.replace(KIND_RULE, "").replace(RUN_ID_AFTER, RUN_ID_PARAMETER + RUN_ID_AFTER)
     test_set.write_text(text, encoding="utf-8")
-    return what_the_harness_reads(documents)
+    return documents
+
+
+@pytest.fixture(scope="module")
+def revised(revised_documents: Path) -> dict[str, Any]:
+    return what_the_harness_reads(revised_documents)
+
+
+@pytest.mark.parametrize(
+    ("service", "outcomes"),
+    [
+        ("plain", {GENERIC: "passed", WALKED: "passed"}),
+        # every page of a runId walk lists other runs' cases
+        ("ignores-run-id", {GENERIC: "warned", WALKED: "passed"}),
+        # each listed case holds the runId, but the corrections that hold it are left out
+        ("drops-corrections", {GENERIC: "passed", WALKED: "warned"}),
+    ],
+)
+def test_a_filter_without_a_rule_is_walked_at_the_values_cases_hold_and_every_page_judged(
+    revised_documents: Path, service: str, outcomes: dict[str, str]
+) -> None:
+    """The mock serving the revised documents, behind a planted defect or none, audited with the
+    generic rules alone: each defect is caught by one of them, at the inferred level."""
+    assert what_the_harness_reads(revised_documents, service)["audit"] == outcomes
 
 
 def context(**query: Any) -> CheckContext:

@@ -119,25 +119,62 @@ def judge_unruled(context: CheckContext, declared: tuple[Filter, ...]) -> bool |
 # A filter the document declares without naming a rule of its own (`case-rule`) is judged by this
 # one rule, registered only while there is such a filter.
 UNRULED = tuple(one for one in narrowing() if one.case_rule is None)
+_OTHER_FILTERS = inferred(
+    "The document declares the case field each filter compares (x-evalmock-query "
+    "`case-field`); a filter narrows the list, so a listed case holds the value asked "
+    "for. The page names the filters a cursor is bound to.",
+    on_test_set_page(
+        "A runtime that seals cursors takes one only for the same list, filters and "
+        "caller, within a day; otherwise 400 bad-input, and the list starts again "
+        "without it.",
+    ),
+)
 if UNRULED:
 
-    @response_check(
-        "test-set",
-        inferred(
-            "The document declares the case field each filter compares (x-evalmock-query "
-            "`case-field`); a filter narrows the list, so a listed case holds the value asked "
-            "for. The page names the filters a cursor is bound to.",
-            on_test_set_page(
-                "A runtime that seals cursors takes one only for the same list, filters and "
-                "caller, within a day; otherwise 400 bad-input, and the list starts again "
-                "without it.",
-            ),
-        ),
-    )
+    @response_check("test-set", _OTHER_FILTERS)
     def cases_match_the_other_filters(context: CheckContext) -> bool | None:
         """Every case on a page matches each filter of the request that no rule of its own
         judges, as the document declares the filter."""
         return judge_unruled(context, UNRULED)
+
+    @scenario_check("test-set", _OTHER_FILTERS)
+    def other_filters_narrow_the_walk(s: Scenario) -> None:
+        """For each filter no rule of its own judges, the list is walked at up to three values its
+        cases hold (from a whole walk without it): every page is judged by
+        cases_match_the_other_filters, and on a list that stood still the filtered walk lists
+        every case of that value."""
+        project = s.project()
+        first = s.walk(project, limit=FULL_LIMIT)
+        for declared in UNRULED:
+            for value in values_held(first.cases, declared.field):
+                narrowed = s.walk(project, limit=FULL_LIMIT, **{declared.name: value})
+                readings = Readings(first, s.walk(project, limit=FULL_LIMIT, again=True))
+                if not (readings.judgeable and narrowed.complete) or readings.moved:
+                    continue  # the pages were judged; which cases belong is not known
+                wanted = {
+                    case.get("id")
+                    for case in first.cases
+                    if declared.admits(case, declared.read(value))
+                }
+                missing = sorted(map(str, wanted - set(narrowed.ids)))
+                if missing:
+                    raise Violation(
+                        f"{declared.name}={value} left out cases that hold that value",
+                        expected=f"{len(wanted)} cases with {declared.field}: {value!r}",
+                        received=f"{len(set(narrowed.ids))}; missing {missing[:5]}",
+                        exchange=narrowed.exchanges[-1],
+                    )
+
+
+def values_held(cases: list[dict[str, Any]], field: str, most: int = 3) -> list[str]:
+    """Up to `most` values of `field` that `cases` hold as strings, the most held first (then in
+    the cases' order): the values a filter of that field is walked at."""
+    counted: dict[str, int] = {}
+    for case in cases:
+        value = case.get(field)
+        if isinstance(value, str) and value:
+            counted[value] = counted.get(value, 0) + 1
+    return sorted(counted, key=lambda value: -counted[value])[:most]
 
 
 # -- scenarios
