@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -23,6 +22,7 @@ from evalmock.harness.checks.filters import UNRULED, judge_unruled, unmatched
 from evalmock.harness.checks.outcomes import Violation
 from evalmock.harness.checks.policy import Policy
 from evalmock.paths import openapi_dir
+from revised_documents import with_a_run_id_filter
 
 from .builders import correction_case, hand_case, page
 
@@ -31,17 +31,6 @@ RUN_ID = declared_filter("runId", {"narrows": True, "case-field": "runId", "curs
 
 GENERIC, WALKED = "cases_match_the_other_filters", "other_filters_narrow_the_walk"
 SCRIPT = Path(__file__).with_name("declared_filters_revised.py")
-KIND_RULE = "case-rule: cases_have_the_requested_kinds, "
-# What a maintainer writes when the page gains a runId filter: its declaration, after kind's.
-RUN_ID_AFTER = "        - name: limit\n"
-RUN_ID_PARAMETER = """        - name: runId
-          in: query
-          required: false
-          description: Only cases of this run.
-          schema:
-            type: string
-          x-evalmock-query: {narrows: true, case-field: runId, cursor-binds: true, bad-value: page}
-"""
 
 
 def what_the_harness_reads(documents: Path, *audit: str) -> dict[str, Any]:
@@ -64,15 +53,7 @@ def shipped() -> dict[str, Any]:
 
 @pytest.fixture(scope="module")
 def revised_documents(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The documents with a runId filter added (no rule of its own) and kind's rule taken away."""
-    documents = tmp_path_factory.mktemp("documents") / "openapi"
-    shutil.copytree(openapi_dir(), documents)
-    test_set = documents / "agent-test-set.yaml"
-    text = test_set.read_text(encoding="utf-8")
-    assert text.count(KIND_RULE) == 1 and text.count(RUN_ID_AFTER) == 1
-    text = text.replace(KIND_RULE, "").replace(RUN_ID_AFTER, RUN_ID_PARAMETER + RUN_ID_AFTER)
-    test_set.write_text(text, encoding="utf-8")
-    return documents
+    return with_a_run_id_filter(tmp_path_factory.mktemp("documents"))
 
 
 @pytest.fixture(scope="module")
