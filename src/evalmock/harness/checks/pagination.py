@@ -36,7 +36,8 @@ SHORT_LIST = 10  # a list this short without a divisor is walked at limit 1 to e
 _NEWEST_FIRST = on_test_set_page("Cursor-paginated, newest added first.")
 _AS_IT_CAME = on_test_set_page("Where the previous page ended: its nextCursor, as it came.")
 _FIRST_PAGE = on_test_set_page("Absent → first page.")
-_LIMIT = on_test_set_page("1..100. Default 25.")
+# the page's words stating limit's bounds and default, as the document keeps them with the numbers
+_LIMIT = tuple(on_test_set_page(words) for words in operation("test-set").page_words("limit"))
 _LIMIT_READING = "limit bounds how many cases one page of this cursor-paginated list holds."
 
 
@@ -54,7 +55,7 @@ def requested_limit(exchange: Exchange) -> int | None:
     return limit if LIMIT["minimum"] <= limit <= LIMIT["maximum"] else None
 
 
-@response_check("test-set", page(_LIMIT, reading=_LIMIT_READING))
+@response_check("test-set", page(*_LIMIT, reading=_LIMIT_READING))
 def page_holds_at_most_limit(context: CheckContext) -> bool | None:
     """A page holds at most limit cases (the document's default when limit is left out)."""
     exchange = context.exchange
@@ -323,7 +324,7 @@ _FULL_PAGES = (
 
 @scenario_check(
     "test-set",
-    inferred(_FULL_PAGES, on_test_set_page("default: 25 >= 1 <= 100"), _LIMIT),
+    inferred(_FULL_PAGES, *_LIMIT),
     formerly=("default_limit_is_25",),
 )
 @stating(
@@ -347,7 +348,7 @@ def default_limit_fills_a_first_page(s: Scenario) -> None:
         )
 
 
-@scenario_check("test-set", inferred(_FULL_PAGES, _LIMIT))
+@scenario_check("test-set", inferred(_FULL_PAGES, *_LIMIT))
 def limit_fills_a_first_page(s: Scenario) -> None:
     """A first page at the smallest limit, at 7 and at the largest holds exactly that many cases
     when the targets say the project has more, unless the page says it is the last (the list holds
