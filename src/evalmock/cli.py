@@ -312,8 +312,20 @@ def _fixtures_command(commands: argparse._SubParsersAction[argparse.ArgumentPars
     )
     export.add_argument("--agent", help="only this agent")
     export.add_argument("--project", help="only this project")
-    export.add_argument("--include-retired", action="store_true", help="retired cases too")
-    export.add_argument("--kind", help="only these kinds, comma-separated (correction,hand)")
+    export.add_argument(
+        "--filter",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="only the cases the list answers with this filter of the document (repeatable): "
+        "--filter kind=hand, --filter include=retired",
+    )
+    export.add_argument(
+        "--include-retired",
+        action="store_true",
+        help="retired cases too (--filter include=retired)",
+    )
+    export.add_argument("--kind", help="only these kinds, comma-separated (--filter kind=...)")
     export.add_argument(
         "--limit", type=positive, help="at most this many cases per agent and project"
     )

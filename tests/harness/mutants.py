@@ -611,8 +611,8 @@ MUTATIONS: list[Mutation] = [
     Mutation(
         "default-limit-20",
         "the default page size is 20, not 25",
-        "default_limit_is_25",
-        ("default_limit_is_25",),
+        "default_limit_fills_a_first_page",
+        ("default_limit_fills_a_first_page",),
         request=rewrite_query(_default_limit_20),
         policy=STRICT,
     ),

@@ -90,7 +90,8 @@ def results_with(breaking: int = 45) -> Results:
         shape=shape,
     )
     results.skipped(
-        find_check("default_limit_is_25", "test-set"), "the targets do not state active_cases"
+        find_check("default_limit_fills_a_first_page", "test-set"),
+        "the targets do not state active_cases",
     )
     return results
 
@@ -219,7 +220,8 @@ def test_an_incomplete_audit_is_an_error_in_junit_and_its_verdict_a_property(
     path = tmp_path / "junit.xml"
     incomplete = Results(Policy(), ("test-set",))
     incomplete.skipped(
-        find_check("default_limit_is_25", "test-set"), "the targets do not state active_cases"
+        find_check("default_limit_fills_a_first_page", "test-set"),
+        "the targets do not state active_cases",
     )
     assert incomplete.verdict is Verdict.INCOMPLETE
     write_junit(incomplete, path, Redactor())
@@ -248,7 +250,7 @@ def test_junit_names_levels_skips_and_passes_warnings_with_their_text(tmp_path: 
     assert "warning:" in (warned.findtext("system-out") or "")
     level = suite.find("testcase[@name='page_is_newest_first']/properties/property[@name='level']")
     assert level is not None and level.get("value") == "page"
-    assert suite.find("testcase[@name='default_limit_is_25']/skipped") is not None
+    assert suite.find("testcase[@name='default_limit_fills_a_first_page']/skipped") is not None
     assert all(case.get("classname", "").startswith("test-set.") for case in suite.iter("testcase"))
 
 
@@ -546,7 +548,7 @@ def test_what_a_service_sent_cannot_break_out_of_the_markdown_report() -> None:
         ),
         shape=request_shape("GET", LIST, 200),
     )
-    results.skipped(find_check("default_limit_is_25", "test-set"), f"why | {planted}")
+    results.skipped(find_check("default_limit_fills_a_first_page", "test-set"), f"why | {planted}")
     results.notes.append(f"a note [click](javascript:alert(1)) {planted}")
     html = MarkdownIt("commonmark").enable("table").render(render_markdown(results, base_url="h"))
     assert "<img" not in html and 'href="javascript' not in html

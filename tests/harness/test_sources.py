@@ -11,7 +11,12 @@ from pathlib import Path
 import pytest
 
 from evalmock.contract import case_rules, client_rules
-from evalmock.contract.pages import PAGE_TITLES, PAGES_DIR_VARIABLE
+from evalmock.contract.pages import (
+    DIGITALOCEAN_PAGE,
+    PAGE_TITLES,
+    PAGES_DIR_VARIABLE,
+    TEST_SET_PAGE,
+)
 from evalmock.contract.sources import (
     PAGES,
     Level,
@@ -92,6 +97,23 @@ def pages() -> dict[str, list[str]]:
     return read_pages(PAGES_DIR)
 
 
+def _lines_holding(
+    pages: dict[str, list[str]], words: str, page_name: str = TEST_SET_PAGE
+) -> list[int]:
+    """The lines (from 1) of a page that hold `words`, found by the test itself: a revision of the
+    page that moves them moves what the test expects."""
+    wanted = normalise(words)
+    return [n for n, line in enumerate(pages[page_name], 1) if wanted in normalise(line)]
+
+
+def _first_line_holding(
+    pages: dict[str, list[str]], words: str, page_name: str = TEST_SET_PAGE
+) -> int:
+    found = _lines_holding(pages, words, page_name)
+    assert found, f"{page_name} no longer holds {words!r}"
+    return found[0]
+
+
 def _not_on_the_page(name: str, source: Source) -> list[str]:
     """What a rule quotes that its page (in EVALMOCK_PAGES_DIR or ../shared/seeds) no longer says,
     naming the rule and the quote."""
@@ -149,7 +171,8 @@ def test_forty_lines_inserted_on_top_of_the_pages_move_every_cited_line_by_forty
     after = {(name, quote): quote.lines for name, source in SOURCES for quote in source.quotes}
     assert all(before.values()), "every quote is found on the pages as they are"
     assert after == {key: tuple(n + 40 for n in lines) for key, lines in before.items()}
-    assert "line 412)" in render_rules()  # database-busy, on line 372 before
+    moved = _first_line_holding(pages, "database-busy") + 40
+    assert f"(List a project's cases of an agent's test set, line {moved})" in render_rules()
 
 
 def test_forty_lines_inserted_on_top_of_the_pages_move_their_coverage_by_forty(
@@ -281,10 +304,14 @@ def test_a_quote_is_cited_by_its_page_s_title_and_the_line_its_words_stand_on(
     pages: dict[str, list[str]],
 ) -> None:
     listing = str(on_test_set_page("database-busy"))
-    assert listing == "“database-busy” (List a project's cases of an agent's test set, line 372)"
+    line = _first_line_holding(pages, "database-busy")
+    title = "List a project's cases of an agent's test set"
+    assert listing == f"“database-busy” ({title}, line {line})"
     source = page(on_digitalocean_page("get/v2/gen-ai"))
+    line = _first_line_holding(pages, "get/v2/gen-ai", DIGITALOCEAN_PAGE)
     assert (
-        "(Retrieve Information About an Existing Evaluation Test Case, line 5)" in source.describe()
+        f"(Retrieve Information About an Existing Evaluation Test Case, line {line})"
+        in source.describe()
     )
     tables = render_rules()
     assert (
@@ -308,5 +335,8 @@ def test_words_the_page_repeats_in_each_errors_block_are_cited_at_every_line(
     # A 404's X-Request-Id rule stands on the 404 block's copy of the sentence as much as on the 400
     # block's.
     [quote] = find_check("request_id_header_is_the_envelope_s", "test-set").source.quotes
-    assert quote.lines == (279, 319, 359, 399)
-    assert "line 279 (again at lines 319, 359 and 399)" in quote.citation
+    first, *again = _lines_holding(pages, quote.text)
+    assert len(again) >= 2, "the page repeats these words in each error's block"
+    assert quote.lines == (first, *again)
+    later = ", ".join(str(line) for line in again[:-1]) + f" and {again[-1]}"
+    assert f"line {first} (again at lines {later})" in quote.citation

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 
 import orjson
 
+from evalmock.contract.operations import operation
 from evalmock.defaults import CHURN_RETIRE_EVERY
 from evalmock.world.cases import CaseFactory
 from evalmock.world.hashing import splitmix64, stable_hash
@@ -35,7 +36,9 @@ from evalmock.world.timeline import NEWEST, arrived_at, parse_rfc3339
 from evalmock.world.world import CaseQuery, EncodedPage, World, category_filter
 
 RETIRE_EVERY = CHURN_RETIRE_EVERY  # every so many arrivals in a list retire one of its cases
-RETIRE_WITHIN = 25  # ... one of its newest this many (a first page, where a user sees it go)
+# ... one of its newest this many: a first page at the document's default limit, where a user
+# sees it go
+RETIRE_WITHIN = operation("test-set").parameters["limit"]["schema"]["default"]
 _DAY = 86_400
 _ACTIVE = frozenset({HAND_ACTIVE, CORRECTION_ACTIVE})
 _ACTIVE_OF = {HAND_RETIRED: HAND_ACTIVE, CORRECTION_RETIRED: CORRECTION_ACTIVE}

@@ -111,8 +111,9 @@ def render_rules(checks: Iterable[Check] = CHECKS) -> str:
         for check in sorted(
             found, key=lambda c: (c.level.value != "page", c.level.value, c.kind, c.name)
         ):
+            formerly = "".join(f" (formerly `{name}`)" for name in check.formerly)
             lines.append(
-                f"| `{check.name}` | {check.level} | {KIND_WORDS[check.kind]} | "
+                f"| `{check.name}`{formerly} | {check.level} | {KIND_WORDS[check.kind]} | "
                 f"{_cell(check.rule)} "
                 f"| {source_cell(check.source)} |"
             )

@@ -93,7 +93,7 @@ class TestSetCases:
         self,
         agent_id: str,
         project_id: str,
-        limit: int = 25,
+        limit: int,  # the document's default when left out (dispatch.py passes it)
         cursor: str | None = None,
         token_info: dict[str, Any] | None = None,
         **filters: str,
