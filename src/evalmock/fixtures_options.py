@@ -16,7 +16,23 @@ def fixtures_command(commands: argparse._SubParsersAction[argparse.ArgumentParse
     fixture_commands = fixtures.add_subparsers(
         dest="fixtures_command", required=True, metavar="ACTION"
     )
-    export = fixture_commands.add_parser(
+    _export_command(fixture_commands)
+    import_command(fixture_commands)
+    listing = fixture_commands.add_parser("list", help="list the curated fixture cases")
+    listing.add_argument(
+        "--seed", type=int, default=DEFAULT_SEED, help=f"world seed (default {DEFAULT_SEED})"
+    )
+    schema = fixture_commands.add_parser(
+        "schema", help="write the JSON Schema of a data file, for editors"
+    )
+    schema.add_argument(
+        "--output", "-o", default="-", help="file to write (default: standard output)"
+    )
+
+
+def _export_command(actions: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """`evalmock fixtures export`: a world, or a slice of it, as a data file."""
+    export = actions.add_parser(
         "export",
         help="write a world, or a slice of it, as a JSON data file (for `evalmock serve --data`)",
     )
@@ -58,16 +74,5 @@ def fixtures_command(commands: argparse._SubParsersAction[argparse.ArgumentParse
     short = "short-form cases: each without what loading fills back as it was (default: whole)"
     export.add_argument("--short", action="store_true", help=short)
     export.add_argument(
-        "--output", "-o", default="-", help="file to write (default: standard output)"
-    )
-    import_command(fixture_commands)
-    listing = fixture_commands.add_parser("list", help="list the curated fixture cases")
-    listing.add_argument(
-        "--seed", type=int, default=DEFAULT_SEED, help=f"world seed (default {DEFAULT_SEED})"
-    )
-    schema = fixture_commands.add_parser(
-        "schema", help="write the JSON Schema of a data file, for editors"
-    )
-    schema.add_argument(
         "--output", "-o", default="-", help="file to write (default: standard output)"
     )
