@@ -151,6 +151,24 @@ def test_a_reload_that_changes_one_list_leaves_the_walks_of_the_others_going(
     assert page(handler, limit=1)["data"][0]["id"] == "case-a4"
 
 
+def test_under_churn_a_reload_keeps_the_other_lists_moving_and_their_cursors_open(
+    tmp_path: Path,
+) -> None:
+    """A cursor of a list the reload left alone, issued after cases arrived at its top, still opens
+    after the reload: the list goes on moving as it was, not started still again."""
+    path = write(tmp_path / "two.json", two_lists(4, 4))
+    live = live_from(path, data_only=False)
+    handler = TestSetCases(live, CursorSealer(b"key", clock=FrozenClock()), churn=1)
+    walk = dict(agent=EXAMPLE_AGENT, project=EXAMPLE_PROJECT, limit=2)
+    for _ in range(3):  # three arrivals at the top of the generated list
+        first = page(handler, **walk)
+    write(path, two_lists(5, 4))  # PROJECT's list only
+    assert live.reload() is True
+    following = page(handler, **walk, cursor=first["nextCursor"])
+    ids = [case["id"] for case in first["data"] + following["data"]]
+    assert len(following["data"]) == 2 and len(set(ids)) == 4
+
+
 def test_a_list_changed_back_takes_its_earlier_cursors_again(tmp_path: Path) -> None:
     path = write(tmp_path / "two.json", two_lists(4, 4))
     live = live_from(path)

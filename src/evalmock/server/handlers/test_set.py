@@ -85,8 +85,9 @@ class TestSetCases:
         if not self.churn:
             return world.encoded_page(query, after, limit)
         if self._churning is None or self._churning.world is not world:
-            # a reload's world starts still again: its cursors are refused anyway (DATA_CHANGED)
-            self._churning = ChurningWorld(world, self.churn)
+            # a reload's world: the lists it left alone keep moving as they were, so their
+            # cursors still open; the lists it changed start still again
+            self._churning = ChurningWorld(world, self.churn, carried=self._churning)
         return self._churning.encoded_page(query, after, limit)
 
     async def list_cases(
