@@ -286,7 +286,7 @@ def test_the_figures_of_waiting_are_stated_once_in_the_readme_and_pointed_to_els
 
 
 def docs_named_in(text: str) -> set[str]:
-    # our pages' names are lower case; a page's quote naming its own docs (API-ROUTE-...) is not ours
+    # ours are lower case; a page's quote naming its own docs (API-ROUTE-...) is not ours
     return set(re.findall(r"\bdocs/[a-z0-9/-]+\.md\b", text))
 
 
