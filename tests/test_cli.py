@@ -104,6 +104,17 @@ def test_churn_is_off_unless_asked_for() -> None:
     assert build_parser().parse_args(["serve", "--churn", "7"]).churn == 7
 
 
+def test_version_prints_the_installed_version_without_a_command(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    from importlib.metadata import version
+
+    with pytest.raises(SystemExit) as exited:
+        main(["--version"])
+    assert exited.value.code == 0
+    assert capsys.readouterr().out == f"evalmock {version('evalmock')}\n"
+
+
 def _integer_options() -> list[tuple[list[str], str]]:
     """Every integer option of every command: (the command's words, the option)."""
     from evalmock import arguments

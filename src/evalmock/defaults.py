@@ -4,8 +4,11 @@ with it, and the container's health check reads where a server listens without i
 else."""
 
 DEFAULT_SEED = 42  # of the world, and of `--anonymize`'s made-up people
+DEFAULT_CASES = 1000  # the world's generated cases per agent and project
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8080  # evalmock serve
+# where `evalmock serve` keeps sessions: in its own process (`--store redis://...` shares them)
+DEFAULT_STORE = "memory"
 DEFAULT_PROXY_PORT = 8081  # evalmock proxy
 # A server listening on every interface is reached on this machine at the loopback address of its
 # family.

@@ -215,10 +215,10 @@ def test_a_dripped_answer_to_schemathesis_is_cut_at_its_deadline(mock: Mock) -> 
     length = [(b"content-length", b"2400")]
     drip = answering(length, repeated(b" ", 2400, pause=0.25))
     with attacked(mock, drip, every=10, most=10) as attacker:
-        report, took = audit(attacker, mock, request_timeout=2, timeout=120)
+        # uncut, one answer alone would take 600 s: the audit's own 120 s bound is what fails then
+        report, _ = audit(attacker, mock, request_timeout=2, timeout=120)
     assert attacker.attacked == 10
     assert_named(report, "10 of its requests", "was not over within 2 s", "--request-timeout")
-    assert took < 120  # ten answers of 2 s each, and the rest of the audit
 
 
 def cursor_rewriter(app: Any, size: int) -> Any:

@@ -164,7 +164,8 @@ def rule_problems(text: str, suffix: str) -> list[tuple[str, str]]:
         path = Path(folder) / f"recording{suffix}"
         path.write_text(text, encoding="utf-8")
         try:
-            load_data([path], _data_only_world())
+            # what the service left out is refused, never filled in: it never said it
+            load_data([path], _data_only_world(), short_form=False)
         except DataFileError as exc:
             return [(problem.pointer, problem.message) for problem in exc.problems]
     return []

@@ -23,7 +23,7 @@ from evalmock.harness.run.answer_deadline import held_to_deadlines, reading_unti
 from evalmock.harness.run.answer_limits import AnswerOverLimit, read_exchange
 from evalmock.harness.run.bounded_requests import MAX_URL_SHOWN
 from evalmock.harness.run.options import Audit, AuditError
-from evalmock.harness.run.throttle import Throttle
+from evalmock.harness.run.throttle import Throttle, request_kind
 
 # a resource no service holds, asked for by probe_answers
 MADE_UP_UUID = "00000000-0000-4000-8000-00000000e404"
@@ -176,6 +176,7 @@ def turned_away_targets(
             lambda path=path, query=query, api=api: _get(audit, path, query, timeout, api),
             lambda answer: (answer.status, answer.headers) if answer is not None else (0, {}),
             judge=None if judge is None else _judged_as(api, judge),
+            what=request_kind("GET", path),
         )
         # None: no answer, which the checks will say
         if response is not None and response.status == 403:

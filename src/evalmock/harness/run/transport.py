@@ -18,7 +18,7 @@ from evalmock.harness.run.answer_limits import (
     oversized_value,
     read_exchange,
 )
-from evalmock.harness.run.throttle import Throttle, asked_status
+from evalmock.harness.run.throttle import Throttle, asked_status, request_kind
 
 
 class HttpSender:
@@ -51,6 +51,7 @@ class HttpSender:
                 lambda answer: (answer.status, answer.headers),
                 asked_for=asked_status(headers),  # a 503 asked for (Prefer: code=503) is the answer
                 judge=self.judge,
+                what=request_kind("GET", path),
             )
         except httpx.TransportError as exc:
             raise no_answer(httpx.URL(path, params=query), exc, self.client.timeout.read) from None
