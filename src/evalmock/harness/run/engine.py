@@ -83,6 +83,8 @@ def run_audit(
     turned_away = turned_away_targets(audit, throttle, preflight_judge(audit, preflight))
     results = Results(audit.policy, audit.apis)
     preflight.replay(results)
+    for cut in audit.preflight_cuts:  # the checks never see these answers: named here
+        results.gap(cut)
     plans = {api: _plan_api(api, audit, results) for api in audit.apis}
     with worker_pool(audit.workers) as pool:
         # The longest tasks start first (Schemathesis's shards, stateful the longest), so that with
