@@ -1,19 +1,27 @@
 """No secret of the traffic reaches a data file in any form a service may echo it in: another
 letter case, %-encoded, base64, with a zero-width character inside, full-width, a Basic password
 decoded, or as an id in the request's path; each is left out and named by where it stands, never by
-its value."""
+its value; through `fixtures import` and through `proxy --record` alike."""
 
 from __future__ import annotations
 
 import base64
 from pathlib import Path
+from typing import Any
 
 import pytest
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse
+from starlette.routing import Route
 
 from data_builders import AGENT, PROJECT, case
 from evalmock.cli import main
+from harness.serving import serving
+from proxy.running import proxying
 
 from .har_files import entry, har, list_url, page
+from .walking import LIST, browser
 
 TOKEN = "bearer-Token-0123456789"
 PASSWORD = "s3cret-passw0rd!"
@@ -113,3 +121,32 @@ def test_a_secret_in_the_place_a_refusal_names_is_not_said(
     )
     assert shown not in summary and shown.encode() not in written
     assert "left out; why quotes a secret of the traffic" in summary
+
+
+def echoing_service(app_cases: list[dict[str, Any]]) -> Any:
+    """A list of the test-set API whose answers echo the caller's token, upper-cased, and its
+    cookie in a case: what `proxy --record` must keep out of the data file."""
+
+    async def cases(request: Request) -> JSONResponse:
+        token = request.headers.get("authorization", "").removeprefix("Bearer ")
+        cookie = request.headers.get("cookie", "")
+        echo = case("case-echo", "2026-10-04T12:00:00Z", runId=f"for {token.upper()} ({cookie})")
+        return JSONResponse({"data": [*app_cases, echo], "hasMore": False})
+
+    return Starlette(routes=[Route("/v1/agents/{agent}/test-set/cases", cases)])
+
+
+def test_proxy_record_keeps_what_a_service_echoes_of_the_caller_s_credentials_out(
+    tmp_path: Path,
+) -> None:
+    data = tmp_path / "staging.yaml"
+    upstream_app = echoing_service([case("case-plain", "2026-10-05T12:00:00Z")])
+    with serving(upstream_app) as upstream, proxying(upstream, "--record", str(data)) as proxy:
+        with browser(proxy.base_url, TOKEN, cookie="theme=dark-secret-cookie") as client:
+            answer = client.get(LIST.format(agent=AGENT), params={"projectId": PROJECT})
+            assert answer.status_code == 200 and TOKEN.upper() in answer.text  # it did echo
+        proxy.session.write_outputs()  # as `kill -USR1` does
+    written = data.read_bytes()
+    assert b"case-plain" in written and b"case-echo" not in written
+    for secret in (TOKEN, TOKEN.upper(), "dark-secret-cookie"):
+        assert secret.encode() not in written
