@@ -3,6 +3,7 @@ refused."""
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
@@ -163,7 +164,49 @@ def test_a_key_like_none_lists_the_keys_of_its_table(tmp_path: Path) -> None:
         load_targets(path)
     assert str(raised.value) == (
         f"{path}: test_set.projects[0]: unknown key colour; remove it, or write one of "
-        "agent_id, project_id, has_retired, has_hand, has_corrections, active_cases"
+        "agent_id, project_id, has_retired, has_hand, has_corrections, active_cases, "
+        "active_cases_at"
+    )
+
+
+@pytest.mark.parametrize(
+    ("suffix", "written"),
+    [
+        (".toml", "active_cases_at = 2026-11-21T10:00:00+01:00"),  # a TOML date-time
+        (".toml", 'active_cases_at = "2026-11-21T09:00:00Z"'),
+        (".yaml", "active_cases_at: 2026-11-21T09:00:00Z"),  # a YAML timestamp
+        (".json", '"active_cases_at": "2026-11-21T09:00:00Z"'),
+    ],
+)
+def test_the_moment_of_a_count_is_read_as_one_instant_in_utc(
+    tmp_path: Path, suffix: str, written: str
+) -> None:
+    path = tmp_path / f"targets{suffix}"
+    if suffix == ".toml":
+        text = f'[[test_set.projects]]\nagent_id = "a"\nproject_id = "p"\n{written}\n'
+    elif suffix == ".yaml":
+        text = f"test_set:\n  projects:\n    - agent_id: a\n      project_id: p\n      {written}\n"
+    else:
+        project = f'{{"agent_id": "a", "project_id": "p", {written}}}'
+        text = f'{{"test_set": {{"projects": [{project}]}}}}'
+    path.write_text(text, encoding="utf-8")
+    [project] = load_targets(path).projects
+    assert project.active_cases_at == datetime(2026, 11, 21, 9, 0, tzinfo=UTC)
+    dump_targets(load_targets(path), path)  # written back as it reads again
+    assert load_targets(path).projects[0].active_cases_at == project.active_cases_at
+
+
+@pytest.mark.parametrize("value", ['"yesterday"', "2026-11-21T09:00:00", '"2026-11-21"', "12"])
+def test_a_moment_without_its_offset_is_refused(tmp_path: Path, value: str) -> None:
+    path = tmp_path / "targets.toml"
+    path.write_text(
+        f'[[test_set.projects]]\nagent_id = "a"\nproject_id = "p"\nactive_cases_at = {value}\n',
+        encoding="utf-8",
+    )
+    with pytest.raises(TargetsError) as raised:
+        load_targets(path)
+    assert "test_set.projects[0].active_cases_at must be a date-time with its offset" in str(
+        raised.value
     )
 
 

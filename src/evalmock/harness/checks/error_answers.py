@@ -231,7 +231,7 @@ def expect_error(exchange: Exchange, status: int, code: str | None, what: str) -
 def unknown_agent_is_agent_not_found(s: Scenario) -> None:
     """An agent id that names no agent gets 404 agent-not-found, never a page."""
     project = s.project()
-    exchange = s.list_cases(project, agent_id=UNKNOWN_AGENT)
+    exchange = s.list_cases(project, agent_id=UNKNOWN_AGENT, own_request_id=True)
     expect_error(exchange, 404, CODE_OF_STATUS[404], f"agent {UNKNOWN_AGENT!r} is unknown")
 
 

@@ -3,21 +3,23 @@ page."""
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Any
 
 from evalmock.contract.operations import operation
 from evalmock.contract.sources import inferred, on_test_set_page, page
-from evalmock.contract.targets import ProjectTarget
+from evalmock.contract.targets import ProjectTarget, rfc3339
 from evalmock.harness.checks.case_invariants import page_cases
 from evalmock.harness.checks.context import CheckContext
+from evalmock.harness.checks.counts import dated_between, service_time, since
 from evalmock.harness.checks.exchange import Exchange
 from evalmock.harness.checks.moving import Readings, differences, first_parting, listed_count
 from evalmock.harness.checks.outcomes import Skip, Violation, json_body
 from evalmock.harness.checks.registry import response_check, scenario_check
 from evalmock.harness.checks.scenario import Scenario, Walk
+from evalmock.harness.checks.walk_pages import WalkLedger
 from evalmock.harness.checks.walk_rules import (
     assert_follows_has_more,
-    assert_lists_every_active_case,
     assert_newest_first,
     follow,
 )
@@ -179,7 +181,8 @@ def full_last_page_limit(count: int | None, walked: tuple[int, ...]) -> int | No
         reading="Following each page's nextCursor from the first page lists every matching case "
         "once, newest first, "
         "whatever the page size; a case listed before and after the walks, on a list in use, "
-        "is listed by every walk between.",
+        "is listed by every walk between. A count of active cases holds at one moment: cases "
+        "added after it, and cases retired after it (their retired.at), are the difference.",
     ),
     each_project=True,
 )
@@ -188,12 +191,15 @@ def walk_yields_every_case_once(s: Scenario) -> None:
     limit (no limit sent), at a small limit that reaches at least four pages when the targets'
     counts allow it, at a limit that ends on an exactly full page when the list's count has one,
     and at 100 again. Each walk lists no case twice and newest first. On a list that stood still,
-    all list the same cases (as many as the targets' active_cases, when stated): a walk that ends
-    early (hasMore: false before the last case) is caught. On a list seen to move (cases arrived or
-    left between the first walk and the last), every walk lists each case both of those list, and
-    the targets' count is set aside in a note. Walks followed in traffic (the proxy, --har) are
-    judged page by page by the same rules; their count only at a later whole walk that lists the
-    same cases as the first, else it is not judged."""
+    all list the same cases: a walk that ends early (hasMore: false before the last case) is
+    caught. A targets' active_cases stated with its moment (active_cases_at) must then match, up to
+    the cases whose own dates (include=retired lists them) say they were added or retired after
+    that moment; a count without its moment may be stale, and a difference is only noted. On a list
+    seen to move (cases arrived or left between the first walk and the last, or dated while the
+    walks ran, on the service's clock: its Date header), every walk lists each case both of those
+    list, and the targets' count is set aside in a note. Walks followed in traffic (the proxy,
+    --har) are judged page by page by the same rules; their count only at a later whole walk that
+    lists the same cases as the first, else it is not judged."""
     s.project()
     for project in s.targets.projects:
         full_what = f"limit={FULL_LIMIT}"
@@ -206,7 +212,10 @@ def walk_yields_every_case_once(s: Scenario) -> None:
         ledgers = {
             what: follow(walk.pages, walk.exchanges, limits[what]) for what, walk in walks.items()
         }
-        readings = Readings(first, last)
+        # the walks' span on the service's clock: a case dated within it moved the list
+        start, end = service_time(first.exchanges[0]), service_time(last.exchanges[-1])
+        read = [case for walk in walks.values() for case in walk.cases]
+        readings = Readings(first, last, tuple(dated_between(read, start, end)))
         where = f"{project.agent_id}/{project.project_id}"
         if readings.moved:
             _judge_on_a_moving_list(s, project, walks, readings, where)
@@ -217,9 +226,65 @@ def walk_yields_every_case_once(s: Scenario) -> None:
             if set(walk.ids) != set(first.ids):
                 _parted(project, where, what, walk, first, full_what)
         if first.complete:
-            assert_lists_every_active_case(
-                ledgers[full_what], project.active_cases, first.exchanges[-1]
-            )
+            _judge_the_count(s, project, ledgers[full_what], first, start, where)
+
+
+def _judge_the_count(
+    s: Scenario,
+    project: ProjectTarget,
+    ledger: WalkLedger,
+    walk: Walk,
+    start: datetime | None,
+    where: str,
+) -> None:
+    """The targets' count against a whole walk of a list that stood still while it was walked. A
+    count without its moment may be stale: a difference is said, never failed. A dated one is
+    explained by the cases' own dates (include=retired lists them all); what they do not explain
+    fails."""
+    stated, at = project.active_cases, project.active_cases_at
+    if stated is None or not ledger.whole or ledger.distinct == stated:
+        return
+    listed = ledger.distinct
+    if at is None:
+        s.notes.append(
+            f"The walks of {where} agree on {listed} active cases; the targets' active_cases "
+            f"({stated}) was not compared: it does not say when it was counted, so it may be "
+            "stale. Stating that moment (active_cases_at, as evalmock serve --write-targets "
+            "writes it) lets the audit explain the difference by the cases' own dates, or fail "
+            "it; so does updating the count."
+        )
+        return
+    why_not = f"the targets' active_cases ({stated} at {rfc3339(at)}) was not compared with the "
+    try:
+        everything = s.walk(project, limit=FULL_LIMIT, include="retired", again=True)
+    except Violation:  # include=retired's own rules judge that answer
+        s.notes.append(f"In {where}, {why_not}{listed} listed: include=retired gave no page.")
+        return
+    end = service_time(everything.exchanges[-1])
+    active = {case.get("id") for case in everything.cases if case.get("retired") is None}
+    if (
+        not everything.complete
+        or active != set(walk.ids)
+        or dated_between(everything.cases, start, end)
+    ):
+        s.notes.append(
+            f"In {where}, {why_not}{listed} listed: the list moved while the cases' dates were "
+            "read (include=retired listed other active cases, or cases dated meanwhile), or that "
+            "walk stopped at its bound."
+        )
+        return
+    counted = since(stated, at, everything.cases)
+    if counted.expected != listed:
+        raise Violation(
+            f"in {where}, the walk did not list every active case: {counted.arithmetic(listed)}",
+            expected=f"{counted.expected} cases",
+            received=f"{listed} cases",
+            exchange=walk.exchanges[-1],
+        )
+    s.notes.append(
+        f"In {where}, the walks list {listed} active cases, the targets' active_cases {stated}: "
+        f"the cases' own dates explain it ({counted.arithmetic(listed)})."
+    )
 
 
 def _parted(
@@ -346,7 +411,7 @@ def limit_fills_a_first_page(s: Scenario) -> None:
     page_holds_at_most_limit's rule."""
     project = s.project()
     for limit in (1, 7, 100):
-        body = s.page(project, limit=limit)
+        body = s.page(project, limit=limit, own_request_id=True)
         count = len(body["data"])
         if count > limit:
             raise Violation(

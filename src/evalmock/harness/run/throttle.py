@@ -21,6 +21,10 @@ from evalmock.harness.results.throttling import ThrottleReport
 T = TypeVar("T")
 
 UNSAID_WAIT = 1.0  # seconds to wait after a 429 that does not say how long
+# A gateway's 502 or 504 that the same request sent again does not get is not the API's answer
+# (docs/fairness.md, "A gateway's blip"): asked again once, this long after.
+GATEWAY_ERRORS = frozenset({502, 504})
+GATEWAY_WAIT = 0.5
 PREFER_CODE = re.compile(r"(?:^|[;,\s])code=([0-9]{3})\b")
 
 # Why a throttled answer was let through unretried.
@@ -169,13 +173,18 @@ class Throttle:
         asked_for: int | None = None,
         first: T | None = None,
         judge: Callable[[T], object] | None = None,
+        cleared: Callable[[T], object] | None = None,
     ) -> tuple[T, bool]:
         """The answer to `call()` after waiting out throttled ones, and whether it is still
         throttled (then no check may judge it). `answer` gives a response's status and headers
         (names in lower case; a value may be a list); `first`, an answer already received to the
         same request (sent within the rate); `judge` is given every throttled answer before it is
-        waited out (a 503 met by chance is held to its rules like any other answer)."""
+        waited out (a 503 met by chance is held to its rules like any other answer). A 502 or 504
+        is asked again once, GATEWAY_WAIT later: when that answer is another, `cleared` is given
+        the 502 or 504 (a gateway's, not the API's); when it is one again, it is the answer."""
         tries = 0
+        gateway_error: T | None = None
+        asked_again = False
         while True:
             if first is None:
                 self.pace()
@@ -183,6 +192,14 @@ class Throttle:
             else:
                 response, first = first, None
             status, headers = answer(response)
+            if status in GATEWAY_ERRORS and status != asked_for and not asked_again:
+                gateway_error, asked_again = response, True
+                self.sleep(GATEWAY_WAIT)
+                continue
+            if gateway_error is not None:
+                if status not in GATEWAY_ERRORS and cleared is not None:
+                    cleared(gateway_error)
+                gateway_error = None
             asked = throttle_wait(status, first_header(headers, "retry-after"), asked_for=asked_for)
             self._count(asked is not None, headers)
             if asked is None:
