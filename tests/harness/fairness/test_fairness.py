@@ -47,9 +47,16 @@ INFERRED = {
     "lazy_has_more": {"page_after_has_more_is_not_empty"},
     "do_ignores_a_malformed_version": {"version_that_is_no_integer_is_400"},
     "do_unlisted_metric_category": {"metric_enum_values_are_listed"},
+    "single_use_cursors": {"same_cursor_twice_gets_a_page_twice"},
 }
 # Each defect, and the rules an audit fails it by (at the default level).
-FAILS = {"cursor_not_bound_to_the_agent": {"cursor_is_bound_to_the_agent"}}
+FAILS = {
+    "cursor_not_bound_to_the_agent": {"cursor_is_bound_to_the_agent"},
+    "latest_cursor_only": {
+        "two_walks_at_once_each_reach_the_end",
+        "two_callers_walking_at_once_each_reach_the_end",
+    },
+}
 # Variations that differ from DigitalOcean's live service: failures only in the live profile.
 LIVE = {
     "do_400_malformed_id": {"unknown_test_case_is_404"},
