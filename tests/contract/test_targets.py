@@ -18,7 +18,10 @@ from evalmock.contract.targets import (
     targets_from_dict,
 )
 from evalmock.paths import fixtures_dir
+from evalmock.server.targets_file import targets_for
 from evalmock.world import World
+from evalmock.world.timeline import WORLD_NOW, parse_rfc3339
+from evalmock.world.world import CaseQuery
 
 
 def test_the_example_targets_match_the_default_world() -> None:
@@ -42,11 +45,29 @@ def test_the_example_targets_match_the_default_world() -> None:
             project.has_corrections,
             project.active_cases,
         ) == (fact.has_retired, fact.has_hand, fact.has_corrections, fact.active_cases)
+        assert project.active_cases_at == datetime.fromtimestamp(fact.counted_at or 0, UTC)
     assert {t.uuid: t.versions for t in targets.test_cases} == world.evaluation_test_case_versions()
     assert any(
         p.agent_id == "example" and p.project_id == "2489e9ad-2ee2-8e00-8ec9-32d5f69181c0"
         for p in targets.projects
     )
+
+
+def test_written_targets_say_when_each_count_holds_after_every_date_of_the_world() -> None:
+    # `serve --write-targets`: the world's "now", a day after its newest generated case; no case is
+    # added or retired later, so every case's dates agree with the count at that moment
+    world = World(cases=120)
+    targets = targets_for(world)
+    for project in targets.projects:
+        assert project.active_cases_at == datetime.fromtimestamp(WORLD_NOW, UTC)
+        query = CaseQuery(project.agent_id, project.project_id, include_retired=True)
+        for case in world.iter_cases(query):
+            for moment in (
+                case["addedAt"],
+                case["updatedAt"],
+                (case.get("retired") or {}).get("at"),
+            ):
+                assert moment is None or parse_rfc3339(moment) <= WORLD_NOW
 
 
 @pytest.mark.parametrize("suffix", [".toml", ".yaml"])
