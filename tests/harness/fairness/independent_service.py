@@ -263,6 +263,7 @@ class Service:
         self._listings = itertools.count(1)
         self._latest_cursor: str | None = None  # latest_cursor_only: the one slot
         self._used_cursors: set[str] = set()  # single_use_cursors: those that got their page
+        self._issued = itertools.count(1)
         self.app = Starlette(
             routes=[
                 Route("/v1/agents/{agentId}/test-set/cases", self.list_cases, methods=["GET"]),
@@ -541,12 +542,14 @@ class Service:
         return self._json(200, body, headers)
 
     def _issue_cursor(self, binding: dict[str, str], offset: Any) -> str:
+        # single_use_cursors: each cursor issued is another (as a store of used ones needs)
+        once = {"n": next(self._issued)} if "single_use_cursors" in self.variations else {}
         if self.varies("unsealed_cursors"):
-            cursor = _b64(json.dumps({"o": offset}).encode())
+            cursor = _b64(json.dumps({"o": offset, **once}).encode())
         else:
             payload = _b64(
                 json.dumps(
-                    {**binding, "o": offset, "t": int(self.clock())}, sort_keys=True
+                    {**binding, "o": offset, "t": int(self.clock()), **once}, sort_keys=True
                 ).encode()
             )
             cursor = f"{payload}.{self._sign(payload)}"

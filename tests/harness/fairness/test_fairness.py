@@ -412,6 +412,10 @@ def test_each_variation_changes_an_answer(independent: Independent, variation: s
     ):
         # twenty pages and a last one: cursors, page ends, busy answers
         walk(client, MAIN_PROJECT, limit=5)
+        # a page asked twice with its cursor, as a client retrying after a network error
+        cursor = get(client, LIST, {"projectId": MAIN_PROJECT, "limit": 5}).json()["nextCursor"]
+        for _ in range(2):
+            get(client, LIST, {"projectId": MAIN_PROJECT, "limit": 5, "cursor": cursor})
         for method, path, query, headers in PROBES:
             client.request(method, path, params=query or None, headers=headers)
         assert service.met[variation], f"no probe met {variation}"
