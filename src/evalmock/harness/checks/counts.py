@@ -10,7 +10,11 @@ from email.utils import parsedate_to_datetime
 from typing import Any
 
 from evalmock.contract.case_rules import instant
+from evalmock.contract.targets import ProjectTarget, rfc3339
 from evalmock.harness.checks.exchange import Exchange
+from evalmock.harness.checks.outcomes import Violation
+from evalmock.harness.checks.scenario import Scenario, Walk
+from evalmock.harness.checks.walk_pages import WalkLedger
 
 # A Date header is in whole seconds: a case dated within one second after it may precede it.
 DATE_RESOLUTION = timedelta(seconds=1)
@@ -91,3 +95,63 @@ def since(stated: int, at: datetime, everything: Iterable[dict[str, Any]]) -> Si
         elif added_at > at and case.get("retired") is None:
             added.append(case.get("id"))
     return Since(stated, at, tuple(retired), tuple(added))
+
+
+def judge_the_count(
+    s: Scenario,
+    project: ProjectTarget,
+    ledger: WalkLedger,
+    walk: Walk,
+    start: datetime | None,
+    limit: int,
+) -> None:
+    """The targets' count against a whole walk of a list that stood still while it was walked. A
+    count without its moment may be stale: a difference is said, never failed. A dated one is
+    explained by the cases' own dates (include=retired lists them all); what they do not explain
+    fails. `start`: when the walks began, on the service's clock; `limit`: the page size of the walk
+    with include=retired."""
+    where = f"{project.agent_id}/{project.project_id}"
+    stated, at = project.active_cases, project.active_cases_at
+    if stated is None or not ledger.whole or ledger.distinct == stated:
+        return
+    listed = ledger.distinct
+    if at is None:
+        s.notes.append(
+            f"The walks of {where} agree on {listed} active cases; the targets' active_cases "
+            f"({stated}) was not compared: it does not say when it was counted, so it may be "
+            "stale. Stating that moment (active_cases_at, as evalmock serve --write-targets "
+            "writes it) lets the audit explain the difference by the cases' own dates, or fail "
+            "it; so does updating the count."
+        )
+        return
+    why_not = f"the targets' active_cases ({stated} at {rfc3339(at)}) was not compared with the "
+    try:
+        everything = s.walk(project, limit=limit, include="retired", again=True)
+    except Violation:  # include=retired's own rules judge that answer
+        s.notes.append(f"In {where}, {why_not}{listed} listed: include=retired gave no page.")
+        return
+    end = service_time(everything.exchanges[-1])
+    active = {case.get("id") for case in everything.cases if case.get("retired") is None}
+    if (
+        not everything.complete
+        or active != set(walk.ids)
+        or dated_between(everything.cases, start, end)
+    ):
+        s.notes.append(
+            f"In {where}, {why_not}{listed} listed: the list moved while the cases' dates were "
+            "read (include=retired listed other active cases, or cases dated meanwhile), or that "
+            "walk stopped at its bound."
+        )
+        return
+    counted = since(stated, at, everything.cases)
+    if counted.expected != listed:
+        raise Violation(
+            f"in {where}, the walk did not list every active case: {counted.arithmetic(listed)}",
+            expected=f"{counted.expected} cases",
+            received=f"{listed} cases",
+            exchange=walk.exchanges[-1],
+        )
+    s.notes.append(
+        f"In {where}, the walks list {listed} active cases, the targets' active_cases {stated}: "
+        f"the cases' own dates explain it ({counted.arithmetic(listed)})."
+    )

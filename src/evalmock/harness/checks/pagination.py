@@ -3,21 +3,19 @@ page."""
 
 from __future__ import annotations
 
-from datetime import datetime
 from typing import Any
 
 from evalmock.contract.operations import operation
 from evalmock.contract.sources import inferred, on_test_set_page, page
-from evalmock.contract.targets import ProjectTarget, rfc3339
+from evalmock.contract.targets import ProjectTarget
 from evalmock.harness.checks.case_invariants import page_cases
 from evalmock.harness.checks.context import CheckContext
-from evalmock.harness.checks.counts import dated_between, service_time, since
+from evalmock.harness.checks.counts import dated_between, judge_the_count, service_time
 from evalmock.harness.checks.exchange import Exchange
 from evalmock.harness.checks.moving import Readings, differences, first_parting, listed_count
 from evalmock.harness.checks.outcomes import Skip, Violation, json_body
 from evalmock.harness.checks.registry import response_check, scenario_check
 from evalmock.harness.checks.scenario import Scenario, Walk
-from evalmock.harness.checks.walk_pages import WalkLedger
 from evalmock.harness.checks.walk_rules import (
     assert_follows_has_more,
     assert_newest_first,
@@ -226,65 +224,7 @@ def walk_yields_every_case_once(s: Scenario) -> None:
             if set(walk.ids) != set(first.ids):
                 _parted(project, where, what, walk, first, full_what)
         if first.complete:
-            _judge_the_count(s, project, ledgers[full_what], first, start, where)
-
-
-def _judge_the_count(
-    s: Scenario,
-    project: ProjectTarget,
-    ledger: WalkLedger,
-    walk: Walk,
-    start: datetime | None,
-    where: str,
-) -> None:
-    """The targets' count against a whole walk of a list that stood still while it was walked. A
-    count without its moment may be stale: a difference is said, never failed. A dated one is
-    explained by the cases' own dates (include=retired lists them all); what they do not explain
-    fails."""
-    stated, at = project.active_cases, project.active_cases_at
-    if stated is None or not ledger.whole or ledger.distinct == stated:
-        return
-    listed = ledger.distinct
-    if at is None:
-        s.notes.append(
-            f"The walks of {where} agree on {listed} active cases; the targets' active_cases "
-            f"({stated}) was not compared: it does not say when it was counted, so it may be "
-            "stale. Stating that moment (active_cases_at, as evalmock serve --write-targets "
-            "writes it) lets the audit explain the difference by the cases' own dates, or fail "
-            "it; so does updating the count."
-        )
-        return
-    why_not = f"the targets' active_cases ({stated} at {rfc3339(at)}) was not compared with the "
-    try:
-        everything = s.walk(project, limit=FULL_LIMIT, include="retired", again=True)
-    except Violation:  # include=retired's own rules judge that answer
-        s.notes.append(f"In {where}, {why_not}{listed} listed: include=retired gave no page.")
-        return
-    end = service_time(everything.exchanges[-1])
-    active = {case.get("id") for case in everything.cases if case.get("retired") is None}
-    if (
-        not everything.complete
-        or active != set(walk.ids)
-        or dated_between(everything.cases, start, end)
-    ):
-        s.notes.append(
-            f"In {where}, {why_not}{listed} listed: the list moved while the cases' dates were "
-            "read (include=retired listed other active cases, or cases dated meanwhile), or that "
-            "walk stopped at its bound."
-        )
-        return
-    counted = since(stated, at, everything.cases)
-    if counted.expected != listed:
-        raise Violation(
-            f"in {where}, the walk did not list every active case: {counted.arithmetic(listed)}",
-            expected=f"{counted.expected} cases",
-            received=f"{listed} cases",
-            exchange=walk.exchanges[-1],
-        )
-    s.notes.append(
-        f"In {where}, the walks list {listed} active cases, the targets' active_cases {stated}: "
-        f"the cases' own dates explain it ({counted.arithmetic(listed)})."
-    )
+            judge_the_count(s, project, ledgers[full_what], first, start, FULL_LIMIT)
 
 
 def _parted(
