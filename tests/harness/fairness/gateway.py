@@ -208,3 +208,32 @@ class RequestIdGateway:
             await send(message)
 
         await self.app(scope, receive, answer)
+
+
+class CacheHeadersGateway:
+    """A CDN's headers on every answer (`Via`, `X-Cache`, `Age`) and `Connection: close`: nothing
+    the pages speak of."""
+
+    def __init__(self, app: Any) -> None:
+        self.app = app
+        self.answers = 0
+
+    async def __call__(self, scope: Scope, receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+
+        async def answer(message: dict[str, Any]) -> None:
+            if message["type"] == "http.response.start":
+                self.answers += 1
+                headers = [
+                    *message.get("headers", []),
+                    (b"via", b"1.1 varnish"),
+                    (b"x-cache", b"MISS"),
+                    (b"age", b"0"),
+                    (b"connection", b"close"),
+                ]
+                message = {**message, "headers": headers}
+            await send(message)
+
+        await self.app(scope, receive, answer)

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import pytest
+from starlette.middleware.gzip import GZipMiddleware
 
 from evalmock.contract.targets import Targets
 from evalmock.harness.checks import scenario_checks
@@ -24,7 +25,7 @@ from shared import Waits
 
 from ..serving import serving
 from .conftest import Independent, fairness_targets
-from .gateway import BlipGateway, RequestIdGateway
+from .gateway import BlipGateway, CacheHeadersGateway, RequestIdGateway
 from .independent_service import Service
 from .moving_list import COUNTED_AT, RETIRED_EARLY
 from .service_data import MAIN_PROJECT
@@ -278,3 +279,16 @@ def test_a_gateway_that_puts_the_caller_s_request_id_on_the_answer_fails_at_page
     )
     assert results.conforms, failures(results)
     assert any(t.passed for t in results.rows() if t.check.name.startswith("request_id_header"))
+
+
+@pytest.mark.parametrize("strict", [False, True], ids=["default", "strict"])
+def test_gzip_and_a_cdn_s_headers_on_every_answer_conform(strict: bool) -> None:
+    # verified before this suite held it: answers compressed, Via, X-Cache, Age, Connection: close
+    gateway = CacheHeadersGateway(GZipMiddleware(Service().app, minimum_size=0))
+    with serving(gateway) as base_url:
+        results = audit_of(
+            base_url, fairness_targets(sealed_cursors=True), policy=Policy(strict=strict)
+        )
+    assert gateway.answers > 100
+    assert results.conforms and not results.warnings, failures(results)
+    assert_checked_both_apis(results)
