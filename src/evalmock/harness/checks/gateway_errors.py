@@ -9,6 +9,7 @@ from evalmock.harness.checks.outcomes import Violation
 from evalmock.harness.checks.registry import response_check
 
 GATEWAY_ERROR_RULE = "gateway_error_is_cleared_by_no_retry"
+GATEWAY_ERRORS = frozenset({502, 504})  # asked again once (run/throttle.py)
 _REASON = (
     "The pages describe the API's answers, not those of the gateways and proxies in front of it. "
     "A 502 Bad Gateway or 504 Gateway Timeout that the same request, sent again a moment later, "
@@ -24,7 +25,9 @@ def gateway_error_is_cleared_by_no_retry(context: CheckContext) -> bool | None:
     the second)."""
     exchange = context.exchange
     if not context.cleared_gateway_error:
-        return None
+        # an answer judged as it came: the API's, unless a 502 or 504 came again (the status rules
+        # judge that one) or was never asked again (recorded traffic)
+        return None if exchange.status in GATEWAY_ERRORS else True
     raise Violation(
         f"a gateway answered {exchange.status} once; the same request sent again got the API's "
         "answer",

@@ -12,6 +12,7 @@ from schemathesis.engine import Status
 from evalmock.contract.operations import operation
 from evalmock.contract.targets import Targets
 from evalmock.harness.checks.attribution import attribute
+from evalmock.harness.checks.gateway_errors import GATEWAY_ERRORS
 from evalmock.harness.checks.open_answers import refusal_left_open
 from evalmock.harness.checks.outcomes import TurnedAway
 from evalmock.harness.checks.target_keys import TARGET_NAMES
@@ -20,7 +21,7 @@ from evalmock.harness.results.findings import Gap, RequestRecord, request_shape
 from evalmock.harness.results.ledger import Recorder
 from evalmock.harness.run.fuzz_hooks import Refusal, ThrottledRetry, retry_after
 from evalmock.harness.run.judge import failure_example
-from evalmock.harness.run.throttle import GATEWAY_ERRORS, throttle_wait
+from evalmock.harness.run.throttle import throttle_wait
 from evalmock.harness.secrets.redactor import Redactor
 
 

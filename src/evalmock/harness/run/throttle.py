@@ -15,6 +15,7 @@ from typing import Any, TypeVar
 from evalmock.defaults import DEFAULT_BUDGET, DEFAULT_MAX_WAIT, DEFAULT_RETRIES
 from evalmock.exits import UsageError
 from evalmock.harness.checks.exchange import first_header
+from evalmock.harness.checks.gateway_errors import GATEWAY_ERRORS
 from evalmock.harness.results.gateway_rate import Rate, advertised_rate, observed_rate, suggestion
 from evalmock.harness.results.throttling import ThrottleReport
 
@@ -22,8 +23,7 @@ T = TypeVar("T")
 
 UNSAID_WAIT = 1.0  # seconds to wait after a 429 that does not say how long
 # A gateway's 502 or 504 that the same request sent again does not get is not the API's answer
-# (docs/fairness.md, "A gateway's blip"): asked again once, this long after.
-GATEWAY_ERRORS = frozenset({502, 504})
+# (checks/gateway_errors.py): asked again once, this many seconds after.
 GATEWAY_WAIT = 0.5
 PREFER_CODE = re.compile(r"(?:^|[;,\s])code=([0-9]{3})\b")
 
