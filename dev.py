@@ -29,8 +29,9 @@ USAGE = """usage: python3.11 dev.py serve [evalmock serve flags...]
        python3.11 dev.py engine     # as root on Debian: install and start a Docker engine,
                                     # make the base images
        python3.11 dev.py image      # the engine step if needed, then the images compose.yaml
-                                    # runs: evalmock:<version>, evalmock:latest and the
-                                    # balancer, evalmock-balancer:latest"""
+                                    # runs: evalmock:<version>, evalmock:latest, the
+                                    # balancer, evalmock-balancer:latest, and the session
+                                    # store, evalmock-store:latest"""
 
 
 def _install_fingerprint() -> str:
@@ -91,7 +92,7 @@ def compile_package(src: Path) -> bool:
 def _install(fingerprint: str) -> None:
     print(
         "installing evalmock and its pinned dependencies into .venv "
-        "(the first time takes a few minutes; pip's steps follow) ...",
+        "(once; README.md's 'What you wait for' says how long; pip's steps follow) ...",
         flush=True,
     )
     # DigitalOcean's SDKs (the sdk extra) serve only tests/sdk, which skip without them: where they

@@ -138,10 +138,16 @@ def throughput(wrk: str, replicas: int, seconds: int, runs: int) -> dict[str, fl
         for image in (os.environ.get("EVALMOCK_BALANCER_IMAGE"), engine.LB_IMAGE, "haproxy:2.6")
         if image and engine.image_exists(image)
     )
+    store_image = next(
+        image
+        for image in (os.environ.get("EVALMOCK_STORE_IMAGE"), engine.REDIS_IMAGE, "redis:7.0")
+        if image and engine.image_exists(image)
+    )
     env = {
         **os.environ,
         "EVALMOCK_PORT": str(port),
         "EVALMOCK_BALANCER_IMAGE": lb_image,
+        "EVALMOCK_STORE_IMAGE": store_image,
         "EVALMOCK_IMAGE": IMAGE,
     }
     compose = [

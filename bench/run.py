@@ -30,6 +30,7 @@ from typing import Any
 import audit_workers
 import chart
 import lib
+import sessions
 import slowloris
 
 UVICORN = ["--server", "uvicorn"]
@@ -50,6 +51,7 @@ SECTIONS = (
     "data",
     "proxy",
     "abuse",
+    "sessions",
 )
 
 
@@ -448,6 +450,21 @@ class Bench:
         """`evalmock contract` against a server answering in 500 ms, with 1 and 8 workers
         (bench/audit_workers.py)."""
         return audit_workers.measure(self.python, [1, 8], 500)
+
+    def sessions(self) -> dict[str, Any]:
+        """A request with a session's token against one with a demo token, over HTTP (Granian, wrk)
+        and in process, the hot path against `main`, and the memory of 1,000 sessions
+        (bench/sessions.py)."""
+        result = sessions.measure(self.python, "main", self.plan.rounds + 2, 3000)
+        result["http"] = sessions.measure_http(
+            self.python,
+            self.wrk,
+            self.plan.rounds,
+            self.plan.seconds,
+            self.plan.connections,
+            self.plan.warmup_seconds,
+        )
+        return result
 
     def fuzz(self) -> dict[str, Any]:
         """Schemathesis, positive and negative, both APIs, until at least N requests

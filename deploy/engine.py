@@ -26,16 +26,22 @@ CACHE = Path(os.environ.get("EVALMOCK_ENGINE_CACHE", "/var/cache/evalmock-engine
 DOCKERD_LOG = CACHE / "dockerd.log"
 PACKAGES = ("docker.io", "docker-compose", "debootstrap")
 SUITE = "bookworm"
-# The images `docker import` makes: the app's base (python3 is 3.11) and the load balancer's
-# (Debian's HAProxy).
+# The images `docker import` makes: the app's base (python3 is 3.11), the load balancer's
+# (Debian's HAProxy) and the session store's (Debian's Redis).
 BASE_IMAGE = "evalmock-base:bookworm"
 LB_IMAGE = "evalmock-haproxy:bookworm"
+REDIS_IMAGE = "evalmock-redis:bookworm"
 ROOTFS_PACKAGES = {
     BASE_IMAGE: "python3,python3-venv,ca-certificates",
     LB_IMAGE: "haproxy,ca-certificates",
+    REDIS_IMAGE: "redis-server",
 }
-# compose.yaml's default balancer: a name of ours, so that `up` finds it here and pulls nothing.
+# compose.yaml's default balancer and session store: names of ours, so that `up` finds them here
+# and pulls nothing.
 BALANCER_IMAGE = "evalmock-balancer:latest"
+STORE_IMAGE = "evalmock-store:latest"
+# each image compose.yaml runs by default, and the imported one it is a tag of
+LOCAL_TAGS = {BALANCER_IMAGE: LB_IMAGE, STORE_IMAGE: REDIS_IMAGE}
 # What a root filesystem needs no more once its packages are in (the image is smaller without them).
 ROOTFS_TRIM = (
     "var/lib/apt/lists",
@@ -248,11 +254,13 @@ def build_image(base: str | None = None) -> list[str]:
     return tags
 
 
-def tag_balancer() -> str:
-    """Tag LB_IMAGE as BALANCER_IMAGE, the balancer compose.yaml runs unless told another."""
-    if _run(docker(), "tag", LB_IMAGE, BALANCER_IMAGE, quiet=True).returncode != 0:
-        raise EngineError(f"could not tag {LB_IMAGE} as {BALANCER_IMAGE}")
-    return BALANCER_IMAGE
+def tag_local_images() -> list[str]:
+    """Tag each imported image under the name compose.yaml runs unless told another (LOCAL_TAGS):
+    the balancer and the session store."""
+    for tag, image in LOCAL_TAGS.items():
+        if _run(docker(), "tag", image, tag, quiet=True).returncode != 0:
+            raise EngineError(f"could not tag {image} as {tag}")
+    return list(LOCAL_TAGS)
 
 
 def main(argv: list[str]) -> int:
@@ -263,7 +271,11 @@ def main(argv: list[str]) -> int:
         else:
             setup_engine()
             print("built " + " and ".join(build_image()))
-            print(f"tagged {LB_IMAGE} as {tag_balancer()}: `docker compose up -d` pulls nothing")
+            tags = tag_local_images()
+            print(
+                " and ".join(f"tagged {LOCAL_TAGS[tag]} as {tag}" for tag in tags)
+                + ": `docker compose up -d` pulls nothing"
+            )
     except (EngineError, subprocess.TimeoutExpired, OSError) as error:
         print(f"dev.py {argv[0]}: {error}", file=sys.stderr)
         return 1

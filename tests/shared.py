@@ -14,12 +14,14 @@ import httpx
 import pytest
 
 from evalmock.contract.documents import GRADIENT, TEST_SET, ApiDocument
-from evalmock.contract.operations import iter_operations
+from evalmock.contract.operations import iter_operations, operation
 from evalmock.contract.schemas import component_schema, deref, inline_refs, schema_errors
 from evalmock.harness.run.throttle import Throttle, ThrottleOptions
 from evalmock.server.http_server import granian_installed
 
 SERVER_SEED = 42
+# the document's limit (default, minimum, maximum): what a test of page sizes reads, never a number
+LIMIT = operation("test-set").parameters["limit"]["schema"]
 SERVER_CASES = 300
 AUTH = {"Authorization": "Bearer demo-user"}
 ERROR_SCHEMAS = {TEST_SET.name: "ErrorEnvelope", GRADIENT.name: "error"}

@@ -18,6 +18,8 @@ LEAVES = {
     "whole_file",
     "input_files",
     "importing",
+    "ready_line",
+    "option_numbers",
 }
 PARTS = {
     "contract": {"contract"},
@@ -26,6 +28,8 @@ PARTS = {
     "harness": {"harness", "contract"},
     "recording": {"recording", "harness", "world", "contract"},
     "proxy": {"proxy", "recording", "harness", "server", "contract"},
+    # a client of a running mock, over HTTP and its ready line: it needs no part
+    "testing": {"testing"},
 }
 # The harness's own layers, lowest first: each imports only those before it (and itself).
 HARNESS_LAYERS = ["excerpts", "secrets", "checks", "results", "run", "traffic", "report"]

@@ -236,3 +236,67 @@ def test_a_pasted_list_is_found_and_a_request_example_is_not() -> None:
     table = "| status | code |\n|---|---|\n| 400 | `bad-input` |\n| 401 | x |\n| 503 | y |\n"
     assert lists_of(statuses, table)  # one status a row, the table lists them
     assert lists_of(statuses, "A 400-digit limit, 401 of 404 pages, 4000 chars.\n") == []
+
+
+def change_table() -> dict[str, str]:
+    """The maintainers' "Where to change what": each change, the cell naming where."""
+    text = (DOCS / "maintainers" / "architecture.md").read_text(encoding="utf-8")
+    section = text.split("## Where to change what", 1)[1].split("\n## ", 1)[0]
+    rows = [line.split(" | ") for line in section.splitlines() if line.startswith("| ")]
+    return {row[0].removeprefix("| "): row[1] for row in rows[1:]}
+
+
+def test_where_to_change_what_names_modules_that_exist_the_401_s_code_first() -> None:
+    table = change_table()
+    assert len(table) >= 12
+    [code] = [where for change, where in table.items() if "401" in change]
+    assert "`server/auth.py`" in code and "`server/errors.py`" in code
+    package = ROOT / "src" / "evalmock"
+    homes = (ROOT, package, package / "harness", package / "harness" / "report")
+    for change, where in table.items():
+        for path in re.findall(r"`([\w/]+\.(?:py|yaml))`", where):
+            assert any((home / path).is_file() for home in homes), f"{change}: no {path}"
+
+
+# How long a wait is, said anywhere but its one home: a start "in about a second", a first run
+# "takes a few minutes" or "a minute or two".
+RESTATED_WAIT = re.compile(
+    r"(ready|starts?|takes?|installs? it)[^.|\n]{0,20}\b(in )?(about a second"
+    r"|a few (seconds|minutes)|a minute or two|\d+ (to|–) \d+ (s|minutes)\b)"
+)
+
+
+def test_the_figures_of_waiting_are_stated_once_in_the_readme_and_pointed_to_elsewhere() -> None:
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    table = readme.split("### What you wait for", 1)[1].split("\n#", 1)[0]
+    assert "| a start of `dev.py serve`" in table and "| the first `dev.py`" in table
+    elsewhere = {
+        path.name: path.read_text(encoding="utf-8")
+        for path in [*pages(), ROOT / "dev.py"]
+        if path.name != "rules.md"
+    }
+    elsewhere["README.md"] = readme.replace(table, "")
+    restated = {
+        name: m.group(0) for name, text in elsewhere.items() if (m := RESTATED_WAIT.search(text))
+    }
+    assert not restated, f"expected the waits only in README's table; restated: {restated}"
+    assert (
+        "What you wait for" in elsewhere["dev.py"] and "what-you-wait-for" in elsewhere["server.md"]
+    )
+
+
+def docs_named_in(text: str) -> set[str]:
+    # ours are lower case; a page's quote naming its own docs (API-ROUTE-...) is not ours
+    return set(re.findall(r"\bdocs/[a-z0-9/-]+\.md\b", text))
+
+
+def test_every_docs_page_the_code_and_the_documents_name_exists() -> None:
+    named = {
+        (page, path.relative_to(ROOT))
+        for path in [*ROOT.joinpath("src").rglob("*.py"), *ROOT.joinpath("openapi").glob("*.yaml")]
+        for page in docs_named_in(path.read_text(encoding="utf-8"))
+    }
+    assert named, "the code names docs pages"
+    missing = [(page, str(where)) for page, where in sorted(named) if not (ROOT / page).is_file()]
+    assert missing == []
+    assert docs_named_in("see docs/data.md and docs/world.md.") == {"docs/data.md", "docs/world.md"}

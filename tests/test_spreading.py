@@ -4,7 +4,6 @@ next free process, the container tests all in one; a file still runs alone under
 from __future__ import annotations
 
 import os
-import re
 import subprocess
 import sys
 from pathlib import Path
@@ -59,11 +58,61 @@ def test_loadgroup_schedules_by_these_groups_and_other_modes_are_xdist_s_own() -
     assert conftest.pytest_xdist_make_scheduler(Options("load"), None) is None
 
 
-def test_spread_over_two_processes_the_tests_pass_on_both() -> None:
-    done = run_pytest("-n", "2", "--dist", "loadgroup", "-v", *MODULES)
+SUITE_CONFTEST = """
+import importlib.util
+import sys
+
+sys.path.insert(0, {tests!r})
+import process_groups
+
+# in this suite, the module test_together.py is a group, as tests/containers/ is in ours
+process_groups.GROUPS.clear()
+process_groups.GROUPS["test_together.py"] = "together"
+_spec = importlib.util.spec_from_file_location("evalmock_suite_conftest", {conftest!r})
+_ours = sys.modules[_spec.name] = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(_ours)
+pytest_xdist_make_scheduler = _ours.pytest_xdist_make_scheduler
+"""
+SUITE_TEST = """
+import os
+import time
+import pytest
+
+
+@pytest.mark.parametrize("n", range({count}))
+def test_note_the_process(n):
+    time.sleep(0.2)
+    with open({notes!r}, "a") as notes:
+        notes.write(__name__ + " " + os.environ["PYTEST_XDIST_WORKER"] + "\\n")
+"""
+
+
+def processes_of_each_module(tmp_path: Path, dist: str) -> dict[str, set[str]]:
+    """Which processes ran a small suite's tests, by module, spread over 2 with `--dist`: six
+    tests in test_alone.py, four in test_together.py (a group)."""
+    suite, notes = tmp_path / "suite", tmp_path / "notes.txt"
+    suite.mkdir()
+    tests = ROOT / "tests"
+    (suite / "conftest.py").write_text(
+        SUITE_CONFTEST.format(tests=str(tests), conftest=str(tests / "conftest.py"))
+    )
+    for module, count in (("test_alone", 6), ("test_together", 4)):
+        (suite / f"{module}.py").write_text(SUITE_TEST.format(count=count, notes=str(notes)))
+    done = run_pytest("-n", "2", "--dist", dist, "-q", "--rootdir", str(suite), str(suite))
     assert done.returncode == 0, done.stdout[-3000:]
-    workers = set(re.findall(r"^\[(gw\d+)\].* PASSED tests/", done.stdout, re.M))
-    assert workers == {"gw0", "gw1"}, done.stdout[-3000:]
+    spread: dict[str, set[str]] = {}
+    for line in notes.read_text().splitlines():
+        module, worker = line.split()
+        spread.setdefault(module, set()).add(worker)
+    return spread
+
+
+def test_loadgroup_sends_each_test_to_the_next_free_process_and_a_group_to_one(
+    tmp_path: Path,
+) -> None:
+    spread = processes_of_each_module(tmp_path, "loadgroup")
+    assert spread["test_alone"] == {"gw0", "gw1"}, spread  # not xdist's one module, one process
+    assert len(spread["test_together"]) == 1, spread
 
 
 def test_a_file_runs_alone_under_plain_pytest() -> None:

@@ -7,7 +7,8 @@ import argparse
 import sys
 from collections.abc import Callable, Sequence
 
-from evalmock import environment
+from evalmock import __version__, environment
+from evalmock.admin_options import admin_options
 from evalmock.arguments import (
     Parser,
     bearer_token,
@@ -16,24 +17,27 @@ from evalmock.arguments import (
     port,
     positive,
     seconds,
+    seed,
+    workers,
 )
 from evalmock.audit_options import judging_options, pace_options, walk_options
 from evalmock.defaults import (
     ACCEPT_TOKENS_ENV,
     CHURN_RETIRE_EVERY,
+    DEFAULT_CASES,
     DEFAULT_HOST,
     DEFAULT_PORT,
     DEFAULT_PROXY_PORT,
     DEFAULT_SEED,
 )
+from evalmock.fixtures_options import fixtures_command
 from evalmock.importing import long_lived
-from evalmock.record_options import import_command, record_options
+from evalmock.record_options import record_options
 from evalmock.server.deferred_imports import defer_unused
 from evalmock.server.http_server import SERVERS
 
 DEFAULT_PROXY_TIMEOUT = 30.0  # seconds
 DEFAULT_PROXY_DEADLINE = 60.0  # seconds
-DEFAULT_CASES = 1000
 
 
 def _server_option(command: argparse.ArgumentParser, default: str) -> None:
@@ -50,13 +54,14 @@ def build_parser() -> argparse.ArgumentParser:
         prog="evalmock",
         description="Mock server and contract-test harness for agent-evaluation test-case APIs.",
     )
+    parser.add_argument("--version", action="version", version=f"evalmock {__version__}")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     _serve_command(commands)
     _proxy_command(commands)
     _contract_command(commands)
     _rules_command(commands)
     _validate_command(commands)
-    _fixtures_command(commands)
+    fixtures_command(commands)
     return parser
 
 
@@ -73,7 +78,7 @@ def _serve_command(commands: argparse._SubParsersAction[argparse.ArgumentParser]
         help=f"port (default {DEFAULT_PORT}; 0: any free one, which the banner shows)",
     )
     serve.add_argument(
-        "--seed", type=int, default=DEFAULT_SEED, help=f"world seed (default {DEFAULT_SEED})"
+        "--seed", type=seed, default=DEFAULT_SEED, help=f"world seed (default {DEFAULT_SEED})"
     )
     serve.add_argument(
         "--cases",
@@ -81,7 +86,7 @@ def _serve_command(commands: argparse._SubParsersAction[argparse.ArgumentParser]
         default=DEFAULT_CASES,
         help=f"generated cases per agent and project (default {DEFAULT_CASES})",
     )
-    serve.add_argument("--workers", type=positive, default=1, help="server processes (default 1)")
+    serve.add_argument("--workers", type=workers, default=1, help="server processes (default 1)")
     _server_option(serve, "granian where installed, else uvicorn")
     serve.add_argument(
         "--write-targets",
@@ -93,9 +98,9 @@ def _serve_command(commands: argparse._SubParsersAction[argparse.ArgumentParser]
         "--cursor-key",
         default=environment.read(environment.CURSOR_KEY),
         help="secret that seals cursors, shared by every process (default: env "
-        "EVALMOCK_CURSOR_KEY, "
-        "else derived from the seed)",
+        "EVALMOCK_CURSOR_KEY, else derived from the seed)",
     )
+    admin_options(serve)
     _answer_options(serve)
     _caller_and_data_options(serve)
 
@@ -221,8 +226,8 @@ def _contract_command(commands: argparse._SubParsersAction[argparse.ArgumentPars
     contract = commands.add_parser("contract", help="audit an implementation against the contract")
     contract.add_argument(
         "--base-url",
-        help="the implementation's root URL, e.g. http://127.0.0.1:8080 (with --har: only entries "
-        "of that service)",
+        help="the implementation's root URL, e.g. http://127.0.0.1:8080 (default: the --targets "
+        "file's base_url; with --har: only entries of that service)",
     )
     contract.add_argument(
         "--har",
@@ -251,7 +256,7 @@ def _contract_command(commands: argparse._SubParsersAction[argparse.ArgumentPars
         help="examples per Schemathesis phase (default 25)",
     )
     contract.add_argument(
-        "--seed", type=int, default=DEFAULT_SEED, help="generation seed (default 42)"
+        "--seed", type=seed, default=DEFAULT_SEED, help="generation seed (default 42)"
     )
     contract.add_argument(
         "--no-fuzz", action="store_true", help="run only our semantic checks, not Schemathesis"
@@ -259,7 +264,7 @@ def _contract_command(commands: argparse._SubParsersAction[argparse.ArgumentPars
     contract.add_argument("--quiet", action="store_true", help="no live progress, only the summary")
     contract.add_argument(
         "--workers",
-        type=positive,
+        type=workers,
         default=1,
         help="requests in flight at once: scenario checks and Schemathesis shards side by side; "
         "the verdict and "
@@ -286,55 +291,6 @@ def _validate_command(commands: argparse._SubParsersAction[argparse.ArgumentPars
     validate = commands.add_parser("validate", help="validate OpenAPI documents and lint them")
     validate.add_argument(
         "paths", nargs="*", metavar="PATH", help="documents (default: every one under openapi/)"
-    )
-
-
-def _fixtures_command(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    """`evalmock fixtures`: curated fixtures and world exports."""
-    fixtures = commands.add_parser("fixtures", help="curated fixtures and world exports")
-    fixture_commands = fixtures.add_subparsers(
-        dest="fixtures_command", required=True, metavar="ACTION"
-    )
-    export = fixture_commands.add_parser(
-        "export",
-        help="write a world, or a slice of it, as a JSON data file (for `evalmock serve --data`)",
-    )
-    export.add_argument(
-        "--seed", type=int, default=DEFAULT_SEED, help=f"world seed (default {DEFAULT_SEED})"
-    )
-    export.add_argument(
-        "--cases",
-        type=positive,
-        default=DEFAULT_CASES,
-        help="generated cases per agent and project",
-    )
-    export.add_argument("--agent", help="only this agent")
-    export.add_argument("--project", help="only this project")
-    export.add_argument("--include-retired", action="store_true", help="retired cases too")
-    export.add_argument("--kind", help="only these kinds, comma-separated (correction,hand)")
-    export.add_argument(
-        "--limit", type=positive, help="at most this many cases per agent and project"
-    )
-    export.add_argument(
-        "--test-case",
-        action="append",
-        metavar="UUID",
-        help="this evaluation test case, with every version (repeatable; without --agent or "
-        "--project, no cases)",
-    )
-    export.add_argument(
-        "--output", "-o", default="-", help="file to write (default: standard output)"
-    )
-    import_command(fixture_commands)
-    listing = fixture_commands.add_parser("list", help="list the curated fixture cases")
-    listing.add_argument(
-        "--seed", type=int, default=DEFAULT_SEED, help=f"world seed (default {DEFAULT_SEED})"
-    )
-    schema = fixture_commands.add_parser(
-        "schema", help="write the JSON Schema of a data file, for editors"
-    )
-    schema.add_argument(
-        "--output", "-o", default="-", help="file to write (default: standard output)"
     )
 
 

@@ -10,8 +10,17 @@ TOKEN = "EVALMOCK_TOKEN"
 SECOND_TOKEN = "EVALMOCK_SECOND_TOKEN"
 # the secret that seals cursors (`evalmock serve`, and each of its worker processes)
 CURSOR_KEY = "EVALMOCK_CURSOR_KEY"
+# where `evalmock serve` keeps sessions (`--store`), out of the process list: a Redis URL may hold a
+# password
+STORE = "EVALMOCK_STORE"
+# the token every request to the admin API (/__evalmock) must carry; with it, the admin API is on
+# for a mock on any address (`evalmock serve`)
+ADMIN_TOKEN = "EVALMOCK_ADMIN_TOKEN"
 # the URL the banner shows, for a server behind a proxy or in a container
 PUBLIC_URL = "EVALMOCK_PUBLIC_URL"
+# a running mock the pytest fixtures use instead of starting one (evalmock.testing); its admin
+# token, where it has one, is ADMIN_TOKEN
+MOCK_URL = "EVALMOCK_MOCK_URL"
 # where the documents' parsed forms are cached
 CACHE_DIR = "EVALMOCK_CACHE_DIR"
 # the certificate authorities an https service is verified by (a file of PEM certificates, else a
@@ -38,3 +47,11 @@ def audit_token() -> str | None:
 
 def second_token() -> str | None:
     return read(SECOND_TOKEN)
+
+
+def mock_url() -> str | None:
+    return read(MOCK_URL)
+
+
+def admin_token() -> str | None:
+    return read(ADMIN_TOKEN)

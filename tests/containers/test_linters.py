@@ -12,6 +12,10 @@ import sys
 from pathlib import Path
 
 import pytest
+import yaml
+
+from evalmock.server.errors import admin_base_path
+from evalmock.server.sessions.tokens import TOKEN_PREFIX
 
 from .conftest import ROOT, compose_installed, engine
 
@@ -66,7 +70,7 @@ def test_the_kubernetes_manifests_validate_offline() -> None:
     assert [path.name for path in MANIFESTS] == ["evalmock.yaml"]
     result = run("kubernetes-validate", "--strict", *map(str, MANIFESTS))
     assert result.returncode == 0, result.stdout + result.stderr
-    for kind in ("deployment/evalmock", "service/evalmock"):
+    for kind in ("deployment/evalmock", "service/evalmock", "deployment/redis", "service/redis"):
         assert f"passed for resource {kind}" in result.stdout
 
 
@@ -107,3 +111,33 @@ def test_compose_file_is_valid_for_the_installed_compose() -> None:
         check=False,
     )
     assert result.returncode == 0, result.stderr
+
+
+def test_every_replica_keeps_its_sessions_in_the_redis_service() -> None:
+    """compose.yaml and the manifests: the replicas start with `--store` naming the Redis beside
+    them, which listens where that URL says."""
+    store = ["--store", "redis://redis:6379/0"]
+    compose = yaml.safe_load((ROOT / "compose.yaml").read_text())["services"]
+    assert (
+        compose["evalmock"]["command"][-2:] == store
+        and "redis" in compose["evalmock"]["depends_on"]
+    )
+    assert compose["redis"]["command"][0] == "redis-server" and "ports" not in compose["redis"]
+    manifests = {
+        (doc["kind"], doc["metadata"]["name"]): doc
+        for doc in yaml.safe_load_all(
+            (ROOT / "deploy" / "kubernetes" / "evalmock.yaml").read_text()
+        )
+    }
+    [replica] = manifests["Deployment", "evalmock"]["spec"]["template"]["spec"]["containers"]
+    assert replica["args"][-2:] == store
+    assert [port["port"] for port in manifests["Service", "redis"]["spec"]["ports"]] == [6379]
+
+
+def test_the_balancer_tries_no_session_or_admin_request_again_once_sent() -> None:
+    """A session's 503 (a queued fault, the store gone) is its answer: tried on another replica,
+    it would be lost, or use the fault twice. The balancer knows a session's token by its prefix."""
+    config = (ROOT / "deploy" / "haproxy" / "haproxy.cfg").read_text()
+    assert f'req.hdr(authorization) -i -m beg "bearer {TOKEN_PREFIX}"' in config
+    assert f"path_beg {admin_base_path()}\n" in config
+    assert "http-request disable-l7-retry if session_request || admin_request" in config

@@ -1,5 +1,6 @@
 """compose.yaml after `dev.py image`: three replicas behind HAProxy start from local images alone
-(nothing pulled), share one world and one cursor key, and survive a replica's restart."""
+(nothing pulled), share one world, one cursor key and, through Redis, every session, and survive a
+replica's restart."""
 
 from __future__ import annotations
 
@@ -33,7 +34,7 @@ REPLICA_HEADER = "x-evalmock-replica"
 
 
 # The variables that name other images; unset, compose.yaml runs what `dev.py image` made.
-IMAGE_VARIABLES = ("EVALMOCK_IMAGE", "EVALMOCK_BALANCER_IMAGE")
+IMAGE_VARIABLES = ("EVALMOCK_IMAGE", "EVALMOCK_BALANCER_IMAGE", "EVALMOCK_STORE_IMAGE")
 
 
 def compose(
@@ -124,7 +125,11 @@ def deployment(dev_py_image: str) -> Iterator[Deployment]:
     """`docker compose up -d` as a user runs it after `dev.py image`: compose.yaml's own images."""
     port = free_port()
     env = {name: value for name, value in os.environ.items() if name not in IMAGE_VARIABLES}
-    env |= {"EVALMOCK_PORT": str(port), "EVALMOCK_CURSOR_KEY": secrets.token_hex(16)}
+    env |= {
+        "EVALMOCK_PORT": str(port),
+        "EVALMOCK_CURSOR_KEY": secrets.token_hex(16),
+        "EVALMOCK_ADMIN_TOKEN": secrets.token_hex(16),
+    }
     deployed = Deployment(unique("evalmock-replicas"), f"http://127.0.0.1:{port}", env)
     started = time.time()
     up = deployed.compose("up", "--detach")
@@ -148,6 +153,7 @@ def test_compose_up_after_dev_py_image_starts_from_local_images_and_pulls_nothin
     assert images_named(deployment.env) == {
         "evalmock": "evalmock:latest",
         "balancer": engine.BALANCER_IMAGE,
+        "redis": engine.STORE_IMAGE,
     }
     containers = docker(
         "ps",
@@ -165,10 +171,12 @@ def test_compose_up_after_dev_py_image_starts_from_local_images_and_pulls_nothin
     assert sorted(ran) == [
         f"balancer {engine.BALANCER_IMAGE}",
         *["evalmock evalmock:latest"] * REPLICAS,
+        f"redis {engine.STORE_IMAGE}",
     ]
     assert deployment.pulled == []
-    # Debian's HAProxy from `dev.py engine`, under compose.yaml's name for the balancer
+    # Debian's HAProxy and Redis from `dev.py engine`, under compose.yaml's names for them
     assert image_id(engine.BALANCER_IMAGE) == image_id(engine.LB_IMAGE)
+    assert image_id(engine.STORE_IMAGE) == image_id(engine.REDIS_IMAGE)
     assert httpx.get(deployment.url + "/healthz", timeout=5).status_code == 200
 
 
@@ -182,7 +190,9 @@ def test_evalmock_balancer_image_still_names_another_balancer() -> None:
     assert images_named({**env, "EVALMOCK_BALANCER_IMAGE": "haproxy:2.6"}) == {
         "evalmock": "evalmock:latest",
         "balancer": "haproxy:2.6",
+        "redis": engine.STORE_IMAGE,
     }
+    assert images_named({**env, "EVALMOCK_STORE_IMAGE": "redis:7.0"})["redis"] == "redis:7.0"
 
 
 @dataclass
@@ -258,3 +268,28 @@ def test_a_replica_stopped_and_started_mid_walk_costs_no_request(deployment: Dep
     assert [page.status for page in pages if page.status != 200] == []
     assert len(ids) >= 1000 and len(set(ids)) == len(ids)
     assert len(deployment.replicas_answering(30)) == REPLICAS  # the restarted replica serves again
+
+
+def test_a_session_created_through_the_balancer_is_served_by_every_replica(
+    deployment: Deployment,
+) -> None:
+    """Through Redis: the session, its queued fault (answered once, and not tried again on another
+    replica by the balancer) and its journal, whichever replica each request meets."""
+    admin = {"Authorization": f"Bearer {deployment.env['EVALMOCK_ADMIN_TOKEN']}"}
+    with httpx.Client(base_url=deployment.url, timeout=10) as client:
+        created = client.post("/__evalmock/sessions", json={}, headers=admin)
+        assert created.status_code == 201, created.text
+        session = created.json()
+        faults = f"/__evalmock/sessions/{session['id']}/faults"
+        queued = {"api": "test-set", "times": 1, "status": 503, "retryAfter": 2}
+        assert client.post(faults, json=queued, headers=admin).status_code == 201
+        token = {"Authorization": f"Bearer {session['token']}"}
+        answers = [
+            client.get(CASES_PATH, params={**LIST, "limit": LIMIT}, headers=token)
+            for _ in range(REPLICAS + 1)
+        ]
+        journal = client.get(f"/__evalmock/sessions/{session['id']}/requests", headers=admin)
+    assert [answer.status_code for answer in answers] == [503] + [200] * REPLICAS
+    assert answers[0].headers["Retry-After"] == "2"
+    assert len({answer.headers[REPLICA_HEADER] for answer in answers}) == REPLICAS
+    assert [entry["status"] for entry in journal.json()["requests"]] == [503] + [200] * REPLICAS

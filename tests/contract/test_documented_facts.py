@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 import pytest
@@ -27,18 +28,19 @@ def list_param_accepts(name: str, value: Any) -> bool:
     return accepts(TEST_SET.spec, parameter(LIST, name)["schema"], value)
 
 
-def test_limit_is_an_integer_from_1_to_100_defaulting_to_25() -> None:
+def test_limit_is_an_integer_within_the_bounds_and_with_the_default_the_page_states() -> None:
+    """The schema's numbers are the page's: read from the page's words the document keeps beside
+    them (`page-words`, each found on the page by tests/harness/test_sources.py)."""
+    words = " ".join(operation("test-set").page_words("limit"))
+    stated = re.search(r"default: (\d+) >= (\d+) <= (\d+)", words)
+    assert stated, f"the page's words for limit state no default and bounds: {words!r}"
+    default, least, most = map(int, stated.groups())
     limit = parameter(LIST, "limit")
     assert limit["in"] == "query" and not limit.get("required", False)
-    assert limit["schema"]["default"] == 25
-    assert [list_param_accepts("limit", v) for v in (0, 1, 25, 100, 101)] == [
-        False,
-        True,
-        True,
-        True,
-        False,
-    ]
-    assert not list_param_accepts("limit", "25")
+    assert limit["schema"]["default"] == default
+    accepted = [list_param_accepts("limit", v) for v in (least - 1, least, default, most, most + 1)]
+    assert accepted == [False, True, True, True, False]
+    assert not list_param_accepts("limit", str(default))
 
 
 @pytest.mark.parametrize(

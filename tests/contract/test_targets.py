@@ -87,6 +87,7 @@ def test_targets_round_trip(tmp_path: Path, suffix: str) -> None:
         expired_token="x",
         revoked_token="r",
         sealed_cursors=True,
+        base_url="http://127.0.0.1:43210",
     )
     path = tmp_path / f"targets{suffix}"
     dump_targets(targets, path)
@@ -120,6 +121,7 @@ def test_a_targets_file_written_again_is_replaced_whole(tmp_path: Path) -> None:
         ),
         ({"gradient": {"test_cases": [{"uuid": "u", "versions": ["1"]}]}}, "versions"),
         ({"auth": {"token": 42}}, "auth.token"),
+        ({"base_url": 8080}, "base_url must be a string"),
         ({"auth": {"tokne": "t"}}, "\\[auth\\]: unknown key tokne; did you mean token\\?"),
         ({"test_set": {"projects": [{"agent_id": "a"}]}}, "projects\\[0\\]: missing project_id"),
     ],

@@ -11,7 +11,7 @@ import yaml
 from openapi_spec_validator import validate
 
 from evalmock.cli import main
-from evalmock.contract.documents import APIS, TEST_SET
+from evalmock.contract.documents import ADMIN, APIS, TEST_SET
 from evalmock.contract.lint import _examples, examples_match_schemas
 from evalmock.contract.validate import validate_document
 
@@ -47,7 +47,9 @@ def test_every_example_validates_against_its_schema() -> None:
 def test_validate_command_exits_zero_on_our_documents(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["validate"]) == 0
     out = capsys.readouterr().out
-    assert out.count(": ok") == len(APIS)
+    # the two pages' documents and the admin API's
+    assert out.count(": ok") == len(APIS) + 1
+    assert f"{ADMIN.filename}: ok" in out
 
 
 def test_validate_reports_a_missing_ref_target_with_its_location(

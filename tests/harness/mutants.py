@@ -176,7 +176,8 @@ def patch_binding(drop: str) -> Patch:
             project = values[test_set.BOUND.index(list_key().name)]
             values = CaseQuery.asked(agent_id, project, {}).bound(test_set.BOUND)
         elif drop == "agent":  # the project, filters and caller still bound
-            agent_id = "any-agent"
+            # the list's generation names the agent too (a hash of its list): dropped with it
+            agent_id, rest = "any-agent", ()
         else:
             caller = "anyone"
         return Binding(agent_id, values, caller, *rest)
@@ -610,8 +611,8 @@ MUTATIONS: list[Mutation] = [
     Mutation(
         "default-limit-20",
         "the default page size is 20, not 25",
-        "default_limit_is_25",
-        ("default_limit_is_25",),
+        "default_limit_fills_a_first_page",
+        ("default_limit_fills_a_first_page",),
         request=rewrite_query(_default_limit_20),
         policy=STRICT,
     ),

@@ -250,20 +250,46 @@ def test_a_reason_to_skip_given_by_every_project_s_run_is_said_once() -> None:
     ]
 
 
-def test_a_few_schemathesis_findings_left_unjudged_are_shown_as_sent_and_answered() -> None:
-    # The count of findings about what the pages leave open is not taken on trust: a few are shown.
+def test_schemathesis_findings_left_unjudged_are_one_note_per_reason_with_a_few_shown() -> None:
+    # The count of findings about what the pages leave open is not taken on trust: a few are shown;
+    # and many answers left unjudged for one reason are one line, not one each.
     results = Results(Policy(), ("test-set",))
     for number in range(5):
         url = f"http://svc.test/v1/agents/a/test-set/cases?projectId=p&include=&n={number}"
         record = RequestRecord("GET", url, {}, 200, f"curl '{url}'")
         fuzz_outcomes.show_unjudged("test-set", "negative_data_rejection", record, results)
-    shown = [note for note in results.notes if "not judged, as the pages leave it open" in note]
-    assert len(shown) == fuzz_outcomes.UNJUDGED_SHOWN
-    assert shown[0] == (
-        "test-set: not judged, as the pages leave it open: Schemathesis's negative_data_rejection "
-        "on "
-        "GET http://svc.test/v1/agents/a/test-set/cases?projectId=p&include=&n=0 -> 200"
+    for method in ("PUT", "DELETE"):
+        url = "http://svc.test/v1/agents/a/test-set/cases?projectId=p"
+        record = RequestRecord(method, url, {}, 501, f"curl -X {method} '{url}'")
+        fuzz_outcomes.show_unjudged("test-set", "unsupported_method", record, results)
+    shown = [note for note in results.remarks() if "not judged, as the pages leave it open" in note]
+    assert len(shown) == 2, shown
+    assert shown[0].startswith(
+        "test-set: 5 finding(s) of Schemathesis's negative_data_rejection on answers of 200 not "
+        "judged, as the pages leave it open ("
     )
+    assert shown[0].endswith(
+        "): GET http://svc.test/v1/agents/a/test-set/cases?projectId=p&include=&n=0; "
+        "GET http://svc.test/v1/agents/a/test-set/cases?projectId=p&include=&n=1; "
+        "GET http://svc.test/v1/agents/a/test-set/cases?projectId=p&include=&n=2; and 2 more"
+    )
+    assert "2 finding(s) of Schemathesis's unsupported_method on answers of 501" in shown[1]
+    assert shown[1].endswith(
+        "PUT http://svc.test/v1/agents/a/test-set/cases?projectId=p; DELETE "
+        "http://svc.test/v1/agents/a/test-set/cases?projectId=p"
+    )
+
+
+def test_notes_folded_in_each_worker_s_ledger_are_one_note_with_the_total() -> None:
+    results = Results(Policy(), ("test-set",))
+    for worker in range(4):
+        ledger = Ledger(Policy())
+        for number in range(3):
+            ledger.fold_note(f"{COUNT} answers of 501 not judged", f"PUT /x?w={worker}&n={number}")
+        ledger.replay(results)
+    assert results.remarks() == [
+        "12 answers of 501 not judged: PUT /x?w=0&n=0; PUT /x?w=0&n=1; PUT /x?w=0&n=2; and 9 more"
+    ]
 
 
 class RefusingGateway:

@@ -26,6 +26,7 @@ from evalmock.harness.report.run_info import file_digest
 from evalmock.harness.run import throttle
 from evalmock.harness.traffic import walks as traffic_walks
 from evalmock.paths import CACHE_ENV
+from evalmock.testing import start_mock
 
 from .conftest import SECRET_TOKENS, MutableServer
 from .mutants import MUTATIONS
@@ -391,6 +392,27 @@ def test_a_misspelled_targets_key_exits_2_naming_the_file_the_key_and_a_guess(
     err = capsys.readouterr().err
     assert f"{path}: test_set.projects[0]: unknown key projectid; did you mean project_id?" in err
     assert "unexpected keyword argument" not in err
+
+
+def test_without_base_url_the_audit_goes_where_the_mock_s_targets_file_says(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    targets = tmp_path / "targets.toml"
+    with start_mock(["--cases", "30", "--write-targets", str(targets)]) as mock:
+        assert load_targets(targets).base_url == mock.base_url
+        code = main(["contract", "--targets", str(targets), "--no-fuzz", "--api", "test-set"])
+    out = capsys.readouterr().out
+    assert code == 0, out  # else 3: nothing answered where it looked
+    assert "test-set: conforms" in out
+
+
+def test_without_base_url_a_targets_file_without_one_exits_2(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    targets = tmp_path / "targets.toml"
+    dump_targets(Targets(token="demo-user"), targets)
+    assert main(["contract", "--targets", str(targets), *FAST]) == 2
+    assert "--base-url is required (or a --targets file with base_url" in capsys.readouterr().err
 
 
 def test_a_missing_targets_file_exits_2(tmp_path: Path) -> None:

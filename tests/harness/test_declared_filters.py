@@ -4,6 +4,11 @@ filter or a malformed value is a registered one."""
 
 from __future__ import annotations
 
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -11,16 +16,67 @@ import pytest
 from evalmock.contract.documents import QUERY_FACTS
 from evalmock.contract.filters import declared_filter, filters, narrowing
 from evalmock.contract.operations import operation
-from evalmock.harness.checks import checks, cursor_binding, find_check
+from evalmock.harness.checks import cursor_binding, find_check
 from evalmock.harness.checks.context import CheckContext
 from evalmock.harness.checks.filters import UNRULED, judge_unruled, unmatched
 from evalmock.harness.checks.outcomes import Violation
 from evalmock.harness.checks.policy import Policy
-from evalmock.harness.traffic import walks
+from evalmock.paths import openapi_dir
+from revised_documents import with_a_run_id_filter
 
 from .builders import correction_case, hand_case, page
 
 RUN_ID = declared_filter("runId", {"narrows": True, "case-field": "runId", "cursor-binds": True})
+
+
+GENERIC, WALKED = "cases_match_the_other_filters", "other_filters_narrow_the_walk"
+SCRIPT = Path(__file__).with_name("declared_filters_revised.py")
+
+
+def what_the_harness_reads(documents: Path, *audit: str) -> dict[str, Any]:
+    done = subprocess.run(
+        [sys.executable, str(SCRIPT), *audit],
+        env={**os.environ, "EVALMOCK_OPENAPI_DIR": str(documents)},
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    return json.loads(done.stdout)
+
+
+@pytest.fixture(scope="module")
+def shipped() -> dict[str, Any]:
+    return what_the_harness_reads(openapi_dir())
+
+
+@pytest.fixture(scope="module")
+def revised_documents(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return with_a_run_id_filter(tmp_path_factory.mktemp("documents"))
+
+
+@pytest.fixture(scope="module")
+def revised(revised_documents: Path) -> dict[str, Any]:
+    return what_the_harness_reads(revised_documents)
+
+
+@pytest.mark.parametrize(
+    ("service", "outcomes"),
+    [
+        ("plain", {GENERIC: "passed", WALKED: "passed"}),
+        # every page of a runId walk lists other runs' cases
+        ("ignores-run-id", {GENERIC: "warned", WALKED: "passed"}),
+        # each listed case holds the runId, but the corrections that hold it are left out
+        ("drops-corrections", {GENERIC: "passed", WALKED: "warned"}),
+    ],
+)
+def test_a_filter_without_a_rule_is_walked_at_the_values_cases_hold_and_every_page_judged(
+    revised_documents: Path, service: str, outcomes: dict[str, str]
+) -> None:
+    """The mock serving the revised documents, behind a planted defect or none, audited with the
+    generic rules alone: each defect is caught by one of them, at the inferred level."""
+    assert what_the_harness_reads(revised_documents, service)["audit"] == outcomes
 
 
 def context(**query: Any) -> CheckContext:
@@ -28,10 +84,15 @@ def context(**query: Any) -> CheckContext:
     return CheckContext(page(cases, **query), None, Policy())  # type: ignore[arg-type]
 
 
-def test_the_generic_check_is_registered_exactly_while_a_filter_has_no_rule_of_its_own() -> None:
-    # the document's filters today each name their rule: no report gains one
-    registered = any(c.name == "cases_match_the_other_filters" for c in checks("test-set"))
-    assert registered == bool(UNRULED)
+def test_the_generic_check_is_registered_exactly_while_a_filter_has_no_rule_of_its_own(
+    shipped: dict[str, Any], revised: dict[str, Any]
+) -> None:
+    # the shipped document's filters each name their rule: no report gains the generic one
+    assert (
+        GENERIC not in shipped["checks"] and "cases_have_the_requested_kinds" in shipped["checks"]
+    )
+    # a revision adding runId without a rule of its own, and dropping kind's: the generic check
+    assert GENERIC in revised["checks"]
     assert all(one.case_rule is None for one in UNRULED)
 
 
@@ -86,8 +147,13 @@ def test_the_filters_probe_reuses_a_cursor_with_each_declared_filter(
     assert {"limit": 1, "cursor": "c", "kind": "hand"} in asked
 
 
-def test_the_walks_key_a_list_by_the_declared_filters() -> None:
-    assert tuple(f.name for f in narrowing()) == walks.FILTERS
+def test_the_walks_key_a_list_by_the_declared_filters(
+    shipped: dict[str, Any], revised: dict[str, Any]
+) -> None:
+    # two values of a filter are two lists; two spellings of one value are one list
+    assert shipped["one-list"] == {"kind": False, "kind-spelling": True, "runId": True}
+    # a filter the document gains keys the walks' lists with no change to the harness
+    assert revised["one-list"] == {"kind": False, "kind-spelling": True, "runId": False}
 
 
 def test_every_rule_the_document_names_for_a_parameter_is_registered() -> None:

@@ -72,11 +72,16 @@ class Clock:
         return self.now
 
 
-def throttled_audit(last_headers: dict[str, str]) -> str:
-    """20 answers, then a 429 the budget cannot wait out; the throttling paragraph."""
+def throttled_audit(last_headers: dict[str, str], *, waiting_helps: bool = True) -> str:
+    """20 answers, six throttled first tries each answered after a wait (or, unless
+    `waiting_helps`, throttled again once), then a 429 the budget cannot wait out; the throttling
+    paragraph."""
     throttle = Throttle(ThrottleOptions(budget=0.5), sleep=lambda seconds: None, clock=Clock())
     for _ in range(20):
         throttle.send(lambda: (200, {}), lambda answer: answer)
+    for _ in range(6):
+        answers = [(429, {"retry-after": "0"})] * (1 if waiting_helps else 2) + [(200, {})]
+        throttle.send(lambda answers=answers: answers.pop(0), lambda answer: answer)
     _, throttled = throttle.send(
         lambda: (429, {"retry-after": "1", **last_headers}), lambda answer: answer
     )
@@ -87,9 +92,22 @@ def throttled_audit(last_headers: dict[str, str]) -> str:
 def test_a_throttled_audit_says_the_rate_the_service_answered_at() -> None:
     text = throttled_audit({})
     assert text.endswith(
-        "Send more slowly: --rate-limit 1/s may keep under it (it answered 20 requests "
-        "unthrottled in 10 s, 2.0 a second)"
+        "Send more slowly: --rate-limit 1/s may keep under it (it answered 26 requests "
+        "unthrottled in 19 s, 1.4 a second)"
     )
+    assert "throttled far less often (0 of 6, 0%) than first tries (26%)" in text
+
+
+def test_a_share_that_waiting_does_not_lower_is_the_service_s_and_no_slower_pace_is_advised() -> (
+    None
+):
+    text = throttled_audit({}, waiting_helps=False)
+    assert "--rate-limit" not in text
+    assert (
+        "Answers sent again after a wait were throttled about as often (6 of 12, 50%) as first "
+        "tries (26%): the share is the service's own, not the audit's pace, and sending more "
+        "slowly would not lower it"
+    ) in text
 
 
 def test_a_throttled_audit_says_the_rate_the_service_states_first() -> None:

@@ -302,4 +302,6 @@ def test_without_base_url_or_har_the_command_says_what_it_needs(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     assert main(["contract"]) == 2
-    assert "--base-url is required (or --har FILE" in capsys.readouterr().err
+    assert "--base-url is required (or a --targets file with base_url, or --har FILE" in (
+        capsys.readouterr().err
+    )

@@ -159,7 +159,7 @@ def test_has_more_on_an_exactly_full_last_page_is_seen() -> None:
 
 def test_a_first_page_that_ends_the_list_is_full_enough_whatever_the_targets_count() -> None:
     # 30 cases were retired since the targets were written: the page of 100 holds the 90 left
-    for check in ("limit_fills_a_first_page", "default_limit_is_25"):
+    for check in ("limit_fills_a_first_page", "default_limit_fills_a_first_page"):
         results = audited(check, MovingList(90, retire_every=1), active_cases=120)
         assert status(results, check) == PASSED, [f.title for f in results.findings]
     # a short first page that says more follow stays a breach: the mutation suite's default-limit-20

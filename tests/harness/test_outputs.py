@@ -90,7 +90,8 @@ def results_with(breaking: int = 45) -> Results:
         shape=shape,
     )
     results.skipped(
-        find_check("default_limit_is_25", "test-set"), "the targets do not state active_cases"
+        find_check("default_limit_fills_a_first_page", "test-set"),
+        "the targets do not state active_cases",
     )
     return results
 
@@ -219,7 +220,8 @@ def test_an_incomplete_audit_is_an_error_in_junit_and_its_verdict_a_property(
     path = tmp_path / "junit.xml"
     incomplete = Results(Policy(), ("test-set",))
     incomplete.skipped(
-        find_check("default_limit_is_25", "test-set"), "the targets do not state active_cases"
+        find_check("default_limit_fills_a_first_page", "test-set"),
+        "the targets do not state active_cases",
     )
     assert incomplete.verdict is Verdict.INCOMPLETE
     write_junit(incomplete, path, Redactor())
@@ -248,7 +250,7 @@ def test_junit_names_levels_skips_and_passes_warnings_with_their_text(tmp_path: 
     assert "warning:" in (warned.findtext("system-out") or "")
     level = suite.find("testcase[@name='page_is_newest_first']/properties/property[@name='level']")
     assert level is not None and level.get("value") == "page"
-    assert suite.find("testcase[@name='default_limit_is_25']/skipped") is not None
+    assert suite.find("testcase[@name='default_limit_fills_a_first_page']/skipped") is not None
     assert all(case.get("classname", "").startswith("test-set.") for case in suite.iter("testcase"))
 
 
@@ -321,6 +323,22 @@ def test_the_summary_prints_each_check_its_level_and_the_verdict() -> None:
     assert "FAILED updated_at_is_added_at_until_retired [page] (2×" in text
     assert "WARNING last_page_has_no_next_cursor [inferred]" in text
     assert "VIOLATIONS: 1 checks failed (1 finding), 1 warned (1 finding)" in text
+
+
+def test_the_summary_folds_the_checks_not_checked_into_one_line_per_reason() -> None:
+    # A proxy's summary, where no scenario runs: one line says why, not a table row for each.
+    results = Results(Policy(), ("test-set",))
+    results.passed(find_check("page_is_newest_first", "test-set"))
+    results.skip_unexercised("test-set", lambda check: "not run on traffic")
+    stream = io.StringIO()
+    print_summary(results, Redactor(), stream)
+    text = stream.getvalue()
+    skipped = sum(t.outcome == "skipped" for t in results.rows("test-set"))
+    assert skipped > 10
+    [line] = [ln for ln in text.splitlines() if "check(s) skipped" in ln]
+    assert line.startswith(f"test-set: {skipped} check(s) skipped: not run on traffic (")
+    assert "default_limit_is_25" in line
+    assert not [ln for ln in text.splitlines() if ln.startswith("│") and "skipped │" in ln]
 
 
 def test_the_headline_counts_what_the_sections_count() -> None:
@@ -507,7 +525,10 @@ def test_control_characters_a_service_sent_are_escaped_so_the_junit_file_stays_x
     write_junit(results, path, Redactor())
     failure = ET.parse(path).find(".//failure")  # a control character would make this raise
     assert failure is not None
-    assert failure.get("message") == "a title \\x1b]0;CONFORMS\\x07 with \\x1b[2J and \\x00 in it"
+    assert failure.get("message") == (
+        "a title \\x1b]0;CONFORMS\\x07 with \\x1b[2J and \\x00 in it: expected none, received "
+        "\\x08x at /nextCursor"
+    )
     assert "\\x08x" in (failure.text or "")
     assert not any(ord(char) < 32 and char not in "\t\n\r" for char in path.read_text())
 
@@ -527,7 +548,7 @@ def test_what_a_service_sent_cannot_break_out_of_the_markdown_report() -> None:
         ),
         shape=request_shape("GET", LIST, 200),
     )
-    results.skipped(find_check("default_limit_is_25", "test-set"), f"why | {planted}")
+    results.skipped(find_check("default_limit_fills_a_first_page", "test-set"), f"why | {planted}")
     results.notes.append(f"a note [click](javascript:alert(1)) {planted}")
     html = MarkdownIt("commonmark").enable("table").render(render_markdown(results, base_url="h"))
     assert "<img" not in html and 'href="javascript' not in html

@@ -9,7 +9,13 @@ import io
 from typing import Any
 
 from evalmock.harness.checks.registry import scenario_checks
-from evalmock.harness.report.progress import HEARTBEAT_S, PlainReporter
+from evalmock.harness.report.progress import (
+    HEARTBEAT_S,
+    MIN_ANSWERS,
+    Pace,
+    PlainReporter,
+    expected_answers,
+)
 from evalmock.harness.run.engine import Reporter, run_audit
 from evalmock.harness.run.options import plan_audit
 from evalmock.harness.secrets.redactor import Redactor
@@ -66,3 +72,56 @@ def test_every_task_of_the_audit_is_told_done_once_as_one_of_all(live_server: An
     assert sorted(count for count, _, _ in reporter.told) == list(range(1, total + 1))
     assert {every for _, every, _ in reporter.told} == {total}
     assert all(text.split(": ", 1)[0] in audit.apis for _, _, text in reporter.told)
+
+
+def test_a_slow_service_s_log_tells_the_mean_answer_time_the_whole_audit_and_more_workers() -> None:
+    # 2 s an answer, one worker: the log says the pace, an estimate of the whole audit as long as
+    # one of the mock, and the workers that would shorten it, though no task has finished yet.
+    clock, out = Clock(), io.StringIO()
+    pace = Pace(1, expected_answers(("test-set", "gradient"), fuzz=True))
+    reporter = PlainReporter(Redactor(), out, clock=clock, pace=pace)
+    for _ in range(15):
+        clock.now += 2.0
+        reporter.answered(2.0)
+    [line] = out.getvalue().splitlines()
+    assert line == (
+        "15 answers so far, 2.0 s each on average: the whole audit (about 1,830 answers) may take "
+        "about an hour at this pace with 1 worker; --workers 8 would take about 8 minutes …"
+    )
+
+
+def test_a_fast_service_s_pace_names_no_more_workers_and_a_few_answers_no_pace() -> None:
+    pace = Pace(1, expected_answers(("test-set",), fuzz=False))
+    for _ in range(MIN_ANSWERS - 1):
+        pace.add(0.004)
+    assert pace.text() is None
+    pace.add(0.004)
+    assert pace.text() == (
+        "5 answers so far, 4 ms each on average: the whole audit (about 1,330 answers) may take "
+        "under a minute at this pace with 1 worker"
+    )
+
+
+class Timing(Reporter):
+    def __init__(self) -> None:
+        self.took: list[float] = []
+
+    def answered(self, seconds: float) -> None:
+        self.took.append(seconds)
+
+
+def test_every_answer_of_the_audit_is_timed_for_the_pace_schemathesis_s_too(
+    live_server: Any,
+) -> None:
+    audit = plan_audit(
+        live_server.base_url,
+        targets=live_server.targets_path,
+        token="demo-user",
+        apis=("gradient",),
+        max_examples=5,
+    )
+    reporter = Timing()
+    results = run_audit(audit, reporter)
+    # every answer the audit counted (its throttling's denominator) was timed, and none took no time
+    assert len(reporter.took) == results.throttling.shares.answers > 20
+    assert all(seconds > 0 for seconds in reporter.took)

@@ -199,11 +199,11 @@ def test_k_selects_checks_and_an_api_runs_by_its_prefix(live_server: Any, tmp_pa
         *audit_options(live_server, "--evalmock-no-fuzz"),
         "-v",
         "-k",
-        "walk_yields_every_case_once or default_limit_is_25",
+        "walk_yields_every_case_once or default_limit_fills_a_first_page",
     )
     assert done.returncode == 0, done.stdout + done.stderr
     assert sorted(ran(done)) == [
-        "evalmock::test-set::default_limit_is_25",
+        "evalmock::test-set::default_limit_fills_a_first_page",
         "evalmock::test-set::walk_yields_every_case_once",
     ]
     gradient = run_pytest(
@@ -211,6 +211,17 @@ def test_k_selects_checks_and_an_api_runs_by_its_prefix(live_server: Any, tmp_pa
     )
     assert gradient.returncode == 0, gradient.stdout + gradient.stderr
     assert ran(gradient) and all(node.startswith("evalmock::gradient::") for node in ran(gradient))
+
+
+def test_a_rule_s_former_name_still_selects_it_by_k_and_by_node_id(
+    live_server: Any, tmp_path: Path
+) -> None:
+    options = audit_options(live_server, "--evalmock-no-fuzz")
+    by_k = run_pytest(tmp_path, *options, "-v", "-k", "default_limit_is_25")
+    by_id = run_pytest(tmp_path, *options, "-v", "evalmock::test-set::default_limit_is_25")
+    for done in (by_k, by_id):
+        assert done.returncode == 0, done.stdout + done.stderr
+        assert ran(done) == ["evalmock::test-set::default_limit_fills_a_first_page"]
 
 
 def test_lf_reruns_only_the_failed_checks_and_ff_runs_them_first(
@@ -255,7 +266,7 @@ def test_junit_times_are_each_check_s_own(live_server_factory: Any, tmp_path: Pa
     latency = LATENCY_MS / 1000
     # a check reading one page took that request's time, not nothing (the audit's time is not
     # piled onto the first test case) ...
-    assert times["default_limit_is_25"] >= latency, times
+    assert times["default_limit_fills_a_first_page"] >= latency, times
     # ... and the walk (every page of every case, 300 cases 25 a page) at least its pages' time
     assert times["walk_yields_every_case_once"] >= 12 * latency, times
 

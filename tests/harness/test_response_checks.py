@@ -17,6 +17,7 @@ from evalmock.harness.checks.policy import Policy
 from evalmock.harness.excerpts import as_json
 from evalmock.harness.run.judge import violation_example
 from evalmock.harness.secrets.redactor import Redactor
+from shared import LIMIT
 
 from .builders import (
     LIST_PATH,
@@ -209,10 +210,10 @@ EXAMPLES: list[tuple[str, Exchange, Exchange, str, str | None]] = [
     ("page_holds_at_most_limit", page(limit=2), page(limit=1), "2 cases for limit=1", "/data/1"),
     (
         "page_holds_at_most_limit",
-        page([hand_case()] * 25),
-        page([hand_case()] * 26),
-        "26 cases by default",
-        "/data/25",
+        page([hand_case()] * LIMIT["default"]),
+        page([hand_case()] * (LIMIT["default"] + 1)),
+        "one case more than the default limit",
+        f"/data/{LIMIT['default']}",
     ),
     (
         "page_is_newest_first",

@@ -54,7 +54,7 @@ def outcome(
         ("walk_yields_every_case_once", Targets(), "[[test_set.projects]]"),
         ("include_retired_adds_the_retired_cases", Targets(projects=(PROJECT,)), "has_retired"),
         ("kind_filter_selects_those_kinds", Targets(projects=(PROJECT,)), "has_hand"),
-        ("default_limit_is_25", Targets(projects=(PROJECT,)), "active_cases"),
+        ("default_limit_fills_a_first_page", Targets(projects=(PROJECT,)), "active_cases"),
         ("tampered_cursor_is_bad_input", Targets(projects=(PROJECT,)), "sealed_cursors"),
         ("cursor_is_bound_to_the_filters", Targets(projects=(PROJECT,)), "sealed_cursors"),
         ("cursor_is_bound_to_the_list", Targets(projects=(PROJECT,)), "sealed_cursors"),

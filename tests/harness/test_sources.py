@@ -10,8 +10,13 @@ from pathlib import Path
 
 import pytest
 
-from evalmock.contract import case_rules
-from evalmock.contract.pages import PAGE_TITLES, PAGES_DIR_VARIABLE
+from evalmock.contract import case_rules, client_rules
+from evalmock.contract.pages import (
+    DIGITALOCEAN_PAGE,
+    PAGE_TITLES,
+    PAGES_DIR_VARIABLE,
+    TEST_SET_PAGE,
+)
 from evalmock.contract.sources import (
     PAGES,
     Level,
@@ -22,15 +27,20 @@ from evalmock.contract.sources import (
     page,
 )
 from evalmock.harness.checks import CHECKS, find_check
+from evalmock.harness.checks.schema_parts import schema_part_source
 from evalmock.harness.report.page_coverage import BLOCKS, NOTES, counted, coverage_rows
 from evalmock.harness.report.rule_tables import (
+    CLIENT_BEGIN,
+    CLIENT_END,
     COVERAGE_BEGIN,
     COVERAGE_END,
     RULES_BEGIN,
     RULES_DOC_COMMAND,
     RULES_END,
     between,
+    print_rules,
     read_pages,
+    render_client_rules,
     render_coverage,
     render_rules,
     rules_document,
@@ -42,9 +52,38 @@ ROOT = Path(__file__).resolve().parents[2]
 # elsewhere.
 PAGES_DIR = Path(os.environ.get("EVALMOCK_PAGES_DIR", ROOT.parent / "shared" / "seeds"))
 RULES_DOC = ROOT / "docs" / "rules.md"
-SOURCES = [(check.name, check.source) for check in CHECKS] + [
-    (rule.name, rule.source) for rule in case_rules.RULES
-]
+SOURCES = (
+    [(check.name, check.source) for check in CHECKS]
+    + [(rule.name, rule.source) for rule in case_rules.RULES]
+    + [(rule.name, rule.source) for rule in client_rules.RULES]
+)
+# The words a schema finding quotes for the part of the schema it broke (schema_parts.py).
+PART_SOURCES = dict.fromkeys(
+    source
+    for api in ("test-set", "gradient")
+    for keyword in (
+        "required",
+        "enum",
+        "minLength",
+        "maxProperties",
+        "pattern",
+        "format",
+        "minimum",
+    )
+    for place in (
+        ["data", 0, "kind"],
+        ["data", 0, "addedBy", "kind"],
+        ["data", 0, "expect", "answer", "verdict"],
+        ["data", 0, "expect", "decisions", "shouldCall", 0, "tool"],
+        ["data", 0, "expect", "items", 0, "key"],
+        ["data", 0, "expect", "items", 0, "pointer"],
+        ["data", 0, "projectId"],
+        ["star_metric", "success_threshold_pct"],
+    )
+    for status in (200, 400)
+    if (source := schema_part_source(api, [keyword], place, status)) is not None
+)
+SOURCES += [(f"schema part {number}", source) for number, source in enumerate(PART_SOURCES)]
 
 
 @pytest.fixture(scope="module")
@@ -56,6 +95,23 @@ def pages() -> dict[str, list[str]]:
             f"{', '.join(PAGES)})"
         )
     return read_pages(PAGES_DIR)
+
+
+def _lines_holding(
+    pages: dict[str, list[str]], words: str, page_name: str = TEST_SET_PAGE
+) -> list[int]:
+    """The lines (from 1) of a page that hold `words`, found by the test itself: a revision of the
+    page that moves them moves what the test expects."""
+    wanted = normalise(words)
+    return [n for n, line in enumerate(pages[page_name], 1) if wanted in normalise(line)]
+
+
+def _first_line_holding(
+    pages: dict[str, list[str]], words: str, page_name: str = TEST_SET_PAGE
+) -> int:
+    found = _lines_holding(pages, words, page_name)
+    assert found, f"{page_name} no longer holds {words!r}"
+    return found[0]
 
 
 def _not_on_the_page(name: str, source: Source) -> list[str]:
@@ -115,7 +171,8 @@ def test_forty_lines_inserted_on_top_of_the_pages_move_every_cited_line_by_forty
     after = {(name, quote): quote.lines for name, source in SOURCES for quote in source.quotes}
     assert all(before.values()), "every quote is found on the pages as they are"
     assert after == {key: tuple(n + 40 for n in lines) for key, lines in before.items()}
-    assert "line 412)" in render_rules()  # database-busy, on line 372 before
+    moved = _first_line_holding(pages, "database-busy") + 40
+    assert f"(List a project's cases of an agent's test set, line {moved})" in render_rules()
 
 
 def test_forty_lines_inserted_on_top_of_the_pages_move_their_coverage_by_forty(
@@ -184,6 +241,23 @@ def test_the_docs_show_every_rule_with_its_level_and_source(pages: dict[str, lis
     )
 
 
+def test_the_docs_and_the_command_show_every_client_rule_with_its_level_and_source(
+    pages: dict[str, list[str]], capsys: pytest.CaptureFixture[str]
+) -> None:
+    text = RULES_DOC.read_text(encoding="utf-8")
+    table = between(text, CLIENT_BEGIN, CLIENT_END)
+    assert table == render_client_rules(), (
+        f"docs/rules.md is out of date: run `{RULES_DOC_COMMAND}`"
+    )
+    for rule in client_rules.RULES:
+        assert f"| `{rule.name}` | {rule.level} | {rule.rule} |" in table
+    assert "“Treat as opaque on the client.”" not in table  # a quote is the page's whole sentence
+    assert "“Opaque cursor. Treat as opaque on the client.” (List a project's cases" in table
+    assert print_rules(None) == 0
+    printed = capsys.readouterr().out
+    assert render_rules() in printed and printed.endswith(render_client_rules())
+
+
 def test_the_docs_walk_both_pages_line_by_line(pages: dict[str, list[str]]) -> None:
     text = RULES_DOC.read_text(encoding="utf-8")
     assert between(text, COVERAGE_BEGIN, COVERAGE_END) == render_coverage(pages), (
@@ -230,10 +304,14 @@ def test_a_quote_is_cited_by_its_page_s_title_and_the_line_its_words_stand_on(
     pages: dict[str, list[str]],
 ) -> None:
     listing = str(on_test_set_page("database-busy"))
-    assert listing == "“database-busy” (List a project's cases of an agent's test set, line 372)"
+    line = _first_line_holding(pages, "database-busy")
+    title = "List a project's cases of an agent's test set"
+    assert listing == f"“database-busy” ({title}, line {line})"
     source = page(on_digitalocean_page("get/v2/gen-ai"))
+    line = _first_line_holding(pages, "get/v2/gen-ai", DIGITALOCEAN_PAGE)
     assert (
-        "(Retrieve Information About an Existing Evaluation Test Case, line 5)" in source.describe()
+        f"(Retrieve Information About an Existing Evaluation Test Case, line {line})"
+        in source.describe()
     )
     tables = render_rules()
     assert (
@@ -257,5 +335,8 @@ def test_words_the_page_repeats_in_each_errors_block_are_cited_at_every_line(
     # A 404's X-Request-Id rule stands on the 404 block's copy of the sentence as much as on the 400
     # block's.
     [quote] = find_check("request_id_header_is_the_envelope_s", "test-set").source.quotes
-    assert quote.lines == (279, 319, 359, 399)
-    assert "line 279 (again at lines 319, 359 and 399)" in quote.citation
+    first, *again = _lines_holding(pages, quote.text)
+    assert len(again) >= 2, "the page repeats these words in each error's block"
+    assert quote.lines == (first, *again)
+    later = ", ".join(str(line) for line in again[:-1]) + f" and {again[-1]}"
+    assert f"line {first} (again at lines {later})" in quote.citation

@@ -49,6 +49,16 @@ def test_a_walk_across_arrivals_yields_each_case_once_newest_first(
     ids = [case["id"] for case in walked]
     assert len(ids) == len(set(ids))
     assert all(a["addedAt"] > b["addedAt"] for a, b in itertools.pairwise(walked))
+    # and none skipped: a case as old as the walk's first that it did not list was retired
+    everything = walk(client, 100, include="retired")
+    skipped = [
+        case["id"]
+        for case in everything
+        if case["addedAt"] <= walked[0]["addedAt"]
+        and case["id"] not in ids
+        and "retired" not in case
+    ]
+    assert not skipped, f"the walk skipped {len(skipped)} active case(s): {skipped[:3]}"
     after = {case["id"] for case in walk(client, 100)}
     # the walk began with one arrival and then kept below it, whatever arrived above
     assert after - set(ids) and len(walked) > 1

@@ -15,7 +15,7 @@ from evalmock.contract.operations import operation
 from evalmock.server.cursors import TTL_SECONDS, Binding, CursorError, CursorSealer, DataChanged
 from evalmock.server.handlers.test_set import BOUND
 from evalmock.server.settings import default_cursor_key
-from evalmock.world import CaseQuery
+from evalmock.world import CaseQuery, World
 from evalmock.world.catalog import EXAMPLE_AGENT, EXAMPLE_PROJECT
 from shared import SERVER_SEED
 
@@ -87,11 +87,11 @@ def test_a_cursor_for_another_list_filter_or_caller_is_refused(other: Binding) -
 
 
 def test_a_cursor_of_other_data_is_refused_as_data_changed() -> None:
-    before = dataclasses.replace(BINDING, data_generation=1)
-    after = dataclasses.replace(BINDING, data_generation=2)
+    before = dataclasses.replace(BINDING, list_generation=1)
+    after = dataclasses.replace(BINDING, list_generation=2)
     cursor = sealer().seal(7, before)
     assert sealer().open(cursor, before) == 7
-    with pytest.raises(DataChanged, match="the data changed"):
+    with pytest.raises(DataChanged, match="the list's data changed"):
         sealer().open(cursor, after)
     # the generation is under the MAC: editing it is tampering
     with pytest.raises(CursorError, match="tampered"):
@@ -226,11 +226,14 @@ def test_expired_cursor_is_400(frozen_client: httpx.Client, clock: FrozenClock) 
 
 
 def test_signed_cursor_for_a_position_the_list_lacks_is_400(
-    frozen_client: httpx.Client, clock: FrozenClock
+    frozen_client: httpx.Client, clock: FrozenClock, server_world: World
 ) -> None:
-    # Signed with the server's own key (by default derived from the seed), so only the world can
-    # object.
-    binding = Binding(EXAMPLE_AGENT, (EXAMPLE_PROJECT.lower(), False, BOTH_KINDS), "user-demo")
+    # Signed with the server's own key (by default derived from the seed) for the list as served,
+    # so only the world can object.
+    generation = server_world.list_generation(CaseQuery(EXAMPLE_AGENT, EXAMPLE_PROJECT))
+    binding = Binding(
+        EXAMPLE_AGENT, (EXAMPLE_PROJECT.lower(), False, BOTH_KINDS), "user-demo", generation
+    )
     cursor = CursorSealer(default_cursor_key(SERVER_SEED).encode(), clock=clock).seal(
         10**15, binding
     )

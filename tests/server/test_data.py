@@ -225,7 +225,9 @@ def test_a_changed_file_is_served_without_a_restart_and_the_targets_follow(
             lambda: load_targets(targets).projects[0].active_cases == 6, "the targets file names it"
         )
     assert (
-        f"evalmock serve: reloaded {path}: 1 agent, 1 project, 7 cases" in capsys.readouterr().err
+        f"evalmock serve: reloaded {path}: 1 agent, 1 project, 7 cases, 1 evaluation test case; "
+        "1 list changed: their cursors issued before now start the list again; other lists' "
+        "cursors go on." in capsys.readouterr().err
     )
 
 

@@ -29,6 +29,7 @@ from evalmock.server.request_id import RequestIdMiddleware
 from evalmock.server.settings import ServerSettings
 from evalmock.world import EncodedPage, World
 from evalmock.world.catalog import EXAMPLE_PROJECT
+from shared import LIMIT
 
 from .helpers import (
     AUTH,
@@ -55,7 +56,7 @@ BAD_QUERIES = [
     pytest.param({"kind": "hand\n"}, "kind", id="kind-trailing-newline"),
     pytest.param({"kind": ""}, "kind", id="kind-empty"),
     pytest.param({"limit": 0}, "limit", id="limit-zero"),
-    pytest.param({"limit": 101}, "limit", id="limit-over"),
+    pytest.param({"limit": LIMIT["maximum"] + 1}, "limit", id="limit-over"),
     pytest.param({"limit": -5}, "limit", id="limit-negative"),
     pytest.param({"limit": "10" * 40}, "limit", id="limit-huge"),
     pytest.param({"limit": "ten"}, "limit", id="limit-word"),

@@ -1,5 +1,5 @@
-"""Reloading the served world: a valid file swaps it whole, an invalid one is refused, cursors do
-not cross a swap."""
+"""Reloading the served world: a valid file swaps it whole, an invalid one is refused, the cursors
+of a list the swap changed do not cross it, those of every other list do."""
 
 from __future__ import annotations
 
@@ -20,6 +20,7 @@ from evalmock.server.handlers.test_set import DATA_CHANGED, TestSetCases
 from evalmock.server.live_world import LiveWorld, build_world
 from evalmock.server.settings import ServerSettings
 from evalmock.world import curated
+from evalmock.world.catalog import EXAMPLE_AGENT, EXAMPLE_PROJECT
 from evalmock.world.curated import FixtureError
 from evalmock.world.data_files import DataFileError
 from evalmock.world.start_cache import verdict_file
@@ -34,9 +35,11 @@ def live_from(path: Path, data_only: bool = True) -> LiveWorld:
     return LiveWorld(build_world(settings), settings.data_files)
 
 
-def page(handler: TestSetCases, **params: Any) -> dict[str, Any]:
+def page(
+    handler: TestSetCases, agent: str = AGENT, project: str = PROJECT, **params: Any
+) -> dict[str, Any]:
     response = asyncio.run(
-        handler.list_cases(agent_id=AGENT, project_id=PROJECT, token_info=CALLER, **params)
+        handler.list_cases(agent_id=agent, project_id=project, token_info=CALLER, **params)
     )
     return json.loads(response.body)
 
@@ -89,6 +92,93 @@ def test_a_cursor_issued_before_a_swap_is_bad_input_saying_the_data_changed(
     )
     fresh = page(handler, limit=1)["nextCursor"]
     assert page(handler, limit=1, cursor=fresh)["data"]
+
+
+OTHER_PROJECT = "7c1d2e3f-4a5b-4c6d-8e7f-9a0b1c2d3e4f"
+
+
+def two_lists(first: int, second: int) -> dict[str, Any]:
+    """A file of two lists of one agent: `first` cases in PROJECT, `second` in OTHER_PROJECT."""
+    return data(
+        [
+            (
+                AGENT,
+                PROJECT,
+                [case(f"case-a{n}", f"2026-10-{n + 1:02d}T00:00:00Z") for n in range(first)],
+            ),
+            (
+                AGENT,
+                OTHER_PROJECT,
+                [
+                    case(f"case-b{n}", f"2026-10-{n + 1:02d}T00:00:00Z", project=OTHER_PROJECT)
+                    for n in range(second)
+                ],
+            ),
+        ]
+    )
+
+
+def test_a_reload_that_changes_one_list_leaves_the_walks_of_the_others_going(
+    tmp_path: Path,
+) -> None:
+    path = write(tmp_path / "two.json", two_lists(4, 4))
+    live = live_from(path, data_only=False)
+    handler = TestSetCases(live, CursorSealer(b"key", clock=FrozenClock()))
+    changed = page(handler, limit=1)
+    other = page(handler, project=OTHER_PROJECT, limit=1)
+    generated = page(handler, agent=EXAMPLE_AGENT, project=EXAMPLE_PROJECT, limit=1)
+    write(path, two_lists(5, 4))  # a case more in PROJECT's list only
+    assert live.reload() is True
+    # every other list's walk goes on where it was, to its end, each case once
+    walked = [case["id"] for case in other["data"]]
+    cursor = other["nextCursor"]
+    while cursor:
+        following = page(handler, project=OTHER_PROJECT, limit=1, cursor=cursor)
+        walked += [case["id"] for case in following["data"]]
+        cursor = following.get("nextCursor")
+    assert walked == [f"case-b{n}" for n in reversed(range(4))]
+    following = page(
+        handler,
+        agent=EXAMPLE_AGENT,
+        project=EXAMPLE_PROJECT,
+        limit=1,
+        cursor=generated["nextCursor"],
+    )
+    assert following["data"] and following["data"] != generated["data"]
+    # the changed list's cursors are refused as before: it starts again
+    error = refusal(handler, limit=1, cursor=changed["nextCursor"])
+    assert (error.status, error.code, error.message) == (400, "bad-input", DATA_CHANGED)
+    assert page(handler, limit=1)["data"][0]["id"] == "case-a4"
+
+
+def test_under_churn_a_reload_keeps_the_other_lists_moving_and_their_cursors_open(
+    tmp_path: Path,
+) -> None:
+    """A cursor of a list the reload left alone, issued after cases arrived at its top, still opens
+    after the reload: the list goes on moving as it was, not started still again."""
+    path = write(tmp_path / "two.json", two_lists(4, 4))
+    live = live_from(path, data_only=False)
+    handler = TestSetCases(live, CursorSealer(b"key", clock=FrozenClock()), churn=1)
+    walk = dict(agent=EXAMPLE_AGENT, project=EXAMPLE_PROJECT, limit=2)
+    for _ in range(3):  # three arrivals at the top of the generated list
+        first = page(handler, **walk)
+    write(path, two_lists(5, 4))  # PROJECT's list only
+    assert live.reload() is True
+    following = page(handler, **walk, cursor=first["nextCursor"])
+    ids = [case["id"] for case in first["data"] + following["data"]]
+    assert len(following["data"]) == 2 and len(set(ids)) == 4
+
+
+def test_a_list_changed_back_takes_its_earlier_cursors_again(tmp_path: Path) -> None:
+    path = write(tmp_path / "two.json", two_lists(4, 4))
+    live = live_from(path)
+    handler = TestSetCases(live, CursorSealer(b"key", clock=FrozenClock()))
+    cursor = page(handler, limit=1)["nextCursor"]
+    write(path, two_lists(5, 4))
+    assert live.reload() is True
+    write(path, two_lists(4, 2))  # PROJECT's list as it was, OTHER_PROJECT's changed
+    assert live.reload() is True
+    assert [c["id"] for c in page(handler, limit=1, cursor=cursor)["data"]] == ["case-a2"]
 
 
 def test_an_invalid_change_is_refused_and_the_previous_data_served(

@@ -10,14 +10,13 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from evalmock.contract.documents import TEST_SET
 from evalmock.world import CaseQuery, World
 from evalmock.world.catalog import EXAMPLE_AGENT, EXAMPLE_PROJECT
+from shared import LIMIT
 
 from .helpers import AUTH, cases_path, example_params, walk
 
-_PARAMETERS = TEST_SET.spec["paths"]["/agents/{agentId}/test-set/cases"]["get"]["parameters"]
-DEFAULT_LIMIT = next(p for p in _PARAMETERS if p["name"] == "limit")["schema"]["default"]
+DEFAULT_LIMIT, FULL = LIMIT["default"], LIMIT["maximum"]
 
 
 def expected_ids(
@@ -35,7 +34,7 @@ def expected_ids(
 @given(
     include=st.sampled_from([None, "retired"]),
     kind=st.sampled_from([None, "hand", "correction", "correction,hand"]),
-    limits=st.lists(st.integers(min_value=1, max_value=100), min_size=1, max_size=3),
+    limits=st.lists(st.integers(min_value=1, max_value=LIMIT["maximum"]), min_size=1, max_size=3),
     project_index=st.integers(min_value=0, max_value=1),
 )
 def test_walking_the_pages_yields_every_matching_case_once_newest_first(
@@ -72,19 +71,19 @@ def test_every_page_but_the_last_is_full(client: httpx.Client) -> None:
 
 def test_limit_defaults_to_the_documented_default(client: httpx.Client) -> None:
     page = client.get(cases_path(), params=example_params(), headers=AUTH).json()
-    assert len(page["data"]) == DEFAULT_LIMIT == 25
+    assert len(page["data"]) == DEFAULT_LIMIT
 
 
 def test_retired_cases_only_with_include_retired(client: httpx.Client, server_world: World) -> None:
-    active = walk(client, EXAMPLE_AGENT, example_params(), [100])
-    everything = walk(client, EXAMPLE_AGENT, example_params(include="retired"), [100])
+    active = walk(client, EXAMPLE_AGENT, example_params(), [FULL])
+    everything = walk(client, EXAMPLE_AGENT, example_params(include="retired"), [FULL])
     assert not any("retired" in case for page in active for case in page["data"])
     assert any("retired" in case for page in everything for case in page["data"])
 
 
 @pytest.mark.parametrize("kind", ["hand", "correction"])
 def test_kind_filter_returns_only_that_kind(client: httpx.Client, kind: str) -> None:
-    pages = walk(client, EXAMPLE_AGENT, example_params(kind=kind, include="retired"), [100])
+    pages = walk(client, EXAMPLE_AGENT, example_params(kind=kind, include="retired"), [FULL])
     kinds = {case["kind"] for page in pages for case in page["data"]}
     assert kinds == {kind}
 
@@ -92,7 +91,7 @@ def test_kind_filter_returns_only_that_kind(client: httpx.Client, kind: str) -> 
 def test_cases_are_narrowed_to_the_project(client: httpx.Client, server_world: World) -> None:
     project = server_world.project_ids(EXAMPLE_AGENT)[1]
     page = client.get(
-        cases_path(), params={"projectId": project, "limit": 100}, headers=AUTH
+        cases_path(), params={"projectId": project, "limit": FULL}, headers=AUTH
     ).json()
     assert page["data"] and {case["projectId"] for case in page["data"]} == {project}
 

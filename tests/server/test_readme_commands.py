@@ -15,10 +15,12 @@ tests/server/test_request_targets.py. Skipped, with why:
   front of a made-up upstream; the record and replay flow runs in tests/recording/;
 - the `fetch()` the banner prints and the SDK lines: not shell; the banner's requests run in
   tests/server/test_request_targets.py.
+The three commands of "A world per test: sessions" run as one script, after the setup lines.
 """
 
 from __future__ import annotations
 
+import json
 import re
 import shutil
 import subprocess
@@ -110,6 +112,30 @@ def test_the_curl_of_your_own_data_lists_the_readme_s_case(data_server: LiveServ
     assert [status_of(curl, data_server.base_url) for curl in found] == INTENDED_WITH_DATA
 
 
+def session_block() -> list[str]:
+    [block] = [b for b in shell_blocks(frontend_section()) if "/__evalmock/sessions" in b]
+    return [re.sub(r"\s+#.*$", "", line) for line in commands(block)]
+
+
+def test_the_session_s_three_commands_create_it_use_its_token_and_read_its_verdict(
+    live_server: LiveServer,
+) -> None:
+    create, use, verdict = session_block()
+    script = [
+        *setup_lines(live_server.base_url),
+        create,
+        f"{use} -s -o /dev/null -w '%{{http_code}}\\n'",
+        f"{verdict} -s",
+    ]
+    ran = subprocess.run(
+        ["bash", "-c", "\n".join(script)], capture_output=True, text=True, timeout=CURL_S
+    )
+    assert ran.returncode == 0, ran.stderr
+    status, answer = ran.stdout.split("\n", 1)
+    judged = json.loads(answer)
+    assert (status, judged["verdict"], judged["judged"]) == ("200", "CONFORMS", 1), ran.stdout
+
+
 def test_every_shell_block_of_the_section_is_run_or_named_as_skipped() -> None:
     """A command added to the section is run here or named in this module's docstring."""
     blocks = shell_blocks(frontend_section())
@@ -129,6 +155,9 @@ def test_every_shell_block_of_the_section_is_run_or_named_as_skipped() -> None:
         "python3.11 dev.py evalmock proxy --upstream https://staging.example.com"
         " --record staging.yaml"
     ]
-    run = [line for line in shell if line.startswith("curl ")]
-    assert sorted(set(shell) - set(skipped) - set(proxied) - paging - setup - set(run)) == []
+    session = set(session_block())
+    run = [line for line in shell if line.startswith("curl ") and line not in session]
+    assert (
+        sorted(set(shell) - set(skipped) - set(proxied) - paging - setup - session - set(run)) == []
+    )
     assert len(run) == len(INTENDED) + len(INTENDED_WITH_DATA)

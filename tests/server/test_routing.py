@@ -10,6 +10,7 @@ import httpx
 import pytest
 from connexion.middleware.routing import RoutingMiddleware
 
+from evalmock.contract.documents import ADMIN
 from evalmock.contract.operations import operations
 from evalmock.server.app import create_app
 from evalmock.server.routing import DocumentRoutingMiddleware, no_slash_redirects, route_table
@@ -95,9 +96,16 @@ def test_the_route_table_holds_every_operation_of_both_documents() -> None:
         assert table is not None, (
             "the routes Connexion built are not in the shape read: every request is slow"
         )
-        assert {document.base_path for document in table} == {"/v1", "/v2"}
-        assert {op.operation_id for document in table for op in document.operations} == set(
-            operations()
+        # the two pages' APIs, and the admin API (on for a mock on loopback)
+        assert {document.base_path for document in table} == {"/v1", "/v2", ADMIN.base_path}
+        admin_operations = {
+            operation["operationId"]
+            for path in ADMIN.spec["paths"].values()
+            for operation in path.values()
+            if isinstance(operation, dict) and "operationId" in operation
+        }
+        assert {op.operation_id for document in table for op in document.operations} == (
+            set(operations()) | admin_operations
         )
 
 

@@ -166,3 +166,28 @@ def test_a_position_not_in_the_list_is_refused_and_not_counted(world: World, aft
 def test_churn_below_one_request_is_refused(world: World) -> None:
     with pytest.raises(ValueError, match="at least 1"):
         ChurningWorld(world, 0)
+
+
+def test_a_reload_carries_the_lists_it_left_as_they_were_and_restarts_the_changed_ones(
+    world: World,
+) -> None:
+    from evalmock.world.data_files import load_document
+
+    other = CaseQuery(EXAMPLE_AGENT, world.project_ids(EXAMPLE_AGENT)[1], include_retired=True)
+    before = world.with_data(load_document({}, world))
+    churning = ChurningWorld(before, 1)
+    page, after = read(churning, EVERYTHING, None, 1)
+    _, other_after = read(churning, other, None, 1)
+    assert after is not None and after < 0 and other_after is not None  # in the arrivals
+    # a reload adding a case to the other list only
+    added = {
+        "testSet": [
+            {"agentId": EXAMPLE_AGENT, "projectId": other.project_id, "cases": [{"kind": "hand"}]}
+        ]
+    }
+    reloaded = world.with_data(load_document(added, world))
+    carried = ChurningWorld(reloaded, 1, carried=churning)
+    following, _ = read(carried, EVERYTHING, after, 1)  # goes on below where it was
+    assert following and following[0]["id"] != page[0]["id"]
+    with pytest.raises(ValueError, match="not in this list"):
+        read(carried, other, other_after, 1)  # its list changed: it starts still again

@@ -125,7 +125,9 @@ def test_a_churning_list_applies_a_declared_filter_to_its_arrivals_too(
     assert category_filter(query).accepted  # the categories still apply beside it
 
 
-@pytest.mark.parametrize("name", ["runId", "projectId", "kind", "madeOn", "retired"])
+# Only these are drawn without the rest of the case (CaseFactory.field); any other field is read
+# from the whole case, so comparing it with the whole case's would compare a value with itself.
+@pytest.mark.parametrize("name", ["runId", "projectId"])
 def test_a_field_drawn_alone_is_the_whole_case_s(name: str) -> None:
     """What an index reads of a generated case is what the case says, field by field."""
     world = World(seed=7, cases=300)

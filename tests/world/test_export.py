@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 
 from evalmock.cli import main
 from evalmock.world import CaseQuery, World
 from evalmock.world.catalog import EXAMPLE_AGENT, EXAMPLE_PROJECT
+from revised_documents import with_a_run_id_filter
 
 
 def test_export_of_the_whole_world_holds_every_list_and_the_gradient(capsys):
@@ -76,3 +80,39 @@ def test_list_names_every_curated_case(capsys):
     world = World(cases=1)
     assert len(lines) == len(world.curated)
     assert all(item.case["id"] in line for item, line in zip(world.curated, lines, strict=True))
+
+
+def test_a_filter_flag_is_the_document_s_filter_and_the_shorthands_are_the_same(capsys):
+    common = ["fixtures", "export", "--cases", "40", "--agent", EXAMPLE_AGENT, "--limit", "9"]
+    assert main([*common, "--filter", "kind=hand", "--filter", "include=retired"]) == 0
+    by_filter = json.loads(capsys.readouterr().out)
+    assert main([*common, "--kind", "hand", "--include-retired"]) == 0
+    assert json.loads(capsys.readouterr().out) == by_filter
+    assert by_filter["filters"] == {"kind": "hand", "include": "retired", "limit": 9}
+    cases = [case for entry in by_filter["testSet"] for case in entry["cases"]]
+    assert cases and all(case["kind"] == "hand" for case in cases)
+    assert any("retired" in case for case in cases)
+
+
+def test_a_filter_flag_refuses_a_name_the_document_lacks_and_a_value_it_does_not_allow(capsys):
+    assert main(["fixtures", "export", "--filter", "source=manual"]) == 2
+    assert "NAME one of the list's filters: include, kind" in capsys.readouterr().err
+    assert main(["fixtures", "export", "--filter", "kind=other"]) == 2
+    assert "--filter kind='other': 'other' does not match" in capsys.readouterr().err
+
+
+def test_a_filter_the_document_gains_is_exported_with_no_change_to_the_code(tmp_path):
+    """Through a revision of the document that declares runId, export narrows by it."""
+    run_id = next(World(cases=40).iter_cases(CaseQuery(EXAMPLE_AGENT, EXAMPLE_PROJECT)))["runId"]
+    argv = ["fixtures", "export", "--cases", "40", "--agent", EXAMPLE_AGENT]
+    done = subprocess.run(
+        [sys.executable, "-m", "evalmock", *argv, "--filter", f"runId={run_id}"],
+        env={**os.environ, "EVALMOCK_OPENAPI_DIR": str(with_a_run_id_filter(tmp_path))},
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    cases = [case for entry in json.loads(done.stdout)["testSet"] for case in entry["cases"]]
+    assert cases and {case["runId"] for case in cases} == {run_id}

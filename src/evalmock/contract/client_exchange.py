@@ -26,6 +26,9 @@ class ClientExchange:
     retry_after: int | None = None  # the answer's Retry-After, in whole seconds
     next_cursor: str | None = None  # the nextCursor the answer's body gave
     shaped_by: str | None = None  # what shaped the answer: a session's fault, or a Prefer header
+    # False when the answer's body was not read (a proxy that did not hold it): its nextCursor is
+    # then unknown, so a cursor it may have given is not judged
+    answer_read: bool = True
 
     def param(self, name: str) -> str | None:
         """The first value the request sent for `name`, or None."""

@@ -92,6 +92,9 @@ GRADIENT = ApiDocument(
     "DigitalOcean GenAI (GET /v2/gen-ai/evaluation_test_cases/{test_case_uuid})",
 )
 APIS: dict[str, ApiDocument] = {api.name: api for api in (TEST_SET, GRADIENT)}
+# evalmock's own admin API (sessions, faults, the journal): served by the mock, never audited, so
+# not one of APIS.
+ADMIN = ApiDocument("admin", "evalmock-admin.yaml", "evalmock admin API (/__evalmock)")
 
 
 def api(name: str) -> ApiDocument:

@@ -94,6 +94,13 @@ class Operation:
                 return str(rule)
         return None
 
+    def page_words(self, name: str) -> tuple[str, ...]:
+        """The page's own words stating a query parameter's bounds and default (its
+        `x-evalmock-query` `page-words`), which the rules reading those numbers quote: a revision
+        of the page changes them in the document, with the numbers."""
+        words = self.query_parameters()[name].get(QUERY_FACTS, {}).get("page-words", ())
+        return tuple(str(text) for text in words)
+
     def path_parameters(self, path: str) -> dict[str, str] | None:
         """The decoded path parameters of a request path to this operation (behind any prefix of the
         base URL), or None when the path is not one of this operation's."""

@@ -13,15 +13,18 @@ from evalmock.contract.schemas import pointer_tokens
 
 @dataclass(frozen=True)
 class Problem:
-    """One problem in one file, at a JSON pointer (and its line, and column, when known)."""
+    """One problem in one file, at a JSON pointer (and its line, and column, when known); a problem
+    of a document given in memory has no path."""
 
-    path: Path
+    path: Path | None
     pointer: str
     message: str
     line: int | None = None
     column: int | None = None
 
     def __str__(self) -> str:
+        if self.path is None:
+            return f"{self.pointer or '/'}: {self.message}"
         where = f"{self.path}:{self.line}" if self.line else str(self.path)
         if self.line and self.column:
             where += f":{self.column}"

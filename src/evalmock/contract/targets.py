@@ -78,10 +78,12 @@ class Targets:
     )
     # True: the target seals cursors, so the page's binding rules (same list, filters, caller) apply
     sealed_cursors: bool | None = None
+    base_url: str | None = None  # where the service listens, as `evalmock serve` writes it
 
 
 # Every key a targets file may hold, by table: a misspelled one is refused, never silently ignored.
 TABLES = ("auth", "test_set", "gradient")
+TOP_LEVEL_KEYS = ("base_url", *TABLES)
 TEST_SET_KEYS = ("sealed_cursors", "projects")
 GRADIENT_KEYS = ("test_cases",)
 
@@ -110,7 +112,7 @@ def targets_from_dict(raw: Any, source: str = "targets") -> Targets:
     if not isinstance(raw, dict):
         raise TargetsError(f"{source}: the top level must be a table/mapping")
     problems: list[str] = []
-    _known_keys(raw, TABLES, f"{source}: the top level", problems)
+    _known_keys(raw, TOP_LEVEL_KEYS, f"{source}: the top level", problems)
     auth = _table(raw, "auth", source, problems)
     test_set = _table(raw, "test_set", source, problems)
     gradient = _table(raw, "gradient", source, problems)
@@ -138,6 +140,9 @@ def targets_from_dict(raw: Any, source: str = "targets") -> Targets:
     for key in AUTH_KEYS:
         if auth.get(key) is not None and not isinstance(auth[key], str):
             problems.append(f"{source}: auth.{key} must be a string")
+    base_url = raw.get("base_url")
+    if base_url is not None and not isinstance(base_url, str):
+        problems.append(f"{source}: base_url must be a string, got {base_url!r}")
     if problems:
         raise TargetsError("\n".join(problems))
     return Targets(
@@ -145,6 +150,7 @@ def targets_from_dict(raw: Any, source: str = "targets") -> Targets:
         test_cases=tuple(test_cases),
         **{key: auth.get(key) for key in AUTH_KEYS},
         sealed_cursors=sealed,
+        base_url=base_url,
     )
 
 
@@ -188,6 +194,8 @@ def dump_targets(targets: Targets, path: str | Path) -> None:
 def targets_to_dict(targets: Targets) -> dict[str, Any]:
     auth = {key: getattr(targets, key) for key in AUTH_KEYS if getattr(targets, key)}
     data: dict[str, Any] = {}
+    if targets.base_url:
+        data["base_url"] = targets.base_url
     if auth:
         data["auth"] = auth
     test_set: dict[str, Any] = {}
@@ -281,7 +289,13 @@ def _to_toml(data: dict[str, Any]) -> str:
         "# evalmock targets: known-good identifiers and facts about a target implementation",
         "",
     ]
+    # TOML's top-level keys come before its first table
+    lines += [f"{k} = {_toml_value(v)}" for k, v in data.items() if not isinstance(v, dict)]
+    if len(lines) > 2:
+        lines.append("")
     for section, body in data.items():
+        if not isinstance(body, dict):
+            continue
         scalars = {k: v for k, v in body.items() if not isinstance(v, list)}
         if scalars:
             lines.append(f"[{section}]")

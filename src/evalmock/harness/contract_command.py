@@ -21,7 +21,12 @@ from evalmock.harness.report.junit import (
     write_junit_unfinished,
 )
 from evalmock.harness.report.output_paths import outputs_problem
-from evalmock.harness.report.progress import LiveReporter, make_reporter
+from evalmock.harness.report.progress import (
+    LiveReporter,
+    Pace,
+    expected_answers,
+    make_reporter,
+)
 from evalmock.harness.report.run_info import RunInfo
 from evalmock.harness.report.terminal import print_summary
 from evalmock.harness.report.view import replay_notes
@@ -58,10 +63,16 @@ def _audit(args: argparse.Namespace, redactor: Redactor) -> int:
     """The live or recorded audit the options ask for, with its outputs."""
     if args.har:
         return run_har_audit(args, redactor)
+    if not args.base_url and args.targets:  # `evalmock serve --write-targets` names its URL
+        try:
+            args.base_url = load_targets(args.targets).base_url
+        except TargetsError as exc:
+            return _fail(redactor, str(exc), EXIT_USAGE)
     if not args.base_url:
         return _fail(
             redactor,
-            "--base-url is required (or --har FILE, to audit recorded traffic)",
+            "--base-url is required (or a --targets file with base_url, or --har FILE, to audit "
+            "recorded traffic)",
             EXIT_USAGE,
         )
     try:
@@ -145,7 +156,8 @@ def _run_live(args: argparse.Namespace, audit: Audit) -> int:
         max_examples=audit.max_examples,
         fuzz=audit.fuzz,
     )
-    reporter = make_reporter(redactor, quiet=args.quiet)
+    pace = Pace(audit.workers, expected_answers(audit.apis, fuzz=audit.fuzz))
+    reporter = make_reporter(redactor, quiet=args.quiet, pace=pace)
     place_hypothesis_files()  # only the live audit runs Hypothesis
     try:
         results = run_audit(audit, reporter)

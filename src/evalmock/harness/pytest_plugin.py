@@ -174,6 +174,8 @@ def pytest_sessionstart(session: pytest.Session) -> None:
             .replace("(--token,", "(--evalmock-token,")
         )
         raise pytest.UsageError(f"evalmock: {message}; no audit test ran") from None
+    for cut in audit_session.audit.preflight_cuts:  # answers no check sees: named here
+        audit_session.results.gap(cut)
 
 
 class AuditItem(pytest.Item):
@@ -204,6 +206,11 @@ class CheckItem(AuditItem):
     def __init__(self, *, check: Check, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.check = check
+        # `-k` and node ids still select a renamed rule by the names it had
+        self.extra_keyword_matches.update(check.formerly)
+        self.former_nodeids = tuple(
+            f"{self.parent.nodeid}::{name}" for name in check.formerly if self.parent
+        )
 
     def runtest(self) -> None:
         from evalmock.harness.checks.policy import FAILED, SKIPPED, WARNED
@@ -308,7 +315,8 @@ class ApiCollector(pytest.Collector):
 
 
 def _asked_for(item: pytest.Item, asked: list[str]) -> bool:
-    return any(item.nodeid == a or item.nodeid.startswith(a + "::") for a in asked)
+    names = (item.nodeid, *getattr(item, "former_nodeids", ()))
+    return any(name == a or name.startswith(a + "::") for name in names for a in asked)
 
 
 @pytest.hookimpl(tryfirst=True)

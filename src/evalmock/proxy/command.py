@@ -23,11 +23,13 @@ from evalmock.contract.targets import TargetsError, load_targets
 from evalmock.exits import USAGE as EXIT_USAGE
 from evalmock.exits import UsageError
 from evalmock.harness.checks.policy import Policy
+from evalmock.harness.report import client_section
 from evalmock.harness.report.files import report_format
 from evalmock.harness.report.output_paths import outputs_problem
 from evalmock.harness.report.run_info import RunInfo
 from evalmock.harness.report.terminal import print_summary
 from evalmock.harness.report.view import policy_line
+from evalmock.harness.results.verdict import Verdict
 from evalmock.harness.traffic.audit import TrafficAudit, traffic_redactor
 from evalmock.harness.traffic.walks import WalkBounds
 from evalmock.proxy.cors import ProxyCORSMiddleware
@@ -139,6 +141,7 @@ def banner(args: argparse.Namespace, session: ProxySession) -> str:
         f"{args.timeout:g} s)",
         f"  judging {apis}; {policy_line(session.audit.results)}",
         f"  each broken rule: a line here, and the {HEADER} header on its response",
+        "  the app's requests: judged by the client rules (`evalmock rules`) in the summary",
     ]
     if session.outputs.paths:
         lines.append(
@@ -214,6 +217,7 @@ def _run_granian(
             return await serve_granian(app, options, stopping=forwarder.end_streams)
 
     if run_in_loop(main) != 0:  # it could not listen, and has said why
+        session.close()
         return EXIT_USAGE
     return _finish(session)
 
@@ -222,9 +226,12 @@ def _finish(session: ProxySession) -> int:
     results = session.write_outputs()
     session.close()
     print_summary(results, session.redactor, sys.stdout)
+    client = session.client_verdict()
+    client_section.print_summary(client, session.redactor, sys.stdout)
     if session.data is not None:
         print(session.data.summary(), flush=True)
-    return results.verdict.exit_code
+    # The service's verdict, unless the app broke a page rule: then VIOLATIONS (docs/proxy.md)
+    return Verdict.VIOLATIONS.exit_code if client.failed else results.verdict.exit_code
 
 
 @contextmanager
@@ -233,7 +240,7 @@ def _outputs_on_demand(session: ProxySession) -> Iterator[None]:
     loop = asyncio.get_running_loop()
     on_demand = getattr(signal, "SIGUSR1", None)  # not on Windows
     if on_demand is not None:
-        loop.add_signal_handler(on_demand, session.write_outputs)
+        loop.add_signal_handler(on_demand, lambda: session.write_outputs(behind=True))
     try:
         yield
     finally:

@@ -1,15 +1,16 @@
 """What `evalmock proxy` does with the traffic it forwards: each exchange of an audited operation
 judged by the harness, each broken rule told on a live line and in the response's header, every
-exchange recorded; and the outputs (report, JUnit, HAR) of all the traffic so far, whenever they are
-asked for."""
+exchange recorded, and what the app sent journaled for the client rules; and the outputs (report,
+JUnit, HAR) of all the traffic so far, whenever they are asked for."""
 
 from __future__ import annotations
 
 import sys
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TextIO
 
+from evalmock.contract.client_verdict import ClientVerdict
 from evalmock.harness.checks.exchange import Exchange
 from evalmock.harness.excerpts import printable
 from evalmock.harness.report.files import write_report
@@ -19,6 +20,7 @@ from evalmock.harness.report.view import replay_notes
 from evalmock.harness.results.audit_results import Results
 from evalmock.harness.secrets.redactor import Redactor
 from evalmock.harness.traffic.audit import TrafficAudit
+from evalmock.proxy.client_journal import ClientJournals
 from evalmock.proxy.forwarded import Forwarded, Headers
 from evalmock.proxy.recorder import HarRecorder
 from evalmock.proxy.violations import (
@@ -74,6 +76,7 @@ class ProxySession:
             if outputs.record
             else None
         )
+        self.clients = ClientJournals()
 
     @property
     def redactor(self) -> Redactor:
@@ -113,6 +116,7 @@ class ProxySession:
             self._say(
                 live_line(breach, forwarded.method, forwarded.url, forwarded.status, self.redactor)
             )
+        self._journal(api, forwarded, exchange.json_or_none())
         self._record(forwarded)
         return [(HEADER, header_value(judged.breaches))] if judged.breaches else []
 
@@ -123,6 +127,7 @@ class ProxySession:
             # secret-named fields are learned on the way to a finding that may quote them.)
             self.redactor.learn_body(forwarded.kept_aside)
         self.audit.skip(why)
+        self._journal(self.api_of(forwarded.method, forwarded.path), forwarded, read=False)
         self._record(forwarded)
 
     def unjudged(self, forwarded: Forwarded, why: str) -> None:
@@ -132,11 +137,15 @@ class ProxySession:
         forwarded.unjudged = why
         self.audit.skip(why)
         self._say(unjudged_line(forwarded.method, forwarded.url, forwarded.status, why))
+        self._journal(self.api_of(forwarded.method, forwarded.path), forwarded, read=False)
         self._record(forwarded)
 
     def failed(self, forwarded: Forwarded, status: int, why: str) -> None:
         self._learn(forwarded)
         self.audit.skip(f"answered {status} by the proxy (the upstream gave no answer)")
+        # the app got the proxy's answer: no cursor, and no Retry-After of the page's
+        answered = replace(forwarded, status=status, response_headers=[])
+        self._journal(self.api_of(forwarded.method, forwarded.path), answered)
         # The error body's message names the proxy; the line already does.
         self._say(f"{status} {forwarded.method} {forwarded.url}: {why.removeprefix(PREFIX)}")
 
@@ -145,21 +154,31 @@ class ProxySession:
     def results(self) -> Results:
         return self.audit.snapshot()
 
-    def write_outputs(self) -> Results:
+    def client_verdict(self) -> ClientVerdict:
+        """The client rules' verdict on what the app sent so far (each caller apart)."""
+        return self.clients.verdict(strict=self.audit.results.policy.strict)
+
+    def write_outputs(self, *, behind: bool = False) -> Results:
         """Write every output asked for, covering all traffic so far; a path that cannot be written
-        is said."""
+        is said. `behind`: the --record file from a snapshot, in a thread, while traffic goes on."""
         results = self.results()
         results.notes += replay_notes(results, self.redactor)
+        client = self.client_verdict()
         for path, write in (
             (
                 self.outputs.report,
                 lambda p: write_report(
-                    results, p, base_url=self.upstream, redactor=self.redactor, run=self.run
+                    results,
+                    p,
+                    base_url=self.upstream,
+                    redactor=self.redactor,
+                    run=self.run,
+                    client=client,
                 ),
             ),
-            (self.outputs.junit, lambda p: write_junit(results, p, self.redactor)),
+            (self.outputs.junit, lambda p: write_junit(results, p, self.redactor, client)),
             (self.outputs.har, lambda p: self.recorder.write(p) if self.recorder else None),
-            (self.outputs.record, lambda p: self.data.write() if self.data else None),
+            (self.outputs.record, lambda p: self._write_data(p, behind)),
         ):
             if not path:
                 continue
@@ -177,6 +196,16 @@ class ProxySession:
     def close(self) -> None:
         if self.recorder is not None:
             self.recorder.close()
+        if self.data is not None:
+            self.data.close()
+
+    def _write_data(self, path: str, behind: bool) -> None:
+        if self.data is None:
+            return
+        if behind:
+            self.data.write_behind(lambda exc: self._say(f"cannot write {path}: {exc.strerror}"))
+        else:
+            self.data.write()
 
     # -- helpers
     # ---------------------------------------------------------------------------------------------
@@ -186,6 +215,25 @@ class ProxySession:
         )
         if forwarded.request_body:  # a sign-in's password, a form's secret-named values
             self.redactor.learn_body(forwarded.request_body)
+
+    def _journal(
+        self, api: str | None, forwarded: Forwarded, answer: object = None, *, read: bool = True
+    ) -> None:
+        """Journal a request of an audited API for the client rules (a path no API has is none of
+        their business)."""
+        if api is None:
+            return
+        self.clients.add(
+            api,
+            forwarded.method,
+            forwarded.url,
+            forwarded.started.timestamp(),
+            forwarded.status,
+            forwarded.request_headers,
+            forwarded.response_headers,
+            answer,
+            answer_read=read,
+        )
 
     def _record(self, forwarded: Forwarded) -> None:
         if self.recorder is not None:

@@ -4,6 +4,7 @@ Prism accepts); each 401's code, and its message naming the demo tokens."""
 from __future__ import annotations
 
 import hashlib
+import hmac
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -17,6 +18,8 @@ from starlette.types import Receive, Scope, Send
 
 from evalmock.defaults import ACCEPT_TOKENS_ENV
 from evalmock.server.errors import ApiError
+from evalmock.server.sessions.active import active_session
+from evalmock.server.sessions.tokens import is_session_token
 
 MAX_TOKEN_LENGTH = 4096
 _B64TOKEN = re.compile(r"[A-Za-z0-9\-._~+/]+=*")  # RFC 6750 b64token
@@ -140,6 +143,11 @@ class Tokens:
         known = self.callers.get(token)
         if known is not None:
             return known
+        if is_session_token(token):
+            # SessionMiddleware found the session of this very token, or answered 401 itself
+            session = active_session()
+            if session is not None:
+                return Caller("user", session.caller_id)
         if token == EXPIRED_TOKEN:
             raise unauthorized("The bearer token has expired.", "token-expired")
         if token == REVOKED_TOKEN:
@@ -190,6 +198,51 @@ def security_map(tokens: Tokens) -> dict[str, type[BearerSecurityHandler]]:
             return verify
 
     return {"bearer": BearerHandler}
+
+
+def _cross_origin(scope: Scope) -> bool:
+    """Whether a browser sent the request from a page of another origin: an `Origin` whose host
+    and port are not the request's `Host` (a test runner sends no Origin)."""
+    headers = dict(scope["headers"])
+    origin = headers.get(b"origin")
+    if origin is None:
+        return False
+    return origin.split(b"://", 1)[-1].lower() != headers.get(b"host", b"").lower()
+
+
+def admin_security_map(admin_token: str | None) -> dict[str, type[BearerSecurityHandler]]:
+    """The admin API's bearer scheme: with an admin token, every request must carry it (else 401);
+    without one (a mock on a loopback address), every request is let in."""
+
+    def check(request: ConnexionRequest) -> dict[str, Any]:
+        if not admin_token:
+            if _cross_origin(request.scope):
+                raise ApiError(
+                    403,
+                    "forbidden",
+                    "The admin API answers no web page of another origin (its Origin is not this "
+                    "mock): call it from the test runner, or start the mock with --admin-token.",
+                )
+            return {"sub": "admin"}
+        scheme, _, token = (authorization(request.scope) or "").strip().partition(" ")
+        sent = token.strip(" ").encode("utf-8", "surrogateescape")
+        if scheme.lower() != "bearer" or not hmac.compare_digest(sent, admin_token.encode()):
+            raise ApiError(
+                401,
+                "unauthorized",
+                "The admin API needs the mock's admin token (--admin-token, EVALMOCK_ADMIN_TOKEN): "
+                "Authorization: Bearer <admin token>.",
+            )
+        return {"sub": "admin"}
+
+    class AdminBearerHandler(BearerSecurityHandler):
+        def _resolve_func(self, security_scheme: dict[str, Any]) -> Any:
+            return check
+
+        def _get_verify_func(self, function: Any) -> Any:
+            return function
+
+    return {"bearer": AdminBearerHandler}
 
 
 def authorization(scope: Scope) -> str | None:

@@ -4,10 +4,12 @@ a fetch()."""
 from __future__ import annotations
 
 from evalmock import environment
-from evalmock.contract.documents import GRADIENT, TEST_SET
-from evalmock.defaults import CHURN_RETIRE_EVERY, LOOPBACK_OF
+from evalmock.contract.documents import ADMIN, GRADIENT, TEST_SET
+from evalmock.defaults import CHURN_RETIRE_EVERY, DEFAULT_STORE, LOOPBACK_OF
 from evalmock.server.auth import DEMO_TOKENS
 from evalmock.server.http_server import SERVER_NAMES
+from evalmock.server.sessions.admission import admin_api_off_reason
+from evalmock.server.sessions.store_choice import shown as shown_store
 from evalmock.server.settings import ServerSettings
 from evalmock.world import World
 from evalmock.world.catalog import EXAMPLE_AGENT, EXAMPLE_PROJECT
@@ -144,6 +146,7 @@ def banner(settings: ServerSettings, world: World, server: str | None = None) ->
         f"    {root}{GRADIENT.base_path}/gen-ai/evaluation_test_cases/{{test_case_uuid}}",
         f"    Swagger UI {root}{GRADIENT.base_path}/ui/   document "
         f"{root}{GRADIENT.base_path}/openapi.json",
+        *_admin_api(settings, root),
         "",
         "Demo tokens (Authorization: Bearer <token>):",
         *(f"  {token:<14} {meaning}" for token, meaning in DEMO_TOKENS.items()),
@@ -158,6 +161,25 @@ def banner(settings: ServerSettings, world: World, server: str | None = None) ->
     lines += ["", "Try:"]
     lines += _tries(settings, world, root)
     return "\n".join(lines)
+
+
+def _admin_api(settings: ServerSettings, root: str) -> list[str]:
+    """Where the admin API lives (sessions: a world per test, faults, the journal), or why it is
+    off."""
+    off = admin_api_off_reason(
+        settings.host,
+        settings.admin_token,
+        workers=settings.workers,
+        shared_store=settings.store != DEFAULT_STORE,
+    )
+    if off is not None:
+        return [f"  {ADMIN.title}: {off}"]
+    base = f"{root}{ADMIN.base_path}"
+    guard = "Bearer <--admin-token>" if settings.admin_token else "on loopback only"
+    return [
+        f"  {ADMIN.title}: sessions, a world per test ({guard})",
+        f"    POST {base}/sessions   Swagger UI {base}/ui/",
+    ]
 
 
 def _generated(world: World) -> list[str]:
@@ -199,6 +221,11 @@ def _tries(settings: ServerSettings, world: World, root: str) -> list[str]:
         "Force an answer with a Prefer header: 'Prefer: code=503', 'Prefer: example=retired', "
         "'Prefer: delay=800'."
     )
+    if settings.store != DEFAULT_STORE:
+        lines.append(
+            f"Sessions are kept in {shown_store(settings.store)}, shared by every replica started "
+            "with the same --store."
+        )
     low, high = settings.latency_ms
     if high or settings.error_rate:
         latency = f"{low} ms" if low == high else f"{low}-{high} ms"

@@ -1,16 +1,19 @@
 """Sealed cursors: a world position, signed (HMAC-SHA256) together with the list, filters, caller,
-data and issue time.
+the list's generation and issue time.
 
 A cursor is base64url (no padding) of 25 bytes of payload followed by the 32-byte MAC:
-payload = version (1 byte) | position (signed 64-bit) | issued at (unsigned 64-bit, Unix seconds)
-          | data generation (unsigned 64-bit).
+payload = version (1 byte, 3) | position (signed 64-bit) | issued at (unsigned 64-bit, Unix seconds)
+          | list generation (unsigned 64-bit).
 The binding (agent, the values of the parameters the document says a cursor binds, as the world
 reads them: the lower-cased project, include, the sorted kinds; then the caller id) is not in the
 cursor; it goes into the MAC only, so a cursor presented for another list, other filters or
 another caller simply fails to verify, and a cursor reveals nothing about who asked. The binding's
-data generation (a hash of the served data files, 0 without any) is in the payload, under the MAC:
-a cursor issued before the data changed verifies, and is then refused as such (DataChanged), not
-as a forgery. Nothing binds the limit: a cursor survives a change of page size.
+list generation (`World.list_generation`: a hash of that one list's content, the world's own cases
+and the data files' cases of it) is in the payload, under the MAC: a cursor issued before its list
+changed verifies, and is then refused as such (DataChanged), not as a forgery, while a change of
+the data files that leaves a list as it was leaves its cursors valid. Nothing binds the limit: a
+cursor survives a change of page size. Version 2 sealed one generation for all the data files;
+its cursors are refused as of another version.
 """
 
 from __future__ import annotations
@@ -27,7 +30,7 @@ from typing import Any
 
 import orjson
 
-VERSION = 2
+VERSION = 3
 TTL_SECONDS = 24 * 60 * 60
 CLOCK_SKEW_SECONDS = 300  # a cursor "issued" further in the future than this is refused
 _PAYLOAD = struct.Struct(">BqQQ")
@@ -46,8 +49,8 @@ class CursorError(ValueError):
 
 
 class DataChanged(CursorError):
-    """A cursor issued for other data than is served now: its position means nothing in this
-    world."""
+    """A cursor issued before its list changed: its position means nothing in the list served
+    now."""
 
 
 @dataclass(frozen=True)
@@ -58,7 +61,7 @@ class Binding:
     # The list's bound values, JSON-ready, in the document's order (world.CaseQuery.bound)
     values: tuple[Any, ...]
     caller_id: str
-    data_generation: int = 0  # sealed in the payload, not in `encode`
+    list_generation: int = 0  # sealed in the payload, not in `encode`
 
     def encode(self) -> bytes:
         # JSON keeps the parts unambiguous whatever characters an id holds.
@@ -84,7 +87,7 @@ class CursorSealer:
         return mac.digest()
 
     def seal(self, position: int, binding: Binding) -> str:
-        payload = _PAYLOAD.pack(VERSION, position, int(self._clock()), binding.data_generation)
+        payload = _PAYLOAD.pack(VERSION, position, int(self._clock()), binding.list_generation)
         raw = payload + self._mac(payload, binding)
         return base64.urlsafe_b64encode(raw).rstrip(b"=").decode("ascii")
 
@@ -102,11 +105,11 @@ class CursorSealer:
             raise CursorError(
                 "it was tampered with, or issued for another list, other filters or another caller"
             )
-        version, position, issued_at, data_generation = _PAYLOAD.unpack(payload)
+        version, position, issued_at, list_generation = _PAYLOAD.unpack(payload)
         if version != VERSION:
             raise CursorError("it comes from another version of this server")
-        if data_generation != binding.data_generation:
-            raise DataChanged("the data changed since it was issued")
+        if list_generation != binding.list_generation:
+            raise DataChanged("the list's data changed since it was issued")
         now = self._clock()
         if now - issued_at > self._ttl:
             raise CursorError("it has expired: a cursor is valid for a day")

@@ -124,6 +124,7 @@ class DataWatcher:
         what was meant.
         """
         files = ", ".join(self.live.data_files)
+        before = self.live.world
         try:
             changed = self.live.reload()
         except DataFileError as error:
@@ -143,10 +144,14 @@ class DataWatcher:
         self._refused = None
         if changed:
             world = self.live.world
-            self._say(
-                f"evalmock serve: reloaded {files}: {world.data.summary()}; "
-                "cursors issued before now start their list again."
+            count = len(world.lists_changed_since(before))
+            cursors = (
+                f"{count} list{'' if count == 1 else 's'} changed: their cursors issued before "
+                "now start the list again; other lists' cursors go on."
+                if count
+                else "no list changed, so every cursor goes on."
             )
+            self._say(f"evalmock serve: reloaded {files}: {world.data.summary()}; {cursors}")
             if self.on_reload is not None:
                 self.on_reload(world)
 

@@ -26,6 +26,7 @@ from connexion.utils import inspect_function_arguments
 from starlette.responses import Response
 from starlette.types import Receive, Scope, Send
 
+from evalmock.server.body_validation import BODY_SCOPE_KEY
 from evalmock.server.validation import PARAMETERS_SCOPE_KEY
 
 Handler = Callable[..., Awaitable[Response]]
@@ -75,6 +76,7 @@ class PreparedOperation:
         handler: Handler,
         arguments: tuple[Argument, ...],
         context_names: frozenset[str] | None,
+        takes_body: bool = False,
     ) -> None:
         if not asyncio.iscoroutinefunction(handler):
             raise TypeError(f"{operation_id}: the handler must be a coroutine function")
@@ -84,6 +86,7 @@ class PreparedOperation:
         self.context_names = (
             context_names  # security context keys the handler takes; None: all of them
         )
+        self.takes_body = takes_body  # the validated JSON body, as `body` (None: none came)
 
     @classmethod
     def from_operation(
@@ -96,6 +99,7 @@ class PreparedOperation:
             handler,
             arguments_for(operation, handler, pythonic_params),
             None if takes_any else frozenset(accepted),
+            "body" in accepted and bool(operation.request_body),
         )
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
@@ -106,6 +110,8 @@ class PreparedOperation:
             value = values.get(argument.parameter, argument.default)
             if value is not _NO_DEFAULT:
                 kwargs[argument.argument] = value
+        if self.takes_body:
+            kwargs["body"] = scope.get(BODY_SCOPE_KEY)
         context = scope.get("extensions", {}).get("connexion_context", {})
         for key, value in context.items():
             if self.context_names is None or key in self.context_names:

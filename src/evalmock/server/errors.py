@@ -17,7 +17,7 @@ from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.types import Message, Receive, Scope, Send
 
-from evalmock.contract.documents import GRADIENT, TEST_SET
+from evalmock.contract.documents import ADMIN, GRADIENT, TEST_SET
 from evalmock.contract.operations import operations
 from evalmock.contract.statuses import documented
 from evalmock.server.request_id import current_request_id
@@ -62,7 +62,8 @@ class ApiError(Exception):
 
     `code` is the test-set envelope's code; on /v2 the DigitalOcean id follows from the status.
     `message=None` takes the API's canonical message for the code (or, on /v2, for the status). A
-    401 comes with CHALLENGE besides `headers`.
+    401 comes with CHALLENGE besides `headers`. `details` is a list only in the admin API's body
+    (each mistake with its JSON path).
     """
 
     def __init__(
@@ -70,7 +71,7 @@ class ApiError(Exception):
         status: int,
         code: str,
         message: str | None = None,
-        details: dict[str, Any] | None = None,
+        details: dict[str, Any] | list[dict[str, Any]] | None = None,
         headers: dict[str, str] | None = None,
     ) -> None:
         super().__init__(message or code)
@@ -79,7 +80,7 @@ class ApiError(Exception):
         )
         self.code = code
         self.message = message
-        self.details = details or {}
+        self.details: Any = details or {}
         self.headers = {**CHALLENGE, **(headers or {})} if status == 401 else headers or {}
 
 
@@ -139,6 +140,16 @@ def is_gradient_path(path: str) -> bool:
 
 
 @functools.cache
+def admin_base_path() -> str:
+    return ADMIN.base_path
+
+
+def is_admin_path(path: str) -> bool:
+    base = admin_base_path()
+    return path == base or path.startswith(base + "/")
+
+
+@functools.cache
 def digitalocean_errors() -> dict[int, tuple[str, str]]:
     """status -> (id, message), from the examples of the DigitalOcean document's error responses."""
     return {
@@ -173,13 +184,24 @@ def envelope_body(error: ApiError, request_id: str) -> dict[str, Any]:
     }
 
 
+def admin_body(error: ApiError, request_id: str) -> dict[str, Any]:
+    """The admin API's envelope: the test-set envelope's fields, `details` a list of mistakes."""
+    body = envelope_body(error, request_id)
+    details = error.details
+    body["error"]["details"] = (
+        details if isinstance(details, list) else [details] if details else []
+    )
+    return body
+
+
 def error_body(error: ApiError, path: str, request_id: str) -> bytes:
     """The error as the JSON body of the API that `path` belongs to."""
-    body = (
-        digitalocean_body(error, request_id)
-        if is_gradient_path(path)
-        else envelope_body(error, request_id)
-    )
+    if is_gradient_path(path):
+        body = digitalocean_body(error, request_id)
+    elif is_admin_path(path):
+        body = admin_body(error, request_id)
+    else:
+        body = envelope_body(error, request_id)
     return orjson.dumps(body)
 
 

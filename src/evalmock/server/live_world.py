@@ -3,7 +3,10 @@ change.
 
 A request reads `LiveWorld.world` once and works on that world to the end, so a reload never changes
 the data under a request in flight. A reload checks the files first and swaps only a world built
-from valid ones; with any problem it raises DataFileError and the previous world stays.
+from valid ones; with any problem it raises DataFileError and the previous world stays. Each list
+keeps its own generation (`World.list_generation`), so a swap refuses the cursors of the lists it
+changed and of no other. A session's world is another object than the one held here: a reload
+never reaches it.
 """
 
 from __future__ import annotations

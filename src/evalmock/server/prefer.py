@@ -32,6 +32,7 @@ from evalmock.server.errors import (
     for_status,
 )
 from evalmock.server.responses import encoded_json_response
+from evalmock.server.sessions.active import active_session
 
 MAX_DELAY_MS = 60_000
 PREFER_VALUES_KEPT = 256
@@ -227,7 +228,7 @@ class Latency:
         )
 
 
-def _operation(scope: Scope) -> Operation | None:
+def routed_operation(scope: Scope) -> Operation | None:
     routing = (
         scope.get("extensions", {}).get("connexion_routing", {}) if scope["type"] == "http" else {}
     )
@@ -243,7 +244,7 @@ class LatencyMiddleware:
         self._latency = Latency(latency_ms[0], latency_ms[1], random.Random(seed))
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if self._latency.high_ms and _operation(scope) is not None:
+        if self._latency.high_ms and routed_operation(scope) is not None:
             await pause(self._latency.sample())
         await self.app(scope, receive, send)
 
@@ -263,7 +264,7 @@ class ScenarioMiddleware:
             if scope["type"] == "http"
             else []
         )
-        operation = _operation(scope) if prefer or self._error_rate else None
+        operation = routed_operation(scope) if prefer or self._error_rate else None
         # nothing asked for (or not an operation): no cost beyond looking for the header
         if operation is None:
             await self.app(scope, receive, send)
@@ -274,6 +275,9 @@ class ScenarioMiddleware:
             await pause(preferences.delay_ms)
         value = preferences.applied()
         applied = {PREFERENCE_APPLIED: value} if value else {}
+        session = active_session()
+        if session is not None and value:
+            session.shaped_by = f"prefer:{value}"
         if not preferences.chooses_response:
             if self._error_rate and self._rng.random() < self._error_rate:
                 raise _with_headers(transient_error(operation), applied)

@@ -24,7 +24,9 @@ from evalmock.server.http_server import (
     serve_app,
     serve_workers,
 )
+from evalmock.server.listening import announce_when_listening, listening_url
 from evalmock.server.live_world import build_world
+from evalmock.server.sessions.store_choice import StoreURLError, check_store, parse_store
 from evalmock.server.settings import ServerSettings
 from evalmock.server.targets_file import targets_for
 from evalmock.world.data_files import DataFileError
@@ -61,6 +63,11 @@ def serve(args: argparse.Namespace) -> int:
         return USAGE
     settings = ServerSettings.from_args(args)
     settings = dataclasses.replace(settings, tokens=(*settings.tokens, *from_env))
+    try:
+        store = parse_store(settings.store)
+    except StoreURLError as exc:
+        print(f"evalmock serve: {exc}", file=sys.stderr)
+        return USAGE
     server = getattr(args, "server", None) or default_server()
     try:
         check_available(server)
@@ -81,7 +88,10 @@ def serve(args: argparse.Namespace) -> int:
         return FAILED
     if settings.write_targets:
         try:
-            dump_targets(targets_for(world), settings.write_targets)
+            dump_targets(
+                targets_for(world, listening_url(settings.host, settings.port)),
+                settings.write_targets,
+            )
         except OSError as exc:
             print(
                 f"evalmock serve: cannot write {settings.write_targets}: {exc.strerror or exc}",
@@ -89,6 +99,9 @@ def serve(args: argparse.Namespace) -> int:
             )
             return USAGE
     print(banner(settings, world, server), flush=True)
+    if store is not None:
+        check_store(store)
+    announce_when_listening(settings.host, settings.port)
     options = ServeOptions(settings.host, settings.port, settings.access_log)
     if settings.workers > 1:
         # Each worker imports ASGI_APP and rebuilds the same settings (and cursor key) from the

@@ -11,6 +11,7 @@ import os
 from dataclasses import dataclass
 
 from evalmock import environment
+from evalmock.defaults import DEFAULT_STORE
 
 # Every worker process of `--workers N` rebuilds its settings from this variable (see asgi.py).
 SETTINGS_ENV = "EVALMOCK_SERVE_SETTINGS"
@@ -49,6 +50,9 @@ class ServerSettings:
     ] = ()  # the user's data files, served with (or, data_only, without) the world's
     data_only: bool = False
     churn: int = 0  # a case arrives in a list every `churn` requests of it (0: lists stand still)
+    # what every admin API request must carry; empty: the admin API is on only on loopback
+    admin_token: str = ""
+    store: str = DEFAULT_STORE  # `memory`, or the Redis URL every replica shares sessions through
 
     def __post_init__(self) -> None:
         if not self.cursor_key:
@@ -83,6 +87,8 @@ class ServerSettings:
             data_files=tuple(args.data_files or ()),
             data_only=args.data_only,
             churn=args.churn or 0,
+            admin_token=args.admin_token or "",
+            store=args.store or DEFAULT_STORE,
         )
 
     def to_env(self) -> dict[str, str]:

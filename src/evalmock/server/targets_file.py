@@ -15,7 +15,8 @@ SECOND_TOKEN = "demo-other"
 NO_READ_TOKEN = "demo-no-read"
 
 
-def targets_for(world: World) -> Targets:
+def targets_for(world: World, base_url: str | None = None) -> Targets:
+    """The targets of `world`, served at `base_url` (the URL `evalmock serve` listens on)."""
     projects = tuple(
         ProjectTarget(
             agent_id=facts.agent_id,
@@ -43,14 +44,15 @@ def targets_for(world: World) -> Targets:
         revoked_token=REVOKED_TOKEN,
         no_read_token=NO_READ_TOKEN,
         sealed_cursors=True,
+        base_url=base_url,
     )
 
 
-def rewrite_targets(path: str, world: World) -> None:
+def rewrite_targets(path: str, world: World, base_url: str | None = None) -> None:
     """After a reload, the targets file names what is served now; a failure to write is said, not
     raised."""
     try:
-        dump_targets(targets_for(world), path)
+        dump_targets(targets_for(world, base_url), path)
     except OSError as exc:
         print(
             f"evalmock serve: cannot write {path}: {exc.strerror or exc}",

@@ -60,7 +60,7 @@ def _is_uuid(value: object) -> bool:
 SchemaValidator = validators.extend(Draft4Validator, {"pattern": ecma_pattern})
 
 
-def _describe(error: ValidationError, schema: dict[str, Any]) -> str:
+def describe(error: ValidationError, schema: dict[str, Any]) -> str:
     """What the value must be, in words, from the failing keyword."""
     keyword, value = error.validator, error.validator_value
     if keyword == "type":
@@ -139,7 +139,7 @@ class _Rule:
                     _PRIORITY.index(e.validator) if e.validator in _PRIORITY else len(_PRIORITY)
                 )
             )
-            raise self.error(_describe(errors[0], self.schema))
+            raise self.error(describe(errors[0], self.schema))
         return value
 
 

@@ -9,7 +9,13 @@ from typing import Any
 
 from evalmock.world.catalog import Agent, Tool
 from evalmock.world.hashing import MASK48, Stream, mix48, splitmix64, stable_hash, unmix48
-from evalmock.world.layout import category_at, is_retired, kind_of
+from evalmock.world.layout import (
+    CORRECTION_ACTIVE,
+    HAND_ACTIVE,
+    category_at,
+    is_retired,
+    kind_of,
+)
 from evalmock.world.timeline import NEWEST, added_at, rfc3339
 from evalmock.world.vocabulary import Vocabulary
 
@@ -23,6 +29,9 @@ _PRIORITIES = ("low", "normal", "high", "urgent")
 _STATUSES = ("open", "pending", "resolved", "failed", "paid")
 _DAY = 86_400
 _RETIREMENTS = 0x5EC0_4D1F_E7A1  # parts the draws of `--churn`'s retirements from the cases'
+# The first rank of a data file's short-form cases: far above any generated rank and far below the
+# arrivals' (which count down from the top), so their ids are neither's.
+_SHORT_FORM = 1 << 47
 
 
 class CaseFactory:
@@ -83,6 +92,23 @@ class CaseFactory:
         its items key the newest generated cases.
         """
         return self._composed(MASK48 - number, category, added, 0)
+
+    def short_form(self, place: int, category: int | None, added: int) -> dict[str, Any]:
+        """A whole case for the `place`-th case (from 0) of a data file's list, added at `added`:
+        what a short-form case leaves out is taken from it. Of `category`, or of one drawn by its
+        place (active either way: only a case that says so is retired)."""
+        rank = _SHORT_FORM + place
+        drawn = self.category(rank) if category is None else category
+        active = HAND_ACTIVE if kind_of(drawn) == "hand" else CORRECTION_ACTIVE
+        return self._composed(rank, active, added, 0)
+
+    def retirement(self, place: int) -> dict[str, Any]:
+        """The reason and actor of the `place`-th short-form case of a data file's list, retired."""
+        stream = Stream(splitmix64(self._case_base ^ _RETIREMENTS ^ (_SHORT_FORM + place)))
+        return {
+            "reason": stream.choice(self.vocabulary.retirement_reasons),
+            "by": self._actor(stream, user_percent=80),
+        }
 
     def retired(self, case: dict[str, Any], at: int, number: int) -> dict[str, Any]:
         """`case` as the `number`-th retirement (from 0) of this list under `--churn` leaves it:

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 
 import orjson
 
+from evalmock.contract.operations import operation
 from evalmock.defaults import CHURN_RETIRE_EVERY
 from evalmock.world.cases import CaseFactory
 from evalmock.world.hashing import splitmix64, stable_hash
@@ -35,7 +36,9 @@ from evalmock.world.timeline import NEWEST, arrived_at, parse_rfc3339
 from evalmock.world.world import CaseQuery, EncodedPage, World, category_filter
 
 RETIRE_EVERY = CHURN_RETIRE_EVERY  # every so many arrivals in a list retire one of its cases
-RETIRE_WITHIN = 25  # ... one of its newest this many (a first page, where a user sees it go)
+# ... one of its newest this many: a first page at the document's default limit, where a user
+# sees it go
+RETIRE_WITHIN = operation("test-set").parameters["limit"]["schema"]["default"]
 _DAY = 86_400
 _ACTIVE = frozenset({HAND_ACTIVE, CORRECTION_ACTIVE})
 _ACTIVE_OF = {HAND_RETIRED: HAND_ACTIVE, CORRECTION_RETIRED: CORRECTION_ACTIVE}
@@ -178,15 +181,22 @@ class MovingList:
 class ChurningWorld:
     """A world whose lists move as they are requested (`evalmock serve --churn N`).
 
-    Built for one world: a reload of the data builds another, and its lists start still again.
+    Built for one world. A reload of the data builds another: given the churning world of the one
+    before (`carried`), a list the reload left as it was keeps moving where it was (its arrivals,
+    retirements and cursors); every other list starts still again.
     """
 
-    def __init__(self, world: World, every: int) -> None:
+    def __init__(self, world: World, every: int, carried: ChurningWorld | None = None) -> None:
         if every < 1:
             raise ValueError(f"churn must be at least 1 request per arrival, got {every}")
         self.world = world
         self.every = every
         self._lists: dict[tuple[str, str], MovingList] = {}
+        if carried is not None and carried.every == every:
+            changed = set(world.lists_changed_since(carried.world))
+            self._lists = {
+                key: moving for key, moving in carried._lists.items() if key not in changed
+            }
 
     def moving(self, query: CaseQuery) -> MovingList | None:
         """The query's list under churn (KeyError for an unknown agent; None for a project the

@@ -1,10 +1,11 @@
-"""Reading data files (`evalmock serve --data`, JSON or YAML): all of them checked, or all refused
-with every problem.
+"""Reading data files (`evalmock serve --data`, JSON or YAML) or a data file's content given as
+JSON: all of it checked, or all refused with every problem.
 
 A file is read (JSON when it ends in `.json`, else YAML), checked to hold only what JSON can (so
 that every value can be served), checked against the frame of `evalmock.world.data_schema`, and then
 by the rules of `evalmock.world.data_rules`. Problems come out as `FILE:LINE: /json/pointer:
-message`, lines found only when there are problems (composing a large file is slow).
+message`, lines found only when there are problems (composing a large file is slow); those of a
+document given in memory (`load_document`, a session's `data`) as `/json/pointer: message`.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import orjson
 import yaml
 from jsonschema.exceptions import ValidationError
 
@@ -30,7 +32,8 @@ from evalmock.exits import UsageError
 from evalmock.input_files import read_bounded
 from evalmock.world.data_rules import RULES, ReadCase, ReadData, ReadTestCase
 from evalmock.world.data_schema import PATH_SEGMENT, frame_validator
-from evalmock.world.user_data import UserData, UserList, UserTestCase
+from evalmock.world.short_form import fill_short_forms
+from evalmock.world.user_data import UserData, UserList, UserTestCase, list_generation
 from evalmock.world.wording import described, shown
 from evalmock.world.world import World
 
@@ -76,7 +79,7 @@ _DataLoader.yaml_implicit_resolvers = {
 
 @dataclass(frozen=True)
 class _File:
-    path: Path
+    path: Path | None  # None: a document given in memory, read as JSON
     raw: bytes
     text: str
     document: Any
@@ -84,20 +87,43 @@ class _File:
 
     @property
     def is_json(self) -> bool:
-        return _is_json(self.path)
+        return self.path is None or _is_json(self.path)
 
 
 def _is_json(path: Path) -> bool:
     return path.suffix.lower() == ".json"
 
 
-def load_data(paths: Sequence[str | Path], world: World) -> UserData:
+def load_data(paths: Sequence[str | Path], world: World, *, short_form: bool = True) -> UserData:
     """The data of every file, checked against the rules and against `world` (which it will be added
-    to).
+    to); without `short_form`, a case must give every field (a recording: nothing is made up).
 
     DataFileError lists every problem of every file; nothing of a file with a problem is ever used.
     """
-    files = [_read(Path(path)) for path in paths]
+    return _checked([_read(Path(path)) for path in paths], world, short_form=short_form)
+
+
+def load_document(document: Any, world: World, *, max_values: int | None = None) -> UserData:
+    """The data of a data file's content already parsed as JSON (a session's `data`), checked by
+    the same rules as a file and against `world` (which it will be added to).
+
+    DataFileError lists every problem, each at its JSON pointer (there is no file, so no line).
+    Hostile input is bounded as a file's is: at most `max_values` values (None: `MAX_VALUES`),
+    `MAX_DEPTH` deep, and nothing JSON cannot hold; a document of any shape is refused, never a
+    crash. Its size in bytes is the caller's to bound, before parsing it.
+    """
+    found = _unservable(document, max_values, from_text=False)
+    problems, raw = [Problem(None, where, message) for where, message in found], b""
+    if not problems:
+        try:  # what identifies the content, key order included, as a file's bytes do
+            raw = orjson.dumps(document)
+        except orjson.JSONEncodeError as exc:
+            problems.append(Problem(None, "", f"not a JSON value: {exc}"))
+    return _checked([_File(None, raw, "", document, problems)], world)
+
+
+def _checked(files: list[_File], world: World, *, short_form: bool = True) -> UserData:
+    """The data of read `files`, or DataFileError with every problem of every one."""
     problems = [problem for file in files for problem in file.problems]
     read = ReadData()
     for file in files:
@@ -109,6 +135,8 @@ def load_data(paths: Sequence[str | Path], world: World) -> UserData:
                 read,
                 {tuple(error.absolute_path)[:2] for error in frame if _breaks_entry(error)},
             )
+    if short_form:
+        fill_short_forms(read, world)
     problems += [problem for rule in RULES for problem in rule(read, world)]
     if problems:
         # Two keywords may say one thing (a UUID's format and pattern; OpenAPI's nullable and type):
@@ -181,15 +209,19 @@ def _no_constant(name: str) -> Any:
     raise ValueError(f"{name} is not a JSON number")
 
 
-def _unservable(document: Any) -> Iterator[tuple[str, str]]:
+def _unservable(
+    document: Any, max_values: int | None = None, *, from_text: bool = True
+) -> Iterator[tuple[str, str]]:
     """What in a parsed file is not plain JSON (YAML can say more), or is beyond what the server can
-    send."""
+    send (`from_text`: parsed from a file, whose aliases may multiply it)."""
+    max_values = MAX_VALUES if max_values is None else max_values
     pending: list[tuple[str, Any, int]] = [("", document, 0)]
     for count in itertools.count(1):
         if not pending:
             return
-        if count > MAX_VALUES:
-            yield "", f"holds more than {MAX_VALUES:,} values (YAML aliases repeat all they name)"
+        if count > max_values:
+            why = " (YAML aliases repeat all they name)" if from_text else ""
+            yield "", f"holds more than {max_values:,} values{why}"
             return
         where, value, depth = pending.pop()
         if depth > MAX_DEPTH:
@@ -324,7 +356,7 @@ def _located(problems: list[Problem], files: list[_File]) -> list[Problem]:
     trees = {
         file.path: compose(file.text, is_json=file.is_json)
         for file in files
-        if file.document is not None and file.path in with_problems
+        if file.path is not None and file.document is not None and file.path in with_problems
     }
     located = [
         problem
@@ -349,9 +381,9 @@ def _user_data(files: list[_File], read: ReadData) -> UserData:
     for file in files:
         digest.update(len(file.raw).to_bytes(8, "big") + file.raw)
     return UserData(
-        files=tuple(str(file.path) for file in files),
+        files=tuple(str(file.path) for file in files if file.path is not None),
         lists=tuple(
-            UserList(agent_id, project_id, tuple(cases))
+            UserList(agent_id, project_id, tuple(cases), list_generation(cases))
             for (agent_id, project_id), cases in lists.items()
         ),
         test_cases=tuple(

@@ -38,7 +38,7 @@ if TYPE_CHECKING:
 class ReadCase:
     """A case as read, with the list it was given in and where it is."""
 
-    path: Path
+    path: Path | None  # None: a document given in memory
     pointer: str  # e.g. /testSet/0/cases/3
     agent_id: str
     project_id: str  # the list's, lower-case
@@ -49,15 +49,19 @@ class ReadCase:
 
     @property
     def where(self) -> str:
-        """How another problem names this case: `file#/pointer`."""
-        return f"{self.path}#{self.pointer}"
+        """How another problem names this case: `file#/pointer` (`/pointer` in memory)."""
+        return _where(self.path, self.pointer)
+
+
+def _where(path: Path | None, at: str) -> str:
+    return at if path is None else f"{path}#{at}"
 
 
 @dataclass(frozen=True)
 class ReadTestCase:
     """An evaluation test case as read, with where it is."""
 
-    path: Path
+    path: Path | None
     pointer: str  # e.g. /gradient/1
     uuid: str  # as written
     versions: list[Any]
@@ -130,7 +134,9 @@ def cases_keep_the_world_rules(data: ReadData, world: World) -> Iterator[Problem
             yield Problem(read.path, read.at(finding.pointer), finding.message)
 
 
-def _unknown_key_problems(path: Path, at: str, value: Any, definition: str) -> Iterator[Problem]:
+def _unknown_key_problems(
+    path: Path | None, at: str, value: Any, definition: str
+) -> Iterator[Problem]:
     for where, key, known in unknown_keys(value, definition):
         yield Problem(path, at + pointer(*where, key), unknown_key(key, known, quote='"'))
 
@@ -313,8 +319,8 @@ def test_case_uuids_are_unique(data: ReadData, world: World) -> Iterator[Problem
             yield Problem(
                 test_case.path,
                 f"{test_case.pointer}/test_case_uuid",
-                f"test case {shown(test_case.uuid)} is already at {other.path}#{other.pointer}; "
-                "merge their versions into one",
+                f"test case {shown(test_case.uuid)} is already at "
+                f"{_where(other.path, other.pointer)}; merge their versions into one",
             )
 
 

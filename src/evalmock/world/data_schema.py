@@ -26,6 +26,9 @@ DRAFT = "http://json-schema.org/draft-07/schema#"
 # The case shapes a data file holds, each the component schema of its document.
 TEST_SET_CASE = (TEST_SET, "TestSetCase")
 EVALUATION_TEST_CASE = (GRADIENT, "apiEvaluationTestCase")
+# The case shapes whose every key a data file's case may leave out (the short form): the loader
+# fills them in (evalmock.world.short_form), so the documents' `required` is not a data file's.
+SHORT_FORM = ("TestSetCase", "Retirement")
 # Keywords of OpenAPI 3.0's Schema Object that JSON Schema does not have (`nullable` and `example`
 # are converted).
 _OPENAPI_ONLY = frozenset({"discriminator", "xml", "externalDocs", "deprecated"})
@@ -129,6 +132,8 @@ def data_file_schema() -> dict[str, Any]:
         own: dict[str, Any] = {}
         _component_definitions(api, name, own)
         own = {key: _closed(definition) for key, definition in own.items()}
+        for name in set(SHORT_FORM) & set(own):
+            own[name] = {key: value for key, value in own[name].items() if key != "required"}
         shared = sorted(set(own) & set(definitions))
         if shared:
             raise ValueError(
@@ -184,7 +189,10 @@ def _test_set_list() -> dict[str, Any]:
             "cases": {
                 "type": "array",
                 "description": "TestSetCase objects, in any order (served newest addedAt first; "
-                "cases sharing an addedAt in this order); each case's projectId is the list's.",
+                "cases sharing an addedAt in this order); each case's projectId is the list's. "
+                "A case may leave out any of its keys, and a retired any of its own: they are "
+                "filled in from the seed and the case's place (cases whose addedAt is filled are "
+                "served in this order), consistently with the keys given.",
                 "items": {"$ref": f"#/definitions/{TEST_SET_CASE[1]}"},
             },
         },

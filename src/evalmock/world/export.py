@@ -11,10 +11,16 @@ import sys
 from collections.abc import Iterator
 from typing import IO, Any
 
+from jsonschema import Draft7Validator
+from jsonschema.exceptions import best_match
+
+from evalmock.contract.filters import narrowing
+from evalmock.contract.operations import operation
 from evalmock.exits import FAILED, OK, USAGE, UsageError
 from evalmock.whole_file import staged
 from evalmock.world.data_schema import data_file_schema, render
-from evalmock.world.world import ALL_KINDS, CaseQuery, World
+from evalmock.world.short_form import shortened
+from evalmock.world.world import CaseQuery, World
 
 
 def run_fixtures(args: argparse.Namespace) -> int:
@@ -38,7 +44,10 @@ def run_fixtures(args: argparse.Namespace) -> int:
 
 def export(args: argparse.Namespace) -> int:
     world = World(seed=args.seed, cases=args.cases)
-    kinds = parse_kinds(args.kind)
+    shorthands = [f"kind={args.kind}"] * (args.kind is not None) + [
+        "include=retired"
+    ] * args.include_retired
+    chosen = parse_filters([*shorthands, *args.filter])
     test_cases = select_test_cases(world, args.test_case)
     some_lists = args.agent is not None or args.project is not None
     if some_lists or test_cases is not None:  # a slice: only what its flags name
@@ -49,18 +58,30 @@ def export(args: argparse.Namespace) -> int:
             list(world.evaluation_test_case_versions()),
         )
     with _open_output(args.output) as out:
-        write_export(world, out, lists, kinds, args.include_retired, args.limit, test_cases or [])
+        write_export(world, out, lists, chosen, args.limit, test_cases or [], short=args.short)
     return OK
 
 
-def parse_kinds(text: str | None) -> frozenset[str]:
-    if text is None:
-        return ALL_KINDS
-    kinds = frozenset(part.strip() for part in text.split(","))
-    unknown = sorted(kinds - ALL_KINDS)
-    if unknown or not kinds:
-        raise UsageError(f"--kind takes correction and/or hand, comma-separated; got {text!r}")
-    return kinds
+def parse_filters(given: list[str]) -> dict[str, str]:
+    """`NAME=VALUE` for filters the document declares, each value one the document's schema of
+    that parameter allows (UsageError naming the filters, or what the value breaks)."""
+    declared = {one.name: one for one in narrowing()}
+    parameters = operation("test-set").query_parameters()
+    chosen: dict[str, str] = {}
+    for text in given:
+        name, equals, value = text.partition("=")
+        if name not in declared or not equals:
+            raise UsageError(
+                f"--filter takes NAME=VALUE, NAME one of the list's filters: "
+                f"{', '.join(declared)}; got {text!r}"
+            )
+        if name in chosen and chosen[name] != value:
+            raise UsageError(f"--filter {name} given twice: {chosen[name]!r} and {value!r}")
+        error = best_match(Draft7Validator(parameters[name]["schema"]).iter_errors(value))
+        if error is not None:
+            raise UsageError(f"--filter {name}={value!r}: {error.message}")
+        chosen[name] = value
+    return chosen
 
 
 def select_lists(
@@ -96,26 +117,26 @@ def write_export(
     world: World,
     out: IO[str],
     lists: list[tuple[str, str]],
-    kinds: frozenset[str],
-    include_retired: bool,
+    filters: dict[str, str],
     limit: int | None,
     test_cases: list[str],
+    *,
+    short: bool = False,
 ) -> None:
     """Stream the data file case by case, so a large world never sits in memory (`evalmock serve
-    --data` reads it)."""
+    --data` reads it). `filters`: the list's filters by their parameters' names, as a request
+    sends them; `short`: each case without what loading fills back as it is."""
     out.write("{\n")
     out.write(f'  "seed": {world.seed},\n  "casesPerProject": {world.cases},\n')
-    out.write(
-        '  "filters": '
-        f"{_dumps({'includeRetired': include_retired, 'kinds': sorted(kinds), 'limit': limit})},\n"
-    )
+    out.write(f'  "filters": {_dumps({**filters, "limit": limit})},\n')
     out.write('  "testSet": [')
     for number, (agent_id, project_id) in enumerate(lists):
-        query = CaseQuery(agent_id, project_id, include_retired=include_retired, kinds=kinds)
+        query = CaseQuery.asked(agent_id, project_id, filters)
         head = _dumps({"agentId": agent_id, "projectId": project_id})[:-1]
         out.write(f'{"," if number else ""}\n    {head}, "cases": [')
         for index, case in enumerate(_limited(world.iter_cases(query), limit)):
-            out.write(f"{',' if index else ''}\n      {_dumps(case)}")
+            written = shortened(case, project_id) if short else case
+            out.write(f"{',' if index else ''}\n      {_dumps(written)}")
         out.write("\n    ]}")
     out.write("\n  ]")
     if test_cases:

@@ -3,8 +3,12 @@ cases, as read."""
 
 from __future__ import annotations
 
+import hashlib
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
+
+import orjson
 
 
 @dataclass(frozen=True)
@@ -15,6 +19,7 @@ class UserList:
     agent_id: str
     project_id: str  # lower-case
     cases: tuple[dict[str, Any], ...]
+    generation: int = 0  # a hash of the cases as served, in order: it changes when they do
 
 
 @dataclass(frozen=True)
@@ -27,8 +32,8 @@ class UserTestCase:
 
 @dataclass(frozen=True)
 class UserData:
-    """Everything the data files hold, checked; `generation` identifies their content (0: no
-    files)."""
+    """Everything the data files hold, checked; `generation` identifies their whole content (0: no
+    files), each list's `generation` its own."""
 
     files: tuple[str, ...] = ()
     lists: tuple[UserList, ...] = ()
@@ -52,3 +57,12 @@ class UserData:
 
 
 NO_DATA = UserData()
+
+
+def list_generation(cases: Iterable[dict[str, Any]]) -> int:
+    """A hash of a list's cases as they are served (their JSON, key order included), in order."""
+    digest = hashlib.blake2b(digest_size=8)
+    for case in cases:
+        encoded = orjson.dumps(case)
+        digest.update(len(encoded).to_bytes(8, "big") + encoded)
+    return int.from_bytes(digest.digest(), "big")

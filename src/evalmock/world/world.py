@@ -16,6 +16,7 @@ from evalmock.world.cases import CaseFactory
 from evalmock.world.catalog import AGENTS, AGENTS_BY_ID, Agent, project_ids
 from evalmock.world.curated import CuratedCase, load_curated
 from evalmock.world.gradient import build_test_cases
+from evalmock.world.hashing import stable_hash
 from evalmock.world.layout import CategoryFilter
 from evalmock.world.listing import CaseList, encode
 from evalmock.world.user_data import NO_DATA, UserData
@@ -155,12 +156,16 @@ class World:
         self._test_cases = build_test_cases(seed, self.vocabulary) if generated else {}
         self._encoded_test_cases = _encoded(self._test_cases)
         self.data: UserData = NO_DATA
+        # Each list's generation: what a cursor of it seals, so that a cursor outlives a change of
+        # other lists and never one of its own (or another world's list of the same ids).
+        self._generations = {key: stable_hash(seed, cases, *key, "list") for key in self._lists}
         # what any user data is added to
         self._own = (
             self._projects,
             self._lists,
             self._test_cases,
         )
+        self._own_generations = self._generations
         self._project_sets = _project_sets(self._projects)
 
     def with_data(self, data: UserData) -> World:
@@ -175,8 +180,13 @@ class World:
         world.data = data
         world._projects = dict(projects)
         world._lists = dict(lists)
+        world._generations = dict(self._own_generations)
         for user_list in data.lists:
             agent_id, project_id = user_list.agent_id, user_list.project_id
+            own_generation = self._own_generations.get((agent_id, project_id), 0)
+            world._generations[agent_id, project_id] = stable_hash(
+                own_generation, user_list.generation
+            )
             if project_id not in world._projects.get(agent_id, ()):
                 world._projects[agent_id] = (*world._projects.get(agent_id, ()), project_id)
             own = lists.get((agent_id, project_id))
@@ -195,6 +205,19 @@ class World:
         world._encoded_test_cases = _encoded(world._test_cases)
         world._project_sets = _project_sets(world._projects)
         return world
+
+    def list_generation(self, query: CaseQuery) -> int:
+        """The generation of the list the query reads: it changes exactly when the list's cases do
+        (0 for a project the agent does not have)."""
+        return self._generations.get((query.agent_id, query.project_id.lower()), 0)
+
+    def lists_changed_since(self, earlier: World) -> list[tuple[str, str]]:
+        """The (agent, project) of every list whose cases differ from `earlier`'s (added, removed
+        or changed): those whose cursors `earlier` issued are refused here."""
+        keys = self._generations.keys() | earlier._generations.keys()
+        return sorted(
+            key for key in keys if self._generations.get(key) != earlier._generations.get(key)
+        )
 
     def own_list(self, agent_id: str, project_id: str) -> CaseList | None:
         """The list of generated and curated cases that user cases of this agent and project would

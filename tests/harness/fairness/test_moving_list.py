@@ -68,26 +68,30 @@ def lean(independent: Independent, scenarios: set[str], policy: Policy | None = 
     )
 
 
+SKIPPED, TWICE = "left out a case listed before", "came back twice"
+
+
 @pytest.mark.parametrize(
     ("defect", "motions", "said"),
     [
         # tied neighbours of a page's last case skipped: a case listed throughout is missing
-        ("cursor_on_added_at_alone", MOVING["now and then"], "left out a case listed before"),
+        ("cursor_on_added_at_alone", MOVING["now and then"], (SKIPPED,)),
         # a tie cut by a page's end skipped or repeated
-        ("ties_in_new_order", MOVING["now and then"], ""),
+        ("ties_in_new_order", MOVING["now and then"], (SKIPPED, TWICE)),
         # a case twice in one walk, the list moving under an offset
-        ("offset_cursor", MOVING["on every request"], "came back twice"),
+        ("offset_cursor", MOVING["on every request"], (TWICE,)),
     ],
 )
 def test_a_paging_bug_that_stays_a_bug_on_a_moving_list_still_fails(
-    independent: Independent, defect: str, motions: tuple[str, ...], said: str
+    independent: Independent, defect: str, motions: tuple[str, ...], said: tuple[str, ...]
 ) -> None:
     with independent.moving(motions, (defect,)) as moving:
         results = lean(independent, {WALK})
     assert moving.arrived > 3
     assert [f.check.name for f in results.failures] == [WALK], failures(results)
     [finding] = results.failures
-    assert said in finding.examples[0].message
+    message = finding.examples[0].message
+    assert any(words in message for words in said), message
 
 
 def test_the_moving_service_without_its_defects_passes_the_same_lean_audit(

@@ -12,12 +12,13 @@ from evalmock.harness.checks.case_invariants import page_cases
 from evalmock.harness.checks.context import CheckContext
 from evalmock.harness.checks.moving import Readings
 from evalmock.harness.checks.outcomes import Moved, Skip, Violation
+from evalmock.harness.checks.pagination import FULL_LIMIT
 from evalmock.harness.checks.registry import response_check, scenario_check
 from evalmock.harness.checks.scenario import Scenario, expect_page
 
-# The page size of a second walk, whose page boundaries fall elsewhere than at limit=100's for any
-# list of fewer than 4,700 cases (47 and 100 share no factor).
-OTHER_PAGE_SIZE = 47
+# The page size of a second walk, whose page boundaries fall elsewhere than the largest limit's for
+# any list of fewer than 47 times that limit (47, a prime, divides no page size below it).
+OTHER_PAGE_SIZE = min(47, FULL_LIMIT - 1)
 
 _PROJECT = on_test_set_page(
     "The project whose cases to read: the agent’s set, narrowed to that project’s cases."
@@ -118,25 +119,62 @@ def judge_unruled(context: CheckContext, declared: tuple[Filter, ...]) -> bool |
 # A filter the document declares without naming a rule of its own (`case-rule`) is judged by this
 # one rule, registered only while there is such a filter.
 UNRULED = tuple(one for one in narrowing() if one.case_rule is None)
+_OTHER_FILTERS = inferred(
+    "The document declares the case field each filter compares (x-evalmock-query "
+    "`case-field`); a filter narrows the list, so a listed case holds the value asked "
+    "for. The page names the filters a cursor is bound to.",
+    on_test_set_page(
+        "A runtime that seals cursors takes one only for the same list, filters and "
+        "caller, within a day; otherwise 400 bad-input, and the list starts again "
+        "without it.",
+    ),
+)
 if UNRULED:
 
-    @response_check(
-        "test-set",
-        inferred(
-            "The document declares the case field each filter compares (x-evalmock-query "
-            "`case-field`); a filter narrows the list, so a listed case holds the value asked "
-            "for. The page names the filters a cursor is bound to.",
-            on_test_set_page(
-                "A runtime that seals cursors takes one only for the same list, filters and "
-                "caller, within a day; otherwise 400 bad-input, and the list starts again "
-                "without it.",
-            ),
-        ),
-    )
+    @response_check("test-set", _OTHER_FILTERS)
     def cases_match_the_other_filters(context: CheckContext) -> bool | None:
         """Every case on a page matches each filter of the request that no rule of its own
         judges, as the document declares the filter."""
         return judge_unruled(context, UNRULED)
+
+    @scenario_check("test-set", _OTHER_FILTERS)
+    def other_filters_narrow_the_walk(s: Scenario) -> None:
+        """For each filter no rule of its own judges, the list is walked at up to three values its
+        cases hold (from a whole walk without it): every page is judged by
+        cases_match_the_other_filters, and on a list that stood still the filtered walk lists
+        every case of that value."""
+        project = s.project()
+        first = s.walk(project, limit=FULL_LIMIT)
+        for declared in UNRULED:
+            for value in values_held(first.cases, declared.field):
+                narrowed = s.walk(project, limit=FULL_LIMIT, **{declared.name: value})
+                readings = Readings(first, s.walk(project, limit=FULL_LIMIT, again=True))
+                if not (readings.judgeable and narrowed.complete) or readings.moved:
+                    continue  # the pages were judged; which cases belong is not known
+                wanted = {
+                    case.get("id")
+                    for case in first.cases
+                    if declared.admits(case, declared.read(value))
+                }
+                missing = sorted(map(str, wanted - set(narrowed.ids)))
+                if missing:
+                    raise Violation(
+                        f"{declared.name}={value} left out cases that hold that value",
+                        expected=f"{len(wanted)} cases with {declared.field}: {value!r}",
+                        received=f"{len(set(narrowed.ids))}; missing {missing[:5]}",
+                        exchange=narrowed.exchanges[-1],
+                    )
+
+
+def values_held(cases: list[dict[str, Any]], field: str, most: int = 3) -> list[str]:
+    """Up to `most` values of `field` that `cases` hold as strings, the most held first (then in
+    the cases' order): the values a filter of that field is walked at."""
+    counted: dict[str, int] = {}
+    for case in cases:
+        value = case.get(field)
+        if isinstance(value, str) and value:
+            counted[value] = counted.get(value, 0) + 1
+    return sorted(counted, key=lambda value: -counted[value])[:most]
 
 
 # -- scenarios
@@ -202,9 +240,9 @@ def lists_other_cases(
     again = s.page(project, limit=limit, **params)
     if same_first_cases(again["data"], plain["data"]):
         return not same_first_cases(varied_again["data"], plain["data"])
-    first = s.walk(project, limit=100, **params)
-    varied = s.walk(project, limit=100, **variant)
-    readings = Readings(first, s.walk(project, limit=100, again=True, **params))
+    first = s.walk(project, limit=FULL_LIMIT, **params)
+    varied = s.walk(project, limit=FULL_LIMIT, **variant)
+    readings = Readings(first, s.walk(project, limit=FULL_LIMIT, again=True, **params))
     if not (readings.judgeable and varied.complete):
         raise Moved("two first pages differ, and its walks stopped before the end")
     if readings.moved:
@@ -233,8 +271,8 @@ def include_retired_adds_the_retired_cases(s: Scenario) -> None:
     filter's; and it must still be listed in a last walk without include: one gone from the list
     meanwhile proves nothing."""
     project = s.project("has_retired", "needed to see retired cases come back")
-    active = s.walk(project, limit=100)
-    everything = s.walk(project, limit=100, include="retired")
+    active = s.walk(project, limit=FULL_LIMIT)
+    everything = s.walk(project, limit=FULL_LIMIT, include="retired")
     leaked = [case.get("id") for case in active.cases if "retired" in case]
     if leaked:
         raise Violation(
@@ -261,14 +299,13 @@ def include_retired_adds_the_retired_cases(s: Scenario) -> None:
             missing -= set(again.ids)
         if missing:
             # On a list in use, only a case still listed after those walks was listed throughout.
-            missing &= set(s.walk(project, limit=100, again=True).ids)
+            missing &= set(s.walk(project, limit=FULL_LIMIT, again=True).ids)
         if missing:
             raise Violation(
                 "include=retired dropped active cases",
                 expected="every active case too",
-                received=f"missing {sorted(map(str, missing))[:5]} (from its walks at limit=100 "
-                "and "
-                f"limit={OTHER_PAGE_SIZE})",
+                received=f"missing {sorted(map(str, missing))[:5]} (from its walks at "
+                f"limit={FULL_LIMIT} and limit={OTHER_PAGE_SIZE})",
                 exchange=everything.exchanges[-1],
             )
     empty_is_left_out_or_refused(s, project, "include")
@@ -286,7 +323,7 @@ def kind_filter_selects_those_kinds(s: Scenario) -> None:
         project = s.project("has_hand", "needed to see the kind filter select cases")
         facts = {"hand": project.has_hand, "correction": project.has_corrections}
     for kind, present in facts.items():
-        body = s.page(project, kind=kind, limit=100)
+        body = s.page(project, kind=kind, limit=FULL_LIMIT)
         wrong = [case.get("id") for case in body["data"] if case.get("kind") != kind]
         if wrong:
             raise Violation(

@@ -14,7 +14,7 @@ from evalmock.harness.checks.counts import dated_between, judge_the_count, servi
 from evalmock.harness.checks.exchange import Exchange
 from evalmock.harness.checks.moving import Readings, differences, first_parting, listed_count
 from evalmock.harness.checks.outcomes import Skip, Violation, json_body
-from evalmock.harness.checks.registry import response_check, scenario_check
+from evalmock.harness.checks.registry import response_check, scenario_check, stating
 from evalmock.harness.checks.scenario import Scenario, Walk
 from evalmock.harness.checks.walk_rules import (
     assert_follows_has_more,
@@ -22,8 +22,12 @@ from evalmock.harness.checks.walk_rules import (
     follow,
 )
 
-FULL_LIMIT = 100  # the largest page: the walk every other walk is compared with
-SMALL_LIMIT = 37  # a small page size that lines up with neither 25 nor 100
+# the document's limit: its default and bounds
+LIMIT = operation("test-set").parameters["limit"]["schema"]
+FULL_LIMIT = LIMIT["maximum"]  # the largest page: the walk every other walk is compared with
+# A small page size that lines up with neither the default nor the largest, unless the document's
+# limit is so small that it cannot.
+SMALL_LIMIT = min(37, FULL_LIMIT)
 MIN_SMALL_PAGES = (
     4  # a small-limit walk reaches at least this many pages when the project has the cases
 )
@@ -32,12 +36,9 @@ SHORT_LIST = 10  # a list this short without a divisor is walked at limit 1 to e
 _NEWEST_FIRST = on_test_set_page("Cursor-paginated, newest added first.")
 _AS_IT_CAME = on_test_set_page("Where the previous page ended: its nextCursor, as it came.")
 _FIRST_PAGE = on_test_set_page("Absent → first page.")
-_LIMIT = on_test_set_page("1..100. Default 25.")
+# the page's words stating limit's bounds and default, as the document keeps them with the numbers
+_LIMIT = tuple(on_test_set_page(words) for words in operation("test-set").page_words("limit"))
 _LIMIT_READING = "limit bounds how many cases one page of this cursor-paginated list holds."
-
-
-# the document's limit: its default and bounds
-LIMIT = operation("test-set").parameters["limit"]["schema"]
 
 
 def requested_limit(exchange: Exchange) -> int | None:
@@ -54,9 +55,9 @@ def requested_limit(exchange: Exchange) -> int | None:
     return limit if LIMIT["minimum"] <= limit <= LIMIT["maximum"] else None
 
 
-@response_check("test-set", page(_LIMIT, reading=_LIMIT_READING))
+@response_check("test-set", page(*_LIMIT, reading=_LIMIT_READING))
 def page_holds_at_most_limit(context: CheckContext) -> bool | None:
-    """A page holds at most limit cases (25 when limit is left out)."""
+    """A page holds at most limit cases (the document's default when limit is left out)."""
     exchange = context.exchange
     cases = page_cases(exchange)
     limit = requested_limit(exchange)
@@ -144,8 +145,8 @@ def last_page_has_no_next_cursor(context: CheckContext) -> bool | None:
 def walk_limits(project: ProjectTarget, listed: int | None = None) -> dict[str, int | None]:
     """The page sizes a project is walked with, as clients walk: the default (no limit sent), a
     small limit that reaches at least four pages when the targets' count of active cases allows it,
-    100, and, when none of them divides the list's count (`listed`, as a walk found it, else the
-    targets'), one that does, so that a walk meets an exactly full last page."""
+    the largest, and, when none of them divides the list's count (`listed`, as a walk found it, else
+    the targets'), one that does, so that a walk meets an exactly full last page."""
     small = SMALL_LIMIT
     if project.active_cases is not None:
         small = max(1, min(SMALL_LIMIT, (project.active_cases - 1) // (MIN_SMALL_PAGES - 1)))
@@ -160,8 +161,9 @@ def walk_limits(project: ProjectTarget, listed: int | None = None) -> dict[str, 
 
 def full_last_page_limit(count: int | None, walked: tuple[int, ...]) -> int | None:
     """A limit whose walk ends on an exactly full last page of a list of `count` cases, when no
-    limit `walked` does and the count is at most 100: the largest divisor below the count (two pages
-    at least), limit 1 for a list of at most SHORT_LIST cases without one, else the count."""
+    limit `walked` does and the count is at most the largest limit: the largest divisor below the
+    count (two pages at least), limit 1 for a list of at most SHORT_LIST cases without one, else the
+    count."""
     if count is None or not 0 < count <= FULL_LIMIT or any(count % limit == 0 for limit in walked):
         return None
     divisor = next((d for d in range(count // 2, 1, -1) if count % d == 0), None)
@@ -320,37 +322,44 @@ def _whole_list(body: dict[str, Any], limit: int) -> bool:
 
 
 _FULL_PAGES = (
-    "The page bounds a page by limit (default 25) but does not say a first page is full when more "
-    "cases "
-    "exist; a full page is how the default and the limit show from outside."
+    f"The page bounds a page by limit (default {LIMIT['default']}) but does not say a first page "
+    "is full when more cases exist; a full page is how the default and the limit show from outside."
 )
 
 
 @scenario_check(
-    "test-set", inferred(_FULL_PAGES, on_test_set_page("default: 25 >= 1 <= 100"), _LIMIT)
+    "test-set",
+    inferred(_FULL_PAGES, *_LIMIT),
+    formerly=("default_limit_is_25",),
 )
-def default_limit_is_25(s: Scenario) -> None:
-    """Without limit, a project with more than 25 active cases gives a first page of 25, unless
-    the page says it is the last (the list holds fewer now)."""
+@stating(
+    f"Without limit, a project with more than {LIMIT['default']} active cases gives a first page "
+    f"of {LIMIT['default']}, unless the page says it is the last (the list holds fewer now)."
+)
+def default_limit_fills_a_first_page(s: Scenario) -> None:
     project = s.project()
-    if not _enough_cases(s, LIMIT["default"] + 1):
-        raise Skip(f"the target project has {project.active_cases} active cases, fewer than 26")
+    default = LIMIT["default"]
+    if not _enough_cases(s, default + 1):
+        raise Skip(
+            f"the target project has {project.active_cases} active cases, "
+            f"not more than the default limit ({default})"
+        )
     body = s.page(project)
-    if len(body["data"]) != LIMIT["default"] and not _whole_list(body, LIMIT["default"]):
+    if len(body["data"]) != default and not _whole_list(body, default):
         raise Violation(
-            "a first page without limit does not hold the default 25 cases",
-            expected=LIMIT["default"],
+            f"a first page without limit does not hold the default {default} cases",
+            expected=default,
             received=len(body["data"]),
         )
 
 
-@scenario_check("test-set", inferred(_FULL_PAGES, _LIMIT))
+@scenario_check("test-set", inferred(_FULL_PAGES, *_LIMIT))
 def limit_fills_a_first_page(s: Scenario) -> None:
-    """A first page with limit 1, 7 or 100 holds exactly that many cases when the targets say the
-    project has more, unless the page says it is the last (the list holds fewer now); never more is
-    page_holds_at_most_limit's rule."""
+    """A first page at the smallest limit, at 7 and at the largest holds exactly that many cases
+    when the targets say the project has more, unless the page says it is the last (the list holds
+    fewer now); never more is page_holds_at_most_limit's rule."""
     project = s.project()
-    for limit in (1, 7, 100):
+    for limit in sorted({LIMIT["minimum"], min(7, FULL_LIMIT), FULL_LIMIT}):
         body = s.page(project, limit=limit, own_request_id=True)
         count = len(body["data"])
         if count > limit:

@@ -10,8 +10,9 @@ from evalmock.contract.operations import operation
 from evalmock.contract.sources import inferred, on_test_set_page, page
 from evalmock.harness.checks.error_answers import expect_error
 from evalmock.harness.checks.open_answers import inferred_400, page_400
+from evalmock.harness.checks.pagination import LIMIT
 from evalmock.harness.checks.probes import Probe, near_misses
-from evalmock.harness.checks.registry import scenario_check
+from evalmock.harness.checks.registry import scenario_check, stating
 from evalmock.harness.checks.scenario import Scenario
 
 _THE_400 = on_test_set_page(
@@ -70,16 +71,17 @@ def malformed_project_include_or_kind_is_bad_input(s: Scenario) -> None:
     _refused(s, probes("test-set", page_400("test-set")), None)
 
 
+_BOUNDS = f"{LIMIT['minimum']}..{LIMIT['maximum']}"
+
+
 @scenario_check(
     "test-set",
     inferred(
-        "The page bounds limit (1..100) but its 400 sentence names only projectId, include and "
-        "kind; refusing a limit "
-        "out of bounds, rather than clamping it, is the usual reading.",
-        on_test_set_page("default: 25 >= 1 <= 100"),
-        on_test_set_page("1..100. Default 25."),
+        f"The page bounds limit ({_BOUNDS}) but its 400 sentence names only projectId, include "
+        "and kind; refusing a limit out of bounds, rather than clamping it, is the usual reading.",
+        *(on_test_set_page(words) for words in operation("test-set").page_words("limit")),
     ),
 )
+@stating(f"A limit just outside {_BOUNDS}, a word, or not a whole number gets 400 bad-input.")
 def limit_outside_its_bounds_is_bad_input(s: Scenario) -> None:
-    """A limit just outside 1..100, a word, or not a whole number gets 400 bad-input."""
     _refused(s, probes("test-set", inferred_400("test-set")), "bad-input")

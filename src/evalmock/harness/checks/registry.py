@@ -42,6 +42,8 @@ class Check:
     # A scenario check that judges each project of the targets apart, so an audit may run it as one
     # task a project.
     each_project: bool = False
+    # The names it had before: still found by them, and selected by them where users select rules.
+    formerly: tuple[str, ...] = ()
 
     @property
     def level(self) -> Level:
@@ -65,18 +67,24 @@ def register(check: Check) -> Check:
     if not isinstance(check.source, Source):
         raise TypeError(f"check {check.name} must say where its rule comes from (a Source)")
     CHECKS.append(check)
-    _FOUND.setdefault((check.api, check.name), check)
-    _FOUND.setdefault((None, check.name), check)
+    for name in (check.name, *check.formerly):
+        _FOUND.setdefault((check.api, name), check)
+        _FOUND.setdefault((None, name), check)
     return check
 
 
 def _decorator(
-    kind: str, api: str, source: Source, *, each_project: bool = False
+    kind: str,
+    api: str,
+    source: Source,
+    *,
+    each_project: bool = False,
+    formerly: tuple[str, ...] = (),
 ) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     def decorate(func: Callable[..., Any]) -> Callable[..., Any]:
         topic = func.__module__.rsplit(".", 1)[-1]
         rule = " ".join((func.__doc__ or "").split())  # one line, however the docstring wraps
-        register(Check(func.__name__, api, topic, rule, kind, source, func, each_project))
+        register(Check(func.__name__, api, topic, rule, kind, source, func, each_project, formerly))
         return func
 
     return decorate
@@ -102,13 +110,13 @@ def response_check(
 
 
 def scenario_check(
-    api: str, source: Source, *, each_project: bool = False
+    api: str, source: Source, *, each_project: bool = False, formerly: tuple[str, ...] = ()
 ) -> Callable[[Callable[[Scenario], None]], Callable[..., Any]]:
     """Register a scenario check: `(scenario) -> None`, raising Violation or Skip. `each_project`:
     it judges every project of `scenario.targets` and each apart from the others, so it may be run
     once a project, the targets narrowed to it (a slow service's audit then walks them side by
-    side)."""
-    return _decorator(SCENARIO, api, source, each_project=each_project)
+    side). `formerly`: the names it was known by before a rename."""
+    return _decorator(SCENARIO, api, source, each_project=each_project, formerly=formerly)
 
 
 def checks(api: str | None = None, kind: str | None = None) -> list[Check]:

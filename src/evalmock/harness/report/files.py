@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from evalmock.contract.client_verdict import ClientVerdict
 from evalmock.harness.excerpts import printable
 from evalmock.harness.report.html import render_html, render_unfinished_html
 from evalmock.harness.report.markdown import render_markdown, render_unfinished_markdown
@@ -28,14 +29,15 @@ def write_report(
     base_url: str,
     redactor: Redactor,
     run: RunInfo | None = None,
+    client: ClientVerdict | None = None,
 ) -> None:
     """A Markdown report (`.md`) or an HTML one (`.html`/`.htm`), chosen by the file's suffix; `run`
-    is the run's metadata for the header (by default: now, against `base_url`)."""
+    is the run's metadata for the header (by default: now, against `base_url`); `client` the
+    client rules' verdict, when the traffic's client was judged too."""
     path = Path(path)
     render = render_html if report_format(path) == "html" else render_markdown
-    write_whole(
-        path, printable(redactor.text(render(results, base_url=base_url, run=run)), lines=True)
-    )
+    text = render(results, base_url=base_url, run=run, client=client)
+    write_whole(path, printable(redactor.text(text), lines=True))
 
 
 def write_unfinished_report(crash: str, path: str | Path, redactor: Redactor) -> None:

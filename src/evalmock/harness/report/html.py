@@ -7,9 +7,11 @@ import html
 import re
 from importlib import resources
 
+from evalmock.contract.client_verdict import ClientVerdict
 from evalmock.contract.sources import Source
 from evalmock.harness.checks.policy import PASSED, SKIPPED
 from evalmock.harness.excerpts import clip
+from evalmock.harness.report import client_section
 from evalmock.harness.report.run_info import RunInfo
 from evalmock.harness.report.view import (
     KIND_WORDS,
@@ -23,7 +25,7 @@ from evalmock.harness.report.view import (
     incomplete_intro,
     ordered_rows,
     section_count,
-    shown_url,
+    shown_request,
     throttling_text,
 )
 from evalmock.harness.results.audit_results import Results
@@ -91,12 +93,22 @@ def html_header(results: Results, run: RunInfo) -> str:
     )
 
 
-def render_html(results: Results, *, base_url: str, run: RunInfo | None = None) -> str:
+def render_html(
+    results: Results,
+    *,
+    base_url: str,
+    run: RunInfo | None = None,
+    client: ClientVerdict | None = None,
+) -> str:
+    """The report; `client`: the client rules' verdict on what the app sent (the proxy's), as its
+    own section."""
     run = run or RunInfo(base_url)
     parts = _page_top(results, run)
     parts += _finding_sections(results)
     parts.append(_not_checked(results))
     parts.append(_passed(results))
+    if client is not None:
+        parts.append(client_section.html_section(client))
     if notes := results.remarks():
         parts.append(
             "<h2>Notes</h2><ul>" + "".join(f"<li>{prose(n)}</li>" for n in notes) + "</ul>"
@@ -239,9 +251,10 @@ def _html_finding(finding: Finding) -> str:
     check = finding.check
     parts = [
         f'<div class="finding finding-{finding.outcome}"><h3><code>{name_html(check.name)}</code> '
-        f'<span class="level">{e(check.api)} · {check.level}</span></h3>',
+        f'<span class="level">{e(check.api)} · {check.level}</span>'
+        f'<span class="stated">{e(finding.stated)}</span></h3>',
         f"<p>Rule: {prose(check.rule)}</p>",
-        f'<p class="source">Source: {source_html(check.source)}</p>',
+        f'<p class="source">Source: {source_html(finding.source)}</p>',
     ]
     if finding.shape:
         code = f", Schemathesis {e(finding.code)}" if finding.code else ""
@@ -259,10 +272,9 @@ def _html_finding(finding: Finding) -> str:
                 "</code></p>"
             )
         if example.request is not None:
+            shown = shown_request(example.request, with_curl=number == 1)
             parts.append(
-                f"<p>Request: <code>{e(example.request.method)} "
-                f"{e(shown_url(example.request.url))}</code> "
-                f"answered {example.request.status}.</p>"
+                f"<p>Request: <code>{e(shown)}</code> answered {example.request.status}.</p>"
             )
             if number == 1:
                 parts.append(f"<pre>{e(example.request.curl)}</pre>")

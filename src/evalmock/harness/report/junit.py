@@ -7,10 +7,17 @@ import re
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
+from evalmock.contract.client_verdict import ClientVerdict
 from evalmock.exits import CRASHED
 from evalmock.harness.checks.policy import FAILED, SKIPPED, WARNED
 from evalmock.harness.excerpts import clip, escaped, printable
-from evalmock.harness.report.view import MAX_EXAMPLE_TEXT, MAX_JUNIT_TEXT, throttling_text
+from evalmock.harness.report import client_section
+from evalmock.harness.report.view import (
+    MAX_EXAMPLE_TEXT,
+    MAX_JUNIT_TEXT,
+    shown_request,
+    throttling_text,
+)
 from evalmock.harness.results.audit_results import Results
 from evalmock.harness.results.findings import Finding
 from evalmock.harness.results.tally import OFF, Tally
@@ -23,7 +30,11 @@ def finding_text(finding: Finding, limit: int = MAX_JUNIT_TEXT) -> str:
     """A finding in plain text, at most `limit` characters: rule, source, count, examples, a curl
     for the first."""
     check = finding.check
-    lines = [f"rule: {check.rule}", f"source: {check.source.describe()}"]
+    lines = [
+        f"{finding.stated}",
+        f"rule: {check.rule}",
+        f"source: {finding.source.describe()}",
+    ]
     if finding.code:
         lines.append(f"Schemathesis code: {finding.code}")
     if finding.shape:
@@ -34,7 +45,7 @@ def finding_text(finding: Finding, limit: int = MAX_JUNIT_TEXT) -> str:
             lines.append(f"at {example.pointer or '(the body)'}: {clip(example.value or '', 200)}")
         if example.request is not None:
             lines.append(
-                f"request: {example.request.method} {example.request.url} -> "
+                f"request: {shown_request(example.request, with_curl=number == 1)} -> "
                 f"{example.request.status}"
             )
             if number == 1:
@@ -44,7 +55,9 @@ def finding_text(finding: Finding, limit: int = MAX_JUNIT_TEXT) -> str:
     return clip("\n".join(lines), limit)
 
 
-def write_junit(results: Results, path: str | Path, redactor: Redactor) -> None:
+def write_junit(
+    results: Results, path: str | Path, redactor: Redactor, client: ClientVerdict | None = None
+) -> None:
     """One <testsuite> per API, one <testcase> per check; a warning passes, with its text in
     <system-out>. The verdict is a property of <testsuites>; an INCOMPLETE audit is also an error of
     its own suite (`evalmock`), because a test report that counts only failures would show it green
@@ -78,6 +91,9 @@ def write_junit(results: Results, path: str | Path, redactor: Redactor) -> None:
         )
         for t in rows:
             _testcase(suite, t, results, redactor)
+    if client is not None:  # the client rules, on what the app sent: a suite of their own
+        ET.SubElement(props, "property", name="client_verdict", value=client.verdict)
+        client_section.junit_suite(root, client, redactor)
     _write_xml(root, path, redactor)
 
 
@@ -94,7 +110,7 @@ def _testcase(suite: ET.Element, t: Tally, results: Results, redactor: Redactor)
         element = ET.SubElement(
             case,
             "failure",
-            message=redactor.text(failed[0].title),
+            message=redactor.text(failed[0].stated),
             type=failed[0].code or t.check.level.value,
         )
         element.text = redactor.text(

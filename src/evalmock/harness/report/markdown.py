@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import re
 
+from evalmock.contract.client_verdict import ClientVerdict
 from evalmock.harness.checks.policy import PASSED, SKIPPED
 from evalmock.harness.excerpts import clip
+from evalmock.harness.report import client_section
 from evalmock.harness.report.run_info import RunInfo
 from evalmock.harness.report.view import (
     KIND_WORDS,
@@ -20,7 +22,7 @@ from evalmock.harness.report.view import (
     incomplete_intro,
     ordered_rows,
     section_count,
-    shown_url,
+    shown_request,
     throttling_text,
 )
 from evalmock.harness.results.audit_results import Results
@@ -35,7 +37,15 @@ def markdown_header(results: Results, run: RunInfo) -> list[str]:
     return [*lines, ""]
 
 
-def render_markdown(results: Results, *, base_url: str, run: RunInfo | None = None) -> str:
+def render_markdown(
+    results: Results,
+    *,
+    base_url: str,
+    run: RunInfo | None = None,
+    client: ClientVerdict | None = None,
+) -> str:
+    """The report; `client`: the client rules' verdict on what the app sent (the proxy's), as its
+    own section."""
     run = run or RunInfo(base_url)
     lines = [
         "# evalmock contract report",
@@ -82,6 +92,8 @@ def render_markdown(results: Results, *, base_url: str, run: RunInfo | None = No
                     f"{t.passed} "
                     f"| {t.check.source.describe()} |"
                 )
+    if client is not None:
+        lines += ["", *client_section.markdown_section(client)]
     if notes := results.remarks():
         lines += ["", "## Notes", ""] + [f"- {_prose(note)}" for note in notes]
     return "\n".join(lines) + "\n"
@@ -95,11 +107,11 @@ def render_unfinished_markdown(crash: str) -> str:
 def _markdown_finding(finding: Finding) -> list[str]:
     check = finding.check
     lines = [
-        f"### `{check.name}` ({check.api}, {check.level})",
+        f"### `{check.name}` ({check.api}, {check.level}): {_prose(finding.stated)}",
         "",
         f"Rule: {check.rule}",
         "",
-        f"Source: {check.source.describe()}",
+        f"Source: {finding.source.describe()}",
         "",
     ]
     if finding.shape:
@@ -121,7 +133,7 @@ def _markdown_finding(finding: Finding) -> list[str]:
             lines += [f"At {at}: {value}", ""]
         if example.request is not None:
             lines += [
-                f"Request: {_code(f'{example.request.method} {shown_url(example.request.url)}')} "
+                f"Request: {_code(shown_request(example.request, with_curl=number == 1))} "
                 f"answered "
                 f"{example.request.status}.",
                 "",

@@ -120,7 +120,8 @@ NOTES: dict[tuple[str, str], str] = {
     (
         _T,
         "Opaque cursor. Treat as opaque on the client.",
-    ): "a rule for clients (treat the cursor as opaque); nothing to check of the service",
+    ): "a rule for clients (treat the cursor as opaque): the client rule "
+    "`client_sends_the_cursor_as_it_came`; nothing to check of the service",
     (_T, "Optional, kind-specific."): SCHEMA + " (details, when present, is an object)",
     (
         _D,

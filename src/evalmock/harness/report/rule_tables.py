@@ -1,6 +1,7 @@
-"""The rules as Markdown tables: every check with its level and source (`evalmock rules`), and each
-line of the reference pages with what enforces it (`evalmock rules --coverage DIR`); docs/rules.md
-holds both (`rules_document`, written by `python3.11 dev.py rules-doc`)."""
+"""The rules as Markdown tables: every check with its level and source, and every client rule
+(`evalmock rules`), and each line of the reference pages with what enforces it (`evalmock rules
+--coverage DIR`); docs/rules.md holds them all (`rules_document`, written by `python3.11 dev.py
+rules-doc`)."""
 
 from __future__ import annotations
 
@@ -8,6 +9,8 @@ import sys
 from collections.abc import Iterable
 from pathlib import Path
 
+from evalmock.contract.client_outcomes import ClientRule
+from evalmock.contract.client_rules import RULES as CLIENT_RULES
 from evalmock.contract.pages import pages_at
 from evalmock.contract.sources import PAGES, Source, page_name
 from evalmock.exits import OK, USAGE
@@ -19,6 +22,10 @@ RULES_BEGIN, RULES_END = "<!-- evalmock rules: begin -->", "<!-- evalmock rules:
 COVERAGE_BEGIN, COVERAGE_END = (
     "<!-- evalmock coverage: begin -->",
     "<!-- evalmock coverage: end -->",
+)
+CLIENT_BEGIN, CLIENT_END = (
+    "<!-- evalmock client rules: begin -->",
+    "<!-- evalmock client rules: end -->",
 )
 RULES_DOC_COMMAND = "python3.11 dev.py rules-doc"
 
@@ -42,6 +49,17 @@ Then it gives our reading, the inference or the live fact.
 Reports, JUnit files and `evalmock rules` cite the same way.
 What each level does to the verdict:
 [harness.md](harness.md#levels-what-a-broken-rule-does-to-the-verdict).
+
+"""
+
+_CLIENT_INTRO = """\
+## What an app must send
+
+`evalmock rules` prints this table after the checks.
+These rules judge a client, not a service: what an app sent, in order.
+A mock session's verdict (`GET /__evalmock/sessions/{id}/verdict`) and `evalmock proxy` apply them
+([proxy.md](proxy.md#the-app-judged-by-the-page)).
+Levels as above: a page rule's finding fails the verdict; an inferred one warns.
 
 """
 
@@ -93,13 +111,29 @@ def render_rules(checks: Iterable[Check] = CHECKS) -> str:
         for check in sorted(
             found, key=lambda c: (c.level.value != "page", c.level.value, c.kind, c.name)
         ):
+            formerly = "".join(f" (formerly `{name}`)" for name in check.formerly)
             lines.append(
-                f"| `{check.name}` | {check.level} | {KIND_WORDS[check.kind]} | "
+                f"| `{check.name}`{formerly} | {check.level} | {KIND_WORDS[check.kind]} | "
                 f"{_cell(check.rule)} "
                 f"| {source_cell(check.source)} |"
             )
         lines.append("")
     return "\n".join(lines).rstrip() + "\n"
+
+
+def render_client_rules(rules: Iterable[ClientRule] = CLIENT_RULES) -> str:
+    """A table of every client rule: level, what it asks of the app (our words) and its source."""
+    lines = [
+        "#### what an app sends",
+        "",
+        "| rule | level | what it asks of the app | source |",
+        "|---|---|---|---|",
+    ]
+    for rule in sorted(rules, key=lambda r: (r.level.value != "page", r.level.value, r.name)):
+        lines.append(
+            f"| `{rule.name}` | {rule.level} | {_cell(rule.rule)} | {source_cell(rule.source)} |"
+        )
+    return "\n".join(lines) + "\n"
 
 
 def read_pages(directory: str | Path) -> dict[str, list[str]]:
@@ -156,7 +190,7 @@ def print_rules(pages_dir: str | None) -> int:
     """`evalmock rules [--coverage DIR]`: the rule table, or the pages' coverage (exit 2 when they
     are missing)."""
     if pages_dir is None:
-        print(render_rules(), end="")
+        print(render_rules(), render_client_rules(), sep="\n", end="")
         return OK
     try:
         pages = read_pages(pages_dir)
@@ -169,11 +203,12 @@ def print_rules(pages_dir: str | None) -> int:
 
 
 def rules_document(pages: dict[str, list[str]], checks: Iterable[Check] = CHECKS) -> str:
-    """docs/rules.md: the rule tables of `evalmock rules` and the pages' coverage of `evalmock rules
-    --coverage`, each between its marker lines."""
+    """docs/rules.md: the rule tables of `evalmock rules` (the checks, then the client rules) and
+    the pages' coverage of `evalmock rules --coverage`, each between its marker lines."""
     checks = list(checks)
     return (
         f"{_RULES_INTRO}{RULES_BEGIN}\n{render_rules(checks)}{RULES_END}\n\n"
+        f"{_CLIENT_INTRO}{CLIENT_BEGIN}\n{render_client_rules()}{CLIENT_END}\n\n"
         f"{_COVERAGE_INTRO}{COVERAGE_BEGIN}\n{render_coverage(pages, checks)}{COVERAGE_END}\n"
     )
 

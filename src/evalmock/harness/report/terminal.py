@@ -39,6 +39,8 @@ def print_summary(results: Results, redactor: Redactor, stream: TextIO) -> None:
             table.add_column(column, justify="right")
         table.add_column("result", no_wrap=True)
         for t in ordered_rows(results, api):
+            if t.outcome in (SKIPPED, OFF):
+                continue  # folded by reason below the table: many rows saying one thing
             paint = colour[t.outcome]
             table.add_row(
                 t.check.name,
@@ -51,12 +53,18 @@ def print_summary(results: Results, redactor: Redactor, stream: TextIO) -> None:
                 f"[{paint}]{t.outcome}[/{paint}]",
             )
         console.print(table)
+        for outcome, why, names in not_checked(results, api):
+            console.print(
+                f"{api}: {len(names)} check(s) {outcome}: {printable(redactor.text(why))} "
+                f"({', '.join(names)})",
+                markup=False,
+            )
     for finding in [*results.failures, *results.warnings]:
         word = "FAILED" if finding.outcome == FAILED else "WARNING"
         console.print(
             f"{word} {finding.check.name} [{finding.check.level}] ({finding.count}× "
             f"{finding.shape}): "
-            f"{printable(redactor.text(finding.title))}",
+            f"{printable(redactor.text(finding.stated))}",
             markup=False,
         )
     for reason in results.incomplete_reasons():
@@ -66,6 +74,24 @@ def print_summary(results: Results, redactor: Redactor, stream: TextIO) -> None:
     if (throttling := throttling_text(results)) is not None:
         console.print(f"throttling (the service's, not a rule): {throttling}", markup=False)
     console.print(f"{headline(results)} ({policy_line(results)})", markup=False)
+
+
+def not_checked(results: Results, api: str) -> list[tuple[str, str, list[str]]]:
+    """The checks of `api` skipped or off, folded by why: (outcome, why, their names), the most
+    checks first."""
+    folded: dict[tuple[str, str], list[str]] = {}
+    for t in ordered_rows(results, api):
+        if t.outcome == SKIPPED:
+            why = "; ".join(f.title for f in results.skips if f.check is t.check) or "not run"
+        elif t.outcome == OFF:
+            why = results.policy.why_off(t.check.source)
+        else:
+            continue
+        folded.setdefault((t.outcome, why), []).append(t.check.name)
+    return sorted(
+        ((outcome, why, names) for (outcome, why), names in folded.items()),
+        key=lambda row: -len(row[2]),
+    )
 
 
 def summary_console(stream: TextIO) -> Console:
@@ -90,6 +116,6 @@ def summary_text(results: Results) -> str:
         lines.append(
             f"{word} {finding.check.name} [{finding.check.level}] ({finding.count}× "
             f"{finding.shape}): "
-            f"{finding.title}"
+            f"{finding.stated}"
         )
     return "\n".join(printable(line) for line in lines)

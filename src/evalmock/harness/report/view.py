@@ -9,12 +9,14 @@ passed.
 from __future__ import annotations
 
 import re
+import shlex
 from typing import TYPE_CHECKING
 from urllib.parse import parse_qs, urlsplit
 
 from evalmock.harness.checks.open_answers import carries_a_cursor
 from evalmock.harness.checks.policy import FAILED, PASSED, SKIPPED, WARNED
 from evalmock.harness.results.audit_results import Results
+from evalmock.harness.results.findings import RequestRecord
 from evalmock.harness.results.tally import OFF, Tally
 from evalmock.harness.results.verdict import Verdict
 from evalmock.harness.secrets.redactor import Redactor
@@ -159,6 +161,26 @@ def shown_url(url: str) -> str:
     return _LONG_QUERY_VALUE.sub(
         lambda m: f"{m[1]}{m[2][:SHOWN_START]}…({len(m[2])} characters)", url
     )
+
+
+def shown_request(request: RequestRecord, *, with_curl: bool = True) -> str:
+    """A request as a finding's "Request:" line shows it: its method, its URL (see shown_url) and,
+    where its curl command is shown (`with_curl`), every header that command sends, read from it, so
+    that the line and the command are one request (a `Prefer: code=503` the line left out would
+    reproduce another answer)."""
+    if not with_curl:
+        return f"{request.method} {shown_url(request.url)}"
+    try:
+        words = shlex.split(request.curl)
+    except ValueError:  # not a command we wrote
+        words = []
+    headers = [words[n + 1] for n, word in enumerate(words[:-1]) if word == "-H"]
+    said = f"{request.method} {shown_url(request.url)}"
+    if headers:
+        said += " with " + "; ".join(headers)
+    if "--data-binary" in words:
+        said += " and a body"
+    return said
 
 
 LONG_VALUE, SHOWN_START = 120, 40

@@ -7,11 +7,19 @@ from __future__ import annotations
 import dataclasses
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
 
 from evalmock.harness.checks.outcomes import NO_TOKEN, SkipKind
 from evalmock.harness.checks.policy import FAILED, PASSED, SKIPPED, WARNED, Policy
 from evalmock.harness.checks.registry import SCENARIO, Check, checks
-from evalmock.harness.results.findings import Example, Finding, Gap, RequestRecord, breach_kind
+from evalmock.harness.results.findings import (
+    Example,
+    Finding,
+    Gap,
+    RequestRecord,
+    breach_kind,
+    plainness,
+)
 from evalmock.harness.results.incomplete import Incomplete, Shortfall
 from evalmock.harness.results.tally import OFF, Tally
 from evalmock.harness.results.throttling import ThrottleReport
@@ -23,6 +31,33 @@ UNSEEN_SKIP = (
 MAX_EXAMPLES = 3  # examples kept per finding; the rest are counted
 GAPS_SHOWN = 3  # gaps of the audit named in its incomplete reason; the rest are counted
 COUNT = "{count}"  # where a counted note says its total
+FOLDED_SHOWN = 3  # instances a folded note names; the rest are counted
+
+
+@dataclass
+class Folded:
+    """A note said once for many instances: how many, and the first few as they were met."""
+
+    count: int = 0
+    shown: list[str] = field(default_factory=list)
+
+    def add(self, instance: str, count: int = 1) -> None:
+        self.count += count
+        if len(self.shown) < FOLDED_SHOWN and instance not in self.shown:
+            self.shown.append(instance)
+
+    def merge(self, other: Folded) -> None:
+        self.count += other.count
+        for instance in other.shown:
+            if len(self.shown) < FOLDED_SHOWN and instance not in self.shown:
+                self.shown.append(instance)
+
+    def say(self, note: str) -> str:
+        """The note with its total, then the instances it names and how many more."""
+        more = self.count - len(self.shown)
+        return f"{note.replace(COUNT, str(self.count))}: {'; '.join(self.shown)}" + (
+            f"; and {more} more" if more > 0 else ""
+        )
 
 
 class Results:
@@ -41,6 +76,7 @@ class Results:
             str
         ] = []  # run-level remarks (Schemathesis stopping early, requests not judged)
         self.counted_notes: Counter[str] = Counter()  # see count_note
+        self.folded_notes: dict[str, Folded] = {}  # see fold_note
         # Per API, the scenario checks this audit chose to run (an API left out: all of them; empty:
         # none, as in an audit of recorded traffic, which has no service to send their requests to).
         self.selected: dict[str, set[str]] = {}
@@ -127,11 +163,17 @@ class Results:
         it is counted."""
         self.counted_notes[note] += count
 
+    def fold_note(self, note: str, instance: str) -> None:
+        """A note said once for every instance of it (each answer not judged for one reason): with
+        its total at COUNT, and the first few instances named."""
+        self.folded_notes.setdefault(note, Folded()).add(instance)
+
     def remarks(self) -> list[str]:
-        """Every note of the run, each counted one once, with its total."""
+        """Every note of the run, each counted or folded one once, with its total."""
         return [
             *self.notes,
             *(note.replace(COUNT, str(count)) for note, count in self.counted_notes.items()),
+            *(folded.say(note) for note, folded in self.folded_notes.items()),
         ]
 
     def copy(self) -> Results:
@@ -149,9 +191,15 @@ class Results:
         }
         other.notes = list(self.notes)
         other.counted_notes = self.counted_notes.copy()
+        other.folded_notes = {
+            note: Folded(folded.count, list(folded.shown))
+            for note, folded in self.folded_notes.items()
+        }
         other.selected = {api: set(names) for api, names in self.selected.items()}
         other.throttling = dataclasses.replace(
-            self.throttling, reasons=self.throttling.reasons.copy()
+            self.throttling,
+            reasons=self.throttling.reasons.copy(),
+            shares=self.throttling.shares.copy(),
         )
         other.gaps = list(self.gaps)
         return other
@@ -169,6 +217,15 @@ class Results:
         # once.
         said = outcome == SKIPPED and any(e.message == example.message for e in finding.examples)
         if said:
+            return
+        # The first example is the one the outputs lead with and give a curl command for: the
+        # plainest request that shows the breach, not the first met (a scenario's `Prefer: code=503`
+        # to a service that ignores it, when a plain request shows the same).
+        first = finding.examples[0] if finding.examples else None
+        if outcome != SKIPPED and first is not None and plainness(example) < plainness(first):
+            finding.examples.insert(0, example)
+            del finding.examples[MAX_EXAMPLES:]
+            finding.title = example.message.split("\n", 1)[0]
             return
         if len(finding.examples) < MAX_EXAMPLES:
             finding.examples.append(example)

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from evalmock.harness.checks.outcomes import SkipKind
 from evalmock.harness.checks.policy import Policy
 from evalmock.harness.checks.registry import Check
-from evalmock.harness.results.audit_results import Results
+from evalmock.harness.results.audit_results import Folded, Results
 from evalmock.harness.results.findings import Example, Gap
 
 
@@ -70,10 +70,14 @@ class Ledger:
         self.policy = policy
         self.notes: list[str] = []
         self.counted_notes: Counter[str] = Counter()
+        self.folded_notes: dict[str, Folded] = {}
         self._entries: list[Entry] = []
 
     def count_note(self, note: str, count: int = 1) -> None:
         self.counted_notes[note] += count
+
+    def fold_note(self, note: str, instance: str) -> None:
+        self.folded_notes.setdefault(note, Folded()).add(instance)
 
     def passed(self, check: Check) -> None:
         self._entries.append(Passed(check))
@@ -100,6 +104,8 @@ class Ledger:
             entry.replay(results)
         results.notes += [note for note in self.notes if note not in results.notes]
         results.counted_notes.update(self.counted_notes)
+        for note, folded in self.folded_notes.items():
+            results.folded_notes.setdefault(note, Folded()).merge(folded)
 
 
 Recorder = Results | Ledger  # where checks record their outcomes

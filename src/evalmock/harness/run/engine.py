@@ -50,6 +50,10 @@ class Reporter:
 
     def finish(self, text: str) -> None: ...
 
+    def answered(self, seconds: float) -> None:
+        """An answer came, `seconds` after its request was sent; called from a worker thread, for
+        every answer of the audit."""
+
 
 def audit_url(base_url: str, **options: object) -> Results:
     """Audit the service at `base_url` (options as `plan_audit` takes them); AuditError when it
@@ -74,10 +78,13 @@ def run_audit(
         with Throttle(audit.throttle) as owned:
             return run_audit(audit, reporter, throttle=owned)
     reporter = reporter or Reporter()
+    throttle.timed = reporter.answered
     preflight = Ledger(audit.policy)
     turned_away = turned_away_targets(audit, throttle, preflight_judge(audit, preflight))
     results = Results(audit.policy, audit.apis)
     preflight.replay(results)
+    for cut in audit.preflight_cuts:  # the checks never see these answers: named here
+        results.gap(cut)
     plans = {api: _plan_api(api, audit, results) for api in audit.apis}
     with worker_pool(audit.workers) as pool:
         # The longest tasks start first (Schemathesis's shards, stateful the longest), so that with

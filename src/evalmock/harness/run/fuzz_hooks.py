@@ -6,6 +6,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Mapping
 from typing import Any
+from urllib.parse import urlsplit
 
 from schemathesis.core.transport import Response
 
@@ -13,7 +14,7 @@ from evalmock.harness.checks.exchange import Exchange, exchange_from_schemathesi
 from evalmock.harness.checks.target_keys import TargetKey, target_key
 from evalmock.harness.run.answer_limits import AnswerLimits
 from evalmock.harness.run.bounded_requests import CutAnswers, bounded_session
-from evalmock.harness.run.throttle import Throttle
+from evalmock.harness.run.throttle import Throttle, request_kind
 
 
 class ThrottledRetry:
@@ -50,6 +51,10 @@ class ThrottledRetry:
             lambda answer: (answer.status_code, answer.headers),
             first=response,
             judge=self.judge_met_by_chance,
+            what=request_kind(
+                response.request.method or "GET", urlsplit(response.request.url or "").path
+            ),
+            took=response.elapsed,
             cleared=self.judge_cleared_gateway_error,
         )
         if final is not response:

@@ -90,7 +90,6 @@ def record_scenario(
     if event.status == Status.SKIP and event.skip_reason:
         results.notes.append(f"{api} ({event.phase}): {event.skip_reason}")
     scene = _Scene(api, results, redactor, progress, retry, targets, refusal)
-    not_judged = 0
     for case_id, nodes in recorder.checks.items():
         # Probes a check sent from inside itself (ignored_auth's) reach no hook: a throttled one is
         # counted here, and the check's verdict on that case dropped, since it would rest on the
@@ -109,16 +108,7 @@ def record_scenario(
             if node.status not in (Status.SUCCESS, Status.FAILURE):
                 continue
             if not (probes_throttled and node.name == "ignored_auth"):
-                not_judged += _record_node(scene, recorder, case_id, sent, node)
-    if not_judged:
-        results.count_note(
-            f"{api}: {COUNT} Schemathesis finding(s) about what the pages leave open (an "
-            "undeclared or repeated "
-            "query parameter, an empty include= or kind=, a stray header, a status the pages name "
-            "no other for) were "
-            "not judged",
-            not_judged,
-        )
+                _record_node(scene, recorder, case_id, sent, node)
 
 
 def _operation_path(api: str) -> str:
@@ -161,26 +151,25 @@ def _record_node(scene: _Scene, recorder: Any, case_id: str, sent: _Sent, node: 
         shape = request_shape(record.method if record else "GET", _operation_path(api), sent.status)
         results.breach(
             check,
-            failure_example(failure, record, redactor),
+            failure_example(failure, record, redactor, api=api, check=node.name),
             shape=shape,
             code=getattr(failure, "code", None),
         )
     return 0
 
 
-# examples of Schemathesis findings not judged, per API and recorder: enough to check the count
-UNJUDGED_SHOWN = 3
-
-
 def show_unjudged(api: str, check: str, record: RequestRecord | None, results: Recorder) -> None:
-    """A few of the findings not judged, as sent and answered, so that a reader can see they are
-    what the pages leave open (the count alone asks to be taken on trust)."""
-    prefix = f"{api}: not judged, as the pages leave it open: "
-    if record is None or sum(note.startswith(prefix) for note in results.notes) >= UNJUDGED_SHOWN:
+    """A finding about what the pages leave open, not judged: folded with the others of its check
+    and status into one note, which names a few as sent and answered (the count alone asks to be
+    taken on trust)."""
+    if record is None:
         return
-    note = f"{prefix}Schemathesis's {check} on {record.method} {record.url} -> {record.status}"
-    if note not in results.notes:
-        results.notes.append(note)
+    results.fold_note(
+        f"{api}: {COUNT} finding(s) of Schemathesis's {check} on answers of {record.status} not "
+        "judged, as the pages leave it open (an undeclared or repeated query parameter, an empty "
+        "include= or kind=, a stray header, a method or status the pages name nothing for)",
+        f"{record.method} {record.url}",
+    )
 
 
 def first_values(headers: Any) -> dict[str, str]:

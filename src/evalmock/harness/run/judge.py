@@ -19,11 +19,12 @@ from evalmock.harness.checks.exchange import Exchange
 from evalmock.harness.checks.gateway_errors import GATEWAY_ERROR_RULE
 from evalmock.harness.checks.outcomes import Violation, not_read
 from evalmock.harness.checks.registry import Check, response_checks
+from evalmock.harness.checks.schema_parts import schema_part_source
 from evalmock.harness.excerpts import as_json
 from evalmock.harness.results.audit_results import COUNT
 from evalmock.harness.results.findings import Example, Gap, RequestRecord, request_shape
 from evalmock.harness.results.ledger import Recorder
-from evalmock.harness.run.document_judge import DocumentJudge
+from evalmock.harness.run.document_judge import BODY_CHECK, DocumentJudge
 from evalmock.harness.secrets.redactor import Redactor
 
 # The rules of an answer's status, which do not judge a throttled answer: throttling is the
@@ -144,7 +145,13 @@ class ResponseJudge:
             if outcome.failure is None:
                 self.results.passed(check)
             else:
-                example = failure_example(outcome.failure, self.record(exchange), self.redactor)
+                example = failure_example(
+                    outcome.failure,
+                    self.record(exchange),
+                    self.redactor,
+                    api=self.api,
+                    check=outcome.check,
+                )
                 example = self._said(example, exchange, by_chance)
                 self._breach(
                     broken, check, exchange, example, getattr(outcome.failure, "code", None)
@@ -230,8 +237,16 @@ def violation_example(
     return Example(redactor.quoting(violation.render()), request, violation.pointer, value)
 
 
-def failure_example(failure: Any, request: RequestRecord | None, redactor: Redactor) -> Example:
-    """An Example from a Schemathesis Failure; a schema failure points at the offending value."""
+def failure_example(
+    failure: Any,
+    request: RequestRecord | None,
+    redactor: Redactor,
+    *,
+    api: str = "",
+    check: str = "",
+) -> Example:
+    """An Example from a Schemathesis Failure; a schema failure points at the offending value and,
+    for `check` response_schema_conformance on `api`, quotes the part of the page it broke."""
     title = str(getattr(failure, "title", "") or type(failure).__name__)
     # Schemathesis's message goes on to print the whole schema; its first paragraph says what is
     # wrong.
@@ -241,4 +256,11 @@ def failure_example(failure: Any, request: RequestRecord | None, redactor: Redac
     if isinstance(path, Iterable) and not isinstance(path, str):
         pointer = "".join("/" + str(part).replace("~", "~0").replace("/", "~1") for part in path)
         value = redactor.quoting(as_json(redactor.json(getattr(failure, "instance", None))))
-    return Example(redactor.quoting(f"{title}\n{message}".strip()), request, pointer, value)
+    source = None
+    schema_path = getattr(failure, "schema_path", None)
+    if check == BODY_CHECK and isinstance(schema_path, Iterable) and isinstance(path, Iterable):
+        status = request.status if request is not None else None
+        source = schema_part_source(api, list(schema_path), list(path), status)
+    return Example(
+        redactor.quoting(f"{title}\n{message}".strip()), request, pointer, value, source=source
+    )

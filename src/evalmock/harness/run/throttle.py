@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from email.utils import parsedate_to_datetime
 from typing import Any, TypeVar
 
+from evalmock.contract.operations import operations
 from evalmock.defaults import DEFAULT_BUDGET, DEFAULT_MAX_WAIT, DEFAULT_RETRIES
 from evalmock.exits import UsageError
 from evalmock.harness.checks.exchange import first_header
@@ -37,9 +38,7 @@ TOO_LONG = (
     "SECONDS)"
 )
 BUDGET_SPENT = (
-    "throttled once the wait budget was spent (allow a larger budget: --throttle-budget SECONDS, "
-    "or send "
-    "more slowly: --rate-limit)"
+    "throttled once the wait budget was spent (allow a larger budget: --throttle-budget SECONDS)"
 )
 
 
@@ -125,6 +124,15 @@ def asked_status(headers: Mapping[str, str]) -> int | None:
     return int(found.group(1)) if found else None
 
 
+def request_kind(method: str, path: str) -> str:
+    """A request as the throttling report names it: its method and the operation it is for
+    (`GET /v1/agents/{agentId}/test-set/cases`), or its path for none of them."""
+    for op in operations().values():
+        if op.path_parameters(path) is not None:
+            return f"{method.upper()} {op.base_path}{op.path}"
+    return f"{method.upper()} {path}"
+
+
 class Throttle:
     """Shared by every request of one audit (and thread-safe, for its workers)."""
 
@@ -138,6 +146,8 @@ class Throttle:
         self.options = options or ThrottleOptions()
         self.sleep = sleep
         self.clock = clock
+        # Told how long each answer took (the audit's progress display reads the pace from it).
+        self.timed: Callable[[float], None] | None = None
         self.limiter: Any = limiter(self.options.rate) if self.options.rate else None
         self._report = ThrottleReport()
         self._lock = threading.Lock()
@@ -173,24 +183,32 @@ class Throttle:
         asked_for: int | None = None,
         first: T | None = None,
         judge: Callable[[T], object] | None = None,
+        what: str = "",
+        took: float | None = None,
         cleared: Callable[[T], object] | None = None,
     ) -> tuple[T, bool]:
         """The answer to `call()` after waiting out throttled ones, and whether it is still
         throttled (then no check may judge it). `answer` gives a response's status and headers
         (names in lower case; a value may be a list); `first`, an answer already received to the
         same request (sent within the rate); `judge` is given every throttled answer before it is
-        waited out (a 503 met by chance is held to its rules like any other answer). A 502 or 504
-        is asked again once, GATEWAY_WAIT later: when that answer is another, `cleared` is given
-        the 502 or 504 (a gateway's, not the API's); when it is one again, it is the answer."""
+        waited out (a 503 met by chance is held to its rules like any other answer); `what` names
+        the request in the report (request_kind); `took`, how long `first` took to come. A 502 or
+        504 is asked again once, GATEWAY_WAIT later: when that answer is another, `cleared` is
+        given the 502 or 504 (a gateway's, not the API's); when it is one again, it is the
+        answer."""
         tries = 0
         gateway_error: T | None = None
         asked_again = False
         while True:
             if first is None:
                 self.pace()
+                sent = time.perf_counter()
                 response = call()
+                took = time.perf_counter() - sent
             else:
                 response, first = first, None
+            if self.timed is not None and took is not None:
+                self.timed(took)
             status, headers = answer(response)
             if status in GATEWAY_ERRORS and status != asked_for and not asked_again:
                 gateway_error, asked_again = response, True
@@ -201,7 +219,7 @@ class Throttle:
                     cleared(gateway_error)
                 gateway_error = None
             asked = throttle_wait(status, first_header(headers, "retry-after"), asked_for=asked_for)
-            self._count(asked is not None, headers)
+            self._count(asked is not None, headers, tries, what)
             if asked is None:
                 return response, False
             if judge is not None:
@@ -211,12 +229,13 @@ class Throttle:
             self.sleep(asked)
             tries += 1
 
-    def _count(self, throttled: bool, headers: Mapping[str, Any]) -> None:
+    def _count(self, throttled: bool, headers: Mapping[str, Any], tries: int, what: str) -> None:
         now = self.clock()
         advertised = advertised_rate(headers) if throttled else None
         with self._lock:
             self._first_at = now if self._first_at is None else self._first_at
             self._last_at = now
+            self._report.shares.count(throttled, after_a_wait=tries > 0, what=what)
             if not throttled:
                 self._answered += 1
             elif advertised is not None and (
@@ -264,7 +283,10 @@ class Throttle:
         with self._lock:
             report = self._report
             slower = None
-            if report.given_up:
+            # Slowing down is advised only where it is what helped: the service stated its rate,
+            # or the answers after a wait were throttled far less often than first tries. A share
+            # that stays when the audit waits is the service's, whatever the audit's pace.
+            if report.given_up and (self._advertised is not None or report.shares.waiting_helped):
                 span = self._last_at - (
                     self._first_at if self._first_at is not None else self._last_at
                 )
@@ -277,4 +299,5 @@ class Throttle:
                 Counter(report.reasons),
                 report.probes,
                 slower,
+                report.shares.copy(),
             )

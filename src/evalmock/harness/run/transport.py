@@ -18,7 +18,7 @@ from evalmock.harness.run.answer_limits import (
     oversized_value,
     read_exchange,
 )
-from evalmock.harness.run.throttle import Throttle, asked_status
+from evalmock.harness.run.throttle import Throttle, asked_status, request_kind
 
 
 class HttpSender:
@@ -54,6 +54,7 @@ class HttpSender:
                 lambda answer: (answer.status, answer.headers),
                 asked_for=asked_status(headers),  # a 503 asked for (Prefer: code=503) is the answer
                 judge=self.judge,
+                what=request_kind("GET", path),
                 cleared=self.cleared,
             )
         except httpx.TransportError as exc:

@@ -8,6 +8,7 @@ from starlette.responses import Response
 from evalmock.server.errors import ApiError
 from evalmock.server.live_world import LiveWorld
 from evalmock.server.responses import encoded_json_response
+from evalmock.server.sessions.active import active_session
 
 
 class EvaluationTestCases:
@@ -21,7 +22,9 @@ class EvaluationTestCases:
     ) -> Response:
         # The path parameter is a plain string: anything that names no test case (or no such
         # version) is a 404.
-        found = self.live.world.encoded_evaluation_test_case(
+        session = active_session()
+        world = self.live.world if session is None else session.world
+        found = world.encoded_evaluation_test_case(
             test_case_uuid.lower(), evaluation_test_case_version
         )
         if found is None:

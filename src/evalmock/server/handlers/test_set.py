@@ -15,6 +15,7 @@ from evalmock.server.cursors import Binding, CursorError, CursorSealer, DataChan
 from evalmock.server.errors import agent_not_found, bad_input, unknown_agent
 from evalmock.server.live_world import LiveWorld
 from evalmock.server.responses import encoded_json_response, json_response
+from evalmock.server.sessions.active import ActiveSession, active_session
 from evalmock.world import CaseQuery, EncodedPage, World
 from evalmock.world.churn import ChurningWorld
 
@@ -69,25 +70,38 @@ class TestSetCases:
         self.churn = churn  # 0: the lists stand still, and a page costs nothing more
         self._churning: ChurningWorld | None = None
 
-    def _page(self, world: World, query: CaseQuery, after: int | None, limit: int) -> EncodedPage:
+    def _page(
+        self,
+        world: World,
+        query: CaseQuery,
+        after: int | None,
+        limit: int,
+        session: ActiveSession | None,
+    ) -> EncodedPage:
+        if session is not None:
+            if not session.churn:
+                return world.encoded_page(query, after, limit)
+            return session.churning().encoded_page(query, after, limit)
         if not self.churn:
             return world.encoded_page(query, after, limit)
         if self._churning is None or self._churning.world is not world:
-            # a reload's world starts still again: its cursors are refused anyway (DATA_CHANGED)
-            self._churning = ChurningWorld(world, self.churn)
+            # a reload's world: the lists it left alone keep moving as they were, so their
+            # cursors still open; the lists it changed start still again
+            self._churning = ChurningWorld(world, self.churn, carried=self._churning)
         return self._churning.encoded_page(query, after, limit)
 
     async def list_cases(
         self,
         agent_id: str,
         project_id: str,
-        limit: int = 25,
+        limit: int,  # the document's default when left out (dispatch.py passes it)
         cursor: str | None = None,
         token_info: dict[str, Any] | None = None,
         **filters: str,
     ) -> Response:
-        # this request's world to its end, whatever a reload swaps in meanwhile
-        world = self.live.world
+        # this request's world to its end, whatever a reload swaps in meanwhile; a session's own
+        session = active_session()
+        world = self.live.world if session is None else session.world
         projects = world.projects_of(agent_id)
         if projects is None:
             raise unknown_agent(agent_id)
@@ -98,7 +112,7 @@ class TestSetCases:
         asked = {FILTER_OF_ARGUMENT.get(name, name): value for name, value in filters.items()}
         query = CaseQuery.asked(agent_id, project_id, asked)
         caller = (token_info or {}).get("sub", "")
-        binding = Binding(agent_id, query.bound(BOUND), caller, world.data.generation)
+        binding = Binding(agent_id, query.bound(BOUND), caller, world.list_generation(query))
         after = None
         if cursor is not None:
             try:
@@ -110,10 +124,12 @@ class TestSetCases:
         if query.project_id not in projects:
             return json_response(EMPTY_PAGE)  # a project that is not the agent's: nothing to list
         try:
-            page = self._page(world, query, after, limit)
+            page = self._page(world, query, after, limit, session)
         except ValueError:
             raise _bad_cursor("it points nowhere in this list") from None
         next_cursor = (
             None if page.next_position is None else self.sealer.seal(page.next_position, binding)
         )
+        if session is not None:
+            session.next_cursor = next_cursor  # for its journal
         return encoded_json_response(page_body(page.cases, next_cursor))

@@ -1,0 +1,168 @@
+"""The in-process session store: the default, for one process (replicas need a shared store)."""
+
+from __future__ import annotations
+
+import time
+from collections import OrderedDict, deque
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from evalmock.server.sessions.limits import DEFAULT_LIMITS, SessionLimits
+from evalmock.server.sessions.records import (
+    Fault,
+    FaultRequest,
+    Journal,
+    JournalEntry,
+    SessionRecord,
+    SessionState,
+)
+from evalmock.server.sessions.store import FaultQueueFull, SessionNotFound, TooManySessions
+
+
+@dataclass(eq=False)
+class _Live:
+    record: SessionRecord
+    last_used_at: float
+    journal: deque[JournalEntry]
+    faults: list[Fault] = field(default_factory=list)
+    dropped: int = 0
+    requests: int = 0
+    pages: OrderedDict[str, int] = field(default_factory=OrderedDict)
+
+
+class MemoryStore:
+    """Sessions in a dict of this process; `clock` gives seconds since the epoch."""
+
+    def __init__(
+        self, limits: SessionLimits = DEFAULT_LIMITS, clock: Callable[[], float] = time.time
+    ) -> None:
+        self.limits = limits
+        self._clock = clock
+        self._sessions: dict[str, _Live] = {}
+        self._by_digest: dict[str, str] = {}
+
+    def _expired(self, live: _Live, now: float) -> bool:
+        return now - live.last_used_at >= self.limits.idle_seconds
+
+    def _drop(self, session_id: str) -> None:
+        live = self._sessions.pop(session_id, None)
+        if live is not None:
+            self._by_digest.pop(live.record.token_digest, None)
+
+    def _live(self, session_id: str) -> _Live | None:
+        live = self._sessions.get(session_id)
+        if live is not None and self._expired(live, self._clock()):
+            self._drop(session_id)
+            return None
+        return live
+
+    def _known(self, session_id: str) -> _Live:
+        live = self._live(session_id)
+        if live is None:
+            raise SessionNotFound(session_id)
+        return live
+
+    def _sweep(self) -> None:
+        now = self._clock()
+        for session_id in [s for s, live in self._sessions.items() if self._expired(live, now)]:
+            self._drop(session_id)
+
+    async def create(self, record: SessionRecord) -> None:
+        if len(self._sessions) >= self.limits.max_sessions:
+            self._sweep()
+            if len(self._sessions) >= self.limits.max_sessions:
+                raise TooManySessions(record.id)
+        self._sessions[record.id] = _Live(
+            record, self._clock(), deque(maxlen=self.limits.max_journal)
+        )
+        self._by_digest[record.token_digest] = record.id
+
+    async def get(self, session_id: str) -> SessionState | None:
+        live = self._live(session_id)
+        if live is None:
+            return None
+        return SessionState(
+            live.record, live.last_used_at, live.requests, sum(f.remaining for f in live.faults)
+        )
+
+    async def find(self, token_digest: str) -> SessionRecord | None:
+        session_id = self._by_digest.get(token_digest)
+        live = None if session_id is None else self._sessions.get(session_id)
+        if live is None:
+            return None
+        now = self._clock()
+        if now - live.last_used_at >= self.limits.idle_seconds:
+            self._drop(session_id)  # type: ignore[arg-type]
+            return None
+        live.last_used_at = now
+        return live.record
+
+    async def touch(self, session_id: str) -> bool:
+        live = self._live(session_id)
+        if live is None:
+            return False
+        live.last_used_at = self._clock()
+        return True
+
+    async def delete(self, session_id: str) -> bool:
+        known = self._live(session_id) is not None
+        self._drop(session_id)
+        return known
+
+    async def count(self) -> int:
+        self._sweep()
+        return len(self._sessions)
+
+    async def push_fault(self, session_id: str, fault: Fault) -> None:
+        live = self._known(session_id)
+        if len(live.faults) >= self.limits.max_faults:
+            raise FaultQueueFull(session_id)
+        live.faults.append(fault)
+
+    async def faults(self, session_id: str) -> list[Fault]:
+        return list(self._known(session_id).faults)
+
+    async def take_fault(self, session_id: str, request: FaultRequest) -> Fault | None:
+        live = self._live(session_id)
+        if live is None or not live.faults:
+            return None
+        for index, fault in enumerate(live.faults):
+            if fault.fits(request):
+                if fault.remaining <= 1:
+                    del live.faults[index]
+                else:
+                    live.faults[index] = fault.used_once()
+                return fault
+        return None
+
+    async def clear_faults(self, session_id: str) -> None:
+        self._known(session_id).faults.clear()
+
+    async def append(self, session_id: str, entry: JournalEntry) -> None:
+        live = self._live(session_id)
+        if live is None:
+            return
+        if len(live.journal) == live.journal.maxlen:
+            live.dropped += 1
+        live.journal.append(entry)
+        live.requests += 1
+        if entry.next_cursor is not None and entry.page is not None:
+            live.pages[entry.next_cursor] = entry.page + 1
+            if len(live.pages) > self.limits.max_cursor_pages:
+                live.pages.popitem(last=False)
+
+    async def journal(self, session_id: str) -> Journal:
+        live = self._known(session_id)
+        return Journal(tuple(live.journal), live.dropped)
+
+    async def clear_journal(self, session_id: str) -> None:
+        live = self._known(session_id)
+        live.journal.clear()
+        live.dropped = 0
+
+    async def cursor_page(self, session_id: str, cursor: str) -> int | None:
+        live = self._live(session_id)
+        return None if live is None else live.pages.get(cursor)
+
+    async def close(self) -> None:
+        pass

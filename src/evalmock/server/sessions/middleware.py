@@ -1,0 +1,229 @@
+"""The two places a session acts on a request: at the door (its token chooses the session, whose
+journal records the answer), and after validation (its queued faults answer)."""
+
+from __future__ import annotations
+
+import functools
+import logging
+import time
+from collections.abc import Callable
+
+from starlette.responses import Response
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from evalmock.contract.documents import APIS
+from evalmock.server.errors import ApiError, error_body
+from evalmock.server.prefer import pause, routed_operation
+from evalmock.server.request_id import current_request_id
+from evalmock.server.sessions.active import ACTIVE, ActiveSession
+from evalmock.server.sessions.faults import fault_error
+from evalmock.server.sessions.records import FaultRequest, JournalEntry
+from evalmock.server.sessions.store import SessionStore, StoreUnavailable
+from evalmock.server.sessions.tokens import TOKEN_PREFIX, token_digest
+from evalmock.server.sessions.worlds import SessionWorlds
+from evalmock.server.validation import query_pairs
+
+logger = logging.getLogger("evalmock.server")
+
+_BEARER_SESSION = b"bearer " + TOKEN_PREFIX.encode()
+_PREFIX_LENGTH = len(_BEARER_SESSION)
+MAX_JOURNALED_TEXT = 4096  # characters of a path, name or value a journal entry keeps
+CURSOR = "cursor"
+
+
+def session_token(scope: Scope) -> str | None:
+    """The session token of the request's first Authorization header, or None; a header that is
+    not `Bearer evm_…` costs one comparison."""
+    for name, value in scope["headers"]:
+        if name == b"authorization":
+            if value[:_PREFIX_LENGTH].lower() != _BEARER_SESSION:
+                return None
+            return value[7:].decode("latin-1").strip(" ")
+    return None
+
+
+@functools.cache
+def _bases() -> tuple[tuple[str, str, str], ...]:
+    """(base path, base path and slash, API name) of each API, read once."""
+    return tuple((api.base_path, api.base_path + "/", api.name) for api in APIS.values())
+
+
+def _api_of(path: str) -> str | None:
+    for base, below, name in _bases():
+        if path.startswith(below) or path == base:
+            return name
+    return None
+
+
+def store_unavailable() -> ApiError:
+    return ApiError(
+        503,
+        "store-unavailable",
+        "The session store does not answer; sessions are served again once it does (requests "
+        "without a session token are not affected).",
+        headers={"Retry-After": "1"},
+    )
+
+
+def _gone() -> ApiError:
+    # as every 401 of the APIs, with the challenge; no demo-token hint: the caller holds a session's
+    return ApiError(
+        401,
+        "unauthorized",
+        "The session token is not one of a live session: the session was deleted, or ended after "
+        "its idle time. Create another (POST /__evalmock/sessions).",
+    )
+
+
+_DIGESTS: dict[str, str] = {}
+MAX_DIGESTS_KEPT = 4096
+
+
+def _digest(token: str) -> str:
+    """The token's digest, worked out once per token while it is among the last few thousand."""
+    digest = _DIGESTS.get(token)
+    if digest is None:
+        if len(_DIGESTS) >= MAX_DIGESTS_KEPT:
+            _DIGESTS.clear()
+        digest = _DIGESTS[token] = token_digest(token)
+    return digest
+
+
+def _query(scope: Scope) -> tuple[tuple[str, str], ...]:
+    """The query as validation reads it (decoded, in order, repeats kept), each text bounded."""
+    text = scope.get("query_string", b"").decode("latin-1")
+    if not text:
+        return ()
+    try:
+        pairs = query_pairs(text)
+    except ValueError:
+        return ()  # over MAX_QUERY_FIELDS: validation refuses the request
+    if len(text) <= MAX_JOURNALED_TEXT:
+        return tuple(pairs)  # no part of it is longer than the whole
+    return tuple((k[:MAX_JOURNALED_TEXT], v[:MAX_JOURNALED_TEXT]) for k, v in pairs)
+
+
+class SessionMiddleware:
+    """Serves a request with a session token from its session's world (ACTIVE), journals it; a
+    request without one passes on after a look at its Authorization header."""
+
+    def __init__(
+        self,
+        app: ASGIApp,
+        store: SessionStore,
+        worlds: SessionWorlds,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        self.app = app
+        self.store = store
+        self.worlds = worlds
+        self.clock = clock
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        token = session_token(scope)
+        api = None if token is None else _api_of(scope["path"])
+        if token is None or api is None:
+            await self.app(scope, receive, send)
+            return
+        arrived = self.clock()
+        try:
+            record = await self.store.find(_digest(token))
+            if record is None:
+                raise _gone()
+            query = _query(scope)
+            page = None
+            if api == "test-set":
+                cursor = next((value for name, value in query if name == CURSOR), None)
+                page = 1 if cursor is None else await self.store.cursor_page(record.id, cursor)
+        except StoreUnavailable:
+            await _answer(store_unavailable(), scope, receive, send)
+            return
+        except ApiError as error:
+            await _answer(error, scope, receive, send)
+            return
+        session = ActiveSession(
+            record, self.worlds.world(record.spec), self.worlds, api, query, page
+        )
+        reset = ACTIVE.set(session)
+        try:
+            await self.app(scope, receive, self._journaling(session, scope, arrived, send))
+        finally:
+            ACTIVE.reset(reset)
+
+    def _journaling(self, session: ActiveSession, scope: Scope, arrived: float, send: Send) -> Send:
+        async def send_and_journal(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                # written before the answer's body is sent, so a test that reads the journal once
+                # it has its answer finds the entry
+                await self._journal(session, scope, arrived, message)
+            await send(message)
+
+        return send_and_journal
+
+    async def _journal(
+        self, session: ActiveSession, scope: Scope, arrived: float, start: Message
+    ) -> None:
+        status = start["status"]
+        retry_after = None
+        if status >= 400:  # Retry-After comes only with an error (a 503, DigitalOcean's 429)
+            for name, value in start.get("headers", ()):
+                if name.lower() == b"retry-after" and value.isdigit():
+                    retry_after = int(value)
+        entry = JournalEntry(
+            arrived,
+            session.api,
+            scope["method"],
+            scope["path"][:MAX_JOURNALED_TEXT],
+            session.query,
+            status,
+            True,
+            current_request_id(),
+            session.page,
+            retry_after,
+            session.next_cursor if status == 200 else None,
+            session.shaped_by,
+        )
+        try:
+            await self.store.append(session.record.id, entry)
+        except StoreUnavailable:
+            logger.warning("the session store did not journal a request of %s", session.record.id)
+
+
+async def _answer(error: ApiError, scope: Scope, receive: Receive, send: Send) -> None:
+    """An error answered before the app: in the body of the API the path belongs to."""
+    body = error_body(error, scope["path"], current_request_id())
+    response = Response(body, error.status, dict(error.headers), media_type="application/json")
+    await response(scope, receive, send)
+
+
+class FaultMiddleware:
+    """Sits where `Prefer` applies (after security and validation): the session's first queued
+    fault that fits the request delays it, answers it, or both."""
+
+    def __init__(self, app: ASGIApp, store: SessionStore) -> None:
+        self.app = app
+        self.store = store
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        session = ACTIVE.get()
+        operation = None if session is None else routed_operation(scope)
+        if session is None or operation is None:
+            await self.app(scope, receive, send)
+            return
+        request = FaultRequest(session.api, session.query, session.page)
+        try:
+            fault = await self.store.take_fault(session.record.id, request)
+        except StoreUnavailable:
+            raise store_unavailable() from None
+        if fault is None:
+            await self.app(scope, receive, send)
+            return
+        session.shaped_by = f"fault:{fault.id}"
+        if fault.latency_ms:
+            await pause(fault.latency_ms)
+        if fault.status is not None:
+            raise fault_error(operation, fault, scope.get("path_params", {}))
+        await self.app(scope, receive, send)
