@@ -214,7 +214,13 @@ def run_scenario(
     with held_to_deadlines(
         httpx.Client(base_url=audit.base_url.rstrip("/"), timeout=audit.request_timeout)
     ) as client:
-        sender = HttpSender(client, throttle, audit.limits, judge.judge_met_by_chance)
+        sender = HttpSender(
+            client,
+            throttle,
+            audit.limits,
+            judge.judge_met_by_chance,
+            judge.judge_cleared_gateway_error,
+        )
         scenario = Scenario(
             sender,
             targets,
