@@ -323,10 +323,10 @@ def test_bad_workers_or_rate_limit_options_are_usage_errors_naming_the_option(
     assert "a rate is N/s, N/m or N/h (such as 10/s), got 'fast'" in slow.stderr
     none = run_pytest(tmp_path, *base, "--evalmock-workers", "0")
     assert none.returncode == 4
-    assert "--evalmock-workers must be 1 or more, got 0" in none.stderr
+    assert "argument --evalmock-workers: must be at least 1" in none.stderr
     empty = run_pytest(tmp_path, *base, "--evalmock-max-answer-bytes", "0")
     assert empty.returncode == 4
-    assert "--evalmock-max-answer-bytes must be 1 or more, got 0" in empty.stderr
+    assert "argument --evalmock-max-answer-bytes: must be at least 1" in empty.stderr
 
 
 def test_behind_a_gateway_throttling_everything_only_completeness_fails_and_says_why(
