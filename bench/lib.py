@@ -636,8 +636,8 @@ def walk_test_set(
                 cursor = None
                 for _ in range(max_pages):
                     params = dict(query, cursor=cursor) if cursor else query
-                    query = urllib.parse.urlencode(params)
-                    path = f"/agents/{urllib.parse.quote(agent)}/test-set/cases?{query}"
+                    encoded = urllib.parse.urlencode(params)
+                    path = f"/agents/{urllib.parse.quote(agent)}/test-set/cases?{encoded}"
                     status, body = get(server.base + server.test_set_prefix + path, token)
                     if status != 200:
                         raise RuntimeError(f"walk got {status} for {path}: {body[:300]!r}")

@@ -166,6 +166,25 @@ def test_a_taken_fault_shows_its_uses_left_in_the_queue(make):
     run(walk())
 
 
+def test_a_request_is_spared_take_fault_only_while_its_sessions_queue_is_empty(make):
+    store, _ = make()
+    session, token = record()
+
+    async def walk() -> list[bool]:
+        await store.create(session)
+        seen = []
+        for change in (None, fault(1), "take"):
+            if isinstance(change, Fault):
+                await store.push_fault(session.id, change)
+            elif change == "take":
+                await store.take_fault(session.id, LIST)
+            assert await store.find(token_digest(token)) == session  # the next request
+            seen.append(store.may_have_faults(session.id))
+        return seen
+
+    assert run(walk()) == [False, True, False]
+
+
 def test_a_fault_answers_only_the_requests_its_match_fits(make):
     store, _ = make()
     session, _ = record()

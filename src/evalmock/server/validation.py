@@ -35,6 +35,9 @@ MAX_QUERY_FIELDS = 64
 VALID_VALUES_KEPT = 1024  # per parameter of each operation; a parameter's schema never changes
 # Where a validated request's parameter values wait for its handler: document name -> coerced value.
 PARAMETERS_SCOPE_KEY = "evalmock.parameters"
+# The query as `query_pairs` read it, left in the scope by a middleware before routing that read it
+# already (a session's, for its journal), so that a request's query is parsed once.
+QUERY_SCOPE_KEY = "evalmock.query"
 _INTEGER = re.compile(r"-?[0-9]{1,32}")
 _NUMBER = re.compile(r"-?[0-9]{1,32}(\.[0-9]{1,32})?([eE][-+]?[0-9]{1,3})?")
 _BOOLEANS = {"true": True, "false": False}
@@ -223,15 +226,17 @@ class ParameterValidator:
         arguments."""
         if scope.get("method") in ("GET", "HEAD") and _has_body(scope):
             raise bad_input("body", f"A {scope['method']} request takes no body.")
-        values = self._validate_query(scope.get("query_string", b"").decode("latin-1"))
+        values = self._validate_query(scope)
         path_params = scope.get("path_params", {})
         for name, rule in self.rules.path.items():
             values[name] = rule.check(str(path_params.get(name, "")))
         scope[PARAMETERS_SCOPE_KEY] = values
 
-    def _validate_query(self, query_string: str) -> dict[str, Any]:
+    def _validate_query(self, scope: dict[str, Any]) -> dict[str, Any]:
         try:
-            pairs = query_pairs(query_string)
+            pairs = scope.get(QUERY_SCOPE_KEY)
+            if pairs is None:
+                pairs = query_pairs(scope.get("query_string", b"").decode("latin-1"))
         except ValueError:
             raise bad_input(
                 "query", f"The query string has more than {MAX_QUERY_FIELDS} parameters."

@@ -12,7 +12,7 @@ from evalmock.world import World
 from evalmock.world.churn import ChurningWorld
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, slots=True)
 class ActiveSession:
     """A session serving one request, and what that request's answer was shaped by."""
 
@@ -21,7 +21,10 @@ class ActiveSession:
     worlds: SessionWorlds
     api: str
     query: tuple[tuple[str, str], ...]
-    page: int | None = None
+    page: int | None
+    arrived: float  # what its journal entry says of the request: when, method, path
+    method: str
+    path: str
     next_cursor: str | None = None  # the nextCursor the handler sealed
     shaped_by: str | None = None
 

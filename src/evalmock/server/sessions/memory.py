@@ -19,7 +19,7 @@ from evalmock.server.sessions.records import (
 from evalmock.server.sessions.store import FaultQueueFull, SessionNotFound, TooManySessions
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, slots=True)
 class _Live:
     record: SessionRecord
     last_used_at: float
@@ -135,21 +135,30 @@ class MemoryStore:
                 return fault
         return None
 
+    def may_have_faults(self, session_id: str) -> bool:
+        live = self._sessions.get(session_id)
+        return live is not None and bool(live.faults)
+
     async def clear_faults(self, session_id: str) -> None:
         self._known(session_id).faults.clear()
 
     async def append(self, session_id: str, entry: JournalEntry) -> None:
-        live = self._live(session_id)
-        if live is None:
+        # as _live does, inline: every request of a session is journaled
+        live = self._sessions.get(session_id)
+        if live is None or self._clock() - live.last_used_at >= self.limits.idle_seconds:
+            self._drop(session_id)
             return
-        if len(live.journal) == live.journal.maxlen:
+        journal = live.journal
+        if len(journal) == journal.maxlen:
             live.dropped += 1
-        live.journal.append(entry)
+        journal.append(entry)
         live.requests += 1
-        if entry.next_cursor is not None and entry.page is not None:
-            live.pages[entry.next_cursor] = entry.page + 1
-            if len(live.pages) > self.limits.max_cursor_pages:
-                live.pages.popitem(last=False)
+        cursor, page = entry.next_cursor, entry.page
+        if cursor is not None and page is not None:
+            pages = live.pages
+            pages[cursor] = page + 1
+            if len(pages) > self.limits.max_cursor_pages:
+                pages.popitem(last=False)
 
     async def journal(self, session_id: str) -> Journal:
         live = self._known(session_id)

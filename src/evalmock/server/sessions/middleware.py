@@ -3,7 +3,6 @@ journal records the answer), and after validation (its queued faults answer)."""
 
 from __future__ import annotations
 
-import functools
 import logging
 import time
 from collections.abc import Callable
@@ -11,7 +10,7 @@ from collections.abc import Callable
 from starlette.responses import Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from evalmock.contract.documents import APIS
+from evalmock.contract.documents import APIS, TEST_SET
 from evalmock.server.errors import ApiError, error_body
 from evalmock.server.prefer import pause, routed_operation
 from evalmock.server.request_id import current_request_id
@@ -21,7 +20,7 @@ from evalmock.server.sessions.records import FaultRequest, JournalEntry
 from evalmock.server.sessions.store import SessionStore, StoreUnavailable
 from evalmock.server.sessions.tokens import TOKEN_PREFIX, token_digest
 from evalmock.server.sessions.worlds import SessionWorlds
-from evalmock.server.validation import query_pairs
+from evalmock.server.validation import QUERY_SCOPE_KEY, query_pairs
 
 logger = logging.getLogger("evalmock.server")
 
@@ -29,6 +28,7 @@ _BEARER_SESSION = b"bearer " + TOKEN_PREFIX.encode()
 _PREFIX_LENGTH = len(_BEARER_SESSION)
 MAX_JOURNALED_TEXT = 4096  # characters of a path, name or value a journal entry keeps
 CURSOR = "cursor"
+PAGED_API = TEST_SET.name  # the API whose lists have pages
 
 
 def session_token(scope: Scope) -> str | None:
@@ -39,19 +39,6 @@ def session_token(scope: Scope) -> str | None:
             if value[:_PREFIX_LENGTH].lower() != _BEARER_SESSION:
                 return None
             return value[7:].decode("latin-1").strip(" ")
-    return None
-
-
-@functools.cache
-def _bases() -> tuple[tuple[str, str, str], ...]:
-    """(base path, base path and slash, API name) of each API, read once."""
-    return tuple((api.base_path, api.base_path + "/", api.name) for api in APIS.values())
-
-
-def _api_of(path: str) -> str | None:
-    for base, below, name in _bases():
-        if path.startswith(below) or path == base:
-            return name
     return None
 
 
@@ -80,27 +67,36 @@ MAX_DIGESTS_KEPT = 4096
 
 
 def _digest(token: str) -> str:
-    """The token's digest, worked out once per token while it is among the last few thousand."""
-    digest = _DIGESTS.get(token)
-    if digest is None:
-        if len(_DIGESTS) >= MAX_DIGESTS_KEPT:
-            _DIGESTS.clear()
-        digest = _DIGESTS[token] = token_digest(token)
+    """The token's digest, kept (in _DIGESTS) while it is among the last few thousand."""
+    if len(_DIGESTS) >= MAX_DIGESTS_KEPT:
+        _DIGESTS.clear()
+    digest = _DIGESTS[token] = token_digest(token)
     return digest
 
 
-def _query(scope: Scope) -> tuple[tuple[str, str], ...]:
-    """The query as validation reads it (decoded, in order, repeats kept), each text bounded."""
+_Pairs = list[tuple[str, str]]
+_Journaled = tuple[tuple[str, str], ...]
+
+
+def _query(scope: Scope) -> tuple[_Pairs | None, _Journaled, str | None]:
+    """A request's query read once: as validation reads it (decoded, in order, repeats kept; None
+    when validation will refuse it), as the journal keeps it (each text bounded), and its cursor."""
     text = scope.get("query_string", b"").decode("latin-1")
     if not text:
-        return ()
+        return None, (), None
     try:
         pairs = query_pairs(text)
     except ValueError:
-        return ()  # over MAX_QUERY_FIELDS: validation refuses the request
+        return None, (), None  # over MAX_QUERY_FIELDS: validation refuses the request
     if len(text) <= MAX_JOURNALED_TEXT:
-        return tuple(pairs)  # no part of it is longer than the whole
-    return tuple((k[:MAX_JOURNALED_TEXT], v[:MAX_JOURNALED_TEXT]) for k, v in pairs)
+        journaled = tuple(pairs)  # no part of it is longer than the whole
+    else:
+        journaled = tuple((k[:MAX_JOURNALED_TEXT], v[:MAX_JOURNALED_TEXT]) for k, v in pairs)
+    if CURSOR in text or "%" in text:  # a name is `cursor` only if written so, or escaped
+        for name, value in journaled:
+            if name == CURSOR:
+                return pairs, journaled, value
+    return pairs, journaled, None
 
 
 class SessionMiddleware:
@@ -118,26 +114,31 @@ class SessionMiddleware:
         self.store = store
         self.worlds = worlds
         self.clock = clock
+        # each API's name by its base path, one segment each, as a path's first segment finds it
+        self._apis = {api.base_path: api.name for api in APIS.values()}
+        if any(base.count("/") != 1 for base in self._apis):
+            raise ValueError(f"a base path of more than one segment: {sorted(self._apis)}")
+
+    def _api_of(self, path: str) -> str | None:
+        end = path.find("/", 1)
+        return self._apis.get(path if end < 0 else path[:end])
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":
-            await self.app(scope, receive, send)
-            return
-        token = session_token(scope)
-        api = None if token is None else _api_of(scope["path"])
+        token = session_token(scope) if scope["type"] == "http" else None
+        api = None if token is None else self._api_of(scope["path"])
         if token is None or api is None:
             await self.app(scope, receive, send)
             return
         arrived = self.clock()
+        store = self.store
         try:
-            record = await self.store.find(_digest(token))
+            record = await store.find(_DIGESTS.get(token) or _digest(token))
             if record is None:
                 raise _gone()
-            query = _query(scope)
+            pairs, query, cursor = _query(scope)
             page = None
-            if api == "test-set":
-                cursor = next((value for name, value in query if name == CURSOR), None)
-                page = 1 if cursor is None else await self.store.cursor_page(record.id, cursor)
+            if api == PAGED_API:
+                page = 1 if cursor is None else await store.cursor_page(record.id, cursor)
         except StoreUnavailable:
             await _answer(store_unavailable(), scope, receive, send)
             return
@@ -145,51 +146,72 @@ class SessionMiddleware:
             await _answer(error, scope, receive, send)
             return
         session = ActiveSession(
-            record, self.worlds.world(record.spec), self.worlds, api, query, page
+            record,
+            self.worlds.world(record.spec),
+            self.worlds,
+            api,
+            query,
+            page,
+            arrived,
+            scope["method"],
+            scope["path"][:MAX_JOURNALED_TEXT],
         )
+        if pairs:
+            scope[QUERY_SCOPE_KEY] = pairs  # validation reads the query from here
         reset = ACTIVE.set(session)
         try:
-            await self.app(scope, receive, self._journaling(session, scope, arrived, send))
+            await self.app(scope, receive, _JournalingSend(session, store, send))
         finally:
             ACTIVE.reset(reset)
 
-    def _journaling(self, session: ActiveSession, scope: Scope, arrived: float, send: Send) -> Send:
-        async def send_and_journal(message: Message) -> None:
-            if message["type"] == "http.response.start":
-                # written before the answer's body is sent, so a test that reads the journal once
-                # it has its answer finds the entry
-                await self._journal(session, scope, arrived, message)
-            await send(message)
 
-        return send_and_journal
+class _JournalingSend:
+    """A session request's `send`: journals the answer as it starts, before its body is sent, so
+    that a test that reads the journal once it has its answer finds the entry. (A class, not a
+    closure, so that SessionMiddleware.__call__ makes no closure cells for a request without a
+    session token.)"""
 
-    async def _journal(
-        self, session: ActiveSession, scope: Scope, arrived: float, start: Message
-    ) -> None:
-        status = start["status"]
-        retry_after = None
-        if status >= 400:  # Retry-After comes only with an error (a 503, DigitalOcean's 429)
-            for name, value in start.get("headers", ()):
-                if name.lower() == b"retry-after" and value.isdigit():
-                    retry_after = int(value)
-        entry = JournalEntry(
-            arrived,
-            session.api,
-            scope["method"],
-            scope["path"][:MAX_JOURNALED_TEXT],
-            session.query,
-            status,
-            True,
-            current_request_id(),
-            session.page,
-            retry_after,
-            session.next_cursor if status == 200 else None,
-            session.shaped_by,
-        )
-        try:
-            await self.store.append(session.record.id, entry)
-        except StoreUnavailable:
-            logger.warning("the session store did not journal a request of %s", session.record.id)
+    __slots__ = ("send", "session", "store")
+
+    def __init__(self, session: ActiveSession, store: SessionStore, send: Send) -> None:
+        self.session = session
+        self.store = store
+        self.send = send
+
+    async def __call__(self, message: Message) -> None:
+        if message["type"] == "http.response.start":
+            session = self.session
+            status = message["status"]
+            entry = JournalEntry(
+                session.arrived,
+                session.api,
+                session.method,
+                session.path,
+                session.query,
+                status,
+                True,
+                current_request_id(),
+                session.page,
+                _retry_after(message) if status >= 400 else None,
+                session.next_cursor if status == 200 else None,
+                session.shaped_by,
+            )
+            try:
+                await self.store.append(session.record.id, entry)
+            except StoreUnavailable:
+                logger.warning(
+                    "the session store did not journal a request of %s", session.record.id
+                )
+        await self.send(message)
+
+
+def _retry_after(start: Message) -> int | None:
+    """The whole seconds of an error's Retry-After (a 503, DigitalOcean's 429), if any."""
+    retry_after = None
+    for name, value in start.get("headers", ()):
+        if name.lower() == b"retry-after" and value.isdigit():
+            retry_after = int(value)
+    return retry_after
 
 
 async def _answer(error: ApiError, scope: Scope, receive: Receive, send: Send) -> None:
@@ -209,7 +231,11 @@ class FaultMiddleware:
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         session = ACTIVE.get()
-        operation = None if session is None else routed_operation(scope)
+        operation = (
+            routed_operation(scope)
+            if session is not None and self.store.may_have_faults(session.record.id)
+            else None
+        )
         if session is None or operation is None:
             await self.app(scope, receive, send)
             return

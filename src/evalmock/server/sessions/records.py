@@ -102,10 +102,10 @@ class SessionState:
     faults_queued: int
 
 
-@dataclass(frozen=True)
-class FaultRequest:
+class FaultRequest(NamedTuple):
     """What a fault's `match` is compared with: the request's API, query, and its page of a list
-    (1: no cursor; n + 1: a cursor that page n gave; None: not known)."""
+    (1: no cursor; n + 1: a cursor that page n gave; None: not known). (A named tuple: one is made
+    on every request of a session.)"""
 
     api: str
     query: tuple[tuple[str, str], ...]

@@ -278,6 +278,11 @@ class RedisStore:
             queue = None
         return None
 
+    def may_have_faults(self, session_id: str) -> bool:
+        # the queue as this request's find() read it, if it read this session's
+        seen = _SEEN_QUEUE.get()
+        return seen is None or seen[0] is not self or seen[1] != session_id or bool(seen[2])
+
     async def clear_faults(self, session_id: str) -> None:
         self._forget_seen_queue(session_id)
         cleared = await self._link.script(

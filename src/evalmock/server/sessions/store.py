@@ -2,8 +2,9 @@
 one error family it raises.
 
 A store holds records, never worlds: each process builds a session's world from its spec
-(worlds.py). Every method is a coroutine, so a networked store never blocks the event loop; each
-one is atomic on its own (a fault is taken by one request only, even across replicas). A session
+(worlds.py). Every method that reaches the store is a coroutine, so a networked store never blocks
+the event loop (`may_have_faults` answers from what this process holds); each one is atomic on its
+own (a fault is taken by one request only, even across replicas). A session
 whose idle time has passed is gone: every method treats it as never created.
 """
 
@@ -75,6 +76,10 @@ class SessionStore(Protocol):
     async def take_fault(self, session_id: str, request: FaultRequest) -> Fault | None:
         """Atomically: the first queued fault that fits `request`, used once (it leaves the queue
         when none remain), as it was before this use; None when none fits or the session is gone."""
+
+    def may_have_faults(self, session_id: str) -> bool:
+        """False only when the session's queue is known to be empty for the current request (no
+        round trip): a request of a session without faults is spared take_fault."""
 
     async def clear_faults(self, session_id: str) -> None:
         """Empty the queue (SessionNotFound)."""
