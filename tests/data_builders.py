@@ -44,7 +44,9 @@ def case(
 def version(number: int, uuid: str = TEST_CASE, **changes: Any) -> dict[str, Any]:
     """A valid apiEvaluationTestCase (valid.py's), version `number` of `uuid`, with `2 * number`
     runs so that versions differ."""
-    return valid_version(test_case_uuid=uuid, version=number, total_runs=number * 2, **changes)
+    return valid_version(
+        **{"test_case_uuid": uuid, "version": number, "total_runs": number * 2, **changes}
+    )
 
 
 def data(
