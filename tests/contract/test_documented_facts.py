@@ -283,7 +283,7 @@ def test_the_facts_beyond_the_schemas_are_read_from_the_documents_and_not_served
     test_set = operation("test-set")
     assert {"include", "kind"} <= set(test_set.query_marked("narrows"))
     assert {"projectId", "include", "kind"} <= set(test_set.query_marked("cursor-binds"))
-    assert test_set.query_marked("bad-value", "page") == ("projectId", "include", "kind")
+    assert {"projectId", "include", "kind"} <= set(test_set.query_marked("bad-value", "page"))
     assert "limit" in test_set.query_marked("bad-value", "inferred")
     assert {"include", "kind"} <= set(test_set.query_marked("empty-value", "open"))
     assert operation("gradient").query_marked("bad-value", "inferred") == (
