@@ -19,6 +19,7 @@ LEAVES = {
     "input_files",
     "importing",
     "ready_line",
+    "option_numbers",
 }
 PARTS = {
     "contract": {"contract"},

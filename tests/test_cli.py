@@ -4,6 +4,7 @@ name."""
 
 from __future__ import annotations
 
+import argparse
 from typing import Any
 
 import pytest
@@ -112,3 +113,82 @@ def test_version_prints_the_installed_version_without_a_command(
         main(["--version"])
     assert exited.value.code == 0
     assert capsys.readouterr().out == f"evalmock {version('evalmock')}\n"
+
+
+def _integer_options() -> list[tuple[list[str], str]]:
+    """Every integer option of every command: (the command's words, the option)."""
+    from evalmock import arguments
+
+    integers = {
+        arguments.positive,
+        arguments.seed,
+        arguments.workers,
+        arguments.retries,
+        arguments.port,
+    }
+    found: list[tuple[list[str], str]] = []
+    pending: list[tuple[list[str], Any]] = [([], build_parser())]
+    while pending:
+        words, parser = pending.pop()
+        for action in parser._actions:
+            if action.type in integers:
+                found.append((words, action.option_strings[0]))
+            if isinstance(action, argparse._SubParsersAction):
+                pending += [([*words, name], sub) for name, sub in action.choices.items()]
+    return found
+
+
+def refused(argv: list[str], capsys: pytest.CaptureFixture[str]) -> str:
+    """The parser's error for `argv`, parsed only: a value it takes runs no command."""
+    with pytest.raises(SystemExit) as exited:
+        build_parser().parse_args(argv)
+    assert exited.value.code == 2
+    return capsys.readouterr().err
+
+
+REQUIRED = {"proxy": ["--upstream", "http://127.0.0.1:9"], "import": ["--har", "a", "-o", "b"]}
+
+
+def test_every_integer_option_is_found_by_its_type() -> None:
+    options = {(" ".join(words), option) for words, option in _integer_options()}
+    assert {("serve", "--churn"), ("serve", "--seed"), ("contract", "--workers")} <= options
+    assert ("fixtures import", "--seed") in options and ("proxy", "--port") in options
+    assert len(options) >= 20
+
+
+@pytest.mark.parametrize("value", [" 3", "3 ", "1_000", "３", "+3", "0x10", "3.0", "٣"])
+def test_every_integer_option_takes_plain_decimal_digits_only(
+    value: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    for words, option in _integer_options():
+        required = REQUIRED.get(words[-1], [])
+        err = refused([*words, *required, f"{option}={value}"], capsys)
+        assert f"argument {option}: expected " in err and repr(value) in err, (words, option)
+
+
+def test_every_integer_option_has_an_upper_bound(capsys: pytest.CaptureFixture[str]) -> None:
+    for words, option in _integer_options():
+        required = REQUIRED.get(words[-1], [])
+        err = refused([*words, *required, option, "99999999999999999999999"], capsys)
+        assert f"argument {option}: " in err and (
+            "must be at most" in err or "a port is 0..65535" in err
+        ), (words, option, err)
+
+
+def test_a_long_refused_number_is_not_echoed_whole(capsys: pytest.CaptureFixture[str]) -> None:
+    err = refused(["serve", "--churn", "9" * 5_000], capsys)
+    assert "(5,000 characters)" in err and "9" * 100 not in err
+
+
+@pytest.mark.parametrize(
+    ("argv", "value"),
+    [
+        (["serve", "--churn", "1000000000"], 1_000_000_000),
+        (["serve", "--seed", "0"], 0),
+        (["serve", "--workers", "64"], 64),
+        (["contract", "--base-url", "http://x", "--throttle-retries", "0"], 0),
+    ],
+)
+def test_integers_within_their_bounds_are_taken(argv: list[str], value: int) -> None:
+    args = build_parser().parse_args(argv)
+    assert value in vars(args).values()

@@ -283,3 +283,20 @@ def test_the_figures_of_waiting_are_stated_once_in_the_readme_and_pointed_to_els
     assert (
         "What you wait for" in elsewhere["dev.py"] and "what-you-wait-for" in elsewhere["server.md"]
     )
+
+
+def docs_named_in(text: str) -> set[str]:
+    # ours are lower case; a page's quote naming its own docs (API-ROUTE-...) is not ours
+    return set(re.findall(r"\bdocs/[a-z0-9/-]+\.md\b", text))
+
+
+def test_every_docs_page_the_code_and_the_documents_name_exists() -> None:
+    named = {
+        (page, path.relative_to(ROOT))
+        for path in [*ROOT.joinpath("src").rglob("*.py"), *ROOT.joinpath("openapi").glob("*.yaml")]
+        for page in docs_named_in(path.read_text(encoding="utf-8"))
+    }
+    assert named, "the code names docs pages"
+    missing = [(page, str(where)) for page, where in sorted(named) if not (ROOT / page).is_file()]
+    assert missing == []
+    assert docs_named_in("see docs/data.md and docs/world.md.") == {"docs/data.md", "docs/world.md"}

@@ -7,17 +7,26 @@ from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
 from evalmock.defaults import MAX_SECONDS
+from evalmock.option_numbers import (  # noqa: F401  (the command line's types, in one place)
+    DECIMAL,
+    port,
+    positive,
+    retries,
+    seed,
+    shown,
+    whole_number,
+    workers,
+)
 
 
 def latency_ms(text: str) -> tuple[int, int]:
     """`200` or `50-400` (milliseconds) -> (low, high)."""
-    try:
-        low, _, high = text.partition("-")
-        bounds = (int(low), int(high or low))
-    except ValueError:
+    low, _, high = text.partition("-")
+    if not all(DECIMAL.fullmatch(part) for part in (low, high or low)):
         raise argparse.ArgumentTypeError(
-            f"expected MS or MIN-MAX in milliseconds, got {text!r}"
-        ) from None
+            f"expected MS or MIN-MAX in milliseconds, got {shown(text)}"
+        )
+    bounds = (int(low), int(high or low))
     if bounds[0] < 0 or bounds[1] < bounds[0] or bounds[1] > 60_000:
         raise argparse.ArgumentTypeError("latency must satisfy 0 <= MIN <= MAX <= 60000 ms")
     return bounds
@@ -30,7 +39,7 @@ def parsed(text: str, parse: Callable[[str], T], expected: str) -> T:
     try:
         return parse(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"expected {expected}, got {text!r}") from None
+        raise argparse.ArgumentTypeError(f"expected {expected}, got {shown(text)}") from None
 
 
 def error_rate(text: str) -> float:
@@ -40,25 +49,13 @@ def error_rate(text: str) -> float:
     return rate
 
 
-def positive(text: str) -> int:
-    value = parsed(text, int, "a whole number")
-    if value < 1:
-        raise argparse.ArgumentTypeError("must be at least 1")
-    return value
-
-
-def port(text: str) -> int:
-    value = parsed(text, int, "a port number")
-    if not 0 <= value <= 65535:
-        raise argparse.ArgumentTypeError(f"a port is 0..65535 (0: any free one), got {value}")
-    return value
-
-
 def seconds(text: str) -> float:
     try:
         value = float(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number of seconds, got {text!r}") from None
+        raise argparse.ArgumentTypeError(
+            f"expected a number of seconds, got {shown(text)}"
+        ) from None
     if not 0 < value <= MAX_SECONDS:
         raise argparse.ArgumentTypeError(f"must be more than 0 and at most {MAX_SECONDS:g} seconds")
     return value

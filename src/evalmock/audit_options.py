@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import argparse
 
-from evalmock.arguments import positive, seconds
+from evalmock.arguments import positive, retries, seconds
 from evalmock.defaults import (
     DEFAULT_BUDGET,
     DEFAULT_MAX_ANSWER_BYTES,
@@ -80,7 +80,7 @@ def pace_options(contract: argparse.ArgumentParser) -> None:
     )
     contract.add_argument(
         "--throttle-retries",
-        type=int,
+        type=retries,
         default=None,
         metavar="N",
         help="tries again per request after a 429 or a 503 with Retry-After (default "

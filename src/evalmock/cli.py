@@ -17,6 +17,8 @@ from evalmock.arguments import (
     port,
     positive,
     seconds,
+    seed,
+    workers,
 )
 from evalmock.audit_options import judging_options, pace_options, walk_options
 from evalmock.defaults import (
@@ -76,7 +78,7 @@ def _serve_command(commands: argparse._SubParsersAction[argparse.ArgumentParser]
         help=f"port (default {DEFAULT_PORT}; 0: any free one, which the banner shows)",
     )
     serve.add_argument(
-        "--seed", type=int, default=DEFAULT_SEED, help=f"world seed (default {DEFAULT_SEED})"
+        "--seed", type=seed, default=DEFAULT_SEED, help=f"world seed (default {DEFAULT_SEED})"
     )
     serve.add_argument(
         "--cases",
@@ -84,7 +86,7 @@ def _serve_command(commands: argparse._SubParsersAction[argparse.ArgumentParser]
         default=DEFAULT_CASES,
         help=f"generated cases per agent and project (default {DEFAULT_CASES})",
     )
-    serve.add_argument("--workers", type=positive, default=1, help="server processes (default 1)")
+    serve.add_argument("--workers", type=workers, default=1, help="server processes (default 1)")
     _server_option(serve, "granian where installed, else uvicorn")
     serve.add_argument(
         "--write-targets",
@@ -254,7 +256,7 @@ def _contract_command(commands: argparse._SubParsersAction[argparse.ArgumentPars
         help="examples per Schemathesis phase (default 25)",
     )
     contract.add_argument(
-        "--seed", type=int, default=DEFAULT_SEED, help="generation seed (default 42)"
+        "--seed", type=seed, default=DEFAULT_SEED, help="generation seed (default 42)"
     )
     contract.add_argument(
         "--no-fuzz", action="store_true", help="run only our semantic checks, not Schemathesis"
@@ -262,7 +264,7 @@ def _contract_command(commands: argparse._SubParsersAction[argparse.ArgumentPars
     contract.add_argument("--quiet", action="store_true", help="no live progress, only the summary")
     contract.add_argument(
         "--workers",
-        type=positive,
+        type=workers,
         default=1,
         help="requests in flight at once: scenario checks and Schemathesis shards side by side; "
         "the verdict and "

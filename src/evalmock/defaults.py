@@ -25,6 +25,10 @@ DEFAULT_REQUEST_TIMEOUT = 15.0  # seconds an audit waits for an answer, the whol
 # bytes of one answer's body the audit reads, on the wire and decoded
 DEFAULT_MAX_ANSWER_BYTES = 16 * 2**20
 MAX_SECONDS = 3600.0  # the longest timeout an option takes
+MAX_COUNT = 1_000_000_000  # the most any count an option takes (cases, requests, examples, bytes)
+MAX_SEED = 2**63 - 1  # the largest seed an option takes
+MAX_WORKERS = 64  # the most workers (processes or threads) an option starts
+MAX_RETRIES = 100  # the most tries again after a throttled answer
 
 DEFAULT_MAX_WALKS = 10_000  # open walks a traffic audit follows at once
 DEFAULT_MAX_PAGES = 50_000  # pages of those walks it holds

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import argparse
 
-from evalmock.arguments import positive
+from evalmock.arguments import positive, seed
 from evalmock.defaults import DEFAULT_CASES, DEFAULT_SEED
 from evalmock.record_options import import_command
 
@@ -20,7 +20,7 @@ def fixtures_command(commands: argparse._SubParsersAction[argparse.ArgumentParse
     import_command(fixture_commands)
     listing = fixture_commands.add_parser("list", help="list the curated fixture cases")
     listing.add_argument(
-        "--seed", type=int, default=DEFAULT_SEED, help=f"world seed (default {DEFAULT_SEED})"
+        "--seed", type=seed, default=DEFAULT_SEED, help=f"world seed (default {DEFAULT_SEED})"
     )
     schema = fixture_commands.add_parser(
         "schema", help="write the JSON Schema of a data file, for editors"
@@ -37,7 +37,7 @@ def _export_command(actions: argparse._SubParsersAction[argparse.ArgumentParser]
         help="write a world, or a slice of it, as a JSON data file (for `evalmock serve --data`)",
     )
     export.add_argument(
-        "--seed", type=int, default=DEFAULT_SEED, help=f"world seed (default {DEFAULT_SEED})"
+        "--seed", type=seed, default=DEFAULT_SEED, help=f"world seed (default {DEFAULT_SEED})"
     )
     export.add_argument(
         "--cases",

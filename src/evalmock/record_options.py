@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 
+from evalmock.arguments import seed
 from evalmock.defaults import DEFAULT_SEED
 
 
@@ -48,7 +49,7 @@ def anonymize_options(parser: argparse.ArgumentParser, written: str) -> None:
     )
     parser.add_argument(
         "--seed",
-        type=int,
+        type=seed,
         default=DEFAULT_SEED,
         help=f"the seed of --anonymize's made-up people (default {DEFAULT_SEED})",
     )

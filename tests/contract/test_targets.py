@@ -3,6 +3,7 @@ refused."""
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
@@ -17,7 +18,10 @@ from evalmock.contract.targets import (
     targets_from_dict,
 )
 from evalmock.paths import fixtures_dir
+from evalmock.server.targets_file import targets_for
 from evalmock.world import World
+from evalmock.world.timeline import WORLD_NOW, parse_rfc3339
+from evalmock.world.world import CaseQuery
 
 
 def test_the_example_targets_match_the_default_world() -> None:
@@ -41,11 +45,29 @@ def test_the_example_targets_match_the_default_world() -> None:
             project.has_corrections,
             project.active_cases,
         ) == (fact.has_retired, fact.has_hand, fact.has_corrections, fact.active_cases)
+        assert project.active_cases_at == datetime.fromtimestamp(fact.counted_at or 0, UTC)
     assert {t.uuid: t.versions for t in targets.test_cases} == world.evaluation_test_case_versions()
     assert any(
         p.agent_id == "example" and p.project_id == "2489e9ad-2ee2-8e00-8ec9-32d5f69181c0"
         for p in targets.projects
     )
+
+
+def test_written_targets_say_when_each_count_holds_after_every_date_of_the_world() -> None:
+    # `serve --write-targets`: the world's "now", a day after its newest generated case; no case is
+    # added or retired later, so every case's dates agree with the count at that moment
+    world = World(cases=120)
+    targets = targets_for(world)
+    for project in targets.projects:
+        assert project.active_cases_at == datetime.fromtimestamp(WORLD_NOW, UTC)
+        query = CaseQuery(project.agent_id, project.project_id, include_retired=True)
+        for case in world.iter_cases(query):
+            for moment in (
+                case["addedAt"],
+                case["updatedAt"],
+                (case.get("retired") or {}).get("at"),
+            ):
+                assert moment is None or parse_rfc3339(moment) <= WORLD_NOW
 
 
 @pytest.mark.parametrize("suffix", [".toml", ".yaml"])
@@ -165,7 +187,49 @@ def test_a_key_like_none_lists_the_keys_of_its_table(tmp_path: Path) -> None:
         load_targets(path)
     assert str(raised.value) == (
         f"{path}: test_set.projects[0]: unknown key colour; remove it, or write one of "
-        "agent_id, project_id, has_retired, has_hand, has_corrections, active_cases"
+        "agent_id, project_id, has_retired, has_hand, has_corrections, active_cases, "
+        "active_cases_at"
+    )
+
+
+@pytest.mark.parametrize(
+    ("suffix", "written"),
+    [
+        (".toml", "active_cases_at = 2026-11-21T10:00:00+01:00"),  # a TOML date-time
+        (".toml", 'active_cases_at = "2026-11-21T09:00:00Z"'),
+        (".yaml", "active_cases_at: 2026-11-21T09:00:00Z"),  # a YAML timestamp
+        (".json", '"active_cases_at": "2026-11-21T09:00:00Z"'),
+    ],
+)
+def test_the_moment_of_a_count_is_read_as_one_instant_in_utc(
+    tmp_path: Path, suffix: str, written: str
+) -> None:
+    path = tmp_path / f"targets{suffix}"
+    if suffix == ".toml":
+        text = f'[[test_set.projects]]\nagent_id = "a"\nproject_id = "p"\n{written}\n'
+    elif suffix == ".yaml":
+        text = f"test_set:\n  projects:\n    - agent_id: a\n      project_id: p\n      {written}\n"
+    else:
+        project = f'{{"agent_id": "a", "project_id": "p", {written}}}'
+        text = f'{{"test_set": {{"projects": [{project}]}}}}'
+    path.write_text(text, encoding="utf-8")
+    [project] = load_targets(path).projects
+    assert project.active_cases_at == datetime(2026, 11, 21, 9, 0, tzinfo=UTC)
+    dump_targets(load_targets(path), path)  # written back as it reads again
+    assert load_targets(path).projects[0].active_cases_at == project.active_cases_at
+
+
+@pytest.mark.parametrize("value", ['"yesterday"', "2026-11-21T09:00:00", '"2026-11-21"', "12"])
+def test_a_moment_without_its_offset_is_refused(tmp_path: Path, value: str) -> None:
+    path = tmp_path / "targets.toml"
+    path.write_text(
+        f'[[test_set.projects]]\nagent_id = "a"\nproject_id = "p"\nactive_cases_at = {value}\n',
+        encoding="utf-8",
+    )
+    with pytest.raises(TargetsError) as raised:
+        load_targets(path)
+    assert "test_set.projects[0].active_cases_at must be a date-time with its offset" in str(
+        raised.value
     )
 
 

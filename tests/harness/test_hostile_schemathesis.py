@@ -200,6 +200,15 @@ def test_every_answer_bombed_with_eight_workers_keeps_memory_flat(mock: Mock) ->
     assert_named(report, CUT + " decoded")
 
 
+def test_every_answer_a_stacked_bomb_with_eight_workers_keeps_memory_flat(mock: Mock) -> None:
+    # `Content-Encoding: gzip, gzip`, a few KB each: the audit peaked at 501 MiB
+    stacked = [(b"content-encoding", b"gzip, gzip")]
+    with attacked(mock, answering(stacked, whole(gzip_bomb(2)))) as attacker:
+        report, _ = audit(attacker, mock, workers=8, phases=["coverage", "stateful"])
+    assert attacker.attacked > 40
+    assert_named(report, CUT + " decoded")
+
+
 def test_a_dripped_answer_to_schemathesis_is_cut_at_its_deadline(mock: Mock) -> None:
     # a byte a quarter second of a body of 2,400 bytes, its length announced (a read of more than
     # one byte waits for all of it, each byte within the timeout): ten such answers

@@ -11,7 +11,7 @@ import httpx
 
 from evalmock.contract.targets import ProjectTarget, Targets
 from evalmock.harness.checks.outcomes import MOVED_PREFIX, SkipKind
-from evalmock.harness.checks.policy import FAILED, PASSED
+from evalmock.harness.checks.policy import FAILED, PASSED, Policy
 from evalmock.harness.results.audit_results import Results
 
 from .builders import hand_case
@@ -87,11 +87,46 @@ def test_walks_of_a_list_in_use_pass_and_set_the_targets_count_aside() -> None:
         assert "the targets' active_cases (60) was not compared" in note
 
 
-def test_a_still_list_is_still_held_to_the_targets_count() -> None:
-    results = audited("walk_yields_every_case_once", MovingList(63), active_cases=60)
+def test_a_still_list_is_held_to_a_dated_count_its_dates_do_not_explain() -> None:
+    # 60 active at a moment after every case was added, none retired: 63 listed is 3 unexplained
+    at = START + timedelta(days=1)
+    results = audited(
+        "walk_yields_every_case_once", MovingList(63), active_cases=60, active_cases_at=at
+    )
     assert status(results, "walk_yields_every_case_once") == FAILED
-    assert results.failures[0].title == "the walk did not list every active case"
+    [finding] = results.failures
+    assert finding.title.startswith("in acme.drafting/")
+    assert (
+        "the walk did not list every active case: 60 active at 2026-11-21T00:00:00Z; "
+        "0 retired since, 0 added since; listed 63: 3 more than the dates explain"
+    ) in finding.title
     assert not results.notes
+
+
+def test_a_still_list_explains_a_dated_count_by_the_cases_dates() -> None:
+    # the count was taken when 60 cases had been added: the 3 newer ones were added since
+    at = START + timedelta(minutes=60, seconds=30)
+    results = audited(
+        "walk_yields_every_case_once", MovingList(63), active_cases=60, active_cases_at=at
+    )
+    assert status(results, "walk_yields_every_case_once") == PASSED, results.failures
+    [note] = results.notes
+    assert (
+        "the cases' own dates explain it (60 active at 2026-11-20T01:00:30Z; 0 retired since, "
+        "3 added since; listed 63: as the dates say)"
+    ) in note
+
+
+def test_an_undated_count_the_still_walks_disagree_with_is_a_note_even_when_strict() -> None:
+    for policy in (Policy(), Policy(strict=True)):
+        targets = Targets(projects=(ProjectTarget(AGENT, PROJECT_ID, active_cases=60),))
+        results = audited_with(
+            "walk_yields_every_case_once", targets, MovingList(63), policy=policy
+        )
+        assert status(results, "walk_yields_every_case_once") == PASSED, results.failures
+        [note] = results.notes
+        assert "agree on 63 active cases; the targets' active_cases (60) was not compared" in note
+        assert "may be stale" in note and "active_cases_at" in note
 
 
 def test_first_pages_that_differ_on_a_moving_list_are_judged_by_whole_walks() -> None:

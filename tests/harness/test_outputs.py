@@ -337,7 +337,9 @@ def test_the_summary_folds_the_checks_not_checked_into_one_line_per_reason() -> 
     assert skipped > 10
     [line] = [ln for ln in text.splitlines() if "check(s) skipped" in ln]
     assert line.startswith(f"test-set: {skipped} check(s) skipped: not run on traffic (")
-    assert "default_limit_fills_a_first_page" in line
+    # the line names the checks, the first of them at least (a long list is shortened in between)
+    first = next(t.check.name for t in results.rows("test-set") if t.outcome == "skipped")
+    assert first in line
     assert not [ln for ln in text.splitlines() if ln.startswith("│") and "skipped │" in ln]
 
 

@@ -20,6 +20,7 @@ from evalmock.harness.secrets.redactor import Redactor
 from shared import LIMIT
 
 from .builders import (
+    LIST_PATH,
     PROJECT,
     TEST_CASE,
     correction_case,
@@ -374,8 +375,28 @@ def test_an_unlisted_metric_value_is_judged_by_the_inferred_rule_alone() -> None
         run("metric_enum_values_are_listed", newer)
 
 
+# Judged only on an answer the audit asked again for (run/throttle.py): its examples are below.
+JUDGED_APART = {"gateway_error_is_cleared_by_no_retry"}
+
+
+def test_a_gateway_error_is_named_only_where_asking_again_cleared_it() -> None:
+    check = next(c for c in CHECKS if c.name == "gateway_error_is_cleared_by_no_retry")
+    html = b"<html><body><h1>502 Bad Gateway</h1></body></html>"
+    url = f"http://t{LIST_PATH}?projectId={PROJECT}"
+    blip = Exchange("GET", url, 502, {"content-type": "text/html"}, html)
+    # an answer judged as it came is the API's; a 502 that came again is the status rules' business
+    assert check.func(CheckContext(page([hand_case()]), TARGETS, Policy())) is True  # type: ignore[misc]
+    assert check.func(CheckContext(blip, TARGETS, Policy())) is None  # type: ignore[misc]
+    with pytest.raises(Violation) as caught:
+        cleared = CheckContext(blip, TARGETS, Policy(), cleared_gateway_error=True)
+        check.func(cleared)  # type: ignore[misc]
+    assert "a gateway answered 502 once" in str(caught.value)
+    assert "received: 502 <html>" in str(caught.value)
+    assert check.level == "inferred"
+
+
 def test_every_response_check_has_an_example() -> None:
-    covered = {name for name, *_ in EXAMPLES}
+    covered = {name for name, *_ in EXAMPLES} | JUDGED_APART
     assert {
         check.name for api in ("test-set", "gradient") for check in response_checks(api)
     } <= covered

@@ -145,10 +145,12 @@ def _load_more_gateway(
     return httpx.Response(200, json=body, headers={"x-request-id": "r"})
 
 
-def audited_with(check: str, targets: Targets, handler: Any) -> Results:
+def audited_with(
+    check: str, targets: Targets, handler: Any, *, policy: Policy | None = None
+) -> Results:
     """`check` run alone against `handler` (an httpx MockTransport's) over `targets`."""
     found = find_check(check)
-    results = Results(Policy(), (found.api,))
+    results = Results(policy or Policy(), (found.api,))
     with httpx.Client(
         base_url="http://target.invalid", transport=httpx.MockTransport(handler)
     ) as client:

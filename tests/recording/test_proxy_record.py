@@ -100,3 +100,86 @@ def test_proxy_anonymize_without_record_exits_2_saying_so(
     assert "--anonymize makes up the people of the --record file: name one" in (
         capsys.readouterr().err
     )
+
+
+PAGES, PER_PAGE = 40, 100  # 4,000 cases: writing them stopped the proxy for 8.5 s
+
+
+def _pages_upstream() -> object:
+    """A service of one list, PAGES pages of PER_PAGE valid cases, page N at cursor `cN`."""
+    import json as json_module
+
+    from data_builders import PROJECT, case
+
+    async def app(scope: dict, receive: object, send: object) -> None:
+        if scope["type"] != "http":
+            return
+        query = dict(
+            pair.split("=", 1) for pair in scope["query_string"].decode().split("&") if "=" in pair
+        )
+        number = int(query.get("cursor", "c0")[1:])
+        cases = [
+            case(
+                f"case-{number * PER_PAGE + n:05d}",
+                f"2026-10-{1 + n % 28:02d}T12:{number:02d}:{n % 60:02d}Z",
+                project=PROJECT,
+            )
+            for n in range(PER_PAGE)
+        ]
+        body = {"data": cases, "hasMore": number + 1 < PAGES}
+        if number + 1 < PAGES:
+            body["nextCursor"] = f"c{number + 1}"
+        raw = json_module.dumps(body).encode()
+        headers = [(b"content-type", b"application/json")]
+        await send({"type": "http.response.start", "status": 200, "headers": headers})  # type: ignore[operator]
+        await send({"type": "http.response.body", "body": raw})  # type: ignore[operator]
+
+    return app
+
+
+def test_the_proxy_answers_on_while_usr1_writes_thousands_of_cases(tmp_path: Path) -> None:
+    from data_builders import AGENT, PROJECT
+
+    data = tmp_path / "big.yaml"
+    path = f"/v1/agents/{AGENT}/test-set/cases"
+    with serving(_pages_upstream()) as upstream:
+        port = free_port()
+        command = [sys.executable, "-m", "evalmock", "proxy", "--upstream", upstream]
+        said = (tmp_path / "said.txt").open("w")  # a pipe left unread would stop the proxy
+        process = subprocess.Popen(
+            [*command, "--port", str(port), "--record", str(data)],
+            stdout=said,
+            stderr=subprocess.STDOUT,
+            text=True,
+        )
+        try:
+            base_url = f"http://127.0.0.1:{port}"
+            _until(lambda: _listening(base_url) or process.poll() is not None)
+            with httpx.Client(base_url=base_url, timeout=READY_S) as client:
+                for number in range(PAGES):
+                    params = {"projectId": PROJECT, "limit": PER_PAGE}
+                    if number:
+                        params["cursor"] = f"c{number}"
+                    client.get(path, params=params)
+                process.send_signal(signal.SIGUSR1)
+                signalled = time.monotonic()
+                waits = []
+                while not data.exists():
+                    asked = time.monotonic()
+                    client.get(path, params={"projectId": PROJECT, "limit": 1})
+                    waits.append(time.monotonic() - asked)
+                    assert time.monotonic() - signalled < 120, "the file was never written"
+                writing = time.monotonic() - signalled
+            process.send_signal(signal.SIGINT)
+            process.wait(timeout=120)
+        finally:
+            if process.poll() is None:
+                process.kill()
+                process.wait(timeout=READY_S)
+            said.close()
+    out = (tmp_path / "said.txt").read_text(encoding="utf-8")
+    assert "Traceback" not in out
+    assert "4000 cases" in out or "4,000 cases" in out, out[:2000]
+    # answers went on while the file was written: none waited for the whole write
+    assert len(waits) >= 2, (writing, waits)
+    assert max(waits) < max(1.0, writing / 2), (writing, max(waits))

@@ -121,12 +121,6 @@ def test_every_recorded_version_answers_as_recorded(recorded: Recorded) -> None:
         assert fetch_test_case(client, "b7d2e4a1-6c3f-4b8e-a1d0-9e8f7c6b5a42", 3).status_code == 404
 
 
-def test_nothing_of_the_walk_s_credentials_reaches_the_data_file(recorded: Recorded) -> None:
-    for path in (recorded.recorded, recorded.imported):
-        assert TOKEN.encode() not in path.read_bytes()
-        assert b"theme=dark" not in path.read_bytes()
-
-
 def test_the_json_suffix_writes_json(recorded: Recorded, tmp_path: Path) -> None:
     har = recorded.recorded.parent / "staging.har"
     out = tmp_path / "staging.json"

@@ -377,3 +377,74 @@ def test_an_anonymized_export_of_the_world_keeps_every_rule_and_no_person(tmp_pa
     assert numbers.isdisjoint(number for number, _ in pairs(after))
     before_ids = [[each["id"] for each in entry["cases"]] for entry in document["testSet"]]
     assert [[each["id"] for each in entry["cases"]] for entry in after["testSet"]] == before_ids
+
+
+# Where and how a recording may hold an e-mail, each with the text that must not survive.
+HIDDEN_FORMS = {
+    "a service actor's id": ("addedBy", {"kind": "service", "id": "ops.bot@staging-acme.io"}),
+    "runId": ("runId", "run-for-ada.lovelace@staging-acme.io"),
+    "madeOn": ("madeOn", "shop.checkout@2026.11.1 by ada.lovelace@staging-acme.io"),
+    "mailto with %40": ("runId", "mailto:ada.lovelace%40staging-acme.io"),
+    "an IDN domain": ("runId", "ada.lovelace@bücher-acme.de"),
+    "a punycode domain": ("runId", "ada.lovelace@xn--bcher-kva.xn--p1ai"),
+    "a quoted local part": ("runId", 'write to "ada lovelace"@staging-acme.io'),
+    "an IP-literal domain": ("runId", "ada.lovelace@[192.0.2.17]"),
+    "an IPv6 literal": ("runId", "ada.lovelace@[IPv6:2001:db8::17]"),
+    "a full-width at": ("runId", "ada.lovelace＠staging-acme.io"),
+    "an HTML entity at": ("runId", "ada.lovelace&#64;staging-acme.io"),
+    "a hex HTML entity at": ("runId", "ada.lovelace&#x40;staging-acme.io"),
+    "deep in a tool's args": (
+        "expect",
+        {
+            "decisions": {
+                "verdict": "wrong",
+                "shouldCall": [
+                    {"tool": "send", "args": {"a": [{"b": [{"c": {"to": "ada@acme.io"}}]}]}}
+                ],
+            }
+        },
+    ),
+    "a key of a tool's args": (
+        "expect",
+        {
+            "decisions": {
+                "verdict": "wrong",
+                "shouldCall": [{"tool": "send", "args": {"ada@acme.io": True}}],
+            }
+        },
+    ),
+}
+
+
+@pytest.mark.parametrize("form", HIDDEN_FORMS)
+def test_an_e_mail_is_found_wherever_and_however_a_case_holds_it(form: str) -> None:
+    field, value = HIDDEN_FORMS[form]
+    document = data(
+        [(AGENT, PROJECT, [case("case-one", "2026-10-05T12:00:00Z", **{field: value})])]
+    )
+    after = anonymize(document, seed=7)
+    text = json.dumps(after, ensure_ascii=False).lower()
+    for original in ("ada.lovelace", "ops.bot", "ada@acme", "ada lovelace"):
+        assert original not in text, (form, text)
+    assert EMAIL.search(text), text
+    assert anonymize(document, seed=7) == after  # the same seed, the same replacement
+
+
+def test_an_e_mail_in_any_form_is_the_same_person_as_plain() -> None:
+    plain = data(
+        [(AGENT, PROJECT, [case("case-one", "2026-10-05T12:00:00Z", runId="ada@acme.io")])]
+    )
+    encoded = data(
+        [(AGENT, PROJECT, [case("case-one", "2026-10-05T12:00:00Z", runId="ada%40acme.io")])]
+    )
+    assert anonymize(plain, seed=7) == anonymize(encoded, seed=7)
+
+
+@pytest.mark.parametrize("suffix", [".json", ".yaml"])
+def test_cases_with_e_mails_in_every_form_keep_every_rule(tmp_path: Path, suffix: str) -> None:
+    cases = [
+        case(f"case-{number}", f"2026-10-{1 + number:02d}T12:00:00Z", **{field: value})
+        for number, (field, value) in enumerate(HIDDEN_FORMS.values())
+    ]
+    after = anonymize(data([(AGENT, PROJECT, cases)]), seed=7)
+    load_data([write(tmp_path / f"anonymized{suffix}", after)], World(generated=False))

@@ -11,6 +11,7 @@ import json
 import tomllib
 from collections.abc import Iterable
 from dataclasses import MISSING, asdict, dataclass, fields
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -44,6 +45,8 @@ class ProjectTarget:
     has_hand: bool | None = None  # True: at least one active hand case
     has_corrections: bool | None = None  # True: at least one active correction case
     active_cases: int | None = None  # exact number of active cases, when known
+    # the moment active_cases was counted (aware, UTC): a count of a list in use holds at one moment
+    active_cases_at: datetime | None = None
 
 
 @dataclass(frozen=True)
@@ -117,8 +120,9 @@ def targets_from_dict(raw: Any, source: str = "targets") -> Targets:
     _known_keys(test_set, TEST_SET_KEYS, f"{source}: [test_set]", problems)
     _known_keys(gradient, GRADIENT_KEYS, f"{source}: [gradient]", problems)
     projects = [
-        _build(ProjectTarget, item, f"{source}: test_set.projects[{i}]", problems)
+        _build(ProjectTarget, _moment(item, where, problems), where, problems)
         for i, item in enumerate(_list(test_set, "projects", source, problems))
+        for where in [f"{source}: test_set.projects[{i}]"]
     ]
     test_cases = []
     for i, item in enumerate(_list(gradient, "test_cases", source, problems)):
@@ -150,6 +154,34 @@ def targets_from_dict(raw: Any, source: str = "targets") -> Targets:
     )
 
 
+def _moment(item: Any, where: str, problems: list[str]) -> Any:
+    """The project table with its active_cases_at read as an aware UTC datetime: a TOML or YAML
+    date-time with an offset, or an RFC 3339 string (JSON has no date-time)."""
+    if not isinstance(item, dict) or item.get("active_cases_at") is None:
+        return item
+    value = item["active_cases_at"]
+    moment = None
+    if isinstance(value, datetime):
+        moment = value
+    elif isinstance(value, str):
+        try:
+            moment = datetime.fromisoformat(value.strip())
+        except ValueError:
+            moment = None
+    if moment is None or moment.tzinfo is None:
+        problems.append(
+            f"{where}.active_cases_at must be a date-time with its offset, such as "
+            f"2026-11-21T09:00:00Z, got {value!r}"
+        )
+        return {**item, "active_cases_at": None}
+    return {**item, "active_cases_at": moment.astimezone(UTC)}
+
+
+def rfc3339(moment: datetime) -> str:
+    """A moment as a targets file writes it: `2026-11-21T09:00:00Z` (UTC, whole seconds)."""
+    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
 def dump_targets(targets: Targets, path: str | Path) -> None:
     """Write targets as TOML when the path ends in `.toml`, else as YAML."""
     path = Path(path)
@@ -169,12 +201,18 @@ def targets_to_dict(targets: Targets) -> dict[str, Any]:
     test_set: dict[str, Any] = {}
     if targets.sealed_cursors is not None:
         test_set["sealed_cursors"] = targets.sealed_cursors
-    test_set["projects"] = [_drop_none(asdict(p)) for p in targets.projects]
+    test_set["projects"] = [_written(_drop_none(asdict(p))) for p in targets.projects]
     data["test_set"] = test_set
     data["gradient"] = {
         "test_cases": [{"uuid": t.uuid, "versions": list(t.versions)} for t in targets.test_cases]
     }
     return data
+
+
+def _written(item: dict[str, Any]) -> dict[str, Any]:
+    """A project as written: its moment in RFC 3339, as TOML, YAML and JSON all read it."""
+    moment = item.get("active_cases_at")
+    return {**item, "active_cases_at": rfc3339(moment)} if moment is not None else item
 
 
 def _drop_none(item: dict[str, Any]) -> dict[str, Any]:

@@ -6,6 +6,8 @@ from typing import TYPE_CHECKING
 
 import pytest
 
+from evalmock.option_numbers import positive, retries, seed, workers
+
 if TYPE_CHECKING:  # the audit's imports are heavy; they load only when an audit is asked for
     from evalmock.harness.run.options import Audit
 
@@ -39,9 +41,9 @@ def _what_to_audit(group: pytest.OptionGroup) -> None:
         help="a second caller's token (default: env EVALMOCK_SECOND_TOKEN)",
     )
     group.addoption(
-        "--evalmock-max-examples", type=int, default=25, help="examples per Schemathesis phase"
+        "--evalmock-max-examples", type=positive, default=25, help="examples per Schemathesis phase"
     )
-    group.addoption("--evalmock-seed", type=int, default=42, help="generation seed")
+    group.addoption("--evalmock-seed", type=seed, default=42, help="generation seed")
     group.addoption(
         "--evalmock-no-fuzz", action="store_true", help="semantic checks only, no Schemathesis"
     )
@@ -55,7 +57,7 @@ def _how_to_send(group: pytest.OptionGroup) -> None:
     """How the audit's requests are sent: side by side, how fast, how long each is waited for."""
     group.addoption(
         "--evalmock-workers",
-        type=int,
+        type=workers,
         default=1,
         help="Schemathesis shards run side by side; the verdict and findings are the same "
         "(default 1)",
@@ -67,7 +69,7 @@ def _how_to_send(group: pytest.OptionGroup) -> None:
     )
     group.addoption(
         "--evalmock-throttle-retries",
-        type=int,
+        type=retries,
         metavar="N",
         help="tries again per request after a 429 or a 503 with Retry-After (default 3)",
     )
@@ -94,7 +96,7 @@ def _how_to_send(group: pytest.OptionGroup) -> None:
     )
     group.addoption(
         "--evalmock-max-answer-bytes",
-        type=int,
+        type=positive,
         metavar="N",
         help="the most bytes of one answer's body read, on the wire and decompressed; a longer "
         "one leaves the audit incomplete (default 16777216, 16 MiB)",

@@ -174,6 +174,8 @@ def pytest_sessionstart(session: pytest.Session) -> None:
             .replace("(--token,", "(--evalmock-token,")
         )
         raise pytest.UsageError(f"evalmock: {message}; no audit test ran") from None
+    for cut in audit_session.audit.preflight_cuts:  # answers no check sees: named here
+        audit_session.results.gap(cut)
 
 
 class AuditItem(pytest.Item):

@@ -217,6 +217,7 @@ def _run_granian(
             return await serve_granian(app, options, stopping=forwarder.end_streams)
 
     if run_in_loop(main) != 0:  # it could not listen, and has said why
+        session.close()
         return EXIT_USAGE
     return _finish(session)
 
@@ -239,7 +240,7 @@ def _outputs_on_demand(session: ProxySession) -> Iterator[None]:
     loop = asyncio.get_running_loop()
     on_demand = getattr(signal, "SIGUSR1", None)  # not on Windows
     if on_demand is not None:
-        loop.add_signal_handler(on_demand, session.write_outputs)
+        loop.add_signal_handler(on_demand, lambda: session.write_outputs(behind=True))
     try:
         yield
     finally:

@@ -158,9 +158,9 @@ class ProxySession:
         """The client rules' verdict on what the app sent so far (each caller apart)."""
         return self.clients.verdict(strict=self.audit.results.policy.strict)
 
-    def write_outputs(self) -> Results:
+    def write_outputs(self, *, behind: bool = False) -> Results:
         """Write every output asked for, covering all traffic so far; a path that cannot be written
-        is said."""
+        is said. `behind`: the --record file from a snapshot, in a thread, while traffic goes on."""
         results = self.results()
         results.notes += replay_notes(results, self.redactor)
         client = self.client_verdict()
@@ -178,7 +178,7 @@ class ProxySession:
             ),
             (self.outputs.junit, lambda p: write_junit(results, p, self.redactor, client)),
             (self.outputs.har, lambda p: self.recorder.write(p) if self.recorder else None),
-            (self.outputs.record, lambda p: self.data.write() if self.data else None),
+            (self.outputs.record, lambda p: self._write_data(p, behind)),
         ):
             if not path:
                 continue
@@ -196,6 +196,16 @@ class ProxySession:
     def close(self) -> None:
         if self.recorder is not None:
             self.recorder.close()
+        if self.data is not None:
+            self.data.close()
+
+    def _write_data(self, path: str, behind: bool) -> None:
+        if self.data is None:
+            return
+        if behind:
+            self.data.write_behind(lambda exc: self._say(f"cannot write {path}: {exc.strerror}"))
+        else:
+            self.data.write()
 
     # -- helpers
     # ---------------------------------------------------------------------------------------------

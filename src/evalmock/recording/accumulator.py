@@ -5,15 +5,47 @@ and why."""
 from __future__ import annotations
 
 import json
+import math
 from collections import Counter
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from evalmock.defaults import DEFAULT_MAX_ANSWER_BYTES
 from evalmock.recording.answers import Answer, Source
 from evalmock.recording.lists import Filters, RecordedList
+from evalmock.recording.store import Store
 from evalmock.recording.test_cases import RecordedTestCase
 
 MAX_DEPTH = 64  # a recorded body nested deeper is no page of the APIs
+# The most bytes of one answer's body a recording reads (as the audit reads no longer one); a longer
+# body is left out, never decoded or parsed.
+MAX_BODY_BYTES = DEFAULT_MAX_ANSWER_BYTES
+# The most bytes of one case or version, as compact JSON: a page of 100 cases at the most a page of
+# the API holds is far less; a longer one is left out.
+MAX_ITEM_BYTES = 256 * 2**10
+MAX_NAMED = 20  # answers left out, kept one by one to be named; more are counted
+_INT_RANGE = (-(2**63), 2**64 - 1)  # what a data file's integers may be
+
+
+class Refusals:
+    """What was left out, and why: the first MAX_NAMED kept to be named, the rest counted (a
+    recording of hostile traffic may leave out every one of millions)."""
+
+    def __init__(self) -> None:
+        self.named: list[Refused] = []
+        self.count = 0
+
+    def append(self, refused: Refused) -> None:
+        self.count += 1
+        if len(self.named) < MAX_NAMED:
+            self.named.append(refused)
+
+    def __iter__(self) -> Iterator[Refused]:
+        return iter(self.named)
+
+    def __len__(self) -> int:
+        return self.count
 
 
 @dataclass(frozen=True)
@@ -28,12 +60,16 @@ class Refused:
 class Recording:
     """Everything the answers fed so far showed."""
 
+    store: Store = field(default_factory=Store)
     lists: dict[tuple[str, str], RecordedList] = field(default_factory=dict)
     test_cases: dict[str, RecordedTestCase] = field(default_factory=dict)
     other: Counter[str] = field(default_factory=Counter)  # host -> entries of other paths
     not_success: int = 0  # answers of the APIs that were not 2xx
-    refused: list[Refused] = field(default_factory=list)
+    refused: Refusals = field(default_factory=Refusals)
     fed: int = 0
+
+    def close(self) -> None:
+        self.store.close()
 
     def feed(self, answer: Answer) -> None:
         self.fed += 1
@@ -46,7 +82,7 @@ class Recording:
         if not 200 <= answer.status < 300:
             self.not_success += 1
             return
-        body = _json_object(answer.body)
+        body = answer.unread or _json_object(answer.body)
         if isinstance(body, str):
             self.refused.append(Refused(answer.source, body))
         elif agent is not None:
@@ -64,8 +100,30 @@ class Recording:
             return
         project = query["projectId"].lower()
         filters = Filters.of(query)
-        recorded = self.lists.setdefault((agent, project), RecordedList(agent, project))
-        recorded.page(filters, query.get("cursor"), body, answer.source, self.fed)
+        recorded = self.lists.get((agent, project))
+        if recorded is None:
+            recorded = RecordedList(agent, project, self.store, len(self.lists))
+            self.lists[(agent, project)] = recorded
+        cases = []
+        for index, case in enumerate(body["data"]):
+            text = self._held(case, answer.source, f"/data/{index}")
+            cases.append((case, text))
+        recorded.page(filters, query.get("cursor"), cases, body, answer.source, self.fed)
+
+    def _held(self, item: dict[str, Any], source: Source, where: str) -> str | None:
+        """A case's or version's JSON to keep, or None when it is left out (refused, saying why)."""
+        problem = unholdable(item)
+        text = None
+        if problem is None:
+            text = json.dumps(item, ensure_ascii=False, separators=(",", ":"))
+            if len(text.encode("utf-8")) > MAX_ITEM_BYTES:
+                problem = f"{len(text.encode('utf-8')):,} bytes of JSON, more than the " + (
+                    f"{MAX_ITEM_BYTES:,} a recording keeps of one item"
+                )
+        if problem is not None:
+            self.refused.append(Refused(source, f"{where}: {problem}; left out"))
+            return None
+        return text
 
     def _test_case(self, uuid: str, answer: Answer, body: dict[str, Any]) -> None:
         version = body.get("evaluation_test_case")
@@ -83,8 +141,14 @@ class Recording:
         if asked == "malformed":
             self.refused.append(Refused(answer.source, "the version asked for is no integer"))
             return
-        recorded = self.test_cases.setdefault(uuid, RecordedTestCase(uuid))
-        recorded.version(version, answer.source, asked if isinstance(asked, int) else None)
+        text = self._held(version, answer.source, "/evaluation_test_case")
+        if text is None:
+            return
+        recorded = self.test_cases.get(uuid)
+        if recorded is None:
+            recorded = RecordedTestCase(uuid, self.store, len(self.test_cases))
+            self.test_cases[uuid] = recorded
+        recorded.version(version, text, answer.source, asked if isinstance(asked, int) else None)
 
     def _absent(self, uuid: str, answer: Answer) -> None:
         asked = _asked_version(answer)
@@ -145,3 +209,36 @@ def _page_problem(body: dict[str, Any]) -> str | None:
     if not all(isinstance(case, dict) and isinstance(case.get("id"), str) for case in data):
         return "expected every case of the page to be an object with an id, a string"
     return None
+
+
+def unholdable(value: Any) -> str | None:
+    """What in a parsed JSON value a data file cannot hold (a number that is not finite or beyond
+    64 bits, text that is not Unicode), at its JSON pointer; None when it holds none."""
+    pending: list[tuple[str, Any]] = [("", value)]
+    while pending:
+        where, item = pending.pop()
+        if isinstance(item, dict):
+            pending += [(f"{where}/{_escaped(str(key))}", child) for key, child in item.items()]
+            pending += [(where, key) for key in item]
+        elif isinstance(item, list):
+            pending += [(f"{where}/{index}", child) for index, child in enumerate(item)]
+        elif isinstance(item, float) and not math.isfinite(item):
+            return f"{where or '/'}: {item} is not a JSON number"
+        elif isinstance(item, int) and not isinstance(item, bool):
+            if not _INT_RANGE[0] <= item <= _INT_RANGE[1]:
+                return f"{where or '/'}: an integer beyond 64 bits"
+        elif isinstance(item, str) and not _is_unicode(item):
+            return f"{where or '/'}: text with an unpaired surrogate, which is not Unicode"
+    return None
+
+
+def _escaped(key: str) -> str:
+    return key.replace("~", "~0").replace("/", "~1")
+
+
+def _is_unicode(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True

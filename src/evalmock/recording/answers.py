@@ -11,6 +11,8 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import parse_qsl, unquote, urlsplit
 
+from evalmock.harness.traffic.har_stream import CUT
+
 LIST_PATH = re.compile(r"(?:^|/)v1/agents/([^/]+)/test-set/cases/?$")
 TEST_CASE_PATH = re.compile(r"(?:^|/)v2/gen-ai/evaluation_test_cases/([^/]+)/?$")
 
@@ -36,6 +38,7 @@ class Answer:
     url: str
     status: int
     body: bytes | None
+    unread: str | None = None  # why the body was not read (longer than a recording reads)
 
     @property
     def host(self) -> str:
@@ -59,8 +62,9 @@ class Answer:
         return unquote(found.group(1)) if found and self.method == "GET" else None
 
 
-def har_answer(entry: Any, source: Source) -> Answer | None:
-    """The answer of a HAR entry, or None when the entry has no request URL or status to read."""
+def har_answer(entry: Any, source: Source, max_body: int) -> Answer | None:
+    """The answer of a HAR entry, or None when the entry has no request URL or status to read; a
+    body longer than `max_body` bytes is left unread (never decoded)."""
     if not isinstance(entry, Mapping):
         return None
     request, response = entry.get("request"), entry.get("response")
@@ -69,8 +73,28 @@ def har_answer(entry: Any, source: Source) -> Answer | None:
     url, status = request.get("url"), response.get("status")
     if not isinstance(url, str) or isinstance(status, bool) or not isinstance(status, int):
         return None
-    method = request.get("method")
-    return Answer(source, str(method).upper(), url, status, _har_body(response.get("content")))
+    method = str(request.get("method")).upper()
+    content = response.get("content")
+    size = _text_size(content)
+    if isinstance(content, Mapping) and str(content.get("text", "")).endswith(CUT):
+        why = f"the answer's body is more than the {max_body:,} bytes a recording reads"
+        return Answer(source, method, url, status, None, why)
+    if size > max_body:
+        why = f"the answer's body is {size:,} bytes, more than the {max_body:,} a recording reads"
+        return Answer(source, method, url, status, None, why)
+    return Answer(source, method, url, status, _har_body(content))
+
+
+def _text_size(content: Any) -> int:
+    """The bytes of a HAR response's body, as its text tells before it is decoded (base64 takes 4
+    characters for 3 bytes; UTF-8 at most 3 bytes a character of a Python string, and at least
+    one)."""
+    if not isinstance(content, Mapping) or not isinstance(content.get("text"), str):
+        return 0
+    text = content["text"]
+    if content.get("encoding") == "base64":
+        return len(text) * 3 // 4 - text[-2:].count("=")
+    return len(text)
 
 
 def _har_body(content: Any) -> bytes | None:

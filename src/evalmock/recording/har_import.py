@@ -13,8 +13,8 @@ from evalmock.harness.secrets.har_entries import learn_har_entry
 from evalmock.harness.secrets.redactor import Redactor
 from evalmock.harness.traffic.har import MAX_HAR_BYTES
 from evalmock.harness.traffic.har_stream import Unreadable, har_entries
-from evalmock.input_files import too_large
-from evalmock.recording.accumulator import Recording, Refused
+from evalmock.input_files import open_regular, too_large
+from evalmock.recording.accumulator import MAX_BODY_BYTES, Recording, Refused
 from evalmock.recording.answers import Source, har_answer
 from evalmock.recording.output import WriteOptions, write_recording
 from evalmock.recording.summary import summary
@@ -25,17 +25,19 @@ PREFIX = "evalmock fixtures import: "
 def read_har(path: Path, recording: Recording, redactor: Redactor) -> None:
     """Feed every entry of a HAR file to the recording, each one's secrets learned first; OSError or
     Unreadable when the file cannot be read whole."""
-    with path.open("rb") as file:
+    with open_regular(path) as file:
         if os.fstat(file.fileno()).st_size > MAX_HAR_BYTES:
             raise Unreadable(f"is {too_large(MAX_HAR_BYTES)}")
-        for index, entry in enumerate(har_entries(file, MAX_HAR_BYTES)):
+        # a string longer than any body read is cut as it is parsed, never held whole
+        entries = har_entries(file, MAX_HAR_BYTES, max_string=4 * -(-MAX_BODY_BYTES // 3) + 4)
+        for index, entry in enumerate(entries):
             if isinstance(entry, dict):
                 learn_har_entry(redactor, entry)
             request = entry.get("request") if isinstance(entry, dict) else None
             method = str(request.get("method", "")) if isinstance(request, dict) else ""
             url = str(request.get("url", "")) if isinstance(request, dict) else ""
             source = Source(f"{path.name} entry {index}", method, redactor.url(url))
-            answer = har_answer(entry, source)
+            answer = har_answer(entry, source, MAX_BODY_BYTES)
             if answer is None:
                 recording.refused.append(Refused(source, "no request URL and status to read"))
             else:
@@ -43,7 +45,15 @@ def read_har(path: Path, recording: Recording, redactor: Redactor) -> None:
 
 
 def run_import(args: argparse.Namespace) -> int:
-    recording, redactor = Recording(), Redactor()
+    recording = Recording()
+    try:
+        return _imported(args, recording)
+    finally:
+        recording.close()
+
+
+def _imported(args: argparse.Namespace, recording: Recording) -> int:
+    redactor = Redactor()
     for name in args.har:
         try:
             read_har(Path(name), recording, redactor)

@@ -9,13 +9,14 @@ from __future__ import annotations
 
 import heapq
 import itertools
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
 from evalmock.contract.filters import Filter, narrowing
 from evalmock.recording.answers import Source
+from evalmock.recording.store import Store
 
 
 def moment(text: Any) -> datetime | None:
@@ -98,7 +99,8 @@ def _members(found: set[tuple[Any, ...]]) -> list[str]:
 class Walk:
     filters: Filters
     from_start: bool  # its first page was asked for without a cursor
-    order: list[str] = field(default_factory=list)  # case ids, as listed
+    number: int  # the walk's number in its list, for the store's rows of what it listed
+    listed: int = 0  # cases listed (each a row of the store)
     pages: int = 0
     next_cursor: str | None = None  # the last page's, when it said there is more
     finished: bool = False
@@ -113,79 +115,109 @@ class Seen:
     first: int  # when it was first seen, in the recording's order
 
 
+def _seconds(text: Any) -> float | None:
+    found = moment(text)
+    return None if found is None else found.timestamp()
+
+
 @dataclass
 class RecordedList:
-    """One agent's project as the recording saw it."""
+    """One agent's project as the recording saw it; its cases and the order its walks listed them
+    in are the store's rows, under `key`."""
 
     agent_id: str
     project_id: str  # lower-case
-    cases: dict[str, Seen] = field(default_factory=dict)
+    store: Store
+    key: int
     walks: list[Walk] = field(default_factory=list)
     by_cursor: dict[str, Walk] = field(default_factory=dict)  # a next cursor -> its walk
 
     def page(
-        self, filters: Filters, cursor: str | None, body: dict[str, Any], source: Source, seen: int
+        self,
+        filters: Filters,
+        cursor: str | None,
+        cases: list[tuple[dict[str, Any], str | None]],
+        body: dict[str, Any],
+        source: Source,
+        seen: int,
     ) -> None:
-        """A page of this list: its cases kept, its walk carried on (or begun)."""
+        """A page of this list: its cases kept (each with its JSON, None for one left out), its
+        walk carried on (or begun)."""
         walk = self.by_cursor.pop(cursor, None) if cursor is not None else None
         if walk is None or walk.filters != filters:
-            walk = Walk(filters, from_start=cursor is None)
+            walk = Walk(filters, from_start=cursor is None, number=len(self.walks))
             self.walks.append(walk)
         walk.pages += 1
-        for case in body["data"]:
-            self._keep(case, source, seen)
-            walk.order.append(case["id"])
+        for case, text in cases:
+            if text is not None:
+                self._keep(case, text, source, seen)
+            self.store.listed(self.key, walk.number, walk.listed, case["id"])
+            walk.listed += 1
         more, following = body.get("hasMore") is True, body.get("nextCursor")
         walk.finished = not more
         walk.next_cursor = following if more and isinstance(following, str) else None
         if walk.next_cursor is not None:
             self.by_cursor[walk.next_cursor] = walk
 
-    def _keep(self, case: dict[str, Any], source: Source, seen: int) -> None:
-        known = self.cases.get(case["id"])
-        if known is None:
-            self.cases[case["id"]] = Seen(case, source, seen)
-            return
-        newer, older = moment(case.get("updatedAt")), moment(known.case.get("updatedAt"))
-        if newer is None or older is None or newer >= older:
-            self.cases[case["id"]] = Seen(case, source, known.first)
+    def _keep(self, case: dict[str, Any], text: str, source: Source, seen: int) -> None:
+        known = self.store.case_times(self.key, case["id"])
+        newer = _seconds(case.get("updatedAt"))
+        first = seen
+        if known is not None:
+            older, first = known
+            if newer is not None and older is not None and newer < older:
+                return
+        times = (_seconds(case.get("addedAt")), newer, first)
+        self.store.keep_case(self.key, case["id"], times, text, source)
 
-    def ordered(self) -> list[Seen]:
+    def ordered(self) -> Iterator[Seen]:
         """Newest `addedAt` first; cases that share one in the order the walks listed them (a case
-        with no readable addedAt last, for the rules to refuse)."""
-        groups: dict[datetime | None, list[Seen]] = {}
-        for seen in self.cases.values():
-            groups.setdefault(moment(seen.case.get("addedAt")), []).append(seen)
-        dated = sorted((key for key in groups if key is not None), reverse=True)
-        ordered = [seen for key in dated for seen in self._tied(groups[key])]
-        return ordered + sorted(groups.get(None, []), key=lambda seen: seen.first)
+        with no readable addedAt last, for the rules to refuse); read from the store one by one."""
+        group: list[tuple[str, int]] = []
+        added: float | None = None
+        for case_id, seconds, first in self.store.case_order(self.key):
+            if group and (seconds != added or seconds is None):
+                yield from self._seen(self._tied(group) if added is not None else group)
+                group = []
+            group.append((case_id, first))
+            added = seconds
+        if group:
+            yield from self._seen(self._tied(group) if added is not None else group)
 
-    def _tied(self, group: list[Seen]) -> list[Seen]:
+    def _seen(self, ids: list[tuple[str, int]]) -> Iterator[Seen]:
+        for case_id, first in ids:
+            case, source = self.store.case(self.key, case_id)
+            yield Seen(case, source, first)
+
+    def _tied(self, group: list[tuple[str, int]]) -> list[tuple[str, int]]:
         """Cases sharing an addedAt: each walk's order kept (a topological order of what the walks
         listed), first seen first where no walk tells."""
         if len(group) == 1:
             return group
-        ids = {seen.case["id"]: seen for seen in group}
-        after: dict[str, set[str]] = {case_id: set() for case_id in ids}
-        before_count = dict.fromkeys(ids, 0)
-        for walk in self.walks:
-            listed = [case_id for case_id in dict.fromkeys(walk.order) if case_id in ids]
-            for earlier, later in itertools.pairwise(listed):
+        firsts = dict(group)
+        after: dict[str, set[str]] = {case_id: set() for case_id in firsts}
+        before_count = dict.fromkeys(firsts, 0)
+        walks: dict[int, list[str]] = {}
+        for walk, case_id in self.store.walk_positions(self.key, list(firsts)):
+            walks.setdefault(walk, []).append(case_id)
+        for order in walks.values():
+            for earlier, later in itertools.pairwise(dict.fromkeys(order)):
                 if later not in after[earlier]:
                     after[earlier].add(later)
                     before_count[later] += 1
-        ready = [(ids[i].first, i) for i, count in before_count.items() if count == 0]
+        ready = [(firsts[i], i) for i, count in before_count.items() if count == 0]
         heapq.heapify(ready)
-        result: list[Seen] = []
+        result: list[tuple[str, int]] = []
         while ready:
-            _, case_id = heapq.heappop(ready)
-            result.append(ids[case_id])
+            first, case_id = heapq.heappop(ready)
+            result.append((case_id, first))
             for later in after[case_id]:
                 before_count[later] -= 1
                 if before_count[later] == 0:
-                    heapq.heappush(ready, (ids[later].first, later))
+                    heapq.heappush(ready, (firsts[later], later))
         # walks that disagree (the list moved between them): the rest as first seen
-        rest = sorted((s for s in group if s not in result), key=lambda seen: seen.first)
+        placed = {case_id for case_id, _ in result}
+        rest = sorted((item for item in group if item[0] not in placed), key=lambda item: item[1])
         return result + rest
 
     def completeness(self) -> str:

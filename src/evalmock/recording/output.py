@@ -1,21 +1,36 @@
 """A recording written as a data file (YAML, or JSON for a `.json` path, as `serve --data` reads
-them): secrets and what the rules refuse left out, people anonymized on request, written whole and
-then moved into place."""
+them): secrets and what the rules refuse left out, people anonymized on request; written a part at a
+time from the recording's store (a part of CHUNK cases or versions checked by the rules on its own)
+beside the file, then moved into place."""
 
 from __future__ import annotations
 
+import io
+import itertools
 import json
-from collections.abc import Mapping
+import textwrap
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 import yaml
 
 from evalmock.harness.secrets.redactor import Redactor
-from evalmock.recording.accumulator import Recording, Refused
-from evalmock.recording.screening import Draft, within_the_rules, without_secrets
+from evalmock.recording.accumulator import Recording, Refusals, Refused
+from evalmock.recording.lists import RecordedList
+from evalmock.recording.screening import (
+    Draft,
+    Item,
+    Secrets,
+    rule_problems,
+    within_the_rules,
+    without_secrets,
+)
+from evalmock.recording.test_cases import RecordedTestCase
 from evalmock.whole_file import staged
+
+CHUNK = 200  # cases or versions checked by the data-file rules at once
 
 
 @dataclass(frozen=True)
@@ -27,33 +42,142 @@ class WriteOptions:
 class Written:
     """What one write left out (on top of what the recording refused), and how much it wrote."""
 
-    refused: list[Refused] = field(default_factory=list)
+    refused: Refusals = field(default_factory=Refusals)
     lists: dict[tuple[str, str], int] = field(default_factory=dict)  # cases written per list
     versions: dict[str, list[int]] = field(default_factory=dict)  # versions written per uuid
+    hidden: set[Any] = field(default_factory=set)  # lists and test cases whose ids hold a secret
 
 
-def draft_of(recording: Recording) -> Draft:
-    lists = [
-        (recorded.agent_id, recorded.project_id, [(s.case, s.source) for s in recorded.ordered()])
-        for recorded in recording.lists.values()
-    ]
-    test_cases = [(recorded.uuid, recorded.ordered()) for recorded in recording.test_cases.values()]
-    return Draft(lists, test_cases)
+class DataFile:
+    """A data file written a part at a time: its sections (`testSet`, `gradient`), each of entries
+    (a list, a test case) of items (cases, versions), as `fixtures export` lays one out."""
+
+    def __init__(self, out: IO[str], is_json: bool) -> None:
+        self.out, self.is_json = out, is_json
+        self.sections = 0
+        self.entries = 0
+        self.items = 0
+        self.name = ""
+        self.inner = ""
+
+    def section(self, name: str) -> None:
+        if self.is_json:
+            self.out.write(("{" if not self.sections else ",") + f'\n  "{name}": [')
+        self.name = name  # YAML's is written with its first entry: a section of none is `[]`
+        self.sections, self.entries = self.sections + 1, 0
+
+    def entry(self, header: dict[str, str], inner: str) -> None:
+        self.inner, self.items = inner, 0
+        if self.is_json:
+            fields = "".join(
+                f"\n      {json.dumps(k)}: {json.dumps(v, ensure_ascii=False)},"
+                for k, v in header.items()
+            )
+            self.out.write(("," if self.entries else "") + f'\n    {{{fields}\n      "{inner}": [')
+        else:
+            lines = _yaml(header).splitlines(keepends=True)
+            self.out.write(("" if self.entries else f"{self.name}:\n") + "- " + "  ".join(lines))
+        self.entries += 1
+
+    def item(self, value: dict[str, Any]) -> None:
+        if self.is_json:
+            text = json.dumps(value, ensure_ascii=False, indent=2)
+            self.out.write(("," if self.items else "") + "\n" + textwrap.indent(text, " " * 8))
+        else:
+            if not self.items:
+                self.out.write(f"  {self.inner}:\n")
+            self.out.write(textwrap.indent(_yaml([value]), "  "))
+        self.items += 1
+
+    def entry_end(self) -> None:
+        if self.is_json:
+            self.out.write(("\n      " if self.items else "") + "]\n    }")
+        elif not self.items:
+            self.out.write(f"  {self.inner}: []\n")
+
+    def section_end(self) -> None:
+        if self.is_json:
+            self.out.write(("\n  " if self.entries else "") + "]")
+        elif not self.entries:
+            self.out.write(f"{self.name}: []\n")
+
+    def end(self) -> None:
+        if self.is_json:
+            self.out.write("\n}\n" if self.sections else "{}\n")
+        elif not self.sections:
+            self.out.write("{}\n")
 
 
-def render(data: Mapping[str, Any], path: Path) -> str:
-    if path.suffix.lower() == ".json":
-        return json.dumps(data, ensure_ascii=False, indent=2) + "\n"
-    return yaml.safe_dump(
-        dict(data), sort_keys=False, allow_unicode=True, width=2**31, default_flow_style=False
+# libyaml's emitter where it is built in: Python's took two thirds of a recording's write
+_DUMPER = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
+
+
+def _yaml(value: Any) -> str:
+    return yaml.dump(
+        value,
+        Dumper=_DUMPER,
+        sort_keys=False,
+        allow_unicode=True,
+        width=2**31 - 1,  # no line folded (the most libyaml takes)
+        default_flow_style=False,
     )
 
 
-def anonymized(data: dict[str, Any], seed: int) -> dict[str, Any]:
-    # imported here: only a recording asked to anonymize pays for Faker
-    from evalmock.world.anonymize import anonymize
+def render(draft: Draft, is_json: bool) -> str:
+    """A whole data file of the draft."""
+    out = io.StringIO()
+    file = DataFile(out, is_json)
+    parts = (
+        ("testSet", "cases", [({"agentId": a, "projectId": p}, i) for a, p, i in draft.lists]),
+        ("gradient", "versions", [({"test_case_uuid": u}, i) for u, i in draft.test_cases]),
+    )
+    for name, inner, entries in parts:
+        if entries:
+            file.section(name)
+            for header, items in entries:
+                file.entry(header, inner)
+                for value, _ in items:
+                    file.item(value)
+                file.entry_end()
+            file.section_end()
+    file.end()
+    return out.getvalue()
 
-    return anonymize(data, seed=seed)
+
+class _People:
+    """The stand-ins of `--anonymize`: every person of the recording's items (but those holding a
+    secret) found first, so that each part of the file replaces them alike."""
+
+    def __init__(self, recording: Recording, redactor: Redactor, seed: int) -> None:
+        # imported here: only a recording asked to anonymize pays for Faker
+        from evalmock.world.anonymize import people, replacements
+
+        found = set()
+        for draft in _parts(recording):
+            found |= people(without_secrets(draft, redactor, Refusals()).data())
+        self.table = replacements(found, seed)
+
+    def __call__(self, data: dict[str, Any]) -> dict[str, Any]:
+        from evalmock.world.anonymize import replaced
+
+        return replaced(data, self.table)
+
+
+def _chunks(items: Iterable[Item]) -> Iterator[list[Item]]:
+    iterator = iter(items)
+    while chunk := list(itertools.islice(iterator, CHUNK)):
+        yield chunk
+
+
+def _parts(recording: Recording) -> Iterator[Draft]:
+    """The recording as drafts of at most CHUNK items each, in the file's order."""
+    for recorded in recording.lists.values():
+        seen = ((s.case, s.source) for s in recorded.ordered())
+        for chunk in _chunks(seen):
+            yield Draft([(recorded.agent_id, recorded.project_id, chunk)], [])
+    for recorded in recording.test_cases.values():
+        for chunk in _chunks(recorded.ordered()):
+            yield Draft([], [(recorded.uuid, chunk)])
 
 
 def write_recording(
@@ -61,18 +185,107 @@ def write_recording(
 ) -> Written:
     """Write what the recording saw to `path`; every case or version left out is in `refused`."""
     path = Path(path)
-    written = Written()
-    draft = without_secrets(draft_of(recording), redactor, written.refused)
-
-    def text_of(kept: Draft) -> str:
-        data = kept.data()
-        if options.anonymize_seed is not None:
-            data = anonymized(data, options.anonymize_seed)
-        written.lists = {(a, p): len(items) for a, p, items in kept.lists}
-        written.versions = {u: [v["version"] for v, _ in items] for u, items in kept.test_cases}
-        return render(data, path)
-
-    text = within_the_rules(draft, text_of, path.suffix.lower() or ".yaml", written.refused)
+    writer = _Writer(recording, redactor, options, path.suffix.lower() or ".yaml")
     with staged(path) as out:
-        out.write(text)
-    return written
+        file = DataFile(out, writer.is_json)
+        if recording.lists:
+            file.section("testSet")
+            for recorded in recording.lists.values():
+                writer.a_list(recorded, file)
+            file.section_end()
+        if recording.test_cases:
+            file.section("gradient")
+            for test_case in recording.test_cases.values():
+                writer.a_test_case(test_case, file)
+            file.section_end()
+        file.end()
+    return writer.written
+
+
+class _Writer:
+    """One write of a recording: each list and test case checked a part at a time, then written."""
+
+    def __init__(
+        self, recording: Recording, redactor: Redactor, options: WriteOptions, suffix: str
+    ) -> None:
+        self.redactor, self.suffix, self.is_json = redactor, suffix, suffix == ".json"
+        self.written = Written()
+        self.secrets = Secrets(redactor)
+        seed = options.anonymize_seed
+        self.people = None if seed is None else _People(recording, redactor, seed)
+
+    def checked(self, draft: Draft) -> Draft:
+        """The draft as written: without secrets, its people replaced, what the rules refuse left
+        out."""
+        kept = without_secrets(draft, self.redactor, self.written.refused)
+        result = [kept]
+
+        def text_of(draft: Draft) -> str:
+            if self.people is not None:
+                draft = _anonymized(draft, self.people)
+            result[0] = draft
+            return render(draft, self.is_json)
+
+        within_the_rules(kept, text_of, self.suffix, self.written.refused)
+        return result[0]
+
+    def a_list(self, recorded: RecordedList, file: DataFile) -> None:
+        key = (recorded.agent_id, recorded.project_id)
+        if self.secrets.held(list(key)):
+            self.written.hidden.add(key)
+            why = "its list's ids hold a secret of the traffic"
+            _refuse_all(recorded.ordered(), self.written.refused, why)
+            return
+        problems = rule_problems(render(Draft([(*key, [])], []), self.is_json), self.suffix)
+        if problems:
+            why = "the list: " + "; ".join(f"{at}: {message}" for at, message in problems)
+            _refuse_all(recorded.ordered(), self.written.refused, why)
+            return
+        file.entry({"agentId": key[0], "projectId": key[1]}, "cases")
+        count = 0
+        for chunk in _chunks((s.case, s.source) for s in recorded.ordered()):
+            for _, _, items in self.checked(Draft([(*key, chunk)], [])).lists:
+                for value, _ in items:
+                    file.item(value)
+                    count += 1
+        file.entry_end()
+        self.written.lists[key] = count
+
+    def a_test_case(self, recorded: RecordedTestCase, file: DataFile) -> None:
+        numbers: list[int] = []
+        if self.secrets.held(recorded.uuid):
+            self.written.hidden.add(recorded.uuid)
+        for chunk in _chunks(recorded.ordered()):
+            for _, items in self.checked(Draft([], [(recorded.uuid, chunk)])).test_cases:
+                for value, _ in items:
+                    if not numbers:
+                        file.entry({"test_case_uuid": recorded.uuid}, "versions")
+                    file.item(value)
+                    numbers.append(value["version"])
+        if numbers:
+            file.entry_end()
+            self.written.versions[recorded.uuid] = numbers
+
+
+def _anonymized(draft: Draft, people: _People) -> Draft:
+    """The draft with its people replaced, each item beside the source it came from."""
+    data = people(draft.data())
+    lists = [
+        (agent, project, list(zip(entry["cases"], (s for _, s in items), strict=True)))
+        for (agent, project, items), entry in zip(draft.lists, data.get("testSet", []), strict=True)
+    ]
+    test_cases = [
+        (uuid, list(zip(entry["versions"], (s for _, s in items), strict=True)))
+        for (uuid, items), entry in zip(draft.test_cases, data.get("gradient", []), strict=True)
+    ]
+    return Draft(lists, test_cases)
+
+
+def _refuse_all(seen: Iterable[Any], refused: Refusals, why: str) -> None:
+    """Each answer of a list refused whole, once (its cases are read in the list's order, so one
+    answer's cases may come apart: said again then)."""
+    last = None
+    for item in seen:
+        if item.source != last:
+            refused.append(Refused(item.source, why))
+            last = item.source

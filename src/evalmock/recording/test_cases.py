@@ -3,10 +3,12 @@ was the latest when no version was asked for, and which versions were answered 4
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
 from evalmock.recording.answers import Source
+from evalmock.recording.store import Store
 
 MAX_LISTED = 10  # versions not seen named one by one; more are counted
 
@@ -14,19 +16,22 @@ MAX_LISTED = 10  # versions not seen named one by one; more are counted
 @dataclass
 class RecordedTestCase:
     uuid: str  # lower-case, as the mock looks it up
-    versions: dict[int, tuple[dict[str, Any], Source]] = field(default_factory=dict)
+    store: Store  # holds each version's body, under `key`
+    key: int
+    versions: set[int] = field(default_factory=set)
     latest: int | None = None  # the highest version answered to a request without one
     absent: set[int] = field(default_factory=set)  # versions answered 404
 
-    def version(self, body: dict[str, Any], source: Source, asked: int | None) -> None:
+    def version(self, body: dict[str, Any], text: str, source: Source, asked: int | None) -> None:
         number = body["version"]
-        self.versions[number] = (body, source)
+        self.versions.add(number)
+        self.store.keep_version(self.key, number, text, source)
         if asked is None:
             self.latest = number if self.latest is None else max(self.latest, number)
 
-    def ordered(self) -> list[tuple[dict[str, Any], Source]]:
-        """Oldest first, as a data file lists them."""
-        return [self.versions[number] for number in sorted(self.versions)]
+    def ordered(self) -> Iterator[tuple[dict[str, Any], Source]]:
+        """Oldest first, as a data file lists them, read from the store one by one."""
+        return self.store.versions(self.key)
 
     def completeness(self) -> str:
         """`complete`, or `partial: ...` naming the versions not seen and whether the latest is

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import sys
+from datetime import UTC, datetime
 
 from evalmock.contract.targets import ProjectTarget, Targets, TestCaseTarget, dump_targets
 from evalmock.server.auth import EXPIRED_TOKEN, REVOKED_TOKEN
@@ -24,6 +25,9 @@ def targets_for(world: World, base_url: str | None = None) -> Targets:
             has_hand=facts.has_hand,
             has_corrections=facts.has_corrections,
             active_cases=facts.active_cases,
+            active_cases_at=None
+            if facts.counted_at is None
+            else datetime.fromtimestamp(facts.counted_at, UTC),
         )
         for facts in world.project_facts()
     )

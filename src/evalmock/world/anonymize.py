@@ -7,13 +7,16 @@ What is personal, by the documents' schemas:
   name"): its `id`, unless the actor says `kind: service` (a service is not a person);
 - an apiEvaluationTestCase's `created_by_user_id`, `created_by_user_email`, `updated_by_user_id`
   and `updated_by_user_email`;
-- every e-mail address in the rest of a case, a version or a note (`shouldCall` args, `shouldSay`,
-  a retirement's reason, a test case's description): the schemas give free text no owner, and a
-  `send_email` call's `to` names a person as surely as `created_by_user_email` does.
+- every e-mail address in every other string of a case, a version or a note, at any depth and keys
+  too (`shouldCall` args, `shouldSay`, `runId`, `madeOn`, a service actor's id, a retirement's
+  reason, a test case's description): the schemas give free text no owner, and a `send_email`
+  call's `to` names a person as surely as `created_by_user_email` does. An e-mail is found as text
+  writes one: `%40`, a full-width `＠` or `&#64;` for its @, a quoted local part, an IDN domain, an
+  IP literal in brackets (docs/recording.md lists what is not found).
 
 No schema holds a person's name. Everything else is kept as written: the ids of cases (a hand
 case's `case-` included; items and URLs refer to them), agents, projects and test cases, times,
-kinds, expectations, versions, and the order of every list.
+kinds, versions, and the order of every list.
 
 Each person's replacement is drawn from a Faker seeded with (seed, the original value), so the same
 person gets the same replacement in every case, list and API, an id and its e-mail stay paired, and
@@ -40,11 +43,17 @@ Identity = tuple[str, str]
 # Gives the replacement of one personal value: (the field's kind, "id" or "email", the value).
 Person = Callable[[str, str], str]
 
-# What may be an e-mail: a whole run of a local part's characters, an @ and a domain's characters.
-# Possessive and anchored to a run's start, so a hostile text costs time in proportion to its length
-# (a backtracking pattern of labels costs its square); `_domain_length` says how much is a domain.
-_CANDIDATE = re.compile(r"(?<![A-Za-z0-9._%+-])[A-Za-z0-9._%+-]++@[A-Za-z0-9.-]++")
-_TOP_LEVEL = re.compile(r"[A-Za-z]{2,63}")
+# What may be an e-mail: a whole run of a local part's characters (or a quoted local part), an @ as
+# text may write one (`%40` in a URL, a full-width `＠`, `&#64;` in HTML), and a domain's characters
+# (any letters: an IDN) or an IP literal in brackets. Possessive and anchored to a run's start, so a
+# hostile text costs time in proportion to its length (a backtracking pattern of labels costs its
+# square); `_domain_length` says how much of a domain's characters is a domain.
+_CANDIDATE = re.compile(
+    r'(?<![\w.+-])(?P<local>[\w.+-]++|"[^"\\\r\n]{1,64}")'
+    r"(?P<at>@|%40|＠|&#0*64;|&#[xX]0*40;)"
+    r"(?P<domain>\[(?:IPv6:)?[0-9A-Fa-f:.]{2,45}\]|[\w.-]++)"
+)
+_TOP_LEVEL = re.compile(r"[^\W\d_]{2,63}|xn--[A-Za-z0-9-]{1,59}")
 _DECIMAL = re.compile(r"[0-9]{1,20}")
 _UUID = re.compile(r"[0-9A-Fa-f]{8}-(?:[0-9A-Fa-f]{4}-){3}[0-9A-Fa-f]{12}")
 # The apiEvaluationTestCase fields that name a person, each with what it holds.
@@ -54,9 +63,10 @@ _VERSION_PEOPLE = {
     "updated_by_user_id": "id",
     "updated_by_user_email": "email",
 }
-# A case's fields that are ids, times or words of the page, kept as written (`madeOn`,
-# `agent@version`, could read as an e-mail).
-_CASE_KEPT = frozenset({"id", "kind", "projectId", "runId", "madeOn", "addedAt", "updatedAt"})
+# A case's ids, which items and URLs refer to: kept as written. Every other string of a case, at any
+# depth, has its e-mails replaced (`madeOn`'s `agent@2026.11.1` reads as none: its domain has no
+# top-level label of letters).
+_CASE_KEPT = frozenset({"id", "projectId"})
 # The ids of a list entry and a test case entry: kept (the rest, a note, is free text).
 _ENTRY_KEPT = frozenset({"agentId", "projectId", "test_case_uuid"})
 _ATTEMPTS = 1_000  # redraws after a collision; the draws' spaces hold tens of millions of values
@@ -66,6 +76,11 @@ _DECIMAL_WIDTH = (8, 19)  # digits of a replacement id: enough to spread, and wi
 def anonymize(data: Mapping[str, Any], *, seed: int) -> dict[str, Any]:
     """A copy of the data file's mapping `data` in which every person is replaced (see the module's
     docstring); `data` is left as it was."""
+    return replaced(data, replacements(people(data), seed))
+
+
+def people(data: Mapping[str, Any]) -> set[Identity]:
+    """Every person a data file's mapping (or a part of one, in the same shape) names."""
     found: set[Identity] = set()
 
     def collect(kind: str, value: str) -> str:
@@ -73,7 +88,12 @@ def anonymize(data: Mapping[str, Any], *, seed: int) -> dict[str, Any]:
         return value
 
     _rewritten(data, collect)
-    table = _replacements(found, seed)
+    return found
+
+
+def replaced(data: Mapping[str, Any], table: Mapping[Identity, str]) -> dict[str, Any]:
+    """A copy of `data` with each person replaced by the table's (`replacements`) stand-in; every
+    person in `data` must be in the table."""
     return _rewritten(data, lambda kind, value: table[_identity(kind, value)])
 
 
@@ -85,15 +105,16 @@ def _identity(kind: str, value: str) -> Identity:
 
 
 def _is_email(text: str) -> bool:
-    domain = text.partition("@")[2]
-    return _CANDIDATE.fullmatch(text) is not None and _domain_length(domain) == len(domain)
+    found = _CANDIDATE.fullmatch(text)
+    return found is not None and _domain_length(found["domain"]) == len(found["domain"])
 
 
 def _emails_replaced(text: str, person: Person) -> str:
-    """`text` with each e-mail address in it given to `person` and replaced by what it returns."""
+    """`text` with each e-mail address in it (in any of the forms `_CANDIDATE` reads) given to
+    `person` as `local@domain` and replaced by what it returns."""
 
     def one(found: re.Match[str]) -> str:
-        local, _, domain = found[0].partition("@")
+        local, domain = found["local"], found["domain"]
         length = _domain_length(domain)
         return (
             person("email", f"{local}@{domain[:length]}") + domain[length:] if length else found[0]
@@ -104,7 +125,10 @@ def _emails_replaced(text: str, person: Person) -> str:
 
 def _domain_length(text: str) -> int:
     """How much of `text` (what follows an @) is an e-mail's domain: whole labels (letters, digits,
-    inner hyphens) up to the last one of 2 to 63 letters after the first; 0 when none is."""
+    inner hyphens) up to the last one of 2 to 63 letters (or an IDN's `xn--`) after the first; an IP
+    literal in brackets whole; 0 when none is."""
+    if text.startswith("["):
+        return len(text)
     length, end = 0, 0
     for index, label in enumerate(text.split(".")):
         if not label or "-" in (label[0], label[-1]):  # the candidate holds no other character
@@ -166,12 +190,14 @@ def _case(case: Any, person: Person) -> Any:
 
 def _actor(actor: Any, person: Person) -> Any:
     """An Actor: a user's id replaced. One that does not say it is a service is taken as a
-    person."""
+    person; a service's id keeps its name, but an e-mail in it is replaced as in any text."""
     if not isinstance(actor, Mapping):
         return _scrubbed(actor, person)
     is_person = actor.get("kind") != "service"
     return {
-        key: _personal(value, "id", person) if key == "id" and is_person else _copied(value)
+        key: _personal(value, "id", person)
+        if key == "id" and is_person
+        else _scrubbed(value, person)
         for key, value in actor.items()
     }
 
@@ -234,7 +260,7 @@ def _mapped(value: Any, text: Callable[[str], str]) -> Any:
 
 # -- the replacements: who becomes whom
 # --------------------------------------------------------------------------------------------------
-def _replacements(found: set[Identity], seed: int) -> dict[Identity, str]:
+def replacements(found: set[Identity], seed: int) -> dict[Identity, str]:
     """Each person's replacement, drawn from (seed, the original); one that is taken already (by an
     original or an earlier replacement) is drawn again, in sorted order, so the table never
     depends on where people appear."""

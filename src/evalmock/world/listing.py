@@ -33,7 +33,12 @@ from evalmock.world.layout import (
     block_matches,
     count_in_prefix,
 )
-from evalmock.world.timeline import first_rank_older_than, parse_rfc3339
+from evalmock.world.timeline import (
+    RFC3339_UTC,
+    WORLD_NOW,
+    first_rank_older_than,
+    parse_rfc3339,
+)
 
 # Generated cases recently served, kept per list as compact JSON: composing a case costs ~20 µs, and
 # clients re-read the same pages, which the server sends as these very bytes. Bounded, so memory
@@ -67,6 +72,11 @@ def curated_category(case: dict[str, Any]) -> int:
     return CORRECTION_RETIRED if retired else CORRECTION_ACTIVE
 
 
+def _retired_at(case: dict[str, Any]) -> Any:
+    retired = case.get("retired")
+    return retired.get("at") if isinstance(retired, dict) else None
+
+
 class CaseList:
     """The cases of one agent and project: `size` generated ones plus the curated ones placed among
     them."""
@@ -92,6 +102,17 @@ class CaseList:
         self.total = size + len(placed)
         self._texts: dict[int, bytes] = {}  # source -> its JSON; see CACHED_CASES_PER_LIST
         self._indexes: dict[tuple[str, ...], FieldIndex] = {}  # by the fields indexed; see `index`
+
+    def counted_at(self) -> int:
+        """Unix seconds at which this list's counts hold: after every date its cases carry (the
+        world's "now", a day after its newest generated case, or a curated case's later date)."""
+        dates = [
+            parse_rfc3339(text)
+            for case in self._curated_cases
+            for text in (case.get("addedAt"), case.get("updatedAt"), _retired_at(case))
+            if isinstance(text, str) and RFC3339_UTC.match(text)
+        ]
+        return max([WORLD_NOW, *dates])
 
     def _encoded_case(self, source: int) -> bytes:
         return self._texts.get(source) or self._encode(source)

@@ -14,6 +14,8 @@ from evalmock.world.hashing import splitmix64
 
 # the newest generated case is added just before this
 NEWEST = calendar.timegm((2026, 11, 20, 9, 0, 0))
+# the world's "now", a day after its newest generated case: no generated date is later
+WORLD_NOW = NEWEST + 86_400
 STEP = 90  # seconds between consecutive generated cases, on average
 RFC3339_UTC = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z$")
 

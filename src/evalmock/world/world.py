@@ -102,6 +102,7 @@ class ProjectFacts:
     has_hand: bool
     has_corrections: bool
     active_cases: int | None
+    counted_at: int | None = None  # unix seconds at which active_cases holds
 
 
 class World:
@@ -303,6 +304,7 @@ class World:
                     has_hand=count(frozenset({"hand"}), True) > 0,
                     has_corrections=count(frozenset({"correction"}), True) > 0,
                     active_cases=count(ALL_KINDS, False),
+                    counted_at=case_list.counted_at(),
                 )
             )
         return facts

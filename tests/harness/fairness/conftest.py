@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
+from datetime import datetime
 
 import pytest
 
@@ -13,7 +14,7 @@ from evalmock.contract.targets import Targets, targets_from_dict
 
 from ..serving import serving
 from .independent_service import Service
-from .moving_list import TIES, MovingList
+from .moving_list import COUNTED_AT, TIES, MovingList
 from .service_data import CASES, PROJECTS, REFUSED_TOKENS, TEST_CASES
 
 TOKEN, SECOND_TOKEN = "fair-user", "fair-other"  # two of the service's CALLERS
@@ -21,9 +22,9 @@ NO_READ_TOKEN = "fair-no-read"  # a caller of the service without read on any pr
 REFUSED = {why: token for token, why in REFUSED_TOKENS.items()}  # "expired" -> its expired token
 
 
-def fairness_targets(*, sealed_cursors: bool) -> Targets:
+def fairness_targets(*, sealed_cursors: bool, counted_at: datetime | None = None) -> Targets:
     """What a targets file says of the independent service, in the file's shape, recomputed from its
-    data."""
+    data; with `counted_at`, each count says when it held (active_cases_at)."""
     projects = []
     for agent, project in PROJECTS:
         cases = [c for c in CASES if (c.agent, c.project) == (agent, project)]
@@ -38,6 +39,8 @@ def fairness_targets(*, sealed_cursors: bool) -> Targets:
                 "active_cases": len(active),
             }
         )
+        if counted_at is not None:
+            projects[-1]["active_cases_at"] = counted_at.strftime("%Y-%m-%dT%H:%M:%SZ")
     raw = {
         "auth": {
             "token": TOKEN,
@@ -78,7 +81,7 @@ class Independent:
     ) -> Iterator[MovingList]:
         """The main project as a list in use (its cases tied in pairs on addedAt), for one block;
         the targets still say what the stored data holds."""
-        moving = MovingList(motions, defects)
+        moving = MovingList(motions, defects, self.service.clock)
         self.service.use({TIES, *variations})
         self.service.moving = moving
         try:
@@ -87,8 +90,12 @@ class Independent:
             self.service.moving = None
             self.service.use(())
 
-    def targets(self) -> Targets:
-        return fairness_targets(sealed_cursors="unsealed_cursors" not in self.service.variations)
+    def targets(self, *, dated: bool = False) -> Targets:
+        """The service's targets; `dated`: each count with the moment it held (COUNTED_AT)."""
+        return fairness_targets(
+            sealed_cursors="unsealed_cursors" not in self.service.variations,
+            counted_at=COUNTED_AT if dated else None,
+        )
 
 
 @pytest.fixture(scope="module")

@@ -127,3 +127,113 @@ class SlowGateway:
 def other_request_id(headers: list[tuple[bytes, bytes]]) -> list[tuple[bytes, bytes]]:
     """A page defect: an error's X-Request-Id is not its envelope's requestId."""
     return [(k, b"not-the-request-id" if k.lower() == b"x-request-id" else v) for k, v in headers]
+
+
+# nginx's own pages
+GATEWAY_PAGES = {
+    status: (
+        f"<html>\r\n<head><title>{status} {phrase}</title></head>\r\n<body>\r\n<center><h1>"
+        f"{status} {phrase}</h1></center>\r\n<hr><center>nginx</center>\r\n</body>\r\n</html>\r\n"
+    ).encode()
+    for status, phrase in ((502, "Bad Gateway"), (504, "Gateway Time-out"))
+}
+
+
+class BlipGateway:
+    """A gateway that answers every `every`-th request of both APIs itself, once, with nginx's HTML
+    502 Bad Gateway (every other one of them a 504 Gateway Timeout): the same request sent again
+    passes to the service. With `persist`, the same request keeps getting it: then it is the answer.
+    Schemathesis's start-up probes pass."""
+
+    def __init__(self, app: Any, *, every: int = 40, persist: bool = False) -> None:
+        self.app = app
+        self.every = every
+        self.persist = persist
+        self.blips: list[tuple[int, str]] = []  # (status, path and query) of each answered itself
+        self._numbers = itertools.count(1)
+        self._blipped: dict[bytes, int] = {}  # the requests answered so (path and query): status
+        self._lock = threading.Lock()
+
+    async def __call__(self, scope: Scope, receive: Any, send: Any) -> None:
+        if scope["type"] != "http" or any(
+            name.lower().startswith(b"x-schemathesis-probe") for name, _ in scope["headers"]
+        ):
+            await self.app(scope, receive, send)
+            return
+        request = scope["raw_path"] + b"?" + scope["query_string"]
+        with self._lock:
+            again = request in self._blipped
+            blip = next(self._numbers) % self.every == 0 and not again
+            if blip:
+                status = self._blipped[request] = 504 if len(self.blips) % 2 else 502
+                self.blips.append((status, request.decode("latin-1")))
+            elif again and self.persist:
+                blip, status = True, self._blipped[request]
+        if not blip:
+            await self.app(scope, receive, send)
+            return
+        body = GATEWAY_PAGES[status]
+        headers = [(b"content-type", b"text/html"), (b"content-length", str(len(body)).encode())]
+        await send({"type": "http.response.start", "status": status, "headers": headers})
+        await send({"type": "http.response.body", "body": body})
+
+
+class RequestIdGateway:
+    """A gateway that gives each request an X-Request-Id of its own on the way in (the service
+    echoes it, as its envelope's requestId and its header) and, on the way out, puts the caller's
+    own X-Request-Id back on the answer's header, when the caller sent one: the header and the
+    envelope then name two ids (a page defect, seen only by a caller that sends an id)."""
+
+    def __init__(self, app: Any) -> None:
+        self.app = app
+        self.swapped = 0  # answers whose header was given the caller's id
+
+    async def __call__(self, scope: Scope, receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        theirs = [v for k, v in scope["headers"] if k.lower() == b"x-request-id"]
+        ours = f"gw-{uuid.uuid4().hex}".encode()
+        inward = [(k, v) for k, v in scope["headers"] if k.lower() != b"x-request-id"]
+        scope = {**scope, "headers": [*inward, (b"x-request-id", ours)]}
+
+        async def answer(message: dict[str, Any]) -> None:
+            if theirs and message["type"] == "http.response.start":
+                headers = [
+                    (k, theirs[0] if k.lower() == b"x-request-id" else v)
+                    for k, v in message.get("headers", [])
+                ]
+                self.swapped += 1
+                message = {**message, "headers": headers}
+            await send(message)
+
+        await self.app(scope, receive, answer)
+
+
+class CacheHeadersGateway:
+    """A CDN's headers on every answer (`Via`, `X-Cache`, `Age`) and `Connection: close`: nothing
+    the pages speak of."""
+
+    def __init__(self, app: Any) -> None:
+        self.app = app
+        self.answers = 0
+
+    async def __call__(self, scope: Scope, receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+
+        async def answer(message: dict[str, Any]) -> None:
+            if message["type"] == "http.response.start":
+                self.answers += 1
+                headers = [
+                    *message.get("headers", []),
+                    (b"via", b"1.1 varnish"),
+                    (b"x-cache", b"MISS"),
+                    (b"age", b"0"),
+                    (b"connection", b"close"),
+                ]
+                message = {**message, "headers": headers}
+            await send(message)
+
+        await self.app(scope, receive, answer)

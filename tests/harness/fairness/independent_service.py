@@ -130,6 +130,10 @@ VARIATIONS: dict[str, str] = {
     "instant: cases come in pairs with equal addedAt.",
     "extra_fields": "neither page says an object has no other fields: pages and cases carry one "
     "more.",
+    "single_use_cursors": f'{TEST_SET}:47 lists why a cursor is refused ("only for the same '
+    'list, filters and caller, within a day"); readings: the same cursor sent twice gets the same '
+    "page (inferred: GET is safe and idempotent, RFC 9110 9.2.1-2). A cursor that got its page "
+    "once is refused with 400 bad-input the second time.",
     "busy_now_and_then": f'{TEST_SET}:372 "The database was too busy to answer in time '
     "(database-busy); "
     'Retry-After (whole seconds) says when to try again.": every 20th list request gets '
@@ -165,6 +169,9 @@ DEFECTS: dict[str, str] = {
     "cursor_not_bound_to_the_agent": f'{TEST_SET}:47 a sealed cursor is taken "only for the same '
     'list, filters and caller": this one is bound to the project, filters and caller, not to the '
     "agent, so the same project under another agent takes it.",
+    "latest_cursor_only": f'{TEST_SET}:47 "takes one only for the same list, filters and caller, '
+    'within a day": cursors are kept server-side in one slot, and only the latest one issued is '
+    "taken, so a walk beside another (two page sizes, two callers) is refused its next page.",
 }
 
 UUID_TEXT = re.compile(
@@ -254,6 +261,9 @@ class Service:
         self._request_numbers = itertools.count(1)
         self._remaining = itertools.count(4999, -1)
         self._listings = itertools.count(1)
+        self._latest_cursor: str | None = None  # latest_cursor_only: the one slot
+        self._used_cursors: set[str] = set()  # single_use_cursors: those that got their page
+        self._issued = itertools.count(1)
         self.app = Starlette(
             routes=[
                 Route("/v1/agents/{agentId}/test-set/cases", self.list_cases, methods=["GET"]),
@@ -501,6 +511,10 @@ class Service:
         offset = self._read_cursor(query.cursor, binding) if query.cursor is not None else 0
         if isinstance(offset, Refusal):
             return self._envelope(offset, request_id)
+        if query.cursor is not None:
+            if query.cursor in self._used_cursors and self.varies("single_use_cursors"):
+                return self._envelope(_bad("cursor", "This cursor was used already."), request_id)
+            self._used_cursors.add(query.cursor)
         listed = [
             c for c in cases if c.kind in query.kinds and (query.include or c.retired is None)
         ]
@@ -528,12 +542,19 @@ class Service:
         return self._json(200, body, headers)
 
     def _issue_cursor(self, binding: dict[str, str], offset: Any) -> str:
+        # single_use_cursors: each cursor issued is another (as a store of used ones needs)
+        once = {"n": next(self._issued)} if "single_use_cursors" in self.variations else {}
         if self.varies("unsealed_cursors"):
-            return _b64(json.dumps({"o": offset}).encode())
-        payload = _b64(
-            json.dumps({**binding, "o": offset, "t": int(self.clock())}, sort_keys=True).encode()
-        )
-        return f"{payload}.{self._sign(payload)}"
+            cursor = _b64(json.dumps({"o": offset, **once}).encode())
+        else:
+            payload = _b64(
+                json.dumps(
+                    {**binding, "o": offset, "t": int(self.clock()), **once}, sort_keys=True
+                ).encode()
+            )
+            cursor = f"{payload}.{self._sign(payload)}"
+        self._latest_cursor = cursor
+        return cursor
 
     def _sign(self, payload: str) -> str:
         return _b64(hmac.new(self.key, payload.encode(), hashlib.sha256).digest())
@@ -546,6 +567,8 @@ class Service:
             "The cursor is not one for this list, these filters and this caller; start "
             "again without it.",
         )
+        if raw != self._latest_cursor and self.varies("latest_cursor_only"):
+            return refused
         sealed = "unsealed_cursors" not in self.variations
         payload, _, signature = raw.partition(".") if sealed else (raw, "", "")
         if sealed and not hmac.compare_digest(signature.encode(), self._sign(payload).encode()):

@@ -7,8 +7,9 @@ from __future__ import annotations
 
 import dataclasses
 import random
+import time
 from collections.abc import Callable, Iterable
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 
 from .service_data import CALLERS, CASES, DRAFTING, MAIN_PROJECT, START, Case, _expect
 
@@ -20,6 +21,10 @@ RETIRE_EVERY = 5  # retirements: a case retired every this many list requests of
 MAX_RETIRED = 30  # retirements stop here: the project keeps more than 25 active cases
 STALE = 3  # stale_counts: cases the targets file does not know of yet
 ARRIVALS_FROM = START + timedelta(days=60)  # after every stored case: arrivals come at the top
+# When the stored data's counts hold (after every stored date, before any arrival): a targets file's
+# active_cases_at
+COUNTED_AT = ARRIVALS_FROM - timedelta(days=1)
+RETIRED_EARLY = 20  # retired_early: this many cases, one on each of the first list requests
 
 MOTIONS: dict[str, str] = {
     "arrivals_now_and_then": f'{TEST_SET}:12 "newest added first"; no sentence promises a list '
@@ -29,6 +34,10 @@ MOTIONS: dict[str, str] = {
     "case is retired every 5th list request (30 at most).",
     "stale_counts": f"{TEST_SET} states no count: the targets file's active_cases is a day old, "
     "the project holds 3 cases more.",
+    "retired_early": f'{TEST_SET}:12 "A retired case comes back only with include=retired."; no '
+    "sentence promises a list that stands still: the first 20 list requests of the project each "
+    "retire a case, dated then (the service's clock), most of them while Schemathesis runs, before "
+    "the first walk.",
 }
 DEFECTS: dict[str, str] = {
     "cursor_on_added_at_alone": f'{TEST_SET}:47 "Where the previous page ended": the cursor '
@@ -37,6 +46,8 @@ DEFECTS: dict[str, str] = {
     "still on (addedAt, id): a tie cut by a page's end is skipped or repeated.",
     "offset_cursor": "the cursor is an offset: a case arriving at the top shows the previous "
     "page's last case again on the next page (a case twice in one walk).",
+    "loses_a_case": f'{TEST_SET}:12 "newest added first" lists every case: one active case is '
+    "never listed, with or without include=retired, by any walk (every walk agrees).",
 }
 # With each motion and defect: ties on addedAt (pairs of cases), ordered by id, as moving lists do.
 TIES = "equal_added_at"
@@ -45,7 +56,13 @@ TIES = "equal_added_at"
 class MovingList:
     """The main project's cases as they stand, moved by each list request of it."""
 
-    def __init__(self, motions: Iterable[str] = (), defects: Iterable[str] = ()) -> None:
+    def __init__(
+        self,
+        motions: Iterable[str] = (),
+        defects: Iterable[str] = (),
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        self.clock = clock
         self.motions, self.defects = frozenset(motions), frozenset(defects)
         unknown = (self.motions - MOTIONS.keys()) | (self.defects - DEFECTS.keys())
         if unknown:
@@ -68,7 +85,13 @@ class MovingList:
             self._arrive()
         if "retirements" in self.motions and self.requests % RETIRE_EVERY == 0:
             self._retire()
-        return list(self.cases.values())
+        if "retired_early" in self.motions and self.requests <= RETIRED_EARLY:
+            self._retire(datetime.fromtimestamp(self.clock(), UTC))
+        listed = list(self.cases.values())
+        if "loses_a_case" in self.defects:
+            lost = min(n for n, c in self.cases.items() if c.retired is None)
+            listed = [c for c in listed if c.number != lost]
+        return listed
 
     def _arrive(self) -> None:
         self.arrived += 1
@@ -89,14 +112,15 @@ class MovingList:
             expert=self.arrived % 3 == 0,
         )
 
-    def _retire(self) -> None:
+    def _retire(self, at: datetime | None = None) -> None:
+        """Retire a stored case, at `at` (else two days after it was added)."""
         active = sorted(n for n, c in self.cases.items() if c.retired is None and n < 10_000)
         if self.retired >= MAX_RETIRED or not active:
             return
         number = active[(self.retired * 13 + 7) % len(active)]
         self.retired += 1
         case = self.cases[number]
-        at = case.added_at + timedelta(days=2)
+        at = at or case.added_at + timedelta(days=2)
         retirement = ("Retired during the audit.", CALLERS["fair-user"], at)
         self.cases[number] = dataclasses.replace(case, retired=retirement)
 

@@ -47,9 +47,16 @@ INFERRED = {
     "lazy_has_more": {"page_after_has_more_is_not_empty"},
     "do_ignores_a_malformed_version": {"version_that_is_no_integer_is_400"},
     "do_unlisted_metric_category": {"metric_enum_values_are_listed"},
+    "single_use_cursors": {"same_cursor_twice_gets_a_page_twice"},
 }
 # Each defect, and the rules an audit fails it by (at the default level).
-FAILS = {"cursor_not_bound_to_the_agent": {"cursor_is_bound_to_the_agent"}}
+FAILS = {
+    "cursor_not_bound_to_the_agent": {"cursor_is_bound_to_the_agent"},
+    "latest_cursor_only": {
+        "two_walks_at_once_each_reach_the_end",
+        "two_callers_walking_at_once_each_reach_the_end",
+    },
+}
 # Variations that differ from DigitalOcean's live service: failures only in the live profile.
 LIVE = {
     "do_400_malformed_id": {"unknown_test_case_is_404"},
@@ -405,6 +412,10 @@ def test_each_variation_changes_an_answer(independent: Independent, variation: s
     ):
         # twenty pages and a last one: cursors, page ends, busy answers
         walk(client, MAIN_PROJECT, limit=5)
+        # a page asked twice with its cursor, as a client retrying after a network error
+        cursor = get(client, LIST, {"projectId": MAIN_PROJECT, "limit": 5}).json()["nextCursor"]
+        for _ in range(2):
+            get(client, LIST, {"projectId": MAIN_PROJECT, "limit": 5, "cursor": cursor})
         for method, path, query, headers in PROBES:
             client.request(method, path, params=query or None, headers=headers)
         assert service.met[variation], f"no probe met {variation}"

@@ -55,7 +55,10 @@ def missing_or_malformed_token_is_401(s: Scenario) -> None:
     project = s.project(token=False)
     for what, attempt in MISSING_OR_MALFORMED.items():
         expect_error(
-            s.list_cases(project, **attempt), 401, None, f"{what} was not refused with 401"
+            s.list_cases(project, own_request_id=True, **attempt),
+            401,
+            None,
+            f"{what} was not refused with 401",
         )
 
 

@@ -17,3 +17,6 @@ class CheckContext:
     exchange: Exchange
     targets: Targets
     policy: Policy
+    # A gateway's 502 or 504 that the same request, asked again, did not get (run/throttle.py): only
+    # gateway_errors judges such an answer.
+    cleared_gateway_error: bool = False

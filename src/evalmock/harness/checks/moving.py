@@ -1,6 +1,7 @@
 """What readings of a list that moves during the audit still prove: a case listed by a walk before
 the others and by a walk after them was listed throughout, so every walk between lists it; a case
-that arrived or was retired between them proves nothing. And where two walks of a list part."""
+that arrived or was retired between them (or is dated while they ran) proves nothing. And where two
+walks of a list part."""
 
 from __future__ import annotations
 
@@ -21,6 +22,9 @@ class Readings:
 
     before: Walk
     after: Walk
+    # cases added or retired while the walks ran, by their own dates on the service's clock: the
+    # list moved even where the two walks list the same cases
+    dated: tuple[Any, ...] = ()
 
     @property
     def judgeable(self) -> bool:
@@ -42,7 +46,7 @@ class Readings:
         """Whether the list was seen to move: the two whole walks list other cases. Which of them
         arrived or left, and when, no reading from outside can tell (a replica that lags may list
         a case after a newer one), so nothing more is asked of them."""
-        return self.judgeable and set(self.before.ids) != set(self.after.ids)
+        return self.judgeable and (set(self.before.ids) != set(self.after.ids) or bool(self.dated))
 
     @property
     def stable(self) -> set[Any]:
@@ -51,10 +55,13 @@ class Readings:
 
     def movement(self) -> str:
         """How the list moved, as the report says it."""
-        return (
+        said = (
             f"{len(self.arrived)} case(s) arrived and {len(self.left)} left between the first walk "
             f"({len(set(self.before.ids))} cases) and the last ({len(set(self.after.ids))})"
         )
+        if self.dated:
+            said += f"; {len(self.dated)} case(s) are dated while the walks ran"
+        return said
 
     def unlisted(self, walk: Walk) -> list[Any]:
         """The cases listed throughout that `walk` left out, in the first walk's order."""

@@ -10,6 +10,7 @@ from evalmock.contract.sources import inferred, on_test_set_page, page
 from evalmock.contract.targets import ProjectTarget
 from evalmock.harness.checks.case_invariants import page_cases
 from evalmock.harness.checks.context import CheckContext
+from evalmock.harness.checks.counts import dated_between, judge_the_count, service_time
 from evalmock.harness.checks.exchange import Exchange
 from evalmock.harness.checks.moving import Readings, differences, first_parting, listed_count
 from evalmock.harness.checks.outcomes import Skip, Violation, json_body
@@ -17,7 +18,6 @@ from evalmock.harness.checks.registry import response_check, scenario_check, sta
 from evalmock.harness.checks.scenario import Scenario, Walk
 from evalmock.harness.checks.walk_rules import (
     assert_follows_has_more,
-    assert_lists_every_active_case,
     assert_newest_first,
     follow,
 )
@@ -181,7 +181,8 @@ def full_last_page_limit(count: int | None, walked: tuple[int, ...]) -> int | No
         reading="Following each page's nextCursor from the first page lists every matching case "
         "once, newest first, "
         "whatever the page size; a case listed before and after the walks, on a list in use, "
-        "is listed by every walk between.",
+        "is listed by every walk between. A count of active cases holds at one moment: cases "
+        "added after it, and cases retired after it (their retired.at), are the difference.",
     ),
     each_project=True,
 )
@@ -190,12 +191,15 @@ def walk_yields_every_case_once(s: Scenario) -> None:
     limit (no limit sent), at a small limit that reaches at least four pages when the targets'
     counts allow it, at a limit that ends on an exactly full page when the list's count has one,
     and at 100 again. Each walk lists no case twice and newest first. On a list that stood still,
-    all list the same cases (as many as the targets' active_cases, when stated): a walk that ends
-    early (hasMore: false before the last case) is caught. On a list seen to move (cases arrived or
-    left between the first walk and the last), every walk lists each case both of those list, and
-    the targets' count is set aside in a note. Walks followed in traffic (the proxy, --har) are
-    judged page by page by the same rules; their count only at a later whole walk that lists the
-    same cases as the first, else it is not judged."""
+    all list the same cases: a walk that ends early (hasMore: false before the last case) is
+    caught. A targets' active_cases stated with its moment (active_cases_at) must then match, up to
+    the cases whose own dates (include=retired lists them) say they were added or retired after
+    that moment; a count without its moment may be stale, and a difference is only noted. On a list
+    seen to move (cases arrived or left between the first walk and the last, or dated while the
+    walks ran, on the service's clock: its Date header), every walk lists each case both of those
+    list, and the targets' count is set aside in a note. Walks followed in traffic (the proxy,
+    --har) are judged page by page by the same rules; their count only at a later whole walk that
+    lists the same cases as the first, else it is not judged."""
     s.project()
     for project in s.targets.projects:
         full_what = f"limit={FULL_LIMIT}"
@@ -208,7 +212,10 @@ def walk_yields_every_case_once(s: Scenario) -> None:
         ledgers = {
             what: follow(walk.pages, walk.exchanges, limits[what]) for what, walk in walks.items()
         }
-        readings = Readings(first, last)
+        # the walks' span on the service's clock: a case dated within it moved the list
+        start, end = service_time(first.exchanges[0]), service_time(last.exchanges[-1])
+        read = [case for walk in walks.values() for case in walk.cases]
+        readings = Readings(first, last, tuple(dated_between(read, start, end)))
         where = f"{project.agent_id}/{project.project_id}"
         if readings.moved:
             _judge_on_a_moving_list(s, project, walks, readings, where)
@@ -219,9 +226,7 @@ def walk_yields_every_case_once(s: Scenario) -> None:
             if set(walk.ids) != set(first.ids):
                 _parted(project, where, what, walk, first, full_what)
         if first.complete:
-            assert_lists_every_active_case(
-                ledgers[full_what], project.active_cases, first.exchanges[-1]
-            )
+            judge_the_count(s, project, ledgers[full_what], first, start, FULL_LIMIT)
 
 
 def _parted(
@@ -355,7 +360,7 @@ def limit_fills_a_first_page(s: Scenario) -> None:
     fewer now); never more is page_holds_at_most_limit's rule."""
     project = s.project()
     for limit in sorted({LIMIT["minimum"], min(7, FULL_LIMIT), FULL_LIMIT}):
-        body = s.page(project, limit=limit)
+        body = s.page(project, limit=limit, own_request_id=True)
         count = len(body["data"])
         if count > limit:
             raise Violation(

@@ -40,7 +40,7 @@ def _refused(s: Scenario, found: list[Probe], code: str | None) -> None:
             probe.parameter: probe.value,
         }
         path = operation("test-set").url_path(agentId=project.agent_id)
-        exchange = s.get("test-set", path, query)
+        exchange = s.get("test-set", path, query, own_request_id=True)
         expect_error(
             exchange, 400, code, f"{probe.parameter} {probe.what} ({probe.value!r}) was not refused"
         )

@@ -3,6 +3,7 @@ tokens, walks."""
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
@@ -21,6 +22,9 @@ from evalmock.harness.checks.outcomes import (
 from evalmock.harness.checks.target_keys import TARGET_NAMES, TargetKey, target_key
 
 DEFAULT_TOKEN: Any = object()  # use the audit's main token
+# An X-Request-Id of the audit's own: sent on the errors the page describes (and a few pages), so
+# that a header set from the caller's id while the envelope keeps another is seen.
+OWN_REQUEST_ID_PREFIX = "evalmock-audit-"
 MAX_WALK_CASES = 2000  # a walk stops after this many cases; comparisons then use the prefixes
 
 ExchangeObserver = Callable[[str, Exchange], None]
@@ -95,8 +99,13 @@ class Scenario:
         token: Any = DEFAULT_TOKEN,
         headers: Mapping[str, str] | None = None,
         asks_for: TargetKey | None = None,
+        own_request_id: bool = False,
     ) -> Exchange:
+        """A GET of `path`; `own_request_id`: with an X-Request-Id of the audit's own (unless the
+        headers name one)."""
         sent = dict(headers or {})
+        if own_request_id and not any(name.lower() == "x-request-id" for name in sent):
+            sent["X-Request-Id"] = f"{OWN_REQUEST_ID_PREFIX}{uuid.uuid4().hex}"
         bearer = self.token if token is DEFAULT_TOKEN else token
         if bearer is not None and "Authorization" not in sent:
             sent["Authorization"] = f"Bearer {bearer}"
@@ -153,6 +162,7 @@ class Scenario:
         project_id: str | None = None,
         token: Any = DEFAULT_TOKEN,
         headers: Mapping[str, str] | None = None,
+        own_request_id: bool = False,
         **params: Any,
     ) -> Exchange:
         agent = agent_id if agent_id is not None else (project.agent_id if project else "")
@@ -162,7 +172,15 @@ class Scenario:
         query.update(params)
         path = operation("test-set").url_path(agentId=agent)
         asks_for = target_key("test-set", {"agentId": agent}, query)
-        return self.get("test-set", path, query, token=token, headers=headers, asks_for=asks_for)
+        return self.get(
+            "test-set",
+            path,
+            query,
+            token=token,
+            headers=headers,
+            asks_for=asks_for,
+            own_request_id=own_request_id,
+        )
 
     def page(self, project: ProjectTarget, **params: Any) -> dict[str, Any]:
         """A page that must be a 200 with a JSON object body."""

@@ -83,6 +83,8 @@ def run_audit(
     turned_away = turned_away_targets(audit, throttle, preflight_judge(audit, preflight))
     results = Results(audit.policy, audit.apis)
     preflight.replay(results)
+    for cut in audit.preflight_cuts:  # the checks never see these answers: named here
+        results.gap(cut)
     plans = {api: _plan_api(api, audit, results) for api in audit.apis}
     with worker_pool(audit.workers) as pool:
         # The longest tasks start first (Schemathesis's shards, stateful the longest), so that with
@@ -212,7 +214,13 @@ def run_scenario(
     with held_to_deadlines(
         httpx.Client(base_url=audit.base_url.rstrip("/"), timeout=audit.request_timeout)
     ) as client:
-        sender = HttpSender(client, throttle, audit.limits, judge.judge_met_by_chance)
+        sender = HttpSender(
+            client,
+            throttle,
+            audit.limits,
+            judge.judge_met_by_chance,
+            judge.judge_cleared_gateway_error,
+        )
         scenario = Scenario(
             sender,
             targets,

@@ -21,7 +21,8 @@ class ThrottledRetry:
     """Waits out a throttled answer in Schemathesis's `after_call` hook and puts the answer to the
     same request, sent again, in its place (the hook's way of post-processing a response, in place),
     before any check sees it. No check of Schemathesis's sees the throttled answer: `judge`
-    (ResponseJudge.judge_met_by_chance) does, before it is waited out."""
+    (ResponseJudge.judge_met_by_chance) does, before it is waited out. A gateway's 502 or 504 is
+    asked again alike (Throttle.send); one that asking again cleared goes to `cleared`."""
 
     def __init__(
         self,
@@ -29,10 +30,12 @@ class ThrottledRetry:
         limits: AnswerLimits | None = None,
         judge: Callable[[Exchange], object] | None = None,
         cuts: CutAnswers | None = None,
+        cleared: Callable[[Exchange], object] | None = None,
     ) -> None:
         self.throttle = throttle
         self.limits = limits or AnswerLimits()
         self.judge = judge
+        self.cleared = cleared  # ResponseJudge.judge_cleared_gateway_error
         self.cuts = cuts
         # ids of the cases whose answer was still throttled: no check judges them
         self.unjudged: set[str] = set()
@@ -52,6 +55,7 @@ class ThrottledRetry:
                 response.request.method or "GET", urlsplit(response.request.url or "").path
             ),
             took=response.elapsed,
+            cleared=self.judge_cleared_gateway_error,
         )
         if final is not response:
             _replace(response, final)
@@ -63,6 +67,12 @@ class ThrottledRetry:
         """Judge a throttled answer (one waited out, or a probe's that no hook can wait out)."""
         if self.judge is not None:
             self.judge(exchange_from_schemathesis(answer))
+
+    def judge_cleared_gateway_error(self, answer: Response) -> None:
+        """Name a gateway's 502 or 504 that asking again cleared (Schemathesis's checks judge the
+        answer put in its place)."""
+        if self.cleared is not None:
+            self.cleared(exchange_from_schemathesis(answer))
 
     def unwaited_probe(self, probe_id: str, answer: Response) -> None:
         """Count and judge, once, a throttled answer to a probe a check sent from inside itself

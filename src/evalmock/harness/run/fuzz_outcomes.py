@@ -12,6 +12,7 @@ from schemathesis.engine import Status
 from evalmock.contract.operations import operation
 from evalmock.contract.targets import Targets
 from evalmock.harness.checks.attribution import attribute
+from evalmock.harness.checks.gateway_errors import GATEWAY_ERRORS
 from evalmock.harness.checks.open_answers import refusal_left_open
 from evalmock.harness.checks.outcomes import TurnedAway
 from evalmock.harness.checks.target_keys import TARGET_NAMES
@@ -142,6 +143,9 @@ def _record_node(scene: _Scene, recorder: Any, case_id: str, sent: _Sent, node: 
         failure = node.failure_info.failure
         if _throttled_answer(recorder, case_id, failure, scene.retry):
             return 0
+        if _gateway_error_of_a_probe(recorder, case_id, failure):
+            results.count_note(GATEWAY_PROBE_NOTE.format(api=api, count=COUNT))
+            return 0
         scene.progress.failures += 1
         record = _request_record(sent.interaction, redactor)
         shape = request_shape(record.method if record else "GET", _operation_path(api), sent.status)
@@ -186,6 +190,28 @@ def _throttled_children(recorder: Any, case_id: str, retry: ThrottledRetry) -> i
             throttled += 1
             retry.unwaited_probe(probe_id, answer)
     return throttled
+
+
+GATEWAY_PROBE_NOTE = (
+    "{api}: {count} answer(s) of 502 or 504 to a request a Schemathesis check (ignored_auth) sent "
+    "from inside itself, which no hook can send again, were not judged (a gateway's answer is not "
+    "the API's)"
+)
+
+
+def _gateway_error_of_a_probe(recorder: Any, case_id: str, failure: Any) -> bool:
+    """Whether `failure` is about a 502 or 504 answer to a request a check sent from inside itself
+    (a case with a parent: ignored_auth's probes), which no hook asked again (the hook asked every
+    other case's again)."""
+    probe_id = getattr(failure, "case_id", None) or case_id
+    node = recorder.cases.get(probe_id)
+    interaction = recorder.interactions.get(probe_id)
+    answer = interaction.response if interaction is not None else None
+    return (
+        getattr(node, "parent_id", None) is not None
+        and answer is not None
+        and answer.status_code in GATEWAY_ERRORS
+    )
 
 
 def _throttled_answer(recorder: Any, case_id: str, failure: Any, retry: ThrottledRetry) -> bool:

@@ -130,7 +130,13 @@ def run_schemathesis(
     _configure(schema, api, targets, throttle, shard, limits.seconds)
     # Schemathesis runs the document's checks
     ours = ResponseJudge(api, results, redactor, targets=targets)
-    retry = ThrottledRetry(throttle, limits, _met_by_chance(api, results, redactor, targets), cuts)
+    retry = ThrottledRetry(
+        throttle,
+        limits,
+        _met_by_chance(api, results, redactor, targets),
+        cuts,
+        ours.judge_cleared_gateway_error,
+    )
     refusal = Refusal(api, token, turned_away)
     _judge_each_answer(schema, ours, retry, refusal)
     progress = FuzzProgress()

@@ -16,6 +16,7 @@ from evalmock.contract.targets import Targets
 from evalmock.harness.checks.attribution import attribute
 from evalmock.harness.checks.context import CheckContext
 from evalmock.harness.checks.exchange import Exchange
+from evalmock.harness.checks.gateway_errors import GATEWAY_ERROR_RULE
 from evalmock.harness.checks.outcomes import Violation, not_read
 from evalmock.harness.checks.registry import Check, response_checks
 from evalmock.harness.checks.schema_parts import schema_part_source
@@ -104,6 +105,24 @@ class ResponseJudge:
         before it is waited out: judged by every rule of its answer but those of its status
         (STATUS_RULES), each breach saying it was met by chance."""
         return self.judge(exchange, by_chance=True)
+
+    def judge_cleared_gateway_error(self, exchange: Exchange) -> list[Breach]:
+        """A 502 or 504 that the same request, asked again, did not get (run/throttle.py): judged
+        by the gateway error rule alone, a gateway's answer, not the API's."""
+        self.redactor.learn_exchange(exchange.url, exchange.request_headers, exchange.headers)
+        broken: list[Breach] = []
+        context = CheckContext(exchange, self.targets, self.results.policy, True)
+        for check in self.checks:
+            if check.name != GATEWAY_ERROR_RULE:
+                continue
+            try:
+                check.func(context)  # type: ignore[misc]
+            except Violation as violation:
+                example = violation_example(
+                    violation, self.record(exchange), self.redactor, exchange
+                )
+                self._breach(broken, check, exchange, example)
+        return broken
 
     def _judge_document(self, exchange: Exchange, broken: list[Breach], by_chance: bool) -> None:
         assert self.document is not None

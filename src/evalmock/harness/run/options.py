@@ -15,6 +15,7 @@ from evalmock.defaults import DEFAULT_MAX_ANSWER_BYTES, DEFAULT_REQUEST_TIMEOUT,
 from evalmock.exits import EvalmockError
 from evalmock.harness.checks.authentication import MADE_UP_CREDENTIALS
 from evalmock.harness.checks.policy import DEFAULT_PROFILE, Policy
+from evalmock.harness.results.findings import Gap
 from evalmock.harness.run.answer_limits import AnswerLimits
 from evalmock.harness.run.bounded_requests import CutAnswers
 from evalmock.harness.run.schemathesis_schema import PHASES
@@ -75,6 +76,12 @@ class Audit:
         if self.targets.no_read_token:
             redactor.learn(self.targets.no_read_token)
         return redactor
+
+    @cached_property
+    def preflight_cuts(self) -> list[Gap]:
+        """Every answer to a request of the pre-flight (preflight.py) that was not read whole, for
+        the audit to name: the checks never see those answers."""
+        return []
 
     @cached_property
     def cut_answers(self) -> CutAnswers:

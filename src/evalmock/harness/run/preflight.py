@@ -18,14 +18,17 @@ from evalmock.defaults import DEFAULT_REQUEST_TIMEOUT
 from evalmock.exits import UNREACHABLE, USAGE
 from evalmock.harness.checks.exchange import Exchange
 from evalmock.harness.checks.target_keys import TargetKey, target_key
+from evalmock.harness.results.findings import Gap
 from evalmock.harness.run.answer_deadline import held_to_deadlines, reading_until
 from evalmock.harness.run.answer_limits import AnswerOverLimit, read_exchange
+from evalmock.harness.run.bounded_requests import MAX_URL_SHOWN
 from evalmock.harness.run.options import Audit, AuditError
 from evalmock.harness.run.throttle import Throttle, request_kind
 
 # a resource no service holds, asked for by probe_answers
 MADE_UP_UUID = "00000000-0000-4000-8000-00000000e404"
 REACHABILITY_TIMEOUT = 5.0  # seconds to connect, when the target is first tried
+CUT_REMEDY = "A service that answers each request whole, as HTTP/1.1 frames it"
 
 
 def check_target(audit: Audit) -> None:
@@ -105,7 +108,7 @@ def probe_answers(audit: Audit, timeout: httpx.Timeout) -> dict[str, Exchange]:
             for name, parameter in op.query_parameters().items()
             if parameter.get("required")
         }
-        if (response := _get(audit, op.url_path(**params), query, timeout)) is not None:
+        if (response := _get(audit, op.url_path(**params), query, timeout, api)) is not None:
             answers[api] = response
     return answers
 
@@ -140,7 +143,7 @@ def refused_caller(audit: Audit, timeout: httpx.Timeout) -> dict[str, int]:
         request = _known_request(api, audit.targets)
         if request is None:
             continue
-        response = _get(audit, *request, timeout)
+        response = _get(audit, *request, timeout, api)
         if response is None or response.status not in (401, 403):
             return {}  # a failed request: the audit will say what goes wrong
         refused[_request_line(response)] = response.status
@@ -170,7 +173,7 @@ def turned_away_targets(
         (name, asked) for name in audit.apis for asked in _target_requests(name, audit.targets)
     ):
         response, _ = throttle.send(
-            lambda path=path, query=query: _get(audit, path, query, timeout),
+            lambda path=path, query=query, api=api: _get(audit, path, query, timeout, api),
             lambda answer: (answer.status, answer.headers) if answer is not None else (0, {}),
             judge=None if judge is None else _judged_as(api, judge),
             what=request_kind("GET", path),
@@ -191,16 +194,30 @@ def _judged_as(
     return judged
 
 
-def _get(audit: Audit, path: str, query: dict[str, str], timeout: httpx.Timeout) -> Exchange | None:
+def _get(
+    audit: Audit, path: str, query: dict[str, str], timeout: httpx.Timeout, api: str
+) -> Exchange | None:
     """The answer to a GET of `path` with the audit's token, read within the audit's limits, or
-    None when the request failed or its answer was past them."""
+    None when the request failed or its answer was past them: then named among the audit's gaps
+    (`audit.preflight_cuts`), as every answer the checks cannot read is."""
     headers = {"Authorization": f"Bearer {audit.token}"} if audit.token else {}
     url = audit.base_url.rstrip("/") + path
     try:
         with held_to_deadlines(httpx.Client(timeout=timeout)) as client:
             return read_exchange(client, url, query, headers, audit.limits)
-    except (httpx.HTTPError, AnswerOverLimit):
-        return None
+    except AnswerOverLimit as exc:
+        why, remedy = exc.why, exc.remedy
+    except httpx.HTTPError as exc:
+        why, remedy = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__, CUT_REMEDY
+    shown = str(httpx.URL(url, params=query))[:MAX_URL_SHOWN]
+    audit.preflight_cuts.append(
+        Gap(
+            api,
+            audit.redactor.text(f"the pre-flight's GET {shown} got no answer read whole: {why}"),
+            remedy,
+        )
+    )
+    return None
 
 
 def _request_line(response: Exchange) -> str:

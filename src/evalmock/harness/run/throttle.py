@@ -16,12 +16,16 @@ from evalmock.contract.operations import operations
 from evalmock.defaults import DEFAULT_BUDGET, DEFAULT_MAX_WAIT, DEFAULT_RETRIES
 from evalmock.exits import UsageError
 from evalmock.harness.checks.exchange import first_header
+from evalmock.harness.checks.gateway_errors import GATEWAY_ERRORS
 from evalmock.harness.results.gateway_rate import Rate, advertised_rate, observed_rate, suggestion
 from evalmock.harness.results.throttling import ThrottleReport
 
 T = TypeVar("T")
 
 UNSAID_WAIT = 1.0  # seconds to wait after a 429 that does not say how long
+# A gateway's 502 or 504 that the same request sent again does not get is not the API's answer
+# (checks/gateway_errors.py): asked again once, this many seconds after.
+GATEWAY_WAIT = 0.5
 PREFER_CODE = re.compile(r"(?:^|[;,\s])code=([0-9]{3})\b")
 
 # Why a throttled answer was let through unretried.
@@ -181,14 +185,20 @@ class Throttle:
         judge: Callable[[T], object] | None = None,
         what: str = "",
         took: float | None = None,
+        cleared: Callable[[T], object] | None = None,
     ) -> tuple[T, bool]:
         """The answer to `call()` after waiting out throttled ones, and whether it is still
         throttled (then no check may judge it). `answer` gives a response's status and headers
         (names in lower case; a value may be a list); `first`, an answer already received to the
         same request (sent within the rate); `judge` is given every throttled answer before it is
         waited out (a 503 met by chance is held to its rules like any other answer); `what` names
-        the request in the report (request_kind); `took`, how long `first` took to come."""
+        the request in the report (request_kind); `took`, how long `first` took to come. A 502 or
+        504 is asked again once, GATEWAY_WAIT later: when that answer is another, `cleared` is
+        given the 502 or 504 (a gateway's, not the API's); when it is one again, it is the
+        answer."""
         tries = 0
+        gateway_error: T | None = None
+        asked_again = False
         while True:
             if first is None:
                 self.pace()
@@ -200,6 +210,14 @@ class Throttle:
             if self.timed is not None and took is not None:
                 self.timed(took)
             status, headers = answer(response)
+            if status in GATEWAY_ERRORS and status != asked_for and not asked_again:
+                gateway_error, asked_again = response, True
+                self.sleep(GATEWAY_WAIT)
+                continue
+            if gateway_error is not None:
+                if status not in GATEWAY_ERRORS and cleared is not None:
+                    cleared(gateway_error)
+                gateway_error = None
             asked = throttle_wait(status, first_header(headers, "retry-after"), asked_for=asked_for)
             self._count(asked is not None, headers, tries, what)
             if asked is None:

@@ -24,7 +24,8 @@ from evalmock.harness.run.throttle import Throttle, asked_status, request_kind
 class HttpSender:
     """A scenario's Sender: each GET sent with `client` and its answer read within `limits`, its
     throttled answers judged by `judge` (ResponseJudge.judge_met_by_chance), then waited out by
-    `throttle`."""
+    `throttle`; a gateway's 502 or 504 that asking again cleared given to `cleared`
+    (ResponseJudge.judge_cleared_gateway_error)."""
 
     def __init__(
         self,
@@ -32,11 +33,13 @@ class HttpSender:
         throttle: Throttle | None = None,
         limits: AnswerLimits | None = None,
         judge: Callable[[Exchange], object] | None = None,
+        cleared: Callable[[Exchange], object] | None = None,
     ) -> None:
         self.client = client
         self.throttle = throttle or Throttle()
         self.limits = limits or AnswerLimits()
         self.judge = judge
+        self.cleared = cleared
         self.unasked = 0  # connections closed on bytes no request asked for (close_unasked)
 
     def __call__(
@@ -52,6 +55,7 @@ class HttpSender:
                 asked_for=asked_status(headers),  # a 503 asked for (Prefer: code=503) is the answer
                 judge=self.judge,
                 what=request_kind("GET", path),
+                cleared=self.cleared,
             )
         except httpx.TransportError as exc:
             raise no_answer(httpx.URL(path, params=query), exc, self.client.timeout.read) from None

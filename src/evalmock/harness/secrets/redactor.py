@@ -4,6 +4,8 @@ and wherever its value is echoed."""
 
 from __future__ import annotations
 
+import base64
+import binascii
 import json
 import re
 import shlex
@@ -121,6 +123,8 @@ class Redactor:
         if not credentials.strip() and scheme.lower() in AUTH_SCHEMES:
             return value  # a scheme alone (`Bearer`, an empty token) carries no credential
         secret = credentials.strip() or scheme
+        if scheme.lower() == "basic" and credentials.strip():
+            self._learn_basic(credentials.strip())
         if header.lower() == "authorization":
             variable = self.learn(secret, any_length=False)
         else:
@@ -131,6 +135,22 @@ class Redactor:
                 any_length=False,
             )
         return f"{scheme} {variable}" if credentials.strip() else variable
+
+    def _learn_basic(self, credentials: str) -> None:
+        """Basic credentials' password (base64 of `user:password`), as a service may echo it
+        decoded."""
+        try:
+            decoded = base64.b64decode(credentials, validate=True).decode("utf-8")
+        except (binascii.Error, ValueError):
+            return
+        password = decoded.partition(":")[2]
+        if password:
+            self.learn(
+                password,
+                "$EVALMOCK_BASIC_PASSWORD",
+                "the password of Basic credentials",
+                any_length=False,
+            )
 
     def learn_cookie(self, name: str, value: str, *, set_by_service: bool = False) -> str:
         """Learn one cookie's value; returns the variable that stands for it. One the service (or a
@@ -177,6 +197,10 @@ class Redactor:
             self._variables.setdefault(form, variable)
         if echoed:
             self._echoes.add(forms)
+
+    def echoed(self) -> list[str]:
+        """Every secret searched for in any text, in each form it may be written in."""
+        return list(self._echoes)
 
     def compact(self) -> None:
         """Ready for many texts in a row (a HAR file written whole): every secret in one index,

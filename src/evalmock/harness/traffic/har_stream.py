@@ -41,13 +41,27 @@ class Unreadable(ValueError):
     """A HAR file the audit does not read, and why."""
 
 
+# What a string cut at `max_string` ends with, once parsed: the reader tells a cut one by it.
+CUT = "\x00evalmock: cut"
+_CUT_BYTES = b"\\u0000evalmock: cut"
+_UNICODE_ESCAPE_END = re.compile(rb"\\u[0-9A-Fa-f]{0,3}\Z")
+_HIGH_SURROGATE = re.compile(rb"\\u[dD][89abAB][0-9A-Fa-f]{2}\Z")
+_TAIL = 16  # bytes of a string kept to tell whether a cut falls inside an escape
+
+
 class Guarded:
     """A binary file as ijson reads it, each piece measured first: its nesting outside strings, and
     the objects and arrays of each value of the log, neither past its bound (Unreadable); a byte
-    order mark at the start left out, as Windows tools write one."""
+    order mark at the start left out, as Windows tools write one. With `max_string`, a string longer
+    than that many bytes is cut there, ending with CUT, the rest of it never handed to the parser
+    (which would hold it whole)."""
 
-    def __init__(self, file: BinaryIO, limit: int) -> None:
+    def __init__(self, file: BinaryIO, limit: int, max_string: int | None = None) -> None:
         self.file = file
+        self.max_string = max_string
+        # the cutting's own reading of strings: in one, its bytes so far, cut, an escape begun
+        self._in, self._length, self._cut, self._escaped = False, 0, False, False
+        self._tail = b""  # the string's last bytes handed on, to tell where an escape is
         self.limit = limit  # the most bytes read, however the file grows while it is read
         self.size = 0
         self.depth = 0
@@ -58,6 +72,55 @@ class Guarded:
     def read(self, size: int = READ_SIZE) -> bytes:
         if size == 0:  # how ijson asks whether the file gives bytes or text
             return b""
+        while True:
+            piece = self._measured(size)
+            if not piece or self.max_string is None:
+                return piece
+            kept = self._strings_cut(piece)
+            if kept:  # an empty piece would be the end of the file to the parser
+                return kept
+
+    def _strings_cut(self, piece: bytes) -> bytes:
+        """`piece` with each string's bytes past `max_string` left out, CUT in their place."""
+        assert self.max_string is not None
+        out, at, end = bytearray(), 0, len(piece)
+        while at < end:
+            if not self._in:
+                quote = piece.find(b'"', at)
+                if quote < 0:
+                    out += piece[at:]
+                    break
+                out += piece[at : quote + 1]
+                at, self._in, self._length, self._cut = quote + 1, True, 0, False
+                self._tail = b""
+                continue
+            start = at
+            if self._escaped:
+                at, self._escaped = at + 1, False
+            stop = _STRING_REST.match(piece, min(at, end)).end()  # type: ignore[union-attr]
+            closing = stop < end and piece[stop] == ord('"')
+            if not closing and stop < end:  # a backslash, the piece's last byte
+                stop, self._escaped = end, True
+            segment = piece[start:stop]
+            if not self._cut:
+                room = self.max_string - self._length
+                cut = None if len(segment) <= room else _safe_cut(self._tail, segment, room)
+                if cut is None:
+                    out += segment
+                    self._length += len(segment)
+                    self._tail = (self._tail + segment)[-_TAIL:]
+                else:
+                    out += segment[:cut] + _CUT_BYTES
+                    self._cut = True
+            if closing:
+                out += b'"'
+                self._in = False
+                at = stop + 1
+            else:
+                at = end
+        return bytes(out)
+
+    def _measured(self, size: int) -> bytes:
         piece = self.file.read(min(size, READ_SIZE) if size > 0 else READ_SIZE)
         if self.size == 0 and piece.startswith(BOM):
             piece = piece[len(BOM) :]
@@ -113,13 +176,66 @@ class Guarded:
             )
 
 
-def har_entries(file: BinaryIO, limit: int) -> Iterator[Any]:
-    """The entries of the HAR log in `file` (at most `limit` bytes), each built as it is read;
-    Unreadable when the file is no JSON, no HAR log, or past a bound."""
+def _safe_cut(context: bytes, segment: bytes, room: int) -> int | None:
+    """Where to cut a string's `segment` (`context`: the string's last bytes before it), `room`
+    bytes in or just after, leaving valid JSON text before it: never inside an escape or a UTF-8
+    character. None when the place is not within the segment (an escape or a character goes on into
+    the next piece), or when the context cannot tell (a run of backslashes longer than it)."""
+    whole = context + segment
+    at = len(context) + max(room, 0)
+    lead = at - 1  # the first byte of the character before the cut
+    while lead > 0 and 0x80 <= whole[lead] < 0xC0:
+        lead -= 1
+    if lead >= 0 and lead + _utf8_length(whole[lead]) > at:  # the cut is inside it: to its end
+        at = lead + _utf8_length(whole[lead])
+        if at > len(whole):
+            return None
+    run = _backslashes_before(whole, at)
+    if run is None:
+        return None
+    if run % 2 == 1:  # an escape begun just before: to its end
+        if at >= len(whole):
+            return None
+        at += 5 if whole[at] == ord("u") else 1
+    elif (found := _UNICODE_ESCAPE_END.search(whole, 0, at)) is not None:
+        before = _backslashes_before(whole, found.start())
+        if before is None:
+            return None
+        if before % 2 == 0:  # the \u escape begun there: to its end
+            at = found.start() + 6
+    high = _HIGH_SURROGATE.search(whole, 0, at)
+    if high is not None and (_backslashes_before(whole, high.start()) or 0) % 2 == 0:
+        # a pair's first half: its second half too, or the parser would join it to what follows
+        if at + 2 > len(whole):
+            return None
+        if whole[at : at + 2] == b"\\u":
+            at += 6
+    return at - len(context) if at <= len(whole) else None
+
+
+def _utf8_length(first: int) -> int:
+    """The bytes of the UTF-8 character whose first byte is `first`."""
+    return 4 if first >= 0xF0 else 3 if first >= 0xE0 else 2 if first >= 0xC0 else 1
+
+
+def _backslashes_before(text: bytes, at: int) -> int | None:
+    """How many backslashes run up to `at`; None when they run from the text's start (the string's
+    bytes before it are not known: how many more there were is not told)."""
+    run = at - len(text[:at].rstrip(b"\\"))
+    return None if run == at and at > 0 else run
+
+
+def har_entries(file: BinaryIO, limit: int, max_string: int | None = None) -> Iterator[Any]:
+    """The entries of the HAR log in `file` (at most `limit` bytes), each built as it is read (a
+    string over `max_string` bytes cut, ending with CUT); Unreadable when the file is no JSON, no
+    HAR log, or past a bound."""
     count = 0
     try:
         for entry in ijson.items(
-            Guarded(file, limit), "log.entries.item", buf_size=READ_SIZE, use_float=True
+            Guarded(file, limit, max_string),
+            "log.entries.item",
+            buf_size=READ_SIZE,
+            use_float=True,
         ):
             count += 1
             yield entry

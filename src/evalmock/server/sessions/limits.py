@@ -1,5 +1,5 @@
 """The bounds of the sessions a mock holds: how many, how large, for how long (documented in
-docs/sessions-admin.md; over a bound, the admin API answers a clear 4xx)."""
+docs/admin-api.md; over a bound, the admin API answers a clear 4xx)."""
 
 from __future__ import annotations
 

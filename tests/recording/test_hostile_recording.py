@@ -1,0 +1,226 @@
+"""Recorded traffic is hostile: `fixtures import` refuses what a data file cannot hold per case,
+naming its HAR entry, in either format; refuses a HAR that is no regular file; and reads and writes
+in bounded memory whatever the recording holds (each import run in a process of its own, its peak
+RSS measured, as tests/harness/test_har_memory.py does)."""
+
+from __future__ import annotations
+
+import base64
+import io
+import json
+import os
+import random
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from data_builders import AGENT, PROJECT, TEST_CASE, case, version
+from evalmock.cli import main
+from evalmock.harness.traffic.har_stream import CUT, har_entries
+from evalmock.recording.accumulator import MAX_BODY_BYTES, MAX_ITEM_BYTES
+from evalmock.world import World
+from evalmock.world.data_files import load_data
+
+from .har_files import entry, evaluation_url, har, list_url, page
+
+MIB = 2**20
+BOUND = 300 * MIB  # the peak RSS no import may pass, whatever its HAR holds
+
+
+def import_peak(har_path: Path, out: Path) -> tuple[int, int, str]:
+    """`evalmock fixtures import` in a child of its own: its exit code, peak RSS and what it
+    said."""
+    measure = (
+        "import resource, subprocess, sys; done = subprocess.run(sys.argv[1:], "
+        "capture_output=True, text=True); print(done.stdout + done.stderr); "
+        "print(done.returncode, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)"
+    )
+    command = [sys.executable, "-c", measure, sys.executable, "-m", "evalmock", "fixtures"]
+    done = subprocess.run(
+        [*command, "import", "--har", str(har_path), "-o", str(out)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    said, last = done.stdout.rstrip().rsplit("\n", 1)
+    code, peak = last.split()
+    return int(code), int(peak) * 1024, said
+
+
+def streamed_har(path: Path, entries: Iterator[dict]) -> Path:
+    """A HAR file of `entries`, written one at a time (never the whole document in memory)."""
+    with path.open("w", encoding="utf-8") as file:
+        file.write('{"log": {"version": "1.2", "creator": {"name": "t", "version": "1"}, ')
+        file.write('"entries": [')
+        for number, one in enumerate(entries):
+            file.write(("," if number else "") + json.dumps(one))
+        file.write("]}}")
+    return path
+
+
+@pytest.mark.parametrize("output", ["data.json", "data.yaml"])
+@pytest.mark.parametrize("number", ["NaN", "Infinity", "1e400", "-1e400", "123456789012345678901"])
+def test_a_number_a_data_file_cannot_hold_leaves_its_case_out_naming_the_entry(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], output: str, number: str
+) -> None:
+    good = case("case-good", "2026-10-05T12:00:00Z")
+    bad = json.dumps(case("case-bad", "2026-10-04T12:00:00Z", expect="@"))
+    text = f'{{"data": [{json.dumps(good)}, {bad.replace(chr(34) + "@" + chr(34), number)}]}}'
+    path = har(tmp_path / "staging.har", [entry(list_url(AGENT, PROJECT), 200, text)])
+    out = tmp_path / output
+    assert main(["fixtures", "import", "--har", str(path), "-o", str(out)]) == 0
+    said = capsys.readouterr().out
+    data = load_data([out], World(generated=False))
+    assert [c["id"] for listed in data.lists for c in listed.cases] == ["case-good"]
+    assert f"staging.har entry 0 (GET {list_url(AGENT, PROJECT)}): /data/1: /expect: " in said
+    assert "left out" in said
+
+
+@pytest.mark.parametrize("output", ["data.json", "data.yaml"])
+def test_a_version_a_data_file_cannot_hold_is_left_out_naming_the_entry(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], output: str
+) -> None:
+    text = json.dumps({"evaluation_test_case": version(1, total_runs=0)}).replace(
+        '"total_runs": 0', '"total_runs": NaN'
+    )
+    path = har(tmp_path / "staging.har", [entry(evaluation_url(TEST_CASE), 200, text)])
+    out = tmp_path / output
+    assert main(["fixtures", "import", "--har", str(path), "-o", str(out)]) == 0
+    said = capsys.readouterr().out
+    assert "/evaluation_test_case: /total_runs: nan is not a JSON number; left out" in said
+    load_data([out], World(generated=False))
+
+
+def test_a_fifo_as_har_is_refused_not_waited_on(tmp_path: Path) -> None:
+    fifo = tmp_path / "endless.har"
+    os.mkfifo(fifo)
+    out = tmp_path / "data.yaml"
+    command = [sys.executable, "-m", "evalmock", "fixtures", "import", "--har", str(fifo)]
+    # in a process of its own: a read of the FIFO would wait for ever
+    done = subprocess.run(
+        [*command, "-o", str(out)], capture_output=True, text=True, timeout=60, check=False
+    )
+    assert done.returncode == 2
+    assert "not a regular file" in done.stderr
+    assert not out.exists()
+
+
+def test_a_case_over_the_size_a_recording_keeps_is_left_out_and_named(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    big = case("case-big", "2026-10-04T12:00:00Z", runId="r" * MAX_ITEM_BYTES)
+    good = case("case-good", "2026-10-05T12:00:00Z")
+    path = har(tmp_path / "staging.har", [entry(list_url(AGENT, PROJECT), 200, page([good, big]))])
+    out = tmp_path / "data.yaml"
+    assert main(["fixtures", "import", "--har", str(path), "-o", str(out)]) == 0
+    said = capsys.readouterr().out
+    assert f"more than the {MAX_ITEM_BYTES:,} a recording keeps of one item; left out" in said
+    assert f"staging.har entry 0 (GET {list_url(AGENT, PROJECT)}): /data/1: " in said
+    assert b"case-big" not in out.read_bytes() and b"case-good" in out.read_bytes()
+
+
+def test_200_cases_of_a_megabyte_each_stay_in_bounded_memory(tmp_path: Path) -> None:
+    # 200 MB of HAR; each case held whole, the import took 1,222 MiB
+    def entries() -> Iterator[dict]:
+        for number in range(200):
+            big = case(f"case-{number}", "2026-10-04T12:00:00Z", runId="r" * MIB)
+            yield entry(list_url(AGENT, PROJECT, f"&cursor=c{number}"), 200, page([big]))
+
+    path = streamed_har(tmp_path / "big.har", entries())
+    code, peak, said = import_peak(path, tmp_path / "data.yaml")
+    assert code == 0, said
+    assert "left out (200):" in said
+    assert peak < BOUND, f"{peak / MIB:.0f} MiB"
+
+
+def test_a_base64_body_over_the_bound_is_left_out_never_decoded(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    one = entry(list_url(AGENT, PROJECT), 200, "")
+    one["response"]["content"]["encoding"] = "base64"
+    one["response"]["content"]["text"] = base64.b64encode(b"{" * (MAX_BODY_BYTES + 3)).decode()
+    path = har(tmp_path / "bomb.har", [one])
+    out = tmp_path / "data.yaml"
+    assert main(["fixtures", "import", "--har", str(path), "-o", str(out)]) == 0
+    said = capsys.readouterr().out
+    assert (
+        f"bomb.har entry 0 (GET {list_url(AGENT, PROJECT)}): the answer's body is "
+        f"{MAX_BODY_BYTES + 3:,} bytes, more than the {MAX_BODY_BYTES:,} a recording reads" in said
+    )
+
+
+def test_a_base64_body_of_150_mib_is_cut_as_it_is_parsed_never_held(tmp_path: Path) -> None:
+    # held whole while parsed, then decoded, the import peaked at 812 MiB
+    size = 150 * MIB
+    one = entry(list_url(AGENT, PROJECT), 200, "")
+    one["response"]["content"]["encoding"] = "base64"
+    head, tail = json.dumps(one).split('"text": ""')
+    path = tmp_path / "bomb.har"
+    with path.open("w", encoding="ascii") as file:
+        file.write('{"log": {"version": "1.2", "creator": {"name": "t", "version": "1"}, ')
+        file.write('"entries": [' + head + '"text": "')
+        block = base64.b64encode(b"{" * 3 * MIB).decode()
+        for _ in range(size // (3 * MIB)):
+            file.write(block)
+        file.write('"' + tail + "]}}")
+    code, peak, said = import_peak(path, tmp_path / "data.yaml")
+    assert code == 0, said
+    assert f"the answer's body is more than the {MAX_BODY_BYTES:,} bytes a recording reads" in said
+    assert peak < BOUND, f"{peak / MIB:.0f} MiB"
+
+
+ALPHABET = ["a", "é", "€", "𝄞", "\\", '"', "\n", "\x01", "\\\\\\\\"]
+
+
+def test_a_string_cut_as_it_is_parsed_is_its_start_and_the_mark_never_broken_json() -> None:
+    """Cut anywhere (inside an escape, a \\u escape, a surrogate pair, a UTF-8 character, a piece
+    read), a string is its own start followed by CUT; one within the bound is whole."""
+    chance = random.Random(7)
+    for _ in range(2_000):
+        texts = [
+            "".join(chance.choice(ALPHABET) for _ in range(chance.randint(0, 60))) for _ in range(3)
+        ]
+        document = {"log": {"entries": [{"t": text} for text in texts]}}
+        raw = json.dumps(document, ensure_ascii=chance.random() < 0.5).encode()
+
+        class Pieces(io.BytesIO):
+            def read(self, size: int | None = -1) -> bytes:
+                return super().read(chance.randint(1, 9))
+
+        bound = chance.randint(8, 40)
+        read = [e["t"] for e in har_entries(Pieces(raw), 2**30, max_string=bound)]
+        assert len(read) == 3
+        for text, got in zip(texts, read, strict=True):
+            assert got == text or (got.endswith(CUT) and text.startswith(got[: -len(CUT)]))
+    whole = {"log": {"entries": [{"t": "a" * 8}, {"t": "b" * 9}]}}
+    read = list(har_entries(io.BytesIO(json.dumps(whole).encode()), 2**30, max_string=8))
+    assert read == [{"t": "a" * 8}, {"t": "b" * 8 + CUT}]
+
+
+def test_many_distinct_valid_cases_are_kept_on_disk_not_in_memory(tmp_path: Path) -> None:
+    # 392k cases of 600 bytes ran out of 3.8 GB: here 12,000 of 6 KB (72 MB of HAR), which held
+    # in memory as they were took 700 MiB
+    count, per_page = 12_000, 100
+
+    def entries() -> Iterator[dict]:
+        for number in range(0, count, per_page):
+            cases = [
+                case(
+                    f"case-{n:06d}",
+                    f"2026-10-{1 + n % 28:02d}T12:{n // 60 % 60:02d}:{n % 60:02d}Z",
+                    expect={"answer": {"verdict": "wrong", "shouldSay": f"{n} " + "x" * 6000}},
+                )
+                for n in range(number, number + per_page)
+            ]
+            cursor = "" if number == 0 else f"&cursor=c{number}"
+            yield entry(list_url(AGENT, PROJECT, cursor), 200, page(cases, f"c{number + per_page}"))
+
+    path = streamed_har(tmp_path / "many.har", entries())
+    out = tmp_path / "data.json"
+    code, peak, said = import_peak(path, out)
+    assert code == 0, said
+    assert f"{count} cases" in said
+    assert peak < BOUND, f"{peak / MIB:.0f} MiB"
