@@ -4,6 +4,7 @@ as JSON or YAML."""
 from __future__ import annotations
 
 import json
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -14,6 +15,7 @@ from valid import retirement, valid_case, valid_version
 AGENT = "shop.checkout"
 PROJECT = "0b5e6c1a-7d2f-4e8b-9a31-5c4d3e2f1a0b"
 TEST_CASE = "5f0c6d2e-1a2b-4c3d-8e4f-a5b6c7d8e9f0"
+FIRST_DAY = datetime(2026, 10, 1, 12, tzinfo=UTC)  # a shop's first case; one more each day
 
 
 def case(
@@ -82,7 +84,7 @@ def shop(count: int = 6) -> dict[str, Any]:
     cases = [
         case(
             f"{'case' if number % 3 == 0 else 'corr'}-{number:03d}",
-            f"2026-10-{number + 1:02d}T12:00:00Z",
+            (FIRST_DAY + timedelta(days=number)).strftime("%Y-%m-%dT%H:%M:%SZ"),
         )
         for number in range(count)
     ]

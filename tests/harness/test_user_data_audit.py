@@ -14,10 +14,12 @@ from evalmock.server.app import create_app
 from evalmock.server.live_world import build_world
 from evalmock.server.settings import ServerSettings
 from evalmock.server.targets_file import targets_for
+from shared import LIMIT
 
 from .serving import serving
 
-CASES = 30  # enough active cases for every pagination check (more than one page of 25)
+# enough active cases for every pagination check: more than one page at the default limit
+CASES = LIMIT["default"] + 5
 
 
 def test_the_audit_passes_a_server_of_user_data_only(tmp_path: Path) -> None:
