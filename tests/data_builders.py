@@ -4,14 +4,18 @@ as JSON or YAML."""
 from __future__ import annotations
 
 import json
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 import yaml
 
+from valid import retirement, valid_case, valid_version
+
 AGENT = "shop.checkout"
 PROJECT = "0b5e6c1a-7d2f-4e8b-9a31-5c4d3e2f1a0b"
 TEST_CASE = "5f0c6d2e-1a2b-4c3d-8e4f-a5b6c7d8e9f0"
+FIRST_DAY = datetime(2026, 10, 1, 12, tzinfo=UTC)  # a shop's first case; one more each day
 
 
 def case(
@@ -22,42 +26,29 @@ def case(
     retired_at: str | None = None,
     **changes: Any,
 ) -> dict[str, Any]:
-    """A valid TestSetCase: a hand case when the id starts `case-`, else a correction; retired when
-    asked."""
-    hand = case_id.startswith("case-")
-    built: dict[str, Any] = {
-        "id": case_id,
-        "kind": "hand" if hand else "correction",
-        "projectId": project,
-        "runId": f"run-{case_id}",
-        "madeOn": f"{AGENT}@2026.11.1",
-        "expect": {"answer": {"verdict": "wrong", "shouldSay": f"Answer for {case_id}."}},
-        "addedBy": {"kind": "user", "id": "user-0001"},
-        "addedAt": added_at,
-        "updatedAt": retired_at or added_at,
-    }
+    """A valid TestSetCase (valid.py's): a hand case when the id starts `case-`, else a correction;
+    of `project`, added at `added_at`, retired at `retired_at` when asked."""
+    built = valid_case(
+        "hand" if case_id.startswith("case-") else "correction",
+        id=case_id,
+        projectId=project,
+        runId=f"run-{case_id}",
+        madeOn=f"{AGENT}@2026.11.1",
+        addedAt=added_at,
+        updatedAt=retired_at or added_at,
+    )
     if retired_at:
-        built["retired"] = {
-            "reason": "Superseded.",
-            "by": {"kind": "user", "id": "user-0001"},
-            "at": retired_at,
-        }
-    if hand:
-        built["expert"] = True
+        built["retired"] = retirement(retired_at)
     built.update(changes)
     return built
 
 
 def version(number: int, uuid: str = TEST_CASE, **changes: Any) -> dict[str, Any]:
-    """A valid apiEvaluationTestCase body, version `number`."""
-    return {
-        "test_case_uuid": uuid,
-        "version": number,
-        "name": "Checkout answers",
-        "created_by_user_id": "1234",
-        "total_runs": number * 2,
-        **changes,
-    }
+    """A valid apiEvaluationTestCase (valid.py's), version `number` of `uuid`, with `2 * number`
+    runs so that versions differ."""
+    return valid_version(
+        **{"test_case_uuid": uuid, "version": number, "total_runs": number * 2, **changes}
+    )
 
 
 def data(
@@ -93,7 +84,7 @@ def shop(count: int = 6) -> dict[str, Any]:
     cases = [
         case(
             f"{'case' if number % 3 == 0 else 'corr'}-{number:03d}",
-            f"2026-10-{number + 1:02d}T12:00:00Z",
+            (FIRST_DAY + timedelta(days=number)).strftime("%Y-%m-%dT%H:%M:%SZ"),
         )
         for number in range(count)
     ]

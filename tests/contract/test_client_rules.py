@@ -14,6 +14,7 @@ from evalmock.contract.client_outcomes import ClientBreach, ClientRule, Journal
 from evalmock.contract.client_rules import RULES, judge
 from evalmock.contract.client_verdict import CONFORMS, INCOMPLETE, VIOLATIONS
 from evalmock.contract.sources import Level
+from shared import LIMIT
 
 LIST = "/v1/agents/acme.drafting/test-set/cases"
 OTHER_AGENT = "/v1/agents/acme.billing/test-set/cases"
@@ -241,7 +242,11 @@ def test_every_request_carries_a_token_and_a_preflight_is_not_judged() -> None:
         ((("projectId", "not-a-uuid"),), "projectId", "projectId a UUID"),
         ((("include", "archived"),), "include", "include one of retired"),
         ((("kind", "hand,"),), "kind", "kind matching ^(correction|hand)(,(correction|hand))*$"),
-        ((("limit", "500"),), "limit", "limit a whole number 1..100"),
+        (
+            (("limit", str(LIMIT["maximum"] + 1)),),
+            "limit",
+            f"limit a whole number {LIMIT['minimum']}..{LIMIT['maximum']}",
+        ),
         ((("limit", "ten"),), "limit", "limit a whole number (int32)"),
     ],
 )

@@ -11,6 +11,7 @@ import pytest
 from evalmock.contract.documents import APIS, GRADIENT, LEVEL_MARK, QUERY_FACTS, TEST_SET
 from evalmock.contract.operations import operation
 from evalmock.contract.schemas import component_schema, inline_refs, schema_errors
+from valid import valid_case
 
 LIST = TEST_SET.spec["paths"]["/agents/{agentId}/test-set/cases"]["get"]
 GET_CASE = GRADIENT.spec["paths"]["/gen-ai/evaluation_test_cases/{test_case_uuid}"]["get"]
@@ -123,22 +124,6 @@ def test_case_required_fields_match_the_page() -> None:
         "updatedAt",
     }
     assert {"retired", "expert"} <= set(case["properties"]) - set(case["required"])
-
-
-def valid_case(**changes: Any) -> dict[str, Any]:
-    case = {
-        "id": "case-1",
-        "kind": "hand",
-        "projectId": "2489E9AD-2EE2-8E00-8EC9-32D5F69181C0",
-        "runId": "r",
-        "madeOn": "v1",
-        "expect": {"answer": {"verdict": "right"}},
-        "addedBy": {"kind": "user", "id": "u"},
-        "addedAt": "2026-01-01T00:00:00Z",
-        "updatedAt": "2026-01-01T00:00:00Z",
-    }
-    case.update(changes)
-    return case
 
 
 def case_ok(case: dict[str, Any]) -> bool:
@@ -298,7 +283,7 @@ def test_the_facts_beyond_the_schemas_are_read_from_the_documents_and_not_served
     test_set = operation("test-set")
     assert {"include", "kind"} <= set(test_set.query_marked("narrows"))
     assert {"projectId", "include", "kind"} <= set(test_set.query_marked("cursor-binds"))
-    assert test_set.query_marked("bad-value", "page") == ("projectId", "include", "kind")
+    assert {"projectId", "include", "kind"} <= set(test_set.query_marked("bad-value", "page"))
     assert "limit" in test_set.query_marked("bad-value", "inferred")
     assert {"include", "kind"} <= set(test_set.query_marked("empty-value", "open"))
     assert operation("gradient").query_marked("bad-value", "inferred") == (

@@ -3,16 +3,17 @@ them."""
 
 from __future__ import annotations
 
-import copy
 import json
 from typing import Any
 from urllib.parse import urlencode
 
 from evalmock.harness.checks.exchange import Exchange
+from valid import changed as changed  # the harness tests import it from here
+from valid import valid_case, valid_retired_case, valid_version
 
-PROJECT = "2489e9ad-2ee2-8e00-8ec9-32d5f69181c0"
+PROJECT = valid_case()["projectId"]
 LIST_PATH = "/v1/agents/acme.drafting/test-set/cases"
-TEST_CASE = "123e4567-e89b-12d3-a456-426614174000"
+TEST_CASE = valid_version()["test_case_uuid"]
 RATELIMIT = {
     "ratelimit-limit": "5000",
     "ratelimit-remaining": "4999",
@@ -21,62 +22,15 @@ RATELIMIT = {
 
 
 def hand_case(**changes: Any) -> dict[str, Any]:
-    case = {
-        "id": "case-7f3a9c21",
-        "kind": "hand",
-        "projectId": PROJECT,
-        "runId": "run-5b1e0d7c",
-        "madeOn": "acme.drafting@2026.11.3",
-        "expect": {
-            "decisions": {
-                "verdict": "wrong",
-                "shouldCall": [{"tool": "search", "args": {"q": "DE"}}],
-            },
-            "answer": {"verdict": "wrong", "shouldSay": "Cite the clause."},
-        },
-        "addedBy": {"kind": "user", "id": "user-1042"},
-        "addedAt": "2026-11-20T09:15:02Z",
-        "updatedAt": "2026-11-20T09:15:02Z",
-        "expert": True,
-    }
-    case.update(changes)
-    return case
+    return valid_case("hand", **changes)
 
 
 def correction_case(**changes: Any) -> dict[str, Any]:
-    case = {
-        "id": "corr-0c44e2aa",
-        "kind": "correction",
-        "projectId": PROJECT,
-        "runId": "run-19ac03f2",
-        "madeOn": "acme.drafting@2026.11.1",
-        "expect": {
-            "items": [
-                {"key": "case-1", "pointer": "/matches/0", "rank": 0, "verdict": "right"},
-                {"key": "case-2", "pointer": "/matches/1", "rank": 1, "verdict": "wrong"},
-            ]
-        },
-        "addedBy": {"kind": "service", "id": "svc-ingest"},
-        "addedAt": "2026-11-18T16:40:00Z",
-        "updatedAt": "2026-11-18T16:40:00+00:00",
-    }
-    case.update(changes)
-    return case
+    return valid_case("correction", **changes)
 
 
 def retired_case(**changes: Any) -> dict[str, Any]:
-    case = hand_case(
-        id="case-a19d0e55",
-        addedAt="2026-10-02T11:00:00Z",
-        updatedAt="2026-10-30T08:12:45Z",
-        retired={
-            "reason": "Superseded.",
-            "by": {"kind": "user", "id": "user-7"},
-            "at": "2026-10-30T08:12:45Z",
-        },
-    )
-    case.update(changes)
-    return case
+    return valid_retired_case(**changes)
 
 
 def page(
@@ -159,16 +113,7 @@ def evaluation_answer(
 
 
 def gradient_test_case(**changes: Any) -> dict[str, Any]:
-    test_case = {
-        "test_case_uuid": TEST_CASE,
-        "name": "example name",
-        "version": 3,
-        "created_by_user_id": "12345",
-        "updated_by_user_id": "12345",
-        "dataset": {"dataset_name": "example name", "file_size": "12345", "row_count": 123},
-    }
-    test_case.update(changes)
-    return test_case
+    return valid_version(**changes)
 
 
 def gradient_error(
@@ -187,17 +132,3 @@ def gradient_error(
         headers={"content-type": content_type, **(RATELIMIT if headers is None else headers)},
         body=json.dumps(body).encode(),
     )
-
-
-def changed(value: dict[str, Any], path: str, new: Any) -> dict[str, Any]:
-    """A deep copy of `value` with the dotted `path` set to `new` (or removed when `new` is ...)."""
-    result = copy.deepcopy(value)
-    target = result
-    keys = path.split(".")
-    for key in keys[:-1]:
-        target = target[int(key)] if isinstance(target, list) else target[key]
-    if new is ...:
-        del target[keys[-1]]
-    else:
-        target[keys[-1]] = new
-    return result

@@ -20,6 +20,7 @@ from evalmock.server import cursors
 from evalmock.server.cursors import Binding, CursorError, CursorSealer
 from evalmock.server.handlers import test_set
 from evalmock.world import CaseQuery, EncodedPage, World
+from shared import LIMIT
 
 Scope = dict[str, Any]
 Headers = list[tuple[bytes, bytes]]
@@ -319,8 +320,11 @@ def _patch_other_project(monkeypatch: pytest.MonkeyPatch, world: World) -> None:
     patch_world(_other_project(world))(monkeypatch, world)
 
 
+SHORT_DEFAULT = LIMIT["default"] * 4 // 5  # a default page a fifth short: 20 for the page's 25
+
+
 def _default_limit_20(params: dict[str, str]) -> None:
-    params.setdefault("limit", "20")
+    params.setdefault("limit", str(SHORT_DEFAULT))
 
 
 def _ignore_limit(params: dict[str, str]) -> None:
@@ -328,7 +332,7 @@ def _ignore_limit(params: dict[str, str]) -> None:
 
 
 def _accept_out_of_range_limit(params: dict[str, str]) -> None:
-    if params.get("limit") in {"0", "101"}:
+    if params.get("limit") in {str(LIMIT["minimum"] - 1), str(LIMIT["maximum"] + 1)}:
         params.pop("limit")
 
 
@@ -610,7 +614,7 @@ MUTATIONS: list[Mutation] = [
     ),
     Mutation(
         "default-limit-20",
-        "the default page size is 20, not 25",
+        f"the default page size is {SHORT_DEFAULT}, not {LIMIT['default']}",
         "default_limit_fills_a_first_page",
         ("default_limit_fills_a_first_page",),
         request=rewrite_query(_default_limit_20),
@@ -618,14 +622,14 @@ MUTATIONS: list[Mutation] = [
     ),
     Mutation(
         "limit-ignored",
-        "limit is ignored (always 25)",
+        f"limit is ignored (always {LIMIT['default']})",
         "page_holds_at_most_limit",
         PAGES,
         request=rewrite_query(_ignore_limit),
     ),
     Mutation(
         "limit-out-of-range-accepted",
-        "limit=0 and limit=101 are taken as the default",
+        f"limit={LIMIT['minimum'] - 1} and limit={LIMIT['maximum'] + 1} are taken as the default",
         "limit_outside_its_bounds_is_bad_input",
         ("limit_outside_its_bounds_is_bad_input",),
         request=rewrite_query(_accept_out_of_range_limit),
@@ -865,11 +869,10 @@ MUTATIONS: list[Mutation] = [
     Mutation(
         "walk-ends-on-page-2-at-the-default-limit",
         "at the default limit the second page says it is the last (hasMore: false, no nextCursor): "
-        "50 cases "
-        "delivered, the third page never asked for",
+        f"{2 * LIMIT['default']} cases delivered, the third page never asked for",
         "walk_yields_every_case_once",
         WALK,
-        patch=patch_world(_ends_early(lambda limit: limit == 25, 2)),
+        patch=patch_world(_ends_early(lambda limit: limit == LIMIT["default"], 2)),
     ),
     Mutation(
         "walk-ends-on-page-4-at-a-small-limit",

@@ -13,6 +13,8 @@ from evalmock.contract.targets import ProjectTarget, Targets, dump_targets
 from evalmock.exits import UNREACHABLE as EXIT_UNREACHABLE
 from evalmock.exits import USAGE as EXIT_USAGE
 from evalmock.harness.checks import find_check
+from evalmock.harness.checks.moving import listed_count
+from evalmock.harness.checks.pagination import walk_limits
 from evalmock.harness.checks.policy import LIVE_PROFILE, Policy
 from evalmock.harness.checks.scenario import Scenario
 from evalmock.harness.results.audit_results import COUNT, Results
@@ -215,15 +217,16 @@ def test_a_check_run_for_one_project_judges_that_project_alone(
     targets = mutable_server.targets
     assert len(targets.projects) > 1, "the served world lists one project: the test proves nothing"
     walked: list[str] = []
+    first: list[Any] = []  # the first walk, whose count sets the walks that follow
     walk = Scenario.walk
-    monkeypatch.setattr(
-        Scenario,
-        "walk",
-        lambda self, project, **options: (
-            walked.append(project.project_id),
-            walk(self, project, **options),
-        )[1],
-    )
+
+    def recorded(self: Scenario, project: ProjectTarget, **options: Any) -> Any:
+        walked.append(project.project_id)
+        done = walk(self, project, **options)
+        first[:] = first or [done]
+        return done
+
+    monkeypatch.setattr(Scenario, "walk", recorded)
     audit = Audit(
         base_url=mutable_server.base_url, targets=targets, token=targets.token, fuzz=False
     )
@@ -231,9 +234,10 @@ def test_a_check_run_for_one_project_judges_that_project_alone(
     check = find_check("walk_yields_every_case_once", "test-set")
     results = Results(audit.policy, audit.apis)
     run_scenario(check, "test-set", audit, Throttle(), second).replay(results)
-    # at 100, then the default limit, a small one and 100 (the first walk, remembered), and 100
-    # again after the others
-    assert set(walked) == {second.project_id} and len(walked) == 5
+    # at the largest limit, then at each of walk_limits' (the largest remembered), and at the
+    # largest again after the others
+    expected = len(walk_limits(second, listed_count(first[0]))) + 2
+    assert set(walked) == {second.project_id} and len(walked) == expected
     assert (results.tally(check).passed, results.tally(check).failed) == (1, 0)
 
 

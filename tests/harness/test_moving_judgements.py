@@ -13,6 +13,7 @@ from evalmock.contract.targets import ProjectTarget, Targets
 from evalmock.harness.checks.outcomes import MOVED_PREFIX, SkipKind
 from evalmock.harness.checks.policy import FAILED, PASSED, Policy
 from evalmock.harness.results.audit_results import Results
+from shared import LIMIT
 
 from .builders import hand_case
 from .test_scenario_judgements import audited_with
@@ -46,7 +47,7 @@ class MovingList:
         if self.retire_every and self.requests % self.retire_every == 0:
             self.numbers.pop()
         params = request.url.params
-        limit = int(params.get("limit") or 25)
+        limit = int(params.get("limit") or LIMIT["default"])
         numbers = [] if params.get("kind") == "correction" else self.numbers
         cursor = params.get("cursor")
         rest = numbers if cursor is None else [n for n in numbers if n < int(cursor)]

@@ -5,6 +5,7 @@ its level."""
 from __future__ import annotations
 
 import json
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import httpx
@@ -20,6 +21,7 @@ from evalmock.harness.run.engine import run_scenario_check
 from evalmock.harness.run.judge import ResponseJudge
 from evalmock.harness.run.transport import HttpSender
 from evalmock.harness.secrets.redactor import Redactor
+from shared import LIMIT
 
 from .builders import TEST_CASE, gradient_test_case, hand_case
 from .test_scenario_skips import outcome
@@ -120,25 +122,31 @@ def test_a_version_beyond_those_listed_answered_with_another_fails_once_the_name
     )
 
 
+DEFAULT, FULL = LIMIT["default"], LIMIT["maximum"]
+START = datetime(2026, 11, 20, 12, 0, tzinfo=UTC)
+
+
+def _stamp(n: int, seconds: int = 0) -> str:
+    """When case n was added: a minute before case n - 1 (`seconds` later, when given)."""
+    added = START - timedelta(minutes=n) + timedelta(seconds=seconds)
+    return added.strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
 def _load_more_gateway(
     request: httpx.Request, *, drop: bool = True, add: dict[str, Any] | None = None
 ) -> httpx.Response:
-    """60 cases, newest first, behind a gateway with a "Load more" bug at the default limit only:
-    the second page loses its first case (`drop`) and may list `add` at its top. The walk at
-    limit=100 lists every case."""
+    """Two default pages and ten cases more, newest first, behind a gateway with a "Load more" bug
+    at the default limit only: the second page loses its first case (`drop`) and may list `add` at
+    its top. The walk at the largest limit lists every case."""
     cases = [
-        hand_case(
-            id=f"case-{n:03d}",
-            addedAt=f"2026-11-20T09:{59 - n:02d}:00Z",
-            updatedAt=f"2026-11-20T09:{59 - n:02d}:00Z",
-        )
-        for n in range(60)
+        hand_case(id=f"case-{n:03d}", addedAt=_stamp(n), updatedAt=_stamp(n))
+        for n in range(2 * DEFAULT + 10)
     ]
     start = int(request.url.params.get("cursor", "0"))
     asked = request.url.params.get("limit")
-    limit = int(asked or 25)
+    limit = int(asked or DEFAULT)
     page = cases[start : start + limit]
-    if asked is None and start == 25:
+    if asked is None and start == DEFAULT:
         page = ([add] if add else []) + (page[1:] if drop else page)
     more = start + limit < len(cases)
     body = {"data": page, "hasMore": more, **({"nextCursor": str(start + limit)} if more else {})}
@@ -171,24 +179,23 @@ def _walk_finding(handler: Any) -> Any:
 def test_walks_that_part_say_where_on_the_page_that_shows_it() -> None:
     example = _walk_finding(_load_more_gateway)
     assert (
-        "first missing: 'case-025', case 26 of the walk at limit=100, which this walk should list "
-        "after "
-        "'case-024' (page 1) and before 'case-026' (page 2) (the request below is that page's)"
+        f"first missing: 'case-{DEFAULT:03d}', case {DEFAULT + 1} of the walk at limit={FULL}, "
+        f"which this walk should list after 'case-{DEFAULT - 1:03d}' (page 1) and before "
+        f"'case-{DEFAULT + 1:03d}' (page 2) (the request below is that page's)"
     ) in example.message
     # its curl asks for page 2
-    assert example.request is not None and "cursor=25" in example.request.url
+    assert example.request is not None and f"cursor={DEFAULT}" in example.request.url
 
 
 def test_a_case_only_one_walk_lists_is_named_with_its_page() -> None:
-    stranger = hand_case(
-        id="case-stranger", addedAt="2026-11-20T09:34:30Z", updatedAt="2026-11-20T09:34:30Z"
-    )
+    between = _stamp(DEFAULT, seconds=30)  # after the second page's first case
+    stranger = hand_case(id="case-stranger", addedAt=between, updatedAt=between)
     example = _walk_finding(lambda request: _load_more_gateway(request, drop=False, add=stranger))
     assert (
-        "first extra: 'case-stranger', on page 2, in no page of the walk at limit=100"
+        f"first extra: 'case-stranger', on page 2, in no page of the walk at limit={FULL}"
         in example.message
     )
-    assert example.request is not None and "cursor=25" in example.request.url
+    assert example.request is not None and f"cursor={DEFAULT}" in example.request.url
 
 
 def _load_more_everywhere(request: httpx.Request) -> httpx.Response:

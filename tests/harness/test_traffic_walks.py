@@ -18,6 +18,7 @@ from evalmock.harness.traffic.har import audit_har
 from evalmock.harness.traffic.walks import FILTERS, WalkBounds, caller_of, list_key
 from evalmock.world import CaseQuery
 from evalmock.world.world import ALL_KINDS
+from shared import LIMIT
 
 from .builders import PROJECT, error, hand_case, page
 from .test_har import entry, write_har
@@ -97,8 +98,8 @@ def test_a_repeated_case_is_told_with_its_positions_on_the_page_that_repeats_it(
         "/data/0/id",
     )
     assert breach.example.message.splitlines() == [
-        "walking with limit=25, case 'case-002' came back twice, at positions 2 (page 1) and 3 "
-        "(page 2)",
+        f"walking with limit={LIMIT['default']}, case 'case-002' came back twice, at positions 2 "
+        "(page 1) and 3 (page 2)",
         "expected: every case exactly once",
         "received: case-002",
     ]
@@ -141,8 +142,8 @@ def test_a_case_listed_twice_does_not_stand_in_for_one_the_walk_left_out() -> No
     # six positions, as many as the active cases, but case 2 again where case 3 should be
     breaches = traffic.judge("test-set", listed([2, 4, 5], cursor="c2")).breaches
     assert [b.example.message.splitlines()[0] for b in breaches] == [
-        "walking with limit=25, case 'case-002' came back twice, at positions 2 (page 1) and 3 "
-        "(page 2)",
+        f"walking with limit={LIMIT['default']}, case 'case-002' came back twice, at positions 2 "
+        "(page 1) and 3 (page 2)",
         "the walk did not list every active case",
     ]
     assert breaches[1].example.message.splitlines()[1:] == [

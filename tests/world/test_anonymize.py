@@ -223,7 +223,7 @@ def test_the_input_is_left_as_it_was_and_shares_nothing_with_the_output() -> Non
     after = anonymize(document, seed=7)
     assert document == {**recorded(), "filters": {"kinds": ["hand"]}}
     after["filters"]["kinds"].append("correction")
-    after["testSet"][0]["cases"][1]["expect"]["answer"]["shouldSay"] = "edited"
+    after["testSet"][0]["cases"][1]["retired"]["reason"] = "edited"
     after["testSet"][0]["cases"][3]["addedBy"]["id"] = "edited"
     after["gradient"][0]["versions"][0]["name"] = "edited"
     assert document == {**recorded(), "filters": {"kinds": ["hand"]}}

@@ -13,6 +13,7 @@ from evalmock.contract.documents import TEST_SET
 from evalmock.paths import fixtures_dir
 from evalmock.world import CaseQuery, FixtureError, World
 from evalmock.world.catalog import EXAMPLE_AGENT, EXAMPLE_PROJECT
+from valid import valid_case
 
 
 def curated(world: World, case_id: str) -> dict:
@@ -97,22 +98,9 @@ def write_fixture(folder: Path, cases: list) -> None:
 
 
 def good_entry() -> dict:
-    return {
-        "agentId": EXAMPLE_AGENT,
-        "project": EXAMPLE_PROJECT,
-        "note": "",
-        "case": {
-            "id": "case-x",
-            "kind": "hand",
-            "runId": "run-x",
-            "madeOn": "example@2026.11.2",
-            "expect": {"answer": {"verdict": "right"}},
-            "addedBy": {"kind": "user", "id": "user-1"},
-            "addedAt": "2026-11-20T08:00:00Z",
-            "updatedAt": "2026-11-20T08:00:00Z",
-            "expert": True,
-        },
-    }
+    case = valid_case("hand", id="case-x")
+    del case["projectId"]  # a fixture takes its project from its entry
+    return {"agentId": EXAMPLE_AGENT, "project": EXAMPLE_PROJECT, "note": "", "case": case}
 
 
 def broken(change) -> dict:

@@ -628,7 +628,7 @@ def test_a_misspelled_key_inside_a_version_is_refused_with_a_guess(
     document = data(
         test_cases={TEST_CASE: [version(1, nmae="x", star_metric={"nam": "Correctness"})]}
     )
-    assert refusals(data_only, write(tmp_path / "data.json", document)) == [
+    assert sorted(refusals(data_only, write(tmp_path / "data.json", document))) == [
         ("/gradient/0/versions/0/nmae", 'unknown key "nmae"; did you mean "name"?'),
         ("/gradient/0/versions/0/star_metric/nam", 'unknown key "nam"; did you mean "name"?'),
     ]
@@ -889,41 +889,32 @@ def test_a_generated_test_case_uuid_is_refused(world: World, tmp_path: Path) -> 
 def test_every_problem_is_listed_with_its_file_and_line_in_yaml(
     data_only: World, tmp_path: Path
 ) -> None:
-    path = tmp_path / "shop.yaml"
-    path.write_text(
-        "testSet:\n"
-        f"  - agentId: {AGENT}\n"
-        f"    projectId: {PROJECT}\n"
-        "    cases:\n"
-        "      - id: case-1\n"
-        "        kind: robot\n"
-        f"        projectId: {PROJECT}\n"
-        "        runId: run-1\n"
-        "        madeOn: shop@1\n"
-        "        expect: {answer: {verdict: right}}\n"
-        "        addedBy: {kind: user, id: u-1}\n"
-        "        addedAt: 2026-10-01T12:00:00Z\n"
-        "        updatedAt: 2026-10-01T12:00:01Z\n"
-        "gradient:\n"
-        f"  - test_case_uuid: {TEST_CASE}\n"
-        "    versions:\n"
-        "      - {version: 1}\n"
-        "      - {version: 1}\n",
-        encoding="utf-8",
+    bad = case("case-1", "2026-10-01T12:00:00Z", kind="robot", updatedAt="2026-10-01T12:00:01Z")
+    path = write(
+        tmp_path / "shop.yaml",
+        data([(AGENT, PROJECT, [bad])], {TEST_CASE: [version(1), version(1)]}),
     )
+    text = path.read_text(encoding="utf-8").splitlines()
+
+    def line(words: str, after: int = 0) -> int:
+        """The number of the first line from `after` on that holds `words`."""
+        return next(n for n, held in enumerate(text, 1) if n > after and words in held)
+
+    second = line("version: 1", line("version: 1"))
     with pytest.raises(DataFileError) as raised:
         load_data([path], data_only)
     lines = str(raised.value).splitlines()
-    assert (
-        lines[0]
-        == f'{path}:6: /testSet/0/cases/0/kind: expected one of "correction", "hand", got "robot"'
+    assert lines[0] == (
+        f"{path}:{line('kind: robot')}: /testSet/0/cases/0/kind: expected one of "
+        '"correction", "hand", got "robot"'
     )
     assert lines[1].startswith(
-        f"{path}:13: /testSet/0/cases/0/updatedAt: an active case's updatedAt is its addedAt"
+        f"{path}:{line('updatedAt:')}: /testSet/0/cases/0/updatedAt: an active case's updatedAt "
+        "is its addedAt"
     )
     assert (
-        lines[2] == f"{path}:18: /gradient/0/versions/1/version: expected a version number above 1 "
-        "(versions are listed oldest first, from 1), got 1"
+        lines[2] == f"{path}:{second}: /gradient/0/versions/1/version: expected a version number "
+        "above 1 (versions are listed oldest first, from 1), got 1"
     )
     assert len(lines) == 3
 

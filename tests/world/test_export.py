@@ -8,6 +8,7 @@ import subprocess
 import sys
 
 from evalmock.cli import main
+from evalmock.contract.operations import operation
 from evalmock.world import CaseQuery, World
 from evalmock.world.catalog import EXAMPLE_AGENT, EXAMPLE_PROJECT
 from revised_documents import with_a_run_id_filter
@@ -95,8 +96,10 @@ def test_a_filter_flag_is_the_document_s_filter_and_the_shorthands_are_the_same(
 
 
 def test_a_filter_flag_refuses_a_name_the_document_lacks_and_a_value_it_does_not_allow(capsys):
-    assert main(["fixtures", "export", "--filter", "source=manual"]) == 2
-    assert "NAME one of the list's filters: include, kind" in capsys.readouterr().err
+    filters = operation("test-set").query_marked("narrows")
+    assert "nonesuch" not in filters
+    assert main(["fixtures", "export", "--filter", "nonesuch=1"]) == 2
+    assert f"NAME one of the list's filters: {', '.join(filters)}" in capsys.readouterr().err
     assert main(["fixtures", "export", "--filter", "kind=other"]) == 2
     assert "--filter kind='other': 'other' does not match" in capsys.readouterr().err
 

@@ -2,43 +2,22 @@
 
 from __future__ import annotations
 
-import copy
 import functools
 
 import pytest
 
 from evalmock.world.rules import case_problems
+from valid import changed, valid_case
 
-VALID = {
-    "id": "corr-1",
-    "kind": "correction",
-    "projectId": "2489e9ad-2ee2-8e00-8ec9-32d5f69181c0",
-    "runId": "run-1",
-    "madeOn": "example@2026.11.2",
-    "expect": {
-        "decisions": {
-            "verdict": "wrong",
-            "shouldCall": [{"tool": "send_email", "args": {"to": "a@b.c"}}],
-        },
-        "items": [{"key": "case-1", "pointer": "/matches/0", "rank": 0, "verdict": "right"}],
-    },
-    "addedBy": {"kind": "service", "id": "svc-1"},
-    "addedAt": "2026-11-20T08:00:01Z",
-    "updatedAt": "2026-11-20T08:00:01Z",
-}
+# a correction holding every part of expect: the page's examples' decisions and items
+VALID = valid_case(
+    "correction",
+    expect={**valid_case("hand")["expect"], **valid_case("correction")["expect"]},
+)
 
 
 def with_change(path: str, value) -> dict:
-    case = copy.deepcopy(VALID)
-    *parents, last = path.split(".")
-    node = case
-    for part in parents:
-        node = node[int(part)] if part.isdigit() else node[part]
-    if value is KeyError:
-        del node[last]
-    else:
-        node[last] = value
-    return case
+    return changed(VALID, path, ... if value is KeyError else value)
 
 
 def test_the_valid_case_has_no_problems():
@@ -61,7 +40,7 @@ def test_the_valid_case_has_no_problems():
         (
             with_change(
                 "retired",
-                {"reason": "r", "by": {"kind": "user", "id": "u"}, "at": "2026-11-20T08:00:01Z"},
+                {"reason": "r", "by": {"kind": "user", "id": "u"}, "at": VALID["addedAt"]},
             ),
             "later than addedAt",
         ),

@@ -25,10 +25,13 @@ from evalmock.contract.client_outcomes import (
 )
 from evalmock.contract.client_verdict import ClientVerdict, judge_callers
 from evalmock.contract.filters import LIST_API, filters, list_key
+from evalmock.contract.operations import operation
 from evalmock.contract.query_form import form_problems
 from evalmock.contract.sources import inferred, on_digitalocean_page, on_test_set_page, page
 
 CURSOR = "cursor"  # the test-set list's cursor parameter (the document's)
+_LIST = operation(LIST_API)
+_LIMIT = _LIST.parameters["limit"]["schema"]  # its bounds, which a revision of the page moves
 
 
 # -- the rules
@@ -228,10 +231,11 @@ def client_sends_a_token_to_digitalocean(journal: Journal) -> Iterator[Outcome]:
             "projectId is missing or not a project id (a UUID), or include or kind names "
             "something else."
         ),
-        on_test_set_page("1..100. Default 25."),
+        *(on_test_set_page(words) for words in _LIST.page_words("limit")),
         reading="The app sends projectId as a UUID, include and kind only as the page allows, "
-        "and limit as a whole number 1..100: each query parameter of the form its schema in "
-        "openapi/agent-test-set.yaml states. An empty include= or kind= is left open.",
+        f"and limit as a whole number {_LIMIT['minimum']}..{_LIMIT['maximum']}: each query "
+        "parameter of the form its schema in openapi/agent-test-set.yaml states. An empty "
+        "include= or kind= is left open.",
     ),
     needs="no request to the test-set list",
 )

@@ -33,10 +33,14 @@ from starlette.requests import Request
 from starlette.responses import PlainTextResponse, Response
 from starlette.routing import Route
 
+from shared import LIMIT  # the page's numbers (bounds, default): a revision moves them
+
 from .service_data import (
     AGENTS,
     CALLERS,
     CASES,
+    LATER_FIELDS,
+    LATER_FILTERS,
     REFUSED_TOKENS,
     TEST_CASES,
     WITHOUT_READ,
@@ -101,7 +105,8 @@ VARIATIONS: dict[str, str] = {
     '"Opaque cursor." A base64 offset (a string that is no cursor is still 400).',
     "clamped_limit": f"{TEST_SET}:252 names only projectId, include and kind; readings: a 400 for "
     "limit "
-    "outside 1..100 is inferred. Clamped into 1..100 instead.",
+    f"outside {LIMIT['minimum']}..{LIMIT['maximum']} is inferred. Clamped into those bounds "
+    "instead.",
     "cursor_on_last_page": f"{TEST_SET}:212-217 nextCursor is optional and no sentence ties it to "
     "hasMore; "
     "readings: no nextCursor on the last page is inferred. A string pointing past the end.",
@@ -182,7 +187,7 @@ BEARER = re.compile(r"Bearer ([A-Za-z0-9\-._~+/]+=*)")  # RFC 6750 b64token
 SANE_REQUEST_ID = re.compile(r"[A-Za-z0-9._:-]{1,128}")
 INTEGER = re.compile(r"[+-]?[0-9]{1,40}")
 INT64 = range(-(2**63), 2**63)  # the page's `param.Field[int64]`, GRADIENT:15
-TEST_SET_PARAMS = frozenset({"projectId", "include", "kind", "limit", "cursor"})
+TEST_SET_PARAMS = frozenset({"projectId", "include", "kind", "limit", "cursor", *LATER_FILTERS})
 GRADIENT_PARAMS = frozenset({"evaluation_test_case_version"})
 BUSY_EVERY = 20
 CURSOR_LIFETIME = 86400  # "within a day", TEST_SET:47
@@ -206,6 +211,7 @@ class ListQuery:
     kinds: tuple[str, ...]
     limit: int
     cursor: str | None
+    later: tuple[tuple[str, str], ...] = ()  # (filter, value) of each of LATER_FILTERS asked
 
 
 def _bad(parameter: str, message: str) -> Refusal:
@@ -421,16 +427,22 @@ class Service:
             return _bad(
                 "kind", "Query parameter 'kind' lists 'correction' and 'hand', comma-separated."
             )
-        raw_limit = query.get("limit", "25")
+        later = tuple((name, query[name]) for name in sorted(LATER_FILTERS) if name in query)
+        for name, value in later:
+            if value not in LATER_FIELDS[name]:
+                allowed = ", ".join(LATER_FIELDS[name])
+                return _bad(name, f"Query parameter '{name}' may be {allowed}.")
+        low, high = LIMIT["minimum"], LIMIT["maximum"]
+        raw_limit = query.get("limit", str(LIMIT["default"]))
         if not INTEGER.fullmatch(raw_limit):
             return _bad("limit", "Query parameter 'limit' must be an integer.")
         limit = int(raw_limit)
-        if not 1 <= limit <= 100:
+        if not low <= limit <= high:
             if not self.varies("clamped_limit"):
-                return _bad("limit", "Query parameter 'limit' must be within 1..100.")
-            limit = min(max(limit, 1), 100)
+                return _bad("limit", f"Query parameter 'limit' must be within {low}..{high}.")
+            limit = min(max(limit, low), high)
         kinds = tuple(sorted(set(kind.split(",")))) if kind else ("correction", "hand")
-        return ListQuery(project.lower(), include, kinds, limit, query.get("cursor"))
+        return ListQuery(project.lower(), include, kinds, limit, query.get("cursor"), later)
 
     def _first_refusal(self, outcomes: dict[str, Any]) -> Refusal | None:
         """Token (401), then parameters (400), then the agent (404), unless a variation reorders
@@ -507,6 +519,7 @@ class Service:
             "i": query.include,
             "k": ",".join(query.kinds),
             "c": caller.id,
+            **{f"f-{name}": value for name, value in query.later},
         }
         offset = self._read_cursor(query.cursor, binding) if query.cursor is not None else 0
         if isinstance(offset, Refusal):
@@ -516,7 +529,11 @@ class Service:
                 return self._envelope(_bad("cursor", "This cursor was used already."), request_id)
             self._used_cursors.add(query.cursor)
         listed = [
-            c for c in cases if c.kind in query.kinds and (query.include or c.retired is None)
+            c
+            for c in cases
+            if c.kind in query.kinds
+            and (query.include or c.retired is None)
+            and set(query.later) <= set(c.later)
         ]
         # "newest added first"
         if self.moving is None:
@@ -622,6 +639,7 @@ class Service:
             }
         if c.expert and not self.varies("no_expert"):
             case["expert"] = True
+        case.update(c.later)
         if self.varies("extra_fields"):
             case["labels"] = ["fairness"]
         return case

@@ -47,6 +47,14 @@ PROJECTS = {
 AGENTS = {agent for agent, _ in PROJECTS}
 START = datetime(2026, 1, 5, 8, 0, tzinfo=UTC)
 
+# What the page adds after what this service was written for, the one place it learns it: a case
+# field -> the values its cases hold, in turn (case n holds values[n % len]); those in
+# LATER_FILTERS are also filters of the list of the same name (only the cases holding the value
+# asked for, one of these). A field or filter the document declares and these lack is named by
+# test_the_service_knows.py. Such as: LATER_FIELDS = {"source": ("manual", "imported")}.
+LATER_FIELDS: dict[str, tuple[str, ...]] = {}
+LATER_FILTERS: frozenset[str] = frozenset()
+
 
 @dataclass(frozen=True)
 class Case:
@@ -64,6 +72,7 @@ class Case:
     added_at: datetime
     retired: tuple[str, Caller, datetime] | None  # reason, by, at
     expert: bool
+    later: tuple[tuple[str, str], ...] = ()  # (field, value) of each of LATER_FIELDS
 
 
 def _expect(n: int) -> dict[str, Any]:
@@ -146,6 +155,10 @@ def _cases() -> tuple[Case, ...]:
                     added_at=added_at,
                     retired=retired,
                     expert=kind == "hand" or i % 7 == 2,
+                    later=tuple(
+                        (name, values[number % len(values)])
+                        for name, values in LATER_FIELDS.items()
+                    ),
                 )
             )
     return tuple(cases)
