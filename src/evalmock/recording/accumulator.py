@@ -5,7 +5,6 @@ and why."""
 from __future__ import annotations
 
 import json
-import math
 from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -16,6 +15,7 @@ from evalmock.recording.answers import Answer, Source
 from evalmock.recording.lists import Filters, RecordedList
 from evalmock.recording.store import Store
 from evalmock.recording.test_cases import RecordedTestCase
+from evalmock.world.data_files import unservable
 
 MAX_DEPTH = 64  # a recorded body nested deeper is no page of the APIs
 # The most bytes of one answer's body a recording reads (as the audit reads no longer one); a longer
@@ -25,7 +25,6 @@ MAX_BODY_BYTES = DEFAULT_MAX_ANSWER_BYTES
 # the API holds is far less; a longer one is left out.
 MAX_ITEM_BYTES = 256 * 2**10
 MAX_NAMED = 20  # answers left out, kept one by one to be named; more are counted
-_INT_RANGE = (-(2**63), 2**64 - 1)  # what a data file's integers may be
 
 
 class Refusals:
@@ -112,7 +111,7 @@ class Recording:
 
     def _held(self, item: dict[str, Any], source: Source, where: str) -> str | None:
         """A case's or version's JSON to keep, or None when it is left out (refused, saying why)."""
-        problem = unholdable(item)
+        problem = unservable(item)
         text = None
         if problem is None:
             text = json.dumps(item, ensure_ascii=False, separators=(",", ":"))
@@ -209,36 +208,3 @@ def _page_problem(body: dict[str, Any]) -> str | None:
     if not all(isinstance(case, dict) and isinstance(case.get("id"), str) for case in data):
         return "expected every case of the page to be an object with an id, a string"
     return None
-
-
-def unholdable(value: Any) -> str | None:
-    """What in a parsed JSON value a data file cannot hold (a number that is not finite or beyond
-    64 bits, text that is not Unicode), at its JSON pointer; None when it holds none."""
-    pending: list[tuple[str, Any]] = [("", value)]
-    while pending:
-        where, item = pending.pop()
-        if isinstance(item, dict):
-            pending += [(f"{where}/{_escaped(str(key))}", child) for key, child in item.items()]
-            pending += [(where, key) for key in item]
-        elif isinstance(item, list):
-            pending += [(f"{where}/{index}", child) for index, child in enumerate(item)]
-        elif isinstance(item, float) and not math.isfinite(item):
-            return f"{where or '/'}: {item} is not a JSON number"
-        elif isinstance(item, int) and not isinstance(item, bool):
-            if not _INT_RANGE[0] <= item <= _INT_RANGE[1]:
-                return f"{where or '/'}: an integer beyond 64 bits"
-        elif isinstance(item, str) and not _is_unicode(item):
-            return f"{where or '/'}: text with an unpaired surrogate, which is not Unicode"
-    return None
-
-
-def _escaped(key: str) -> str:
-    return key.replace("~", "~0").replace("/", "~1")
-
-
-def _is_unicode(text: str) -> bool:
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    return True

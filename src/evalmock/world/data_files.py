@@ -245,22 +245,22 @@ def _unservable(
             yield where, problem
 
 
+def unservable(value: Any) -> str | None:
+    """What first in a JSON value a data file cannot hold, as `POINTER: problem`, or None."""
+    found = next(_unservable(value, from_text=False), None)
+    return None if found is None else f"{found[0] or '/'}: {found[1]}"
+
+
 def _unservable_scalar(value: Any) -> str | None:
     """What makes one scalar unservable, if anything."""
     if isinstance(value, str):
-        return (
-            None
-            if _is_unicode(value)
-            else "the text holds an unpaired surrogate, which is not Unicode text"
-        )
+        surrogate = "the text holds an unpaired surrogate, which is not Unicode text"
+        return None if _is_unicode(value) else surrogate
     if isinstance(value, bool) or value is None:
         return None
     if isinstance(value, int):
-        return (
-            None
-            if _INT_RANGE[0] <= value <= _INT_RANGE[1]
-            else f"the integer {value} is beyond 64 bits"
-        )
+        within = _INT_RANGE[0] <= value <= _INT_RANGE[1]
+        return None if within else f"the integer {shown(value)} is beyond 64 bits"
     if isinstance(value, float):
         return None if math.isfinite(value) else f"{value} is not a JSON number"
     return (
