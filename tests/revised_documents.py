@@ -1,6 +1,6 @@
-"""A copy of the OpenAPI documents as a revision of the page would leave them: a new filter, runId,
-declared without a rule of its own, and kind's rule taken away. Tests point EVALMOCK_OPENAPI_DIR
-at it to see what changes with no change to the code."""
+"""Copies of the OpenAPI documents as a revision of the page would leave them: a new filter, runId,
+declared without a rule of its own, and kind's rule taken away; or limit's numbers moved. Tests
+point EVALMOCK_OPENAPI_DIR at one to see what changes with no change to the code."""
 
 from __future__ import annotations
 
@@ -30,5 +30,25 @@ def with_a_run_id_filter(folder: Path) -> Path:
     text = test_set.read_text(encoding="utf-8")
     assert text.count(KIND_RULE) == 1 and text.count(RUN_ID_AFTER) == 1
     text = text.replace(KIND_RULE, "").replace(RUN_ID_AFTER, RUN_ID_PARAMETER + RUN_ID_AFTER)
+    test_set.write_text(text, encoding="utf-8")
+    return documents
+
+
+# What a maintainer writes when the page's limit becomes 1..200, default 50: its description, its
+# schema's numbers and the page's words for them.
+# (the page's words first: they hold "default: 25" too)
+LIMIT_NOW = ("default: 25 >= 1 <= 100", "1..100. Default 25.", "maximum: 100", "default: 25")
+LIMIT_REVISED = ("default: 50 >= 1 <= 200", "1..200. Default 50.", "maximum: 200", "default: 50")
+
+
+def with_a_revised_limit(folder: Path) -> Path:
+    """The documents, copied into `folder`, with limit 1..200, default 50."""
+    documents = folder / "openapi"
+    shutil.copytree(openapi_dir(), documents)
+    test_set = documents / "agent-test-set.yaml"
+    text = test_set.read_text(encoding="utf-8")
+    for now, revised in zip(LIMIT_NOW, LIMIT_REVISED, strict=True):
+        assert now in text, now
+        text = text.replace(now, revised)
     test_set.write_text(text, encoding="utf-8")
     return documents
