@@ -4,7 +4,10 @@ point EVALMOCK_OPENAPI_DIR at one to see what changes with no change to the code
 
 from __future__ import annotations
 
+import os
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 from evalmock.paths import openapi_dir
@@ -52,3 +55,19 @@ def with_a_revised_limit(folder: Path) -> Path:
         text = text.replace(now, revised)
     test_set.write_text(text, encoding="utf-8")
     return documents
+
+
+def run_under(
+    documents: Path, *args: str, timeout: float = 300
+) -> subprocess.CompletedProcess[str]:
+    """`python args...` in the worktree, the package reading the OpenAPI documents in `documents`
+    (it reads its documents once a process, so another set is read by another process)."""
+    return subprocess.run(
+        [sys.executable, *args],
+        env={**os.environ, "EVALMOCK_OPENAPI_DIR": str(documents)},
+        cwd=Path(__file__).resolve().parents[1],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
+    )
