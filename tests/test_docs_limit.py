@@ -4,17 +4,14 @@ page's numbers, made in the document, points at each doc line still stating the 
 from __future__ import annotations
 
 import json
-import os
 import re
-import subprocess
-import sys
 from pathlib import Path
 from typing import NamedTuple
 
 import pytest
 
 from evalmock.contract.operations import operation
-from revised_documents import with_a_revised_limit
+from revised_documents import run_under, with_a_revised_limit
 
 ROOT = Path(__file__).resolve().parent.parent
 # Records of what a run measured (pages of 25 cases, walks at 100) and the generated rule list
@@ -58,22 +55,14 @@ def limit_schema(documents: Path | None = None) -> dict[str, int]:
     if documents is None:
         schema = operation("test-set").parameters["limit"]["schema"]
         return {number: schema[number] for number in NUMBERS}
-    # The package reads its documents once a process: another folder is read by another process.
-    done = subprocess.run(
-        [
-            sys.executable,
-            "-c",
-            f"import {Path(__file__).stem} as t; print(t.json.dumps(t.limit_schema()))",
-        ],
-        env={**os.environ, "EVALMOCK_OPENAPI_DIR": str(documents)},
-        cwd=Path(__file__).parent,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
+    script = "import sys; sys.path.insert(0, 'tests'); import test_docs_limit as t; t.show()"
+    done = run_under(documents, "-c", script)
     assert done.returncode == 0, done.stderr[-3000:]
     return json.loads(done.stdout)
+
+
+def show() -> None:
+    print(json.dumps(limit_schema()))
 
 
 def pages() -> list[Path]:

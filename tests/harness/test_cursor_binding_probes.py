@@ -5,9 +5,6 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -17,7 +14,7 @@ import pytest
 from evalmock.contract.filters import narrowing
 from evalmock.contract.targets import ProjectTarget, Targets
 from evalmock.harness.checks.policy import FAILED, PASSED
-from revised_documents import with_a_run_id_filter
+from revised_documents import run_under, with_a_run_id_filter
 
 from .builders import hand_case
 from .test_scenario_skips import outcome
@@ -118,20 +115,12 @@ def test_a_filter_the_document_gains_is_probed_with_no_change_to_the_harness(
 ) -> None:
     """The documents revised with a runId filter: its probe joins the others, each changing it
     alone, with the value the listed case holds."""
-    tests = Path(__file__).resolve().parents[1]
     script = (
-        "import json, sys; sys.path.insert(0, sys.argv[1]); "
+        "import json, sys; sys.path.insert(0, 'tests'); "
         "from harness.test_cursor_binding_probes import probes_against_a_refusing_service as p; "
         "print(json.dumps(p()))"
     )
-    done = subprocess.run(
-        [sys.executable, "-c", script, str(tests)],
-        env={**os.environ, "EVALMOCK_OPENAPI_DIR": str(with_a_run_id_filter(tmp_path))},
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
+    done = run_under(with_a_run_id_filter(tmp_path), "-c", script)
     assert done.returncode == 0, done.stderr[-3000:]
     revised = json.loads(done.stdout)
     assert ["runId"] in revised["declared"]
