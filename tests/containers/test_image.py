@@ -12,6 +12,7 @@ import httpx
 import pytest
 from starlette.testclient import TestClient
 
+from data_builders import AGENT, PROJECT, case, data, write
 from evalmock.server.app import create_app
 from evalmock.server.settings import ServerSettings
 from shared import free_port
@@ -23,23 +24,8 @@ REFERENCE_REQUEST = (
     "?projectId=2489E9AD-2EE2-8E00-8EC9-32D5F69181C0&include=retired&limit=25"
 )
 AUTH = {"Authorization": "Bearer demo-user"}
-DATA_FILE = """\
-testSet:
-  - agentId: shop.checkout
-    projectId: 0b5e6c1a-7d2f-4e8b-9a31-5c4d3e2f1a0b
-    cases:
-      - id: case-refund-crash
-        kind: hand
-        projectId: 0b5e6c1a-7d2f-4e8b-9a31-5c4d3e2f1a0b
-        runId: run-7f00
-        madeOn: shop.checkout@2026.11.2
-        expect:
-          answer: {verdict: wrong, shouldSay: Quote the refund policy before promising a refund.}
-        addedBy: {kind: user, id: user-0042}
-        addedAt: 2026-11-19T16:20:00Z
-        updatedAt: 2026-11-19T16:20:00Z
-        expert: true
-"""
+# One case of its own list, from valid.py's builder: what a user's data file holds.
+DATA_CASE = case("case-refund-crash", "2026-11-19T16:20:00Z")
 READY_S = 60
 HEALTHY_S = 40
 
@@ -250,10 +236,9 @@ def test_sigterm_stops_the_container_within_a_second_with_exit_0(
 
 
 def test_data_files_come_in_by_volume(image: str, names: list[str], tmp_path: Path) -> None:
-    data = tmp_path / "data"
-    data.mkdir(mode=0o755)
-    (data / "my-data.yaml").write_text(DATA_FILE)
-    (data / "my-data.yaml").chmod(0o644)
+    folder = tmp_path / "data"
+    folder.mkdir(mode=0o755)
+    write(folder / "my-data.yaml", data([(AGENT, PROJECT, [DATA_CASE])])).chmod(0o644)
     name, port = unique("evalmock-data"), free_port()
     names.append(name)
     docker(
@@ -264,7 +249,7 @@ def test_data_files_come_in_by_volume(image: str, names: list[str], tmp_path: Pa
         "--publish",
         f"127.0.0.1:{port}:8080",
         "--volume",
-        f"{data}:/data:ro",
+        f"{folder}:/data:ro",
         image,
         "serve",
         "--host",
@@ -276,11 +261,9 @@ def test_data_files_come_in_by_volume(image: str, names: list[str], tmp_path: Pa
         "--data-only",
     )
     body = wait_for_200(
-        f"http://127.0.0.1:{port}/v1/agents/shop.checkout/test-set/cases"
-        "?projectId=0b5e6c1a-7d2f-4e8b-9a31-5c4d3e2f1a0b",
-        AUTH,
+        f"http://127.0.0.1:{port}/v1/agents/{AGENT}/test-set/cases?projectId={PROJECT}", AUTH
     ).json()
-    assert [case["id"] for case in body["data"]] == ["case-refund-crash"]
+    assert body["data"] == [DATA_CASE]
     assert httpx.get(f"http://127.0.0.1:{port}/healthz").json()["world"]["dataFiles"] == [
         "/data/my-data.yaml"
     ]

@@ -15,6 +15,7 @@ from urllib.parse import parse_qsl, urlencode
 import pytest
 
 from evalmock.contract.filters import list_key
+from evalmock.harness.checks.filters import UNRULED
 from evalmock.harness.checks.policy import LIVE_PROFILE, Policy
 from evalmock.server import cursors
 from evalmock.server.cursors import Binding, CursorError, CursorSealer
@@ -334,6 +335,11 @@ def _ignore_limit(params: dict[str, str]) -> None:
 def _accept_out_of_range_limit(params: dict[str, str]) -> None:
     if params.get("limit") in {str(LIMIT["minimum"] - 1), str(LIMIT["maximum"] + 1)}:
         params.pop("limit")
+
+
+def _drop_filters_without_a_rule(params: dict[str, str]) -> None:
+    for declared in UNRULED:
+        params.pop(declared.name, None)
 
 
 def _drop_version(params: dict[str, str]) -> None:
@@ -946,5 +952,21 @@ MUTATIONS: list[Mutation] = [
         api="gradient",
         request=rewrite_query(_drop_malformed_version),
         policy=STRICT,
+    ),
+    # Its check registers only while the document declares a filter without a rule of its own, as
+    # a revision of the page may (tests/revised_documents.py): planted then, with the check.
+    *(
+        [
+            Mutation(
+                "filter-without-a-rule-ignored",
+                "a filter the document declares without a rule of its own is ignored",
+                "cases_match_the_other_filters",
+                ("other_filters_narrow_the_walk",),
+                request=rewrite_query(_drop_filters_without_a_rule),
+                policy=STRICT,
+            )
+        ]
+        if UNRULED
+        else []
     ),
 ]

@@ -4,12 +4,17 @@
 from __future__ import annotations
 
 import dataclasses
+import json
+from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
 
+from evalmock.contract.filters import narrowing
 from evalmock.contract.targets import ProjectTarget, Targets
 from evalmock.harness.checks.policy import FAILED, PASSED
+from revised_documents import run_under, with_a_run_id_filter
 
 from .builders import hand_case
 from .test_scenario_skips import outcome
@@ -38,7 +43,7 @@ class Service:
             envelope = {"code": "bad-input", "message": "Not this list's.", "requestId": "r"}
             return httpx.Response(400, json={"error": envelope}, headers=headers)
         cursor = f"c{len(self.sent) - 1}"
-        body = {"data": [hand_case(id="case-1")], "hasMore": True, "nextCursor": cursor}
+        body = {"data": [listed_case()], "hasMore": True, "nextCursor": cursor}
         return httpx.Response(200, json=body, headers=headers)
 
     def changes(self) -> list[set[str]]:
@@ -58,23 +63,69 @@ class Service:
         return found
 
 
+def listed_case() -> dict[str, Any]:
+    """A hand case holding a value for each declared filter that is matched by the value a case
+    holds (no set, no `present-only-with`), so that each can be probed with it."""
+    held = {
+        f.field: f"{f.name}-held"
+        for f in narrowing()
+        if f.members is None and f.present_only_with is None
+    }
+    return hand_case(id="case-1", **held)
+
+
+def filter_probes() -> list[set[str]]:
+    """What the filters' probes change, from the document's declarations: each filter a cursor
+    binds, once; then each set filter again (a narrower set's cursor reused without it)."""
+    bound = [f for f in narrowing() if f.binds]
+    return [{f.name} for f in bound] + [{f.name} for f in bound if f.members is not None]
+
+
+def probes_against_a_refusing_service() -> dict[str, Any]:
+    """The filters check run against a service refusing every reused cursor: its outcome, what
+    each probe changed, and what the declarations say the probes change."""
+    refusing = Service(takes_cursors=False)
+    status = outcome("cursor_is_bound_to_the_filters", TARGETS, handler=refusing)[0]
+    changes = [sorted(change) for change in refusing.changes()]
+    return {"status": status, "changes": changes, "declared": [sorted(p) for p in filter_probes()]}
+
+
 @pytest.mark.parametrize(
     ("check", "changed"),
     [
         ("cursor_is_bound_to_the_agent", [{"agent"}]),
         ("cursor_is_bound_to_the_list", [{"projectId"}]),
-        ("cursor_is_bound_to_the_filters", [{"include"}, {"kind"}, {"kind"}]),
+        ("cursor_is_bound_to_the_filters", filter_probes()),
     ],
 )
 def test_each_binding_changes_one_thing_and_fails_a_runtime_that_takes_the_cursor(
     check: str, changed: list[set[str]]
 ) -> None:
+    assert changed, "expected at least one probe"
     refusing = Service(takes_cursors=False)
     assert outcome(check, TARGETS, handler=refusing)[0] == PASSED
     assert refusing.changes() == changed
     taking = Service(takes_cursors=True)
     status, message = outcome(check, TARGETS, handler=taking)
     assert status == FAILED and "was not refused with 400 bad-input" in message
+
+
+def test_a_filter_the_document_gains_is_probed_with_no_change_to_the_harness(
+    tmp_path: Path,
+) -> None:
+    """The documents revised with a runId filter: its probe joins the others, each changing it
+    alone, with the value the listed case holds."""
+    script = (
+        "import json, sys; sys.path.insert(0, 'tests'); "
+        "from harness.test_cursor_binding_probes import probes_against_a_refusing_service as p; "
+        "print(json.dumps(p()))"
+    )
+    done = run_under(with_a_run_id_filter(tmp_path), "-c", script)
+    assert done.returncode == 0, done.stderr[-3000:]
+    revised = json.loads(done.stdout)
+    assert ["runId"] in revised["declared"]
+    assert revised["changes"] == revised["declared"]
+    assert revised["status"] == PASSED
 
 
 def test_the_agent_is_probed_on_the_project_as_the_cursor_s_request_spelled_it() -> None:

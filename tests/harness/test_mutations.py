@@ -7,16 +7,18 @@ that breaks a live rule is caught only in the live profile."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
 
 from evalmock.contract.sources import Level
-from evalmock.harness.checks import find_check
+from evalmock.harness.checks import CHECKS, find_check
 from evalmock.harness.checks.policy import LIVE_PROFILE, Policy
 from evalmock.harness.results.audit_results import Results
 from evalmock.harness.run.engine import run_audit
 from evalmock.harness.run.options import Audit
+from revised_documents import run_under, with_a_run_id_filter
 
 from .conftest import MutableServer
 from .mutants import MUTATIONS, Mutation
@@ -106,6 +108,43 @@ def test_docs_map_every_mutation_to_its_check() -> None:
     ).read_text(encoding="utf-8")
     for mutation in MUTATIONS:
         assert f"`{mutation.name}`" in text and f"`{mutation.caught_by}`" in text, mutation.name
+
+
+def test_a_response_check_only_a_revised_document_registers_catches_its_planted_defect(
+    tmp_path: Path,
+) -> None:
+    """With a filter declared without a rule of its own (the documents revised with runId), the
+    generic filter check registers, and so does its planted defect: the unmutated server passes the
+    lean audits with it, and the harness catches it."""
+    documents = with_a_run_id_filter(tmp_path)
+    script = (
+        "import json, sys; sys.path.insert(0, 'tests'); "
+        "from harness.mutants import MUTATIONS; from evalmock.harness.checks import CHECKS; "
+        "print(json.dumps({'responses': sorted(c.name for c in CHECKS if c.kind == 'response'), "
+        "'planted': {m.name: m.caught_by for m in MUTATIONS}}))"
+    )
+    done = run_under(documents, "-c", script)
+    assert done.returncode == 0, done.stderr[-3000:]
+    revised = json.loads(done.stdout)
+    only_revised = set(revised["responses"]) - {c.name for c in CHECKS if c.kind == "response"}
+    assert "cases_match_the_other_filters" in only_revised
+    planted = [name for name, check in revised["planted"].items() if check in only_revised]
+    assert {revised["planted"][name] for name in planted} == only_revised
+    selected = " or ".join(
+        [
+            "test_every_mutation_names_registered_checks_at_the_policy_its_level_needs",
+            "test_the_unmutated_server_passes_the_lean_audits_even_strict_and_live",
+            "test_docs_map_every_mutation_to_its_check",
+            *(f"test_the_harness_catches_the_planted_defect[{name}]" for name in planted),
+        ]
+    )
+    here = str(Path(__file__).relative_to(Path(__file__).parents[2]))
+    done = run_under(
+        documents, "-m", "pytest", here, "-v", "-p", "no:cacheprovider", "-k", selected
+    )
+    assert done.returncode == 0, done.stdout[-3000:]
+    for name in planted:
+        assert f"test_the_harness_catches_the_planted_defect[{name}] PASSED" in done.stdout
 
 
 # Defects that Schemathesis's own phases also see, on a lean run (two phases, three examples, no

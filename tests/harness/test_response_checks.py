@@ -3,20 +3,25 @@ received and a pointer to the offending value; and leaves alone what the pages l
 
 from __future__ import annotations
 
+import json
+import re
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from evalmock.contract.filters import Filter
 from evalmock.contract.targets import Targets, TestCaseTarget
 from evalmock.harness.checks import CHECKS, Check, find_check, response_checks
 from evalmock.harness.checks.context import CheckContext
 from evalmock.harness.checks.exchange import Exchange
+from evalmock.harness.checks.filters import UNRULED
 from evalmock.harness.checks.outcomes import Violation, json_body
 from evalmock.harness.checks.policy import Policy
 from evalmock.harness.excerpts import as_json
 from evalmock.harness.run.judge import violation_example
 from evalmock.harness.secrets.redactor import Redactor
+from revised_documents import run_under, with_a_run_id_filter
 from shared import LIMIT
 
 from .builders import (
@@ -310,6 +315,43 @@ EXAMPLES: list[tuple[str, Exchange, Exchange, str, str | None]] = [
         "/evaluation_test_case/metrics/1/category",
     ),
 ]
+
+
+def asked_held_and_other(declared: Filter) -> tuple[str, str, str] | None:
+    """A value of the filter to ask for, the case field's value matching it and one that does not;
+    None for a filter asked only to widen the list (`present-only-with`)."""
+    if declared.present_only_with is not None:
+        return None
+    if declared.members is not None:
+        return declared.members[-1], declared.members[-1], declared.members[0]
+    return f"{declared.name}-asked", f"{declared.name}-asked", f"{declared.name}-other"
+
+
+def other_filters_examples() -> list[tuple[str, Exchange, Exchange, str, str | None]]:
+    """The generic filter check's examples, one pair for each filter the document declares without
+    a rule of its own: the check registers only while there is one (a revision of the page may
+    declare one: tests/revised_documents.py)."""
+    examples = []
+    for declared in UNRULED:
+        values = asked_held_and_other(declared)
+        if values is not None:
+            asked, held, other = values
+            query = {declared.name: asked}
+            matching = {**hand_case(), declared.field: held}
+            not_matching = {**hand_case(id="case-other"), declared.field: other}
+            examples.append(
+                (
+                    "cases_match_the_other_filters",
+                    page([matching], **query),
+                    page([matching, not_matching], **query),
+                    f"a case of another {declared.name}",
+                    f"/data/1/{declared.field}",
+                )
+            )
+    return examples
+
+
+EXAMPLES += other_filters_examples()
 IDS = [f"{name}: {what}" for name, _, _, what, _ in EXAMPLES]
 
 
@@ -395,11 +437,49 @@ def test_a_gateway_error_is_named_only_where_asking_again_cleared_it() -> None:
     assert check.level == "inferred"
 
 
-def test_every_response_check_has_an_example() -> None:
+def registered_and_covered() -> dict[str, list[str]]:
+    """The response checks registered for the documents this process reads, and those with
+    examples here."""
+    registered = {check.name for api in ("test-set", "gradient") for check in response_checks(api)}
     covered = {name for name, *_ in EXAMPLES} | JUDGED_APART
-    assert {
-        check.name for api in ("test-set", "gradient") for check in response_checks(api)
-    } <= covered
+    return {"registered": sorted(registered), "covered": sorted(covered)}
+
+
+def test_every_response_check_has_an_example() -> None:
+    found = registered_and_covered()
+    assert set(found["registered"]) <= set(found["covered"])
+
+
+def test_a_check_only_a_revised_document_registers_has_examples_that_hold(
+    tmp_path: Path,
+) -> None:
+    """With a filter declared without a rule of its own (the documents revised with runId), the
+    generic filter check registers: it has its examples here, and they hold, as does every check's
+    example under that revision."""
+    documents = with_a_run_id_filter(tmp_path)
+    script = (
+        "import json, sys; sys.path.insert(0, 'tests'); "
+        "from harness.test_response_checks import registered_and_covered as found; "
+        "print(json.dumps(found()))"
+    )
+    done = run_under(documents, "-c", script)
+    assert done.returncode == 0, done.stderr[-3000:]
+    revised = json.loads(done.stdout)
+    only_revised = set(revised["registered"]) - set(registered_and_covered()["registered"])
+    assert "cases_match_the_other_filters" in only_revised
+    assert only_revised <= set(revised["covered"])
+    # every example's test, and the one counting them, under the revision: the good and the bad
+    # example of each check only the revision registers among those passed
+    here = str(Path(__file__).relative_to(Path(__file__).parents[2]))
+    selected = "test_check_ or test_every_response_check_has_an_example"
+    done = run_under(
+        documents, "-m", "pytest", here, "-v", "-p", "no:cacheprovider", "-k", selected
+    )
+    assert done.returncode == 0, done.stdout[-3000:]
+    assert "test_every_response_check_has_an_example PASSED" in done.stdout
+    for name in only_revised:
+        passed = re.findall(rf"::test_check_\w+\[{name}: [^\]]*\] PASSED", done.stdout)
+        assert len(passed) >= 2, (name, done.stdout[-3000:])
 
 
 @pytest.mark.parametrize(

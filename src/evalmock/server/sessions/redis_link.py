@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import sys
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from redis.asyncio import BlockingConnectionPool, Redis
@@ -21,12 +22,21 @@ from evalmock.server.sessions.redis_scripts import SCRIPTS
 from evalmock.server.sessions.store import StoreUnavailable
 from evalmock.server.sessions.store_choice import RedisLocation
 
-CONNECT_TIMEOUT_S = 0.5  # to open a connection
-SOCKET_TIMEOUT_S = 0.5  # for one command's answer
-POOL_WAIT_S = 0.5  # for a free connection when all POOL_SIZE are busy
 POOL_SIZE = 32
-# The whole of one store call, retry included: a request never waits longer on a Redis gone away.
-OPERATION_TIMEOUT_S = 1.5
+
+
+@dataclass(frozen=True)
+class RedisTimeouts:
+    """How long the store waits on Redis, in seconds. The defaults are the server's: a request
+    never waits longer on a Redis gone away. Tests on a loaded machine may give more."""
+
+    connect: float = 0.5  # to open a connection
+    socket: float = 0.5  # for one command's answer
+    pool_wait: float = 0.5  # for a free connection when all POOL_SIZE are busy
+    operation: float = 1.5  # the whole of one store call, retry included
+
+
+DEFAULT_TIMEOUTS = RedisTimeouts()
 
 T = TypeVar("T")
 
@@ -35,18 +45,18 @@ class Connection:
     """One event loop's client and scripts (redis-py's asyncio connections belong to the loop that
     opened them)."""
 
-    def __init__(self, location: RedisLocation) -> None:
+    def __init__(self, location: RedisLocation, timeouts: RedisTimeouts) -> None:
         self.loop = asyncio.get_running_loop()
         pool = BlockingConnectionPool(
             max_connections=POOL_SIZE,
-            timeout=POOL_WAIT_S,
+            timeout=timeouts.pool_wait,
             host=location.host,
             port=location.port,
             db=location.db,
             username=location.username,
             password=location.password,
-            socket_connect_timeout=CONNECT_TIMEOUT_S,
-            socket_timeout=SOCKET_TIMEOUT_S,
+            socket_connect_timeout=timeouts.connect,
+            socket_timeout=timeouts.socket,
             # Once, on a broken connection: a pooled one that Redis closed when it restarted.
             retry=Retry(NoBackoff(), 1, supported_errors=(RedisConnectionError,)),
             **({"connection_class": SSLConnection} if location.tls else {}),
@@ -60,21 +70,22 @@ class Connection:
 class RedisLink:
     """Calls to the Redis at `location`, from whichever event loop makes them."""
 
-    def __init__(self, location: RedisLocation) -> None:
+    def __init__(self, location: RedisLocation, timeouts: RedisTimeouts = DEFAULT_TIMEOUTS) -> None:
         self.location = location
+        self.timeouts = timeouts
         self._connection: Connection | None = None
         self._answering = True
 
     def _connected(self) -> Connection:
         connection = self._connection
         if connection is None or connection.loop is not asyncio.get_running_loop():
-            connection = self._connection = Connection(self.location)
+            connection = self._connection = Connection(self.location, self.timeouts)
         return connection
 
     async def call(self, operation: Callable[[Connection], Awaitable[T]]) -> T:
-        """`operation` within OPERATION_TIMEOUT_S; Redis gone or failing is StoreUnavailable."""
+        """`operation` within the operation timeout; Redis gone or failing is StoreUnavailable."""
         try:
-            async with asyncio.timeout(OPERATION_TIMEOUT_S):
+            async with asyncio.timeout(self.timeouts.operation):
                 answer = await operation(self._connected())
         except (RedisError, OSError, TimeoutError) as error:
             reason = f"{type(error).__name__}: {error}" if str(error) else type(error).__name__

@@ -30,7 +30,12 @@ from evalmock.server.sessions.records import (
     SessionRecord,
     SessionState,
 )
-from evalmock.server.sessions.redis_link import Connection, RedisLink
+from evalmock.server.sessions.redis_link import (
+    DEFAULT_TIMEOUTS,
+    Connection,
+    RedisLink,
+    RedisTimeouts,
+)
 from evalmock.server.sessions.redis_scripts import INDEX, key, session_keys
 from evalmock.server.sessions.store import (
     FaultQueueFull,
@@ -76,18 +81,20 @@ def _keep(cache: OrderedDict[str, V], name: str, value: V, bound: int) -> None:
 
 
 class RedisStore:
-    """The SessionStore protocol over Redis; `clock` gives seconds since the epoch."""
+    """The SessionStore protocol over Redis; `clock` gives seconds since the epoch, `timeouts` how
+    long each call waits on Redis (the server's defaults unless a test gives more)."""
 
     def __init__(
         self,
         location: RedisLocation,
         limits: SessionLimits = DEFAULT_LIMITS,
         clock: Callable[[], float] = time.time,
+        timeouts: RedisTimeouts = DEFAULT_TIMEOUTS,
     ) -> None:
         self.limits = limits
         self.location = location
         self._clock = clock
-        self._link = RedisLink(location)
+        self._link = RedisLink(location, timeouts)
         # A session's record never changes: each replica keeps the latest it used, so that a
         # request fetches no spec (its data may be megabytes) from Redis, only asks if it is live.
         self._records: OrderedDict[str, SessionRecord] = OrderedDict()
