@@ -6,6 +6,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from evalmock.contract.operations import operation
 from evalmock.contract.sources import inferred, on_test_set_page, page
 from evalmock.contract.targets import ProjectTarget
 from evalmock.harness.checks.exchange import Exchange
@@ -19,7 +20,7 @@ _SEALED = on_test_set_page(
 )
 _AS_IT_CAME = on_test_set_page("Where the previous page ended: its nextCursor, as it came.")
 TOGETHER_PAGES = 3  # the two page sizes reach about this many pages each, where the count is known
-LARGEST = 100  # the document's largest limit
+LARGEST: int = operation("test-set").parameters["limit"]["schema"]["maximum"]  # the largest page
 TWICE_LIMIT = 2  # the page asked twice: a small one, so that a list of 3 cases has a cursor
 
 

@@ -187,19 +187,22 @@ def full_last_page_limit(count: int | None, walked: tuple[int, ...]) -> int | No
     each_project=True,
 )
 def walk_yields_every_case_once(s: Scenario) -> None:
-    """Every project the targets list is walked from the first page at 100, then at the default
-    limit (no limit sent), at a small limit that reaches at least four pages when the targets'
-    counts allow it, at a limit that ends on an exactly full page when the list's count has one,
-    and at 100 again. Each walk lists no case twice and newest first. On a list that stood still,
-    all list the same cases: a walk that ends early (hasMore: false before the last case) is
-    caught. A targets' active_cases stated with its moment (active_cases_at) must then match, up to
-    the cases whose own dates (include=retired lists them) say they were added or retired after
-    that moment; a count without its moment may be stale, and a difference is only noted. On a list
-    seen to move (cases arrived or left between the first walk and the last, or dated while the
-    walks ran, on the service's clock: its Date header), every walk lists each case both of those
-    list, and the targets' count is set aside in a note. Walks followed in traffic (the proxy,
-    --har) are judged page by page by the same rules; their count only at a later whole walk that
-    lists the same cases as the first, else it is not judged."""
+    """Every project the targets list is walked from the first page at the largest limit, then
+    at the default limit (no limit sent), at a small limit that reaches at least four pages when
+    the targets' counts allow it, at a limit that ends on an exactly full page when the list's
+    count has one, and at the largest limit again. Each walk lists no case twice and newest
+    first. On a list that stood still, all list the same cases: a walk that ends early (hasMore:
+    false before the last case) is caught. A targets' active_cases stated with its moment
+    (active_cases_at) must then match, up to the cases whose own dates (include=retired lists
+    them) say they were added or retired after that moment; a count without its moment may be
+    stale, and a difference is only noted. On a list seen to move (cases arrived or left between
+    the first walk and the last, or dated while the walks ran, on the service's clock: its Date
+    header), every walk lists each case both of those list, and the targets' count is set aside
+    in a note. Walks followed in traffic (the proxy, --har) are judged page by page by the same
+    rules; their count only once a later whole walk lists the same cases as the first, and a
+    count that differs only with its moment, by the dates the traffic shows (the cases retired
+    since, from a whole include=retired walk listing the same active cases); else it is not
+    judged."""
     s.project()
     for project in s.targets.projects:
         full_what = f"limit={FULL_LIMIT}"

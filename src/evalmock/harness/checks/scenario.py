@@ -21,6 +21,9 @@ from evalmock.harness.checks.outcomes import (
 )
 from evalmock.harness.checks.target_keys import TARGET_NAMES, TargetKey, target_key
 
+# what a page holds when limit is left out, as the document says
+DEFAULT_LIMIT: int = operation("test-set").parameters["limit"]["schema"]["default"]
+
 DEFAULT_TOKEN: Any = object()  # use the audit's main token
 # An X-Request-Id of the audit's own: sent on the errors the page describes (and a few pages), so
 # that a header set from the caller's id while the envelope keeps another is seen.
@@ -200,7 +203,7 @@ class Scenario:
         cursor: str | None = None
         seen = 0
         complete = False
-        page_size = limit or 25
+        page_size = limit or DEFAULT_LIMIT
         for _ in range(MAX_WALK_CASES // page_size + 2):
             exchange = self.list_cases(project, limit=limit, cursor=cursor, **params)
             page = expect_page(exchange)
