@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import dataclasses
 import pickle
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -116,16 +117,36 @@ def test_a_newer_case_after_the_boundary_breaks_the_walk_s_order() -> None:
     )
 
 
+# When the targets counted the cases: after every case(n) was added
+COUNTED_AT = datetime(2026, 11, 20, 12, 0, tzinfo=UTC)
+
+
+def dated(active: int, **more: Any) -> Targets:
+    """Targets that count the project's active cases at COUNTED_AT."""
+    project = ProjectTarget(
+        "acme.drafting", PROJECT, active_cases=active, active_cases_at=COUNTED_AT
+    )
+    return Targets(projects=(project,), **more)
+
+
+def walk_with_retired(traffic: TrafficAudit, numbers: list[int]) -> None:
+    """A whole walk with include=retired, of two pages, that lists these (active) cases."""
+    traffic.judge("test-set", listed(numbers[:3], next_cursor="r1", include="retired"))
+    traffic.judge("test-set", listed(numbers[3:], cursor="r1", include="retired"))
+
+
 def test_a_walk_that_lists_fewer_than_the_active_cases_is_told_at_its_end() -> None:
-    """Two whole walks that list the same cases: the list stood still, and its count is judged at
-    the end of the second."""
-    traffic = audit(Targets(projects=(ProjectTarget("acme.drafting", PROJECT, active_cases=7),)))
+    """Two whole walks that list the same cases: the list stood still, none was retired since the
+    count (include=retired says), and its count is judged at the end of the second."""
+    traffic = audit(dated(7))
+    walk_with_retired(traffic, [0, 1, 2, 4, 5, 6])
     traffic.judge("test-set", listed(range(3), next_cursor="c1"))
     assert broken(traffic, listed(range(4, 7), cursor="c1")) == []  # one walk: not judged yet
     traffic.judge("test-set", listed(range(3), next_cursor="c2"))
     [breach] = traffic.judge("test-set", listed(range(4, 7), cursor="c2")).breaches
     assert breach.example.message.splitlines() == [
-        "the walk did not list every active case",
+        "the walk did not list every active case: 7 active at 2026-11-20T12:00:00Z; 0 retired "
+        "since, 0 added since; listed 6: one missing",
         "expected: 7 cases",
         "received: 6 cases",
     ]
@@ -135,7 +156,8 @@ def test_a_walk_that_lists_fewer_than_the_active_cases_is_told_at_its_end() -> N
 
 
 def test_a_case_listed_twice_does_not_stand_in_for_one_the_walk_left_out() -> None:
-    traffic = audit(Targets(projects=(ProjectTarget("acme.drafting", PROJECT, active_cases=6),)))
+    traffic = audit(dated(6))
+    walk_with_retired(traffic, [0, 1, 2, 4, 5])
     traffic.judge("test-set", listed(range(3), next_cursor="c1"))
     traffic.judge("test-set", listed([2, 4, 5], cursor="c1"))  # the same walk, twice
     traffic.judge("test-set", listed(range(3), next_cursor="c2"))
@@ -144,11 +166,12 @@ def test_a_case_listed_twice_does_not_stand_in_for_one_the_walk_left_out() -> No
     assert [b.example.message.splitlines()[0] for b in breaches] == [
         f"walking with limit={LIMIT['default']}, case 'case-002' came back twice, at positions 2 "
         "(page 1) and 3 (page 2)",
-        "the walk did not list every active case",
+        "the walk did not list every active case: 6 active at 2026-11-20T12:00:00Z; 0 retired "
+        "since, 0 added since; listed 5: one missing",
     ]
     assert breaches[1].example.message.splitlines()[1:] == [
         "expected: 6 cases",
-        "received: 5 different cases (6 listed, 1 of them a case listed before)",
+        "received: 5 cases",
     ]
 
 
@@ -329,14 +352,13 @@ def test_a_walk_continued_with_its_kinds_reordered_is_the_same_walk() -> None:
 def test_kinds_left_out_empty_or_both_named_are_one_walk_of_every_active_case() -> None:
     """ "Left out, both.": a walk without kind continued with both kinds named, or with an empty
     kind (read as left out), is the same walk, and its end is weighed against the active cases."""
-    targets = Targets(
-        projects=(ProjectTarget("acme.drafting", PROJECT, active_cases=7),), sealed_cursors=True
-    )
+    targets = dated(7, sealed_cursors=True)
     for first, then in (
         ({}, {"kind": "hand,correction"}),
         ({"kind": "correction,hand"}, {"kind": ""}),
     ):
         traffic = audit(targets)
+        walk_with_retired(traffic, [*range(6)])
         traffic.judge("test-set", listed(range(3), next_cursor="s1", **first))
         traffic.judge("test-set", listed(range(3, 6), cursor="s1", **then))
         # walked again, spelled the other way round: the same list, which stood still

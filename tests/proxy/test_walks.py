@@ -3,7 +3,9 @@ reorders across pages gets the evalmock-violations header on the page that shows
 verdict is 1; a correct one gets none. A skip shows only in the count, judged when a second walk
 lists the same cases; a list that moves between walks leaves the targets' count not judged. The
 proxy's HAR audited offline, and `evalmock contract` against the same service, find the same
-rule."""
+rule. The targets' count is dated (as `evalmock serve --write-targets` writes it), and the app's
+"show retired" view walks each list with include=retired once: the cases' own dates then explain
+the count or fail it, as `evalmock contract` would."""
 
 from __future__ import annotations
 
@@ -11,6 +13,7 @@ import contextlib
 import io
 from collections.abc import Iterator
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlencode
@@ -60,11 +63,31 @@ class Walked:
     folder: Path
 
 
+# When the targets counted the cases: after every case of the walking service was added
+COUNTED_AT = datetime(2026, 11, 21, tzinfo=UTC)
+
+
 def _targets(folder: Path) -> Path:
     path = folder / "targets.toml"
-    projects = tuple(ProjectTarget(agent, PROJECT, active_cases=CASES) for agent in AGENTS)
+    projects = tuple(
+        ProjectTarget(agent, PROJECT, active_cases=CASES, active_cases_at=COUNTED_AT)
+        for agent in AGENTS
+    )
     dump_targets(Targets(projects=projects), path)
     return path
+
+
+def _walk_with_retired(proxy: str, agent: str) -> None:
+    """The app's "show retired" view: one whole walk with include=retired (bounded: a restarting
+    service ends too)."""
+    query: dict[str, Any] = {"projectId": PROJECT, "limit": LIMIT, "include": "retired"}
+    path = operation("test-set").url_path(agentId=agent)
+    with httpx.Client(base_url=proxy, headers={"Authorization": f"Bearer {TOKEN}"}) as app:
+        for _page in range(12):
+            body = app.get(path, params=query).json()
+            if not body["hasMore"]:
+                return
+            query["cursor"] = body["nextCursor"]
 
 
 def _walk(chromium: Any, app: str, proxy: str, agent: str) -> list[dict[str, Any]]:
@@ -104,6 +127,8 @@ def walked(proxy_for: ProxyFactory, tmp_path_factory: pytest.TempPathFactory) ->
         launched_chromium() as chromium,
     ):
         walks: dict[str, list[list[dict[str, Any]]]] = {agent: [] for agent in AGENTS}
+        for agent in AGENTS:
+            _walk_with_retired(proxy.base_url, agent)
         after_one_walk = None
         for _ in range(WALKS):
             for agent in AGENTS:

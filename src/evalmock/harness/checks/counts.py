@@ -3,7 +3,8 @@ and the cases' own dates, read from the service, say what changed since then."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections import Counter
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from email.utils import parsedate_to_datetime
@@ -32,7 +33,7 @@ def service_time(exchange: Exchange) -> datetime | None:
     return moment if moment.tzinfo is not None else None
 
 
-def retired_at(case: dict[str, Any]) -> datetime | None:
+def retired_at(case: Mapping[str, Any]) -> datetime | None:
     retired = case.get("retired")
     return instant(retired.get("at")) if isinstance(retired, dict) else None
 
@@ -54,24 +55,24 @@ def dated_between(
 
 @dataclass(frozen=True)
 class Since:
-    """A count stated at a moment, and what the cases' dates say changed after it."""
+    """A count stated at a moment, and how many cases the cases' dates say changed after it."""
 
     stated: int
     at: datetime
-    retired: tuple[Any, ...]  # active at the moment (added by then), retired after it
-    added: tuple[Any, ...]  # added after the moment, active now
+    retired: int  # active at the moment (added by then), retired after it
+    added: int  # added after the moment, active now
 
     @property
     def expected(self) -> int:
-        return self.stated - len(self.retired) + len(self.added)
+        return self.stated - self.retired + self.added
 
     def arithmetic(self, listed: int) -> str:
         """The count's sum as a finding says it: "60 active at T; 20 retired since, 3 added
         since; listed 42: one missing"."""
         moment = self.at.strftime("%Y-%m-%dT%H:%M:%SZ")
         said = (
-            f"{self.stated} active at {moment}; {len(self.retired)} retired since, "
-            f"{len(self.added)} added since; listed {listed}"
+            f"{self.stated} active at {moment}; {self.retired} retired since, "
+            f"{self.added} added since; listed {listed}"
         )
         gap = self.expected - listed
         if gap == 0:
@@ -81,20 +82,28 @@ class Since:
         return f"{said}: {'one' if gap == -1 else -gap} more than the dates explain"
 
 
+RETIRED_SINCE, ADDED_SINCE = "retired", "added"
+
+
+def change_since(case: Mapping[str, Any], at: datetime) -> str | None:
+    """What a case's dates say of it after `at`: RETIRED_SINCE (active at `at`, retired after
+    it), ADDED_SINCE (added after it, active now), or None (neither, or no addedAt to tell)."""
+    added_at = instant(case.get("addedAt"))
+    if added_at is None:
+        return None
+    gone = retired_at(case)
+    if added_at <= at and gone is not None and gone > at:
+        return RETIRED_SINCE
+    if added_at > at and case.get("retired") is None:
+        return ADDED_SINCE
+    return None
+
+
 def since(stated: int, at: datetime, everything: Iterable[dict[str, Any]]) -> Since:
     """What changed after `at` among `everything` (each case of the list, retired ones too, as
-    include=retired lists them): cases retired after it that were added by then, and cases added
-    after it that are still active."""
-    retired, added = [], []
-    for case in everything:
-        added_at, gone = instant(case.get("addedAt")), retired_at(case)
-        if added_at is None:
-            continue
-        if added_at <= at and gone is not None and gone > at:
-            retired.append(case.get("id"))
-        elif added_at > at and case.get("retired") is None:
-            added.append(case.get("id"))
-    return Since(stated, at, tuple(retired), tuple(added))
+    include=retired lists them)."""
+    changes = Counter(change_since(case, at) for case in everything)
+    return Since(stated, at, changes[RETIRED_SINCE], changes[ADDED_SINCE])
 
 
 def judge_the_count(

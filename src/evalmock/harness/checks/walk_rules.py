@@ -82,30 +82,6 @@ def _at(limit: int | None) -> str:
     return "at the default limit" if limit is None else f"with limit={limit}"
 
 
-def assert_lists_every_active_case(
-    walk: WalkLedger, active_cases: int | None, exchange: Exchange | None
-) -> None:
-    """A whole walk of a project without filters lists as many different cases as the targets say it
-    has active (a case listed twice, which the walk's pages report, does not stand in for one it
-    left out)."""
-    if active_cases is None or not walk.whole:
-        return
-    listed, distinct = walk.cases, walk.distinct
-    if distinct != active_cases:
-        received = (
-            f"{distinct} cases"
-            if listed == distinct
-            else f"{distinct} different cases ({listed} listed, {listed - distinct} of them a case "
-            "listed before)"
-        )
-        raise Violation(
-            "the walk did not list every active case",
-            expected=f"{active_cases} cases",
-            received=received,
-            exchange=exchange,
-        )
-
-
 def assert_follows_has_more(
     number: int, following: dict[str, Any], exchange: Exchange | None
 ) -> None:

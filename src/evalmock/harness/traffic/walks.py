@@ -15,7 +15,7 @@ from typing import Any
 
 from evalmock.contract.filters import narrowing
 from evalmock.contract.operations import operation
-from evalmock.contract.targets import Targets
+from evalmock.contract.targets import ProjectTarget, Targets
 from evalmock.defaults import DEFAULT_MAX_PAGES, DEFAULT_MAX_WALKS
 from evalmock.harness.checks.cursor_binding import SEALED_REASON, assert_cursor_refused
 from evalmock.harness.checks.exchange import Exchange
@@ -25,17 +25,21 @@ from evalmock.harness.checks.registry import Check, find_check
 from evalmock.harness.checks.walk_pages import PageMark, WalkLedger
 from evalmock.harness.checks.walk_rules import (
     assert_follows_has_more,
-    assert_lists_every_active_case,
     assert_page_continues,
 )
 from evalmock.harness.run.judge import Breach, ResponseJudge, violation_example
-from evalmock.harness.traffic.list_counts import ListCounts
+from evalmock.harness.traffic.list_counts import CountToJudge, DatedCases, ListCounts
 
 # The list's filters, which a walk keeps from page to page, as the document declares them.
 _DECLARED = narrowing()
 FILTERS = tuple(declared.name for declared in _DECLARED)
 # What each filter stands for when left out: a walk with these filters lists every active case.
 UNFILTERED = tuple(declared.read(None) for declared in _DECLARED)
+# ... and with include=retired alone (the filter a case is listed by only when asked): every case
+EVERYTHING = tuple(
+    declared.read(declared.present_only_with) if declared.present_only_with else read
+    for declared, read in zip(_DECLARED, UNFILTERED, strict=True)
+)
 # A request that sends one of these twice is left alone: the page does not say which value wins.
 _ONCE = ("projectId", "cursor", "limit", *FILTERS)
 # per process: a caller's hash cannot be matched against a list of tokens
@@ -81,12 +85,13 @@ class ListKey:
 class OpenWalk:
     """A walk whose last page said hasMore: who walks it, which list, its pages so far."""
 
-    __slots__ = ("caller", "key", "ledger")
+    __slots__ = ("caller", "dated", "key", "ledger")
 
-    def __init__(self, caller: bytes, key: ListKey) -> None:
+    def __init__(self, caller: bytes, key: ListKey, dated: DatedCases | None = None) -> None:
         self.caller = caller
         self.key = key
         self.ledger = WalkLedger()
+        self.dated = dated  # its cases' dates, for a count that has its moment
 
 
 def unwalked_reason(check: Check, sealed: bool) -> str | None:
@@ -188,7 +193,9 @@ class TrafficWalks:
         body = _page(exchange)
         if body is None:
             return []
-        walk = OpenWalk(caller_of(exchange), key)
+        project = self._counted(key)
+        at = None if project is None else project.active_cases_at
+        walk = OpenWalk(caller_of(exchange), key, None if at is None else DatedCases(at))
         walk_id, self._next_id = self._next_id, self._next_id + 1
         return self._add(exchange, walk_id, walk, body, _cases(body), [], first=True)
 
@@ -236,6 +243,8 @@ class TrafficWalks:
         mark = PageMark(
             cases, requested_limit(exchange), self._key(walk.caller, cursor) if has_more else 0
         )
+        if walk.dated is not None:
+            walk.dated.note(cases)
         if first and len(set(mark.ids)) < len(mark.ids):
             # A case twice on a walk's first page (a list that fits on one page included), told as
             # the scenario walks tell it; a first page without one is no walk yet, and no pass is
@@ -257,35 +266,38 @@ class TrafficWalks:
         if walk_id in self.walks:
             self._close(walk_id)
         walk.ledger.add(mark)
-        active = self._active_cases(walk.key)
-        # The targets' count is judged only once a later whole walk lists the same cases as the
-        # first: a list in use moves, and the count was written at another moment.
-        if (
-            active is not None
-            and walk.ledger.whole
-            and self.counts.whole_walk(
-                walk.key, f"{walk.key.agent}/{walk.key.project}", active, walk.ledger
-            )
-        ):
-            self._apply(
-                broken,
-                self.once,
-                exchange,
-                lambda: assert_lists_every_active_case(walk.ledger, active, exchange),
-            )
+        count = self._whole(walk) if walk.ledger.whole else None
+        if count is not None:
+            self._apply(broken, self.once, exchange, count.judge)
         return broken
+
+    def _whole(self, walk: OpenWalk) -> CountToJudge | None:
+        """A whole walk of a list the targets count: the count to judge now, if any (see
+        ListCounts)."""
+        project = self._counted(walk.key)
+        if project is None or project.active_cases is None:
+            return None
+        key = (walk.key.agent, walk.key.project)
+        if walk.key.filters == EVERYTHING:
+            if walk.dated is None:
+                return None  # without the count's moment its retired cases explain nothing
+            return self.counts.whole_everything_walk(key, walk.ledger, walk.dated)
+        where = f"{walk.key.agent}/{walk.key.project}"
+        return self.counts.whole_walk(
+            key, where, project.active_cases, walk.ledger, project.active_cases_at, walk.dated
+        )
 
     def _key(self, caller: bytes, cursor: str) -> int:
         return hash(cursor) if self.sealed else hash((caller, cursor))
 
-    def _active_cases(self, key: ListKey) -> int | None:
-        """What the targets say the project holds, for a walk without filters, or with filters
-        that stand for none (the count is of active cases)."""
-        if key.filters != UNFILTERED:
+    def _counted(self, key: ListKey) -> ProjectTarget | None:
+        """The project the targets count, for a walk of all its active cases (no filters, or
+        filters that stand for none) or of all its cases (include=retired alone)."""
+        if key.filters != UNFILTERED and key.filters != EVERYTHING:
             return None
         for project in self.targets.projects:
             if project.agent_id == key.agent and project.project_id.lower() == key.project:
-                return project.active_cases
+                return project
         return None
 
     # -- a cursor sent back elsewhere
