@@ -885,7 +885,7 @@ MUTATIONS: list[Mutation] = [
         "at a limit below 50 the fourth page says it is the last",
         "walk_yields_every_case_once",
         WALK,
-        patch=patch_world(_ends_early(lambda limit: limit < 50 and limit != 25, 4)),
+        patch=patch_world(_ends_early(lambda limit: limit < 50 and limit != LIMIT["default"], 4)),
     ),
     Mutation(
         "v2-version-off-by-one",
