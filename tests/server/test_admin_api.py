@@ -37,6 +37,8 @@ def assert_admin_error(answer, status: int, code: str) -> dict:
     error = answer.json()["error"]
     assert error["code"] == code
     assert isinstance(error["details"], list) and error["message"]
+    # each mistake as the admin document says: where, and what is wrong there
+    assert all(set(detail) == {"path", "message"} for detail in error["details"]), error
     assert error["requestId"] == answer.headers["X-Request-Id"]
     return error
 
@@ -118,6 +120,24 @@ def test_a_bad_session_body_is_refused_at_its_json_path(server_world, body, path
         assert path in [detail["path"] for detail in error["details"]], error
 
 
+def test_a_message_that_shows_some_mistakes_says_how_many_more_the_details_hold(server_world):
+    body = {"cases": "3", "seed": -1, "dataOnly": "yes", "churn": 1.5}
+    with mock(server_world) as m:
+        error = assert_admin_error(m.client.post(f"{ADMIN}/sessions", json=body), 400, "bad-input")
+        assert len(error["details"]) == 4
+        assert error["message"].startswith("The body is not valid (4 mistakes): ")
+        assert error["message"].endswith("; and 1 more in details.")
+
+
+def test_a_mistyped_admin_path_names_the_admin_routes_and_its_swagger_ui(server_world):
+    with mock(server_world) as m:
+        for method, path in (("POST", "session"), ("GET", "sessions/x/journal"), ("GET", "")):
+            answer = m.client.request(method, f"{ADMIN}/{path}", json={})
+            message = assert_admin_error(answer, 404, "not-found")["message"]
+            assert f"POST {ADMIN}/sessions," in message and f"Swagger UI: {ADMIN}/ui/" in message
+            assert "/v1" not in message
+
+
 def test_session_data_that_breaks_a_data_rule_is_refused_naming_each_mistake(server_world):
     from data_builders import AGENT, PROJECT, case, data
 
@@ -146,7 +166,12 @@ def test_a_body_that_is_not_small_json_is_refused(
         session_id, _ = m.create()
         for path in (f"{ADMIN}/sessions", f"{ADMIN}/sessions/{session_id}/faults"):
             answer = m.client.post(path, content=content, headers={"Content-Type": content_type})
-            assert_admin_error(answer, status, code)
+            message = assert_admin_error(answer, status, code)["message"]
+            if status == 415:
+                assert message == (
+                    "The body must be application/json; the request's Content-Type is "
+                    f"{content_type!r}."
+                )
 
 
 def test_a_streamed_body_past_the_bound_is_refused(server_world):

@@ -153,3 +153,14 @@ def test_a_mock_whose_port_is_taken_meanwhile_is_started_again(
     with start_mock(["--cases", "5"]) as started:
         assert httpx.get(f"{started.base_url}/healthz", timeout=30).status_code == 200
     assert len(tries) == 2
+
+
+def test_a_mock_that_does_not_answer_is_one_short_error_without_the_transport_s_traceback() -> None:
+    from evalmock.testing import Admin
+
+    admin = Admin("http://127.0.0.1:1")
+    with pytest.raises(AdminError) as raised:
+        admin.create_session()
+    admin.close()
+    assert "POST /__evalmock/sessions: the mock did not answer" in str(raised.value)
+    assert raised.value.__cause__ is None and raised.value.__suppress_context__

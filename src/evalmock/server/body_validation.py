@@ -18,6 +18,7 @@ from evalmock.server.validation import FORMAT_CHECKER, SchemaValidator, describe
 # Where a validated request's JSON body waits for its handler (None: no body).
 BODY_SCOPE_KEY = "evalmock.body"
 MAX_BODY_MISTAKES = 50  # listed in one 400
+SUMMARIZED = 3  # of them, said in its message too
 
 
 def json_path(parts: Any) -> str:
@@ -67,12 +68,14 @@ def _not_json(exc: orjson.JSONDecodeError) -> ApiError:
 def _invalid(errors: list[ValidationError]) -> ApiError:
     mistakes = [_body_mistake(error) for error in errors[:MAX_BODY_MISTAKES]]
     more = len(errors) - len(mistakes)
-    summary = "; ".join(f"{m['path']}: {m['message']}" for m in mistakes[:3])
+    summary = "; ".join(f"{m['path']}: {m['message']}" for m in mistakes[:SUMMARIZED])
+    rest = len(mistakes) - SUMMARIZED
     return ApiError(
         400,
         "bad-input",
         f"The body is not valid ({len(errors)} mistake{'s' * (len(errors) > 1)}"
-        f"{f', {more} not listed' if more else ''}): {summary}.",
+        f"{f', {more} not listed' if more else ''}): {summary}"
+        f"{f'; and {rest} more in details' if rest > 0 else ''}.",
         mistakes,
     )
 

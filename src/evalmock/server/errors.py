@@ -188,6 +188,9 @@ def admin_body(error: ApiError, request_id: str) -> dict[str, Any]:
     """The admin API's envelope: the test-set envelope's fields, `details` a list of mistakes."""
     body = envelope_body(error, request_id)
     details = error.details
+    if isinstance(details, dict) and "parameter" in details and "path" not in details:
+        # a parameter refused as the APIs refuse one: said as every admin mistake is
+        details = {"path": details["parameter"], "message": error.message}
     body["error"]["details"] = (
         details if isinstance(details, list) else [details] if details else []
     )
@@ -226,6 +229,10 @@ async def on_problem(request: ConnexionRequest, exc: ProblemException) -> Connex
     """Connexion's own errors (e.g. response validation): never its problem+json, always our
     body."""
     detail = str(exc.detail or exc.title or "").split("\n\n", 1)[0]
+    if exc.status == 415:
+        # Connexion's words name Python lists; the media type sent is client text
+        sent = request.headers.get("content-type", "")
+        detail = f"The body must be application/json; the request's Content-Type is {echo(sent)}."
     if exc.status >= 500:
         logger.error("%s %s: %s", request.scope.get("method"), request.scope["path"], exc.detail)
     error = for_status(exc.status, detail or None)
@@ -255,8 +262,23 @@ def _routes_of_each_api() -> dict[str, str]:
     }
 
 
+@functools.cache
+def _admin_routes() -> str:
+    """What a 404 under the admin API names: its routes, as its document declares them."""
+    base = admin_base_path()
+    routes = [
+        f"{method.upper()} {base}{route}"
+        for route, item in ADMIN.spec["paths"].items()
+        for method in item
+        if method in ("get", "post", "put", "patch", "delete")
+    ]
+    return f"the admin API answers {', '.join(routes)} (Swagger UI: {base}/ui/)."
+
+
 def _where_the_routes_are(path: str) -> str:
     """A wrong path's way back: the operations of the API it is under, else where the APIs live."""
+    if is_admin_path(path):
+        return _admin_routes()
     routes = _routes_of_each_api()
     for base, named in routes.items():
         if path == base or path.startswith(base + "/"):

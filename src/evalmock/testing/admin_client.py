@@ -245,7 +245,8 @@ class Admin:
             finally:
                 response.close()
         except httpx.HTTPError as exc:
-            raise AdminError(f"{method} {path}: the mock did not answer: {exc}") from exc
+            # its words are in the message: the transport's traceback would only bury them
+            raise AdminError(f"{method} {path}: the mock did not answer: {exc}") from None
         if response.status_code >= 400:
             raise _refusal(method, path, response.status_code, body)
         if not body:
