@@ -259,6 +259,30 @@ def test_a_502_that_comes_again_is_the_api_s_answer(blips: Behind) -> None:
     assert found & {"status_code_conformance", "not_a_server_error", WALK}, failures(results)
 
 
+def test_the_pre_flight_names_a_gateway_s_one_off_502_or_504_as_the_audit_does() -> None:
+    """No scenario and no Schemathesis: only the pre-flight's requests (one a target project or
+    test case), each met by a one-off 502 or 504, then asked again."""
+    gateway, waits = BlipGateway(Service().app, every=1), Waits()
+    targets = fairness_targets(sealed_cursors=True)
+    with serving(gateway) as base_url:
+        audit = Audit(
+            base_url=base_url,
+            targets=targets,
+            token=targets.token,
+            fuzz=False,
+            only=frozenset(),
+        )
+        results = run_audit(audit, throttle=waits.throttle())
+    asked = {"test-set": len(targets.projects), "gradient": len(targets.test_cases)}
+    assert len(gateway.blips) == waits.asked.count(GATEWAY_WAIT) == sum(asked.values())
+    assert not results.failures, failures(results)
+    assert {f.check.name for f in results.warnings} == {GATEWAY_ERROR}
+    # one finding a status (502, 504) and API, counting each request
+    named = {api: sum(f.count for f in results.warnings if f.api == api) for api in asked}
+    assert named == asked
+    assert all(f.check.level == "inferred" for f in results.warnings)
+
+
 @pytest.fixture(scope="module")
 def request_ids() -> Iterator[Behind]:
     gateway = RequestIdGateway(Service().app)
