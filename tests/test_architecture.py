@@ -20,6 +20,7 @@ LEAVES = {
     "importing",
     "ready_line",
     "option_numbers",
+    "nouns",
 }
 PARTS = {
     "contract": {"contract"},

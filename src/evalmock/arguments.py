@@ -7,6 +7,7 @@ from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
 from evalmock.defaults import MAX_SECONDS
+from evalmock.nouns import counted
 from evalmock.option_numbers import (  # noqa: F401  (the command line's types, in one place)
     DECIMAL,
     port,
@@ -57,7 +58,9 @@ def seconds(text: str) -> float:
             f"expected a number of seconds, got {shown(text)}"
         ) from None
     if not 0 < value <= MAX_SECONDS:
-        raise argparse.ArgumentTypeError(f"must be more than 0 and at most {MAX_SECONDS:g} seconds")
+        raise argparse.ArgumentTypeError(
+            f"must be more than 0 and at most {counted(MAX_SECONDS, 'second', 'g')}"
+        )
     return value
 
 

@@ -27,8 +27,10 @@ from evalmock.defaults import (
     DEFAULT_CASES,
     DEFAULT_HOST,
     DEFAULT_PORT,
+    DEFAULT_PROXY_JUDGE,
     DEFAULT_PROXY_PORT,
     DEFAULT_SEED,
+    PROXY_JUDGES,
 )
 from evalmock.fixtures_options import fixtures_command
 from evalmock.importing import long_lived
@@ -214,6 +216,14 @@ def _proxy_command(commands: argparse._SubParsersAction[argparse.ArgumentParser]
         metavar="SECONDS",
         help="longest an answer to be judged may take in all, from the request to its last byte; "
         f"then 504 (default {DEFAULT_PROXY_DEADLINE:g})",
+    )
+    proxy.add_argument(
+        "--judge",
+        choices=PROXY_JUDGES,
+        default=DEFAULT_PROXY_JUDGE,
+        help="whose side to judge: the service's answers, the app's requests (the client rules), "
+        "or both; the exit code is the verdict on what is judged (default "
+        f"{DEFAULT_PROXY_JUDGE})",
     )
     proxy.add_argument("--har", metavar="PATH", help="record the traffic as a HAR 1.2 file")
     record_options(proxy)

@@ -10,6 +10,9 @@ DEFAULT_PORT = 8080  # evalmock serve
 # where `evalmock serve` keeps sessions: in its own process (`--store redis://...` shares them)
 DEFAULT_STORE = "memory"
 DEFAULT_PROXY_PORT = 8081  # evalmock proxy
+# whose side `evalmock proxy --judge` judges: the service's answers, the app's requests, or both
+PROXY_JUDGES = ("both", "service", "client")
+DEFAULT_PROXY_JUDGE = "both"
 # A server listening on every interface is reached on this machine at the loopback address of its
 # family.
 LOOPBACK_OF = {"0.0.0.0": "127.0.0.1", "::": "::1", "": "127.0.0.1"}

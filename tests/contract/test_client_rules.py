@@ -192,6 +192,14 @@ def test_the_next_request_to_a_busy_list_waits_retry_after_seconds() -> None:
     assert breach.received == "1.000 seconds later"
 
 
+def test_a_retry_after_of_one_second_is_said_in_the_singular() -> None:
+    rule = client_rules.client_waits_retry_after
+    [breach] = breaches(rule, sent(10.0, status=503, retry_after=1), sent(10.25))
+    assert breach.expected == "the next request to the list 1 second or more later"
+    assert breach.received == "0.250 seconds later"
+    assert "again 0.250 seconds after request #0" in breach.problem
+
+
 def test_a_busy_answer_with_no_retry_after_or_no_next_request_is_not_an_occasion() -> None:
     rule = client_rules.client_waits_retry_after
     assert outcomes(rule, sent(0.0, status=503), sent(0.1)) == []

@@ -23,7 +23,7 @@ from evalmock.harness.traffic.audit import SCENARIO_SKIP, TrafficAudit
 from evalmock.harness.traffic.har import HarError, audit_har, read_har
 from evalmock.harness.traffic.walks import NO_WALK
 
-from .builders import correction_case, evaluation_answer, hand_case, page
+from .builders import PROJECT, correction_case, error, evaluation_answer, hand_case, page
 
 SERVICE = "https://api.example.test"
 SECRET = "har-S3cret-Token-2718"
@@ -169,6 +169,52 @@ def test_a_planted_defect_fails_the_audit_with_the_request_that_shows_it(
     for text in (out.out, out.err, report, (tmp_path / "junit.xml").read_text()):
         assert SECRET not in text
     assert "Authorization: Bearer $EVALMOCK_TOKEN" in report
+
+
+def busy_traffic() -> list[dict[str, Any]]:
+    """Twelve requests for pages; six first get the page's 503 database-busy, and the client asks
+    each again after its Retry-After: three are busy again, and get their page the third time.
+    Then one DigitalOcean test case."""
+    limits = range(2, 14)
+
+    def busy(limit: int) -> dict[str, Any]:
+        return entry(
+            error(
+                503,
+                "database-busy",
+                headers={"retry-after": "1"},
+                query=f"projectId={PROJECT}&limit={limit}",
+            )
+        )
+
+    first = [busy(n) if n % 2 else entry(page(limit=n)) for n in limits]
+    again = [busy(n) if n % 4 == 1 else entry(page(limit=n)) for n in limits if n % 2]
+    third = [entry(page(limit=n)) for n in limits if n % 4 == 1]
+    return first + again + third + [entry(evaluation_answer())]
+
+
+def test_a_recording_s_busy_answers_are_told_with_their_share_and_the_requests_they_hit(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    har = write_har(tmp_path / "busy.har", busy_traffic())
+    report = tmp_path / "report.md"
+    code = main(["contract", "--har", str(har), "--base-url", SERVICE, "--report", str(report)])
+    console = capsys.readouterr().out
+
+    assert code == Verdict.CONFORMS.exit_code, console
+    # 22 answers: 6 of 13 first tries busy (one of DigitalOcean's), 3 of 9 tries the client sent
+    # again after a wait
+    share = (
+        "9 of 22 answers (41%) were busy or throttled, to GET /v1/agents/{agentId}/test-set/cases "
+        "(9). Answers sent again after a wait were throttled about as often (3 of 9, 33%) as first "
+        "tries (46%): the share is the service's own, not the clients' pace"
+    )
+    [line] = [ln for ln in console.splitlines() if ln.startswith("throttling (the service's")]
+    assert share in " ".join(line.split()), line
+    assert "traffic the audit did not send" in line and "waited out (" not in line
+    assert "--rate-limit" not in line
+    written = " ".join(report.read_text().split())
+    assert share in written and "not the audit's to send again" in written
 
 
 def test_a_conforming_recording_conforms_though_no_scenario_check_ran(tmp_path: Path) -> None:

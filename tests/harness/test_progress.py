@@ -1,17 +1,21 @@
 """The audit's progress in a log: every task told done once, as it finishes, and a plain log given a
 line of tasks done at most every 30 seconds (a CI job that prints nothing for minutes looks hung,
-and some services stop it)."""
+and some services stop it); on a terminal, the status line shows the tasks done and the pace."""
 
 from __future__ import annotations
 
 import dataclasses
 import io
+import re
 from typing import Any
+
+import pytest
 
 from evalmock.harness.checks.registry import scenario_checks
 from evalmock.harness.report.progress import (
     HEARTBEAT_S,
     MIN_ANSWERS,
+    LiveReporter,
     Pace,
     PlainReporter,
     expected_answers,
@@ -125,3 +129,73 @@ def test_every_answer_of_the_audit_is_timed_for_the_pace_schemathesis_s_too(
     # every answer the audit counted (its throttling's denominator) was timed, and none took no time
     assert len(reporter.took) == results.throttling.shares.answers > 20
     assert all(seconds > 0 for seconds in reporter.took)
+
+
+class Terminal(io.StringIO):
+    """A terminal as rich sees one: what it writes is kept, escape codes and all."""
+
+    def isatty(self) -> bool:
+        return True
+
+
+ESCAPE = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
+SPINNER = re.compile(r"^\S+ ")  # the spinner's frame, which depends on when it was drawn
+
+
+def last_status(terminal: Terminal) -> str:
+    """The status line as it was last drawn (each drawing starts on a fresh line or a return)."""
+    drawn = [part for part in re.split(r"[\r\n]", ESCAPE.sub("", terminal.getvalue())) if part]
+    return SPINNER.sub("", drawn[-1]) if drawn else ""
+
+
+@pytest.fixture
+def terminal(monkeypatch: pytest.MonkeyPatch) -> Terminal:
+    # wide enough that rich draws the whole line on one row
+    monkeypatch.setenv("COLUMNS", "400")
+    monkeypatch.setenv("TERM", "xterm-256color")
+    monkeypatch.delenv("TTY_INTERACTIVE", raising=False)
+    return Terminal()
+
+
+def test_a_slow_service_s_status_line_shows_the_pace_the_estimate_and_more_workers(
+    terminal: Terminal,
+) -> None:
+    pace = Pace(1, expected_answers(("test-set", "gradient"), fuzz=True))
+    reporter = LiveReporter(Redactor("tok-secret-123456"), terminal, pace=pace)
+    reporter.done(3, 40, "test-set: a probe with tok-secret-123456")
+    for _ in range(15):
+        reporter.answered(2.0)
+    reporter.close()
+    assert last_status(terminal) == (
+        "3/40 test-set: a probe with $EVALMOCK_TOKEN · 15 answers so far, 2.0 s each on average: "
+        "the whole audit (about 1,830 answers) may take about an hour at this pace with 1 worker; "
+        "--workers 8 would take about 8 minutes"
+    )
+    assert "tok-secret-123456" not in terminal.getvalue()
+
+
+def test_a_fast_service_s_status_line_names_no_workers_and_a_few_answers_no_pace(
+    terminal: Terminal,
+) -> None:
+    pace = Pace(2, expected_answers(("gradient",), fuzz=False))
+    reporter = LiveReporter(Redactor(), terminal, pace=pace)
+    reporter.done(1, 9, "gradient: versions")
+    for _ in range(MIN_ANSWERS - 1):
+        reporter.answered(0.004)
+    reporter.done(2, 9, "gradient: versions")
+    reporter.close()
+    assert last_status(terminal) == "2/9 gradient: versions"
+
+    terminal = Terminal()
+    reporter = LiveReporter(Redactor(), terminal, pace=Pace(2, 130))
+    reporter.done(2, 9, "gradient: versions")
+    for _ in range(2 * MIN_ANSWERS):
+        reporter.answered(0.004)
+    reporter.finish("gradient: 9 tasks done, 0 failed findings so far")
+    reporter.close()
+    said = ESCAPE.sub("", terminal.getvalue())
+    assert "✓ gradient: 9 tasks done, 0 failed findings so far" in said
+    assert last_status(terminal) == (
+        "2/9 gradient: versions · 10 answers so far, 4 ms each on average: the whole audit "
+        "(about 130 answers) may take under a minute at this pace with 2 workers"
+    )

@@ -81,7 +81,7 @@ def test_a_misbehaving_client_is_a_client_finding_in_the_summary_and_fails_the_e
     assert _finish(proxy.session) == 1  # the service conforms; the app does not
     out = capsys.readouterr().out
     assert "FAILED client_waits_retry_after [page] request #5 GET /v1/agents/" in out
-    assert "expected the next request to the list 1 seconds or more later, received 0." in out
+    assert "expected the next request to the list 1 second or more later, received 0." in out
     assert "the app: VIOLATIONS (6 of 6 request(s) judged; 5 failed, 0 warned;" in out
     report = (tmp_path / "report.md").read_text()
     assert "## The app, judged by the page" in report
@@ -109,6 +109,62 @@ def test_a_correct_client_walk_conforms_and_says_what_it_did_not_exercise(
     # a conforming app leaves the exit code the service's (here INCOMPLETE: /v2 was not used)
     assert _finish(proxy.session) == proxy.session.results().verdict.exit_code == 4
     assert "not judged: client_waits_retry_after [page]" in capsys.readouterr().out
+
+
+def misbehave(proxy: RunningProxy, project: ProjectTarget) -> None:
+    """A cursor cut short and sent again after its 400, and no wait after a 503's Retry-After."""
+    edited = _get(proxy, project).json()["nextCursor"][:-2]
+    for _ in range(2):
+        assert _get(proxy, project, cursor=edited).status_code == 400
+    assert _get(proxy, project, prefer="code=503").status_code == 503
+    _get(proxy, project)
+
+
+def test_judge_service_leaves_the_app_unjudged_and_the_exit_code_the_service_s(
+    recorded_serve: RecordedServe,
+    proxy_for: ProxyFactory,
+    project: ProjectTarget,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    outputs = ["--report", str(tmp_path / "report.md"), "--junit", str(tmp_path / "junit.xml")]
+    options = ["--judge", "service", "--api", "test-set", *outputs]
+    with proxy_for(recorded_serve.base_url, *options) as proxy:
+        misbehave(proxy, project)
+        assert proxy.session.client_verdict() is None
+        assert proxy.session.audit.judged == 5
+        results = proxy.session.results()
+        assert results.verdict.exit_code == 0
+        assert _finish(proxy.session) == 0  # the app broke page rules: not this run's business
+    out = capsys.readouterr().out
+    assert "the app:" not in out and "client_" not in out
+    assert "## The app, judged by the page" not in (tmp_path / "report.md").read_text()
+    assert '<testsuite name="client"' not in (tmp_path / "junit.xml").read_text()
+
+
+def test_judge_client_leaves_the_service_unjudged_and_the_exit_code_the_app_s(
+    recorded_serve: RecordedServe,
+    proxy_for: ProxyFactory,
+    project: ProjectTarget,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    with proxy_for(recorded_serve.base_url, "--judge", "client") as proxy:
+        page = _get(proxy, project)
+        _get(proxy, project, cursor=page.json()["nextCursor"])
+        assert "evalmock-violations" not in page.headers
+        assert proxy.session.audit.judged == 0
+        assert proxy.session.client_verdict().verdict == CONFORMS  # type: ignore[union-attr]
+        # the service's verdict would be INCOMPLETE (nothing judged): the app's is the exit code
+        assert _finish(proxy.session) == 0
+    out = capsys.readouterr().out
+    assert "the app: CONFORMS" in out
+    assert "test-set: " not in out  # no summary of the service's rules
+
+    with proxy_for(recorded_serve.base_url, "--judge", "client") as proxy:
+        misbehave(proxy, project)
+        assert _finish(proxy.session) == 1
+    with proxy_for(recorded_serve.base_url, "--judge", "client") as proxy:
+        assert _finish(proxy.session) == 4  # an app that sent nothing is never a pass
 
 
 def test_each_caller_is_judged_apart(proxy: RunningProxy, project: ProjectTarget) -> None:

@@ -28,6 +28,7 @@ from evalmock.contract.filters import LIST_API, filters, list_key
 from evalmock.contract.operations import operation
 from evalmock.contract.query_form import form_problems
 from evalmock.contract.sources import inferred, on_digitalocean_page, on_test_set_page, page
+from evalmock.nouns import counted
 
 CURSOR = "cursor"  # the test-set list's cursor parameter (the document's)
 _LIST = operation(LIST_API)
@@ -149,10 +150,13 @@ def client_waits_retry_after(journal: Journal) -> Iterator[Outcome]:
             yield ClientBreach(
                 client_waits_retry_after.name,
                 later,
-                f"the app asked the list again {waited:.3f} seconds after request #{index} was "
-                f"answered 503 with Retry-After: {busy.retry_after}",
-                expected=f"the next request to the list {busy.retry_after} seconds or more later",
-                received=f"{waited:.3f} seconds later",
+                f"the app asked the list again {counted(waited, 'second', '.3f')} after request "
+                f"#{index} was answered 503 with Retry-After: {busy.retry_after}",
+                expected=(
+                    f"the next request to the list {counted(busy.retry_after, 'second')} or more "
+                    "later"
+                ),
+                received=f"{counted(waited, 'second', '.3f')} later",
             )
 
 

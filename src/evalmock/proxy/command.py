@@ -29,7 +29,6 @@ from evalmock.harness.report.output_paths import outputs_problem
 from evalmock.harness.report.run_info import RunInfo
 from evalmock.harness.report.terminal import print_summary
 from evalmock.harness.report.view import policy_line
-from evalmock.harness.results.verdict import Verdict
 from evalmock.harness.traffic.audit import TrafficAudit, traffic_redactor
 from evalmock.harness.traffic.walks import WalkBounds
 from evalmock.proxy.cors import ProxyCORSMiddleware
@@ -126,6 +125,7 @@ def build_proxy(args: argparse.Namespace, stream: Any = None) -> tuple[Any, Prox
         ),
         stream,
         RunInfo.of(upstream, target_kind="upstream", targets=args.targets),
+        judge=args.judge,
     )
     try:
         forwarder = ProxyApp(upstream, session, timeout=args.timeout, deadline=args.deadline)
@@ -140,9 +140,16 @@ def banner(args: argparse.Namespace, session: ProxySession) -> str:
         f"evalmock proxy: {public_url(args.host, args.port)} -> {session.upstream} (timeout "
         f"{args.timeout:g} s)",
         f"  judging {apis}; {policy_line(session.audit.results)}",
-        f"  each broken rule: a line here, and the {HEADER} header on its response",
-        "  the app's requests: judged by the client rules (`evalmock rules`) in the summary",
     ]
+    if session.judges_service:
+        lines.append(f"  each broken rule: a line here, and the {HEADER} header on its response")
+    else:
+        lines.append("  the service's answers: not judged (--judge client)")
+    lines.append(
+        "  the app's requests: judged by the client rules (`evalmock rules`) in the summary"
+        if session.judges_client
+        else "  the app's requests: not judged (--judge service)"
+    )
     if session.outputs.paths:
         lines.append(
             f"  {', '.join(session.outputs.paths)}: written on Ctrl-C, and on `kill -USR1 <pid>`"
@@ -225,13 +232,14 @@ def _run_granian(
 def _finish(session: ProxySession) -> int:
     results = session.write_outputs()
     session.close()
-    print_summary(results, session.redactor, sys.stdout)
+    if session.judges_service:
+        print_summary(results, session.redactor, sys.stdout)
     client = session.client_verdict()
-    client_section.print_summary(client, session.redactor, sys.stdout)
+    if client is not None:
+        client_section.print_summary(client, session.redactor, sys.stdout)
     if session.data is not None:
         print(session.data.summary(), flush=True)
-    # The service's verdict, unless the app broke a page rule: then VIOLATIONS (docs/proxy.md)
-    return Verdict.VIOLATIONS.exit_code if client.failed else results.verdict.exit_code
+    return session.exit_code(results, client)
 
 
 @contextmanager

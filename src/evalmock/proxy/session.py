@@ -11,6 +11,7 @@ from dataclasses import dataclass, replace
 from typing import TextIO
 
 from evalmock.contract.client_verdict import ClientVerdict
+from evalmock.defaults import DEFAULT_PROXY_JUDGE
 from evalmock.harness.checks.exchange import Exchange
 from evalmock.harness.excerpts import printable
 from evalmock.harness.report.files import write_report
@@ -18,6 +19,7 @@ from evalmock.harness.report.junit import write_junit
 from evalmock.harness.report.run_info import RunInfo
 from evalmock.harness.report.view import replay_notes
 from evalmock.harness.results.audit_results import Results
+from evalmock.harness.results.verdict import Verdict
 from evalmock.harness.secrets.redactor import Redactor
 from evalmock.harness.traffic.audit import TrafficAudit
 from evalmock.proxy.client_journal import ClientJournals
@@ -35,6 +37,7 @@ from evalmock.recording.live import LiveRecording
 from evalmock.recording.output import WriteOptions
 
 PREFIX = "evalmock proxy: "  # of every console line
+SERVICE_NOT_JUDGED = "of the service, which --judge client leaves unjudged"
 
 
 @dataclass(frozen=True)
@@ -64,8 +67,13 @@ class ProxySession:
         outputs: Outputs,
         stream: TextIO | None = None,
         run: RunInfo | None = None,
+        *,
+        judge: str = DEFAULT_PROXY_JUDGE,
     ) -> None:
         self.audit = audit
+        # whose side is judged (--judge): the service's answers, the app's requests, or both
+        self.judges_service = judge in ("both", "service")
+        self.judges_client = judge in ("both", "client")
         self.upstream = upstream
         self.run = run or RunInfo.of(upstream, target_kind="upstream")
         self.outputs = outputs
@@ -97,6 +105,11 @@ class ProxySession:
             body=forwarded.body or b"",
             request_headers=first_values(forwarded.request_headers),
         )
+        if not self.judges_service:
+            self.audit.skip(SERVICE_NOT_JUDGED)
+            self._journal(api, forwarded, exchange.json_or_none())
+            self._record(forwarded)
+            return []
         # from every header value, not the first only
         judged = self.audit.judge(api, exchange, learned=True)
         if judged.throttled:
@@ -154,9 +167,22 @@ class ProxySession:
     def results(self) -> Results:
         return self.audit.snapshot()
 
-    def client_verdict(self) -> ClientVerdict:
-        """The client rules' verdict on what the app sent so far (each caller apart)."""
+    def client_verdict(self) -> ClientVerdict | None:
+        """The client rules' verdict on what the app sent so far (each caller apart); None when
+        the app is not judged (--judge service)."""
+        if not self.judges_client:
+            return None
         return self.clients.verdict(strict=self.audit.results.policy.strict)
+
+    def exit_code(self, results: Results, client: ClientVerdict | None) -> int:
+        """The verdict on what is judged: the service's, unless the app broke a rule (then
+        VIOLATIONS); the app's alone with --judge client (docs/proxy.md)."""
+        if client is not None and client.failed:
+            return Verdict.VIOLATIONS.exit_code
+        if not self.judges_service:
+            assert client is not None
+            return Verdict[client.verdict].exit_code
+        return results.verdict.exit_code
 
     def write_outputs(self, *, behind: bool = False) -> Results:
         """Write every output asked for, covering all traffic so far; a path that cannot be written
@@ -221,7 +247,7 @@ class ProxySession:
     ) -> None:
         """Journal a request of an audited API for the client rules (a path no API has is none of
         their business)."""
-        if api is None:
+        if api is None or not self.judges_client:
             return
         self.clients.add(
             api,

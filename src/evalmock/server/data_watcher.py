@@ -17,6 +17,7 @@ import threading
 from collections.abc import AsyncIterator, Callable
 from typing import TYPE_CHECKING, Any
 
+from evalmock.nouns import counted
 from evalmock.server.live_world import LiveWorld
 from evalmock.world import World
 from evalmock.world.data_files import DataFileError
@@ -146,7 +147,7 @@ class DataWatcher:
             world = self.live.world
             count = len(world.lists_changed_since(before))
             cursors = (
-                f"{count} list{'' if count == 1 else 's'} changed: their cursors issued before "
+                f"{counted(count, 'list')} changed: their cursors issued before "
                 "now start the list again; other lists' cursors go on."
                 if count
                 else "no list changed, so every cursor goes on."

@@ -10,6 +10,8 @@ from typing import Any
 
 import orjson
 
+from evalmock.nouns import counted
+
 
 @dataclass(frozen=True)
 class UserList:
@@ -53,7 +55,7 @@ class UserData:
             (self.case_count, "case"),
             (len(self.test_cases), "evaluation test case"),
         )
-        return ", ".join(f"{count} {noun}{'' if count == 1 else 's'}" for count, noun in counts)
+        return ", ".join(counted(count, noun) for count, noun in counts)
 
 
 NO_DATA = UserData()

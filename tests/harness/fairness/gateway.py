@@ -1,16 +1,19 @@
 """API gateways in front of the independent service, as staging services have them: one answers
 every n-th request itself with 429 and Retry-After, and may plant one defect in what the service
-answers; one holds every n-th request a while before passing it on, as a slow service answers."""
+answers; one holds every n-th request a while before passing it on, as a slow service answers; one
+caches pages; one answers a request without a token itself."""
 
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import itertools
 import json
 import threading
 import uuid
 from collections.abc import Callable
 from typing import Any
+from urllib.parse import parse_qsl, urlencode
 
 Scope = dict[str, Any]
 HeaderRewrite = Callable[[list[tuple[bytes, bytes]]], list[tuple[bytes, bytes]]]
@@ -237,3 +240,116 @@ class CacheHeadersGateway:
             await send(message)
 
         await self.app(scope, receive, answer)
+
+
+class CachingGateway:
+    """A shared cache in front of both APIs, as Varnish or a CDN keeps one: a GET's 200 is kept
+    under its key and served again from there (`X-Cache: HIT`), with an `ETag`, and a request whose
+    `If-None-Match` names that ETag gets a 304. `key` says what the key holds besides the path and
+    query: "caller" (the Authorization header, `Cache-Control: private`, as a per-caller cache
+    should), "url" (nothing: one caller's page is served to another, a defect), or
+    "caller_without_include" (the caller, but the query without `include`: the page of one filter
+    served for the other, a defect)."""
+
+    KEYS = ("caller", "url", "caller_without_include")
+
+    def __init__(self, app: Any, *, key: str = "caller") -> None:
+        if key not in self.KEYS:
+            raise ValueError(f"unknown cache key: {key}")
+        self.app = app
+        self.key = key
+        self.hits = 0
+        self.not_modified = 0
+        self._pages: dict[bytes, tuple[list[tuple[bytes, bytes]], bytes]] = {}
+        self._lock = threading.Lock()
+
+    def _key_of(self, scope: Scope) -> bytes:
+        query = scope["query_string"]
+        if self.key == "caller_without_include":
+            kept = [(k, v) for k, v in parse_qsl(query.decode("latin-1")) if k != "include"]
+            query = urlencode(kept).encode()
+        caller = b"" if self.key == "url" else self._header(scope, b"authorization")
+        return b"\n".join((caller, scope["raw_path"], query))
+
+    @staticmethod
+    def _header(scope: Scope, name: bytes) -> bytes:
+        return next((v for k, v in scope["headers"] if k.lower() == name), b"")
+
+    async def __call__(self, scope: Scope, receive: Any, send: Any) -> None:
+        if scope["type"] != "http" or scope["method"] != "GET":
+            await self.app(scope, receive, send)
+            return
+        key = self._key_of(scope)
+        with self._lock:
+            kept = self._pages.get(key)
+            self.hits += kept is not None
+        if kept is not None:
+            headers, body = kept
+            etag = dict(headers)[b"etag"]
+            if self._header(scope, b"if-none-match") == etag:
+                with self._lock:
+                    self.not_modified += 1
+                await send(
+                    {"type": "http.response.start", "status": 304, "headers": [(b"etag", etag)]}
+                )
+                await send({"type": "http.response.body", "body": b""})
+                return
+            await self._send(send, 200, [*headers, (b"x-cache", b"HIT")], body)
+            return
+        start: dict[str, Any] = {}
+        chunks: list[bytes] = []
+
+        async def collect(message: dict[str, Any]) -> None:
+            if message["type"] == "http.response.start":
+                start.update(message)
+            else:
+                chunks.append(message.get("body", b""))
+
+        await self.app(scope, receive, collect)
+        body = b"".join(chunks)
+        headers = list(start.get("headers", []))
+        if start["status"] == 200:
+            etag = b'"' + hashlib.sha256(body).hexdigest()[:16].encode() + b'"'
+            control = b"private, max-age=300" if self.key != "url" else b"public, max-age=300"
+            headers += [(b"etag", etag), (b"cache-control", control)]
+            with self._lock:
+                self._pages[key] = (headers, body)
+        await self._send(send, start["status"], [*headers, (b"x-cache", b"MISS")], body)
+
+    @staticmethod
+    async def _send(
+        send: Any, status: int, headers: list[tuple[bytes, bytes]], body: bytes
+    ) -> None:
+        await send({"type": "http.response.start", "status": status, "headers": headers})
+        await send({"type": "http.response.body", "body": body})
+
+
+# Kong's key-auth plugin's own answer to a request without a key
+GATEWAY_401 = b'{"message":"No API key found in request"}'
+
+
+class OwnAuthGateway:
+    """A gateway that answers a request without a bearer token itself, before the service sees it:
+    Kong's 401 `{"message": ...}`, not the API's error envelope. Requests with a bearer token, good
+    or bad, pass to the service."""
+
+    def __init__(self, app: Any) -> None:
+        self.app = app
+        self.refused = 0
+
+    async def __call__(self, scope: Scope, receive: Any, send: Any) -> None:
+        authorization = next(
+            (v for k, v in scope.get("headers", []) if k.lower() == b"authorization"), b""
+        )
+        bearer = authorization[:7].lower() == b"bearer " and authorization[7:].strip()
+        if scope["type"] != "http" or bearer:
+            await self.app(scope, receive, send)
+            return
+        self.refused += 1
+        headers = [
+            (b"content-type", b"application/json; charset=utf-8"),
+            (b"content-length", str(len(GATEWAY_401)).encode()),
+            (b"www-authenticate", b'Key realm="kong"'),
+        ]
+        await send({"type": "http.response.start", "status": 401, "headers": headers})
+        await send({"type": "http.response.body", "body": GATEWAY_401})

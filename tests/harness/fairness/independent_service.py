@@ -54,6 +54,8 @@ if TYPE_CHECKING:
 TEST_SET = "000_f4434837f5b13534.txt"
 GRADIENT = "004_ad1dfd63bbdc293b.txt"
 
+ROTATE_EVERY = 5  # cursors sealed with one key, when the keys rotate
+
 # Each way this service may differ from the mock, and what allows it.
 VARIATIONS: dict[str, str] = {
     # -- errors and headers --
@@ -139,6 +141,10 @@ VARIATIONS: dict[str, str] = {
     'list, filters and caller, within a day"); readings: the same cursor sent twice gets the same '
     "page (inferred: GET is safe and idempotent, RFC 9110 9.2.1-2). A cursor that got its page "
     "once is refused with 400 bad-input the second time.",
+    "rotating_cursor_keys": f'{TEST_SET}:47 "takes one only for the same list, filters and '
+    'caller, within a day": the key that seals cursors is replaced after every '
+    f"{ROTATE_EVERY} cursors issued, its id inside each cursor; a cursor sealed with an older "
+    "key is taken for its day.",
     "busy_now_and_then": f'{TEST_SET}:372 "The database was too busy to answer in time '
     "(database-busy); "
     'Retry-After (whole seconds) says when to try again.": every 20th list request gets '
@@ -174,6 +180,10 @@ DEFECTS: dict[str, str] = {
     "cursor_not_bound_to_the_agent": f'{TEST_SET}:47 a sealed cursor is taken "only for the same '
     'list, filters and caller": this one is bound to the project, filters and caller, not to the '
     "agent, so the same project under another agent takes it.",
+    "rotation_refuses_older_cursors": f'{TEST_SET}:47 "takes one only for the same list, '
+    'filters and caller, within a day": the key that seals cursors is replaced after every '
+    f"{ROTATE_EVERY} cursors issued, and only the current key is trusted, so a cursor minutes "
+    "old is refused once the key changed.",
     "latest_cursor_only": f'{TEST_SET}:47 "takes one only for the same list, filters and caller, '
     'within a day": cursors are kept server-side in one slot, and only the latest one issued is '
     "taken, so a walk beside another (two page sizes, two callers) is refused its next page.",
@@ -259,7 +269,7 @@ class Service:
         self, variations: Iterable[str] = (), *, clock: Callable[[], float] = time.time
     ) -> None:
         self.clock = clock
-        self.key = secrets.token_bytes(32)
+        self.keys = {"k0": secrets.token_bytes(32)}  # key id -> key; the last is current
         self.variations: frozenset[str] = frozenset()
         self.met: Counter[str] = Counter()  # how often each variation changed an answer
         self.moving: MovingList | None = None  # the main project as a list in use, when set
@@ -291,6 +301,7 @@ class Service:
             raise ValueError(f"unknown variations: {sorted(unknown)}")
         self.variations = chosen
         self.met.clear()
+        self._issued_sealed = itertools.count(1)  # keys rotate at the same requests each time
 
     def varies_if(self, name: str, differs: bool) -> bool:
         """Whether `name` is on where it would change the answer (`differs`); counted as met only
@@ -564,17 +575,36 @@ class Service:
         if self.varies("unsealed_cursors"):
             cursor = _b64(json.dumps({"o": offset, **once}).encode())
         else:
+            key_id = next(reversed(self.keys))
             payload = _b64(
                 json.dumps(
-                    {**binding, "o": offset, "t": int(self.clock()), **once}, sort_keys=True
+                    {**binding, "o": offset, "t": int(self.clock()), "kid": key_id, **once},
+                    sort_keys=True,
                 ).encode()
             )
-            cursor = f"{payload}.{self._sign(payload)}"
+            cursor = f"{payload}.{self._sign(payload, key_id)}"
+            rotating = self.variations & {"rotating_cursor_keys", "rotation_refuses_older_cursors"}
+            if rotating and next(self._issued_sealed) % ROTATE_EVERY == 0:
+                self.keys[f"k{len(self.keys)}"] = secrets.token_bytes(32)
         self._latest_cursor = cursor
         return cursor
 
-    def _sign(self, payload: str) -> str:
-        return _b64(hmac.new(self.key, payload.encode(), hashlib.sha256).digest())
+    def _sign(self, payload: str, key_id: str) -> str:
+        return _b64(hmac.new(self.keys[key_id], payload.encode(), hashlib.sha256).digest())
+
+    def _key_of(self, payload: str) -> str | None:
+        """The id of the key that sealed this payload, if it is one the service trusts."""
+        try:
+            key_id = json.loads(_unb64(payload)).get("kid")
+        except (ValueError, binascii.Error, AttributeError):
+            return None
+        if key_id not in self.keys:
+            return None
+        if key_id != next(reversed(self.keys)):
+            if self.varies("rotation_refuses_older_cursors"):
+                return None
+            self.varies("rotating_cursor_keys")
+        return str(key_id)
 
     def _read_cursor(self, raw: str, binding: dict[str, str]) -> Any:
         """TEST_SET:47: a sealed cursor only "for the same list, filters and caller, within a
@@ -588,7 +618,11 @@ class Service:
             return refused
         sealed = "unsealed_cursors" not in self.variations
         payload, _, signature = raw.partition(".") if sealed else (raw, "", "")
-        if sealed and not hmac.compare_digest(signature.encode(), self._sign(payload).encode()):
+        key_id = self._key_of(payload) if sealed else None
+        if sealed and (
+            key_id is None
+            or not hmac.compare_digest(signature.encode(), self._sign(payload, key_id).encode())
+        ):
             return refused
         try:
             data = json.loads(_unb64(payload))

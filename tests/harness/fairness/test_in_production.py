@@ -1,8 +1,10 @@
 """The independent service as auditors' services run in production, one behaviour at a time: cases
 retired while the audit runs, a targets count a day old, a gateway's one-off 502 or 504, cursors
 kept in one server-side slot, a gateway that puts the caller's X-Request-Id on the answer, a cursor
-refused when sent twice. What conforms passes at the default level and with --strict, dated counts
-or not; each defect fails at its level, by the rule that catches it, and passes without it."""
+refused when sent twice, a cache in front (per caller, or one that ignores the caller or drops
+`include`), cursor keys that rotate, a gateway's own 401. What conforms passes at the default level
+and with --strict, dated counts or not; each defect fails at its level, by the rule that catches
+it, and passes without it."""
 
 from __future__ import annotations
 
@@ -25,7 +27,13 @@ from shared import Waits
 
 from ..serving import serving
 from .conftest import Independent, fairness_targets
-from .gateway import BlipGateway, CacheHeadersGateway, RequestIdGateway
+from .gateway import (
+    BlipGateway,
+    CacheHeadersGateway,
+    CachingGateway,
+    OwnAuthGateway,
+    RequestIdGateway,
+)
 from .independent_service import Service
 from .moving_list import COUNTED_AT, RETIRED_EARLY
 from .service_data import MAIN_PROJECT
@@ -251,6 +259,30 @@ def test_a_502_that_comes_again_is_the_api_s_answer(blips: Behind) -> None:
     assert found & {"status_code_conformance", "not_a_server_error", WALK}, failures(results)
 
 
+def test_the_pre_flight_names_a_gateway_s_one_off_502_or_504_as_the_audit_does() -> None:
+    """No scenario and no Schemathesis: only the pre-flight's requests (one a target project or
+    test case), each met by a one-off 502 or 504, then asked again."""
+    gateway, waits = BlipGateway(Service().app, every=1), Waits()
+    targets = fairness_targets(sealed_cursors=True)
+    with serving(gateway) as base_url:
+        audit = Audit(
+            base_url=base_url,
+            targets=targets,
+            token=targets.token,
+            fuzz=False,
+            only=frozenset(),
+        )
+        results = run_audit(audit, throttle=waits.throttle())
+    asked = {"test-set": len(targets.projects), "gradient": len(targets.test_cases)}
+    assert len(gateway.blips) == waits.asked.count(GATEWAY_WAIT) == sum(asked.values())
+    assert not results.failures, failures(results)
+    assert {f.check.name for f in results.warnings} == {GATEWAY_ERROR}
+    # one finding a status (502, 504) and API, counting each request
+    named = {api: sum(f.count for f in results.warnings if f.api == api) for api in asked}
+    assert named == asked
+    assert all(f.check.level == "inferred" for f in results.warnings)
+
+
 @pytest.fixture(scope="module")
 def request_ids() -> Iterator[Behind]:
     gateway = RequestIdGateway(Service().app)
@@ -292,3 +324,79 @@ def test_gzip_and_a_cdn_s_headers_on_every_answer_conform(strict: bool) -> None:
     assert gateway.answers > 100
     assert results.conforms and not results.warnings, failures(results)
     assert_checked_both_apis(results)
+
+
+# -- caches, rotated keys, a gateway's own 401
+# -------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("strict", [False, True], ids=["default", "strict"])
+def test_a_per_caller_cache_with_etags_conforms(strict: bool) -> None:
+    gateway = CachingGateway(Service().app, key="caller")
+    with serving(gateway) as base_url:
+        results = audit_of(
+            base_url, fairness_targets(sealed_cursors=True), policy=Policy(strict=strict)
+        )
+    assert gateway.hits > 10, "the cache served nothing again: proves nothing"
+    assert results.conforms and not results.warnings, failures(results)
+    assert_checked_both_apis(results)
+
+
+# What an audit fails each cache defect by: a page of the audit's caller served to a caller the
+# page refuses (an expired, revoked or made-up token; one without read) or to the second caller
+# with the first's cursor; the first page without retired cases served for include=retired.
+CACHE_DEFECTS = {
+    "url": {
+        "expired_and_revoked_tokens_are_401",
+        "made_up_token_is_refused",
+        "caller_without_read_gets_no_cases",
+        "cursor_is_bound_to_the_caller",
+    },
+    "caller_without_include": {"include_retired_adds_the_retired_cases"},
+}
+
+
+@pytest.mark.parametrize("key", sorted(CACHE_DEFECTS))
+def test_a_cache_whose_key_leaves_out_what_the_page_binds_fails_at_page_level(key: str) -> None:
+    gateway = CachingGateway(Service().app, key=key)
+    with serving(gateway) as base_url:
+        results = audit_of(base_url, fairness_targets(sealed_cursors=True), phases=())
+    assert gateway.hits
+    assert CACHE_DEFECTS[key] <= {f.check.name for f in results.failures}, failures(results)
+    assert all(f.check.level == "page" for f in results.failures), failures(results)
+
+
+@pytest.mark.parametrize("strict", [False, True], ids=["default", "strict"])
+def test_cursor_keys_that_rotate_with_their_id_in_the_cursor_conform(
+    independent: Independent, strict: bool
+) -> None:
+    with independent.varied({"rotating_cursor_keys"}) as service:
+        results = audit_of(
+            independent.base_url, independent.targets(), policy=Policy(strict=strict)
+        )
+        assert service.met["rotating_cursor_keys"], "no cursor outlived its key: proves nothing"
+    assert results.conforms and not results.warnings, failures(results)
+    assert_checked_both_apis(results)
+
+
+def test_keys_rotated_so_a_fresh_cursor_is_refused_fail_the_walks_at_page_level(
+    independent: Independent,
+) -> None:
+    with independent.varied({"rotation_refuses_older_cursors"}) as service:
+        results = audit_of(independent.base_url, independent.targets(), phases=())
+        assert service.met["rotation_refuses_older_cursors"]
+    names = {f.check.name for f in results.failures}
+    assert WALK in names, failures(results)
+    assert all(f.check.level == "page" for f in results.failures), failures(results)
+
+
+def test_a_gateway_s_own_401_without_the_envelope_fails_at_page_level() -> None:
+    gateway = OwnAuthGateway(Service().app)
+    with serving(gateway) as base_url:
+        results = audit_of(base_url, fairness_targets(sealed_cursors=True), phases=())
+    assert gateway.refused
+    failed = {(f.api, f.check.name) for f in results.failures}
+    assert ("test-set", "response_schema_conformance") in failed, failures(results)
+    # DigitalOcean's page states no 401 at all: its bare 401 is no finding of that API
+    assert all(f.api == "test-set" for f in results.failures), failures(results)
+    assert all(f.check.level == "page" for f in results.failures), failures(results)

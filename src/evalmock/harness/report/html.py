@@ -17,7 +17,6 @@ from evalmock.harness.report.view import (
     KIND_WORDS,
     MAX_EXAMPLE_TEXT,
     SECTIONS,
-    THROTTLING_INTRO,
     UNFINISHED_TEXT,
     UNFINISHED_TITLE,
     api_line,
@@ -26,6 +25,7 @@ from evalmock.harness.report.view import (
     ordered_rows,
     section_count,
     shown_request,
+    throttling_intro,
     throttling_text,
 )
 from evalmock.harness.results.audit_results import Results
@@ -181,7 +181,7 @@ def _finding_sections(results: Results) -> list[str]:
             parts.append(_html_finding(finding))
     if (throttling := throttling_text(results)) is not None:
         parts.append(
-            f"<h2>Throttling</h2><p>{prose(THROTTLING_INTRO)}</p><p>{prose(throttling)}.</p>"
+            f"<h2>Throttling</h2><p>{prose(throttling_intro(results))}</p><p>{prose(throttling)}.</p>"
         )
     return parts
 

@@ -14,7 +14,6 @@ from evalmock.harness.report.view import (
     KIND_WORDS,
     MAX_EXAMPLE_TEXT,
     SECTIONS,
-    THROTTLING_INTRO,
     UNFINISHED_TEXT,
     UNFINISHED_TITLE,
     api_line,
@@ -23,6 +22,7 @@ from evalmock.harness.report.view import (
     ordered_rows,
     section_count,
     shown_request,
+    throttling_intro,
     throttling_text,
 )
 from evalmock.harness.results.audit_results import Results
@@ -66,7 +66,7 @@ def render_markdown(
         for finding in findings:
             lines += _markdown_finding(finding)
     if (throttling := throttling_text(results)) is not None:
-        lines += ["## Throttling", "", THROTTLING_INTRO, "", throttling + ".", ""]
+        lines += ["## Throttling", "", throttling_intro(results), "", throttling + ".", ""]
     lines += ["## Not checked", "", "| check | level | why |", "|---|---|---|"]
     for api in results.apis:
         for t in ordered_rows(results, api):

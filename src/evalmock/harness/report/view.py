@@ -92,9 +92,12 @@ def replay_notes(results: Results, redactor: Redactor) -> list[str]:
 def throttling_text(results: Results) -> str | None:
     """The service's throttling, reported once (None when the service never throttled)."""
     report = results.throttling
-    if not (report.waited_out or report.given_up):
-        return None
-    return report.text()
+    return report.text() if report.met else None
+
+
+def throttling_intro(results: Results) -> str:
+    """What the reports say before the throttling paragraph: of an audit, or of traffic."""
+    return RECORDED_THROTTLING_INTRO if results.throttling.recorded else THROTTLING_INTRO
 
 
 def api_line(results: Results, api: str) -> str:
@@ -145,6 +148,11 @@ THROTTLING_INTRO = (
     "failure. Each throttled answer was waited out and its request sent again; an answer still "
     "throttled when the retries or the wait budget ran out was judged by no check, and leaves the "
     "audit incomplete."
+)
+RECORDED_THROTTLING_INTRO = (
+    "The service's throttling (429, or 503 with Retry-After): not a rule of the pages, so never a "
+    "failure. The traffic was not the audit's to send again: each throttled answer was counted and "
+    "judged by no check; a request the client sent again counts as a try after a wait."
 )
 
 

@@ -61,9 +61,9 @@ class Shares:
         later = self.after_a_wait_throttled / self.after_a_wait
         return later < FAR_LESS * self.first_throttled / self.first
 
-    def text(self) -> str:
+    def text(self, pace: str = "the audit's pace") -> str:
         """`147 of 644 answers (23%) were busy or throttled: to GET … (120), …`, then what waiting
-        did to the share."""
+        did to the share; `pace` names whose pace sent the requests."""
         named = [f"{what} ({count})" for what, count in self.hit.most_common(NAMED)]
         if len(self.hit) > NAMED:
             named.append(f"and {len(self.hit) - NAMED} more")
@@ -82,11 +82,11 @@ class Shares:
         if self.waiting_helped:
             return (
                 f"{text}. Answers sent again after a wait were throttled far less often ({later}) "
-                f"than first tries ({first}): the audit's pace is what the service throttled"
+                f"than first tries ({first}): {pace} is what the service throttled"
             )
         return (
             f"{text}. Answers sent again after a wait were throttled about as often ({later}) as "
-            f"first tries ({first}): the share is the service's own, not the audit's pace, and "
+            f"first tries ({first}): the share is the service's own, not {pace}, and "
             "sending more slowly would not lower it"
         )
 
@@ -109,10 +109,24 @@ class ThrottleReport:
     probes: int = 0
     slower: Slower | None = None  # a rate limit that would keep under the service's throttling
     shares: Shares = field(default_factory=Shares)
+    # Traffic the audit did not send (a HAR file, the proxy's): it waits nothing out, and a
+    # request sent again after a throttled answer is the client's retry.
+    recorded: bool = False
+
+    @property
+    def met(self) -> bool:
+        """Whether the service throttled any answer the audit sent or was given."""
+        return bool(self.waited_out or self.given_up or self.shares.throttled)
 
     def text(self, rate_flag: str = "--rate-limit") -> str:
-        """One plain paragraph: the count and the longest wait first; `rate_flag` spells the
-        rate-limit option."""
+        """One plain paragraph: the share, then the count and the longest wait; `rate_flag` spells
+        the rate-limit option."""
+        if self.recorded:
+            shares = self.shares.text(pace="the clients' pace")
+            return (
+                f"{shares}. These answers are of traffic the audit did not send, so it waited "
+                "none out: no check judged them"
+            )
         shares = f"{self.shares.text()}. " if self.shares.answers else ""
         if not self.given_up:
             text = (

@@ -80,7 +80,8 @@ def run_audit(
     reporter = reporter or Reporter()
     throttle.timed = reporter.answered
     preflight = Ledger(audit.policy)
-    turned_away = turned_away_targets(audit, throttle, preflight_judge(audit, preflight))
+    judges = PreflightJudges(audit, preflight)
+    turned_away = turned_away_targets(audit, throttle, judges.met_by_chance, judges.cleared)
     results = Results(audit.policy, audit.apis)
     preflight.replay(results)
     for cut in audit.preflight_cuts:  # the checks never see these answers: named here
@@ -114,18 +115,30 @@ def run_audit(
     return results
 
 
-def preflight_judge(audit: Audit, ledger: Ledger) -> Callable[[str, Exchange], object]:
-    """How a throttled answer to a pre-flight request is judged (into `ledger`) before it is waited
-    out: by its API's response and document checks, as one met by a scenario is."""
-    judges: dict[str, ResponseJudge] = {}
+class PreflightJudges:
+    """How the pre-flight's answers are judged (into `ledger`), as a scenario's are: a throttled
+    one before it is waited out, by its API's response and document checks; a gateway's 502 or 504
+    that asking again cleared, by the gateway error rule."""
 
-    def judge(api: str, exchange: Exchange) -> object:
-        if api not in judges:
+    def __init__(self, audit: Audit, ledger: Ledger) -> None:
+        self.audit = audit
+        self.ledger = ledger
+        self._judges: dict[str, ResponseJudge] = {}
+
+    def _judge(self, api: str) -> ResponseJudge:
+        if api not in self._judges:
+            audit = self.audit
             document = DocumentJudge(api, audit.policy)
-            judges[api] = ResponseJudge(api, ledger, audit.redactor, document, audit.targets)
-        return judges[api].judge_met_by_chance(exchange)
+            self._judges[api] = ResponseJudge(
+                api, self.ledger, audit.redactor, document, audit.targets
+            )
+        return self._judges[api]
 
-    return judge
+    def met_by_chance(self, api: str, exchange: Exchange) -> object:
+        return self._judge(api).judge_met_by_chance(exchange)
+
+    def cleared(self, api: str, exchange: Exchange) -> object:
+        return self._judge(api).judge_cleared_gateway_error(exchange)
 
 
 @dataclass(frozen=True, eq=False)

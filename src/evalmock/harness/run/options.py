@@ -21,6 +21,7 @@ from evalmock.harness.run.bounded_requests import CutAnswers
 from evalmock.harness.run.schemathesis_schema import PHASES
 from evalmock.harness.run.throttle import ThrottleError, ThrottleOptions
 from evalmock.harness.secrets.redactor import Redactor
+from evalmock.nouns import counted
 
 APIS = tuple(DOCUMENTS)
 
@@ -150,8 +151,8 @@ def _refuse_out_of_bounds(
         raise AuditError(f"--workers must be 1 or more, got {workers}")
     if request_timeout is not None and not 0 < request_timeout <= MAX_SECONDS:
         raise AuditError(
-            f"--request-timeout must be more than 0 and at most {MAX_SECONDS:g} seconds, got "
-            f"{request_timeout:g}"
+            "--request-timeout must be more than 0 and at most "
+            f"{counted(MAX_SECONDS, 'second', 'g')}, got {request_timeout:g}"
         )
     if max_answer_bytes is not None and max_answer_bytes < 1:
         raise AuditError(f"--max-answer-bytes must be 1 or more, got {max_answer_bytes}")

@@ -154,6 +154,7 @@ def turned_away_targets(
     audit: Audit,
     throttle: Throttle | None = None,
     judge: Callable[[str, Exchange], object] | None = None,
+    cleared: Callable[[str, Exchange], object] | None = None,
 ) -> frozenset[TargetKey]:
     """The projects and test cases of the targets whose plain request the audit's token gets 403
     for: the service, or a gateway before it, turns the caller away from them (an allowlist, a token
@@ -161,12 +162,14 @@ def turned_away_targets(
     the service's answer to what else it asks, and no rule judges it (TurnedAway); a 403 for
     anything else is judged as ever. One request a project and test case, before the audit, each
     waited out if throttled (`throttle`, the audit's: its waits count in its budget) once `judge`
-    (given the API and the answer) has judged it, as every throttled answer met by chance is."""
+    (given the API and the answer) has judged it, as every throttled answer met by chance is; a
+    gateway's 502 or 504 that asking again cleared is given to `cleared`, to be named as a
+    scenario's is."""
     if not audit.token:
         return frozenset()
     if throttle is None:
         with Throttle(audit.throttle) as owned:
-            return turned_away_targets(audit, owned, judge)
+            return turned_away_targets(audit, owned, judge, cleared)
     timeout = httpx.Timeout(audit.request_timeout, connect=REACHABILITY_TIMEOUT)
     refused = set()
     for api, (key, path, query) in (
@@ -177,6 +180,7 @@ def turned_away_targets(
             lambda answer: (answer.status, answer.headers) if answer is not None else (0, {}),
             judge=None if judge is None else _judged_as(api, judge),
             what=request_kind("GET", path),
+            cleared=None if cleared is None else _judged_as(api, cleared),
         )
         # None: no answer, which the checks will say
         if response is not None and response.status == 403:

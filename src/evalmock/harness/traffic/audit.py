@@ -21,7 +21,7 @@ from evalmock.harness.checks.registry import RESPONSE, SCENARIO, Check
 from evalmock.harness.results.audit_results import UNSEEN_SKIP, Results
 from evalmock.harness.run.document_judge import RESPONSE_ONLY, DocumentJudge
 from evalmock.harness.run.judge import Breach, ResponseJudge
-from evalmock.harness.run.throttle import asked_status, throttle_wait
+from evalmock.harness.run.throttle import asked_status, request_kind, throttle_wait
 from evalmock.harness.secrets.redactor import Redactor
 from evalmock.harness.traffic.walks import TrafficWalks, WalkBounds, unwalked_reason
 
@@ -33,6 +33,9 @@ GENERATED_SKIP = "judges the requests Schemathesis generates; traffic has none"
 THROTTLED_SKIP = (
     "throttled (a 429, or a 503 with Retry-After): the service's throttling, not a rule's failure"
 )
+
+# Requests remembered while their last answer was throttled, to know the client's retry of one.
+MAX_THROTTLED_REMEMBERED = 4096
 
 
 @dataclass(frozen=True)
@@ -63,6 +66,8 @@ class TrafficAudit:
         walk_bounds: WalkBounds | None = None,
     ) -> None:
         self.results = Results(policy, apis)
+        self.results.throttling.recorded = True
+        self._throttled: set[int] = set()  # hashes of requests whose last answer was throttled
         self.redactor = redactor or Redactor()
         self.targets = targets
         self.judges = {
@@ -98,10 +103,12 @@ class TrafficAudit:
         throttled answer is the service's throttling, no rule's: counted, not judged. `learned`: the
         redactor already knows every secret the exchange carries."""
         asked_for = asked_status(exchange.request_headers)
-        if (
+        throttled = (
             throttle_wait(exchange.status, exchange.header("retry-after"), asked_for=asked_for)
             is not None
-        ):
+        )
+        self._count_throttling(exchange, throttled)
+        if throttled:
             self.skip(THROTTLED_SKIP)
             return Judged(api, [], [], throttled=True)
         self.judged += 1
@@ -111,6 +118,18 @@ class TrafficAudit:
         if api == "test-set" and self.walks is not None:
             breaches += self.walks.observe(exchange)
         return Judged(api, breaches, off)
+
+    def _count_throttling(self, exchange: Exchange, throttled: bool) -> None:
+        """Count the answer in the share of throttled ones, as a live audit counts its own; the
+        same request after a throttled answer is the client's try after a wait."""
+        request = hash((exchange.method, exchange.url))
+        again = request in self._throttled
+        if throttled and len(self._throttled) < MAX_THROTTLED_REMEMBERED:
+            self._throttled.add(request)
+        elif not throttled:
+            self._throttled.discard(request)
+        what = request_kind(exchange.method, urlsplit(exchange.url).path)
+        self.results.throttling.shares.count(throttled, after_a_wait=again, what=what)
 
     def skip(self, why: str) -> None:
         """Count an exchange that is not judged, and why (another host, path or method, no body
