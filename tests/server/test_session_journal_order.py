@@ -1,16 +1,17 @@
 """A session's answer is journaled before its body is sent: a test that reads the journal as soon as
 it has the answer finds the entry, whether the store answers at once (the in-process one) or is
-awaited (as Redis is)."""
+awaited (as Redis is); a store gone at that moment costs the entry, never the answer."""
 
 from __future__ import annotations
 
 import asyncio
+import logging
 from typing import Any
 
 import pytest
 
 from evalmock.server.app import create_app
-from evalmock.server.sessions import MemoryStore, SessionRecord, SessionSpec
+from evalmock.server.sessions import MemoryStore, SessionRecord, SessionSpec, StoreUnavailable
 from evalmock.server.sessions.tokens import new_session_id, new_token, token_digest
 from evalmock.server.settings import ServerSettings
 from evalmock.world import World
@@ -30,9 +31,16 @@ class AwaitedStore:
         return getattr(self.store, name)
 
 
-async def _statuses_journaled_at_each_message(store: Any, world: World) -> list[tuple[str, list]]:
-    """Each message the app sends for one session request, with the statuses its session's journal
-    held when that message was sent."""
+class StoreGoneAtTheJournal(AwaitedStore):
+    """A store that finds the session, then is gone when the answer is to be journaled."""
+
+    async def append(self, session_id: str, entry: Any) -> None:
+        raise StoreUnavailable("gone")
+
+
+async def _statuses_journaled_at_each_message(store: Any, world: World) -> list[tuple[str, Any]]:
+    """Each message the app sends for one session request (its status or body), with the statuses
+    its session's journal held when that message was sent."""
     memory = store if isinstance(store, MemoryStore) else store.store
     token = new_token()
     record = SessionRecord(
@@ -41,14 +49,15 @@ async def _statuses_journaled_at_each_message(store: Any, world: World) -> list[
     await memory.create(record)
     settings = ServerSettings(seed=world.seed, cases=world.cases)
     app = create_app(settings, world, store=store)
-    seen: list[tuple[str, list]] = []
+    seen: list[tuple[str, Any]] = []
 
     async def receive() -> dict[str, Any]:
         return {"type": "http.request", "body": b"", "more_body": False}
 
     async def send(message: dict[str, Any]) -> None:
         journal = await memory.journal(record.id)
-        seen.append((message["type"], [entry.status for entry in journal.entries]))
+        sent = message.get("status", message.get("body"))
+        seen.append((message["type"], sent, [entry.status for entry in journal.entries]))
 
     project = world.project_ids(EXAMPLE_AGENT)[0]
     scope = {
@@ -73,5 +82,14 @@ async def _statuses_journaled_at_each_message(store: Any, world: World) -> list[
 def test_an_answer_is_journaled_before_its_body_is_sent(server_world, kind):
     store = MemoryStore() if kind == "in-process" else AwaitedStore(MemoryStore())
     seen = asyncio.run(_statuses_journaled_at_each_message(store, server_world))
-    assert seen[0] == ("http.response.start", [200]), seen
-    assert [journaled for kind, journaled in seen[1:]] == [[200]] * (len(seen) - 1), seen
+    assert seen[0] == ("http.response.start", 200, [200]), seen
+    assert [journaled for _, _, journaled in seen[1:]] == [[200]] * (len(seen) - 1), seen
+
+
+def test_a_store_gone_at_the_journal_still_answers_and_says_so(server_world, caplog):
+    store = StoreGoneAtTheJournal(MemoryStore())
+    with caplog.at_level(logging.WARNING, logger="evalmock.server"):
+        seen = asyncio.run(_statuses_journaled_at_each_message(store, server_world))
+    assert seen[0][:2] == ("http.response.start", 200), seen
+    assert b"".join(body for _, body, _ in seen[1:]).startswith(b'{"data":['), seen
+    assert "did not journal a request of ses_" in caplog.text
