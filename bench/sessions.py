@@ -6,6 +6,7 @@ sessions.
     .venv/bin/python bench/sessions.py --baseline 9b7e98c --rounds 7 --requests 5000
     .venv/bin/python bench/sessions.py --json             # one JSON object, as run.py records it
     .venv/bin/python bench/sessions.py --http             # and over HTTP, with wrk, under Granian
+    .venv/bin/python bench/sessions.py --instructions     # instructions a request, under callgrind
 
 In process (the ASGI app called directly, as inprocess.py does), timed by process CPU time. Each
 round is a child process of its own, this revision's and the baseline's in turn, so that neither
@@ -14,6 +15,10 @@ the per-round ratios. `demo` is the reference page with `Bearer demo-user`; `ses
 request with the token of a session of the default world (which shares the mock's world object, and
 journals every request). Memory: the resident set and the Python heap (tracemalloc) that 1,000
 sessions add, each created through the admin API and used for one request.
+
+`--instructions` counts instead of timing, so that no other work on the machine disturbs it: each
+kind runs twice under `valgrind --tool=callgrind`, with `--requests` requests after the warm-up and
+with none; the difference, divided by `--requests`, is one request's instructions.
 """
 
 from __future__ import annotations
@@ -22,6 +27,8 @@ import argparse
 import asyncio
 import json
 import os
+import re
+import shutil
 import statistics
 import subprocess
 import sys
@@ -73,7 +80,9 @@ async def _new_session(app: Any, inprocess: Any) -> str:
     return answer["token"]
 
 
-async def _round(requests: int, kinds: list[str]) -> dict[str, Any]:
+async def _started(kinds: list[str]) -> tuple[Any, Any, asyncio.Task[None]]:
+    """The bench script `inprocess` with each kind's request among its KINDS, the app, and its
+    lifespan's task."""
     sys.path.insert(0, str(ROOT / "bench"))
     import inprocess  # this checkout's bench script, over whichever evalmock is imported
 
@@ -90,14 +99,74 @@ async def _round(requests: int, kinds: list[str]) -> dict[str, Any]:
         header = [(b"authorization", f"Bearer {token}".encode())]
         wanted["session"] = (page[0], page[1], header)
         wanted["gradient-session"] = (gradient[0], gradient[1], header)
-    figures = {}
     for kind in kinds:
         inprocess.KINDS[kind] = wanted[kind]
+    return inprocess, app, lifespan
+
+
+async def _round(requests: int, kinds: list[str]) -> dict[str, Any]:
+    inprocess, app, lifespan = await _started(kinds)
+    figures = {}
+    for kind in kinds:
         micros, status, _ = await inprocess.measure(app, kind, requests, None)
         assert status == 200, (kind, status)
         figures[kind] = micros
     lifespan.cancel()
     return figures
+
+
+WARM_UP = 200
+
+
+async def _send_only(kind: str, requests: int) -> None:
+    """WARM_UP requests of `kind`, then `requests` more, untimed (for callgrind)."""
+    inprocess, app, lifespan = await _started([kind])
+    sent: list[dict[str, Any]] = []
+    for _ in range(WARM_UP + requests):
+        sent = await inprocess.call(app, *inprocess.KINDS[kind])
+    assert sent[0]["status"] == 200, (kind, sent[0])
+    lifespan.cancel()
+
+
+def _instructions(python: str, kind: str, requests: int) -> int:
+    """One request's instructions: callgrind's total with `requests` requests after the warm-up,
+    less its total with none, divided by `requests`."""
+    totals = []
+    for count in (0, requests):
+        done = subprocess.run(
+            [
+                "valgrind",
+                "--tool=callgrind",
+                "--callgrind-out-file=/dev/null",
+                python,
+                __file__,
+                "--child",
+                "--send-only",
+                kind,
+                "--requests",
+                str(count),
+            ],
+            capture_output=True,
+            text=True,
+            timeout=1800,
+            check=True,
+        )
+        totals.append(int(re.findall(r"Collected : (\d+)", done.stderr)[-1]))
+    return round((totals[1] - totals[0]) / requests)
+
+
+def measure_instructions(python: str, requests: int) -> dict[str, Any]:
+    """Each kind's instructions a request, and what a session's request costs beside demo-user's."""
+    if shutil.which("valgrind") is None:
+        raise SystemExit("valgrind is not available (apt-get install valgrind)")
+    counts = {kind: _instructions(python, kind, requests) for kind in KINDS}
+    return {
+        "requests": requests,
+        "instructions_per_request": counts,
+        "session_x_demo": round(counts["session"] / counts["demo"], 3),
+        "gradient_session_x_demo": round(counts["gradient-session"] / counts["gradient-demo"], 3),
+        "target_session_x_demo": TARGET_SESSION_RATIO,
+    }
 
 
 async def _memory(sessions: int) -> dict[str, Any]:
@@ -279,17 +348,28 @@ def main(argv: list[str]) -> int:
         "--http", action="store_true", help="also over HTTP, under Granian with wrk (needs wrk)"
     )
     parser.add_argument("--seconds", type=int, default=10, help="of each wrk run")
+    parser.add_argument(
+        "--instructions",
+        action="store_true",
+        help="only count each kind's instructions a request under callgrind (needs valgrind)",
+    )
+    parser.add_argument("--send-only", help=argparse.SUPPRESS)
     parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--kinds", default=",".join(KINDS), help=argparse.SUPPRESS)
     parser.add_argument("--memory", type=int, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.child:
-        if args.memory:
+        if args.send_only:
+            asyncio.run(_send_only(args.send_only, args.requests))
+        elif args.memory:
             print(json.dumps(asyncio.run(_memory(args.memory))))
         else:
             print(json.dumps(asyncio.run(_round(args.requests, args.kinds.split(",")))))
         return 0
-    result = measure(sys.executable, args.baseline, args.rounds, args.requests)
+    if args.instructions:
+        result = measure_instructions(sys.executable, args.requests)
+    else:
+        result = measure(sys.executable, args.baseline, args.rounds, args.requests)
     if args.http:
         wrk = lib.ensure_wrk()
         if wrk is None:

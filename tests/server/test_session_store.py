@@ -236,6 +236,10 @@ def test_the_journal_keeps_the_newest_entries_and_counts_the_dropped(make):
         await store.clear_journal(session.id)
         journal = await store.journal(session.id)
         assert (journal.entries, journal.dropped) == ((), 0)
+        for number in range(4):
+            await store.append(session.id, entry(300 + number))
+        journal = await store.journal(session.id)
+        assert ([e.status for e in journal.entries], journal.dropped) == ([301, 302, 303], 1)
 
     run(walk())
 

@@ -19,7 +19,7 @@ from starlette.types import Receive, Scope, Send
 
 from evalmock.defaults import ACCEPT_TOKENS_ENV
 from evalmock.server.errors import ApiError
-from evalmock.server.sessions.active import active_session
+from evalmock.server.sessions.active import ACTIVE, CALLER_PREFIX
 from evalmock.server.sessions.tokens import is_session_token
 
 MAX_TOKEN_LENGTH = 4096
@@ -126,9 +126,9 @@ def accepted_tokens(environ: Mapping[str, str]) -> list[tuple[str, str]]:
 
 
 @functools.lru_cache(maxsize=4096)
-def _session_caller(caller_id: str) -> Caller:
+def _session_caller(session_id: str) -> Caller:
     """A session's caller, made once while its session is among the last few thousand used."""
-    return Caller("user", caller_id)
+    return Caller("user", CALLER_PREFIX + session_id)
 
 
 class Tokens:
@@ -152,9 +152,9 @@ class Tokens:
             return known
         if is_session_token(token):
             # SessionMiddleware found the session of this very token, or answered 401 itself
-            session = active_session()
+            session = ACTIVE.get()
             if session is not None:
-                return _session_caller(session.caller_id)
+                return _session_caller(session.record.id)
         if token == EXPIRED_TOKEN:
             raise unauthorized("The bearer token has expired.", "token-expired")
         if token == REVOKED_TOKEN:

@@ -22,17 +22,9 @@ class ActiveSession:
     api: str
     query: tuple[tuple[str, str], ...]
     page: int | None
-    arrived: float  # what its journal entry says of the request: when, method, path
-    method: str
-    path: str
+    arrived: float  # when, as its journal entry says
     next_cursor: str | None = None  # the nextCursor the handler sealed
     shaped_by: str | None = None
-
-    @property
-    def caller_id(self) -> str:
-        """Whom the session's token stands for: a user of its own, so that no other caller's
-        cursor (and no other session's) opens in it."""
-        return CALLER_PREFIX + self.record.id
 
     @property
     def churn(self) -> int:
@@ -42,6 +34,8 @@ class ActiveSession:
         return self.worlds.churning(self.record.id, self.world, self.churn)
 
 
+# Whom a session's token stands for: a user of its own, this prefix and the session's id, so that
+# no other caller's cursor (and no other session's) opens in it.
 CALLER_PREFIX = "user-"
 ACTIVE: ContextVar[ActiveSession | None] = ContextVar("evalmock_session", default=None)
 

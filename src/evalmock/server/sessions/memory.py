@@ -25,8 +25,8 @@ class _Live:
     last_used_at: float
     journal: deque[JournalEntry]
     faults: list[Fault] = field(default_factory=list)
-    dropped: int = 0
-    requests: int = 0
+    requests: int = 0  # every request journaled
+    requests_before_clear: int = 0  # of them, those before the journal was last cleared
     pages: OrderedDict[str, int] = field(default_factory=OrderedDict)
 
 
@@ -38,11 +38,12 @@ class MemoryStore:
     ) -> None:
         self.limits = limits
         self._clock = clock
+        self._idle_seconds = limits.idle_seconds
         self._sessions: dict[str, _Live] = {}
-        self._by_digest: dict[str, str] = {}
+        self._by_digest: dict[str, _Live] = {}
 
     def _expired(self, live: _Live, now: float) -> bool:
-        return now - live.last_used_at >= self.limits.idle_seconds
+        return now - live.last_used_at >= self._idle_seconds
 
     def _drop(self, session_id: str) -> None:
         live = self._sessions.pop(session_id, None)
@@ -72,10 +73,8 @@ class MemoryStore:
             self._sweep()
             if len(self._sessions) >= self.limits.max_sessions:
                 raise TooManySessions(record.id)
-        self._sessions[record.id] = _Live(
-            record, self._clock(), deque(maxlen=self.limits.max_journal)
-        )
-        self._by_digest[record.token_digest] = record.id
+        live = _Live(record, self._clock(), deque(maxlen=self.limits.max_journal))
+        self._sessions[record.id] = self._by_digest[record.token_digest] = live
 
     async def get(self, session_id: str) -> SessionState | None:
         live = self._live(session_id)
@@ -86,13 +85,16 @@ class MemoryStore:
         )
 
     async def find(self, token_digest: str) -> SessionRecord | None:
-        session_id = self._by_digest.get(token_digest)
-        live = None if session_id is None else self._sessions.get(session_id)
+        return self.find_now(token_digest)
+
+    def find_now(self, token_digest: str) -> SessionRecord | None:
+        """`find` without a coroutine: what a session's request asks first."""
+        live = self._by_digest.get(token_digest)
         if live is None:
             return None
         now = self._clock()
-        if now - live.last_used_at >= self.limits.idle_seconds:
-            self._drop(session_id)  # type: ignore[arg-type]
+        if now - live.last_used_at >= self._idle_seconds:
+            self._drop(live.record.id)
             return None
         live.last_used_at = now
         return live.record
@@ -143,15 +145,16 @@ class MemoryStore:
         self._known(session_id).faults.clear()
 
     async def append(self, session_id: str, entry: JournalEntry) -> None:
-        # as _live does, inline: every request of a session is journaled
+        self.append_now(session_id, entry)
+
+    def append_now(self, session_id: str, entry: JournalEntry) -> None:
+        """`append` without a coroutine: what a session's request asks last."""
+        # as _live does, inline
         live = self._sessions.get(session_id)
-        if live is None or self._clock() - live.last_used_at >= self.limits.idle_seconds:
+        if live is None or self._clock() - live.last_used_at >= self._idle_seconds:
             self._drop(session_id)
             return
-        journal = live.journal
-        if len(journal) == journal.maxlen:
-            live.dropped += 1
-        journal.append(entry)
+        live.journal.append(entry)  # the oldest goes past max_journal: see journal()
         live.requests += 1
         cursor, page = entry.next_cursor, entry.page
         if cursor is not None and page is not None:
@@ -162,12 +165,13 @@ class MemoryStore:
 
     async def journal(self, session_id: str) -> Journal:
         live = self._known(session_id)
-        return Journal(tuple(live.journal), live.dropped)
+        entries = tuple(live.journal)
+        return Journal(entries, live.requests - live.requests_before_clear - len(entries))
 
     async def clear_journal(self, session_id: str) -> None:
         live = self._known(session_id)
         live.journal.clear()
-        live.dropped = 0
+        live.requests_before_clear = live.requests
 
     async def cursor_page(self, session_id: str, cursor: str) -> int | None:
         live = self._live(session_id)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 
 from starlette.responses import Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
@@ -16,6 +16,7 @@ from evalmock.server.prefer import pause, routed_operation
 from evalmock.server.request_id import current_request_id
 from evalmock.server.sessions.active import ACTIVE, ActiveSession
 from evalmock.server.sessions.faults import fault_error
+from evalmock.server.sessions.memory import MemoryStore
 from evalmock.server.sessions.records import FaultRequest, JournalEntry
 from evalmock.server.sessions.store import SessionStore, StoreUnavailable
 from evalmock.server.sessions.tokens import TOKEN_PREFIX, token_digest
@@ -114,25 +115,28 @@ class SessionMiddleware:
         self.store = store
         self.worlds = worlds
         self.clock = clock
+        # the in-process store answers at once: its requests are spared two coroutines
+        self._local = store if isinstance(store, MemoryStore) else None
         # each API's name by its base path, one segment each, as a path's first segment finds it
         self._apis = {api.base_path: api.name for api in APIS.values()}
         if any(base.count("/") != 1 for base in self._apis):
             raise ValueError(f"a base path of more than one segment: {sorted(self._apis)}")
 
-    def _api_of(self, path: str) -> str | None:
-        end = path.find("/", 1)
-        return self._apis.get(path if end < 0 else path[:end])
-
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         token = session_token(scope) if scope["type"] == "http" else None
-        api = None if token is None else self._api_of(scope["path"])
+        api = None
+        if token is not None:
+            path = scope["path"]
+            end = path.find("/", 1)  # the API is the one whose base path is the first segment
+            api = self._apis.get(path if end < 0 else path[:end])
         if token is None or api is None:
             await self.app(scope, receive, send)
             return
         arrived = self.clock()
-        store = self.store
+        store, local = self.store, self._local
+        digest = _DIGESTS.get(token) or _digest(token)
         try:
-            record = await store.find(_DIGESTS.get(token) or _digest(token))
+            record = local.find_now(digest) if local is not None else await store.find(digest)
             if record is None:
                 raise _gone()
             pairs, query, cursor = _query(scope)
@@ -146,21 +150,13 @@ class SessionMiddleware:
             await _answer(error, scope, receive, send)
             return
         session = ActiveSession(
-            record,
-            self.worlds.world(record.spec),
-            self.worlds,
-            api,
-            query,
-            page,
-            arrived,
-            scope["method"],
-            scope["path"][:MAX_JOURNALED_TEXT],
+            record, self.worlds.world(record.spec), self.worlds, api, query, page, arrived
         )
         if pairs:
             scope[QUERY_SCOPE_KEY] = pairs  # validation reads the query from here
         reset = ACTIVE.set(session)
         try:
-            await self.app(scope, receive, _JournalingSend(session, store, send))
+            await self.app(scope, receive, _JournalingSend(session, store, local, send, scope))
         finally:
             ACTIVE.reset(reset)
 
@@ -169,39 +165,58 @@ class _JournalingSend:
     """A session request's `send`: journals the answer as it starts, before its body is sent, so
     that a test that reads the journal once it has its answer finds the entry. (A class, not a
     closure, so that SessionMiddleware.__call__ makes no closure cells for a request without a
-    session token.)"""
+    session token; its call is not a coroutine but returns the next `send`'s, so that a message
+    passes through it without a frame of its own.)"""
 
-    __slots__ = ("send", "session", "store")
+    __slots__ = ("local", "method", "path", "send", "session", "store")
 
-    def __init__(self, session: ActiveSession, store: SessionStore, send: Send) -> None:
+    def __init__(
+        self,
+        session: ActiveSession,
+        store: SessionStore,
+        local: MemoryStore | None,
+        send: Send,
+        scope: Scope,
+    ) -> None:
         self.session = session
         self.store = store
+        self.local = local
         self.send = send
+        path = scope["path"]
+        self.method = scope["method"]
+        self.path = path if len(path) <= MAX_JOURNALED_TEXT else path[:MAX_JOURNALED_TEXT]
 
-    async def __call__(self, message: Message) -> None:
-        if message["type"] == "http.response.start":
-            session = self.session
-            status = message["status"]
-            entry = JournalEntry(
-                session.arrived,
-                session.api,
-                session.method,
-                session.path,
-                session.query,
-                status,
-                True,
-                current_request_id(),
-                session.page,
-                _retry_after(message) if status >= 400 else None,
-                session.next_cursor if status == 200 else None,
-                session.shaped_by,
+    def __call__(self, message: Message) -> Awaitable[None]:
+        if message["type"] != "http.response.start":
+            return self.send(message)
+        session = self.session
+        status = message["status"]
+        entry = JournalEntry(
+            session.arrived,
+            session.api,
+            self.method,
+            self.path,
+            session.query,
+            status,
+            True,
+            current_request_id(),
+            session.page,
+            _retry_after(message) if status >= 400 else None,
+            session.next_cursor if status == 200 else None,
+            session.shaped_by,
+        )
+        if self.local is not None:
+            self.local.append_now(session.record.id, entry)
+            return self.send(message)
+        return self._journal_then_send(entry, message)
+
+    async def _journal_then_send(self, entry: JournalEntry, message: Message) -> None:
+        try:
+            await self.store.append(self.session.record.id, entry)
+        except StoreUnavailable:
+            logger.warning(
+                "the session store did not journal a request of %s", self.session.record.id
             )
-            try:
-                await self.store.append(session.record.id, entry)
-            except StoreUnavailable:
-                logger.warning(
-                    "the session store did not journal a request of %s", session.record.id
-                )
         await self.send(message)
 
 
