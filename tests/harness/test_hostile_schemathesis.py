@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import json
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -21,6 +21,7 @@ import pytest
 
 from evalmock.contract.targets import dump_targets
 from evalmock.exits import INCOMPLETE
+from evalmock.harness.checks.registry import scenario_checks
 from evalmock.harness.run.answer_deadline import held_to_deadlines
 from evalmock.harness.run.answer_limits import MAX_SENT_VALUE, AnswerLimits
 from evalmock.harness.run.bounded_requests import CutAnswers, bounded_session
@@ -48,12 +49,17 @@ CASES = 60  # per project of the mock behind the attacks: a few pages each
 
 class Attacker:
     """An ASGI app: our mock, behind which every `every`-th request Schemathesis sends (by its
-    User-Agent) is answered by `attack` instead, `most` times at most; the longest request target
-    it was sent is kept."""
+    User-Agent; every request of the audit's if `everyone`) is answered by `attack` instead, `most`
+    times at most; the longest request target it was sent is kept, and the most attacks it was
+    sending at once."""
 
-    def __init__(self, app: Any, attack: Any, every: int = 1, most: int = 10**6) -> None:
+    def __init__(
+        self, app: Any, attack: Any, every: int = 1, most: int = 10**6, everyone: bool = False
+    ) -> None:
         self.app, self.attack, self.every, self.most = app, attack, every, most
+        self.everyone = everyone
         self.seen = self.attacked = self.longest_target = 0
+        self.sending = self.most_at_once = 0
         self.base_url = ""
 
     async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
@@ -62,11 +68,16 @@ class Attacker:
         target = len(scope["raw_path"]) + len(scope["query_string"]) + 1
         self.longest_target = max(self.longest_target, target)
         agent = dict(scope["headers"]).get(b"user-agent", b"").lower()
-        if b"schemathesis" in agent:
+        if self.everyone or b"schemathesis" in agent:
             self.seen += 1
             if self.seen % self.every == 0 and self.attacked < self.most:
                 self.attacked += 1
-                return await self.attack(scope, receive, send)
+                self.sending += 1
+                self.most_at_once = max(self.most_at_once, self.sending)
+                try:
+                    return await self.attack(scope, receive, send)
+                finally:
+                    self.sending -= 1
         return await self.app(scope, receive, send)
 
 
@@ -103,8 +114,10 @@ def mock(tmp_path_factory: pytest.TempPathFactory) -> Mock:
 
 
 @contextmanager
-def attacked(mock: Mock, attack: Any, every: int = 1, most: int = 10**6) -> Iterator[Attacker]:
-    attacker = Attacker(mock.app, attack, every, most)
+def attacked(
+    mock: Mock, attack: Any, every: int = 1, most: int = 10**6, everyone: bool = False
+) -> Iterator[Attacker]:
+    attacker = Attacker(mock.app, attack, every, most, everyone)
     with serving(attacker) as base_url:
         attacker.base_url = base_url
         yield attacker
@@ -206,6 +219,36 @@ def test_every_answer_a_stacked_bomb_with_eight_workers_keeps_memory_flat(mock: 
     with attacked(mock, answering(stacked, whole(gzip_bomb(2)))) as attacker:
         report, _ = audit(attacker, mock, workers=8, phases=["coverage", "stateful"])
     assert attacker.attacked > 40
+    assert_named(report, CUT + " decoded")
+
+
+def late(body: Any, seconds: float) -> Any:
+    """`body`, its first byte sent `seconds` after the head."""
+
+    async def chunks() -> AsyncIterator[bytes]:
+        await asyncio.sleep(seconds)
+        async for chunk in body():
+            yield chunk
+
+    return chunks
+
+
+def test_every_answer_a_stacked_bomb_with_sixty_four_workers_keeps_memory_flat(mock: Mock) -> None:
+    """Every answer of the audit's, the scenario checks' too, a stacked bomb whose body starts
+    half a second late: dozens of bodies read at once. The audit's memory grew with each (776 MiB
+    at 64 workers), before the bodies being read shared one room whatever the workers."""
+    stacked = [(b"content-encoding", b"gzip, gzip")]
+    bomb = answering(stacked, late(whole(gzip_bomb(2)), 0.5))
+    every_check = [check.name for check in scenario_checks("test-set")]
+    with attacked(mock, bomb, everyone=True) as attacker:
+        report, _ = audit(
+            attacker,
+            mock,
+            workers=64,
+            only=every_check,
+            phases=["examples", "coverage", "fuzzing"],
+        )
+    assert attacker.most_at_once >= 20
     assert_named(report, CUT + " decoded")
 
 

@@ -67,6 +67,14 @@ def reading_until(at: float) -> Iterator[Deadline]:
         _CURRENT.reset(token)
 
 
+def postpone(seconds: float) -> None:
+    """The deadline of the answer being read in this thread, if any, moved `seconds` later: time
+    the audit spent (waiting for room to read it in), not the service."""
+    deadline = _CURRENT.get()
+    if deadline is not None:
+        deadline.at += seconds
+
+
 def _read(timeout: float | None, read: Callable[[float | None], Read]) -> Read:
     deadline = _CURRENT.get()
     return read(timeout) if deadline is None else deadline.read(timeout, read)

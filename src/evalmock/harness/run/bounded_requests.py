@@ -31,6 +31,7 @@ from evalmock.harness.run.answer_limits import (
     AnswerOverLimit,
     Budget,
     check_header_block,
+    decoded_body,
     head_by_deadline,
     oversized_value,
 )
@@ -131,7 +132,8 @@ class BoundedAdapter(HTTPAdapter):
             response = super().send(request, *args, **kwargs)
             try:
                 check_header_block(response.raw.headers.items())
-                body = _body_within(response.raw, Budget(self.limits, started))
+                with Budget(self.limits, started) as budget:
+                    body = _body_within(response.raw, budget)
             except BaseException:
                 response.close()  # the connection of a cut answer is not used again
                 raise
@@ -186,18 +188,14 @@ def _oversized_link_value(body: bytes) -> str | None:
 
 
 def _body_within(raw: Any, budget: Budget) -> bytes:
-    """The decoded body of urllib3's `raw`, read READ_SIZE decoded bytes at a time (a bomb inflates
-    no further per read), cut at the budget; urllib3's errors said as requests says them."""
-    body = bytearray()
+    """The decoded body of urllib3's `raw`, its bytes on the wire decoded as `decoded_body` decodes
+    them (a bomb inflates no further per read), cut at the budget; urllib3's errors said as
+    requests says them."""
+    encoding = raw.headers.get("content-encoding")
     try:
-        for part in raw.stream(READ_SIZE, decode_content=True):
-            body += part
-            budget.spend(len(body), "decoded")
-            budget.spend(raw.tell(), "on the wire")
+        return decoded_body(raw.stream(READ_SIZE, decode_content=False), encoding, budget)
     except BaseException as exc:
-        body.clear()  # a cut answer's bytes go now, not with the error's frames
         raise _as_requests_error(exc) from None
-    return bytes(body)
 
 
 def _as_requests_error(exc: BaseException) -> BaseException:
