@@ -81,8 +81,9 @@ class DataFile:
 
     def item(self, value: dict[str, Any]) -> None:
         if self.is_json:
-            text = json.dumps(value, ensure_ascii=False, indent=2)
-            self.out.write(("," if self.items else "") + "\n" + textwrap.indent(text, " " * 8))
+            # JSON's lines hold no line break of their own (a string's is escaped): each indented
+            text = json.dumps(value, ensure_ascii=False, indent=2).replace("\n", "\n" + " " * 8)
+            self.out.write(("," if self.items else "") + "\n" + " " * 8 + text)
         else:
             if not self.items:
                 self.out.write(f"  {self.inner}:\n")

@@ -57,6 +57,8 @@ def _plain(text: str) -> str:
     """Text as a secret in it is compared: compatibility forms folded (a full-width letter is its
     letter), letter case folded, format characters removed (zero-width joiners and spaces, soft
     hyphens, marks of direction: Unicode's category Cf, which changes no text a reader sees)."""
+    if text.isascii():  # no compatibility form, no format character: only its case to fold
+        return text.lower()
     folded = unicodedata.normalize("NFKC", text).casefold()
     return "".join(ch for ch in folded if unicodedata.category(ch) != "Cf")
 

@@ -25,7 +25,13 @@ from evalmock.harness.results.findings import Gap
 from evalmock.harness.run.answer_limits import BYTES_REMEDY, size_text
 from evalmock.harness.secrets.har_entries import learn_har_entry
 from evalmock.harness.traffic.audit import TrafficAudit
-from evalmock.harness.traffic.har_stream import Unreadable, har_entries
+from evalmock.harness.traffic.har_stream import (
+    CUT,
+    Unreadable,
+    har_entries,
+    is_cut,
+    string_bound,
+)
 from evalmock.input_files import open_regular, too_large
 
 NO_RESPONSE = "without a response (blocked, failed or cancelled in the browser)"
@@ -60,9 +66,10 @@ class Recorded:
 
 def read_har(path: str | Path, max_body: int = DEFAULT_MAX_ANSWER_BYTES) -> Iterator[Recorded]:
     """The entries of a HAR file, as the file lists them, each built as it is read (never the whole
-    document), a response body longer than `max_body` bytes left unread (never decoded); HarError
-    when the file is no HAR log, past a bound of the stream's (har_stream), or an entry lacks its
-    request."""
+    document), a response body longer than `max_body` bytes left unread (never decoded), a string
+    longer than a body of that size takes cut as it is parsed (never held whole: the entry's
+    exchange left unread); HarError when the file is no HAR log, past a bound of the stream's
+    (har_stream), or an entry lacks its request."""
     try:
         file = open_regular(path)
     except OSError as exc:
@@ -70,7 +77,7 @@ def read_har(path: str | Path, max_body: int = DEFAULT_MAX_ANSWER_BYTES) -> Iter
     with file:
         if os.fstat(file.fileno()).st_size > MAX_HAR_BYTES:  # refused before a byte is parsed
             raise HarError(f"cannot read {path}: {too_large(MAX_HAR_BYTES)}")
-        entries = har_entries(file, MAX_HAR_BYTES)
+        entries = har_entries(file, MAX_HAR_BYTES, max_string=string_bound(max_body))
         number = 0
         while (entry := _next_entry(entries, path)) is not _END:
             number += 1
@@ -118,13 +125,32 @@ def _recorded(number: int, entry: Mapping[str, Any], max_body: int) -> Recorded:
     headers = _headers(response.get("headers") or [])
     # base64 takes 4 characters for 3 bytes, text at least one a byte: a longer text is not decoded
     longest = 4 * -(-max_body // 3) if encoding == "base64" else max_body
-    body = _body(text, encoding) if len(text) <= longest else None
+    cut = _cut_part(url, request_headers, headers, text)
+    # a body's text cut past what a body of max_body takes: its body passed max_body, as said below
+    if cut is not None and not (is_cut(text) and len(text) - len(CUT) > longest):
+        exchange = Exchange(method, url, status, headers, request_headers=request_headers)
+        unread = f"{cut} passed {size_text(string_bound(max_body))} in the HAR file"
+        return Recorded(number, started, exchange, entry=entry, unread=unread)
+    body = _body(text, encoding) if len(text) <= longest and not is_cut(text) else None
     if body is None or len(body) > max_body:
         exchange = Exchange(method, url, status, headers, request_headers=request_headers)
         unread = f"its body passed {size_text(max_body)}"
         return Recorded(number, started, exchange, entry=entry, unread=unread)
     exchange = Exchange(method, url, status, headers, body, request_headers)
     return Recorded(number, started, exchange, None, entry)
+
+
+def _cut_part(
+    url: str, request_headers: Mapping[str, str], headers: Mapping[str, str], text: str
+) -> str | None:
+    """Which string the exchange is read from was cut as it was parsed (har_stream), or None."""
+    if is_cut(text):
+        return "its body's text"
+    if is_cut(url):
+        return "its URL"
+    if any(is_cut(value) for value in (*request_headers.values(), *headers.values())):
+        return "a header's value"
+    return None
 
 
 def _started(value: Any) -> datetime | None:
