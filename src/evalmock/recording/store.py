@@ -7,27 +7,37 @@ from __future__ import annotations
 import json
 import sqlite3
 import threading
+import zlib
 from collections.abc import Iterator
 from typing import Any
 
 from evalmock.recording.answers import Source
 
 # An answer's source is a row of its own, each case and version naming it by number: its URL once
-# for a page, not once for each of its cases.
+# for a page, not once for each of its cases. A body is its JSON compressed (`_packed`).
 _SCHEMA = """
 CREATE TABLE sources (number INTEGER PRIMARY KEY, source TEXT);
-CREATE TABLE cases (list INTEGER, id TEXT, added REAL, updated REAL, first INTEGER, body TEXT,
+CREATE TABLE cases (list INTEGER, id TEXT, added REAL, updated REAL, first INTEGER, body BLOB,
                     source INTEGER, PRIMARY KEY (list, id));
 CREATE INDEX cases_order ON cases (list, added);
 CREATE TABLE listed (list INTEGER, walk INTEGER, position INTEGER, id TEXT);
 CREATE INDEX listed_order ON listed (list, walk, position);
-CREATE TABLE versions (test_case INTEGER, number INTEGER, body TEXT, source INTEGER,
+CREATE TABLE versions (test_case INTEGER, number INTEGER, body BLOB, source INTEGER,
                        PRIMARY KEY (test_case, number));
 """
 
 
 def _source(source: Source) -> str:
     return json.dumps([source.where, source.method, source.url])
+
+
+def _packed(body: str) -> bytes:
+    # zlib's quickest level: a case's 560 bytes of JSON take 340, for 14 µs
+    return zlib.compress(body.encode("utf-8", "surrogatepass"), 1)
+
+
+def _unpacked(body: bytes) -> Any:
+    return json.loads(zlib.decompress(body).decode("utf-8", "surrogatepass"))
 
 
 def source_of(text: str) -> Source:
@@ -72,7 +82,15 @@ class Store:
         with self.lock:
             self._db.execute(
                 "INSERT OR REPLACE INTO cases VALUES (?, ?, ?, ?, ?, ?, ?)",
-                (list_key, case_id, added, updated, first, body, self._source_number(source)),
+                (
+                    list_key,
+                    case_id,
+                    added,
+                    updated,
+                    first,
+                    _packed(body),
+                    self._source_number(source),
+                ),
             )
 
     def _source_number(self, source: Source) -> int:
@@ -130,14 +148,14 @@ class Store:
                 "WHERE list=? AND id=?",
                 (list_key, case_id),
             ).fetchone()
-        return json.loads(body), source_of(source)
+        return _unpacked(body), source_of(source)
 
     # -- versions
     def keep_version(self, test_case: int, number: int, body: str, source: Source) -> None:
         with self.lock:
             self._db.execute(
                 "INSERT OR REPLACE INTO versions VALUES (?, ?, ?, ?)",
-                (test_case, number, body, self._source_number(source)),
+                (test_case, number, _packed(body), self._source_number(source)),
             )
 
     def versions(self, test_case: int) -> Iterator[tuple[dict[str, Any], Source]]:
@@ -150,7 +168,7 @@ class Store:
             )
             while batch := rows.fetchmany(256):
                 for body, source in batch:
-                    yield json.loads(body), source_of(source)
+                    yield _unpacked(body), source_of(source)
 
     # -- the whole
     def __deepcopy__(self, memo: dict[int, Any]) -> Store:
