@@ -107,15 +107,17 @@ def audit(har: Path) -> dict[str, Any]:
         sys.executable,
         "-c",
         "import resource, subprocess, sys; code = subprocess.run(sys.argv[1:]).returncode; "
-        "print(code, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)",
+        "used = resource.getrusage(resource.RUSAGE_CHILDREN); "
+        "print(code, used.ru_maxrss, used.ru_utime + used.ru_stime)",
         *(sys.executable, "-m", "evalmock", "contract", "--har", str(har), "--quiet"),
     ]
     started = time.perf_counter()
     done = subprocess.run(command, capture_output=True, text=True, timeout=7200)
-    code, peak = done.stdout.split()[-2:]
+    code, peak, cpu = done.stdout.split()[-3:]
     return {
         "exit": int(code),
         "wall_s": round(time.perf_counter() - started, 1),
+        "cpu_s": round(float(cpu), 1),
         "peak_rss_mib": round(int(peak) / 1024, 1),
         "said": done.stderr.strip().splitlines()[-1:] or done.stdout.strip().splitlines()[-3:-1],
     }
