@@ -23,7 +23,7 @@ import pytest
 from data_builders import AGENT, PROJECT, TEST_CASE, case, version
 from evalmock.cli import main
 from evalmock.exits import INTERRUPTED
-from evalmock.harness.traffic.har_stream import CUT, har_entries
+from evalmock.harness.traffic.har_stream import CUT, har_entries, string_bound
 from evalmock.recording.accumulator import MAX_BODY_BYTES, MAX_ITEM_BYTES
 from evalmock.world import World
 from evalmock.world.data_files import load_data
@@ -174,6 +174,21 @@ def test_a_base64_body_of_150_mib_is_cut_as_it_is_parsed_never_held(tmp_path: Pa
     assert code == 0, said
     assert f"the answer's body is more than the {MAX_BODY_BYTES:,} bytes a recording reads" in said
     assert peak < BOUND, f"{peak / MIB:.0f} MiB"
+
+
+def test_a_body_of_escapes_past_the_strings_bound_is_named_by_its_text_not_its_size(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # 8 MiB of control characters, 6 bytes of the HAR each: within the body's limit, its text past
+    # the bound a string is cut at; what was read tells no body size
+    one = entry(list_url(AGENT, PROJECT), 200, "\x01" * (MAX_BODY_BYTES // 2))
+    path = har(tmp_path / "escapes.har", [one])
+    assert main(["fixtures", "import", "--har", str(path), "-o", str(tmp_path / "data.yaml")]) == 0
+    said = capsys.readouterr().out
+    assert (
+        f"escapes.har entry 0 (GET {list_url(AGENT, PROJECT)}): the answer's body's text is more "
+        f"than the {string_bound(MAX_BODY_BYTES):,} bytes of a HAR file a recording reads" in said
+    )
 
 
 ALPHABET = ["a", "é", "€", "𝄞", "\\", '"', "\n", "\x01", "\\\\\\\\"]
