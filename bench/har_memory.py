@@ -6,7 +6,9 @@ each audit in a child process of its own (its peak RSS its own).
 
 Shapes: `braces`, the log's comment a list of `{}` filling the file (one real entry after it);
 `small-entries`, small real entries of the test-set operation, each judged (about 680 bytes
-each, 380,000 in 250 MiB); `entry-comment`, one entry whose comment is a list of `{}` (refused).
+each, 380,000 in 250 MiB); `entry-comment`, one entry whose comment is a list of `{}` (refused);
+`long-string`, one entry of the test-set operation whose body is one string filling the file (a
+recorded download: cut as it is parsed, a gap).
 Results go to bench/results/har_memory.json; docs/hardening.md gives the figures.
 """
 
@@ -77,6 +79,15 @@ def shape(name: str, size: int) -> Iterator[str]:
     if name == "braces":
         yield from braces(size, head + '"comment": ')
         yield ', "entries": [' + json.dumps(entry(0)) + "]}}"
+    elif name == "long-string":
+        one = entry(0)
+        one["response"]["content"]["text"] = "@"
+        before, after = json.dumps(one).split('"@"')
+        block = '{\\"id\\": \\"case-1\\"}, ' * 2**14
+        yield head + '"entries": [' + before + '"['
+        for _ in range(size // len(block)):
+            yield block
+        yield '"' + after + "]}}"
     elif name == "entry-comment":
         yield from braces(size, head + '"entries": [{"comment": ')
         yield "}]}}"
@@ -96,15 +107,17 @@ def audit(har: Path) -> dict[str, Any]:
         sys.executable,
         "-c",
         "import resource, subprocess, sys; code = subprocess.run(sys.argv[1:]).returncode; "
-        "print(code, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)",
+        "used = resource.getrusage(resource.RUSAGE_CHILDREN); "
+        "print(code, used.ru_maxrss, used.ru_utime + used.ru_stime)",
         *(sys.executable, "-m", "evalmock", "contract", "--har", str(har), "--quiet"),
     ]
     started = time.perf_counter()
     done = subprocess.run(command, capture_output=True, text=True, timeout=7200)
-    code, peak = done.stdout.split()[-2:]
+    code, peak, cpu = done.stdout.split()[-3:]
     return {
         "exit": int(code),
         "wall_s": round(time.perf_counter() - started, 1),
+        "cpu_s": round(float(cpu), 1),
         "peak_rss_mib": round(int(peak) / 1024, 1),
         "said": done.stderr.strip().splitlines()[-1:] or done.stdout.strip().splitlines()[-3:-1],
     }
@@ -116,7 +129,7 @@ def main() -> None:
     )
     parser.add_argument("--mib", type=int, default=250)
     parser.add_argument(
-        "--shapes", default="braces,entry-comment,small-entries", help="comma-separated"
+        "--shapes", default="braces,entry-comment,small-entries,long-string", help="comma-separated"
     )
     args = parser.parse_args()
     results: dict[str, Any] = {"mib": args.mib}

@@ -6,6 +6,7 @@ its own, whose peak memory is its own (bench/har_memory.py measures 250 MiB file
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 import time
@@ -15,6 +16,7 @@ from typing import Any
 
 import pytest
 
+from evalmock.exits import INCOMPLETE
 from evalmock.harness.traffic import har_stream
 from evalmock.harness.traffic.har import read_har
 from evalmock.harness.traffic.har_stream import MAX_CONTAINERS
@@ -27,7 +29,7 @@ SIZE = 40 * MIB  # parsed whole, as the file used to be, its `{}` took 900 MiB; 
 GROWTH = 40 * MIB  # the most the audit's peak may pass that of a file of one entry
 
 
-def peak_and_said(har: Path) -> tuple[int, int, str]:
+def peak_and_said(har: Path, *options: str) -> tuple[int, int, str]:
     """`evalmock contract --har` in a child of its own: its exit code, peak RSS and what it said."""
     measure = (
         "import resource, subprocess, sys; done = subprocess.run(sys.argv[1:], "
@@ -36,7 +38,10 @@ def peak_and_said(har: Path) -> tuple[int, int, str]:
     )
     command = [sys.executable, "-c", measure, sys.executable, "-m", "evalmock", "contract"]
     done = subprocess.run(
-        [*command, "--har", str(har), "--quiet"], capture_output=True, text=True, timeout=120
+        [*command, "--har", str(har), "--quiet", *options],
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
     said, last = done.stdout.rstrip().rsplit("\n", 1)
     code, peak = last.split()
@@ -102,6 +107,23 @@ def test_40_mib_of_entries_of_other_operations_are_counted_not_kept(
     assert peak - one_entry < GROWTH, f"{peak / MIB:.0f} MiB, one entry {one_entry / MIB:.0f} MiB"
 
 
+def test_entries_judged_are_kept_on_disk_until_sorted_not_in_memory(tmp_path: Path) -> None:
+    # Kept packed in memory until all were read and sorted, 380,000 small pages took 310 MiB
+    # (bench/har_memory.py); on disk, 4 times the entries cost 1 MiB more, in memory 20.
+    path = "/v1/agents/acme.drafting/test-set/cases?projectId=p"
+    peaks = []
+    for size in (SIZE // 4, SIZE):
+        har = streamed(
+            tmp_path / f"{size}.har", LOG + '"entries": [', small_entries(size, path), "]}}"
+        )
+        code, peak, said = peak_and_said(har)
+        assert code not in (2, 70), said
+        assert re.search(r" [1-9]\d* exchanges, [1-9]\d* judged", said), said
+        peaks.append(peak)
+    small, large = peaks
+    assert large - small < 10 * MIB, f"{small / MIB:.0f} MiB, then {large / MIB:.0f} MiB"
+
+
 def test_an_entry_of_too_many_objects_is_refused_saying_why(tmp_path: Path) -> None:
     # Parsed whole, its 40 MiB of `{}` took 900 MiB before a byte of it was judged.
     har = streamed(tmp_path / "entry.har", LOG + '"entries": [{"comment": ', braces(SIZE), "}]}}")
@@ -156,3 +178,36 @@ def test_bodies_full_of_escaped_quotes_are_measured_in_linear_time(tmp_path: Pat
         while guarded.read(2**20):
             pass
     assert time.perf_counter() - started < 3.0
+
+
+def test_a_body_of_40_mib_is_cut_as_it_is_parsed_never_held_and_is_a_gap(
+    tmp_path: Path, one_entry: int
+) -> None:
+    # Held whole while it was parsed, a string took about twice its size: 80 MiB more than one
+    # entry for this one (485 MiB for one of 200 MiB).
+    recorded = entry(page())
+    recorded["response"]["content"]["text"] = "@"
+    head, tail = json.dumps(recorded).split('"@"')
+    block = '{\\"id\\": \\"case-1\\"}, ' * 2**14
+    body = (block for _ in range(SIZE // len(block)))
+    har = streamed(
+        tmp_path / "long.har", LOG + '"entries": [' + head + '"[', body, '"' + tail + "]}}"
+    )
+    code, peak, said = peak_and_said(har, "--max-answer-bytes", str(MIB))
+    assert code == INCOMPLETE, said
+    assert "(entry 1) answered 200 and was not read: its body passed 1 MiB" in said
+    assert peak - one_entry < GROWTH / 2, (
+        f"{peak / MIB:.0f} MiB, one entry {one_entry / MIB:.0f} MiB"
+    )
+
+
+def test_a_body_of_escapes_within_the_limit_but_past_the_strings_bound_is_a_gap_saying_so(
+    tmp_path: Path,
+) -> None:
+    # 6 bytes of the file for each byte of the body: within 1 MiB of body, past 2 MiB of text
+    recorded = entry(page())
+    recorded["response"]["content"]["text"] = "\x01" * (MIB // 2)
+    har = write_har(tmp_path / "escapes.har", [recorded])
+    code, _, said = peak_and_said(har, "--max-answer-bytes", str(MIB))
+    assert code == INCOMPLETE, said
+    assert "was not read: its body's text passed 2 MiB in the HAR file" in said

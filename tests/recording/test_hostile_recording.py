@@ -6,20 +6,24 @@ RSS measured, as tests/harness/test_har_memory.py does)."""
 from __future__ import annotations
 
 import base64
+import contextlib
 import io
 import json
 import os
 import random
+import signal
 import subprocess
 import sys
-from collections.abc import Iterator
+import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
 
 from data_builders import AGENT, PROJECT, TEST_CASE, case, version
 from evalmock.cli import main
-from evalmock.harness.traffic.har_stream import CUT, har_entries
+from evalmock.exits import INTERRUPTED
+from evalmock.harness.traffic.har_stream import CUT, har_entries, string_bound
 from evalmock.recording.accumulator import MAX_BODY_BYTES, MAX_ITEM_BYTES
 from evalmock.world import World
 from evalmock.world.data_files import load_data
@@ -172,6 +176,21 @@ def test_a_base64_body_of_150_mib_is_cut_as_it_is_parsed_never_held(tmp_path: Pa
     assert peak < BOUND, f"{peak / MIB:.0f} MiB"
 
 
+def test_a_body_of_escapes_past_the_strings_bound_is_named_by_its_text_not_its_size(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # 8 MiB of control characters, 6 bytes of the HAR each: within the body's limit, its text past
+    # the bound a string is cut at; what was read tells no body size
+    one = entry(list_url(AGENT, PROJECT), 200, "\x01" * (MAX_BODY_BYTES // 2))
+    path = har(tmp_path / "escapes.har", [one])
+    assert main(["fixtures", "import", "--har", str(path), "-o", str(tmp_path / "data.yaml")]) == 0
+    said = capsys.readouterr().out
+    assert (
+        f"escapes.har entry 0 (GET {list_url(AGENT, PROJECT)}): the answer's body's text is more "
+        f"than the {string_bound(MAX_BODY_BYTES):,} bytes of a HAR file a recording reads" in said
+    )
+
+
 ALPHABET = ["a", "é", "€", "𝄞", "\\", '"', "\n", "\x01", "\\\\\\\\"]
 
 
@@ -200,27 +219,134 @@ def test_a_string_cut_as_it_is_parsed_is_its_start_and_the_mark_never_broken_jso
     assert read == [{"t": "a" * 8}, {"t": "b" * 8 + CUT}]
 
 
+def walked_cases(
+    count: int, said: int, per_page: int = 100, *, drawn: bool = False
+) -> Iterator[dict]:
+    """The entries of one walk of `count` distinct valid cases, each saying `said` bytes more (hex
+    digits drawn at random when `drawn`, which the store cannot compress away)."""
+    chance = random.Random(count)
+    for number in range(0, count, per_page):
+        cases = [
+            case(
+                f"case-{n:06d}",
+                f"2026-10-{1 + n % 28:02d}T12:{n // 60 % 60:02d}:{n % 60:02d}Z",
+                expect={
+                    "answer": {
+                        "verdict": "wrong",
+                        "shouldSay": f"{n} " + _padding(chance, said, drawn),
+                    }
+                },
+            )
+            for n in range(number, min(number + per_page, count))
+        ]
+        cursor = "" if number == 0 else f"&cursor=c{number}"
+        following = f"c{number + per_page}" if number + per_page < count else None
+        yield entry(list_url(AGENT, PROJECT, cursor), 200, page(cases, following))
+
+
+def _padding(chance: random.Random, size: int, drawn: bool) -> str:
+    return chance.randbytes(size // 2).hex() if drawn else "x" * size
+
+
 def test_many_distinct_valid_cases_are_kept_on_disk_not_in_memory(tmp_path: Path) -> None:
     # 392k cases of 600 bytes ran out of 3.8 GB: here 12,000 of 6 KB (72 MB of HAR), which held
-    # in memory as they were took 700 MiB
-    count, per_page = 12_000, 100
-
-    def entries() -> Iterator[dict]:
-        for number in range(0, count, per_page):
-            cases = [
-                case(
-                    f"case-{n:06d}",
-                    f"2026-10-{1 + n % 28:02d}T12:{n // 60 % 60:02d}:{n % 60:02d}Z",
-                    expect={"answer": {"verdict": "wrong", "shouldSay": f"{n} " + "x" * 6000}},
-                )
-                for n in range(number, number + per_page)
-            ]
-            cursor = "" if number == 0 else f"&cursor=c{number}"
-            yield entry(list_url(AGENT, PROJECT, cursor), 200, page(cases, f"c{number + per_page}"))
-
-    path = streamed_har(tmp_path / "many.har", entries())
+    # in memory as they were took 700 MiB (bench/har_import.py imports the 392k)
+    count = 12_000
+    path = streamed_har(tmp_path / "many.har", walked_cases(count, 6000))
     out = tmp_path / "data.json"
     code, peak, said = import_peak(path, out)
     assert code == 0, said
     assert f"{count} cases" in said
     assert peak < BOUND, f"{peak / MIB:.0f} MiB"
+
+
+def test_the_imports_memory_does_not_grow_with_the_number_of_cases(tmp_path: Path) -> None:
+    # Cases of 2.6 KB. Kept in memory, the 15,000 more took 53 MiB more; the store's cache takes 8
+    # MiB at most. bench/har_import.py imports the trial's 392,000.
+    peaks = []
+    for count in (5_000, 20_000):
+        path = streamed_har(tmp_path / f"{count}.har", walked_cases(count, 2000))
+        code, peak, said = import_peak(path, tmp_path / f"{count}.json")
+        assert code == 0, said
+        assert f"{count} cases" in said
+        peaks.append(peak)
+    small, large = peaks
+    assert large - small < 16 * MIB, f"{small / MIB:.0f} MiB, then {large / MIB:.0f} MiB"
+
+
+def started_import(har_path: Path, out: Path, folder: Path) -> subprocess.Popen[bytes]:
+    """`evalmock fixtures import` in a child of its own, `folder` its temporary folder."""
+    command = [sys.executable, "-m", "evalmock", "fixtures", "import", "--har", str(har_path)]
+    return subprocess.Popen(
+        [*command, "-o", str(out)],
+        env={**os.environ, "TMPDIR": str(folder)},
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
+
+
+def holds_open_in(pid: int, folder: Path) -> bool:
+    """Whether the process holds a file of `folder` open (deleted or not)."""
+    for fd in os.listdir(f"/proc/{pid}/fd"):
+        with contextlib.suppress(FileNotFoundError):
+            if os.readlink(f"/proc/{pid}/fd/{fd}").startswith(str(folder)):
+                return True
+    return False
+
+
+def wait_until(ready: Callable[[], bool], child: subprocess.Popen[bytes]) -> None:
+    deadline = time.monotonic() + 120
+    while not ready():
+        assert child.poll() is None, child.communicate()[1]
+        assert time.monotonic() < deadline
+        time.sleep(0.02)
+
+
+def test_a_killed_import_leaves_no_store_behind(tmp_path: Path) -> None:
+    # SIGKILL runs no clean-up: the store is a file no path names from the moment it is opened
+    # (once its 8 MiB of cache are full: 12,000 cases of 1 KB compressed)
+    path = streamed_har(tmp_path / "many.har", walked_cases(12_000, 2000, drawn=True))
+    folder = tmp_path / "tmp"
+    folder.mkdir()
+    child = started_import(path, tmp_path / "data.json", folder)
+    try:
+        wait_until(lambda: holds_open_in(child.pid, folder), child)
+        child.kill()
+    finally:
+        child.wait(timeout=60)
+    assert list(folder.iterdir()) == []
+
+
+def test_a_stopped_import_removes_every_temporary_file_on_its_way_out(tmp_path: Path) -> None:
+    # SIGTERM while the data file is written: the store, the part written and the rules' check
+    path = streamed_har(tmp_path / "many.har", walked_cases(12_000, 2000, drawn=True))
+    folder = tmp_path / "tmp"
+    folder.mkdir()
+    out = tmp_path / "out"
+    out.mkdir()
+    child = started_import(path, out / "data.json", folder)
+    try:
+        wait_until(lambda: any(out.iterdir()), child)
+        child.send_signal(signal.SIGTERM)
+        code = child.wait(timeout=60)
+    finally:
+        child.kill()
+    assert code == INTERRUPTED
+    assert list(folder.iterdir()) == [] and list(out.iterdir()) == []
+
+
+@pytest.mark.parametrize("output", ["data.json", "data.yaml"])
+def test_line_separators_inside_a_recorded_string_are_kept_as_they_are(
+    tmp_path: Path, output: str
+) -> None:
+    said = "one\u2028two\u2029three\x85four"
+    recorded = case(
+        "case-good",
+        "2026-10-05T12:00:00Z",
+        expect={"answer": {"verdict": "wrong", "shouldSay": said}},
+    )
+    path = har(tmp_path / "staging.har", [entry(list_url(AGENT, PROJECT), 200, page([recorded]))])
+    out = tmp_path / output
+    assert main(["fixtures", "import", "--har", str(path), "-o", str(out)]) == 0
+    data = load_data([out], World(generated=False))
+    assert [c["expect"] for listed in data.lists for c in listed.cases] == [recorded["expect"]]

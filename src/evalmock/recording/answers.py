@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import parse_qsl, unquote, urlsplit
 
-from evalmock.harness.traffic.har_stream import CUT
+from evalmock.harness.traffic.har_stream import CUT, is_cut, string_bound
 
 LIST_PATH = re.compile(r"(?:^|/)v1/agents/([^/]+)/test-set/cases/?$")
 TEST_CASE_PATH = re.compile(r"(?:^|/)v2/gen-ai/evaluation_test_cases/([^/]+)/?$")
@@ -76,8 +76,15 @@ def har_answer(entry: Any, source: Source, max_body: int) -> Answer | None:
     method = str(request.get("method")).upper()
     content = response.get("content")
     size = _text_size(content)
-    if isinstance(content, Mapping) and str(content.get("text", "")).endswith(CUT):
-        why = f"the answer's body is more than the {max_body:,} bytes a recording reads"
+    if isinstance(content, Mapping) and is_cut(content.get("text")):
+        # what was read of the text tells the body passed max_body, or only that the text is long
+        if size - len(CUT) > max_body:
+            why = f"the answer's body is more than the {max_body:,} bytes a recording reads"
+        else:
+            why = (
+                f"the answer's body's text is more than the {string_bound(max_body):,} bytes of a "
+                "HAR file a recording reads"
+            )
         return Answer(source, method, url, status, None, why)
     if size > max_body:
         why = f"the answer's body is {size:,} bytes, more than the {max_body:,} a recording reads"

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import signal
 import sys
 from pathlib import Path
 
@@ -12,7 +13,7 @@ from evalmock.exits import FAILED, OK, USAGE
 from evalmock.harness.secrets.har_entries import learn_har_entry
 from evalmock.harness.secrets.redactor import Redactor
 from evalmock.harness.traffic.har import MAX_HAR_BYTES
-from evalmock.harness.traffic.har_stream import Unreadable, har_entries
+from evalmock.harness.traffic.har_stream import Unreadable, har_entries, string_bound
 from evalmock.input_files import open_regular, too_large
 from evalmock.recording.accumulator import MAX_BODY_BYTES, Recording, Refused
 from evalmock.recording.answers import Source, har_answer
@@ -28,8 +29,8 @@ def read_har(path: Path, recording: Recording, redactor: Redactor) -> None:
     with open_regular(path) as file:
         if os.fstat(file.fileno()).st_size > MAX_HAR_BYTES:
             raise Unreadable(f"is {too_large(MAX_HAR_BYTES)}")
-        # a string longer than any body read is cut as it is parsed, never held whole
-        entries = har_entries(file, MAX_HAR_BYTES, max_string=4 * -(-MAX_BODY_BYTES // 3) + 4)
+        # a string longer than any body read takes is cut as it is parsed, never held whole
+        entries = har_entries(file, MAX_HAR_BYTES, max_string=string_bound(MAX_BODY_BYTES))
         for index, entry in enumerate(entries):
             if isinstance(entry, dict):
                 learn_har_entry(redactor, entry)
@@ -45,11 +46,15 @@ def read_har(path: Path, recording: Recording, redactor: Redactor) -> None:
 
 
 def run_import(args: argparse.Namespace) -> int:
+    # A requested stop (SIGTERM) ends the import as Ctrl-C does: the temporary files (the store, the
+    # data file's part written so far, the rules' check) removed on the way out, exit 130.
+    previous = signal.signal(signal.SIGTERM, signal.default_int_handler)
     recording = Recording()
     try:
         return _imported(args, recording)
     finally:
         recording.close()
+        signal.signal(signal.SIGTERM, previous)
 
 
 def _imported(args: argparse.Namespace, recording: Recording) -> int:

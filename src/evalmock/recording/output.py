@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
+import orjson
 import yaml
 
 from evalmock.harness.secrets.redactor import Redactor
@@ -31,6 +32,7 @@ from evalmock.recording.test_cases import RecordedTestCase
 from evalmock.whole_file import staged
 
 CHUNK = 200  # cases or versions checked by the data-file rules at once
+_INDENT = "\n" + " " * 8  # a JSON data file's item, in its list in its entry in its section
 
 
 @dataclass(frozen=True)
@@ -81,8 +83,9 @@ class DataFile:
 
     def item(self, value: dict[str, Any]) -> None:
         if self.is_json:
-            text = json.dumps(value, ensure_ascii=False, indent=2)
-            self.out.write(("," if self.items else "") + "\n" + textwrap.indent(text, " " * 8))
+            # orjson's lines hold no line break of their own (a string's is escaped): each indented
+            text = orjson.dumps(value, option=orjson.OPT_INDENT_2).decode().replace("\n", _INDENT)
+            self.out.write(("," if self.items else "") + "\n" + " " * 8 + text)
         else:
             if not self.items:
                 self.out.write(f"  {self.inner}:\n")
@@ -152,9 +155,9 @@ class _People:
         # imported here: only a recording asked to anonymize pays for Faker
         from evalmock.world.anonymize import people, replacements
 
-        found = set()
+        found, secrets = set(), Secrets(redactor)
         for draft in _parts(recording):
-            found |= people(without_secrets(draft, redactor, Refusals()).data())
+            found |= people(without_secrets(draft, secrets, Refusals()).data())
         self.table = replacements(found, seed)
 
     def __call__(self, data: dict[str, Any]) -> dict[str, Any]:
@@ -217,7 +220,7 @@ class _Writer:
     def checked(self, draft: Draft) -> Draft:
         """The draft as written: without secrets, its people replaced, what the rules refuse left
         out."""
-        kept = without_secrets(draft, self.redactor, self.written.refused)
+        kept = without_secrets(draft, self.secrets, self.written.refused)
         result = [kept]
 
         def text_of(draft: Draft) -> str:

@@ -51,12 +51,17 @@ class Draft:
 # A run of base64 (or base64url) long enough to hold a secret.
 _BASE64_RUN = re.compile(r"[A-Za-z0-9+/_-]{12,}={0,2}")
 MIN_TRANSFORMED = 8  # shorter secrets are looked for only as they are written (the redactor's)
+# Strings found to hold no secret, remembered until the secrets known change: a data file's keys
+# and most of its values come again in every case. Short ones only, and so many at most.
+_CLEAN_LENGTH, _CLEAN_COUNT = 256, 4096
 
 
 def _plain(text: str) -> str:
     """Text as a secret in it is compared: compatibility forms folded (a full-width letter is its
     letter), letter case folded, format characters removed (zero-width joiners and spaces, soft
     hyphens, marks of direction: Unicode's category Cf, which changes no text a reader sees)."""
+    if text.isascii():  # no compatibility form, no format character: only its case to fold
+        return text.lower()
     folded = unicodedata.normalize("NFKC", text).casefold()
     return "".join(ch for ch in folded if unicodedata.category(ch) != "Cf")
 
@@ -89,6 +94,7 @@ class Secrets:
         self.redactor = redactor
         self._known = -1
         self._plain: list[str] = []
+        self._clean: set[str] = set()
 
     def _plains(self) -> list[str]:
         echoed = self.redactor.echoed()
@@ -97,6 +103,7 @@ class Secrets:
             self._plain = sorted(
                 {p for secret in echoed if len(p := _plain(secret)) >= MIN_TRANSFORMED}
             )
+            self._clean.clear()
         return self._plain
 
     def held(self, value: Any) -> bool:
@@ -107,10 +114,18 @@ class Secrets:
         while stack:
             item = stack.pop()
             if isinstance(item, str):
+                if item in self._clean:
+                    continue
+                # a string the redactor learns a secret from is one it changes: no string found
+                # clean before it in this value holds that secret unseen
                 if self.redactor.text(item) != item:
                     return True
                 if plains and any(p in reading for reading in _readings(item) for p in plains):
                     return True
+                if len(item) <= _CLEAN_LENGTH:
+                    if len(self._clean) >= _CLEAN_COUNT:
+                        self._clean.clear()
+                    self._clean.add(item)
             elif isinstance(item, dict):
                 stack += [*item.keys(), *item.values()]
             elif isinstance(item, list):
@@ -123,11 +138,10 @@ def holds_a_secret(value: Any, redactor: Redactor) -> bool:
     return Secrets(redactor).held(value)
 
 
-def without_secrets(draft: Draft, redactor: Redactor, refused: Refusals) -> Draft:
+def without_secrets(draft: Draft, secrets: Secrets, refused: Refusals) -> Draft:
     """The draft without the cases and versions that hold a secret, and without the lists and test
     cases whose ids do: refused, never redacted (a placeholder in place of a value would serve
     something the service never said), named by where they stand, never by the secret."""
-    secrets = Secrets(redactor)
 
     def keep(items: list[Item], ids: list[str]) -> list[Item]:
         if secrets.held(ids):

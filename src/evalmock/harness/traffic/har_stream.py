@@ -49,6 +49,21 @@ _HIGH_SURROGATE = re.compile(rb"\\u[dD][89abAB][0-9A-Fa-f]{2}\Z")
 _TAIL = 16  # bytes of a string kept to tell whether a cut falls inside an escape
 
 
+def string_bound(max_body: int) -> int:
+    """The bytes of a HAR string read whole where bodies of up to `max_body` bytes are read (the
+    `max_string` of `har_entries`, for the audit and the recording alike): such a body takes 4
+    characters for 3 bytes as base64, and at most 2 bytes a byte as JSON text with its quotes and
+    backslashes escaped. Only text written in escapes (6 bytes for `\\u00e9`, 2 of UTF-8; 6 for
+    a control character) may take more within `max_body`: it is cut too, and what reads it says
+    that its text passed this bound, never that its body did."""
+    return 2 * max_body
+
+
+def is_cut(value: object) -> bool:
+    """Whether a string of an entry was cut as it was parsed (see `Guarded`)."""
+    return isinstance(value, str) and value.endswith(CUT)
+
+
 class Guarded:
     """A binary file as ijson reads it, each piece measured first: its nesting outside strings, and
     the objects and arrays of each value of the log, neither past its bound (Unreadable); a byte
