@@ -15,6 +15,7 @@ from datetime import datetime
 from typing import Any
 
 from evalmock.contract.filters import Filter, narrowing
+from evalmock.nouns import counted
 from evalmock.recording.answers import Source
 from evalmock.recording.store import Store
 
@@ -234,8 +235,8 @@ class RecordedList:
         # the same walk in two recordings (two HAR files of one session) is said once
         said = list(
             dict.fromkeys(
-                f"a walk ({walk.filters}) stopped after {walk.pages} page"
-                f"{'' if walk.pages == 1 else 's'} with hasMore true"
+                f"a walk ({walk.filters}) stopped after {counted(walk.pages, 'page')} with hasMore "
+                "true"
                 for walk in stopped
             )
         )

@@ -8,6 +8,7 @@ from urllib.parse import urlsplit
 
 from evalmock.harness.excerpts import printable
 from evalmock.harness.secrets.redactor import Redactor
+from evalmock.nouns import counted
 from evalmock.recording.accumulator import MAX_NAMED, Recording
 from evalmock.recording.answers import Source
 from evalmock.recording.output import Written
@@ -59,7 +60,7 @@ def summary(recording: Recording, written: Written, path: str, redactor: Redacto
         (sum(written.lists.values()), "case"),
         (len(written.versions), "test case"),
     )
-    said = ", ".join(f"{count} {noun}{'' if count == 1 else 's'}" for count, noun in counts)
+    said = ", ".join(counted(count, noun) for count, noun in counts)
     lines = [f"wrote {path}: {said}"]
     if recording.lists:
         lines += _table(

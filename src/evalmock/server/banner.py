@@ -6,6 +6,7 @@ from __future__ import annotations
 from evalmock import environment
 from evalmock.contract.documents import ADMIN, GRADIENT, TEST_SET
 from evalmock.defaults import CHURN_RETIRE_EVERY, DEFAULT_STORE, LOOPBACK_OF
+from evalmock.nouns import counted
 from evalmock.server.auth import DEMO_TOKENS
 from evalmock.server.http_server import SERVER_NAMES
 from evalmock.server.sessions.admission import admin_api_off_reason
@@ -81,7 +82,7 @@ def _example_test_case(world: World) -> str | None:
 
 
 def _headline(settings: ServerSettings, world: World, server: str | None) -> str:
-    workers = f"{settings.workers} worker{'s' if settings.workers != 1 else ''}"
+    workers = counted(settings.workers, "worker")
     if server:  # which one runs depends on whether Granian is installed: a CI log should say
         workers += f" on {SERVER_NAMES.get(server, server)}"
     if not world.generated:
@@ -100,8 +101,7 @@ def _your_data(world: World) -> list[str]:
     for user_list in data.lists[:MAX_USER_LISTED]:
         count = len(user_list.cases)
         lines.append(
-            f"  {user_list.agent_id:<22} {user_list.project_id} ({count} "
-            f"case{'s' if count != 1 else ''})"
+            f"  {user_list.agent_id:<22} {user_list.project_id} ({counted(count, 'case')})"
         )
     numbers = world.evaluation_test_case_versions()
     for test_case in data.test_cases[:MAX_USER_LISTED]:

@@ -12,6 +12,7 @@ from connexion.validators.json import JSONRequestBodyValidator
 from jsonschema import ValidationError
 from starlette.types import Receive, Scope
 
+from evalmock.nouns import counted
 from evalmock.server.errors import MAX_ECHO, ApiError, bad_input, echo
 from evalmock.server.validation import FORMAT_CHECKER, SchemaValidator, describe
 
@@ -73,7 +74,7 @@ def _invalid(errors: list[ValidationError]) -> ApiError:
     return ApiError(
         400,
         "bad-input",
-        f"The body is not valid ({len(errors)} mistake{'s' * (len(errors) > 1)}"
+        f"The body is not valid ({counted(len(errors), 'mistake')}"
         f"{f', {more} not listed' if more else ''}): {summary}"
         f"{f'; and {rest} more in details' if rest > 0 else ''}.",
         mistakes,

@@ -11,6 +11,7 @@ import sys
 
 from evalmock.contract.targets import dump_targets
 from evalmock.exits import FAILED, USAGE
+from evalmock.nouns import counted
 from evalmock.server.app import create_app
 from evalmock.server.auth import accepted_tokens
 from evalmock.server.banner import banner
@@ -48,10 +49,7 @@ def freeze_startup_objects() -> None:
 def refusal(error: DataFileError) -> str:
     """Why nothing is served: every problem of the data files, one per line."""
     count = len(error.problems)
-    head = (
-        f"evalmock serve: the data files have {count} problem{'s' if count != 1 else ''}; nothing "
-        "is served:"
-    )
+    head = f"evalmock serve: the data files have {counted(count, 'problem')}; nothing is served:"
     return "\n".join([head, *map(str, error.problems)])
 
 

@@ -11,6 +11,7 @@ from typing import TextIO
 
 from evalmock.harness.run.engine import Reporter
 from evalmock.harness.secrets.redactor import Redactor
+from evalmock.nouns import counted
 
 # A log without a line for this long looks hung, and CI services stop a job that prints nothing for
 # 10 minutes; an audit of a slow service (300 ms an answer) runs for minutes.
@@ -66,7 +67,7 @@ class Pace:
         said = f"{self.answers} answers so far, {each} each on average"
         if self.expected:
             expected = max(self.expected, self.answers)
-            workers = f"{self.workers} worker{'s' * (self.workers != 1)}"
+            workers = counted(self.workers, "worker")
             said += (
                 f": the whole audit (about {expected:,} answers) may take "
                 f"{about(expected * mean / self.workers)} at this pace with {workers}"

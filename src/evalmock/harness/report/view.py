@@ -20,6 +20,7 @@ from evalmock.harness.results.findings import RequestRecord
 from evalmock.harness.results.tally import OFF, Tally
 from evalmock.harness.results.verdict import Verdict
 from evalmock.harness.secrets.redactor import Redactor
+from evalmock.nouns import counted
 
 if TYPE_CHECKING:
     pass
@@ -50,14 +51,12 @@ def section_count(results: Results, outcome: str) -> str:
     have several."""
     findings = results.findings_of(outcome)
     checks = len({(f.api, f.check.name) for f in findings})
-    return (
-        f"{checks} check{'s' * (checks != 1)}, {len(findings)} finding{'s' * (len(findings) != 1)}"
-    )
+    return f"{counted(checks, 'check')}, {counted(len(findings), 'finding')}"
 
 
 def _findings(results: Results, outcome: str) -> str:
     count = len(results.findings_of(outcome))
-    return f" ({count} finding{'s' * (count != 1)})" if count else ""
+    return f" ({counted(count, 'finding')})" if count else ""
 
 
 # The test-set page, cursor: why a curl command that sends a cursor may not replay its page later.

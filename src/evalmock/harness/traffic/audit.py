@@ -24,6 +24,7 @@ from evalmock.harness.run.judge import Breach, ResponseJudge
 from evalmock.harness.run.throttle import asked_status, request_kind, throttle_wait
 from evalmock.harness.secrets.redactor import Redactor
 from evalmock.harness.traffic.walks import TrafficWalks, WalkBounds, unwalked_reason
+from evalmock.nouns import counted
 
 SCENARIO_SKIP = (
     "a scenario check makes its own requests of a live service; a traffic audit only judges the "
@@ -156,7 +157,7 @@ class TrafficAudit:
     def notes(self) -> list[str]:
         seen = self.judged + sum(self.not_judged.values())
         notes = [
-            f"traffic: {seen} exchange{'' if seen == 1 else 's'}, {self.judged} judged (a request"
+            f"traffic: {counted(seen, 'exchange')}, {self.judged} judged (a request"
             " of an audited API's operation, with its response)"
         ]
         if self.not_judged:
