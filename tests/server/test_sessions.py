@@ -10,10 +10,12 @@ import pytest
 
 from data_builders import AGENT, PROJECT, case, data
 from evalmock.server.sessions import SessionLimits, SessionSpec, StoreUnavailable
+from evalmock.server.sessions.middleware import MAX_JOURNALED_TEXT
 from evalmock.server.sessions.worlds import SessionWorlds
+from evalmock.server.validation import MAX_QUERY_FIELDS
 from evalmock.world import World
 
-from .helpers import AUTH, evaluation_path
+from .helpers import AUTH, cases_path, evaluation_path
 from .session_helpers import ADMIN, mock
 
 SHOP = {"projectId": PROJECT}
@@ -257,6 +259,29 @@ def test_the_journal_filters_and_counts_by_api_method_path_and_query(server_worl
         assert count(path=evaluation_path()) == 1
         [last] = m.journal(session_id, api="test-set", limit=1)["requests"]
         assert ["limit", "3"] in last["query"]
+
+
+def test_the_journal_gives_each_query_back_as_validation_read_it(server_world):
+    """Decoded, in order, repeats and blanks kept, each text bounded; a query over the field limit
+    (which validation refuses) as none."""
+    long_value = "z" * (MAX_JOURNALED_TEXT + 10)
+    sent = {
+        "limit=2&include=retired&include=all&q=a%20b+c&blank=": [
+            ["limit", "2"],
+            ["include", "retired"],
+            ["include", "all"],
+            ["q", "a b c"],
+            ["blank", ""],
+        ],
+        f"limit=2&long={long_value}": [["limit", "2"], ["long", "z" * MAX_JOURNALED_TEXT]],
+        "&".join(["limit=2"] * (MAX_QUERY_FIELDS + 1)): [],
+    }
+    with mock(server_world) as m:
+        session_id, token = m.create()
+        for query in sent:
+            m.client.get(f"{cases_path()}?{query}", headers={"Authorization": f"Bearer {token}"})
+        journaled = [entry["query"] for entry in m.journal(session_id)["requests"]]
+        assert journaled == list(sent.values())
 
 
 def test_the_journal_keeps_its_newest_entries_and_counts_the_dropped(server_world):

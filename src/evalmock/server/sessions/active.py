@@ -3,28 +3,78 @@
 
 from __future__ import annotations
 
+import logging
+from collections.abc import Awaitable
 from contextvars import ContextVar
-from dataclasses import dataclass
 
-from evalmock.server.sessions.records import SessionRecord
+from starlette.types import Message, Send
+
+from evalmock.server.request_id import current_request_id
+from evalmock.server.sessions.memory import MemoryStore
+from evalmock.server.sessions.records import JournalEntry, Pairs, SessionRecord, journal_entry
+from evalmock.server.sessions.store import SessionStore, StoreUnavailable
 from evalmock.server.sessions.worlds import SessionWorlds
 from evalmock.world import World
 from evalmock.world.churn import ChurningWorld
 
+logger = logging.getLogger("evalmock.server")
 
-@dataclass(eq=False, slots=True)
+
 class ActiveSession:
-    """A session serving one request, and what that request's answer was shaped by."""
+    """A session serving one request, what that request's answer was shaped by, and the request's
+    `send`: called with each message, it journals the answer as it starts, before its body is
+    sent, so that a test that reads the journal once it has its answer finds the entry.
 
-    record: SessionRecord
-    world: World
-    worlds: SessionWorlds
-    api: str
-    query: tuple[tuple[str, str], ...]
-    page: int | None
-    arrived: float  # when, as its journal entry says
-    next_cursor: str | None = None  # the nextCursor the handler sealed
-    shaped_by: str | None = None
+    (One object a request for both jobs, with slots: one is made on every request of a session.
+    Its call is not a coroutine but returns the next `send`'s, so that a message passes through it
+    without a frame of its own.)"""
+
+    __slots__ = (
+        "api",
+        "arrived",
+        "local",
+        "method",
+        "next_cursor",
+        "page",
+        "path",
+        "query",
+        "record",
+        "send",
+        "shaped_by",
+        "store",
+        "world",
+        "worlds",
+    )
+
+    def __init__(
+        self,
+        record: SessionRecord,
+        world: World,
+        worlds: SessionWorlds,
+        api: str,
+        query: str | Pairs,  # as the journal keeps it (records.JournalRow)
+        page: int | None,
+        arrived: float,  # when, as its journal entry says
+        store: SessionStore,
+        local: MemoryStore | None,  # the store again when it answers at once
+        send: Send,
+        method: str,
+        path: str,  # as the journal keeps it (bounded)
+    ) -> None:
+        self.record = record
+        self.world = world
+        self.worlds = worlds
+        self.api = api
+        self.query = query
+        self.page = page
+        self.arrived = arrived
+        self.store = store
+        self.local = local
+        self.send = send
+        self.method = method
+        self.path = path
+        self.next_cursor: str | None = None  # the nextCursor the handler sealed
+        self.shaped_by: str | None = None
 
     @property
     def churn(self) -> int:
@@ -32,6 +82,45 @@ class ActiveSession:
 
     def churning(self) -> ChurningWorld:
         return self.worlds.churning(self.record.id, self.world, self.churn)
+
+    def __call__(self, message: Message) -> Awaitable[None]:
+        if message["type"] != "http.response.start":
+            return self.send(message)
+        status = message["status"]
+        row = (
+            self.arrived,
+            self.api,
+            self.method,
+            self.path,
+            self.query,
+            status,
+            True,
+            current_request_id(),
+            self.page,
+            _retry_after(message) if status >= 400 else None,
+            self.next_cursor if status == 200 else None,
+            self.shaped_by,
+        )
+        if self.local is not None:
+            self.local.append_now(self.record.id, row)
+            return self.send(message)
+        return self._journal_then_send(journal_entry(row), message)
+
+    async def _journal_then_send(self, entry: JournalEntry, message: Message) -> None:
+        try:
+            await self.store.append(self.record.id, entry)
+        except StoreUnavailable:
+            logger.warning("the session store did not journal a request of %s", self.record.id)
+        await self.send(message)
+
+
+def _retry_after(start: Message) -> int | None:
+    """The whole seconds of an error's Retry-After (a 503, DigitalOcean's 429), if any."""
+    retry_after = None
+    for name, value in start.get("headers", ()):
+        if name.lower() == b"retry-after" and value.isdigit():
+            retry_after = int(value)
+    return retry_after
 
 
 # Whom a session's token stands for: a user of its own, this prefix and the session's id, so that

@@ -9,12 +9,16 @@ from dataclasses import dataclass, field
 
 from evalmock.server.sessions.limits import DEFAULT_LIMITS, SessionLimits
 from evalmock.server.sessions.records import (
+    ROW_NEXT_CURSOR,
+    ROW_PAGE,
     Fault,
     FaultRequest,
     Journal,
     JournalEntry,
+    JournalRow,
     SessionRecord,
     SessionState,
+    journal_entry,
 )
 from evalmock.server.sessions.store import FaultQueueFull, SessionNotFound, TooManySessions
 
@@ -23,7 +27,7 @@ from evalmock.server.sessions.store import FaultQueueFull, SessionNotFound, TooM
 class _Live:
     record: SessionRecord
     last_used_at: float
-    journal: deque[JournalEntry]
+    journal: deque[JournalRow]
     faults: list[Fault] = field(default_factory=list)
     requests: int = 0  # every request journaled
     requests_before_clear: int = 0  # of them, those before the journal was last cleared
@@ -147,8 +151,9 @@ class MemoryStore:
     async def append(self, session_id: str, entry: JournalEntry) -> None:
         self.append_now(session_id, entry)
 
-    def append_now(self, session_id: str, entry: JournalEntry) -> None:
-        """`append` without a coroutine: what a session's request asks last."""
+    def append_now(self, session_id: str, entry: JournalRow) -> None:
+        """`append` without a coroutine, of an entry or its row: what a session's request asks
+        last."""
         # as _live does, inline
         live = self._sessions.get(session_id)
         if live is None or self._clock() - live.last_used_at >= self._idle_seconds:
@@ -156,7 +161,7 @@ class MemoryStore:
             return
         live.journal.append(entry)  # the oldest goes past max_journal: see journal()
         live.requests += 1
-        cursor, page = entry.next_cursor, entry.page
+        cursor, page = entry[ROW_NEXT_CURSOR], entry[ROW_PAGE]
         if cursor is not None and page is not None:
             pages = live.pages
             pages[cursor] = page + 1
@@ -165,7 +170,7 @@ class MemoryStore:
 
     async def journal(self, session_id: str) -> Journal:
         live = self._known(session_id)
-        entries = tuple(live.journal)
+        entries = tuple(journal_entry(row) for row in live.journal)
         return Journal(entries, live.requests - live.requests_before_clear - len(entries))
 
     async def clear_journal(self, session_id: str) -> None:

@@ -3,12 +3,11 @@ journal records the answer), and after validation (its queued faults answer)."""
 
 from __future__ import annotations
 
-import logging
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 
 from starlette.responses import Response
-from starlette.types import ASGIApp, Message, Receive, Scope, Send
+from starlette.types import ASGIApp, Receive, Scope, Send
 
 from evalmock.contract.documents import APIS, TEST_SET
 from evalmock.server.errors import ApiError, error_body
@@ -17,13 +16,11 @@ from evalmock.server.request_id import current_request_id
 from evalmock.server.sessions.active import ACTIVE, ActiveSession
 from evalmock.server.sessions.faults import fault_error
 from evalmock.server.sessions.memory import MemoryStore
-from evalmock.server.sessions.records import FaultRequest, JournalEntry
+from evalmock.server.sessions.records import FaultRequest, Pairs, journaled_pairs
 from evalmock.server.sessions.store import SessionStore, StoreUnavailable
 from evalmock.server.sessions.tokens import TOKEN_PREFIX, token_digest
 from evalmock.server.sessions.worlds import SessionWorlds
 from evalmock.server.validation import QUERY_SCOPE_KEY, query_pairs
-
-logger = logging.getLogger("evalmock.server")
 
 _BEARER_SESSION = b"bearer " + TOKEN_PREFIX.encode()
 _PREFIX_LENGTH = len(_BEARER_SESSION)
@@ -75,13 +72,10 @@ def _digest(token: str) -> str:
     return digest
 
 
-_Pairs = list[tuple[str, str]]
-_Journaled = tuple[tuple[str, str], ...]
-
-
-def _query(scope: Scope) -> tuple[_Pairs | None, _Journaled, str | None]:
+def _query(scope: Scope) -> tuple[list[tuple[str, str]] | None, str | Pairs, str | None]:
     """A request's query read once: as validation reads it (decoded, in order, repeats kept; None
-    when validation will refuse it), as the journal keeps it (each text bounded), and its cursor."""
+    when validation will refuse it), as the journal keeps it (its text, or when that is long its
+    pairs, each text bounded), and its cursor."""
     text = scope.get("query_string", b"").decode("latin-1")
     if not text:
         return None, (), None
@@ -89,15 +83,15 @@ def _query(scope: Scope) -> tuple[_Pairs | None, _Journaled, str | None]:
         pairs = query_pairs(text)
     except ValueError:
         return None, (), None  # over MAX_QUERY_FIELDS: validation refuses the request
-    if len(text) <= MAX_JOURNALED_TEXT:
-        journaled = tuple(pairs)  # no part of it is longer than the whole
-    else:
-        journaled = tuple((k[:MAX_JOURNALED_TEXT], v[:MAX_JOURNALED_TEXT]) for k, v in pairs)
+    kept: str | Pairs = text
+    bounded: Pairs | list[tuple[str, str]] = pairs  # no part of it is longer than the whole
+    if len(text) > MAX_JOURNALED_TEXT:
+        kept = bounded = tuple((k[:MAX_JOURNALED_TEXT], v[:MAX_JOURNALED_TEXT]) for k, v in pairs)
     if CURSOR in text or "%" in text:  # a name is `cursor` only if written so, or escaped
-        for name, value in journaled:
+        for name, value in bounded:
             if name == CURSOR:
-                return pairs, journaled, value
-    return pairs, journaled, None
+                return pairs, kept, value
+    return pairs, kept, None
 
 
 class SessionMiddleware:
@@ -149,84 +143,28 @@ class SessionMiddleware:
         except ApiError as error:
             await _answer(error, scope, receive, send)
             return
+        path = scope["path"]
         session = ActiveSession(
-            record, self.worlds.world(record.spec), self.worlds, api, query, page, arrived
+            record,
+            self.worlds.world(record.spec),
+            self.worlds,
+            api,
+            query,
+            page,
+            arrived,
+            store,
+            local,
+            send,
+            scope["method"],
+            path if len(path) <= MAX_JOURNALED_TEXT else path[:MAX_JOURNALED_TEXT],
         )
         if pairs:
             scope[QUERY_SCOPE_KEY] = pairs  # validation reads the query from here
         reset = ACTIVE.set(session)
         try:
-            await self.app(scope, receive, _JournalingSend(session, store, local, send, scope))
+            await self.app(scope, receive, session)  # the session journals the answer it sends
         finally:
             ACTIVE.reset(reset)
-
-
-class _JournalingSend:
-    """A session request's `send`: journals the answer as it starts, before its body is sent, so
-    that a test that reads the journal once it has its answer finds the entry. (A class, not a
-    closure, so that SessionMiddleware.__call__ makes no closure cells for a request without a
-    session token; its call is not a coroutine but returns the next `send`'s, so that a message
-    passes through it without a frame of its own.)"""
-
-    __slots__ = ("local", "method", "path", "send", "session", "store")
-
-    def __init__(
-        self,
-        session: ActiveSession,
-        store: SessionStore,
-        local: MemoryStore | None,
-        send: Send,
-        scope: Scope,
-    ) -> None:
-        self.session = session
-        self.store = store
-        self.local = local
-        self.send = send
-        path = scope["path"]
-        self.method = scope["method"]
-        self.path = path if len(path) <= MAX_JOURNALED_TEXT else path[:MAX_JOURNALED_TEXT]
-
-    def __call__(self, message: Message) -> Awaitable[None]:
-        if message["type"] != "http.response.start":
-            return self.send(message)
-        session = self.session
-        status = message["status"]
-        entry = JournalEntry(
-            session.arrived,
-            session.api,
-            self.method,
-            self.path,
-            session.query,
-            status,
-            True,
-            current_request_id(),
-            session.page,
-            _retry_after(message) if status >= 400 else None,
-            session.next_cursor if status == 200 else None,
-            session.shaped_by,
-        )
-        if self.local is not None:
-            self.local.append_now(session.record.id, entry)
-            return self.send(message)
-        return self._journal_then_send(entry, message)
-
-    async def _journal_then_send(self, entry: JournalEntry, message: Message) -> None:
-        try:
-            await self.store.append(self.session.record.id, entry)
-        except StoreUnavailable:
-            logger.warning(
-                "the session store did not journal a request of %s", self.session.record.id
-            )
-        await self.send(message)
-
-
-def _retry_after(start: Message) -> int | None:
-    """The whole seconds of an error's Retry-After (a 503, DigitalOcean's 429), if any."""
-    retry_after = None
-    for name, value in start.get("headers", ()):
-        if name.lower() == b"retry-after" and value.isdigit():
-            retry_after = int(value)
-    return retry_after
 
 
 async def _answer(error: ApiError, scope: Scope, receive: Receive, send: Send) -> None:
@@ -254,7 +192,7 @@ class FaultMiddleware:
         if session is None or operation is None:
             await self.app(scope, receive, send)
             return
-        request = FaultRequest(session.api, session.query, session.page)
+        request = FaultRequest(session.api, journaled_pairs(session.query), session.page)
         try:
             fault = await self.store.take_fault(session.record.id, request)
         except StoreUnavailable:

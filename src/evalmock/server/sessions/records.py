@@ -22,6 +22,7 @@ import orjson
 
 from evalmock.contract.client_exchange import ClientExchange
 from evalmock.defaults import DEFAULT_CASES, DEFAULT_SEED
+from evalmock.server.validation import query_pairs
 
 ANY_VALUE = "*"  # in a fault's `match.query`: the parameter is present, whatever its value
 
@@ -262,6 +263,27 @@ class JournalEntry(NamedTuple):
             next_cursor=self.next_cursor,
             shaped_by=self.shaped_by,
         )
+
+
+Pairs = tuple[tuple[str, str], ...]
+
+# A journal entry as the in-process store keeps it: a plain tuple of JournalEntry's fields in
+# order, its query the request's text as it came (parsed when the journal is read) or, when that
+# text is long, its bounded pairs. A session's request makes one, and the bounded journal frees one
+# made a thousand requests before: a few objects an entry rather than a score.
+JournalRow = tuple[Any, ...]
+ROW_PAGE = JournalEntry._fields.index("page")
+ROW_NEXT_CURSOR = JournalEntry._fields.index("next_cursor")
+
+
+def journaled_pairs(query: str | Pairs) -> Pairs:
+    """A journaled query as pairs: a text is parsed as validation parsed it when it came."""
+    return tuple(query_pairs(query)) if isinstance(query, str) else query
+
+
+def journal_entry(row: JournalRow) -> JournalEntry:
+    """A journal row as the entry it stands for (an entry is a row already)."""
+    return JournalEntry(*row[:4], journaled_pairs(row[4]), *row[5:])
 
 
 @dataclass(frozen=True)
