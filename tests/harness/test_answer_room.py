@@ -17,6 +17,7 @@ from collections.abc import Iterator
 import pytest
 import urllib3
 
+from evalmock.harness.run import answer_limits
 from evalmock.harness.run.answer_deadline import reading_until
 from evalmock.harness.run.answer_limits import (
     FIRST_SHARE,
@@ -117,6 +118,23 @@ def test_the_room_is_given_back_when_the_body_is_cut() -> None:
         Budget(AnswerLimits(), time.monotonic(), room) as budget,
     ):
         decoded_body(sent(bomb), "gzip", budget)
+    assert room.taken == 0
+
+
+def test_no_memory_for_a_body_is_a_cut_answer_not_a_crash(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The machine's memory (or the audit's ulimit) gone when a body passes its first share: the
+    answer is cut and said, as any answer past a limit, and its room is given back."""
+
+    def no_memory(*args: object) -> None:
+        raise OSError(12, "Cannot allocate memory")
+
+    monkeypatch.setattr(answer_limits.mmap, "mmap", no_memory)
+    room = Room(64 * MiB)
+    with (
+        pytest.raises(AnswerOverLimit, match=r"could not hold its body past .*Cannot allocate"),
+        Budget(AnswerLimits(), time.monotonic(), room) as budget,
+    ):
+        decoded_body(sent(bytes(2 * FIRST_SHARE)), None, budget)
     assert room.taken == 0
 
 

@@ -43,6 +43,7 @@ MAX_CODINGS = urllib3.response.MultiDecoder.max_decode_links
 MAX_SENT_VALUE = 8 * 2**10
 
 BYTES_REMEDY = "A service that answers within the limit, or --max-answer-bytes N to raise it"
+MEMORY_REMEDY = "More memory for the audit, or fewer --workers, or a lower --max-answer-bytes"
 TIME_REMEDY = "A slow service: --request-timeout SECONDS gives each whole answer longer"
 HEADERS_REMEDY = "A service whose header block stays within the limit"
 
@@ -297,7 +298,14 @@ class _Body:
         self.size += len(part)
         self.budget.hold(self.size)
         if self._mapping is None and self.size > FIRST_SHARE:
-            self._mapping = mmap.mmap(-1, self.budget.limits.max_bytes)
+            try:
+                self._mapping = mmap.mmap(-1, self.budget.limits.max_bytes)
+            except OSError as exc:  # the machine's memory (or the process's ulimit) ran out
+                raise AnswerOverLimit(
+                    f"the audit could not hold its body past {size_text(FIRST_SHARE)} "
+                    f"({exc.strerror or exc})",
+                    MEMORY_REMEDY,
+                ) from None
             self._mapping.write(b"".join(self._parts))
             self._parts.clear()
         if self._mapping is not None:
