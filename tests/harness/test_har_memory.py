@@ -41,7 +41,7 @@ def peak_and_said(har: Path, *options: str) -> tuple[int, int, str]:
         [*command, "--har", str(har), "--quiet", *options],
         capture_output=True,
         text=True,
-        timeout=120,
+        timeout=300,  # 40 MiB of judged entries: about 20 s alone, minutes on a busy machine
     )
     said, last = done.stdout.rstrip().rsplit("\n", 1)
     code, peak = last.split()
