@@ -7,8 +7,6 @@ from __future__ import annotations
 
 import json
 import re
-import subprocess
-import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -16,6 +14,7 @@ from typing import Any
 
 import pytest
 
+from child_peak import evalmock_peak
 from evalmock.exits import INCOMPLETE
 from evalmock.harness.traffic import har_stream
 from evalmock.harness.traffic.har import read_har
@@ -31,21 +30,7 @@ GROWTH = 40 * MIB  # the most the audit's peak may pass that of a file of one en
 
 def peak_and_said(har: Path, *options: str) -> tuple[int, int, str]:
     """`evalmock contract --har` in a child of its own: its exit code, peak RSS and what it said."""
-    measure = (
-        "import resource, subprocess, sys; done = subprocess.run(sys.argv[1:], "
-        "capture_output=True, text=True); print(done.stdout + done.stderr); "
-        "print(done.returncode, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)"
-    )
-    command = [sys.executable, "-c", measure, sys.executable, "-m", "evalmock", "contract"]
-    done = subprocess.run(
-        [*command, "--har", str(har), "--quiet", *options],
-        capture_output=True,
-        text=True,
-        timeout=300,  # 40 MiB of judged entries: about 20 s alone, minutes on a busy machine
-    )
-    said, last = done.stdout.rstrip().rsplit("\n", 1)
-    code, peak = last.split()
-    return int(code), int(peak) * 1024, said
+    return evalmock_peak("contract", "--har", str(har), "--quiet", *options)
 
 
 @pytest.fixture(scope="module")

@@ -20,6 +20,7 @@ from pathlib import Path
 
 import pytest
 
+from child_peak import evalmock_peak
 from data_builders import AGENT, PROJECT, TEST_CASE, case, version
 from evalmock.cli import main
 from evalmock.exits import INTERRUPTED
@@ -37,21 +38,7 @@ BOUND = 300 * MIB  # the peak RSS no import may pass, whatever its HAR holds
 def import_peak(har_path: Path, out: Path) -> tuple[int, int, str]:
     """`evalmock fixtures import` in a child of its own: its exit code, peak RSS and what it
     said."""
-    measure = (
-        "import resource, subprocess, sys; done = subprocess.run(sys.argv[1:], "
-        "capture_output=True, text=True); print(done.stdout + done.stderr); "
-        "print(done.returncode, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)"
-    )
-    command = [sys.executable, "-c", measure, sys.executable, "-m", "evalmock", "fixtures"]
-    done = subprocess.run(
-        [*command, "import", "--har", str(har_path), "-o", str(out)],
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    said, last = done.stdout.rstrip().rsplit("\n", 1)
-    code, peak = last.split()
-    return int(code), int(peak) * 1024, said
+    return evalmock_peak("fixtures", "import", "--har", str(har_path), "-o", str(out))
 
 
 def streamed_har(path: Path, entries: Iterator[dict]) -> Path:
