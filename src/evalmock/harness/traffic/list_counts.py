@@ -35,13 +35,14 @@ class Fingerprint:
     digest: bytes
 
     @classmethod
-    def of_ids(cls, keys: Iterable[int]) -> Fingerprint:
-        ids = sorted(set(keys))
+    def of_ids(cls, keys: set[int]) -> Fingerprint:
+        ids = sorted(keys)
         return cls(len(ids), hashlib.blake2b(array("q", ids).tobytes(), digest_size=16).digest())
 
-    @classmethod
-    def of(cls, ledger: WalkLedger) -> Fingerprint:
-        return cls.of_ids(key for mark in ledger.pages for key in mark.ids)
+
+def walked_ids(ledger: WalkLedger) -> set[int]:
+    """The id hashes of every case a whole walk listed."""
+    return {case for mark in ledger.pages for case in mark.ids}
 
 
 @dataclass(slots=True)
@@ -180,7 +181,8 @@ class ListCounts:
         """Hold a whole walk of the list (its cases' dates in `dated` when the count has its moment
         `at`); the count to judge now, if any: a later whole walk lists the same cases as the first
         (the list stood still between them), and the count was not judged yet (never twice)."""
-        fingerprint = Fingerprint.of(ledger)
+        walked = walked_ids(ledger)
+        fingerprint = Fingerprint.of_ids(walked)
         held = self.lists.get(key)
         if held is None:
             self.lists[key] = ListCount(where, active, at, fingerprint, fingerprint)
@@ -190,7 +192,6 @@ class ListCounts:
             return None
         held.agreed = True
         if dated is not None:
-            walked = {key for mark in ledger.pages for key in mark.ids}
             held.added = len(dated.added & walked)
         return self._judgeable(key, held)
 
@@ -199,7 +200,7 @@ class ListCounts:
     ) -> CountToJudge | None:
         """Hold a whole include=retired walk of a counted list; the list's count to judge now, if
         it waited for one."""
-        walked = {key for mark in ledger.pages for key in mark.ids}
+        walked = walked_ids(ledger)
         self.everything[key] = Everything(
             Fingerprint.of_ids(walked - dated.retired), len(dated.retired_since & walked)
         )

@@ -152,6 +152,10 @@ class TrafficWalks:
         # (each is then its caller's), so that another caller's replay is found.
         self.cursors: dict[int, tuple[int, PageMark]] = {}
         self.sealed = self.targets.sealed_cursors is True
+        # the targets' projects as a walk's ListKey names them (of one listed twice, the first)
+        self.projects = {
+            (p.agent_id, p.project_id.lower()): p for p in reversed(self.targets.projects)
+        }
         self.pages = 0  # held over all open walks
         self.counts = ListCounts()  # the first and latest whole walk of each list the targets count
         self._next_id = 0
@@ -295,10 +299,7 @@ class TrafficWalks:
         filters that stand for none) or of all its cases (include=retired alone)."""
         if key.filters != UNFILTERED and key.filters != EVERYTHING:
             return None
-        for project in self.targets.projects:
-            if project.agent_id == key.agent and project.project_id.lower() == key.project:
-                return project
-        return None
+        return self.projects.get((key.agent, key.project))
 
     # -- a cursor sent back elsewhere
     # ----------------------------------------------------------------------------------------------
