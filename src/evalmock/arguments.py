@@ -6,7 +6,7 @@ import argparse
 from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
-from evalmock.defaults import MAX_SECONDS
+from evalmock.defaults import DEFAULT_CASES, DEFAULT_SEED, MAX_SECONDS
 from evalmock.nouns import counted
 from evalmock.option_numbers import (  # noqa: F401  (the command line's types, in one place)
     DECIMAL,
@@ -100,3 +100,18 @@ class Parser(argparse.ArgumentParser):
             hint = f" (did you mean {guess[0]}?)" if guess else ""
             given.error(f"unrecognized arguments: {' '.join(unknown)}{hint}")
         return parsed
+
+
+def world_options(parser: argparse.ArgumentParser, *, cases: bool = True) -> None:
+    """The options that choose a world, as every command that builds one takes them: its seed,
+    and (unless `cases` is False) its size."""
+    parser.add_argument(
+        "--seed", type=seed, default=DEFAULT_SEED, help=f"world seed (default {DEFAULT_SEED})"
+    )
+    if cases:
+        parser.add_argument(
+            "--cases",
+            type=positive,
+            default=DEFAULT_CASES,
+            help=f"generated cases per agent and project (default {DEFAULT_CASES})",
+        )

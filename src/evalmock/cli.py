@@ -19,12 +19,12 @@ from evalmock.arguments import (
     seconds,
     seed,
     workers,
+    world_options,
 )
 from evalmock.audit_options import judging_options, pace_options, walk_options
 from evalmock.defaults import (
     ACCEPT_TOKENS_ENV,
     CHURN_RETIRE_EVERY,
-    DEFAULT_CASES,
     DEFAULT_HOST,
     DEFAULT_PORT,
     DEFAULT_PROXY_JUDGE,
@@ -79,15 +79,7 @@ def _serve_command(commands: argparse._SubParsersAction[argparse.ArgumentParser]
         default=DEFAULT_PORT,
         help=f"port (default {DEFAULT_PORT}; 0: any free one, which the banner shows)",
     )
-    serve.add_argument(
-        "--seed", type=seed, default=DEFAULT_SEED, help=f"world seed (default {DEFAULT_SEED})"
-    )
-    serve.add_argument(
-        "--cases",
-        type=positive,
-        default=DEFAULT_CASES,
-        help=f"generated cases per agent and project (default {DEFAULT_CASES})",
-    )
+    world_options(serve)
     serve.add_argument("--workers", type=workers, default=1, help="server processes (default 1)")
     _server_option(serve, "granian where installed, else uvicorn")
     serve.add_argument(
@@ -266,7 +258,7 @@ def _contract_command(commands: argparse._SubParsersAction[argparse.ArgumentPars
         help="examples per Schemathesis phase (default 25)",
     )
     contract.add_argument(
-        "--seed", type=seed, default=DEFAULT_SEED, help="generation seed (default 42)"
+        "--seed", type=seed, default=DEFAULT_SEED, help=f"generation seed (default {DEFAULT_SEED})"
     )
     contract.add_argument(
         "--no-fuzz", action="store_true", help="run only our semantic checks, not Schemathesis"

@@ -5,8 +5,7 @@ from __future__ import annotations
 
 import argparse
 
-from evalmock.arguments import positive, seed
-from evalmock.defaults import DEFAULT_CASES, DEFAULT_SEED
+from evalmock.arguments import positive, world_options
 from evalmock.record_options import import_command
 
 
@@ -19,9 +18,7 @@ def fixtures_command(commands: argparse._SubParsersAction[argparse.ArgumentParse
     _export_command(fixture_commands)
     import_command(fixture_commands)
     listing = fixture_commands.add_parser("list", help="list the curated fixture cases")
-    listing.add_argument(
-        "--seed", type=seed, default=DEFAULT_SEED, help=f"world seed (default {DEFAULT_SEED})"
-    )
+    world_options(listing, cases=False)
     schema = fixture_commands.add_parser(
         "schema", help="write the JSON Schema of a data file, for editors"
     )
@@ -36,15 +33,7 @@ def _export_command(actions: argparse._SubParsersAction[argparse.ArgumentParser]
         "export",
         help="write a world, or a slice of it, as a JSON data file (for `evalmock serve --data`)",
     )
-    export.add_argument(
-        "--seed", type=seed, default=DEFAULT_SEED, help=f"world seed (default {DEFAULT_SEED})"
-    )
-    export.add_argument(
-        "--cases",
-        type=positive,
-        default=DEFAULT_CASES,
-        help="generated cases per agent and project",
-    )
+    world_options(export)
     export.add_argument("--agent", help="only this agent")
     export.add_argument("--project", help="only this project")
     export.add_argument(
