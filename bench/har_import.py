@@ -29,6 +29,7 @@ import lib
 
 sys.path.insert(0, str(lib.ROOT / "tests"))
 
+from recording.har_files import entry  # the tests' HAR entry, as a browser saves one
 from valid import valid_case  # the one builder of a valid case, from the document
 
 MIB = 2**20
@@ -36,6 +37,7 @@ SERVICE = "https://api.example.test"
 AGENT = "acme.drafting"
 PROJECT = "2489e9ad-2ee2-8e00-8ec9-32d5f69181c0"
 PER_PAGE = 100
+JSON = {"content-type": "application/json"}
 NEWEST = datetime(2026, 11, 30, 12, tzinfo=UTC)
 
 
@@ -59,32 +61,10 @@ def page_entry(first: int, count: int, total: int) -> str:
         body["nextCursor"] = f"c{first + count}"
     text = json.dumps(body, separators=(",", ":"))
     cursor = f"&cursor=c{first}" if first else ""
-    entry = {
-        "startedDateTime": "2026-12-01T10:00:00.000Z",
-        "time": 5,
-        "request": {
-            "method": "GET",
-            "url": f"{SERVICE}/v1/agents/{AGENT}/test-set/cases?projectId={PROJECT}{cursor}",
-            "httpVersion": "HTTP/1.1",
-            "headers": [{"name": "authorization", "value": "Bearer bench-token-0123456789"}],
-            "queryString": [],
-            "cookies": [],
-            "headersSize": -1,
-            "bodySize": 0,
-        },
-        "response": {
-            "status": 200,
-            "statusText": "OK",
-            "httpVersion": "HTTP/1.1",
-            "headers": [{"name": "content-type", "value": "application/json"}],
-            "cookies": [],
-            "content": {"size": len(text), "mimeType": "application/json", "text": text},
-            "redirectURL": "",
-            "headersSize": -1,
-            "bodySize": len(text),
-        },
-    }
-    return json.dumps(entry, separators=(",", ":"))
+    url = f"{SERVICE}/v1/agents/{AGENT}/test-set/cases?projectId={PROJECT}{cursor}"
+    headers = {"authorization": "Bearer bench-token-0123456789"}
+    recorded = entry(url, 200, text, headers=headers, response_headers=JSON)
+    return json.dumps(recorded, separators=(",", ":"))
 
 
 def har_text(total: int) -> Iterator[str]:
