@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from evalmock.nouns import counted
+from evalmock.nouns import counted, noun_for
 
 
 @pytest.mark.parametrize(
@@ -28,3 +28,10 @@ def test_a_count_takes_the_singular_only_when_it_reads_1(
 def test_a_noun_whose_plural_is_not_an_s_is_given_it() -> None:
     assert counted(2, "entry", plural="entries") == "2 entries"
     assert counted(1, "entry", plural="entries") == "1 entry"
+
+
+def test_a_noun_before_what_it_counts_follows_the_same_rule() -> None:
+    assert noun_for(1, "version") == "version"
+    assert noun_for(2, "version") == "versions"
+    assert noun_for(1.0, "second", ".3f") == "seconds"
+    assert noun_for(2, "entry", plural="entries") == "entries"

@@ -88,3 +88,15 @@ def test_a_link_stays_a_link_and_its_target_gets_the_new_content(tmp_path: Path)
     link.symlink_to(target)
     write_whole(link, "new\n")
     assert link.is_symlink() and target.read_text(encoding="utf-8") == "new\n"
+
+
+def test_the_new_content_is_on_disk_before_it_takes_the_name(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # renamed before its bytes reach the disk, a crash of the machine may leave an empty file
+    done: list[str] = []
+    fsync, replace = os.fsync, os.replace
+    monkeypatch.setattr(os, "fsync", lambda fd: (done.append("fsync"), fsync(fd))[1])
+    monkeypatch.setattr(os, "replace", lambda *paths: (done.append("replace"), replace(*paths))[1])
+    write_whole(tmp_path / "data.yaml", "new\n")
+    assert done == ["fsync", "replace"]

@@ -4,6 +4,8 @@ sees half of one.
 A targets file is rewritten by a running server while a harness may be reading it; an export may go
 over a data file the server watches; a report or a HAR file may be cut off by Ctrl-C. In each case
 the old file stays whole until the new one is, and a write that fails leaves no part file behind.
+The new file is on disk before it takes the name (fsync), so a crash of the machine just after the
+rename leaves the old file or the new one, never an empty one.
 
 A device or a pipe (`--junit /dev/null`, `--report /dev/stdout`, a FIFO) is written in place:
 renaming over it would replace the device with a file (as root, /dev/null itself). A symbolic link
@@ -45,6 +47,8 @@ def staged(path: str | Path) -> Iterator[IO[str]]:
         os.fchmod(handle, _mode_of(path))
         with os.fdopen(handle, "w", encoding="utf-8") as file:
             yield file
+            file.flush()
+            os.fsync(file.fileno())
         os.replace(temporary, path)
     except BaseException:
         Path(temporary).unlink(missing_ok=True)

@@ -7,12 +7,17 @@ import json
 import re
 from typing import Any
 
+from evalmock.nouns import counted
+
 # What ends a word, where a shortened text may end: never inside a word, which may be a secret (a
 # token, a cookie's value) that only its whole is redacted by. The redactor reads a cut word by the
 # same class.
 WORD_BREAK = r"\s\"',;:{}\[\]()<>&?#|"
 _BETWEEN_WORDS = re.compile(f"[{WORD_BREAK}]")
 ELLIPSIS = "…"  # what a shortened text ends with
+# characters of a value from the service or the traffic (a URL, an error's text) a message quotes: a
+# HAR's URL may be tens of MiB, and a message is one line of a console or a report
+MAX_QUOTED = 2048
 
 
 def show(value: Any) -> str:
@@ -48,6 +53,16 @@ def clip(text: str, limit: int, ellipsis: str = ELLIPSIS) -> str:
     ends = [match.end() for match in _BETWEEN_WORDS.finditer(room)]
     cut = ends[-1] if ends else 0
     return (room[:cut] if cut >= len(room) // 2 else room) + ellipsis
+
+
+def quoted(text: str, limit: int = MAX_QUOTED) -> str:
+    """`text` as a message quotes a value it did not write: whole up to `limit` characters, else its
+    first `limit`, then `…` and how many more there were ("… (9,998,000 more characters)"). The cut
+    word ends at the ellipsis, where the redactor knows a cut secret by its start."""
+    if len(text) <= limit:
+        return text
+    more = counted(len(text) - limit, "more character", ",")
+    return f"{text[:limit]}{ELLIPSIS} ({more})"
 
 
 # C0 controls (a line break too: a console line is one line), DEL and C1 controls: what a terminal

@@ -13,7 +13,7 @@ from typing import TextIO
 from evalmock.contract.client_verdict import ClientVerdict
 from evalmock.defaults import DEFAULT_PROXY_JUDGE
 from evalmock.harness.checks.exchange import Exchange
-from evalmock.harness.excerpts import printable
+from evalmock.harness.excerpts import printable, quoted
 from evalmock.harness.report.files import write_report
 from evalmock.harness.report.junit import write_junit
 from evalmock.harness.report.run_info import RunInfo
@@ -116,18 +116,22 @@ class ProxySession:
             self._say(
                 throttled_line(
                     forwarded.method,
-                    forwarded.url,
+                    self._url(forwarded),
                     forwarded.status,
                     exchange.header("retry-after"),
                 )
             )
         if judged.off_document:
             self._say(
-                request_line(forwarded.method, forwarded.url, forwarded.status, judged.off_document)
+                request_line(
+                    forwarded.method, self._url(forwarded), forwarded.status, judged.off_document
+                )
             )
         for breach in judged.breaches:
             self._say(
-                live_line(breach, forwarded.method, forwarded.url, forwarded.status, self.redactor)
+                live_line(
+                    breach, forwarded.method, self._url(forwarded), forwarded.status, self.redactor
+                )
             )
         self._journal(api, forwarded, exchange.json_or_none())
         self._record(forwarded)
@@ -149,7 +153,7 @@ class ProxySession:
         self._learn(forwarded)
         forwarded.unjudged = why
         self.audit.skip(why)
-        self._say(unjudged_line(forwarded.method, forwarded.url, forwarded.status, why))
+        self._say(unjudged_line(forwarded.method, self._url(forwarded), forwarded.status, why))
         self._journal(self.api_of(forwarded.method, forwarded.path), forwarded, read=False)
         self._record(forwarded)
 
@@ -160,7 +164,9 @@ class ProxySession:
         answered = replace(forwarded, status=status, response_headers=[])
         self._journal(self.api_of(forwarded.method, forwarded.path), answered)
         # The error body's message names the proxy; the line already does.
-        self._say(f"{status} {forwarded.method} {forwarded.url}: {why.removeprefix(PREFIX)}")
+        said = f"{status} {forwarded.method} {quoted(self._url(forwarded))}: "
+        said += why.removeprefix(PREFIX)
+        self._say(said)
 
     # -- outputs
     # ---------------------------------------------------------------------------------------------
@@ -266,6 +272,11 @@ class ProxySession:
             self.recorder.record(forwarded)
         if self.data is not None:
             self.data.feed(forwarded.method, forwarded.url, forwarded.status, forwarded.body)
+
+    def _url(self, forwarded: Forwarded) -> str:
+        """The request's URL for a console line, its secrets replaced while it is whole: a line
+        quotes it cut to a bound (`quoted`), which may cut a secret in two."""
+        return self.redactor.text(forwarded.url)
 
     def _say(self, line: str) -> None:
         # what the upstream sent is in the line: never a raw escape sequence on the console

@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from evalmock.harness.checks.policy import FAILED
-from evalmock.harness.excerpts import clip
+from evalmock.harness.excerpts import clip, quoted
 from evalmock.harness.run.judge import Breach
 from evalmock.harness.secrets.redactor import Redactor
 
@@ -86,7 +86,8 @@ def live_line(breach: Breach, method: str, url: str, status: int, redactor: Reda
     word = "FAILED" if breach.outcome == FAILED else "WARNING"
     title, reason = why(breach.example.message)
     line = (
-        f"{word} {breach.check.name} [{breach.check.level.value}] {method} {url} -> {status}: "
+        f"{word} {breach.check.name} [{breach.check.level.value}] {method} {quoted(url)} -> "
+        f"{status}: "
         f"{title}"
     )
     if reason:
@@ -106,7 +107,8 @@ def request_line(method: str, url: str, status: int, off_document: Iterable[str]
         else "the service answered it, and should refuse it"
     )
     return (
-        f"REQUEST {method} {url} -> {status}: leaves the document ({', '.join(off_document)}); "
+        f"REQUEST {method} {quoted(url)} -> {status}: leaves the document "
+        f"({', '.join(off_document)}); "
         f"{verdict}"
     )
 
@@ -115,11 +117,14 @@ def throttled_line(method: str, url: str, status: int, retry_after: str | None) 
     """`THROTTLED GET URL -> 429: the service's throttling, not judged (Retry-After: 2)`: a gateway
     in front of the service (or the service) asked the app to slow down; no rule judges that
     answer."""
-    asked = f"Retry-After: {retry_after}" if retry_after else "no Retry-After"
-    return f"THROTTLED {method} {url} -> {status}: the service's throttling, not judged ({asked})"
+    asked = f"Retry-After: {quoted(retry_after)}" if retry_after else "no Retry-After"
+    return (
+        f"THROTTLED {method} {quoted(url)} -> {status}: the service's throttling, not judged "
+        f"({asked})"
+    )
 
 
 def unjudged_line(method: str, url: str, status: int, why: str) -> str:
     """`UNJUDGED GET URL -> 200: nested deeper than 256 levels (passed through unjudged)`: an answer
     of an audited operation that the proxy does not read, sent on as it came."""
-    return f"UNJUDGED {method} {url} -> {status}: {why}"
+    return f"UNJUDGED {method} {quoted(url)} -> {status}: {why}"

@@ -54,8 +54,9 @@ class DataFile:
     """A data file written a part at a time: its sections (`testSet`, `gradient`), each of entries
     (a list, a test case) of items (cases, versions), as `fixtures export` lays one out."""
 
-    def __init__(self, out: IO[str], is_json: bool) -> None:
+    def __init__(self, out: IO[str], is_json: bool, dumped: Dumped | None = None) -> None:
         self.out, self.is_json = out, is_json
+        self.dumped = dumped if dumped is not None else Dumped()
         self.sections = 0
         self.entries = 0
         self.items = 0
@@ -89,7 +90,7 @@ class DataFile:
         else:
             if not self.items:
                 self.out.write(f"  {self.inner}:\n")
-            self.out.write(textwrap.indent(_yaml([value]), "  "))
+            self.out.write(self.dumped.item(value))
         self.items += 1
 
     def entry_end(self) -> None:
@@ -126,10 +127,30 @@ def _yaml(value: Any) -> str:
     )
 
 
-def render(draft: Draft, is_json: bool) -> str:
-    """A whole data file of the draft."""
+class Dumped:
+    """Each item's YAML as the rules' check rendered it, kept for the write of the same item: the
+    Python half of PyYAML's dump (its representer) took a third of a YAML import's time, twice
+    over. Held by the item itself, not its id, which a new item may take once the old is gone."""
+
+    def __init__(self) -> None:
+        self._texts: dict[int, tuple[dict[str, Any], str]] = {}
+
+    def item(self, value: dict[str, Any]) -> str:
+        held = self._texts.get(id(value))
+        if held is not None and held[0] is value:
+            return held[1]
+        text = textwrap.indent(_yaml([value]), "  ")
+        self._texts[id(value)] = (value, text)
+        return text
+
+    def clear(self) -> None:
+        self._texts.clear()
+
+
+def render(draft: Draft, is_json: bool, dumped: Dumped | None = None) -> str:
+    """A whole data file of the draft (each item's YAML kept in `dumped`, when given)."""
     out = io.StringIO()
-    file = DataFile(out, is_json)
+    file = DataFile(out, is_json, dumped)
     parts = (
         ("testSet", "cases", [({"agentId": a, "projectId": p}, i) for a, p, i in draft.lists]),
         ("gradient", "versions", [({"test_case_uuid": u}, i) for u, i in draft.test_cases]),
@@ -190,7 +211,7 @@ def write_recording(
     path = Path(path)
     writer = _Writer(recording, redactor, options, path.suffix.lower() or ".yaml")
     with staged(path) as out:
-        file = DataFile(out, writer.is_json)
+        file = DataFile(out, writer.is_json, writer.dumped)
         if recording.lists:
             file.section("testSet")
             for recorded in recording.lists.values():
@@ -213,6 +234,7 @@ class _Writer:
     ) -> None:
         self.redactor, self.suffix, self.is_json = redactor, suffix, suffix == ".json"
         self.written = Written()
+        self.dumped = Dumped()
         self.secrets = Secrets(redactor)
         seed = options.anonymize_seed
         self.people = None if seed is None else _People(recording, redactor, seed)
@@ -227,8 +249,10 @@ class _Writer:
             if self.people is not None:
                 draft = _anonymized(draft, self.people)
             result[0] = draft
-            return render(draft, self.is_json)
+            return render(draft, self.is_json, self.dumped)
 
+        # the items of the last render are those written: their YAML is dumped once
+        self.dumped.clear()
         within_the_rules(kept, text_of, self.suffix, self.written.refused)
         return result[0]
 

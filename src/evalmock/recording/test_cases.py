@@ -7,6 +7,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from evalmock.nouns import counted, noun_for
 from evalmock.recording.answers import Source
 from evalmock.recording.store import Store
 
@@ -41,10 +42,10 @@ class RecordedTestCase:
         said = []
         # a hostile service may number a version 10**18: the numbers are listed only when few
         if top - len(known) > MAX_LISTED:
-            said.append(f"{top - len(known)} versions below {top} not seen")
+            said.append(f"{counted(top - len(known), 'version')} below {top} not seen")
         elif top > len(known):
             unseen = [n for n in range(1, top + 1) if n not in known]
-            said.append(f"version{'' if len(unseen) == 1 else 's'} {_numbers(unseen)} not seen")
+            said.append(f"{noun_for(len(unseen), 'version')} {_numbers(unseen)} not seen")
         if self.latest is None:
             said.append("the latest version unknown (never asked for without a version)")
         return "partial: " + "; ".join(said) if said else "complete"

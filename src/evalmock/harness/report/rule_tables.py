@@ -17,6 +17,7 @@ from evalmock.exits import OK, USAGE
 from evalmock.harness.checks import CHECKS, Check
 from evalmock.harness.report.page_coverage import coverage_rows
 from evalmock.harness.report.view import KIND_WORDS
+from evalmock.whole_file import write_whole
 
 RULES_BEGIN, RULES_END = "<!-- evalmock rules: begin -->", "<!-- evalmock rules: end -->"
 COVERAGE_BEGIN, COVERAGE_END = (
@@ -232,7 +233,7 @@ def write_rules_document(argv: list[str]) -> int:
         return USAGE
     with pages_at(pages_dir):
         document = rules_document(pages)
-    Path(output).write_text(document, encoding="utf-8")
+    write_whole(output, document)
     print(f"{RULES_DOC_COMMAND}: wrote {output}", file=sys.stderr)
     return OK
 

@@ -22,6 +22,7 @@ from schemathesis.transport.requests import SameHostRedirectsSession
 
 from evalmock.contract.documents import APIS as DOCUMENTS
 from evalmock.harness.checks.exchange import json_beyond_reach
+from evalmock.harness.excerpts import quoted
 from evalmock.harness.run.answer_deadline import DEADLINE_POOLS
 from evalmock.harness.run.answer_limits import (
     MAX_SENT_VALUE,
@@ -52,7 +53,7 @@ class CutAnswers:
     def add(
         self, request: requests.PreparedRequest, why: str, remedy: str, *, sent: bool = True
     ) -> None:
-        shown = f"{request.method} {(request.url or '')[:MAX_URL_SHOWN]}"
+        shown = f"{request.method} {quoted(request.url or '')}"
         with self._lock:
             self._cut.append((sent, why, remedy, shown))
 
@@ -79,9 +80,6 @@ class CutAnswers:
         for sent, why, remedy, shown in taken:
             grouped.setdefault((sent, why, remedy), []).append(shown)
         return [(*key, len(shown), min(shown)) for key, shown in sorted(grouped.items())]
-
-
-MAX_URL_SHOWN = 2048  # characters of a cut request's URL kept to name it
 
 
 def _path(sent: str) -> str:

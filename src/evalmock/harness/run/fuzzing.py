@@ -23,6 +23,7 @@ from evalmock.contract.targets import Targets
 from evalmock.harness.checks.exchange import Exchange, exchange_from_schemathesis
 from evalmock.harness.checks.outcomes import SLOW_SERVICE
 from evalmock.harness.checks.target_keys import TargetKey
+from evalmock.harness.excerpts import quoted
 from evalmock.harness.results.findings import Gap
 from evalmock.harness.results.ledger import Recorder
 from evalmock.harness.run.answer_limits import AnswerLimits, AnswerOverLimit
@@ -226,12 +227,13 @@ def _record_event(
         results.gap(
             Gap(
                 api,
-                redactor.text(f"Schemathesis could not test the operation: {event.value}"),
+                quoted(redactor.text(f"Schemathesis could not test the operation: {event.value}")),
                 remedy,
             )
         )
     elif isinstance(event, events.FatalError):
-        results.gap(Gap(api, redactor.text(f"Schemathesis stopped: {event.exception}")))
+        stopped = redactor.text(f"Schemathesis stopped: {event.exception}")
+        results.gap(Gap(api, quoted(stopped)))
     elif isinstance(event, events.EngineFinished) and event.stop_reason.skip_explanation:
         results.notes.append(
             f"{api}: Schemathesis stopped early: {event.stop_reason.skip_explanation}"

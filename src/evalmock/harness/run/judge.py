@@ -20,7 +20,7 @@ from evalmock.harness.checks.gateway_errors import GATEWAY_ERROR_RULE
 from evalmock.harness.checks.outcomes import Violation, not_read
 from evalmock.harness.checks.registry import Check, response_checks
 from evalmock.harness.checks.schema_parts import schema_part_source
-from evalmock.harness.excerpts import as_json
+from evalmock.harness.excerpts import as_json, quoted
 from evalmock.harness.results.audit_results import COUNT
 from evalmock.harness.results.findings import Example, Gap, RequestRecord, request_shape
 from evalmock.harness.results.ledger import Recorder
@@ -78,7 +78,7 @@ class ResponseJudge:
             # check says.
             self.redactor.learn_exchange(exchange.url, exchange.request_headers, exchange.headers)
         if exchange.unread is not None:  # what it says is unknown: no rule judges it
-            what = f"{exchange.method} {self.redactor.text(exchange.url)}"
+            what = f"{exchange.method} {quoted(self.redactor.text(exchange.url))}"
             self.results.gap(Gap(self.api, not_read(what, exchange.status, exchange.unread)))
             return []
         broken: list[Breach] = []
@@ -163,9 +163,10 @@ class ResponseJudge:
             return example
         retry_after = exchange.header("retry-after")
         asked = "no Retry-After" if retry_after is None else f"Retry-After: {retry_after[:40]!r}"
+        url = quoted(self.redactor.text(exchange.url))
         note = self.redactor.text(
             f"{MET_BY_CHANCE}: a throttled answer ({exchange.status}, {asked}) to "
-            f"{exchange.method} {exchange.url}, judged like any other before the audit tried again"
+            f"{exchange.method} {url}, judged like any other before the audit tried again"
         )
         return dataclasses.replace(example, message=f"{example.message}\n{note}")
 

@@ -18,10 +18,10 @@ from evalmock.defaults import DEFAULT_REQUEST_TIMEOUT
 from evalmock.exits import UNREACHABLE, USAGE
 from evalmock.harness.checks.exchange import Exchange
 from evalmock.harness.checks.target_keys import TargetKey, target_key
+from evalmock.harness.excerpts import quoted
 from evalmock.harness.results.findings import Gap
 from evalmock.harness.run.answer_deadline import held_to_deadlines, reading_until
 from evalmock.harness.run.answer_limits import AnswerOverLimit, read_exchange
-from evalmock.harness.run.bounded_requests import MAX_URL_SHOWN
 from evalmock.harness.run.options import Audit, AuditError
 from evalmock.harness.run.throttle import Throttle, request_kind
 
@@ -213,7 +213,7 @@ def _get(
         why, remedy = exc.why, exc.remedy
     except httpx.HTTPError as exc:
         why, remedy = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__, CUT_REMEDY
-    shown = str(httpx.URL(url, params=query))[:MAX_URL_SHOWN]
+    shown = quoted(str(httpx.URL(url, params=query)))
     audit.preflight_cuts.append(
         Gap(
             api,

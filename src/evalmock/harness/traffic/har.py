@@ -22,6 +22,7 @@ from evalmock.defaults import DEFAULT_MAX_ANSWER_BYTES
 from evalmock.exits import UsageError
 from evalmock.harness.checks.exchange import Exchange
 from evalmock.harness.checks.outcomes import not_read
+from evalmock.harness.excerpts import quoted
 from evalmock.harness.results.findings import Gap
 from evalmock.harness.run.answer_limits import BYTES_REMEDY, size_text
 from evalmock.harness.secrets.har_entries import learn_har_entry
@@ -221,7 +222,7 @@ def _judge(recorded: Recorded, audit: TrafficAudit) -> None:
     assert exchange is not None  # only exchanges of an audited operation are kept
     api = audit.api_of(exchange.method, exchange.path)
     if api is not None and recorded.unread:
-        what = f"{exchange.method} {audit.redactor.text(exchange.url)}"
+        what = f"{exchange.method} {quoted(audit.redactor.text(exchange.url))}"
         why = not_read(f"{what} (entry {recorded.number})", exchange.status, recorded.unread)
         audit.results.gap(Gap(api, why, BYTES_REMEDY))
     elif api is not None:
