@@ -300,8 +300,7 @@ def page_after_has_more_is_not_empty(s: Scenario) -> None:
     walks followed in traffic too): the walks at every page size the walk rule uses, one of them
     ending on an exactly full page when the list's count has a divisor to walk at. A page refused
     (an error answer to the nextCursor the page before gave) is no page, empty or not: the walk
-    rule's finding; the pages before it are judged, and the rule says it could not judge the
-    rest."""
+    rule's finding; the pages before it are judged, the rest said not judged."""
     project = s.project()
     refusals: list[CursorRefused] = []
 
