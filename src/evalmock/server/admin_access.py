@@ -1,6 +1,7 @@
-"""Who may call the admin API: with an admin token, a request that carries it (Connexion's security,
-by the document's bearer scheme); without one, a mock on loopback lets in every caller of this
-machine but a web page of another origin, and serves a document that asks for no token."""
+"""Who may call the admin API: with an admin token, a request that carries it; without one (a mock
+on loopback), every caller of this machine but a web page of another origin. Connexion checks both
+by the document's bearer scheme; Swagger UI's copy of the document asks for no token when none is
+needed."""
 
 from __future__ import annotations
 
@@ -8,11 +9,9 @@ import hmac
 from typing import Any
 
 from connexion.lifecycle import ConnexionRequest
-from connexion.middleware.abstract import ROUTING_CONTEXT
 from connexion.security import BearerSecurityHandler
-from starlette.types import ASGIApp, Receive, Scope, Send
+from starlette.types import Scope
 
-from evalmock.contract.documents import ADMIN
 from evalmock.server.auth import authorization
 from evalmock.server.errors import ApiError
 
@@ -23,10 +22,21 @@ OPEN_NOTE = (
 )
 
 
-def admin_security_map(admin_token: str) -> dict[str, type[BearerSecurityHandler]]:
-    """The admin API's bearer scheme: every request must carry the admin token, else 401."""
+def admin_security_map(admin_token: str | None) -> dict[str, type[BearerSecurityHandler]]:
+    """The admin API's bearer scheme: with an admin token, every request must carry it (else 401);
+    without one (a mock on a loopback address), every request is let in but a web page's of another
+    origin (403)."""
 
     def check(request: ConnexionRequest) -> dict[str, Any]:
+        if not admin_token:
+            if _cross_origin(request.scope):
+                raise ApiError(
+                    403,
+                    "forbidden",
+                    "The admin API answers no web page of another origin (its Origin is not this "
+                    "mock): call it from the test runner, or start the mock with --admin-token.",
+                )
+            return {"sub": "admin"}
         scheme, _, token = (authorization(request.scope) or "").strip().partition(" ")
         sent = token.strip(" ").encode("utf-8", "surrogateescape")
         if scheme.lower() != "bearer" or not hmac.compare_digest(sent, admin_token.encode()):
@@ -49,9 +59,10 @@ def admin_security_map(admin_token: str) -> dict[str, type[BearerSecurityHandler
 
 
 def without_admin_token(spec: dict[str, Any]) -> dict[str, Any]:
-    """The served admin document of a mock without an admin token: no security requirement and no
-    bearer scheme (Swagger UI then shows no lock and no Authorize button), and a description that
-    says so. The file under openapi/, which `evalmock validate` checks, keeps both."""
+    """The admin document as Swagger UI and `openapi.json` show it on a mock without an admin token:
+    no security requirement and no bearer scheme (no lock, no Authorize button), and a description
+    that says so. Connexion still checks the scheme (admin_security_map, which then lets the
+    request in); the file under openapi/, which `evalmock validate` checks, keeps both."""
     spec.pop("security", None)
     for path_item in spec.get("paths", {}).values():
         for operation in path_item.values():
@@ -72,28 +83,3 @@ def _cross_origin(scope: Scope) -> bool:
     if origin is None:
         return False
     return origin.split(b"://", 1)[-1].lower() != headers.get(b"host", b"").lower()
-
-
-class AdminOriginGuard:
-    """On a mock without an admin token, an admin operation asked by a web page of another origin
-    gets 403 forbidden, so that no page a developer visits can drive the mock on their machine.
-    After routing (it reads which API the request was routed to), inside the error handlers."""
-
-    def __init__(self, app: ASGIApp) -> None:
-        self.app = app
-        self.base_path = ADMIN.base_path
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] == "http" and self._to_admin(scope) and _cross_origin(scope):
-            raise ApiError(
-                403,
-                "forbidden",
-                "The admin API answers no web page of another origin (its Origin is not this "
-                "mock): call it from the test runner, or start the mock with --admin-token.",
-            )
-        await self.app(scope, receive, send)
-
-    def _to_admin(self, scope: Scope) -> bool:
-        """Whether routing found an operation of the admin API for the request."""
-        routing = scope.get("extensions", {}).get(ROUTING_CONTEXT, {})
-        return routing.get("api_base_path") == self.base_path and bool(routing.get("operation_id"))

@@ -20,7 +20,7 @@ from connexion.options import SwaggerUIOptions
 from evalmock.contract.documents import ADMIN, APIS
 from evalmock.defaults import DEFAULT_STORE
 from evalmock.server import errors
-from evalmock.server.admin_access import AdminOriginGuard, admin_security_map, without_admin_token
+from evalmock.server.admin_access import admin_security_map, without_admin_token
 from evalmock.server.auth import AuthMiddleware, Tokens, security_map, with_demo_tokens
 from evalmock.server.body_validation import bounded_json_body
 from evalmock.server.cors_options import CORS_OPTIONS, ServerCORSMiddleware
@@ -102,11 +102,12 @@ def _middlewares(settings: ServerSettings, sessions: Sessions, *, lifespan: bool
         partial(ServerErrorMiddleware, handler=errors.on_unhandled),
         errors.ErrorHandlersMiddleware,
         DocumentRoutingMiddleware,
-        SwaggerUIAfterRouting,
+        # Without an admin token, the admin document as Swagger UI shows it asks for none.
+        partial(
+            SwaggerUIAfterRouting,
+            shown={} if settings.admin_token else {ADMIN.base_path: without_admin_token},
+        ),
         *(latency if settings.latency_ms[1] else []),
-        # Without an admin token, the admin API's document asks for none: no web page of another
-        # origin may call it all the same.
-        *([] if settings.admin_token else [AdminOriginGuard]),
         AuthMiddleware,
         ValidationMiddleware,
         # Response validation checks that required headers are present, so the headers are added
@@ -187,15 +188,12 @@ def _add_admin_api(app: AsyncApp, settings: ServerSettings, sessions: Sessions) 
     limits = sessions.store.limits
     admin = AdminApi(sessions.store, sessions.worlds, limits, sessions.clock)
     body = MediaTypeDict({"*/*json": bounded_json_body(limits.max_body_bytes)})
-    # With an admin token, Connexion checks it by the document's bearer scheme; without one (a mock
-    # on loopback), the served document asks for no token, so Swagger UI shows no lock.
-    guarded = bool(settings.admin_token)
     app.add_api(
-        ADMIN.served_spec() if guarded else without_admin_token(ADMIN.served_spec()),
+        ADMIN.served_spec(),
         base_path=ADMIN.base_path,
         name=ADMIN.name,
         resolver=resolver(admin.handlers()),
-        **({"security_map": admin_security_map(settings.admin_token)} if guarded else {}),
+        security_map=admin_security_map(settings.admin_token or None),
         validator_map={**VALIDATOR_MAP, "body": body},
         strict_validation=True,
     )
