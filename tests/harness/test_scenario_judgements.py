@@ -273,6 +273,75 @@ def test_an_empty_page_after_has_more_is_found_at_whatever_page_size_it_shows() 
     )
 
 
+SIXTY = ProjectTarget(PROJECT.agent_id, PROJECT.project_id, active_cases=60)
+SMALL = 19  # the small limit the walks of SIXTY take: pages at 0, 19, 38 and 57
+STALE = {"error": {"code": "bad-input", "message": "Start again without it.", "requestId": "r"}}
+
+
+def _refusing_its_own_cursor(*, empty_page_2: bool) -> Any:
+    """60 cases, newest first, whose walk at the small limit is refused its page 3 with 400
+    bad-input (as a service whose cursor keys rotate refuses a fresh cursor); with `empty_page_2`,
+    that walk's page 2 is empty though page 1 said hasMore."""
+    listed = [
+        hand_case(
+            id=f"case-{n:03d}",
+            addedAt=f"2026-11-20T09:{59 - n:02d}:00Z",
+            updatedAt=f"2026-11-20T09:{59 - n:02d}:00Z",
+        )
+        for n in range(60)
+    ]
+
+    def handle(request: httpx.Request) -> httpx.Response:
+        start = int(request.url.params.get("cursor", "0"))
+        limit = int(request.url.params.get("limit") or LIMIT["default"])
+        if limit == SMALL and start == 2 * SMALL:
+            return httpx.Response(400, json=STALE, headers={"x-request-id": "r"})
+        page = [] if empty_page_2 and limit == SMALL and start == SMALL else listed[start:][:limit]
+        more = start + limit < len(listed)
+        body = {
+            "data": page,
+            "hasMore": more,
+            **({"nextCursor": str(start + limit)} if more else {}),
+        }
+        return httpx.Response(200, json=body, headers={"x-request-id": "r"})
+
+    return handle
+
+
+def test_a_refused_cursor_is_the_walk_s_finding_not_an_empty_page() -> None:
+    """A 400 to the nextCursor a page gave is no page, empty or not: the walk rule files it, and
+    the emptiness rule says it could not judge what follows."""
+    handler = _refusing_its_own_cursor(empty_page_2=False)
+    status, message = outcome(
+        "page_after_has_more_is_not_empty", Targets(projects=(SIXTY,)), handler=handler
+    )
+    assert status == SKIPPED, message
+    assert message == (
+        f"could not judge: the walk of {SIXTY.agent_id}/{SIXTY.project_id} with limit={SMALL} was "
+        "refused its page 3 (400), so no page followed its page 2: a refused cursor is "
+        "walk_yields_every_case_once's finding"
+    )
+    status, message = outcome(
+        "walk_yields_every_case_once", Targets(projects=(SIXTY,)), handler=handler
+    )
+    assert status == FAILED
+    assert message.splitlines() == [
+        f"the walk of {SIXTY.agent_id}/{SIXTY.project_id} with limit={SMALL} was refused its "
+        "page 3, asked with the nextCursor its page 2 gave",
+        "expected: 200 with the page that cursor points at",
+        f"received: 400 {json.dumps(STALE, separators=(',', ':'))}",
+    ]
+
+
+def test_an_empty_page_before_a_refused_cursor_is_still_found() -> None:
+    handler = _refusing_its_own_cursor(empty_page_2=True)
+    status, message = outcome(
+        "page_after_has_more_is_not_empty", Targets(projects=(SIXTY,)), handler=handler
+    )
+    assert status == WARNED
+    assert message.splitlines()[0] == "page 1 said hasMore, but the next page is empty"
+
+
 FORBIDDEN = {"message": "Forbidden"}  # a gateway's own body, not the API's envelope
 
 

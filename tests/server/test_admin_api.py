@@ -8,6 +8,7 @@ import pytest
 from evalmock.contract.documents import ADMIN as ADMIN_DOCUMENT
 from evalmock.contract.documents import APIS
 from evalmock.contract.validate import validate_document
+from evalmock.server.admin_access import OPEN_NOTE
 from evalmock.server.sessions import SessionLimits
 from evalmock.server.sessions.admission import admin_api_off_reason
 
@@ -97,6 +98,38 @@ def test_swagger_ui_and_the_document_are_served(server_world):
         assert m.client.get(f"{ADMIN}/ui/").status_code == 200
         served = m.client.get(f"{ADMIN}/openapi.json").json()
         assert "/sessions/{sessionId}/faults" in served["paths"]
+
+
+def _locks(document: dict) -> list:
+    """What makes Swagger UI show a lock or an Authorize button: security requirements, schemes."""
+    operations = [op for item in document["paths"].values() for op in item.values()]
+    return [
+        *([document["security"]] if "security" in document else []),
+        *[op["security"] for op in operations if isinstance(op, dict) and "security" in op],
+        *document.get("components", {}).get("securitySchemes", {}),
+    ]
+
+
+def test_without_an_admin_token_the_served_document_asks_for_none(server_world):
+    with mock(server_world) as m:
+        served = m.client.get(f"{ADMIN}/openapi.json").json()
+        assert _locks(served) == []
+        assert served["info"]["description"].startswith(OPEN_NOTE)
+        # and what it says holds: no Authorization header, still let in
+        assert m.client.post(f"{ADMIN}/sessions", json={}).status_code == 201
+    # the file, which evalmock validate checks, keeps its bearer scheme
+    assert _locks(ADMIN_DOCUMENT.spec) == [[{"adminToken": []}], "adminToken"]
+
+
+def test_with_an_admin_token_the_served_document_asks_for_it(server_world):
+    with mock(server_world, admin_token="s3cret-admin") as m:
+        served = m.client.get(f"{ADMIN}/openapi.json").json()
+        assert _locks(served) == [[{"adminToken": []}], "adminToken"]
+        assert OPEN_NOTE not in served["info"]["description"]
+        assert "s3cret" not in m.client.get(f"{ADMIN}/openapi.json").text
+        assert_admin_error(m.client.post(f"{ADMIN}/sessions", json={}), 401, "unauthorized")
+        right = {"Authorization": "Bearer s3cret-admin"}
+        assert m.client.post(f"{ADMIN}/sessions", json={}, headers=right).status_code == 201
 
 
 @pytest.mark.parametrize(

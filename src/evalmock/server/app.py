@@ -20,13 +20,8 @@ from connexion.options import SwaggerUIOptions
 from evalmock.contract.documents import ADMIN, APIS
 from evalmock.defaults import DEFAULT_STORE
 from evalmock.server import errors
-from evalmock.server.auth import (
-    AuthMiddleware,
-    Tokens,
-    admin_security_map,
-    security_map,
-    with_demo_tokens,
-)
+from evalmock.server.admin_access import admin_security_map, without_admin_token
+from evalmock.server.auth import AuthMiddleware, Tokens, security_map, with_demo_tokens
 from evalmock.server.body_validation import bounded_json_body
 from evalmock.server.cors_options import CORS_OPTIONS, ServerCORSMiddleware
 from evalmock.server.cursors import CursorSealer
@@ -107,7 +102,11 @@ def _middlewares(settings: ServerSettings, sessions: Sessions, *, lifespan: bool
         partial(ServerErrorMiddleware, handler=errors.on_unhandled),
         errors.ErrorHandlersMiddleware,
         DocumentRoutingMiddleware,
-        SwaggerUIAfterRouting,
+        # Without an admin token, the admin document as Swagger UI shows it asks for none.
+        partial(
+            SwaggerUIAfterRouting,
+            shown={} if settings.admin_token else {ADMIN.base_path: without_admin_token},
+        ),
         *(latency if settings.latency_ms[1] else []),
         AuthMiddleware,
         ValidationMiddleware,

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import functools
 import hashlib
-import hmac
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -205,51 +204,6 @@ def security_map(tokens: Tokens) -> dict[str, type[BearerSecurityHandler]]:
             return verify
 
     return {"bearer": BearerHandler}
-
-
-def _cross_origin(scope: Scope) -> bool:
-    """Whether a browser sent the request from a page of another origin: an `Origin` whose host
-    and port are not the request's `Host` (a test runner sends no Origin)."""
-    headers = dict(scope["headers"])
-    origin = headers.get(b"origin")
-    if origin is None:
-        return False
-    return origin.split(b"://", 1)[-1].lower() != headers.get(b"host", b"").lower()
-
-
-def admin_security_map(admin_token: str | None) -> dict[str, type[BearerSecurityHandler]]:
-    """The admin API's bearer scheme: with an admin token, every request must carry it (else 401);
-    without one (a mock on a loopback address), every request is let in."""
-
-    def check(request: ConnexionRequest) -> dict[str, Any]:
-        if not admin_token:
-            if _cross_origin(request.scope):
-                raise ApiError(
-                    403,
-                    "forbidden",
-                    "The admin API answers no web page of another origin (its Origin is not this "
-                    "mock): call it from the test runner, or start the mock with --admin-token.",
-                )
-            return {"sub": "admin"}
-        scheme, _, token = (authorization(request.scope) or "").strip().partition(" ")
-        sent = token.strip(" ").encode("utf-8", "surrogateescape")
-        if scheme.lower() != "bearer" or not hmac.compare_digest(sent, admin_token.encode()):
-            raise ApiError(
-                401,
-                "unauthorized",
-                "The admin API needs the mock's admin token (--admin-token, EVALMOCK_ADMIN_TOKEN): "
-                "Authorization: Bearer <admin token>.",
-            )
-        return {"sub": "admin"}
-
-    class AdminBearerHandler(BearerSecurityHandler):
-        def _resolve_func(self, security_scheme: dict[str, Any]) -> Any:
-            return check
-
-        def _get_verify_func(self, function: Any) -> Any:
-            return function
-
-    return {"bearer": AdminBearerHandler}
 
 
 def authorization(scope: Scope) -> str | None:

@@ -13,9 +13,9 @@ from evalmock.harness.checks.context import CheckContext
 from evalmock.harness.checks.counts import dated_between, judge_the_count, service_time
 from evalmock.harness.checks.exchange import Exchange
 from evalmock.harness.checks.moving import Readings, differences, first_parting, listed_count
-from evalmock.harness.checks.outcomes import Skip, Violation, json_body
+from evalmock.harness.checks.outcomes import Skip, Unjudged, Violation, json_body
 from evalmock.harness.checks.registry import response_check, scenario_check, stating
-from evalmock.harness.checks.scenario import Scenario, Walk
+from evalmock.harness.checks.scenario import CursorRefused, Scenario, Walk
 from evalmock.harness.checks.walk_rules import (
     assert_follows_has_more,
     assert_newest_first,
@@ -298,14 +298,32 @@ def _judge_on_a_moving_list(
 def page_after_has_more_is_not_empty(s: Scenario) -> None:
     """In a walk, every page that follows a page with hasMore: true lists at least one case (in
     walks followed in traffic too): the walks at every page size the walk rule uses, one of them
-    ending on an exactly full page when the list's count has a divisor to walk at."""
+    ending on an exactly full page when the list's count has a divisor to walk at. A page refused
+    (an error answer to the nextCursor the page before gave) is no page, empty or not: the walk
+    rule's finding; the pages before it are judged, the rest said not judged."""
     project = s.project()
-    first = s.walk(project, limit=FULL_LIMIT)
+    refusals: list[CursorRefused] = []
+
+    def walked(limit: int | None) -> Walk:
+        try:
+            return s.walk(project, limit=limit)
+        except CursorRefused as refused:
+            refusals.append(refused)
+            return refused.walk
+
+    first = walked(FULL_LIMIT)
     for limit in walk_limits(project, listed_count(first)).values():
-        walk = s.walk(project, limit=limit)
+        walk = first if limit == FULL_LIMIT else walked(limit)
         for index, page_body in enumerate(walk.pages[:-1]):
             if page_body.get("hasMore") is True:
                 assert_follows_has_more(index + 1, walk.pages[index + 1], walk.exchanges[index + 1])
+    if refusals:
+        refused = refusals[0]
+        raise Unjudged(
+            f"the walk {refused.what} was refused its page {refused.number} "
+            f"({refused.status}), so no page followed its page {refused.number - 1}: a "
+            "refused cursor is walk_yields_every_case_once's finding"
+        )
 
 
 def _enough_cases(s: Scenario, needed: int) -> bool:

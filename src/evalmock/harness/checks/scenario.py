@@ -49,7 +49,7 @@ class Walk:
 
     pages: tuple[dict[str, Any], ...]
     exchanges: tuple[Exchange, ...]
-    complete: bool  # False when the walk stopped at MAX_WALK_CASES
+    complete: bool  # False when the walk stopped at MAX_WALK_CASES, or was refused a page
 
     @property
     def cases(self) -> list[dict[str, Any]]:
@@ -62,6 +62,35 @@ class Walk:
     @property
     def ids(self) -> list[Any]:
         return [case.get("id") for case in self.cases]
+
+
+class CursorRefused(Violation):
+    """A walk's later page, asked with the nextCursor its page before gave, answered with an error
+    instead of a page: the walk rule's finding (the page takes a cursor for the same list, filters
+    and caller, within a day), and no page for a rule about pages to judge. `walk` holds the pages
+    read before it."""
+
+    def __init__(self, walk: Walk, exchange: Exchange, what: str) -> None:
+        self.walk = walk
+        self.number = len(walk.pages) + 1  # the page refused; page 1 is the one without a cursor
+        self.what = what
+        self.status = exchange.status
+        super().__init__(
+            f"the walk {what} was refused its page {self.number}, asked with the nextCursor its "
+            f"page {self.number - 1} gave",
+            expected="200 with the page that cursor points at",
+            received=f"{exchange.status} {exchange.excerpt(300)}",
+            exchange=exchange,
+        )
+
+
+def walk_named(limit: int | None, params: Mapping[str, Any]) -> str:
+    """A walk as a message names it: `with limit=33`, `at the default limit with
+    include=retired`."""
+    filters = " and ".join(f"{name}={value}" for name, value in sorted(params.items()))
+    if limit is None:
+        return f"at the default limit with {filters}" if filters else "at the default limit"
+    return f"with limit={limit} and {filters}" if filters else f"with limit={limit}"
 
 
 class Scenario:
@@ -194,7 +223,8 @@ class Scenario:
         self, project: ProjectTarget, *, limit: int | None, again: bool = False, **params: Any
     ) -> Walk:
         """Follow nextCursor from the first page (memoised per project, limit and filters; `again`
-        walks anew, as a later reading of the list, and remembers nothing)."""
+        walks anew, as a later reading of the list, and remembers nothing). A later page answered
+        with an error is CursorRefused; the first is a Violation, as any page asked for."""
         key = (project, limit, tuple(sorted(params.items())))
         if key in self._walks and not again:
             return self._walks[key]
@@ -206,6 +236,12 @@ class Scenario:
         page_size = limit or DEFAULT_LIMIT
         for _ in range(MAX_WALK_CASES // page_size + 2):
             exchange = self.list_cases(project, limit=limit, cursor=cursor, **params)
+            if cursor is not None:
+                unless_turned_away(exchange, "a project")
+                if exchange.status != 200:
+                    partial = Walk(tuple(pages), tuple(exchanges), complete=False)
+                    where = f"of {project.agent_id}/{project.project_id}"
+                    raise CursorRefused(partial, exchange, f"{where} {walk_named(limit, params)}")
             page = expect_page(exchange)
             pages.append(page)
             exchanges.append(exchange)
