@@ -8,6 +8,7 @@ import hashlib
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
+from types import MappingProxyType
 from typing import Any
 
 from connexion.lifecycle import ConnexionRequest
@@ -19,7 +20,6 @@ from starlette.types import Receive, Scope, Send
 from evalmock.defaults import ACCEPT_TOKENS_ENV
 from evalmock.server.errors import ApiError
 from evalmock.server.sessions.active import ACTIVE, CALLER_PREFIX
-from evalmock.server.sessions.tokens import is_session_token
 
 MAX_TOKEN_LENGTH = 4096
 _B64TOKEN = re.compile(r"[A-Za-z0-9\-._~+/]+=*")  # RFC 6750 b64token
@@ -125,9 +125,10 @@ def accepted_tokens(environ: Mapping[str, str]) -> list[tuple[str, str]]:
 
 
 @functools.lru_cache(maxsize=4096)
-def _session_caller(session_id: str) -> Caller:
-    """A session's caller, made once while its session is among the last few thousand used."""
-    return Caller("user", CALLER_PREFIX + session_id)
+def _session_token_info(session_id: str) -> Mapping[str, Any]:
+    """A session's caller as the handlers read it, made once while its session is among the last
+    few thousand used (read-only: every request of the session shares it)."""
+    return MappingProxyType(Caller("user", CALLER_PREFIX + session_id).token_info())
 
 
 class Tokens:
@@ -149,11 +150,6 @@ class Tokens:
         known = self.callers.get(token)
         if known is not None:
             return known
-        if is_session_token(token):
-            # SessionMiddleware found the session of this very token, or answered 401 itself
-            session = ACTIVE.get()
-            if session is not None:
-                return _session_caller(session.record.id)
         if token == EXPIRED_TOKEN:
             raise unauthorized("The bearer token has expired.", "token-expired")
         if token == REVOKED_TOKEN:
@@ -198,7 +194,13 @@ def security_map(tokens: Tokens) -> dict[str, type[BearerSecurityHandler]]:
             return tokens.authenticate
 
         def _get_verify_func(self, function: Any) -> Any:
-            def verify(request: ConnexionRequest) -> dict[str, Any]:
+            def verify(request: ConnexionRequest) -> Mapping[str, Any]:
+                session = ACTIVE.get()
+                if session is not None:
+                    # SessionMiddleware found the session of the request's first Authorization
+                    # header, which is the one read here; a session token it did not find, it
+                    # answered itself
+                    return _session_token_info(session.record.id)
                 return function(authorization(request.scope)).token_info()
 
             return verify

@@ -12,7 +12,7 @@ HEADER = b"x-request-id"
 # Ids a client may choose; anything else (too long, control characters, spaces) is replaced.
 _SANE = re.compile(r"[A-Za-z0-9._:-]{1,128}")
 
-_request_id: contextvars.ContextVar[str | None] = contextvars.ContextVar(
+REQUEST_ID: contextvars.ContextVar[str | None] = contextvars.ContextVar(
     "evalmock_request_id", default=None
 )
 
@@ -44,7 +44,7 @@ def fresh_id() -> str:
 
 def current_request_id() -> str:
     """The id of the request being answered (a fresh one outside any request, never empty)."""
-    return _request_id.get() or fresh_id()
+    return REQUEST_ID.get() or fresh_id()
 
 
 def _incoming(scope: Scope) -> str | None:
@@ -70,9 +70,9 @@ class RequestIdMiddleware:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        request_id = _request_id.get() or _incoming(scope) or fresh_id()
+        request_id = REQUEST_ID.get() or _incoming(scope) or fresh_id()
         encoded = request_id.encode("latin-1")
-        token = _request_id.set(request_id)
+        token = REQUEST_ID.set(request_id)
 
         async def send_with_id(message: Message) -> None:
             if message["type"] == "http.response.start":
@@ -84,4 +84,4 @@ class RequestIdMiddleware:
         try:
             await self.app(scope, receive, send_with_id)
         finally:
-            _request_id.reset(token)
+            REQUEST_ID.reset(token)

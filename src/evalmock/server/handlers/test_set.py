@@ -3,6 +3,7 @@ sealed cursor."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 import orjson
@@ -96,7 +97,7 @@ class TestSetCases:
         project_id: str,
         limit: int,  # the document's default when left out (dispatch.py passes it)
         cursor: str | None = None,
-        token_info: dict[str, Any] | None = None,
+        token_info: Mapping[str, Any] | None = None,
         **filters: str,
     ) -> Response:
         # this request's world to its end, whatever a reload swaps in meanwhile; a session's own

@@ -9,8 +9,8 @@ from contextvars import ContextVar
 
 from starlette.types import Message, Send
 
-from evalmock.server.request_id import current_request_id
-from evalmock.server.sessions.memory import MemoryStore
+from evalmock.server.request_id import REQUEST_ID
+from evalmock.server.sessions.memory import LiveSession
 from evalmock.server.sessions.records import JournalEntry, Pairs, SessionRecord, journal_entry
 from evalmock.server.sessions.store import SessionStore, StoreUnavailable
 from evalmock.server.sessions.worlds import SessionWorlds
@@ -32,6 +32,8 @@ class ActiveSession:
     __slots__ = (
         "api",
         "arrived",
+        "churn",
+        "faults",
         "local",
         "method",
         "next_cursor",
@@ -56,7 +58,7 @@ class ActiveSession:
         page: int | None,
         arrived: float,  # when, as its journal entry says
         store: SessionStore,
-        local: MemoryStore | None,  # the store again when it answers at once
+        local: LiveSession | None,  # the session as the in-process store holds it
         send: Send,
         method: str,
         path: str,  # as the journal keeps it (bounded)
@@ -73,12 +75,14 @@ class ActiveSession:
         self.send = send
         self.method = method
         self.path = path
+        self.churn = record.spec.churn
+        # truthy when the session may have faults queued (FaultMiddleware asks): the in-process
+        # session's queue itself, or what a shared store's look-up of this request saw
+        self.faults: object = (
+            local.faults if local is not None else store.may_have_faults(record.id)
+        )
         self.next_cursor: str | None = None  # the nextCursor the handler sealed
         self.shaped_by: str | None = None
-
-    @property
-    def churn(self) -> int:
-        return self.record.spec.churn
 
     def churning(self) -> ChurningWorld:
         return self.worlds.churning(self.record.id, self.world, self.churn)
@@ -95,14 +99,14 @@ class ActiveSession:
             self.query,
             status,
             True,
-            current_request_id(),
+            REQUEST_ID.get(),  # set by RequestIdMiddleware, outside this one
             self.page,
             _retry_after(message) if status >= 400 else None,
             self.next_cursor if status == 200 else None,
             self.shaped_by,
         )
         if self.local is not None:
-            self.local.append_now(self.record.id, row)
+            self.local.add(row)
             return self.send(message)
         return self._journal_then_send(journal_entry(row), message)
 

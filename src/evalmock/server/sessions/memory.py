@@ -24,14 +24,30 @@ from evalmock.server.sessions.store import FaultQueueFull, SessionNotFound, TooM
 
 
 @dataclass(eq=False, slots=True)
-class _Live:
+class LiveSession:
+    """A session as this process holds it; `find_now` hands it to the request it serves, which
+    journals into it without going through the store again."""
+
     record: SessionRecord
     last_used_at: float
     journal: deque[JournalRow]
+    max_cursor_pages: int
     faults: list[Fault] = field(default_factory=list)
     requests: int = 0  # every request journaled
     requests_before_clear: int = 0  # of them, those before the journal was last cleared
     pages: OrderedDict[str, int] = field(default_factory=OrderedDict)
+
+    def add(self, entry: JournalRow) -> None:
+        """Journal an entry or its row last (the oldest goes past max_journal: see `journal`),
+        and remember the page its nextCursor leads to."""
+        self.journal.append(entry)
+        self.requests += 1
+        cursor, page = entry[ROW_NEXT_CURSOR], entry[ROW_PAGE]
+        if cursor is not None and page is not None:
+            pages = self.pages
+            pages[cursor] = page + 1
+            if len(pages) > self.max_cursor_pages:
+                pages.popitem(last=False)
 
 
 class MemoryStore:
@@ -43,10 +59,10 @@ class MemoryStore:
         self.limits = limits
         self._clock = clock
         self._idle_seconds = limits.idle_seconds
-        self._sessions: dict[str, _Live] = {}
-        self._by_digest: dict[str, _Live] = {}
+        self._sessions: dict[str, LiveSession] = {}
+        self._by_digest: dict[str, LiveSession] = {}
 
-    def _expired(self, live: _Live, now: float) -> bool:
+    def _expired(self, live: LiveSession, now: float) -> bool:
         return now - live.last_used_at >= self._idle_seconds
 
     def _drop(self, session_id: str) -> None:
@@ -54,14 +70,14 @@ class MemoryStore:
         if live is not None:
             self._by_digest.pop(live.record.token_digest, None)
 
-    def _live(self, session_id: str) -> _Live | None:
+    def _live(self, session_id: str) -> LiveSession | None:
         live = self._sessions.get(session_id)
         if live is not None and self._expired(live, self._clock()):
             self._drop(session_id)
             return None
         return live
 
-    def _known(self, session_id: str) -> _Live:
+    def _known(self, session_id: str) -> LiveSession:
         live = self._live(session_id)
         if live is None:
             raise SessionNotFound(session_id)
@@ -77,7 +93,10 @@ class MemoryStore:
             self._sweep()
             if len(self._sessions) >= self.limits.max_sessions:
                 raise TooManySessions(record.id)
-        live = _Live(record, self._clock(), deque(maxlen=self.limits.max_journal))
+        limits = self.limits
+        live = LiveSession(
+            record, self._clock(), deque(maxlen=limits.max_journal), limits.max_cursor_pages
+        )
         self._sessions[record.id] = self._by_digest[record.token_digest] = live
 
     async def get(self, session_id: str) -> SessionState | None:
@@ -89,19 +108,20 @@ class MemoryStore:
         )
 
     async def find(self, token_digest: str) -> SessionRecord | None:
-        return self.find_now(token_digest)
+        live = self.find_now(token_digest, self._clock())
+        return None if live is None else live.record
 
-    def find_now(self, token_digest: str) -> SessionRecord | None:
-        """`find` without a coroutine: what a session's request asks first."""
+    def find_now(self, token_digest: str, now: float) -> LiveSession | None:
+        """`find` without a coroutine, at `now` (the request's arrival): what a session's request
+        asks first, and where it journals its answer."""
         live = self._by_digest.get(token_digest)
         if live is None:
             return None
-        now = self._clock()
         if now - live.last_used_at >= self._idle_seconds:
             self._drop(live.record.id)
             return None
         live.last_used_at = now
-        return live.record
+        return live
 
     async def touch(self, session_id: str) -> bool:
         live = self._live(session_id)
@@ -149,24 +169,9 @@ class MemoryStore:
         self._known(session_id).faults.clear()
 
     async def append(self, session_id: str, entry: JournalEntry) -> None:
-        self.append_now(session_id, entry)
-
-    def append_now(self, session_id: str, entry: JournalRow) -> None:
-        """`append` without a coroutine, of an entry or its row: what a session's request asks
-        last."""
-        # as _live does, inline
-        live = self._sessions.get(session_id)
-        if live is None or self._clock() - live.last_used_at >= self._idle_seconds:
-            self._drop(session_id)
-            return
-        live.journal.append(entry)  # the oldest goes past max_journal: see journal()
-        live.requests += 1
-        cursor, page = entry[ROW_NEXT_CURSOR], entry[ROW_PAGE]
-        if cursor is not None and page is not None:
-            pages = live.pages
-            pages[cursor] = page + 1
-            if len(pages) > self.limits.max_cursor_pages:
-                pages.popitem(last=False)
+        live = self._live(session_id)
+        if live is not None:
+            live.add(entry)
 
     async def journal(self, session_id: str) -> Journal:
         live = self._known(session_id)

@@ -72,26 +72,23 @@ def _digest(token: str) -> str:
     return digest
 
 
-def _query(scope: Scope) -> tuple[list[tuple[str, str]] | None, str | Pairs, str | None]:
-    """A request's query read once: as validation reads it (decoded, in order, repeats kept; None
-    when validation will refuse it), as the journal keeps it (its text, or when that is long its
-    pairs, each text bounded), and its cursor."""
-    text = scope.get("query_string", b"").decode("latin-1")
-    if not text:
-        return None, (), None
+def _parsed_query(scope: Scope, text: str) -> tuple[str | Pairs, str | None]:
+    """The query of a request that may send a cursor, or whose query is long: as the journal keeps
+    it (its text, or when that is long its pairs, each text bounded), and its cursor. The pairs
+    are left in the scope for validation, so that the query is parsed once."""
     try:
         pairs = query_pairs(text)
     except ValueError:
-        return None, (), None  # over MAX_QUERY_FIELDS: validation refuses the request
+        return (), None  # over MAX_QUERY_FIELDS: validation refuses the request
+    scope[QUERY_SCOPE_KEY] = pairs
     kept: str | Pairs = text
     bounded: Pairs | list[tuple[str, str]] = pairs  # no part of it is longer than the whole
     if len(text) > MAX_JOURNALED_TEXT:
         kept = bounded = tuple((k[:MAX_JOURNALED_TEXT], v[:MAX_JOURNALED_TEXT]) for k, v in pairs)
-    if CURSOR in text or "%" in text:  # a name is `cursor` only if written so, or escaped
-        for name, value in bounded:
-            if name == CURSOR:
-                return pairs, kept, value
-    return pairs, kept, None
+    for name, value in bounded:
+        if name == CURSOR:
+            return kept, value
+    return kept, None
 
 
 class SessionMiddleware:
@@ -130,10 +127,19 @@ class SessionMiddleware:
         store, local = self.store, self._local
         digest = _DIGESTS.get(token) or _digest(token)
         try:
-            record = local.find_now(digest) if local is not None else await store.find(digest)
+            if local is not None:
+                live = local.find_now(digest, arrived)
+                record = None if live is None else live.record
+            else:
+                live, record = None, await store.find(digest)
             if record is None:
                 raise _gone()
-            pairs, query, cursor = _query(scope)
+            query: str | Pairs = scope.get("query_string", b"").decode("latin-1")
+            cursor = None
+            # a name is `cursor` only if written so, or escaped; a short query without one is
+            # journaled as its text and parsed by validation, as any request's
+            if CURSOR in query or "%" in query or len(query) > MAX_JOURNALED_TEXT:
+                query, cursor = _parsed_query(scope, query)
             page = None
             if api == PAGED_API:
                 page = 1 if cursor is None else await store.cursor_page(record.id, cursor)
@@ -153,13 +159,11 @@ class SessionMiddleware:
             page,
             arrived,
             store,
-            local,
+            live,
             send,
             scope["method"],
             path if len(path) <= MAX_JOURNALED_TEXT else path[:MAX_JOURNALED_TEXT],
         )
-        if pairs:
-            scope[QUERY_SCOPE_KEY] = pairs  # validation reads the query from here
         reset = ACTIVE.set(session)
         try:
             await self.app(scope, receive, session)  # the session journals the answer it sends
@@ -184,11 +188,7 @@ class FaultMiddleware:
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         session = ACTIVE.get()
-        operation = (
-            routed_operation(scope)
-            if session is not None and self.store.may_have_faults(session.record.id)
-            else None
-        )
+        operation = routed_operation(scope) if session is not None and session.faults else None
         if session is None or operation is None:
             await self.app(scope, receive, send)
             return

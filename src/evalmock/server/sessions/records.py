@@ -278,7 +278,12 @@ ROW_NEXT_CURSOR = JournalEntry._fields.index("next_cursor")
 
 def journaled_pairs(query: str | Pairs) -> Pairs:
     """A journaled query as pairs: a text is parsed as validation parsed it when it came."""
-    return tuple(query_pairs(query)) if isinstance(query, str) else query
+    if not isinstance(query, str):
+        return query
+    try:
+        return tuple(query_pairs(query))
+    except ValueError:
+        return ()  # more fields than validation reads: the request was refused, its query unread
 
 
 def journal_entry(row: JournalRow) -> JournalEntry:

@@ -3,11 +3,10 @@ one error family it raises.
 
 A store holds records, never worlds: each process builds a session's world from its spec
 (worlds.py). Every method that reaches the store is a coroutine, so a networked store never blocks
-the event loop (`may_have_faults` answers from what this process holds; the in-process store's
-`find_now` and `append_now` are its `find` and `append` without a coroutine, which a session's
-request calls instead); each one is atomic on its own (a fault is taken by one request only, even
-across replicas). A session whose idle time has passed is gone: every method treats it as never
-created.
+the event loop (`may_have_faults` answers from what this process holds; a session's request finds
+its session in the in-process store with `find_now`, without a coroutine, and journals into what
+that hands it); each one is atomic on its own (a fault is taken by one request only, even across
+replicas). A session whose idle time has passed is gone: every method treats it as never created.
 """
 
 from __future__ import annotations

@@ -20,10 +20,6 @@ def new_session_id() -> str:
     return ID_PREFIX + secrets.token_urlsafe(_ID_BYTES)
 
 
-def is_session_token(token: str) -> bool:
-    return token.startswith(TOKEN_PREFIX)
-
-
 def token_digest(token: str) -> str:
     """What a store keeps of a token: its SHA-256, so that a store's contents never hold a usable
     token."""
