@@ -19,7 +19,7 @@ from starlette.types import Receive, Scope, Send
 
 from evalmock.defaults import ACCEPT_TOKENS_ENV
 from evalmock.server.errors import ApiError
-from evalmock.server.sessions.active import ACTIVE, CALLER_PREFIX
+from evalmock.server.sessions.active import CALLER_PREFIX, SESSION_SCOPE_KEY
 
 MAX_TOKEN_LENGTH = 4096
 _B64TOKEN = re.compile(r"[A-Za-z0-9\-._~+/]+=*")  # RFC 6750 b64token
@@ -195,7 +195,7 @@ def security_map(tokens: Tokens) -> dict[str, type[BearerSecurityHandler]]:
 
         def _get_verify_func(self, function: Any) -> Any:
             def verify(request: ConnexionRequest) -> Mapping[str, Any]:
-                session = ACTIVE.get()
+                session = request.scope.get(SESSION_SCOPE_KEY)
                 if session is not None:
                     # SessionMiddleware found the session of the request's first Authorization
                     # header, which is the one read here; a session token it did not find, it

@@ -131,6 +131,10 @@ def _retry_after(start: Message) -> int | None:
 # no other caller's cursor (and no other session's) opens in it.
 CALLER_PREFIX = "user-"
 ACTIVE: ContextVar[ActiveSession | None] = ContextVar("evalmock_session", default=None)
+# The same session in the request's scope, for the code on its path that has the scope at hand (the
+# bearer check, the fault check): a dictionary's look-up, where a context variable's first read of a
+# request is a walk of the context (a request without a session reads it too).
+SESSION_SCOPE_KEY = "evalmock.session"
 
 
 def active_session() -> ActiveSession | None:

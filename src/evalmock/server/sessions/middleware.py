@@ -13,7 +13,7 @@ from evalmock.contract.documents import APIS, TEST_SET
 from evalmock.server.errors import ApiError, error_body
 from evalmock.server.prefer import pause, routed_operation
 from evalmock.server.request_id import current_request_id
-from evalmock.server.sessions.active import ACTIVE, ActiveSession
+from evalmock.server.sessions.active import ACTIVE, SESSION_SCOPE_KEY, ActiveSession
 from evalmock.server.sessions.faults import fault_error
 from evalmock.server.sessions.memory import MemoryStore
 from evalmock.server.sessions.records import FaultRequest, Pairs, journaled_pairs
@@ -164,6 +164,7 @@ class SessionMiddleware:
             scope["method"],
             path if len(path) <= MAX_JOURNALED_TEXT else path[:MAX_JOURNALED_TEXT],
         )
+        scope[SESSION_SCOPE_KEY] = session
         reset = ACTIVE.set(session)
         try:
             await self.app(scope, receive, session)  # the session journals the answer it sends
@@ -187,7 +188,7 @@ class FaultMiddleware:
         self.store = store
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        session = ACTIVE.get()
+        session = scope.get(SESSION_SCOPE_KEY)
         operation = routed_operation(scope) if session is not None and session.faults else None
         if session is None or operation is None:
             await self.app(scope, receive, send)
