@@ -26,6 +26,7 @@ from evalmock.defaults import (
     ACCEPT_TOKENS_ENV,
     CHURN_RETIRE_EVERY,
     DEFAULT_HOST,
+    DEFAULT_MAX_EXAMPLES,
     DEFAULT_PORT,
     DEFAULT_PROXY_JUDGE,
     DEFAULT_PROXY_PORT,
@@ -254,8 +255,8 @@ def _contract_command(commands: argparse._SubParsersAction[argparse.ArgumentPars
     contract.add_argument(
         "--max-examples",
         type=positive,
-        default=25,
-        help="examples per Schemathesis phase (default 25)",
+        default=DEFAULT_MAX_EXAMPLES,
+        help=f"examples per Schemathesis phase (default {DEFAULT_MAX_EXAMPLES})",
     )
     contract.add_argument(
         "--seed", type=seed, default=DEFAULT_SEED, help=f"generation seed (default {DEFAULT_SEED})"

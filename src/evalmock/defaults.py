@@ -21,6 +21,7 @@ DEFAULT_PROFILE = "pages"
 LIVE_PROFILE = "digitalocean-live"
 PROFILES = (DEFAULT_PROFILE, LIVE_PROFILE)
 
+DEFAULT_MAX_EXAMPLES = 25  # examples per Schemathesis phase of an audit
 DEFAULT_RETRIES = 3  # tries again per request, after its first answer
 DEFAULT_MAX_WAIT = 30.0  # seconds: a longer Retry-After is not waited out
 DEFAULT_BUDGET = 120.0  # seconds of waiting for the whole audit
