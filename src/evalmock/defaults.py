@@ -40,5 +40,3 @@ DEFAULT_MAX_PAGES = 50_000  # pages of those walks it holds
 AUDIT_THREADS = "evalmock-audit"
 # `evalmock serve --churn N`: every this-many-th arrival in a list retires one of its active cases
 CHURN_RETIRE_EVERY = 3
-# more --token values for `evalmock serve`, kept out of the process list
-ACCEPT_TOKENS_ENV = "EVALMOCK_ACCEPT_TOKENS"

@@ -17,7 +17,7 @@ from connexion.security import BearerSecurityHandler
 from starlette.requests import Request
 from starlette.types import Receive, Scope, Send
 
-from evalmock.defaults import ACCEPT_TOKENS_ENV
+from evalmock.environment import ACCEPT_TOKENS as ACCEPT_TOKENS_ENV
 from evalmock.server.errors import ApiError
 from evalmock.server.sessions.active import ACTIVE, CALLER_PREFIX
 

@@ -14,7 +14,7 @@ from evalmock import environment
 from evalmock.defaults import DEFAULT_CASES, DEFAULT_HOST, DEFAULT_PORT, DEFAULT_SEED, DEFAULT_STORE
 
 # Every worker process of `--workers N` rebuilds its settings from this variable (see asgi.py).
-SETTINGS_ENV = "EVALMOCK_SERVE_SETTINGS"
+SETTINGS_ENV = environment.SERVE_SETTINGS
 CURSOR_KEY_ENV = environment.CURSOR_KEY
 
 
