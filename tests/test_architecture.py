@@ -129,3 +129,19 @@ def test_no_module_imports_itself_through_a_circle() -> None:
                     seen.add(target)
                     stack.append((target, (*trail, target)))
     assert circles == []
+
+
+# One topic, one name: a check module's name is its checks' topic (the registry reads it), and the
+# filters' checks judge the filters contract/filters.py declares.
+SHARED_NAMES = {"filters": {"evalmock.contract.filters", "evalmock.harness.checks.filters"}}
+
+
+def test_no_two_modules_share_a_name() -> None:
+    """One name, one job: `store` in two packages would be two jobs a reader takes for one."""
+    by_name: dict[str, set[str]] = {}
+    for name in MODULES:
+        leaf = name.rsplit(".", 1)[-1]
+        if not MODULES[name].name.startswith("__"):  # a package is named by its folder
+            by_name.setdefault(leaf, set()).add(name)
+    shared = {leaf: names for leaf, names in by_name.items() if len(names) > 1}
+    assert shared == SHARED_NAMES

@@ -1,9 +1,11 @@
 """The house's measures of src/ hold: no function over 60 lines, no module over 400 (the measures
-the review hook prints, so that what it flags a test fails on)."""
+the review hook prints, so that what it flags a test fails on), and no environment variable named
+outside environment.py."""
 
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 SRC = Path(__file__).resolve().parent.parent / "src"
@@ -47,3 +49,38 @@ def test_no_module_in_src_is_over_400_lines() -> None:
         if (lines := len(path.read_text(encoding="utf-8").splitlines())) > MAX_MODULE_LINES
     ]
     assert found == [], "split each by job, a module per job"
+
+
+# A name said as a whole string constant, `"EVALMOCK_..."`: a variable's name, whose home is
+# environment.py. ready_line.py's PREFIX is the line `evalmock serve` prints, not a variable; a
+# `$EVALMOCK_...` an output shows in place of a secret is the redactor's (harness/secrets/).
+VARIABLE_NAME = re.compile(r"EVALMOCK_[A-Z0-9_]+")
+NAMES_A_VARIABLE_ELSEWHERE = {"evalmock/ready_line.py": {"EVALMOCK_LISTENING"}}
+
+
+def variable_names(source: str) -> list[tuple[int, str]]:
+    """(line, name) of each string constant in `source` that is an EVALMOCK_ variable's name."""
+    return [
+        (node.lineno, node.value)
+        for node in ast.walk(ast.parse(source))
+        if isinstance(node, ast.Constant)
+        and isinstance(node.value, str)
+        and VARIABLE_NAME.fullmatch(node.value)
+    ]
+
+
+def test_the_measure_flags_a_variable_named_outside_environment_py() -> None:
+    assert variable_names('X = "EVALMOCK_PORT"\nhelp = "see EVALMOCK_PORT"\n') == [
+        (1, "EVALMOCK_PORT")
+    ]
+
+
+def test_every_environment_variable_is_named_in_environment_py_only() -> None:
+    found = [
+        f"{path.relative_to(SRC)}:{line} {name}"
+        for path in sorted(SRC.rglob("*.py"))
+        if path.name != "environment.py"
+        for line, name in variable_names(path.read_text(encoding="utf-8"))
+        if name not in NAMES_A_VARIABLE_ELSEWHERE.get(str(path.relative_to(SRC)), set())
+    ]
+    assert found == [], "name each in environment.py and import it from there"

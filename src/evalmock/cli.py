@@ -23,9 +23,9 @@ from evalmock.arguments import (
 )
 from evalmock.audit_options import judging_options, pace_options, walk_options
 from evalmock.defaults import (
-    ACCEPT_TOKENS_ENV,
     CHURN_RETIRE_EVERY,
     DEFAULT_HOST,
+    DEFAULT_MAX_EXAMPLES,
     DEFAULT_PORT,
     DEFAULT_PROXY_JUDGE,
     DEFAULT_PROXY_PORT,
@@ -92,7 +92,7 @@ def _serve_command(commands: argparse._SubParsersAction[argparse.ArgumentParser]
         "--cursor-key",
         default=environment.read(environment.CURSOR_KEY),
         help="secret that seals cursors, shared by every process (default: env "
-        "EVALMOCK_CURSOR_KEY, else derived from the seed)",
+        f"{environment.CURSOR_KEY}, else derived from the seed)",
     )
     admin_options(serve)
     _answer_options(serve)
@@ -132,8 +132,8 @@ def _caller_and_data_options(serve: argparse.ArgumentParser) -> None:
         type=bearer_token,
         metavar="NAME[:user|service]",
         help="accept this bearer token too, as a user (default) or a service; repeatable (also env "
-        f"{ACCEPT_TOKENS_ENV}, whitespace-separated, which keeps the tokens out of the process "
-        "list)",
+        f"{environment.ACCEPT_TOKENS}, whitespace-separated, which keeps the tokens out of the "
+        "process list)",
     )
     serve.add_argument(
         "--any-token",
@@ -242,20 +242,21 @@ def _contract_command(commands: argparse._SubParsersAction[argparse.ArgumentPars
     contract.add_argument(
         "--token",
         default=None,
-        help="bearer token (default: env EVALMOCK_TOKEN, else the targets file); never printed",
+        help=f"bearer token (default: env {environment.TOKEN}, else the targets file); never "
+        "printed",
     )
     contract.add_argument(
         "--second-token",
         default=None,
         help="a second caller's token, for cursor-binding checks (default: env "
-        "EVALMOCK_SECOND_TOKEN, else the "
+        f"{environment.SECOND_TOKEN}, else the "
         "targets file); never printed",
     )
     contract.add_argument(
         "--max-examples",
         type=positive,
-        default=25,
-        help="examples per Schemathesis phase (default 25)",
+        default=DEFAULT_MAX_EXAMPLES,
+        help=f"examples per Schemathesis phase (default {DEFAULT_MAX_EXAMPLES})",
     )
     contract.add_argument(
         "--seed", type=seed, default=DEFAULT_SEED, help=f"generation seed (default {DEFAULT_SEED})"

@@ -21,6 +21,7 @@ DEFAULT_PROFILE = "pages"
 LIVE_PROFILE = "digitalocean-live"
 PROFILES = (DEFAULT_PROFILE, LIVE_PROFILE)
 
+DEFAULT_MAX_EXAMPLES = 25  # examples per Schemathesis phase of an audit
 DEFAULT_RETRIES = 3  # tries again per request, after its first answer
 DEFAULT_MAX_WAIT = 30.0  # seconds: a longer Retry-After is not waited out
 DEFAULT_BUDGET = 120.0  # seconds of waiting for the whole audit
@@ -39,5 +40,3 @@ DEFAULT_MAX_PAGES = 50_000  # pages of those walks it holds
 AUDIT_THREADS = "evalmock-audit"
 # `evalmock serve --churn N`: every this-many-th arrival in a list retires one of its active cases
 CHURN_RETIRE_EVERY = 3
-# more --token values for `evalmock serve`, kept out of the process list
-ACCEPT_TOKENS_ENV = "EVALMOCK_ACCEPT_TOKENS"

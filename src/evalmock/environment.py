@@ -23,6 +23,16 @@ PUBLIC_URL = "EVALMOCK_PUBLIC_URL"
 MOCK_URL = "EVALMOCK_MOCK_URL"
 # where the documents' parsed forms are cached
 CACHE_DIR = "EVALMOCK_CACHE_DIR"
+# more --token values for `evalmock serve`, kept out of the process list
+ACCEPT_TOKENS = "EVALMOCK_ACCEPT_TOKENS"
+# the folders of the OpenAPI documents and of the curated fixture cases, in place of the package's
+OPENAPI_DIR = "EVALMOCK_OPENAPI_DIR"
+FIXTURES_DIR = "EVALMOCK_FIXTURES_DIR"
+# the folder of the API reference pages the rules' quotes are found in
+PAGES_DIR = "EVALMOCK_PAGES_DIR"
+# `evalmock serve --workers N` hands each worker process its settings in this one (see
+# server/settings.py)
+SERVE_SETTINGS = "EVALMOCK_SERVE_SETTINGS"
 # the certificate authorities an https service is verified by (a file of PEM certificates, else a
 # folder of them), for every request of the audit and the proxy; OpenSSL's names, which httpx reads
 CA_FILE = "SSL_CERT_FILE"

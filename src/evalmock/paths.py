@@ -31,12 +31,12 @@ def _installed_dir(name: str) -> Path:
 
 def openapi_dir() -> Path:
     """The folder of OpenAPI documents (EVALMOCK_OPENAPI_DIR overrides)."""
-    return _data_dir("openapi", "EVALMOCK_OPENAPI_DIR")
+    return _data_dir("openapi", environment.OPENAPI_DIR)
 
 
 def fixtures_dir() -> Path:
     """The folder of hand-curated fixture cases (EVALMOCK_FIXTURES_DIR overrides)."""
-    return _data_dir("fixtures", "EVALMOCK_FIXTURES_DIR")
+    return _data_dir("fixtures", environment.FIXTURES_DIR)
 
 
 CACHE_ENV = environment.CACHE_DIR

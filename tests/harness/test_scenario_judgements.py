@@ -235,10 +235,9 @@ def test_a_load_more_bug_is_the_walks_finding_not_a_retired_filter_one() -> None
     )
 
 
-def _empty_after_more_at_small_pages(request: httpx.Request) -> httpx.Response:
-    """60 cases; a page of fewer than 25 that ends where a third of the cases do says hasMore and
-    gives a cursor to an empty page (a service that counts pages wrong at small limits only)."""
-    listed = [
+def _sixty_cases() -> list[dict[str, Any]]:
+    """60 cases, newest first, a minute apart."""
+    return [
         hand_case(
             id=f"case-{n:03d}",
             addedAt=f"2026-11-20T09:{59 - n:02d}:00Z",
@@ -246,6 +245,12 @@ def _empty_after_more_at_small_pages(request: httpx.Request) -> httpx.Response:
         )
         for n in range(60)
     ]
+
+
+def _empty_after_more_at_small_pages(request: httpx.Request) -> httpx.Response:
+    """60 cases; a page of fewer than 25 that ends where a third of the cases do says hasMore and
+    gives a cursor to an empty page (a service that counts pages wrong at small limits only)."""
+    listed = _sixty_cases()
     start, limit = (
         int(request.url.params.get("cursor", "0")),
         int(request.url.params.get("limit") or 25),
@@ -282,14 +287,7 @@ def _refusing_its_own_cursor(*, empty_page_2: bool) -> Any:
     """60 cases, newest first, whose walk at the small limit is refused its page 3 with 400
     bad-input (as a service whose cursor keys rotate refuses a fresh cursor); with `empty_page_2`,
     that walk's page 2 is empty though page 1 said hasMore."""
-    listed = [
-        hand_case(
-            id=f"case-{n:03d}",
-            addedAt=f"2026-11-20T09:{59 - n:02d}:00Z",
-            updatedAt=f"2026-11-20T09:{59 - n:02d}:00Z",
-        )
-        for n in range(60)
-    ]
+    listed = _sixty_cases()
 
     def handle(request: httpx.Request) -> httpx.Response:
         start = int(request.url.params.get("cursor", "0"))

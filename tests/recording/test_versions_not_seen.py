@@ -7,7 +7,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from evalmock.recording.store import Store
+from evalmock.recording.spool import Store
 from evalmock.recording.test_cases import MAX_LISTED, RecordedTestCase
 
 

@@ -16,7 +16,7 @@ from connexion.lifecycle import ConnexionRequest
 from starlette.datastructures import Headers
 
 from conftest import free_port, start_server, stop_server
-from evalmock.defaults import ACCEPT_TOKENS_ENV
+from evalmock.environment import ACCEPT_TOKENS as ACCEPT_TOKENS_ENV
 from evalmock.server.auth import (
     SecurityRequest,
     accepted_tokens,

@@ -15,6 +15,8 @@ from contextlib import contextmanager
 from functools import lru_cache
 from pathlib import Path
 
+from evalmock import environment
+
 # The two reference pages, by their file names (the product's source of truth).
 TEST_SET_PAGE = "000_f4434837f5b13534.txt"  # GET /v1/agents/{agentId}/test-set/cases
 DIGITALOCEAN_PAGE = (
@@ -27,7 +29,7 @@ PAGE_TITLES = {
     TEST_SET_PAGE: "List a project's cases of an agent's test set",
     DIGITALOCEAN_PAGE: "Retrieve Information About an Existing Evaluation Test Case",
 }
-PAGES_DIR_VARIABLE = "EVALMOCK_PAGES_DIR"
+PAGES_DIR_VARIABLE = environment.PAGES_DIR
 _CHECKOUT = Path(__file__).resolve().parents[3]
 
 

@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 
+from evalmock.defaults import DEFAULT_MAX_EXAMPLES, DEFAULT_SEED
 from evalmock.option_numbers import positive, retries, seed, workers
 
 if TYPE_CHECKING:  # the audit's imports are heavy; they load only when an audit is asked for
@@ -41,9 +42,12 @@ def _what_to_audit(group: pytest.OptionGroup) -> None:
         help="a second caller's token (default: env EVALMOCK_SECOND_TOKEN)",
     )
     group.addoption(
-        "--evalmock-max-examples", type=positive, default=25, help="examples per Schemathesis phase"
+        "--evalmock-max-examples",
+        type=positive,
+        default=DEFAULT_MAX_EXAMPLES,
+        help="examples per Schemathesis phase",
     )
-    group.addoption("--evalmock-seed", type=seed, default=42, help="generation seed")
+    group.addoption("--evalmock-seed", type=seed, default=DEFAULT_SEED, help="generation seed")
     group.addoption(
         "--evalmock-no-fuzz", action="store_true", help="semantic checks only, no Schemathesis"
     )

@@ -8,7 +8,7 @@ error body (the envelope on /v1, DigitalOcean's body on /v2) with a request id, 
 sends its errors. What the proxy reads of an answer is bounded (`bounds`): an answer it cannot read
 within those bounds is passed on as it came, unjudged, and said. The client of the upstream is
 `upstream_client`; an answer streamed through unjudged, `streaming`; the proxy's own error answer,
-`error_answers`.
+`own_errors`.
 """
 
 from __future__ import annotations
@@ -26,8 +26,8 @@ from starlette.types import Receive, Scope, Send
 
 from evalmock.harness.run.answer_limits import size_text
 from evalmock.proxy.bounds import NotRead, judgeable, refused_header
-from evalmock.proxy.error_answers import send_error
 from evalmock.proxy.forwarded import Forwarded, Observer
+from evalmock.proxy.own_errors import send_error
 from evalmock.proxy.streaming import Streams, elapsed_ms
 from evalmock.proxy.tls import upstream_ssl_context
 from evalmock.proxy.upstream import Origin, too_late, too_slow, unreachable, unreadable

@@ -13,7 +13,7 @@ from typing import Any
 from evalmock.defaults import DEFAULT_MAX_ANSWER_BYTES
 from evalmock.recording.answers import Answer, Source
 from evalmock.recording.lists import Filters, RecordedList
-from evalmock.recording.store import Store
+from evalmock.recording.spool import Store
 from evalmock.recording.test_cases import RecordedTestCase
 from evalmock.world.data_files import unservable
 

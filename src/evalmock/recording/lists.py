@@ -17,7 +17,7 @@ from typing import Any
 from evalmock.contract.filters import Filter, narrowing
 from evalmock.nouns import counted
 from evalmock.recording.answers import Source
-from evalmock.recording.store import Store
+from evalmock.recording.spool import Store
 
 
 def moment(text: Any) -> datetime | None:

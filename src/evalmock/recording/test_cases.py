@@ -9,7 +9,7 @@ from typing import Any
 
 from evalmock.nouns import counted, noun_for
 from evalmock.recording.answers import Source
-from evalmock.recording.store import Store
+from evalmock.recording.spool import Store
 
 MAX_LISTED = 10  # versions not seen named one by one; more are counted
 

@@ -17,7 +17,7 @@ from connexion.security import BearerSecurityHandler
 from starlette.requests import Request
 from starlette.types import Receive, Scope, Send
 
-from evalmock.defaults import ACCEPT_TOKENS_ENV
+from evalmock.environment import ACCEPT_TOKENS as ACCEPT_TOKENS_ENV
 from evalmock.server.errors import ApiError
 from evalmock.server.sessions.active import CALLER_PREFIX, SESSION_SCOPE_KEY
 
@@ -40,22 +40,26 @@ class Caller:
         return {"sub": self.id, "kind": self.kind, "reads": self.reads}
 
 
-DEMO_CALLERS = {
-    "demo-user": Caller("user", "user-demo"),
-    "demo-service": Caller("service", "svc-demo"),
-    # a second caller, to see cursors bound to their caller
-    "demo-other": Caller("user", "user-other"),
-    # a valid token without read on any project
-    "demo-no-read": Caller("user", "user-no-read", reads=False),
-}
+USER_TOKEN = "demo-user"
+SERVICE_TOKEN = "demo-service"
+# a second caller, to see cursors bound to their caller
+OTHER_TOKEN = "demo-other"
+# a valid token without read on any project
+NO_READ_TOKEN = "demo-no-read"
 EXPIRED_TOKEN = "demo-expired"
 REVOKED_TOKEN = "demo-revoked"
+DEMO_CALLERS = {
+    USER_TOKEN: Caller("user", "user-demo"),
+    SERVICE_TOKEN: Caller("service", "svc-demo"),
+    OTHER_TOKEN: Caller("user", "user-other"),
+    NO_READ_TOKEN: Caller("user", "user-no-read", reads=False),
+}
 # What the banner and docs say about each demo token.
 DEMO_TOKENS = {
-    "demo-user": "a user (user-demo)",
-    "demo-service": "a service (svc-demo)",
-    "demo-other": "a second user (user-other), whose cursors the others cannot use",
-    "demo-no-read": "a user (user-no-read) without read on any project: 404 agent-not-found on /v1",
+    USER_TOKEN: "a user (user-demo)",
+    SERVICE_TOKEN: "a service (svc-demo)",
+    OTHER_TOKEN: "a second user (user-other), whose cursors the others cannot use",
+    NO_READ_TOKEN: "a user (user-no-read) without read on any project: 404 agent-not-found on /v1",
     EXPIRED_TOKEN: "401 token-expired",
     REVOKED_TOKEN: "401 token-revoked",
 }
@@ -65,7 +69,7 @@ def demo_tokens_hint() -> str:
     """The sentence every 401 ends with: the tokens evalmock serve accepts as they come (not the
     expired and revoked ones, so that a 401 never repeats the token it refused)."""
     valid = ", ".join(DEMO_CALLERS)
-    return f"evalmock serve's demo tokens: {valid} (Authorization: Bearer demo-user)."
+    return f"evalmock serve's demo tokens: {valid} (Authorization: Bearer {USER_TOKEN})."
 
 
 def with_demo_tokens(spec: dict[str, Any]) -> dict[str, Any]:

@@ -7,7 +7,7 @@ from evalmock import environment
 from evalmock.contract.documents import ADMIN, GRADIENT, TEST_SET
 from evalmock.defaults import CHURN_RETIRE_EVERY, DEFAULT_STORE, LOOPBACK_OF
 from evalmock.nouns import counted
-from evalmock.server.auth import DEMO_TOKENS
+from evalmock.server.auth import DEMO_TOKENS, USER_TOKEN
 from evalmock.server.http_server import SERVER_NAMES
 from evalmock.server.sessions.admission import admin_api_off_reason
 from evalmock.server.sessions.store_choice import shown as shown_store
@@ -127,7 +127,7 @@ def _browser(settings: ServerSettings, root: str, example: tuple[str, str] | Non
         path = f"{TEST_SET.base_path}/agents/{example[0]}/test-set/cases"
         url = f"{root}{path}?projectId={example[1]}&limit=25"
         lines.append(
-            f"  fetch('{url}', {{headers: {{Authorization: 'Bearer demo-user'}}}})"
+            f"  fetch('{url}', {{headers: {{Authorization: 'Bearer {USER_TOKEN}'}}}})"
             ".then(r => r.json()).then(console.log)"
         )
     return lines
@@ -208,13 +208,13 @@ def _tries(settings: ServerSettings, world: World, root: str) -> list[str]:
         lines.append(
             f"  curl '{root}{TEST_SET.base_path}/agents/{example[0]}/test-set/cases"
             f"?projectId={example[1]}&include=retired&limit=25' -H 'Authorization: Bearer "
-            "demo-user'"
+            f"{USER_TOKEN}'"
         )
     test_case = _example_test_case(world)
     if test_case is not None:
         lines.append(
             f"  curl '{root}{GRADIENT.base_path}/gen-ai/evaluation_test_cases/{test_case}'"
-            " -H 'Authorization: Bearer demo-user'"
+            f" -H 'Authorization: Bearer {USER_TOKEN}'"
         )
     lines += _browser(settings, root, example)
     lines.append(

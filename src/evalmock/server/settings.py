@@ -11,10 +11,10 @@ import os
 from dataclasses import dataclass
 
 from evalmock import environment
-from evalmock.defaults import DEFAULT_STORE
+from evalmock.defaults import DEFAULT_CASES, DEFAULT_HOST, DEFAULT_PORT, DEFAULT_SEED, DEFAULT_STORE
 
 # Every worker process of `--workers N` rebuilds its settings from this variable (see asgi.py).
-SETTINGS_ENV = "EVALMOCK_SERVE_SETTINGS"
+SETTINGS_ENV = environment.SERVE_SETTINGS
 CURSOR_KEY_ENV = environment.CURSOR_KEY
 
 
@@ -26,10 +26,10 @@ def default_cursor_key(seed: int) -> str:
 
 @dataclass(frozen=True)
 class ServerSettings:
-    host: str = "127.0.0.1"
-    port: int = 8080
-    seed: int = 42
-    cases: int = 1000
+    host: str = DEFAULT_HOST
+    port: int = DEFAULT_PORT
+    seed: int = DEFAULT_SEED
+    cases: int = DEFAULT_CASES
     workers: int = 1
     cursor_key: str = ""  # empty: derived from the seed
     latency_ms: tuple[int, int] = (0, 0)

@@ -7,12 +7,14 @@ import sys
 from datetime import UTC, datetime
 
 from evalmock.contract.targets import ProjectTarget, Targets, TestCaseTarget, dump_targets
-from evalmock.server.auth import EXPIRED_TOKEN, REVOKED_TOKEN
+from evalmock.server.auth import (
+    EXPIRED_TOKEN,
+    NO_READ_TOKEN,
+    OTHER_TOKEN,
+    REVOKED_TOKEN,
+    USER_TOKEN,
+)
 from evalmock.world import World
-
-TOKEN = "demo-user"
-SECOND_TOKEN = "demo-other"
-NO_READ_TOKEN = "demo-no-read"
 
 
 def targets_for(world: World, base_url: str | None = None) -> Targets:
@@ -38,8 +40,8 @@ def targets_for(world: World, base_url: str | None = None) -> Targets:
     return Targets(
         projects=projects,
         test_cases=test_cases,
-        token=TOKEN,
-        second_token=SECOND_TOKEN,
+        token=USER_TOKEN,
+        second_token=OTHER_TOKEN,
         expired_token=EXPIRED_TOKEN,
         revoked_token=REVOKED_TOKEN,
         no_read_token=NO_READ_TOKEN,

@@ -11,6 +11,7 @@ from typing import Any
 import orjson
 
 from evalmock.contract.filters import filters, narrowing
+from evalmock.defaults import DEFAULT_CASES, DEFAULT_SEED
 from evalmock.paths import fixtures_dir as default_fixtures_dir
 from evalmock.world.cases import CaseFactory
 from evalmock.world.catalog import AGENTS, AGENTS_BY_ID, Agent, project_ids
@@ -116,8 +117,8 @@ class World:
 
     def __init__(
         self,
-        seed: int = 42,
-        cases: int = 1000,
+        seed: int = DEFAULT_SEED,
+        cases: int = DEFAULT_CASES,
         fixtures_dir: Path | None = None,
         *,
         generated: bool = True,

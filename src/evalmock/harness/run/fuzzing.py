@@ -20,6 +20,7 @@ from schemathesis.engine import events, from_schema
 from evalmock.contract.documents import api as api_document
 from evalmock.contract.operations import operation
 from evalmock.contract.targets import Targets
+from evalmock.defaults import DEFAULT_MAX_EXAMPLES, DEFAULT_SEED
 from evalmock.harness.checks.exchange import Exchange, exchange_from_schemathesis
 from evalmock.harness.checks.outcomes import SLOW_SERVICE
 from evalmock.harness.checks.target_keys import TargetKey
@@ -100,8 +101,8 @@ def run_schemathesis(
     targets: Targets,
     results: Recorder,
     redactor: Redactor,
-    seed: int = 42,
-    max_examples: int = 25,
+    seed: int = DEFAULT_SEED,
+    max_examples: int = DEFAULT_MAX_EXAMPLES,
     phases: tuple[str, ...] = PHASES,
     on_progress: Callable[[FuzzProgress], None] | None = None,
     throttle: Throttle | None = None,

@@ -11,7 +11,13 @@ from evalmock import environment
 from evalmock.contract.base_url import base_url_problem
 from evalmock.contract.documents import APIS as DOCUMENTS
 from evalmock.contract.targets import Targets, TargetsError, load_targets
-from evalmock.defaults import DEFAULT_MAX_ANSWER_BYTES, DEFAULT_REQUEST_TIMEOUT, MAX_SECONDS
+from evalmock.defaults import (
+    DEFAULT_MAX_ANSWER_BYTES,
+    DEFAULT_MAX_EXAMPLES,
+    DEFAULT_REQUEST_TIMEOUT,
+    DEFAULT_SEED,
+    MAX_SECONDS,
+)
 from evalmock.exits import EvalmockError
 from evalmock.harness.checks.authentication import MADE_UP_CREDENTIALS
 from evalmock.harness.checks.policy import DEFAULT_PROFILE, Policy
@@ -42,8 +48,8 @@ class Audit:
     token: str | None = None
     second_token: str | None = None
     policy: Policy = field(default_factory=Policy)
-    seed: int = 42
-    max_examples: int = 25
+    seed: int = DEFAULT_SEED
+    max_examples: int = DEFAULT_MAX_EXAMPLES
     fuzz: bool = True  # run Schemathesis after our scenarios
     phases: tuple[str, ...] = PHASES
     only: frozenset[str] | None = None  # run only these scenario checks (None: all)
@@ -100,8 +106,8 @@ def plan_audit(
     apis: tuple[str, ...] = APIS,
     strict: bool = False,
     profile: str = DEFAULT_PROFILE,
-    seed: int = 42,
-    max_examples: int = 25,
+    seed: int = DEFAULT_SEED,
+    max_examples: int = DEFAULT_MAX_EXAMPLES,
     fuzz: bool = True,
     workers: int = 1,
     rate_limit: str | None = None,

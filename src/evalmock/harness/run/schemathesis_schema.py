@@ -25,6 +25,7 @@ from evalmock import environment
 from evalmock.contract.documents import api as api_document
 from evalmock.contract.operations import operation
 from evalmock.contract.targets import Targets
+from evalmock.defaults import DEFAULT_MAX_EXAMPLES, DEFAULT_SEED
 from evalmock.harness.checks.attribution import builtin_check_names
 from evalmock.harness.checks.exchange import NotJson, loads
 from evalmock.harness.checks.policy import Policy
@@ -47,8 +48,8 @@ def config_dict(
     api: str,
     policy: Policy,
     *,
-    seed: int = 42,
-    max_examples: int = 25,
+    seed: int = DEFAULT_SEED,
+    max_examples: int = DEFAULT_MAX_EXAMPLES,
     phases: tuple[str, ...] = PHASES,
     extra_checks: tuple[str, ...] = (),
 ) -> dict[str, Any]:
@@ -89,8 +90,8 @@ def load_schema(
     *,
     base_url: str,
     token: str | None = None,
-    seed: int = 42,
-    max_examples: int = 25,
+    seed: int = DEFAULT_SEED,
+    max_examples: int = DEFAULT_MAX_EXAMPLES,
     phases: tuple[str, ...] = PHASES,
     extra_checks: tuple[str, ...] = (),
 ) -> Any:

@@ -14,6 +14,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 from urllib.parse import unquote
 
+from evalmock import environment
 from evalmock.contract.secret_names import secret_field, secret_header, secret_query
 from evalmock.harness.excerpts import ELLIPSIS
 from evalmock.harness.secrets.json_fields import with_variables
@@ -31,8 +32,8 @@ from evalmock.harness.secrets.patterns import (
 )
 from evalmock.harness.secrets.variables import VARIABLE, field_variable, title, variable_name
 
-TOKEN_VARIABLE = "$EVALMOCK_TOKEN"
-SECOND_TOKEN_VARIABLE = "$EVALMOCK_SECOND_TOKEN"
+TOKEN_VARIABLE = f"${environment.TOKEN}"
+SECOND_TOKEN_VARIABLE = f"${environment.SECOND_TOKEN}"
 EXPIRED_TOKEN_VARIABLE = "$EVALMOCK_EXPIRED_TOKEN"
 REVOKED_TOKEN_VARIABLE = "$EVALMOCK_REVOKED_TOKEN"
 LEARNED_TOKEN = "a bearer token met in the traffic"
