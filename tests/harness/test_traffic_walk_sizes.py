@@ -111,7 +111,7 @@ def test_a_case_skipped_at_one_page_size_and_listed_at_another_fails_naming_both
     assert first.startswith(
         f"in acme.drafting/{later[0].query['projectId'].lower()}, the whole walk at limit=5 "
         "(answered 2026-11-30T10:00:01Z to 2026-11-30T10:00:04Z; X-Request-Id a-1 to a-4) did not "
-        "list case 'case-005', which the later the whole walk at limit=10 (answered "
+        "list case 'case-005', which the later whole walk at limit=10 (answered "
         "2026-11-30T10:01:01Z to 2026-11-30T10:01:02Z; X-Request-Id b-1 to b-2) lists on its page "
         "1, added 2026-11-20T10:54:00Z: before the earlier walk began"
     )

@@ -74,7 +74,7 @@ def test_a_list_walked_at_two_page_sizes_through_the_proxy_fails_a_skip_naming_t
     # at limit=25 the service leaves out cases 25, 51 and 77 of the 90; at limit=10 it lists 25
     skipped = first[1].json()["data"][0]["id"]  # the case after the one left out at the boundary
     [message] = said
-    assert "the whole walk at limit=25" in message and "the later the whole walk at limit=10" in (
+    assert "the whole walk at limit=25" in message and "the later whole walk at limit=10" in (
         message
     )
     assert "did not list case 'case-0064'" in message and skipped == "case-0063"

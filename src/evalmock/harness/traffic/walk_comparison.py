@@ -66,7 +66,7 @@ class Ran:
             for moment in (self.started, self.ended)
         )
         ids = " to ".join(clip(i, 80) if i else "(none)" for i in (self.start_id, self.end_id))
-        return f"the whole walk at limit={self.limit} (answered {when}; X-Request-Id {ids})"
+        return f"whole walk at limit={self.limit} (answered {when}; X-Request-Id {ids})"
 
 
 class KeptWalk:
@@ -204,8 +204,8 @@ class WalkComparisons:
         self, earlier: KeptWalk, ran: Ran, comparing: Comparing, listed: set[int], where: str
     ) -> Violation | tuple[str, SkipKind] | None:
         """The earlier walk against the later: a Violation, why it is not judged, or None (kept)."""
-        before, after = earlier.ran.said(), ran.said()
-        pair = f"{where}: {before} and the later {after}"
+        before, after = f"the {earlier.ran.said()}", f"the later {ran.said()}"
+        pair = f"{where}: {before} and {after}"
         if earlier.ran.started is None or ran.ended is None:
             return (
                 f"{NOT_JUDGED}{pair}: without the service's Date header on their first and last "
@@ -221,7 +221,7 @@ class WalkComparisons:
         missed = comparing.missed.get(earlier.serial)
         if missed is not None:
             return Violation(
-                f"in {where}, {before} did not list case {missed.case_id!r}, which the later "
+                f"in {where}, {before} did not list case {missed.case_id!r}, which "
                 f"{after} lists on its page {missed.page}, added {missed.added_at}: before the "
                 "earlier walk began, so that walk skipped it between pages (the page: "
                 f"{self.words}; the request below is the later walk's last page)",
