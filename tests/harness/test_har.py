@@ -19,9 +19,8 @@ from evalmock.harness.checks.exchange import Exchange
 from evalmock.harness.checks.policy import Policy
 from evalmock.harness.checks.registry import SCENARIO
 from evalmock.harness.results.verdict import Verdict
-from evalmock.harness.traffic.audit import SCENARIO_SKIP, TrafficAudit
+from evalmock.harness.traffic.audit import NO_WALK, SCENARIO_SKIP, TrafficAudit
 from evalmock.harness.traffic.har import HarError, audit_har, read_har
-from evalmock.harness.traffic.walks import NO_WALK
 
 from .builders import PROJECT, correction_case, error, evaluation_answer, hand_case, page
 

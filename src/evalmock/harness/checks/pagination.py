@@ -199,10 +199,10 @@ def walk_yields_every_case_once(s: Scenario) -> None:
     the first walk and the last, or dated while the walks ran, on the service's clock: its Date
     header), every walk lists each case both of those list, and the targets' count is set aside
     in a note. Walks followed in traffic (the proxy, --har) are judged page by page by the same
-    rules; their count only once a later whole walk lists the same cases as the first, and a
-    count that differs only with its moment, by the dates the traffic shows (the cases retired
-    since, from a whole include=retired walk listing the same active cases); else it is not
-    judged."""
+    rules; of whole walks of one list at different page sizes, a case a later one lists that an
+    earlier one did not, added before that one began, fails; the count is judged once a later
+    whole walk lists the same cases as the first, and one that differs only with its moment, by
+    the dates the traffic shows (include=retired walks); else it is not judged."""
     s.project()
     for project in s.targets.projects:
         full_what = f"limit={FULL_LIMIT}"

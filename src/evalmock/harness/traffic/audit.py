@@ -14,6 +14,7 @@ from evalmock.contract.documents import APIS
 from evalmock.contract.operations import operation
 from evalmock.contract.targets import Targets
 from evalmock.harness.checks.builtins import LIVE_SPEC
+from evalmock.harness.checks.cursor_binding import SEALED_REASON
 from evalmock.harness.checks.exchange import Exchange
 from evalmock.harness.checks.open_answers import broken_parameters, undeclared_parameters
 from evalmock.harness.checks.policy import Policy
@@ -23,7 +24,7 @@ from evalmock.harness.run.document_judge import RESPONSE_ONLY, DocumentJudge
 from evalmock.harness.run.judge import Breach, ResponseJudge
 from evalmock.harness.run.throttle import asked_status, request_kind, throttle_wait
 from evalmock.harness.secrets.redactor import Redactor
-from evalmock.harness.traffic.walks import TrafficWalks, WalkBounds, unwalked_reason
+from evalmock.harness.traffic.walks import TrafficWalks, WalkBounds
 from evalmock.nouns import counted
 
 SCENARIO_SKIP = (
@@ -34,6 +35,18 @@ GENERATED_SKIP = "judges the requests Schemathesis generates; traffic has none"
 THROTTLED_SKIP = (
     "throttled (a 429, or a 503 with Retry-After): the service's throttling, not a rule's failure"
 )
+
+WALK_CHECKS = ("walk_yields_every_case_once", "page_after_has_more_is_not_empty")
+NO_WALK = "no walk was followed: no page was asked for with a nextCursor the traffic had carried"
+# Why a binding rule met nothing to judge, by the aspect it binds (the traffic may have reused a
+# cursor otherwise).
+NO_REUSE = {
+    "cursor_is_bound_to_the_list": "for another list (another project)",
+    "cursor_is_bound_to_the_agent": "for the same project under another agent",
+    "cursor_is_bound_to_the_filters": "with other filters",
+    "cursor_is_bound_to_the_caller": "by another caller",
+}
+BINDING_CHECKS = tuple(NO_REUSE)
 
 # Requests remembered while their last answer was throttled, to know the client's retry of one.
 MAX_THROTTLED_REMEMBERED = 4096
@@ -143,7 +156,8 @@ class TrafficAudit:
         results = self.results.copy()
         if self.walks is not None:
             # said at each snapshot: a later whole walk may still judge the count
-            for why, kind in self.walks.counts.unjudged():
+            unjudged = [*self.walks.counts.unjudged(), *self.walks.compared.unjudged()]
+            for why, kind in unjudged:
                 results.skipped(self.walks.once, why, kind)
                 results.notes.append(f"{self.walks.once.name}: {why}")
         sealed = self.targets is not None and self.targets.sealed_cursors is True
@@ -202,6 +216,21 @@ def traffic_redactor(targets: Targets | None, *tokens: str | None) -> Redactor:
         if token:
             redactor.learn(token)
     return redactor
+
+
+def unwalked_reason(check: Check, sealed: bool) -> str | None:
+    """Why a check judged from the traffic's walks never ran; None for any other check."""
+    if check.api != "test-set":
+        return None
+    if check.name in WALK_CHECKS:
+        return NO_WALK
+    if check.name in BINDING_CHECKS:
+        return (
+            f"no cursor the traffic had carried was sent back {NO_REUSE[check.name]}"
+            if sealed
+            else SEALED_REASON
+        )
+    return None
 
 
 def _unexercised_reason(check: Check) -> str:

@@ -17,18 +17,16 @@ from evalmock.contract.filters import narrowing
 from evalmock.contract.operations import operation
 from evalmock.contract.targets import ProjectTarget, Targets
 from evalmock.defaults import DEFAULT_MAX_PAGES, DEFAULT_MAX_WALKS
-from evalmock.harness.checks.cursor_binding import SEALED_REASON, assert_cursor_refused
+from evalmock.harness.checks.cursor_binding import assert_cursor_refused
 from evalmock.harness.checks.exchange import Exchange
 from evalmock.harness.checks.outcomes import Violation
 from evalmock.harness.checks.pagination import requested_limit
 from evalmock.harness.checks.registry import Check, find_check
 from evalmock.harness.checks.walk_pages import PageMark, WalkLedger
-from evalmock.harness.checks.walk_rules import (
-    assert_follows_has_more,
-    assert_page_continues,
-)
+from evalmock.harness.checks.walk_rules import assert_follows_has_more, assert_page_continues
 from evalmock.harness.run.judge import Breach, ResponseJudge, violation_example
 from evalmock.harness.traffic.list_counts import CountToJudge, DatedCases, ListCounts
+from evalmock.harness.traffic.walk_comparison import Comparing, KeptBounds, WalkComparisons
 
 # The list's filters, which a walk keeps from page to page, as the document declares them.
 _DECLARED = narrowing()
@@ -44,26 +42,16 @@ EVERYTHING = tuple(
 _ONCE = ("projectId", "cursor", "limit", *FILTERS)
 # per process: a caller's hash cannot be matched against a list of tokens
 _CALLER_KEY = os.urandom(16)
-WALK_CHECKS = ("walk_yields_every_case_once", "page_after_has_more_is_not_empty")
-NO_WALK = "no walk was followed: no page was asked for with a nextCursor the traffic had carried"
-# Why a binding rule met nothing to judge, by the aspect it binds (the traffic may have reused a
-# cursor otherwise).
-NO_REUSE = {
-    "cursor_is_bound_to_the_list": "for another list (another project)",
-    "cursor_is_bound_to_the_agent": "for the same project under another agent",
-    "cursor_is_bound_to_the_filters": "with other filters",
-    "cursor_is_bound_to_the_caller": "by another caller",
-}
-BINDING_CHECKS = tuple(NO_REUSE)
 
 
 @dataclass(frozen=True)
 class WalkBounds:
     """How much walk state is held: open walks, and pages over all of them (least recently used go
-    first)."""
+    first); whole walks kept to compare."""
 
     walks: int = DEFAULT_MAX_WALKS
     pages: int = DEFAULT_MAX_PAGES
+    kept: KeptBounds = field(default_factory=KeptBounds)
 
     def __post_init__(self) -> None:
         if self.walks < 1 or self.pages < 1:
@@ -85,28 +73,14 @@ class ListKey:
 class OpenWalk:
     """A walk whose last page said hasMore: who walks it, which list, its pages so far."""
 
-    __slots__ = ("caller", "dated", "key", "ledger")
+    __slots__ = ("caller", "compare", "dated", "key", "ledger")
 
     def __init__(self, caller: bytes, key: ListKey, dated: DatedCases | None = None) -> None:
         self.caller = caller
         self.key = key
         self.ledger = WalkLedger()
         self.dated = dated  # its cases' dates, for a count that has its moment
-
-
-def unwalked_reason(check: Check, sealed: bool) -> str | None:
-    """Why a check judged from the traffic's walks never ran; None for any other check."""
-    if check.api != "test-set":
-        return None
-    if check.name in WALK_CHECKS:
-        return NO_WALK
-    if check.name in BINDING_CHECKS:
-        return (
-            f"no cursor the traffic had carried was sent back {NO_REUSE[check.name]}"
-            if sealed
-            else SEALED_REASON
-        )
-    return None
+        self.compare: Comparing | None = None
 
 
 def caller_of(exchange: Exchange) -> bytes:
@@ -160,6 +134,7 @@ class TrafficWalks:
         self.counts = ListCounts()  # the first and latest whole walk of each list the targets count
         self._next_id = 0
         self.once = find_check("walk_yields_every_case_once", "test-set")
+        self.compared = WalkComparisons(self.once.source, self.bounds.kept)
         self.not_empty = find_check("page_after_has_more_is_not_empty", "test-set")
         self.binding = {
             aspect: find_check(f"cursor_is_bound_to_the_{aspect}", "test-set")
@@ -200,6 +175,7 @@ class TrafficWalks:
         project = self._counted(key)
         at = None if project is None else project.active_cases_at
         walk = OpenWalk(caller_of(exchange), key, None if at is None else DatedCases(at))
+        walk.compare = self.compared.begin(key, exchange, requested_limit(exchange))
         walk_id, self._next_id = self._next_id, self._next_id + 1
         return self._add(exchange, walk_id, walk, body, _cases(body), [], first=True)
 
@@ -249,6 +225,7 @@ class TrafficWalks:
         )
         if walk.dated is not None:
             walk.dated.note(cases)
+        self.compared.page(walk.compare, walk.key, cases, mark.limit, walk.ledger.next_page_number)
         if first and len(set(mark.ids)) < len(mark.ids):
             # A case twice on a walk's first page (a list that fits on one page included), told as
             # the scenario walks tell it; a first page without one is no walk yet, and no pass is
@@ -273,6 +250,10 @@ class TrafficWalks:
         count = self._whole(walk) if walk.ledger.whole else None
         if count is not None:
             self._apply(broken, self.once, exchange, count.judge)
+        where = _where(walk.key)
+        compared = self.compared.whole(walk.compare, walk.key, walk.ledger, exchange, where)
+        if compared is not None:
+            self._apply(broken, self.once, exchange, compared)
         return broken
 
     def _whole(self, walk: OpenWalk) -> CountToJudge | None:
@@ -388,6 +369,12 @@ def _page(exchange: Exchange) -> dict[str, Any] | None:
 
 def _cases(body: dict[str, Any]) -> list[dict[str, Any]]:
     return [case if isinstance(case, dict) else {} for case in body.get("data") or []]
+
+
+def _where(key: ListKey) -> str:
+    """A list as a finding names it: `acme.drafting/<project>`, then its filters as sent."""
+    sent = [f"{name}={value}" for name, value in zip(FILTERS, key.sent, strict=False) if value]
+    return f"{key.agent}/{key.project}" + (f" ({', '.join(sent)})" if sent else "")
 
 
 def _filter_change(name: str, given: str | None, sent: str | None) -> str:
