@@ -131,3 +131,17 @@ def test_a_fault_without_match_answers_the_first_page_before_a_page_two_fault_is
         assert m.cases(matched, limit=2, cursor=cursor).status_code == 503
         retry = m.cases(matched, limit=2, cursor=cursor)
         assert (retry.status_code, retry.json()["error"]["code"]) == (401, "token-expired")
+
+
+def test_a_finding_numbers_requests_by_their_place_in_the_journal_from_zero(server_world):
+    """As admin-api.md tells it, so `request #0` in a finding's words is the journal's first."""
+    with mock(server_world) as m:
+        session_id, token = m.create()
+        m.fault(session_id, api="test-set", status=503, retryAfter=2)
+        m.cases(token, limit=2)
+        m.cases(token, limit=2)
+        journal = m.journal(session_id)["requests"]
+        verdict = m.client.get(f"{ADMIN}/sessions/{session_id}/verdict").json()
+        [finding] = verdict["findings"]
+        assert finding["request"]["index"] == 1 and journal[1]["status"] == 200
+        assert "request #0 was answered 503" in finding["problem"] and journal[0]["status"] == 503
