@@ -145,3 +145,20 @@ def test_a_finding_numbers_requests_by_their_place_in_the_journal_from_zero(serv
         [finding] = verdict["findings"]
         assert finding["request"]["index"] == 1 and journal[1]["status"] == 200
         assert "request #0 was answered 503" in finding["problem"] and journal[0]["status"] == 503
+
+
+@pytest.mark.parametrize(
+    ("fault", "path", "said"),
+    [
+        ({"retryAfter": "2"}, "$.retryAfter", "must be an integer, received the string '2'"),
+        ({"retryAfter": 2.5}, "$.retryAfter", "must be an integer, received the number 2.5"),
+        ({"retryAfter": None}, "$.retryAfter", "must be an integer, received null"),
+        ({"match": []}, "$.match", "must be an object, received an array"),
+    ],
+)
+def test_a_value_of_the_wrong_type_is_refused_naming_what_came(server_world, fault, path, said):
+    with mock(server_world) as m:
+        session_id, _ = m.create()
+        body = {"api": "test-set", "status": 503, **fault}
+        error = refusal(m.client.post(f"{ADMIN}/sessions/{session_id}/faults", json=body))
+        assert {"path": path, "message": said} in error["details"], error

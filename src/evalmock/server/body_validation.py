@@ -73,8 +73,22 @@ def _body_mistakes(error: ValidationError) -> Iterator[dict[str, str]]:
         yield {"path": json_path([*error.absolute_path, missing]), "message": "is required"}
     elif error.validator == "maxProperties":
         yield {"path": path, "message": f"must have at most {error.validator_value} fields"}
+    elif error.validator == "type":
+        said = describe(error, error.schema)
+        yield {"path": path, "message": f"{said}, received {_json_kind(error.instance)}"}
     else:
         yield {"path": path, "message": describe(error, error.schema)}
+
+
+def _json_kind(value: Any) -> str:
+    """A JSON value as a message names it: `the string '2'`, `true`, `an object`."""
+    if isinstance(value, str):
+        return f"the string {echo(value)}"
+    if isinstance(value, bool) or value is None:
+        return orjson.dumps(value).decode()
+    if isinstance(value, int | float):
+        return f"the number {str(value)[:MAX_ECHO]}"
+    return "an array" if isinstance(value, list) else "an object"
 
 
 def _mistake_count(error: ValidationError) -> int:
