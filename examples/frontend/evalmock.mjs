@@ -82,8 +82,19 @@ export function findingWords(finding) {
   return words || JSON.stringify(finding);
 }
 
+// query: 'NAME=VALUE', or 'NAME' for any value, or one {NAME: VALUE} as a fault's match.query
 function journalQuery({ api, method, path, query, limit } = {}) {
-  return { api, method, path, query, limit }; // query: 'NAME=VALUE', or 'NAME' for any value
+  if (query !== null && typeof query === 'object') {
+    const entries = Object.entries(query);
+    if (entries.length !== 1) {
+      throw new TypeError(
+        `query filters by one parameter ('NAME=VALUE', 'NAME' or {NAME: VALUE}); received ${entries.length} entries`,
+      );
+    }
+    const [[name, value]] = entries;
+    query = `${name}=${value}`;
+  }
+  return { api, method, path, query, limit };
 }
 
 /** One session of a mock: its world answers requests that carry `token`. */
@@ -141,7 +152,7 @@ export class Session {
     await this.#call('DELETE', '/faults');
   }
 
-  /** The journal, newest last: {api, method, path, query: 'NAME=VALUE' or 'NAME', limit} filter it. */
+  /** The journal, newest last: {api, method, path, query: 'NAME=VALUE', 'NAME' or {NAME: VALUE}, limit} filter it. */
   async requests(filters = {}) {
     const answer = await this.#call('GET', '/requests', { query: journalQuery(filters) });
     return answer.requests;

@@ -54,6 +54,10 @@ test('a fault answers the next request, and the journal and its count say what w
     assert.equal(journal[0].shapedBy, `fault:${fault.id}`);
     assert.equal(await session.count({ query: 'cursor' }), 1);
     assert.equal(await session.count({ query: `cursor=${first.nextCursor}` }), 1);
+    // a fault's match.query form filters the same, never as '[object Object]'
+    assert.equal(await session.count({ query: { cursor: '*' } }), 1);
+    assert.equal((await session.requests({ query: { cursor: first.nextCursor } })).length, 1);
+    await assert.rejects(session.count({ query: { cursor: '*', limit: '2' } }), TypeError);
     await session.clearRequests();
     assert.equal(await session.count(), 0);
   } finally {

@@ -211,3 +211,27 @@ def test_what_an_app_sent_cannot_break_out_of_the_report_s_markup() -> None:
     assert "- `` FAILED client_sends_a_token [page] request #0 GET /v1/agents/a`b<img" in markdown
     page = client_section.html_section(verdict)
     assert "<img" not in page and "&lt;img src=x onerror=alert(1)&gt;" in page
+
+
+@pytest.mark.parametrize(
+    ("judge", "said"),
+    [
+        ("client", "(2 requests of the app judged so far)"),
+        ("service", "(2 exchanges judged so far)"),
+        ("both", "(2 exchanges and 2 requests of the app judged so far)"),
+    ],
+)
+def test_the_outputs_line_counts_what_judge_judges(
+    recorded_serve: RecordedServe,
+    proxy_for: ProxyFactory,
+    project: ProjectTarget,
+    tmp_path: Path,
+    judge: str,
+    said: str,
+) -> None:
+    options = ["--judge", judge, "--api", "test-set", "--report", str(tmp_path / "report.md")]
+    with proxy_for(recorded_serve.base_url, *options) as proxy:
+        page = _get(proxy, project)
+        _get(proxy, project, cursor=page.json()["nextCursor"])
+        proxy.session.write_outputs()
+        assert said in proxy.stream.getvalue()

@@ -196,7 +196,7 @@ def test_faults_of_one_session_never_reach_another(server_world):
             {"api": "test-set", "status": 503, "match": {"query": {"cursor": 1}}},
             "$.match.query.cursor",
         ),
-        ({"api": "test-set", "status": 503, "when": "later"}, "$"),
+        ({"api": "test-set", "status": 503, "when": "later"}, "$.when"),
     ],
 )
 def test_a_fault_the_document_does_not_have_is_refused_at_its_json_path(server_world, fault, path):

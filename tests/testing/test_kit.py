@@ -86,6 +86,11 @@ def test_faults_answer_the_next_requests_in_order_and_the_journal_says_so(mock: 
         assert session.count(query="cursor") == 0
         page(session, limit="2", cursor=answers[2].json()["nextCursor"])
         assert session.count(query="cursor") == 1
+        # a fault's match.query form filters the same, never as the text of a dict
+        assert session.count(query={"cursor": "*"}) == 1
+        assert len(session.requests(query={"limit": "2"})) == 4
+        with pytest.raises(ValueError, match="one parameter"):
+            session.count(query={"cursor": "*", "limit": "2"})
         session.clear_requests()
         assert session.requests() == [] and session.count() == 0
     finally:

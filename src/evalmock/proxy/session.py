@@ -219,11 +219,15 @@ class ProxySession:
             except OSError as exc:
                 self._say(f"cannot write {path}: {exc.strerror or exc}")
         if self.outputs.paths:
-            self._say(
-                f"wrote {', '.join(self.outputs.paths)} ({self.audit.judged} exchanges judged so "
-                "far)"
-            )
+            self._say(f"wrote {', '.join(self.outputs.paths)} ({self._judged_so_far(client)})")
         return results
+
+    def _judged_so_far(self, client: ClientVerdict | None) -> str:
+        """What --judge judges, counted: the service's exchanges, the app's requests, or both."""
+        counts = [f"{self.audit.judged} exchanges"] if self.judges_service else []
+        if client is not None:
+            counts.append(f"{client.judged} requests of the app")
+        return f"{' and '.join(counts)} judged so far"
 
     def close(self) -> None:
         if self.recorder is not None:

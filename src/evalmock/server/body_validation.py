@@ -3,8 +3,9 @@ JSON path, and handing the parsed body to the handler (dispatch.py)."""
 
 from __future__ import annotations
 
+import itertools
 import re
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
 import orjson
@@ -12,6 +13,7 @@ from connexion.validators.json import JSONRequestBodyValidator
 from jsonschema import ValidationError
 from starlette.types import Receive, Scope
 
+from evalmock.contract.spelling import closest
 from evalmock.nouns import counted
 from evalmock.server.errors import MAX_ECHO, ApiError, bad_input, echo
 from evalmock.server.validation import FORMAT_CHECKER, SchemaValidator, describe
@@ -23,31 +25,74 @@ SUMMARIZED = 3  # of them, said in its message too
 
 
 def json_path(parts: Any) -> str:
-    """A place in a JSON body as a JSONPath (`$.data.testSet[0].id`)."""
+    """A place in a JSON body as a JSONPath (`$.data.testSet[0].id`), each key cut at MAX_ECHO
+    characters, as a client may name a key at will."""
     path = "$"
     for part in parts:
         if isinstance(part, int):
             path += f"[{part}]"
-        elif re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", str(part)):
+        elif len(str(part)) <= MAX_ECHO and re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", str(part)):
             path += f".{part}"
         else:
             path += f"[{orjson.dumps(str(part)[:MAX_ECHO]).decode()}]"
     return path
 
 
-def _body_mistake(error: ValidationError) -> dict[str, str]:
+def _unknown_field(name: str, schema: dict[str, Any]) -> str:
+    """Why `name` is refused, and what was likely meant: a close field of this object, or a field
+    of one of its objects (`page` written beside `match` instead of in it)."""
+    fields = schema.get("properties", {})
+    takes = f"this object takes: {', '.join(fields) or 'none'}"
+    guess = closest(name, fields)
+    if guess:
+        return f"unknown field; did you mean {echo(guess)}? ({takes})"
+    for outer, inner in fields.items():
+        if isinstance(inner, dict) and name in inner.get("properties", {}):
+            return (
+                f"unknown field here; it goes inside {echo(outer)}: "
+                f'{{"{outer}": {{"{name}": ...}}}} ({takes})'
+            )
+    return f"unknown field; {takes}"
+
+
+def _unknown_names(error: ValidationError) -> list[str]:
+    return sorted(set(map(str, error.instance)) - set(error.schema.get("properties", {})))
+
+
+def _body_mistakes(error: ValidationError) -> Iterator[dict[str, str]]:
+    """Each mistake of one error: an unknown field each, at its own path."""
     path = json_path(error.absolute_path)
     if error.validator == "additionalProperties":
-        allowed = ", ".join(error.schema.get("properties", {})) or "none"
-        extra = sorted(set(error.instance) - set(error.schema.get("properties", {})))
-        names = ", ".join(echo(str(name)) for name in extra[:10])
-        return {"path": path, "message": f"unknown field {names}; this object takes: {allowed}"}
-    if error.validator == "required":
+        for name in _unknown_names(error):
+            yield {
+                "path": json_path([*error.absolute_path, name]),
+                "message": _unknown_field(name, error.schema),
+            }
+    elif error.validator == "required":
         missing = str(error.message).split("'")[1] if "'" in error.message else "a field"
-        return {"path": json_path([*error.absolute_path, missing]), "message": "is required"}
-    if error.validator == "maxProperties":
-        return {"path": path, "message": f"must have at most {error.validator_value} fields"}
-    return {"path": path, "message": describe(error, error.schema)}
+        yield {"path": json_path([*error.absolute_path, missing]), "message": "is required"}
+    elif error.validator == "maxProperties":
+        yield {"path": path, "message": f"must have at most {error.validator_value} fields"}
+    elif error.validator == "type":
+        said = describe(error, error.schema)
+        yield {"path": path, "message": f"{said}, received {_json_kind(error.instance)}"}
+    else:
+        yield {"path": path, "message": describe(error, error.schema)}
+
+
+def _json_kind(value: Any) -> str:
+    """A JSON value as a message names it: `the string '2'`, `true`, `an object`."""
+    if isinstance(value, str):
+        return f"the string {echo(value)}"
+    if isinstance(value, bool) or value is None:
+        return orjson.dumps(value).decode()
+    if isinstance(value, int | float):
+        return f"the number {str(value)[:MAX_ECHO]}"
+    return "an array" if isinstance(value, list) else "an object"
+
+
+def _mistake_count(error: ValidationError) -> int:
+    return len(_unknown_names(error)) if error.validator == "additionalProperties" else 1
 
 
 def _too_large(max_bytes: int) -> ApiError:
@@ -67,14 +112,17 @@ def _not_json(exc: orjson.JSONDecodeError) -> ApiError:
 
 
 def _invalid(errors: list[ValidationError]) -> ApiError:
-    mistakes = [_body_mistake(error) for error in errors[:MAX_BODY_MISTAKES]]
-    more = len(errors) - len(mistakes)
+    # only the listed mistakes are worded: a body may hold thousands of unknown fields
+    every = itertools.chain.from_iterable(map(_body_mistakes, errors))
+    mistakes = list(itertools.islice(every, MAX_BODY_MISTAKES))
+    found = sum(map(_mistake_count, errors))
+    more = found - len(mistakes)
     summary = "; ".join(f"{m['path']}: {m['message']}" for m in mistakes[:SUMMARIZED])
     rest = len(mistakes) - SUMMARIZED
     return ApiError(
         400,
         "bad-input",
-        f"The body is not valid ({counted(len(errors), 'mistake')}"
+        f"The body is not valid ({counted(found, 'mistake')}"
         f"{f', {more} not listed' if more else ''}): {summary}"
         f"{f'; and {rest} more in details' if rest > 0 else ''}.",
         mistakes,

@@ -128,11 +128,11 @@ class Session:
         *,
         method: str | None = None,
         path: str | None = None,
-        query: str | None = None,
+        query: str | Mapping[str, str] | None = None,
         limit: int | None = None,
     ) -> list[dict[str, Any]]:
         """The journal: what the session's callers sent and got, newest last; `query` is
-        `NAME=VALUE`, or `NAME` for any value."""
+        `NAME=VALUE`, or `NAME` for any value, or one `{NAME: VALUE}` as a fault's."""
         answer = self.admin.call(
             "GET", self._path("requests"), params=_filters(api, method, path, query, limit)
         )
@@ -144,7 +144,7 @@ class Session:
         *,
         method: str | None = None,
         path: str | None = None,
-        query: str | None = None,
+        query: str | Mapping[str, str] | None = None,
     ) -> int:
         """How many journaled requests match (WireMock's verify)."""
         answer = self.admin.call(
@@ -188,14 +188,29 @@ class Session:
         return f"{ADMIN_PATH}/sessions/{self.id}" + (f"/{tail}" if tail else "")
 
 
+def _query_filter(query: str | Mapping[str, str] | None) -> str | None:
+    """The journal's `query` filter: `NAME=VALUE` as given, or from a fault's form `{NAME: VALUE}`
+    (the filter takes one parameter, so one entry)."""
+    if query is None or isinstance(query, str):
+        return query
+    if len(query) != 1:
+        raise ValueError(
+            f"query filters by one parameter ('NAME=VALUE', 'NAME' or {{NAME: VALUE}}); "
+            f"received {len(query)} entries"
+        )
+    [(name, value)] = query.items()
+    return f"{name}={value}"
+
+
 def _filters(
     api: str | None,
     method: str | None,
     path: str | None,
-    query: str | None,
+    query: str | Mapping[str, str] | None,
     limit: int | None,
 ) -> dict[str, str]:
-    params = {"api": api, "method": method, "path": path, "query": query, "limit": limit}
+    params = {"api": api, "method": method, "path": path, "query": _query_filter(query)}
+    params["limit"] = limit
     return {key: str(value) for key, value in params.items() if value is not None}
 
 

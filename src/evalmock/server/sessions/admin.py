@@ -12,7 +12,7 @@ from starlette.responses import Response
 from evalmock.contract.client_rules import judge
 from evalmock.contract.schemas import pointer_tokens
 from evalmock.server.body_validation import json_path
-from evalmock.server.errors import ApiError, admin_base_path
+from evalmock.server.errors import ApiError, admin_base_path, echo
 from evalmock.server.responses import json_response
 from evalmock.server.sessions.faults import new_fault
 from evalmock.server.sessions.limits import SessionLimits
@@ -61,11 +61,35 @@ def _data_mistakes(exc: DataFileError) -> list[dict[str, str]]:
     ]
 
 
+def _filter_refused(parameter: str, message: str) -> ApiError:
+    return ApiError(400, "bad-input", message, [{"path": parameter, "message": message}])
+
+
 def _query_filter(text: str | None) -> tuple[str, str] | None:
     if text is None:
         return None
     name, equals, value = text.partition("=")
+    if not name:
+        raise _filter_refused(
+            "query",
+            f"Query parameter 'query' is NAME=VALUE, NAME or NAME=*; {echo(text)} has no NAME.",
+        )
     return name, value if equals else ANY_VALUE
+
+
+def _path_filter(path: str | None) -> str | None:
+    """The `path` filter, refused where it is not a path: a journaled path starts with `/`, and
+    its query is not in it but matched by the `query` filter (a `?` of an id, sent as `%3F`, is
+    kept)."""
+    query = path.partition("?")[2] if path else ""
+    if path is not None and (not path.startswith("/") or path.endswith("?") or "=" in query):
+        raise _filter_refused(
+            "path",
+            f"Query parameter 'path' is a path as sent, without its query, such as "
+            f"/v1/agents/example/test-set/cases; received {echo(path)}. Filter the query with "
+            f"query=NAME=VALUE.",
+        )
+    return path
 
 
 def _matches(
@@ -229,8 +253,9 @@ class AdminApi:
         path: str | None,
         query: str | None,
     ) -> tuple[list[JournalEntry], int]:
+        wanted, path = _query_filter(query), _path_filter(path)
+        method = method.upper() if method else method  # as curl's -X, get is GET
         journal = await self._call(self.store.journal(session_id), session_id)
-        wanted = _query_filter(query)
         kept = [e for e in journal.entries if _matches(e, api, method, path, wanted)]
         return kept, journal.dropped
 
