@@ -24,6 +24,6 @@ def admin_options(serve: argparse.ArgumentParser) -> None:
         default=environment.read(environment.STORE) or DEFAULT_STORE,
         help="where sessions, their faults and journals are kept: in this process (memory, the "
         "default), or in Redis, shared by every replica started with the same URL "
-        "(redis://[[USER]:PASSWORD@]HOST[:PORT][/DB], rediss:// for TLS; also env EVALMOCK_STORE, "
-        "which keeps a password out of the process list)",
+        "(redis://[[USER]:PASSWORD@]HOST[:PORT][/DB], rediss:// for TLS; also env "
+        f"{environment.STORE}, which keeps a password out of the process list)",
     )
