@@ -239,7 +239,7 @@ def wrong_errors(text: str, spec: dict[str, Any], pairs: set[tuple[int, str]]) -
             wrong.append(
                 f"`{row.code}` states {said}; its home holds {ERROR_NUMBERS.get(row.code)}"
             )
-    for name, over in ((name, cells) for name, cells in limits_over(text).items()):
+    for name, over in limits_over(text).items():
         for status, code in ERROR_NAMED.findall(over):
             if (int(status), code) not in pairs or code not in {row.code for row in rows}:
                 wrong.append(f"the limit {name!r} names {status} `{code}`, which no error is")
