@@ -1,12 +1,14 @@
 """docs/admin-api.md's table of limits states the bounds the session store enforces: each row's
-number is the one `SessionLimits` (or the journal's middleware) holds, so a bound changed in the
-code points at the doc row still stating the old one."""
+number is the one `SessionLimits` (or the journal's middleware, or, for a request's own bound, the
+admin document) holds, so a bound changed in its home points at the doc row still stating the old
+one."""
 
 from __future__ import annotations
 
 import re
 from pathlib import Path
 
+from evalmock.contract.documents import ADMIN
 from evalmock.server.sessions.limits import DEFAULT_LIMITS
 from evalmock.server.sessions.middleware import MAX_JOURNALED_TEXT
 
@@ -17,7 +19,9 @@ BOUNDS = {
     "idle time": DEFAULT_LIMITS.idle_seconds,
     "an admin request's body": DEFAULT_LIMITS.max_body_bytes,
     "queued faults per session": DEFAULT_LIMITS.max_faults,
-    "a fault's `times`": DEFAULT_LIMITS.max_fault_times,
+    "a fault's `times`": ADMIN.spec["components"]["schemas"]["FaultSettings"]["properties"][
+        "times"
+    ]["maximum"],
     "journal entries per session": DEFAULT_LIMITS.max_journal,
     "a journaled path, parameter name or value": MAX_JOURNALED_TEXT,
     "worlds of non-default sessions built per process": DEFAULT_LIMITS.max_worlds,
@@ -53,7 +57,7 @@ def test_the_limits_table_states_the_bounds_the_store_enforces() -> None:
         "a row of the table names no bound the test knows, or one is gone"
     )
     wrong = {
-        name: f"the doc says {table[name]!r}, the code holds {value}"
+        name: f"the doc says {table[name]!r}, its home holds {value}"
         for name, value in BOUNDS.items()
         if stated(table[name]) != value
     }

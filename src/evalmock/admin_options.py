@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 
 from evalmock import environment
-from evalmock.defaults import DEFAULT_STORE
+from evalmock.defaults import DEFAULT_STORE, REDIS_STORE_FORM
 
 
 def admin_options(serve: argparse.ArgumentParser) -> None:
@@ -22,8 +22,8 @@ def admin_options(serve: argparse.ArgumentParser) -> None:
         "--store",
         metavar="STORE",
         default=environment.read(environment.STORE) or DEFAULT_STORE,
-        help="where sessions, their faults and journals are kept: in this process (memory, the "
-        "default), or in Redis, shared by every replica started with the same URL "
-        "(redis://[[USER]:PASSWORD@]HOST[:PORT][/DB], rediss:// for TLS; also env EVALMOCK_STORE, "
-        "which keeps a password out of the process list)",
+        help="where sessions, their faults and journals are kept: in this process "
+        f"({DEFAULT_STORE}, the default), or in Redis, shared by every replica started with the "
+        f"same URL ({REDIS_STORE_FORM}, rediss:// for TLS; also env {environment.STORE}, which "
+        "keeps a password out of the process list)",
     )

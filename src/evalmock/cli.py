@@ -27,8 +27,10 @@ from evalmock.defaults import (
     DEFAULT_HOST,
     DEFAULT_MAX_EXAMPLES,
     DEFAULT_PORT,
+    DEFAULT_PROXY_DEADLINE,
     DEFAULT_PROXY_JUDGE,
     DEFAULT_PROXY_PORT,
+    DEFAULT_PROXY_TIMEOUT,
     DEFAULT_SEED,
     PROXY_JUDGES,
 )
@@ -37,9 +39,6 @@ from evalmock.importing import long_lived
 from evalmock.record_options import record_options
 from evalmock.server.deferred_imports import defer_unused
 from evalmock.server.http_server import SERVERS
-
-DEFAULT_PROXY_TIMEOUT = 30.0  # seconds
-DEFAULT_PROXY_DEADLINE = 60.0  # seconds
 
 
 def _server_option(command: argparse.ArgumentParser, default: str) -> None:

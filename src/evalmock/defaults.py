@@ -9,7 +9,12 @@ DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8080  # evalmock serve
 # where `evalmock serve` keeps sessions: in its own process (`--store redis://...` shares them)
 DEFAULT_STORE = "memory"
+# the form of the Redis URL `--store` takes besides it (rediss:// for TLS); read when the URL is
+# checked (server/sessions/store_choice.py) and by the option's help
+REDIS_STORE_FORM = "redis://[[USER]:PASSWORD@]HOST[:PORT][/DB]"
 DEFAULT_PROXY_PORT = 8081  # evalmock proxy
+DEFAULT_PROXY_TIMEOUT = 30.0  # seconds the proxy waits for the upstream's answer, and each piece
+DEFAULT_PROXY_DEADLINE = 60.0  # seconds an answer to be judged may take in all
 # whose side `evalmock proxy --judge` judges: the service's answers, the app's requests, or both
 PROXY_JUDGES = ("both", "service", "client")
 DEFAULT_PROXY_JUDGE = "both"

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from evalmock.server.banner import PUBLIC_URL_ENV, banner
+from evalmock.environment import PUBLIC_URL
+from evalmock.server.banner import banner
 from evalmock.server.settings import ServerSettings
 from evalmock.world import World
 
@@ -18,7 +19,7 @@ def world() -> World:
 def test_a_server_on_every_interface_is_announced_on_loopback(
     world: World, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.delenv(PUBLIC_URL_ENV, raising=False)
+    monkeypatch.delenv(PUBLIC_URL, raising=False)
     text = banner(ServerSettings(host="0.0.0.0", port=8080), world)
     assert "0.0.0.0" not in text
     assert "http://127.0.0.1:8080/v1/ui/" in text
@@ -27,7 +28,7 @@ def test_a_server_on_every_interface_is_announced_on_loopback(
 def test_the_public_url_replaces_where_the_server_listens(
     world: World, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setenv(PUBLIC_URL_ENV, "http://127.0.0.1:9000/")
+    monkeypatch.setenv(PUBLIC_URL, "http://127.0.0.1:9000/")
     text = banner(ServerSettings(host="0.0.0.0", port=8080), world)
     assert ":8080" not in text
     assert "http://127.0.0.1:9000/v1/ui/" in text

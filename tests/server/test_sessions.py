@@ -190,6 +190,7 @@ def test_faults_of_one_session_never_reach_another(server_world):
         ({"api": "rest", "status": 503}, "$.api"),
         ({"status": 503}, "$.api"),
         ({"api": "test-set", "status": 503, "times": 0}, "$.times"),
+        ({"api": "test-set", "status": 503, "times": 1001}, "$.times"),
         ({"api": "test-set", "latencyMs": 60001}, "$.latencyMs"),
         ({"api": "test-set", "status": 503, "match": {"page": 0}}, "$.match.page"),
         (

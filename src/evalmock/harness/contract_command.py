@@ -8,6 +8,7 @@ import argparse
 import contextlib
 import sys
 
+from evalmock import environment
 from evalmock.contract.base_url import base_url_problem as check_base_url
 from evalmock.contract.targets import TargetsError, load_targets
 from evalmock.crash import crash_line
@@ -144,9 +145,9 @@ def _run_live(args: argparse.Namespace, audit: Audit) -> int:
     redactor = audit.redactor
     if not audit.token:
         print(
-            "evalmock contract: no token given (--token, EVALMOCK_TOKEN or [auth].token); checks "
-            "that need "
-            "one are skipped, and an audit that checks no page rule ends INCOMPLETE",
+            f"evalmock contract: no token given (--token, {environment.TOKEN} or [auth].token); "
+            "checks that need one are skipped, and an audit that checks no page rule ends "
+            "INCOMPLETE",
             file=sys.stderr,
         )
     run = RunInfo.of(

@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 
+from evalmock import environment
 from evalmock.defaults import DEFAULT_MAX_EXAMPLES, DEFAULT_SEED
 from evalmock.option_numbers import positive, retries, seed, workers
 
@@ -35,11 +36,12 @@ def _what_to_audit(group: pytest.OptionGroup) -> None:
         help="which API (default all)",
     )
     group.addoption(
-        "--evalmock-token", help="bearer token (default: env EVALMOCK_TOKEN, else the targets)"
+        "--evalmock-token",
+        help=f"bearer token (default: env {environment.TOKEN}, else the targets)",
     )
     group.addoption(
         "--evalmock-second-token",
-        help="a second caller's token (default: env EVALMOCK_SECOND_TOKEN)",
+        help=f"a second caller's token (default: env {environment.SECOND_TOKEN})",
     )
     group.addoption(
         "--evalmock-max-examples",

@@ -12,6 +12,7 @@ from connexion.lifecycle import ConnexionRequest
 from connexion.security import BearerSecurityHandler
 from starlette.types import Scope
 
+from evalmock import environment
 from evalmock.server.auth import authorization
 from evalmock.server.errors import ApiError
 
@@ -43,8 +44,8 @@ def admin_security_map(admin_token: str | None) -> dict[str, type[BearerSecurity
             raise ApiError(
                 401,
                 "unauthorized",
-                "The admin API needs the mock's admin token (--admin-token, EVALMOCK_ADMIN_TOKEN): "
-                "Authorization: Bearer <admin token>.",
+                "The admin API needs the mock's admin token (--admin-token, "
+                f"{environment.ADMIN_TOKEN}): Authorization: Bearer <admin token>.",
             )
         return {"sub": "admin"}
 

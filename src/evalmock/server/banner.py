@@ -25,9 +25,6 @@ MAX_USER_LISTED = 12
 TOKEN_END_SHOWN = (
     4  # characters of a registered token the banner shows, and only of a token four times as long
 )
-# Where users reach the server when that is not where it listens: a container's published port, a
-# proxy.
-PUBLIC_URL_ENV = environment.PUBLIC_URL
 
 
 def registered_token(token: str) -> str:
@@ -46,7 +43,7 @@ def base_url(settings: ServerSettings) -> str:
 def public_url(host: str, port: int) -> str:
     """Where users reach a server listening on `host`:`port`: EVALMOCK_PUBLIC_URL when set, else
     `local_url`."""
-    return (environment.read(PUBLIC_URL_ENV) or "").rstrip("/") or local_url(host, port)
+    return (environment.read(environment.PUBLIC_URL) or "").rstrip("/") or local_url(host, port)
 
 
 def local_url(host: str, port: int) -> str:

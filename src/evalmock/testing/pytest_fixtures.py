@@ -33,7 +33,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("evalmock-sessions", "evalmock sessions (the evalmock_session fixture)")
     group.addoption(
         "--evalmock-mock-url",
-        help="use the mock running at this URL instead of starting one (env EVALMOCK_MOCK_URL)",
+        help="use the mock running at this URL instead of starting one (env "
+        f"{environment.MOCK_URL})",
     )
     group.addoption(
         "--evalmock-mock-args",

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from evalmock import environment
 from evalmock.contract.filters import Filter, narrowing
 from evalmock.contract.sources import inferred, on_test_set_page, page
 from evalmock.contract.targets import ProjectTarget
@@ -230,7 +231,7 @@ def cursor_is_bound_to_the_caller(s: Scenario) -> None:
     _require_sealed(s)
     if not s.second_token:
         raise Skip(
-            "no second caller: pass --second-token, set EVALMOCK_SECOND_TOKEN, or give "
+            f"no second caller: pass --second-token, set {environment.SECOND_TOKEN}, or give "
             "[auth].second_token in the targets"
         )
     project = s.project()

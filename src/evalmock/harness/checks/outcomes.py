@@ -6,6 +6,7 @@ from __future__ import annotations
 from enum import Enum
 from typing import Any
 
+from evalmock import environment
 from evalmock.harness.checks.exchange import Exchange
 from evalmock.harness.excerpts import printable, show
 
@@ -75,7 +76,7 @@ class Skip(Exception):
 UNJUDGED_PREFIX = "could not judge: "
 MOVED_PREFIX = "not judged: the list moved during the audit: "
 # a check needed one
-NO_TOKEN = "no token: pass --token, set EVALMOCK_TOKEN, or give [auth].token in the targets"
+NO_TOKEN = f"no token: pass --token, set {environment.TOKEN}, or give [auth].token in the targets"
 
 
 class NoToken(Skip):

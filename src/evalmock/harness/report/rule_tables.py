@@ -9,6 +9,7 @@ import sys
 from collections.abc import Iterable
 from pathlib import Path
 
+from evalmock import environment
 from evalmock.contract.client_outcomes import ClientRule
 from evalmock.contract.client_rules import RULES as CLIENT_RULES
 from evalmock.contract.pages import pages_at
@@ -44,7 +45,7 @@ What it leaves alone: [fairness.md](fairness.md).
 The source quotes the page verbatim.
 It cites the page by its title and the line that holds the words,
 found in the page by those words
-(the pages in `EVALMOCK_PAGES_DIR`, or `../shared/seeds` beside the checkout;
+(the pages in `{environment.PAGES_DIR}`, or `../shared/seeds` beside the checkout;
 without them, by its title alone).
 Then it gives our reading, the inference or the live fact.
 Reports, JUnit files and `evalmock rules` cite the same way.
@@ -225,9 +226,8 @@ def write_rules_document(argv: list[str]) -> int:
         pages = read_pages(pages_dir)
     except OSError as exc:
         print(
-            f"{RULES_DOC_COMMAND}: cannot read the reference pages: {exc} (set EVALMOCK_PAGES_DIR "
-            "to the folder "
-            f"holding {', '.join(PAGES)})",
+            f"{RULES_DOC_COMMAND}: cannot read the reference pages: {exc} (set "
+            f"{environment.PAGES_DIR} to the folder holding {', '.join(PAGES)})",
             file=sys.stderr,
         )
         return USAGE

@@ -55,10 +55,8 @@ def check_target(audit: Audit) -> None:
     if refused and all(status == 401 for status in refused.values()):
         raise AuditError(
             f"every audited API refused the token: {_answers(refused)}. Is the token one the "
-            "service "
-            "takes now (--token, EVALMOCK_TOKEN or [auth].token)? An expired or revoked one gets "
-            "401 "
-            "everywhere, and every check would then judge 401s",
+            f"service takes now (--token, {environment.TOKEN} or [auth].token)? An expired or "
+            "revoked one gets 401 everywhere, and every check would then judge 401s",
             USAGE,
         )
     if refused:

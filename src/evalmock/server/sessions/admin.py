@@ -225,7 +225,7 @@ class AdminApi:
         return Response(status_code=204)
 
     async def queue_fault(self, session_id: str, body: dict[str, Any]) -> Response:
-        fault = new_fault(body, self.limits.max_fault_times)
+        fault = new_fault(body)
         try:
             await self._call(self.store.push_fault(session_id, fault), session_id)
         except FaultQueueFull:

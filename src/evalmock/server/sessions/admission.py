@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ipaddress
 
+from evalmock import environment
 from evalmock.contract.documents import ADMIN
 
 LOOPBACK_NAMES = frozenset({"localhost"})
@@ -31,5 +32,5 @@ def admin_api_off_reason(
     # the address is not named: the banner shows a server on every interface at its loopback one
     return (
         f"the admin API ({ADMIN.base_path}/) is off: the mock listens beyond a loopback address "
-        "and was started without --admin-token (EVALMOCK_ADMIN_TOKEN)"
+        f"and was started without --admin-token ({environment.ADMIN_TOKEN})"
     )

@@ -35,9 +35,10 @@ def fault_statuses(api: str) -> dict[int, tuple[str, ...]]:
     return listed
 
 
-def new_fault(settings: dict[str, Any], times_limit: int) -> Fault:
-    """The fault a validated `FaultSettings` body asks for; ApiError 400 naming the JSON path of a
-    status, code or Retry-After the API's document does not have."""
+def new_fault(settings: dict[str, Any]) -> Fault:
+    """The fault a `FaultSettings` body the admin document validated (its bounds, `times`'s among
+    them) asks for; ApiError 400 naming the JSON path of a status, code or Retry-After the API's
+    document does not have."""
     api = settings["api"]
     status = settings.get("status")
     code = settings.get("code")
@@ -58,8 +59,6 @@ def new_fault(settings: dict[str, Any], times_limit: int) -> Fault:
         if retry_after is not None and not documented(api)[status].retry_after:
             raise _mistake("$.retryAfter", f"the {status} of {api} has no Retry-After header")
     times = settings.get("times", 1)
-    if times > times_limit:
-        raise _mistake("$.times", f"must be at most {times_limit}")
     match = settings.get("match") or {}
     return Fault(
         id="flt_" + secrets.token_hex(6),

@@ -15,7 +15,6 @@ class SessionLimits:
     max_body_bytes: int = 2 * 2**20  # the JSON body of an admin request (over it: 413 too-large)
     max_journal: int = 1000  # journal entries kept per session; older ones are dropped, and counted
     max_faults: int = 100  # faults queued per session (over it: 409 fault-queue-full)
-    max_fault_times: int = 1000  # the `times` of one fault
     max_cursor_pages: int = 1000  # cursors a session remembers the page of (for `match.page`)
     max_worlds: int = 32  # worlds of non-default sessions a process keeps built
 

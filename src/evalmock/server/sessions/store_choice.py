@@ -8,7 +8,7 @@ Accepted forms (anything else is refused, naming the part that is wrong, never t
 - `rediss://...`: the same over TLS.
 
 A query string is refused: redis-py would read timeouts from it, and the store's are fixed
-(redis_store.py) so that a request never waits long on a Redis that has gone away.
+(`RedisTimeouts`, redis_link.py) so that a request never waits long on a Redis that has gone away.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from urllib.parse import SplitResult, unquote, urlsplit
 
-from evalmock.defaults import DEFAULT_STORE
+from evalmock.defaults import DEFAULT_STORE, REDIS_STORE_FORM
 from evalmock.server.sessions.limits import DEFAULT_LIMITS, SessionLimits
 from evalmock.server.sessions.memory import MemoryStore
 from evalmock.server.sessions.store import SessionStore
@@ -29,7 +29,7 @@ SCHEMES = ("redis", "rediss")
 DEFAULT_REDIS_PORT = 6379
 MAX_URL_CHARS = 2048
 MAX_DB = 2**31 - 1  # Redis takes `databases` up to this
-FORMS = "`memory` or redis://[[USER]:PASSWORD@]HOST[:PORT][/DB]"
+FORMS = f"`{MEMORY}` or {REDIS_STORE_FORM}"
 
 
 class StoreURLError(ValueError):
