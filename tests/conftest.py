@@ -21,7 +21,7 @@ import pytest
 from evalmock.server.app import create_app
 from evalmock.server.settings import ServerSettings
 from evalmock.world import World
-from shared import SERVER_CASES, SERVER_SEED, free_port, stop_process
+from shared import SERVER_CASES, SERVER_SEED, free_port, holds_listening_port, stop_process
 
 READY_TIMEOUT_S = 30.0
 THREADS_END_TIMEOUT_S = 15.0  # for the threads the tests started to end, once they are over
@@ -197,7 +197,11 @@ def start_server(
                 )
             raise RuntimeError(f"evalmock serve exited with {process.returncode}:\n{server.log()}")
         try:
-            if httpx.get(f"{server.base_url}/v1/openapi.json", timeout=1.0).status_code == 200:
+            answered = httpx.get(f"{server.base_url}/v1/openapi.json", timeout=1.0)
+            # an answer from another server (a test in another process, another checkout's) that
+            # took the port since free_port found it free is not ours: ours will say "already in
+            # use" and be started again above
+            if answered.status_code == 200 and holds_listening_port(process.pid, port) is not False:
                 return server
         except httpx.TransportError:
             pass

@@ -3,6 +3,8 @@ local port, a sleep that does not wait, and assertions that an answer is the doc
 
 from __future__ import annotations
 
+import contextlib
+import os
 import shutil
 import socket
 import subprocess
@@ -60,6 +62,34 @@ def free_port() -> int:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
         sock.bind(("127.0.0.1", 0))
         return sock.getsockname()[1]
+
+
+def holds_listening_port(pid: int, port: int) -> bool | None:
+    """Whether process `pid` (or a child of it: a worker) listens on TCP `port`, from Linux's /proc;
+    None where /proc cannot tell. Something answering on the port may be another process that took
+    it after free_port let it go."""
+    listening_sockets = set()
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        try:
+            rows = Path(table).read_text().splitlines()[1:]
+        except OSError:
+            continue
+        for row in rows:
+            fields = row.split()
+            # local address as HEXIP:HEXPORT; state 0A is LISTEN; the socket's inode is field 9
+            if fields[3] == "0A" and int(fields[1].rsplit(":", 1)[1], 16) == port:
+                listening_sockets.add(f"socket:[{fields[9]}]")
+    try:
+        children = Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
+    except OSError:
+        return None
+    for process in (str(pid), *children):
+        with contextlib.suppress(OSError):  # a worker may just have ended
+            for fd in Path(f"/proc/{process}/fd").iterdir():
+                with contextlib.suppress(OSError):
+                    if os.readlink(fd) in listening_sockets:
+                        return True
+    return False
 
 
 def listening(port: int) -> bool:

@@ -16,7 +16,7 @@ import yaml
 
 from data_builders import AGENT, PROJECT, TEST_CASE, case, data, shop, version, write
 from evalmock.cli import build_parser, main
-from evalmock.contract.targets import load_targets
+from evalmock.contract.targets import dump_targets, load_targets
 from evalmock.server.app import create_app
 from evalmock.server.banner import banner
 from evalmock.server.data_watcher import DataWatcher
@@ -203,7 +203,12 @@ def test_a_changed_file_is_served_without_a_restart_and_the_targets_follow(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     path, targets = write(tmp_path / "shop.yaml", shop()), tmp_path / "targets.toml"
-    with client_for(settings_for(path, data_only=True, write_targets=str(targets))) as client:
+    settings = settings_for(path, data_only=True, write_targets=str(targets))
+    # `evalmock serve` writes the file before it serves (runner.py); the app only rewrites it, so
+    # the file is there from the start and every read below, during the rewrite too, must find it
+    dump_targets(targets_for(build_world(settings)), targets)
+    assert load_targets(targets).projects[0].active_cases == 5
+    with client_for(settings) as client:
         cursor = client.get(
             cases_path(AGENT), params={"projectId": PROJECT, "limit": 1}, headers=AUTH
         ).json()["nextCursor"]

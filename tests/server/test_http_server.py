@@ -18,6 +18,7 @@ from pathlib import Path
 import httpx
 import pytest
 
+import conftest
 from conftest import start_server, stop_server
 from evalmock.cli import build_parser
 from evalmock.server import http_server
@@ -29,7 +30,7 @@ from evalmock.server.http_server import (
     granian_installed,
     serve_app,
 )
-from shared import needs_granian
+from shared import free_port, holds_listening_port, needs_granian
 
 EXAMPLE = (
     "/v1/agents/example/test-set/cases?projectId=2489E9AD-2EE2-8E00-8EC9-32D5F69181C0&include=retired"
@@ -112,9 +113,35 @@ def test_granian_and_uvicorn_serve_the_same_bytes_and_granian_logs_requests(tmp_
 @needs_granian
 def test_granian_stops_on_sigterm_with_exit_0(tmp_path: Path) -> None:
     server = start_server(tmp_path, "--server", "granian")
-    server.process.send_signal(signal.SIGTERM)
-    assert server.process.wait(timeout=20) == 0
+    try:
+        server.process.send_signal(signal.SIGTERM)
+        assert server.process.wait(timeout=20) == 0, server.log()
+    finally:
+        stop_server(server)
     assert "Traceback" not in server.log()
+
+
+@pytest.mark.skipif(not Path("/proc/net/tcp").exists(), reason="the check reads Linux's /proc")
+def test_a_test_server_is_the_one_started_not_another_that_took_its_port(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Another server took the port free_port chose before ours could: its answer once made the
+    # test signal our server, which had exited 1 ("already in use"), and read that as its exit code.
+    (tmp_path / "other").mkdir()
+    (tmp_path / "ours").mkdir()
+    other = start_server(tmp_path / "other")
+    try:
+        taken = [int(other.base_url.rsplit(":", 1)[1])]
+        monkeypatch.setattr(conftest, "free_port", lambda: taken.pop() if taken else free_port())
+        ours = start_server(tmp_path / "ours")
+        try:
+            assert ours.base_url != other.base_url
+            assert ours.process.poll() is None, ours.log()
+            assert holds_listening_port(ours.process.pid, int(ours.base_url.rsplit(":", 1)[1]))
+        finally:
+            stop_server(ours)
+    finally:
+        stop_server(other)
 
 
 @pytest.mark.parametrize("server", [pytest.param("granian", marks=needs_granian), "uvicorn"])
