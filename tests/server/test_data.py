@@ -19,7 +19,7 @@ from evalmock.cli import build_parser, main
 from evalmock.contract.targets import dump_targets, load_targets
 from evalmock.server.app import create_app
 from evalmock.server.banner import banner
-from evalmock.server.data_watcher import DataWatcher
+from evalmock.server.data_watcher import DataWatcher, files_state
 from evalmock.server.live_world import LiveWorld, build_world
 from evalmock.server.settings import ServerSettings
 from evalmock.server.targets_file import targets_for
@@ -286,6 +286,28 @@ def test_a_changed_file_that_breaks_a_rule_is_refused_and_the_old_data_served(
         f"{path}:{_line(path, 'kind: robot')}: /testSet/0/cases/2/kind: expected one of "
         '"correction", "hand", got "robot"',
     ]
+
+
+WATCH_BEGINS_S = 15.0  # a bound on the watcher thread's first pass, not a measurement
+
+
+def test_a_change_saved_before_the_watch_began_is_served_once_it_begins(tmp_path: Path) -> None:
+    """A slow start: the file changes after the world read it and before the watcher watches. No
+    event will bring that change; the files' state, taken before the read, does."""
+    path = write(tmp_path / "shop.yaml", shop(3))
+    read = files_state((str(path),))
+    live = LiveWorld(build_world(settings_for(path, data_only=True)), (str(path),))
+    served = live.world
+    write(path, shop(5))  # saved before the watch begins
+    watcher = DataWatcher(live, read=read)
+    watcher.start()
+    try:
+        deadline = time.monotonic() + WATCH_BEGINS_S
+        while live.world is served and time.monotonic() < deadline:
+            time.sleep(0.05)
+    finally:
+        watcher.stop()
+    assert live.world is not served
 
 
 def test_one_refusal_is_said_once_however_many_changes_bring_it(

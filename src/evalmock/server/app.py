@@ -25,7 +25,7 @@ from evalmock.server.auth import AuthMiddleware, Tokens, security_map, with_demo
 from evalmock.server.body_validation import bounded_json_body
 from evalmock.server.cors_options import CORS_OPTIONS, ServerCORSMiddleware
 from evalmock.server.cursors import CursorSealer
-from evalmock.server.data_watcher import DataWatcher
+from evalmock.server.data_watcher import DataWatcher, files_state
 from evalmock.server.dispatch import PreparedApp
 from evalmock.server.handlers import build_handlers, resolver
 from evalmock.server.health import HealthMiddleware
@@ -138,6 +138,7 @@ def create_app(
     only where `admin_api_off_reason` finds nothing against it.
     """
     settings = settings or ServerSettings()
+    read = files_state(settings.data_files)  # before the world reads them: see DataWatcher
     live = LiveWorld(world if world is not None else build_world(settings), settings.data_files)
     sessions = _sessions(settings, live, store or open_store(settings.store), session_clock)
     handlers = build_handlers(
@@ -152,7 +153,7 @@ def create_app(
         if settings.write_targets
         else None
     )
-    watcher = DataWatcher(live, on_reload) if settings.data_files else None
+    watcher = DataWatcher(live, on_reload, read) if settings.data_files else None
     app = PreparedApp(
         __name__,
         lifespan=watcher.lifespan if watcher else None,

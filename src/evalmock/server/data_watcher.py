@@ -5,7 +5,8 @@ The watcher is a thread, so reading and checking a large file never blocks the e
 watches the files' folders, not the files, because editors save by writing a new file and renaming
 it over the old one. Some save in place instead (truncate, then write), so a change is read once the
 files have held still for a moment, and a refused change is read once more after another moment
-before the refusal is said.
+before the refusal is said. A change saved after the served world was read but before the watch
+began (a slow start) is caught by the files' size and time, taken before that read.
 """
 
 from __future__ import annotations
@@ -31,7 +32,10 @@ SETTLE_S = 0.2  # the files are read once their size and time have held still th
 MAX_SETTLE_S = 2.0  # a file written without pause for longer is read as it is then
 
 
-def _state(paths: list[str]) -> list[tuple[int, int] | None]:
+FilesState = list[tuple[int, int] | None]
+
+
+def files_state(paths: list[str] | tuple[str, ...]) -> FilesState:
     """Each file's size and modification time (None while it is missing)."""
     found: list[tuple[int, int] | None] = []
     for path in paths:
@@ -55,9 +59,17 @@ class DataWatcher:
     """Reloads `live` whenever one of its data files changes; says on stderr what came of each
     change."""
 
-    def __init__(self, live: LiveWorld, on_reload: Callable[[World], None] | None = None) -> None:
+    def __init__(
+        self,
+        live: LiveWorld,
+        on_reload: Callable[[World], None] | None = None,
+        read: FilesState | None = None,
+    ) -> None:
+        """`read`: the files' state (files_state) taken before the served world read them; None:
+        only changes after the watch begins are seen."""
         self.live = live
         self.on_reload = on_reload
+        self._read = read
         self._files = {_real(path) for path in live.data_files}
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
@@ -82,16 +94,24 @@ class DataWatcher:
         import watchfiles
 
         folders = sorted({os.path.dirname(path) for path in self._files})
+        read = self._read  # compared once, at the first pass of the watch
         try:
-            for _ in watchfiles.watch(
+            for changes in watchfiles.watch(
                 *folders,
                 watch_filter=self._is_data_file,
                 step=STEP_MS,
                 rust_timeout=STOP_CHECK_MS,
+                yield_on_timeout=True,
                 stop_event=self._stop,
                 recursive=False,
                 raise_interrupt=False,
             ):
+                # a pass without changes means the watch has begun: a change saved between the
+                # world's read and then is seen by the files' size and time, as no event brings it
+                unchanged = read is None or files_state(self.live.data_files) == read
+                read = None
+                if not changes and unchanged:
+                    continue
                 self.settle()
                 self.reload(again_before_refusing=True)
         except Exception as exc:  # a folder removed, say: the server keeps serving what it has
@@ -107,11 +127,11 @@ class DataWatcher:
         """Wait until the files have held still for SETTLE_S (at most MAX_SETTLE_S), or the watcher
         stops."""
         paths = list(self.live.data_files)
-        before = _state(paths)
+        before = files_state(paths)
         for _ in range(round(MAX_SETTLE_S / SETTLE_S)):
             if self._stop.wait(SETTLE_S):
                 return
-            now = _state(paths)
+            now = files_state(paths)
             if now == before:
                 return
             before = now
