@@ -106,9 +106,15 @@ def test_a_correct_client_walk_conforms_and_says_what_it_did_not_exercise(
         "no 503 with Retry-After was followed by another request to its list"
     )
     assert "client_sends_the_cursor_as_it_came" not in skipped
+    # /v2 was not called: its rules are left out, and one note says so
+    assert "client_sends_an_integer_version" not in skipped
+    assert "client_sends_a_token_to_digitalocean" not in skipped
     # a conforming app leaves the exit code the service's (here INCOMPLETE: /v2 was not used)
     assert _finish(proxy.session) == proxy.session.results().verdict.exit_code == 4
-    assert "not judged: client_waits_retry_after [page]" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert "not judged: client_waits_retry_after [page]" in out
+    assert out.count("note: not called: gradient (no request in the traffic)") == 1
+    assert "client_sends_an_integer_version" not in out
 
 
 def misbehave(proxy: RunningProxy, project: ProjectTarget) -> None:
