@@ -1,6 +1,6 @@
 """The access lines of `evalmock serve --access-log`: one shape whichever server writes them
 (uvicorn's), and no secret in them: the value of a query parameter whose name says secret (or that
-an apiKey scheme names) is hidden."""
+an apiKey scheme names) is hidden, and so is a session token in the path."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from evalmock.contract.secret_names import secret_query
+from evalmock.server.sessions.tokens import TOKEN_PREFIX
 
 HIDDEN = "[hidden]"
 # Granian's access-log format, read by RequestLine below.
@@ -18,13 +19,17 @@ GRANIAN_ACCESS_FORMAT = (
     "%(addr)s %(method)s %(path)s %(query_string)s %(protocol)s %(status)d %(dt_ms)f"
 )
 _QUERY_PAIR = re.compile(r"(?<=[?&;])([^=&;#\s]+)=([^&;#\s]*)")
+_SESSION_TOKEN = re.compile(re.escape(TOKEN_PREFIX) + r"[^/?#\s]*")
 
 
 def hidden_secrets(target: str) -> str:
-    """A request target (path and query) with the values of secret-named query parameters hidden."""
-    if "?" not in target:
-        return target
-    path, query = target.split("?", 1)
+    """A request target (path and query) with the values of secret-named query parameters hidden,
+    and a session token in the path (pasted where a session id goes) too."""
+    path, mark, query = target.partition("?")
+    if TOKEN_PREFIX in path:
+        path = _SESSION_TOKEN.sub(HIDDEN, path)
+    if not mark:
+        return path
     return f"{path}?" + _QUERY_PAIR.sub(_hide, "?" + query)[1:]
 
 
