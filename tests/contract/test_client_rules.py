@@ -319,8 +319,7 @@ def test_an_empty_journal_is_incomplete_never_a_pass() -> None:
     assert verdict.not_judged == [] and verdict.rules == []  # no API was called
     assert verdict.notes == [
         "the journal is empty: the app sent nothing, so nothing was judged",
-        f"not called: test-set, gradient (no request in the traffic), so their "
-        f"{len(RULES)} client rules are left out",
+        f"no request to test-set or gradient: their {len(RULES)} client rules are left out",
     ]
     # requests to no API's operation judge nothing either
     assert judge([sent(0.0, path="/favicon.ico", api="")]).verdict == INCOMPLETE
@@ -334,9 +333,7 @@ def test_the_rules_of_an_api_the_traffic_never_called_are_left_out_in_one_note()
     assert len(gradient) == 2
     assert not gradient & {entry["rule"] for entry in verdict.not_judged}
     assert not gradient & {tally["rule"] for tally in verdict.rules}
-    assert verdict.notes == [
-        "not called: gradient (no request in the traffic), so its 2 client rules are left out"
-    ]
+    assert verdict.notes == ["no request to gradient: its 2 client rules are left out"]
     # a called API's rule with no occasion is still listed as not judged, with its reason
     no_busy = judge([list_only[0], list_only[2]])
     assert {

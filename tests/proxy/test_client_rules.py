@@ -113,7 +113,7 @@ def test_a_correct_client_walk_conforms_and_says_what_it_did_not_exercise(
     assert _finish(proxy.session) == proxy.session.results().verdict.exit_code == 4
     out = capsys.readouterr().out
     assert "not judged: client_waits_retry_after [page]" in out
-    assert out.count("note: not called: gradient (no request in the traffic)") == 1
+    assert out.count("note: no request to gradient: its 2 client rules are left out") == 1
     assert "client_sends_an_integer_version" not in out
 
 

@@ -115,7 +115,7 @@ def judge_callers(
     if not_called:
         left_out = sum(rule.api not in called for rule in rules)
         notes.append(
-            f"not called: {', '.join(not_called)} (no request in the traffic), so "
+            f"no request to {' or '.join(not_called)}: "
             f"{noun_for(len(not_called), 'its', plural='their')} "
             f"{counted(left_out, 'client rule')} {noun_for(left_out, 'is', plural='are')} "
             "left out"
