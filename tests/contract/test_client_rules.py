@@ -359,7 +359,7 @@ def test_a_journal_whose_oldest_entries_were_dropped_is_incomplete_unless_it_fai
     assert verdict.verdict == INCOMPLETE and verdict.findings == []
     assert verdict.dropped == 2 and "dropped its 2 oldest entries" in verdict.notes[0]
     [cursor] = [e for e in verdict.not_judged if e["rule"] == "client_sends_the_cursor_as_it_came"]
-    assert cursor["why"].startswith("1 occasion(s) not judged: the answer that gave the cursor")
+    assert cursor["why"].startswith("1 occasion not judged: the answer that gave the cursor")
     assert judge([*kept, sent(11.0, authorized=False)], dropped=2).verdict == VIOLATIONS
 
 

@@ -159,7 +159,7 @@ def _judge_rule(
     level = str(rule.level)
     judging.tallies.append({"rule": rule.name, "level": level, "kept": kept, "broken": breaches})
     if unjudged:
-        why = f"{len(unjudged)} occasion(s) not judged: {unjudged[0].why}"
+        why = f"{counted(len(unjudged), 'occasion')} not judged: {unjudged[0].why}"
         judging.not_judged.append({"rule": rule.name, "level": level, "why": why})
     elif not kept and not breaches:
         judging.not_judged.append({"rule": rule.name, "level": level, "why": rule.needs})
