@@ -5,13 +5,13 @@ an apiKey scheme names) is hidden, and so is a session token in the path."""
 from __future__ import annotations
 
 import copy
+import functools
 import logging
 import re
 from collections.abc import Mapping
 from typing import Any
 
 from evalmock.contract.secret_names import secret_query
-from evalmock.server.sessions.tokens import TOKEN_PREFIX
 
 HIDDEN = "[hidden]"
 # Granian's access-log format, read by RequestLine below.
@@ -19,18 +19,29 @@ GRANIAN_ACCESS_FORMAT = (
     "%(addr)s %(method)s %(path)s %(query_string)s %(protocol)s %(status)d %(dt_ms)f"
 )
 _QUERY_PAIR = re.compile(r"(?<=[?&;])([^=&;#\s]+)=([^&;#\s]*)")
-_SESSION_TOKEN = re.compile(re.escape(TOKEN_PREFIX) + r"[^/?#\s]*")
 
 
 def hidden_secrets(target: str) -> str:
     """A request target (path and query) with the values of secret-named query parameters hidden,
     and a session token in the path (pasted where a session id goes) too."""
     path, mark, query = target.partition("?")
-    if TOKEN_PREFIX in path:
-        path = _SESSION_TOKEN.sub(HIDDEN, path)
+    path = _session_token_hidden(path)
     if not mark:
         return path
     return f"{path}?" + _QUERY_PAIR.sub(_hide, "?" + query)[1:]
+
+
+@functools.cache
+def _session_token() -> re.Pattern[str]:
+    # imported when first needed: the sessions package imports Connexion, which the command line
+    # (importing this module) must not import before a server process defers what it never runs
+    from evalmock.server.sessions.tokens import TOKEN_PREFIX
+
+    return re.compile(re.escape(TOKEN_PREFIX) + r"[^/?#\s]*")
+
+
+def _session_token_hidden(path: str) -> str:
+    return _session_token().sub(HIDDEN, path)
 
 
 def _hide(match: re.Match[str]) -> str:
