@@ -316,10 +316,41 @@ def test_a_page_finding_says_what_the_app_sent_and_what_the_page_asks() -> None:
 def test_an_empty_journal_is_incomplete_never_a_pass() -> None:
     verdict = judge([])
     assert verdict.verdict == INCOMPLETE and not verdict.failed
-    assert {entry["rule"] for entry in verdict.not_judged} == {rule.name for rule in RULES}
-    assert verdict.notes == ["the journal is empty: the app sent nothing, so nothing was judged"]
+    assert verdict.not_judged == [] and verdict.rules == []  # no API was called
+    assert verdict.notes == [
+        "the journal is empty: the app sent nothing, so nothing was judged",
+        f"no request to test-set or gradient: their {len(RULES)} client rules are left out",
+    ]
     # requests to no API's operation judge nothing either
     assert judge([sent(0.0, path="/favicon.ico", api="")]).verdict == INCOMPLETE
+
+
+def test_the_rules_of_an_api_the_traffic_never_called_are_left_out_in_one_note() -> None:
+    list_only = [exchange for exchange in CORRECT if exchange.api == "test-set"]
+    verdict = judge(list_only)
+    assert verdict.verdict == CONFORMS
+    gradient = {rule.name for rule in RULES if rule.api == "gradient"}
+    assert len(gradient) == 2
+    assert not gradient & {entry["rule"] for entry in verdict.not_judged}
+    assert not gradient & {tally["rule"] for tally in verdict.rules}
+    assert verdict.notes == ["no request to gradient: its 2 client rules are left out"]
+    # a called API's rule with no occasion is still listed as not judged, with its reason
+    no_busy = judge([list_only[0], list_only[2]])
+    assert {
+        "rule": "client_waits_retry_after",
+        "level": "page",
+        "why": ("no 503 with Retry-After was followed by another request to its list"),
+    } in no_busy.not_judged
+    # an API called only off its operation is called: its rules say why they judged nothing
+    stray = judge([*list_only, sent(6.0, path=TEST_CASE, api="gradient", method="POST")])
+    assert gradient <= {entry["rule"] for entry in stray.not_judged}
+    assert stray.notes == []
+
+
+def test_every_rule_names_the_api_whose_requests_it_judges() -> None:
+    assert {rule.api for rule in RULES} == {"test-set", "gradient"}
+    assert client_rules.client_sends_an_integer_version.api == "gradient"
+    assert client_rules.client_waits_retry_after.api == "test-set"
 
 
 def test_a_journal_whose_oldest_entries_were_dropped_is_incomplete_unless_it_fails() -> None:
@@ -328,7 +359,7 @@ def test_a_journal_whose_oldest_entries_were_dropped_is_incomplete_unless_it_fai
     assert verdict.verdict == INCOMPLETE and verdict.findings == []
     assert verdict.dropped == 2 and "dropped its 2 oldest entries" in verdict.notes[0]
     [cursor] = [e for e in verdict.not_judged if e["rule"] == "client_sends_the_cursor_as_it_came"]
-    assert cursor["why"].startswith("1 occasion(s) not judged: the answer that gave the cursor")
+    assert cursor["why"].startswith("1 occasion not judged: the answer that gave the cursor")
     assert judge([*kept, sent(11.0, authorized=False)], dropped=2).verdict == VIOLATIONS
 
 

@@ -17,7 +17,7 @@ from evalmock.harness.checks.moving import listed_count
 from evalmock.harness.checks.pagination import walk_limits
 from evalmock.harness.checks.policy import LIVE_PROFILE, Policy
 from evalmock.harness.checks.scenario import Scenario
-from evalmock.harness.results.audit_results import COUNT, Results
+from evalmock.harness.results.audit_results import COUNT, Results, counted_word
 from evalmock.harness.results.findings import RequestRecord
 from evalmock.harness.results.incomplete import Shortfall
 from evalmock.harness.results.ledger import Ledger
@@ -158,7 +158,7 @@ def test_a_stateful_shard_that_sends_nothing_is_run_again_then_a_gap_never_silen
     )
     assert (
         any(
-            r.shortfall is Shortfall.UNDONE and "part(s) of the audit could not be done" in str(r)
+            r.shortfall is Shortfall.UNDONE and " of the audit could not be done" in str(r)
             for r in results.incomplete_reasons()
         )
         is noted
@@ -269,7 +269,7 @@ def test_schemathesis_findings_left_unjudged_are_one_note_per_reason_with_a_few_
     shown = [note for note in results.remarks() if "not judged, as the pages leave it open" in note]
     assert len(shown) == 2, shown
     assert shown[0].startswith(
-        "test-set: 5 finding(s) of Schemathesis's negative_data_rejection on answers of 200 not "
+        "test-set: 5 findings of Schemathesis's negative_data_rejection on answers of 200 not "
         "judged, as the pages leave it open ("
     )
     assert shown[0].endswith(
@@ -277,7 +277,7 @@ def test_schemathesis_findings_left_unjudged_are_one_note_per_reason_with_a_few_
         "GET http://svc.test/v1/agents/a/test-set/cases?projectId=p&include=&n=1; "
         "GET http://svc.test/v1/agents/a/test-set/cases?projectId=p&include=&n=2; and 2 more"
     )
-    assert "2 finding(s) of Schemathesis's unsupported_method on answers of 501" in shown[1]
+    assert "2 findings of Schemathesis's unsupported_method on answers of 501" in shown[1]
     assert shown[1].endswith(
         "PUT http://svc.test/v1/agents/a/test-set/cases?projectId=p; DELETE "
         "http://svc.test/v1/agents/a/test-set/cases?projectId=p"
@@ -350,3 +350,11 @@ def test_behind_a_gateway_that_refuses_one_project_the_audit_is_incomplete_not_f
         "answered 403" in gap.what and "turned the audit's token away" in gap.what
         for gap in results.gaps
     )
+
+
+def test_a_counted_note_says_its_words_in_agreement_with_its_total() -> None:
+    note = f"test-set: {COUNT} {counted_word('answer')} {counted_word('was', 'were')} not judged"
+    for total, said in ((1, "1 answer was"), (3, "3 answers were")):
+        results = Results(Policy(), ("test-set",))
+        results.count_note(note, total)
+        assert results.remarks() == [f"test-set: {said} not judged"]

@@ -97,7 +97,7 @@ def test_an_undocumented_status_the_pages_leave_open_is_noted_not_failed() -> No
     assert not results.failures
     [note] = [note for note in results.remarks() if "not judged" in note]
     assert note.startswith(
-        f"test-set: 2 answer(s) of {status} to requests for which the pages name no status"
+        f"test-set: 2 answers of {status} to requests for which the pages name no status"
     )
 
 

@@ -193,7 +193,7 @@ def test_a_check_that_met_responses_but_judged_none_says_why_instead_of_seeing_n
     results.skip_unexercised("test-set", lambda check: UNSEEN_SKIP)
     [skip] = [f for f in results.skips if f.check.name == "hand_cases_are_expert"]
     assert skip.title.startswith(
-        "3 response(s) not judged: hand cases, but no case on the page carries expert"
+        "3 responses not judged: hand cases, but no case on the page carries expert"
     )
     [unseen] = [f for f in results.skips if f.check.name == "has_more_page_has_a_next_cursor"]
     assert unseen.title == UNSEEN_SKIP  # a check that met nothing it speaks about still says so
@@ -210,7 +210,7 @@ def test_the_junit_failure_body_stays_small_whatever_the_number_of_responses(
         .find("testsuite/testcase[@name='updated_at_is_added_at_until_retired']/failure")
     )
     assert failure is not None and len(failure.text or "") <= MAX_JUNIT_TEXT
-    assert "450 response(s)" in (failure.text or "") and "/data/0/updatedAt" in (failure.text or "")
+    assert "450 responses" in (failure.text or "") and "/data/0/updatedAt" in (failure.text or "")
     assert "reproduce: curl" in (failure.text or "")
 
 
@@ -290,7 +290,7 @@ def test_the_report_says_why_a_part_is_incomplete_when_a_rule_failed_too() -> No
     results.throttling.given_up = 2
     assert results.verdict is Verdict.VIOLATIONS
     reason = (
-        "2 request(s) were still throttled after waiting, and no check judged them (see Throttling)"
+        "2 requests were still throttled after waiting, and no check judged them (see Throttling)"
     )
     markdown = render_markdown(results, base_url="http://h")
     assert (
@@ -335,8 +335,8 @@ def test_the_summary_folds_the_checks_not_checked_into_one_line_per_reason() -> 
     text = stream.getvalue()
     skipped = sum(t.outcome == "skipped" for t in results.rows("test-set"))
     assert skipped > 10
-    [line] = [ln for ln in text.splitlines() if "check(s) skipped" in ln]
-    assert line.startswith(f"test-set: {skipped} check(s) skipped: not run on traffic (")
+    [line] = [ln for ln in text.splitlines() if "checks skipped" in ln]
+    assert line.startswith(f"test-set: {skipped} checks skipped: not run on traffic (")
     # the line names the checks, the first of them at least (a long list is shortened in between)
     first = next(t.check.name for t in results.rows("test-set") if t.outcome == "skipped")
     assert first in line
@@ -371,7 +371,7 @@ def test_the_service_s_throttling_is_one_item_of_every_output(tmp_path: Path) ->
     )
     results.throttling.reasons["asked to wait longer than the longest wait"] = 2
     assert results.verdict is Verdict.VIOLATIONS  # a failure still decides
-    assert "2 request(s) still throttled after waiting (longest wait asked: 60 s" in summary_text(
+    assert "2 requests still throttled after waiting (longest wait asked: 60 s" in summary_text(
         results
     )
     assert render_markdown(results, base_url="http://h").count("## Throttling") == 1
@@ -388,7 +388,7 @@ def test_the_service_s_throttling_is_one_item_of_every_output(tmp_path: Path) ->
     clean.throttling.given_up = 1
     assert clean.verdict is Verdict.INCOMPLETE  # unjudged requests: no CONFORMS
     assert [str(reason) for reason in clean.incomplete_reasons()] == [
-        "1 request(s) were still throttled after waiting, and no check judged them (see Throttling)"
+        "1 request was still throttled after waiting, and no check judged them (see Throttling)"
     ]
     assert [(r.shortfall, r.api) for r in clean.incomplete_reasons()] == [
         (Shortfall.THROTTLED, None)

@@ -360,5 +360,5 @@ def test_behind_a_gateway_throttling_everything_only_completeness_fails_and_says
     assert (
         "asked to wait longer than the longest wait allowed (allow a longer one: "
         "--throttle-max-wait "
-        "SECONDS)); no check judged them. 0 throttled answer(s)"
+        "SECONDS)); no check judged them. 0 throttled answers"
     ) in done.stdout

@@ -126,7 +126,7 @@ def test_what_the_limits_do_not_let_through_is_counted_once_with_why(
     report = throttle.report()
     assert report.given_up == 1 and dict(report.reasons) == {reason: 1}
     assert report.longest == max(float(ra or 0) for _, ra in statuses)
-    assert "1 request(s) still throttled" in report.text()
+    assert "1 request still throttled" in report.text()
 
 
 class StandingClock:

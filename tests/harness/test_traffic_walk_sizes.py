@@ -132,7 +132,7 @@ def test_a_walk_that_skips_only_at_the_later_page_size_is_not_judged_and_says_wh
     [(why, kind)] = skips(traffic)
     assert kind is SkipKind.MOVED
     assert why.startswith("not judged: acme.drafting/") and why.endswith(
-        "the earlier walk listed 3 case(s) the later did not: retired between them, or skipped, "
+        "the earlier walk listed 3 cases the later did not: retired between them, or skipped, "
         "which the traffic does not tell"
     )
     third = walk_pages(ALL, 25, name="c", at=LATER + timedelta(minutes=1))

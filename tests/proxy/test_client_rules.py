@@ -12,6 +12,8 @@ from pathlib import Path
 import httpx
 import pytest
 
+from evalmock.contract.client_exchange import ClientExchange
+from evalmock.contract.client_rules import judge
 from evalmock.contract.client_verdict import CONFORMS, INCOMPLETE, VIOLATIONS
 from evalmock.contract.operations import operation
 from evalmock.contract.targets import ProjectTarget
@@ -82,7 +84,7 @@ def test_a_misbehaving_client_is_a_client_finding_in_the_summary_and_fails_the_e
     out = capsys.readouterr().out
     assert "FAILED client_waits_retry_after [page] request #5 GET /v1/agents/" in out
     assert "expected the next request to the list 1 second or more later, received 0." in out
-    assert "the app: VIOLATIONS (6 of 6 request(s) judged; 5 failed, 0 warned;" in out
+    assert "the app: VIOLATIONS (6 of 6 requests judged; 5 failed, 0 warned;" in out
     report = (tmp_path / "report.md").read_text()
     assert "## The app, judged by the page" in report
     assert "- `FAILED client_keeps_the_filters_of_its_cursor [page] request #3 GET" in report
@@ -106,9 +108,15 @@ def test_a_correct_client_walk_conforms_and_says_what_it_did_not_exercise(
         "no 503 with Retry-After was followed by another request to its list"
     )
     assert "client_sends_the_cursor_as_it_came" not in skipped
+    # /v2 was not called: its rules are left out, and one note says so
+    assert "client_sends_an_integer_version" not in skipped
+    assert "client_sends_a_token_to_digitalocean" not in skipped
     # a conforming app leaves the exit code the service's (here INCOMPLETE: /v2 was not used)
     assert _finish(proxy.session) == proxy.session.results().verdict.exit_code == 4
-    assert "not judged: client_waits_retry_after [page]" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert "not judged: client_waits_retry_after [page]" in out
+    assert out.count("note: no request to gradient: its 2 client rules are left out") == 1
+    assert "client_sends_an_integer_version" not in out
 
 
 def misbehave(proxy: RunningProxy, project: ProjectTarget) -> None:
@@ -189,7 +197,7 @@ def test_a_journal_keeps_no_token_and_drops_its_oldest_entries_saying_so() -> No
     journals.add("test-set", "GET", url, 4.0, 200, [("Authorization", "Bearer another")])
     verdict = journals.verdict()
     assert verdict.verdict == INCOMPLETE and verdict.dropped == 1 and verdict.requests == 2
-    assert "1 request(s) of callers past the first 1 were not journaled" in verdict.notes[-1]
+    assert "1 request of callers past the first 1 was not journaled" in verdict.notes[-1]
     assert "s3cr3t" not in repr(journals.__dict__) and "s3cr3t" not in str(verdict.to_json())
     lines = io.StringIO()
     client_section.print_summary(verdict, _NoRedactor(), lines)
@@ -235,3 +243,19 @@ def test_the_outputs_line_counts_what_judge_judges(
         _get(proxy, project, cursor=page.json()["nextCursor"])
         proxy.session.write_outputs()
         assert said in proxy.stream.getvalue()
+
+
+def test_the_headline_counts_in_words_singular_for_one() -> None:
+    one = judge([_list_request(0.0)])  # one request: most rules have nothing to judge
+    assert client_section.headline(one) == (
+        f"the app: CONFORMS (1 of 1 request judged; 0 failed, 0 warned; "
+        f"{len(one.not_judged)} rules not judged)"
+    )
+    dropped = judge([_list_request(0.0), _list_request(1.0, cursor="x")], dropped=1)
+    assert dropped.not_judged[0]["why"].startswith("1 occasion not judged")
+
+
+def _list_request(at: float, **query: str) -> ClientExchange:
+    path = operation("test-set").url_path(agentId="example")
+    sent = (("projectId", "2489e9ad-2ee2-8e00-8ec9-32d5f69181c0"), *query.items())
+    return ClientExchange("test-set", "GET", path, sent, at, 200, True)

@@ -100,7 +100,7 @@ def test_outputs_on_demand_and_at_the_end_cover_all_traffic(
     assert "Traceback" not in err
     assert _entries(tmp_path / "traffic.har") == on_demand + 1
     assert (
-        "2 response(s) of `GET /v1/agents/{agentId}/test-set/cases -> 200`"
+        "2 responses of `GET /v1/agents/{agentId}/test-set/cases -> 200`"
         in (tmp_path / "report.md").read_text()
     )
 

@@ -39,6 +39,10 @@ SHOWN = (
         ("/v1/x", "/v1/x"),
         ("/v1/x?apiKey=&token", "/v1/x?apiKey=&token"),  # nothing to hide
         ("/v1/x?X-Api-Key=k1;password=p2", f"/v1/x?X-Api-Key={HIDDEN};password={HIDDEN}"),
+        # a session token pasted where a session id goes
+        ("/__evalmock/sessions/evm_Ab-3_x/faults", f"/__evalmock/sessions/{HIDDEN}/faults"),
+        ("/__evalmock/sessions/evm_Ab-3_x?x=1", f"/__evalmock/sessions/{HIDDEN}?x=1"),
+        ("/__evalmock/sessions/ses_Ab-3_x", "/__evalmock/sessions/ses_Ab-3_x"),
     ],
 )
 def test_secret_named_query_values_are_hidden_and_nothing_else_changes(

@@ -4,6 +4,9 @@ never answered as if it were right."""
 
 from __future__ import annotations
 
+import json
+import logging
+
 import pytest
 
 from .helpers import cases_path
@@ -162,3 +165,28 @@ def test_a_value_of_the_wrong_type_is_refused_naming_what_came(server_world, fau
         body = {"api": "test-set", "status": 503, **fault}
         error = refusal(m.client.post(f"{ADMIN}/sessions/{session_id}/faults", json=body))
         assert {"path": path, "message": said} in error["details"], error
+
+
+@pytest.mark.parametrize("route", ["", "/faults", "/requests", "/requests/count", "/verdict"])
+def test_a_session_token_where_the_id_goes_is_named_so_and_never_quoted(
+    server_world, route, caplog
+):
+    caplog.set_level(logging.DEBUG)
+    with mock(server_world) as m:
+        session_id, token = m.create()
+        error = refusal(m.client.get(f"{ADMIN}/sessions/{token}{route}"))
+        said = (
+            "Path parameter 'sessionId' is a session token, not a session id: the id is the `id` "
+            "that POST /__evalmock/sessions answered."
+        )
+        assert error["message"] == said
+        assert error["details"] == [{"path": "sessionId", "message": said}]
+        # no part of the secret: not the token, nor its random part
+        secret = token.removeprefix("evm_")
+        # the server's logs (the test's own client, httpx, logs the URL it was given)
+        logged = [r.getMessage() for r in caplog.records if not r.name.startswith("http")]
+        assert secret[:8] not in json.dumps(error) and secret[:8] not in "\n".join(logged)
+        # an id that is neither still gets the pattern's words
+        other = refusal(m.client.get(f"{ADMIN}/sessions/not-an-id{route}"))
+        assert "must match ^ses_" in other["message"]
+        assert m.client.get(f"{ADMIN}/sessions/{session_id}{route}").status_code == 200

@@ -276,7 +276,7 @@ def test_a_changed_file_that_breaks_a_rule_is_refused_and_the_old_data_served(
         assert shop_cases(client) == before
     said = "".join(console).splitlines()
     start = said.index(
-        "evalmock serve: refused the changed data, 2 problem(s); still serving the previous data:"
+        "evalmock serve: refused the changed data, 2 problems; still serving the previous data:"
     )
     taken = broken["testSet"][0]["cases"][0]["id"]
     assert said[start + 1 : start + 3] == [

@@ -9,6 +9,7 @@ import json
 import pytest
 
 from data_builders import AGENT, PROJECT, case, data
+from evalmock.server.auth import DEMO_TOKENS
 from evalmock.server.sessions import SessionLimits, SessionSpec, StoreUnavailable
 from evalmock.server.sessions.middleware import MAX_JOURNALED_TEXT
 from evalmock.server.sessions.worlds import SessionWorlds
@@ -129,6 +130,25 @@ def test_faults_are_used_up_in_order_then_answers_are_normal_again(server_world)
         assert answers[0].json()["error"]["code"] == "database-busy"
         assert answers[2].json()["error"]["code"] == "token-expired"
         assert m.client.get(f"{ADMIN}/sessions/{session_id}/faults").json() == {"faults": []}
+
+
+@pytest.mark.parametrize("api", ["test-set", "gradient"])
+def test_a_queued_401_says_the_test_queued_it_and_names_no_demo_token(server_world, api):
+    with mock(server_world) as m:
+        session_id, token = m.create()
+        fault = m.fault(session_id, api=api, status=401)
+        bearer = {"Authorization": f"Bearer {token}"}
+        gradient = api == "gradient"
+        answer = m.client.get(evaluation_path(), headers=bearer) if gradient else m.cases(token)
+        assert answer.status_code == 401, answer.text
+        body = answer.json()
+        message = body["message"] if gradient else body["error"]["message"]
+        assert message == (
+            f"A 401 queued for this session's next request (fault {fault['id']}): the app should "
+            "act as if its token were refused."
+        )
+        assert not any(demo in answer.text for demo in DEMO_TOKENS)
+        assert "WWW-Authenticate" in answer.headers
 
 
 def test_a_fault_for_the_second_page_spares_the_first(server_world):

@@ -3,13 +3,14 @@ faults, the journal and its count, deletion, errors in the admin API's words, an
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 
 import httpx
 import pytest
 
 from data_builders import AGENT, PROJECT
-from evalmock.testing import AdminError, Mock, MockError, Session, Verdict, start_mock
+from evalmock.testing import Admin, AdminError, Mock, MockError, Session, Verdict, start_mock
 from evalmock.testing import mock as mock_module
 
 CASES = f"/v1/agents/{AGENT}/test-set/cases"
@@ -169,3 +170,22 @@ def test_a_mock_that_does_not_answer_is_one_short_error_without_the_transport_s_
     admin.close()
     assert "POST /__evalmock/sessions: the mock did not answer" in str(raised.value)
     assert raised.value.__cause__ is None and raised.value.__suppress_context__
+
+
+@pytest.mark.parametrize(
+    ("call", "written", "meant"),
+    [
+        (lambda s: s.fault("test-set", status=503, retryAfter=2), "retryAfter", "retry_after"),
+        (lambda s: s.fault("test-set", latencyMs=20), "latencyMs", "latency_ms"),
+        (lambda s: s.admin.create_session(dataOnly=True), "dataOnly", "data_only"),
+    ],
+)
+def test_a_camel_case_keyword_names_the_snake_case_one_meant(call, written, meant) -> None:
+    # refused before any request: the admin API at this address is never asked
+    admin = Admin("http://127.0.0.1:9")
+    session = Session(admin, "ses_0123456789abcdef", "evm_unused", admin.base_url)
+    with pytest.raises(TypeError, match=re.escape(f"'{written}': did you mean '{meant}'?")):
+        call(session)
+    with pytest.raises(TypeError, match=r"unexpected keyword argument 'flavour'$"):
+        session.fault("test-set", flavour=1)  # no keyword meant: Python's own words
+    admin.close()

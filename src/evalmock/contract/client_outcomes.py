@@ -16,6 +16,7 @@ from typing import Any
 from urllib.parse import quote, unquote
 
 from evalmock.contract.client_exchange import ClientExchange
+from evalmock.contract.documents import APIS
 from evalmock.contract.operations import Operation, operation
 from evalmock.contract.sources import Level, Source
 
@@ -113,12 +114,13 @@ class Journal:
 
 @dataclass(frozen=True)
 class ClientRule:
-    """A named client rule with its source, the rule in our words, and what traffic it needs (said
-    when the journal held none)."""
+    """A named client rule with its source, the rule in our words, the API whose requests it
+    judges, and what traffic it needs (said when the journal held none)."""
 
     name: str
     source: Source
     rule: str
+    api: str  # a name of evalmock.contract.documents.APIS
     needs: str
     check: Callable[[Journal], Iterator[Outcome]]
 
@@ -130,14 +132,19 @@ class ClientRule:
         return self.check(journal)
 
 
-def client_rule(source: Source, *, needs: str) -> Callable[[Callable[..., Any]], ClientRule]:
-    """Make a function a ClientRule: its docstring states the rule, `needs` says what it judges."""
+def client_rule(
+    source: Source, *, api: str, needs: str
+) -> Callable[[Callable[..., Any]], ClientRule]:
+    """Make a function a ClientRule: its docstring states the rule, `api` names the API whose
+    requests it judges, `needs` says what it judges."""
 
     def decorate(func: Callable[..., Any]) -> ClientRule:
         rule = " ".join((func.__doc__ or "").split())
         if not rule:
             raise ValueError(f"client rule {func.__name__} must state its rule")
-        return ClientRule(func.__name__, source, rule, needs, func)
+        if api not in APIS:
+            raise ValueError(f"client rule {func.__name__} names no API: {api!r}")
+        return ClientRule(func.__name__, source, rule, api, needs, func)
 
     return decorate
 

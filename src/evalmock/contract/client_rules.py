@@ -24,6 +24,7 @@ from evalmock.contract.client_outcomes import (
     shown,
 )
 from evalmock.contract.client_verdict import ClientVerdict, judge_callers
+from evalmock.contract.documents import GRADIENT
 from evalmock.contract.filters import LIST_API, filters, list_key
 from evalmock.contract.operations import operation
 from evalmock.contract.query_form import form_problems
@@ -59,6 +60,7 @@ _BUSY = on_test_set_page(
         "An empty cursor= is left open (the page says only that an absent one asks for the first "
         "page).",
     ),
+    api=LIST_API,
     needs="no request sent a cursor",
 )
 def client_sends_the_cursor_as_it_came(journal: Journal) -> Iterator[Outcome]:
@@ -91,6 +93,7 @@ def client_sends_the_cursor_as_it_came(journal: Journal) -> Iterator[Outcome]:
         "A cursor two answers gave alike (a runtime whose cursors are offsets) may go back with "
         "either's.",
     ),
+    api=LIST_API,
     needs="no request sent a cursor an earlier answer in the journal gave",
 )
 def client_keeps_the_filters_of_its_cursor(journal: Journal) -> Iterator[Outcome]:
@@ -130,6 +133,7 @@ def client_keeps_the_filters_of_its_cursor(journal: Journal) -> Iterator[Outcome
         "request the 503 answered. Times are the journal's (the mock's or the proxy's clock), "
         "taken when each request arrived, so an answer's own latency counts as waiting.",
     ),
+    api=LIST_API,
     needs="no 503 with Retry-After was followed by another request to its list",
 )
 def client_waits_retry_after(journal: Journal) -> Iterator[Outcome]:
@@ -168,6 +172,7 @@ def client_waits_retry_after(journal: Journal) -> Iterator[Outcome]:
         "again without it, unless a later answer gives it anew. A 400 to a request with another "
         "malformed parameter may be that parameter's, so it is not read as refusing the cursor.",
     ),
+    api=LIST_API,
     needs="no request with a cursor (and no other fault) was answered 400",
 )
 def client_starts_again_after_a_refused_cursor(journal: Journal) -> Iterator[Outcome]:
@@ -208,11 +213,12 @@ def client_starts_again_after_a_refused_cursor(journal: Journal) -> Iterator[Out
         reading="A request without a bearer token cannot have read on the project; the page's "
         "own request carries one. Whether a token came is all a journal keeps, never the token.",
     ),
+    api=LIST_API,
     needs="no request to the test-set list",
 )
 def client_sends_a_token(journal: Journal) -> Iterator[Outcome]:
     """Every request to the test-set list carries an Authorization header."""
-    yield from _token_outcomes(journal, LIST_API, client_sends_a_token.name)
+    yield from _token_outcomes(journal, client_sends_a_token)
 
 
 @client_rule(
@@ -222,11 +228,12 @@ def client_sends_a_token(journal: Journal) -> Iterator[Outcome]:
         "request needs it.",
         on_digitalocean_page('option.WithAccessToken("My Access Token"),'),
     ),
+    api=GRADIENT.name,
     needs="no request to DigitalOcean's test case",
 )
 def client_sends_a_token_to_digitalocean(journal: Journal) -> Iterator[Outcome]:
     """Every request for DigitalOcean's test case carries an Authorization header."""
-    yield from _token_outcomes(journal, "gradient", client_sends_a_token_to_digitalocean.name)
+    yield from _token_outcomes(journal, client_sends_a_token_to_digitalocean)
 
 
 @client_rule(
@@ -241,14 +248,13 @@ def client_sends_a_token_to_digitalocean(journal: Journal) -> Iterator[Outcome]:
         "parameter of the form its schema in openapi/agent-test-set.yaml states. An empty "
         "include= or kind= is left open.",
     ),
+    api=LIST_API,
     needs="no request to the test-set list",
 )
 def client_sends_the_list_s_parameters_as_the_page_states(journal: Journal) -> Iterator[Outcome]:
     """Every request to the test-set list sends projectId, and projectId, include, kind and limit
     of the form the page states."""
-    yield from _form_outcomes(
-        journal, LIST_API, client_sends_the_list_s_parameters_as_the_page_states.name
-    )
+    yield from _form_outcomes(journal, client_sends_the_list_s_parameters_as_the_page_states)
 
 
 @client_rule(
@@ -259,11 +265,12 @@ def client_sends_the_list_s_parameters_as_the_page_states(journal: Journal) -> I
         "evaluation_test_case_version, is inferred (the page gives the SDK's field); an empty "
         "value is left open, and a version below 1 is not judged (the page names none).",
     ),
+    api=GRADIENT.name,
     needs="no request to DigitalOcean's test case",
 )
 def client_sends_an_integer_version(journal: Journal) -> Iterator[Outcome]:
     """Every version the app asks DigitalOcean's test case for is an integer (int64)."""
-    yield from _form_outcomes(journal, "gradient", client_sends_an_integer_version.name)
+    yield from _form_outcomes(journal, client_sends_an_integer_version)
 
 
 RULES: tuple[ClientRule, ...] = (
@@ -346,15 +353,15 @@ def _same_list(busy: ClientExchange, other: ClientExchange) -> bool:
     ) == key.read(busy.param(key.name))
 
 
-def _token_outcomes(journal: Journal, api: str, rule: str) -> Iterator[Outcome]:
+def _token_outcomes(journal: Journal, rule: ClientRule) -> Iterator[Outcome]:
     for index, exchange in journal.judged():
-        if exchange.api != api:
+        if exchange.api != rule.api:
             continue
         if exchange.authorized:
             yield Kept(index)
         else:
             yield ClientBreach(
-                rule,
+                rule.name,
                 index,
                 "the app sent a request without a token",
                 expected="Authorization: Bearer <token>",
@@ -362,16 +369,16 @@ def _token_outcomes(journal: Journal, api: str, rule: str) -> Iterator[Outcome]:
             )
 
 
-def _form_outcomes(journal: Journal, api: str, rule: str) -> Iterator[Outcome]:
+def _form_outcomes(journal: Journal, rule: ClientRule) -> Iterator[Outcome]:
     for index, exchange in journal.judged():
-        if exchange.api != api:
+        if exchange.api != rule.api:
             continue
         problems = _form_breaches(exchange)
         if not problems:
             yield Kept(index)
         for name, expected, received in problems:
             yield ClientBreach(
-                rule,
+                rule.name,
                 index,
                 f"the app sent {name} of another form than the page's",
                 expected=f"{name} {expected}",

@@ -7,6 +7,10 @@ route and the proxy's outputs (`client_rules.judge` applies the pages' rules).
   dropped;
 - `CONFORMS`: otherwise. Inferred findings are then warnings, listed with their level.
 
+The rules of an API the traffic never called are left out (a note names the API), so an app of one
+API is not told of the other's rules; a rule of a called API with nothing to judge is listed as not
+judged, with why.
+
 A finding says which request (its index in the journal as given, 0 the oldest kept; its time,
 method, path and status), what the app sent and what the page asks. No finding holds a credential:
 a journal keeps none.
@@ -29,6 +33,7 @@ from evalmock.contract.client_outcomes import (
     clipped,
 )
 from evalmock.contract.sources import Level
+from evalmock.nouns import counted, noun_for
 
 CONFORMS, VIOLATIONS, INCOMPLETE = "CONFORMS", "VIOLATIONS", "INCOMPLETE"
 FAILED, WARNED = "failed", "warned"  # a finding's outcome: it fails the verdict, or only warns
@@ -86,9 +91,13 @@ def judge_callers(
     finding names its caller by number (1 = the first seen), never by its token. `strict`: an
     inferred rule's finding fails the verdict too, as a page rule's does."""
     journals = [Journal(tuple(exchanges), max(0, dropped)) for exchanges, dropped in callers]
+    # a rule of an API the app never called has nothing to say: it is left out, and the note says
+    # which APIs were not called (a rule of a called API with no occasion stays not judged)
+    called = {exchange.api for journal in journals for exchange in journal.exchanges}
     judging = _Judging()
     for rule in rules:
-        _judge_rule(rule, journals, judging, strict=strict)
+        if rule.api in called:
+            _judge_rule(rule, journals, judging, strict=strict)
     requests = sum(len(journal.exchanges) for journal in journals)
     judged = sum(1 for journal in journals for _ in journal.judged())
     dropped = sum(journal.dropped for journal in journals)
@@ -102,6 +111,15 @@ def judge_callers(
         notes.append("the journal is empty: the app sent nothing, so nothing was judged")
     elif not judged:
         notes.append("no request of the journal is one of the APIs' operations: nothing was judged")
+    not_called = list(dict.fromkeys(rule.api for rule in rules if rule.api not in called))
+    if not_called:
+        left_out = sum(rule.api not in called for rule in rules)
+        notes.append(
+            f"no request to {' or '.join(not_called)}: "
+            f"{noun_for(len(not_called), 'its', plural='their')} "
+            f"{counted(left_out, 'client rule')} {noun_for(left_out, 'is', plural='are')} "
+            "left out"
+        )
     if judging.failing:
         verdict = VIOLATIONS
     elif not judged or dropped:
@@ -141,7 +159,7 @@ def _judge_rule(
     level = str(rule.level)
     judging.tallies.append({"rule": rule.name, "level": level, "kept": kept, "broken": breaches})
     if unjudged:
-        why = f"{len(unjudged)} occasion(s) not judged: {unjudged[0].why}"
+        why = f"{counted(len(unjudged), 'occasion')} not judged: {unjudged[0].why}"
         judging.not_judged.append({"rule": rule.name, "level": level, "why": why})
     elif not kept and not breaches:
         judging.not_judged.append({"rule": rule.name, "level": level, "why": rule.needs})

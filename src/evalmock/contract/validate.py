@@ -13,6 +13,7 @@ from openapi_spec_validator import OpenAPIV30SpecValidator
 from evalmock.contract.lint import lint, pointer
 from evalmock.contract.problems import Problem, line_of, unreadable
 from evalmock.exits import FAILED, OK, USAGE
+from evalmock.nouns import counted
 from evalmock.paths import openapi_dir
 
 
@@ -73,6 +74,6 @@ def run_validate(paths: Sequence[str]) -> int:
         if not problems:
             print(f"{document}: ok")
     if failed:
-        print(f"{failed} of {len(documents)} document(s) failed validation")
+        print(f"{failed} of {counted(len(documents), 'document')} failed validation")
         return FAILED
     return OK

@@ -21,6 +21,7 @@ from urllib.parse import parse_qsl, urlsplit
 from evalmock.contract.client_exchange import ClientExchange
 from evalmock.contract.client_rules import RULES
 from evalmock.contract.client_verdict import ClientVerdict, judge_callers
+from evalmock.nouns import counted, noun_for
 
 # Journals kept: an app and a few testers, not a crowd. A request of a caller past the bound is not
 # journaled (counted, and said).
@@ -122,7 +123,8 @@ class ClientJournals:
         found = judge_callers(journals, RULES, strict=strict)
         if self.unjournaled:
             found.notes.append(
-                f"{self.unjournaled} request(s) of callers past the first {self.max_callers} were "
+                f"{counted(self.unjournaled, 'request')} of callers past the first "
+                f"{self.max_callers} {noun_for(self.unjournaled, 'was', plural='were')} "
                 "not journaled, so not judged"
             )
         return found

@@ -1,10 +1,11 @@
 """The access lines of `evalmock serve --access-log`: one shape whichever server writes them
 (uvicorn's), and no secret in them: the value of a query parameter whose name says secret (or that
-an apiKey scheme names) is hidden."""
+an apiKey scheme names) is hidden, and so is a session token in the path."""
 
 from __future__ import annotations
 
 import copy
+import functools
 import logging
 import re
 from collections.abc import Mapping
@@ -21,11 +22,26 @@ _QUERY_PAIR = re.compile(r"(?<=[?&;])([^=&;#\s]+)=([^&;#\s]*)")
 
 
 def hidden_secrets(target: str) -> str:
-    """A request target (path and query) with the values of secret-named query parameters hidden."""
-    if "?" not in target:
-        return target
-    path, query = target.split("?", 1)
+    """A request target (path and query) with the values of secret-named query parameters hidden,
+    and a session token in the path (pasted where a session id goes) too."""
+    path, mark, query = target.partition("?")
+    path = _session_token_hidden(path)
+    if not mark:
+        return path
     return f"{path}?" + _QUERY_PAIR.sub(_hide, "?" + query)[1:]
+
+
+@functools.cache
+def _session_token() -> re.Pattern[str]:
+    # imported when first needed: the sessions package imports Connexion, which the command line
+    # (importing this module) must not import before a server process defers what it never runs
+    from evalmock.server.sessions.tokens import TOKEN_PREFIX
+
+    return re.compile(re.escape(TOKEN_PREFIX) + r"[^/?#\s]*")
+
+
+def _session_token_hidden(path: str) -> str:
+    return _session_token().sub(HIDDEN, path)
 
 
 def _hide(match: re.Match[str]) -> str:

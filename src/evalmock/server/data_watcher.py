@@ -157,8 +157,8 @@ class DataWatcher:
             if problems != self._refused:
                 self._refused = problems
                 self._say(
-                    f"evalmock serve: refused the changed data, {len(problems)} problem(s); "
-                    "still serving the previous data:",
+                    "evalmock serve: refused the changed data, "
+                    f"{counted(len(problems), 'problem')}; still serving the previous data:",
                     *problems,
                 )
             return

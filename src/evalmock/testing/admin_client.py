@@ -11,6 +11,7 @@ from typing import Any
 import httpx
 
 from evalmock.exits import EvalmockError
+from evalmock.testing.keywords import snake_case_keywords
 
 ADMIN_PATH = "/__evalmock"
 MAX_ANSWER_BYTES = 16 * 2**20  # a journal is bounded by the mock; a larger answer is not the mock's
@@ -91,6 +92,7 @@ class Session:
     def info(self) -> dict[str, Any]:
         return self.admin.call("GET", self._path())
 
+    @snake_case_keywords
     def fault(
         self,
         api: str = "test-set",
@@ -122,6 +124,7 @@ class Session:
     def clear_faults(self) -> None:
         self.admin.call("DELETE", self._path("faults"))
 
+    @snake_case_keywords
     def requests(
         self,
         api: str | None = None,
@@ -138,6 +141,7 @@ class Session:
         )
         return list(answer["requests"])
 
+    @snake_case_keywords
     def count(
         self,
         api: str | None = None,
@@ -234,6 +238,7 @@ class Admin:
     def close(self) -> None:
         self._client.close()
 
+    @snake_case_keywords
     def create_session(
         self,
         *,

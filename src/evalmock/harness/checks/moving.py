@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from evalmock.harness.checks.scenario import Walk
+from evalmock.nouns import counted, noun_for
 
 
 def listed_count(walk: Walk) -> int | None:
@@ -56,11 +57,14 @@ class Readings:
     def movement(self) -> str:
         """How the list moved, as the report says it."""
         said = (
-            f"{len(self.arrived)} case(s) arrived and {len(self.left)} left between the first walk "
+            f"{counted(len(self.arrived), 'case')} arrived and {len(self.left)} left between the "
+            "first walk "
             f"({len(set(self.before.ids))} cases) and the last ({len(set(self.after.ids))})"
         )
         if self.dated:
-            said += f"; {len(self.dated)} case(s) are dated while the walks ran"
+            dated = len(self.dated)
+            are = noun_for(dated, "is", plural="are")
+            said += f"; {counted(dated, 'case')} {are} dated while the walks ran"
         return said
 
     def unlisted(self, walk: Walk) -> list[Any]:

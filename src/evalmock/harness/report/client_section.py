@@ -12,6 +12,7 @@ from typing import Any, TextIO
 from evalmock.contract.client_verdict import FAILED, ClientVerdict
 from evalmock.harness.excerpts import clip, printable
 from evalmock.harness.secrets.redactor import Redactor
+from evalmock.nouns import counted
 
 TITLE = "The app, judged by the page"
 SUITE = "client"  # the JUnit suite of the client rules
@@ -39,8 +40,9 @@ def headline(verdict: ClientVerdict) -> str:
     failed = sum(f["outcome"] == FAILED for f in verdict.findings)
     warned = len(verdict.findings) - failed
     return (
-        f"the app: {verdict.verdict} ({verdict.judged} of {verdict.requests} request(s) judged; "
-        f"{failed} failed, {warned} warned; {len(verdict.not_judged)} rule(s) not judged)"
+        f"the app: {verdict.verdict} ({verdict.judged} of "
+        f"{counted(verdict.requests, 'request')} judged; {failed} failed, {warned} warned; "
+        f"{counted(len(verdict.not_judged), 'rule')} not judged)"
     )
 
 

@@ -32,6 +32,7 @@ from evalmock.harness.results.audit_results import Results
 from evalmock.harness.results.findings import Finding
 from evalmock.harness.results.tally import OFF
 from evalmock.harness.results.verdict import Verdict
+from evalmock.nouns import counted
 
 
 def prose(text: str) -> str:
@@ -259,7 +260,7 @@ def _html_finding(finding: Finding) -> str:
     if finding.shape:
         code = f", Schemathesis {e(finding.code)}" if finding.code else ""
         parts.append(
-            f"<p>{finding.count} response(s) of <code>{e(finding.shape)}</code>{code}.</p>"
+            f"<p>{counted(finding.count, 'response')} of <code>{e(finding.shape)}</code>{code}.</p>"
         )
     for number, example in enumerate(finding.examples, 1):
         parts.append(

@@ -23,6 +23,7 @@ from evalmock.harness.results.findings import Finding
 from evalmock.harness.results.tally import OFF, Tally
 from evalmock.harness.results.verdict import Verdict
 from evalmock.harness.secrets.redactor import Redactor
+from evalmock.nouns import counted
 from evalmock.whole_file import write_whole
 
 
@@ -38,7 +39,7 @@ def finding_text(finding: Finding, limit: int = MAX_JUNIT_TEXT) -> str:
     if finding.code:
         lines.append(f"Schemathesis code: {finding.code}")
     if finding.shape:
-        lines.append(f"{finding.count} response(s) of {finding.shape}")
+        lines.append(f"{counted(finding.count, 'response')} of {finding.shape}")
     for number, example in enumerate(finding.examples, 1):
         lines += ["", f"example {number}: {clip(example.message, MAX_EXAMPLE_TEXT)}"]
         if example.pointer is not None:

@@ -28,6 +28,7 @@ from evalmock.harness.report.view import (
 from evalmock.harness.results.audit_results import Results
 from evalmock.harness.results.findings import Finding
 from evalmock.harness.results.tally import OFF
+from evalmock.nouns import counted
 
 
 def markdown_header(results: Results, run: RunInfo) -> list[str]:
@@ -116,7 +117,7 @@ def _markdown_finding(finding: Finding) -> list[str]:
     ]
     if finding.shape:
         lines += [
-            f"{finding.count} response(s) of `{finding.shape}`"
+            f"{counted(finding.count, 'response')} of `{finding.shape}`"
             + (f", Schemathesis {finding.code}" if finding.code else "")
             + ".",
             "",

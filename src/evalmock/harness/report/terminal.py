@@ -19,6 +19,7 @@ from evalmock.harness.report.view import (
 from evalmock.harness.results.audit_results import Results
 from evalmock.harness.results.tally import OFF
 from evalmock.harness.secrets.redactor import Redactor
+from evalmock.nouns import counted
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -55,7 +56,7 @@ def print_summary(results: Results, redactor: Redactor, stream: TextIO) -> None:
         console.print(table)
         for outcome, why, names in not_checked(results, api):
             console.print(
-                f"{api}: {len(names)} check(s) {outcome}: {printable(redactor.text(why))} "
+                f"{api}: {counted(len(names), 'check')} {outcome}: {printable(redactor.text(why))} "
                 f"({', '.join(names)})",
                 markup=False,
             )

@@ -5,6 +5,7 @@ checked nothing never passes."""
 from __future__ import annotations
 
 import dataclasses
+import re
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
@@ -24,6 +25,7 @@ from evalmock.harness.results.incomplete import Incomplete, Shortfall
 from evalmock.harness.results.tally import OFF, Tally
 from evalmock.harness.results.throttling import ThrottleReport
 from evalmock.harness.results.verdict import Verdict
+from evalmock.nouns import counted, noun_for
 
 UNSEEN_SKIP = (
     "no response this check speaks about was seen"  # why a check that never applied is skipped
@@ -31,7 +33,20 @@ UNSEEN_SKIP = (
 MAX_EXAMPLES = 3  # examples kept per finding; the rest are counted
 GAPS_SHOWN = 3  # gaps of the audit named in its incomplete reason; the rest are counted
 COUNT = "{count}"  # where a counted note says its total
+_COUNTED_WORD = re.compile(r"\{count:([^|{}]+)\|([^|{}]+)\}")
 FOLDED_SHOWN = 3  # instances a folded note names; the rest are counted
+
+
+def counted_word(singular: str, plural: str | None = None) -> str:
+    """Where a counted note says a word that agrees with its total (after COUNT): `answer`, or
+    `answers`; `was`, or `were`."""
+    return "{count:" + singular + "|" + (plural or singular + "s") + "}"
+
+
+def with_count(note: str, count: int) -> str:
+    """A counted note with its total at COUNT and each counted_word agreeing with it."""
+    said = _COUNTED_WORD.sub(lambda word: noun_for(count, word[1], plural=word[2]), note)
+    return said.replace(COUNT, str(count))
 
 
 @dataclass
@@ -55,7 +70,7 @@ class Folded:
     def say(self, note: str) -> str:
         """The note with its total, then the instances it names and how many more."""
         more = self.count - len(self.shown)
-        return f"{note.replace(COUNT, str(self.count))}: {'; '.join(self.shown)}" + (
+        return f"{with_count(note, self.count)}: {'; '.join(self.shown)}" + (
             f"; and {more} more" if more > 0 else ""
         )
 
@@ -143,7 +158,7 @@ class Results:
                 # it met responses, and said why it judged none
                 if why is not None and tally.not_judged:
                     why = "; ".join(
-                        f"{count} response(s) not judged: {said}"
+                        f"{counted(count, 'response')} not judged: {said}"
                         for said, count in tally.not_judged.most_common()
                     )
                 if why is not None:
@@ -172,7 +187,7 @@ class Results:
         """Every note of the run, each counted or folded one once, with its total."""
         return [
             *self.notes,
-            *(note.replace(COUNT, str(count)) for note, count in self.counted_notes.items()),
+            *(with_count(note, count) for note, count in self.counted_notes.items()),
             *(folded.say(note) for note, folded in self.folded_notes.items()),
         ]
 
@@ -273,7 +288,8 @@ class Results:
                 Incomplete(
                     Shortfall.THROTTLED,
                     None,
-                    f"{self.throttling.given_up} request(s) were still "
+                    f"{counted(self.throttling.given_up, 'request')} "
+                    f"{noun_for(self.throttling.given_up, 'was', plural='were')} still "
                     "throttled after waiting, and no check judged them (see Throttling)",
                 )
             )
@@ -307,7 +323,8 @@ class Results:
             return Incomplete(
                 Shortfall.NO_TOKEN,
                 api,
-                f"{len(tokenless)} scenario check(s) that need a token were skipped ({NO_TOKEN})",
+                f"{counted(len(tokenless), 'scenario check')} that need a token "
+                f"{noun_for(len(tokenless), 'was', plural='were')} skipped ({NO_TOKEN})",
             )
         return None
 
@@ -349,6 +366,6 @@ def _undone(gaps: list[Gap]) -> str:
         f". {remedy}" for remedy in dict.fromkeys(g.remedy for g in gaps if g.remedy)
     )
     return (
-        f"{len(gaps)} part(s) of the audit could not be done, and no check judged them "
+        f"{counted(len(gaps), 'part')} of the audit could not be done, and no check judged them "
         f"({shown}){remedies}"
     )

@@ -8,6 +8,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 from evalmock.harness.results.gateway_rate import Slower
+from evalmock.nouns import counted, noun_for
 
 # Answers after a wait are "far less often" throttled than first tries under this fraction of
 # their share; a share of fewer tries after a wait than MIN_AFTER_A_WAIT tells nothing.
@@ -130,17 +131,19 @@ class ThrottleReport:
         shares = f"{self.shares.text()}. " if self.shares.answers else ""
         if not self.given_up:
             text = (
-                f"{self.waited_out} throttled answer(s) waited out ({self.waited:.1f} s spent "
+                f"{counted(self.waited_out, 'throttled answer')} waited out ({self.waited:.1f} s "
+                "spent "
                 "waiting, the longest "
                 f"{self.longest:g} s); every request was judged on its answer after the wait"
             )
         else:
             why = "; ".join(f"{count} {reason}" for reason, count in sorted(self.reasons.items()))
             text = (
-                f"{self.given_up} request(s) still throttled after waiting (longest wait asked: "
+                f"{counted(self.given_up, 'request')} still throttled after waiting (longest wait "
+                "asked: "
                 f"{self.longest:g} "
-                f"s; {why}); no check judged them. {self.waited_out} throttled answer(s) were "
-                "waited out "
+                f"s; {why}); no check judged them. {counted(self.waited_out, 'throttled answer')} "
+                f"{noun_for(self.waited_out, 'was', plural='were')} waited out "
                 f"({self.waited:.1f} s spent waiting)"
             )
             if self.slower is not None:
@@ -148,7 +151,8 @@ class ThrottleReport:
         text = shares + text
         if self.probes:
             text += (
-                f". {self.probes} throttled answer(s) to the probes Schemathesis's ignored_auth "
+                f". {counted(self.probes, 'throttled answer')} to the probes Schemathesis's "
+                "ignored_auth "
                 "check sends "
                 "from inside itself, which no hook can wait out: its findings on them were dropped "
                 "(it probes "

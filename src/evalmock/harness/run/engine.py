@@ -16,7 +16,7 @@ from evalmock.harness.checks.outcomes import Skip, Undone, Violation
 from evalmock.harness.checks.registry import Check, scenario_checks
 from evalmock.harness.checks.scenario import Scenario
 from evalmock.harness.checks.target_keys import TargetKey
-from evalmock.harness.results.audit_results import COUNT, UNSEEN_SKIP, Results
+from evalmock.harness.results.audit_results import COUNT, UNSEEN_SKIP, Results, counted_word
 from evalmock.harness.results.findings import Example, Gap
 from evalmock.harness.results.ledger import Ledger
 from evalmock.harness.run.answer_deadline import held_to_deadlines
@@ -244,15 +244,18 @@ def run_scenario(
         )
         run_scenario_check(check, scenario, judge)
     if sender.unasked:
-        ledger.count_note(UNASKED_NOTE.format(api=api, count=COUNT), sender.unasked)
+        ledger.count_note(unasked_note(api), sender.unasked)
     return ledger
 
 
-UNASKED_NOTE = (
-    "{api}: {count} answer(s) came with bytes behind them that no request asked for (an answer "
-    "queued unasked: a response desync, the service's fault); each connection was closed, so no "
-    "later request read them as its answer"
-)
+def unasked_note(api: str) -> str:
+    """The counted note of answers whose connection held bytes no request asked for."""
+    return (
+        f"{api}: {COUNT} {counted_word('answer')} came with bytes behind "
+        f"{counted_word('it', 'them')} that no request asked for (an answer queued unasked: a "
+        "response desync, the service's fault); each connection was closed, so no later request "
+        "read them as its answer"
+    )
 
 
 def run_shard(
@@ -304,7 +307,7 @@ def name_cut_answers(api: str, audit: Audit, results: Results) -> None:
     for gap in cut_answer_gaps(api, audit.base_url, audit.cut_answers, audit.redactor):
         results.gap(gap)
     if unasked := audit.cut_answers.take_unasked(api_root(api, audit.base_url)):
-        results.count_note(UNASKED_NOTE.format(api=api, count=COUNT), unasked)
+        results.count_note(unasked_note(api), unasked)
 
 
 def run_scenario_check(check: Check, scenario: Scenario, judge: ResponseJudge) -> None:

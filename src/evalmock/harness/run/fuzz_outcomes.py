@@ -16,7 +16,7 @@ from evalmock.harness.checks.gateway_errors import GATEWAY_ERRORS
 from evalmock.harness.checks.open_answers import refusal_left_open
 from evalmock.harness.checks.outcomes import TurnedAway
 from evalmock.harness.checks.target_keys import TARGET_NAMES
-from evalmock.harness.results.audit_results import COUNT
+from evalmock.harness.results.audit_results import COUNT, counted_word
 from evalmock.harness.results.findings import Gap, RequestRecord, request_shape
 from evalmock.harness.results.ledger import Recorder
 from evalmock.harness.run.fuzz_hooks import Refusal, ThrottledRetry, retry_after
@@ -144,7 +144,7 @@ def _record_node(scene: _Scene, recorder: Any, case_id: str, sent: _Sent, node: 
         if _throttled_answer(recorder, case_id, failure, scene.retry):
             return 0
         if _gateway_error_of_a_probe(recorder, case_id, failure):
-            results.count_note(GATEWAY_PROBE_NOTE.format(api=api, count=COUNT))
+            results.count_note(gateway_probe_note(api))
             return 0
         scene.progress.failures += 1
         record = _request_record(sent.interaction, redactor)
@@ -165,7 +165,8 @@ def show_unjudged(api: str, check: str, record: RequestRecord | None, results: R
     if record is None:
         return
     results.fold_note(
-        f"{api}: {COUNT} finding(s) of Schemathesis's {check} on answers of {record.status} not "
+        f"{api}: {COUNT} {counted_word('finding')} of Schemathesis's {check} on answers of "
+        f"{record.status} not "
         "judged, as the pages leave it open (an undeclared or repeated query parameter, an empty "
         "include= or kind=, a stray header, a method or status the pages name nothing for)",
         f"{record.method} {record.url}",
@@ -192,11 +193,13 @@ def _throttled_children(recorder: Any, case_id: str, retry: ThrottledRetry) -> i
     return throttled
 
 
-GATEWAY_PROBE_NOTE = (
-    "{api}: {count} answer(s) of 502 or 504 to a request a Schemathesis check (ignored_auth) sent "
-    "from inside itself, which no hook can send again, were not judged (a gateway's answer is not "
-    "the API's)"
-)
+def gateway_probe_note(api: str) -> str:
+    """The counted note of answers of 502 or 504 to a check's own probes."""
+    return (
+        f"{api}: {COUNT} {counted_word('answer')} of 502 or 504 to a request a Schemathesis check "
+        f"(ignored_auth) sent from inside itself, which no hook can send again, "
+        f"{counted_word('was', 'were')} not judged (a gateway's answer is not the API's)"
+    )
 
 
 def _gateway_error_of_a_probe(recorder: Any, case_id: str, failure: Any) -> bool:

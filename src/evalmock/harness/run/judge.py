@@ -21,7 +21,7 @@ from evalmock.harness.checks.outcomes import Violation, not_read
 from evalmock.harness.checks.registry import Check, response_checks
 from evalmock.harness.checks.schema_parts import schema_part_source
 from evalmock.harness.excerpts import as_json, quoted
-from evalmock.harness.results.audit_results import COUNT
+from evalmock.harness.results.audit_results import COUNT, counted_word
 from evalmock.harness.results.findings import Example, Gap, RequestRecord, request_shape
 from evalmock.harness.results.ledger import Recorder
 from evalmock.harness.run.document_judge import BODY_CHECK, DocumentJudge
@@ -174,8 +174,8 @@ class ResponseJudge:
         """Count, per status, the answers not judged: the pages name no other status for their
         requests."""
         self.results.count_note(
-            f"{self.api}: {COUNT} answer(s) of {status} to requests for which the pages name no "
-            "status were not judged "
+            f"{self.api}: {COUNT} {counted_word('answer')} of {status} to requests for which the "
+            f"pages name no status {counted_word('was', 'were')} not judged "
             "by status_code_conformance (docs/fairness.md: statuses the pages leave open)"
         )
 

@@ -21,6 +21,7 @@ from evalmock.harness.checks.exchange import Exchange
 from evalmock.harness.checks.outcomes import SkipKind, Violation
 from evalmock.harness.checks.walk_pages import WalkLedger, id_key
 from evalmock.harness.excerpts import clip, show
+from evalmock.nouns import counted
 
 # A case added this shortly before the earlier walk's first page was answered (its Date header, in
 # whole seconds) may have come after that page was read: a slow answer, or the clock that dates
@@ -237,13 +238,13 @@ class WalkComparisons:
         said = []
         if left:
             said.append(
-                f"the earlier walk listed {left} case(s) the later did not: retired between "
-                "them, or skipped, which the traffic does not tell"
+                f"the earlier walk listed {counted(left, 'case')} the later did not: retired "
+                "between them, or skipped, which the traffic does not tell"
             )
         if unsure:
             said.append(
-                f"the later walk listed {unsure} case(s) the earlier did not, without an addedAt "
-                "or added less than a minute before the earlier began"
+                f"the later walk listed {counted(unsure, 'case')} the earlier did not, without an "
+                "addedAt or added less than a minute before the earlier began"
             )
         return f"{NOT_JUDGED}{pair}: {'; '.join(said)}", SkipKind.MOVED
 

@@ -11,6 +11,7 @@ from starlette.responses import Response
 
 from evalmock.contract.client_rules import judge
 from evalmock.contract.schemas import pointer_tokens
+from evalmock.nouns import counted
 from evalmock.server.body_validation import json_path
 from evalmock.server.errors import ApiError, admin_base_path, echo
 from evalmock.server.responses import json_response
@@ -173,7 +174,7 @@ class AdminApi:
             raise ApiError(
                 400,
                 "bad-input",
-                f"The data breaks {len(mistakes)} rule(s) of data files: "
+                f"The data breaks {counted(len(mistakes), 'rule')} of data files: "
                 + "; ".join(f"{m['path']}: {m['message']}" for m in mistakes[:3]),
                 mistakes,
             ) from None

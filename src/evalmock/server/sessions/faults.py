@@ -1,5 +1,6 @@
 """Faults: a queued fault checked against the API's document when it is queued, and answered with
-the body `Prefer: code=N` gets (prefer.py builds it; nothing here writes a body)."""
+the body `Prefer: code=N` gets (prefer.py builds it; nothing here writes a body), a 401's message
+naming the fault."""
 
 from __future__ import annotations
 
@@ -82,12 +83,23 @@ def _example_naming(op: Operation, status: int, code: str) -> str | None:
     return None
 
 
+def queued_401_message(fault_id: str) -> str:
+    """A 401 fault's message: the app sent a session's valid token, so the message says the test
+    queued this 401 (and names no demo token, which would send its reader the wrong way)."""
+    return (
+        f"A 401 queued for this session's next request (fault {fault_id}): the app should act as "
+        "if its token were refused."
+    )
+
+
 def fault_error(op: Operation, fault: Fault, path_params: dict[str, Any]) -> ApiError:
     """The answer of a fault with a status: what `Prefer: code=N` (with the example naming the
-    fault's code) answers, with the fault's Retry-After."""
+    fault's code) answers, with the fault's Retry-After, and a 401's message naming the fault."""
     assert fault.status is not None
     example = None if fault.code is None else _example_naming(op, fault.status, fault.code)
     error = forced_error(op, fault.status, example, path_params)
+    if fault.status == 401:
+        error.message = queued_401_message(fault.id)
     if fault.retry_after is not None:
         error.headers = {**error.headers, "Retry-After": str(fault.retry_after)}
         if isinstance(error.details, dict) and "retryAfterSeconds" in error.details:
