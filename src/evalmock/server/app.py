@@ -25,7 +25,7 @@ from evalmock.server.auth import AuthMiddleware, Tokens, security_map, with_demo
 from evalmock.server.body_validation import bounded_json_body
 from evalmock.server.cors_options import CORS_OPTIONS, ServerCORSMiddleware
 from evalmock.server.cursors import CursorSealer
-from evalmock.server.data_watcher import DataWatcher, files_state
+from evalmock.server.data_watcher import DataWatcher, FilesState, files_state
 from evalmock.server.dispatch import PreparedApp
 from evalmock.server.handlers import build_handlers, resolver
 from evalmock.server.health import HealthMiddleware
@@ -144,16 +144,7 @@ def create_app(
     handlers = build_handlers(
         live, CursorSealer(settings.cursor_key_bytes, clock=clock), settings.churn
     )
-    on_reload = (
-        partial(
-            rewrite_targets,
-            settings.write_targets,
-            base_url=listening_url(settings.host, settings.port),
-        )
-        if settings.write_targets
-        else None
-    )
-    watcher = DataWatcher(live, on_reload, read) if settings.data_files else None
+    watcher = _data_watcher(settings, live, read) if settings.data_files else None
     app = PreparedApp(
         __name__,
         lifespan=watcher.lifespan if watcher else None,
@@ -183,6 +174,21 @@ def create_app(
         _add_admin_api(app, settings, sessions)
     errors.install(app)
     return app
+
+
+def _data_watcher(settings: ServerSettings, live: LiveWorld, read: FilesState) -> DataWatcher:
+    """The watcher of the data files, which `read` describes as they were before the world read
+    them; on a reload it rewrites the targets file, when one is written."""
+    on_reload = (
+        partial(
+            rewrite_targets,
+            settings.write_targets,
+            base_url=listening_url(settings.host, settings.port),
+        )
+        if settings.write_targets
+        else None
+    )
+    return DataWatcher(live, on_reload, read)
 
 
 def _add_admin_api(app: AsyncApp, settings: ServerSettings, sessions: Sessions) -> None:
