@@ -37,7 +37,7 @@ def _session_token() -> re.Pattern[str]:
     # (importing this module) must not import before a server process defers what it never runs
     from evalmock.server.sessions.tokens import TOKEN_PREFIX
 
-    return re.compile(re.escape(TOKEN_PREFIX) + r"[^/?#\s]*")
+    return re.compile(r"(?<=/)" + re.escape(TOKEN_PREFIX) + r"[^/?#\s]*")  # a whole segment
 
 
 def _session_token_hidden(path: str) -> str:

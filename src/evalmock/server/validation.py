@@ -30,7 +30,6 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from evalmock.contract.schemas import ecma_pattern
 from evalmock.server.errors import MAX_ECHO, ApiError, bad_input, echo
-from evalmock.server.sessions.tokens import token_for_id
 
 MAX_QUERY_FIELDS = 64
 VALID_VALUES_KEPT = 1024  # per parameter of each operation; a parameter's schema never changes
@@ -89,9 +88,15 @@ def describe(error: ValidationError, schema: dict[str, Any]) -> str:
     return f"is not valid: {error.message}"
 
 
-# A refused value recognisably another thing (a session token pasted where its id goes) is named
-# for what it is, in words that never quote it: the schema's pattern would only puzzle its reader.
-_MISTAKEN_FOR = {"sessionId": token_for_id}
+def _mistaken_for(name: str, text: str) -> str | None:
+    """What a refused value recognisably is instead (a session token pasted where its id goes), in
+    words that never quote it: the schema's pattern would only puzzle its reader."""
+    if name != "sessionId":
+        return None
+    # imported here: the sessions package imports this module (query_pairs)
+    from evalmock.server.sessions.tokens import token_for_id
+
+    return token_for_id(text)
 
 
 @dataclass(frozen=True)
@@ -142,8 +147,7 @@ class _Rule:
     def _check(self, text: str) -> Any:
         value = self.coerce(text)
         errors = list(self.validator.iter_errors(value))
-        mistaken = _MISTAKEN_FOR.get(self.name)
-        if errors and mistaken is not None and (what := mistaken(text)) is not None:
+        if errors and (what := _mistaken_for(self.name, text)) is not None:
             raise self.error(what)
         if errors:
             errors.sort(
