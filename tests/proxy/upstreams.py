@@ -143,6 +143,10 @@ def socket_upstream(handler: type[socketserver.BaseRequestHandler]) -> Iterator[
     class Server(socketserver.ThreadingTCPServer):
         daemon_threads = True
         allow_reuse_address = True
+        # socketserver's default backlog is 5: with dozens of connections at once and the accepting
+        # thread slow to get the GIL (handlers writing without pause), the kernel dropped the rest,
+        # and a connection retried for over the proxy's 30 s answered 504 under load
+        request_queue_size = 128
 
     with Server(("127.0.0.1", 0), handler) as server:
         thread = threading.Thread(target=server.serve_forever, daemon=True)
